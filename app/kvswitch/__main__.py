@@ -1,0 +1,5 @@
+"""Allows ``python -m kvswitch``."""
+
+from kvswitch.cli import main
+
+raise SystemExit(main())

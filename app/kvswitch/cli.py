@@ -1,0 +1,79 @@
+"""``kvswitch``: the same engine as the window, headless.
+
+Each area registers its own sub-commands (``register(subparsers)``) so this module stays a dispatcher.
+Errors a person can act on (``KvSwitchError``) print one line to stderr and exit non-zero; nothing
+prints a traceback unless ``KVSWITCH_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from kvswitch import __version__
+from kvswitch.core.errors import KvSwitchError
+
+#: modules that expose ``register(subparsers) -> None``; each adds parsers with ``func=handler(args) -> int``
+COMMAND_MODULES = (
+    "kvswitch.commands.profiles",
+    "kvswitch.logs.cli",
+    "kvswitch.verify.cli",
+    "kvswitch.platform.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kvswitch",
+        description="Switch Claude Code and Codex between backends; see and verify prompt-cache reuse.",
+    )
+    parser.add_argument("--version", action="version", version=f"kvswitch {__version__}")
+    parser.add_argument("--config-dir", help="keep KV Switch's own data here instead of the platform default")
+    parser.add_argument("--show-secrets", action="store_true", help="print API keys in clear")
+    parser.add_argument("--minimized", action="store_true", help="start the app in the system tray only")
+    parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # area not present in this build
+            raise
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return _launch_gui(args, parser)
+        result: int = args.func(args)
+        return result
+    except KvSwitchError as exc:
+        print(f"kvswitch: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("KVSWITCH_DEBUG"):
+            raise
+        print(f"kvswitch: internal error: {type(exc).__name__}: {exc} (KVSWITCH_DEBUG=1 shows details)",
+              file=sys.stderr)
+        return 70
+
+
+def _launch_gui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        from kvswitch.ui.app import run_app  # noqa: PLC0415 - Qt is imported only when the window is wanted
+    except ImportError:
+        parser.print_help()
+        return 0
+    return run_app(args)

@@ -1,0 +1,1 @@
+"""CLI sub-commands of the switching engine."""

@@ -1,0 +1,1 @@
+"""core (pure Python, no Qt)."""

@@ -1,0 +1,154 @@
+"""Atomic, symlink- and mode-preserving file I/O.
+
+Users keep dotfiles as symlinks into a dotfiles repo and expect them to stay symlinks; files holding
+keys must never be world-readable, not even for the instant between create and chmod. So every write
+goes to a temp file created with the final mode in the directory of the *resolved* target, is fsynced,
+and is renamed over the target; the directory is fsynced too so the rename survives a power cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from kvswitch.core.errors import FileAccessError
+
+SECRET_MODE = 0o600
+DEFAULT_MODE = 0o644
+
+
+def resolve_for_write(path: Path) -> Path:
+    """Return the real file a write to ``path`` must replace, following every symlink.
+
+    A dangling symlink resolves to its (missing) target, so the link survives and the target is
+    created. A loop is reported rather than followed forever.
+    """
+    try:
+        return Path(os.path.realpath(path, strict=False)) if path.is_symlink() else path
+    except OSError as exc:  # ELOOP from is_symlink on some platforms
+        raise FileAccessError(path, _describe(exc)) from exc
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """Read a file that may not exist yet; ``None`` means absent. Other failures are explained."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        if path.is_symlink() and not _symlink_loop(path):
+            return None  # dangling link: treated as a missing file, written through the link
+        if path.is_symlink():
+            raise FileAccessError(path, "symlink loop") from None
+        return None
+    except IsADirectoryError:
+        raise FileAccessError(path, "is a directory, expected a file") from None
+    except OSError as exc:
+        raise FileAccessError(path, _describe(exc)) from exc
+
+
+def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bool = False) -> Path:
+    """Replace ``path`` with ``data`` atomically; returns the real file written.
+
+    Args:
+        path: the file as the user names it (may be a symlink).
+        data: the complete new content.
+        mode: permission bits for a new file; an existing file keeps its own mode and owner.
+        secret: the file holds a key: force 0600 whatever the old mode was.
+    """
+    target = resolve_for_write(path)
+    if target.is_dir():
+        raise FileAccessError(path, "is a directory, expected a file")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileAccessError(target.parent, _describe(exc)) from exc
+    old: os.stat_result | None
+    try:
+        old = target.stat()
+    except FileNotFoundError:
+        old = None
+    except OSError as exc:
+        raise FileAccessError(path, _describe(exc)) from exc
+    if old is not None:
+        final_mode = stat.S_IMODE(old.st_mode)
+        if secret:
+            final_mode = SECRET_MODE
+        elif not os.access(target, os.W_OK) and os.geteuid() != 0:
+            raise FileAccessError(path, "file is read-only; make it writable or remove this target")
+    else:
+        final_mode = SECRET_MODE if secret else (mode if mode is not None else DEFAULT_MODE)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kvswitch-tmp", dir=target.parent)
+    except OSError as exc:
+        raise FileAccessError(target.parent, _describe(exc)) from exc
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), final_mode)
+            if old is not None and os.geteuid() == 0:
+                with contextlib.suppress(OSError):
+                    os.fchown(handle.fileno(), old.st_uid, old.st_gid)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise FileAccessError(path, _describe(exc)) from exc
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(target.parent)
+    return target
+
+
+def atomic_delete(path: Path) -> None:
+    """Remove the real file behind ``path`` (a symlink itself is left dangling, as the user made it)."""
+    target = resolve_for_write(path)
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise FileAccessError(path, _describe(exc)) from exc
+    fsync_dir(target.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _symlink_loop(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def _describe(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EISDIR:
+        return "is a directory, expected a file"
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return exc.strerror or str(exc)

@@ -1,0 +1,216 @@
+"""The profile: everything one backend needs, validated once so every writer can trust it.
+
+Values here end up inside shells, TOML and JSON files of other tools, so validation is strict: a bad
+URL or env name is rejected with a message that says what to change, before any file is touched.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SerializationInfo,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
+
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
+
+
+class ProfileKind(StrEnum):
+    ANTHROPIC = "anthropic"
+    OPENAI_COMPATIBLE = "openai-compatible"
+    LLAMA_CPP = "llama.cpp"
+    LM_STUDIO = "lm-studio"
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    OLLAMA = "ollama"
+    CUSTOM = "custom"
+
+    @property
+    def is_local(self) -> bool:
+        """Local servers keep a KV cache that the client's prompt prefix must not break."""
+        return self in LOCAL_KINDS
+
+
+LOCAL_KINDS = frozenset(
+    {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}
+)
+
+#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR`` carry a path.
+SIMPLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish", "pwsh", "windows-env")
+PATH_TARGETS = ("claude-project", "claude-local")
+
+
+def validate_target_spec(spec: str) -> str:
+    """Accept ``claude``, ``claude-project:DIR``, ``claude-local:DIR``, ``codex``, shells, ``windows-env``."""
+    if spec in SIMPLE_TARGETS:
+        return spec
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix in PATH_TARGETS and rest.strip():
+        return spec
+    allowed = ", ".join([*SIMPLE_TARGETS, "claude-project:DIR", "claude-local:DIR"])
+    raise ValueError(f"unknown target {spec!r}; use one of: {allowed}")
+
+
+def validate_env_name(name: str) -> str:
+    if not ENV_NAME_RE.fullmatch(name):
+        raise ValueError(
+            f"invalid environment variable name {name!r}: use letters, digits and '_', not starting with a digit"
+        )
+    return name
+
+
+def validate_base_url(url: str) -> str:
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"invalid base URL {url!r}: expected http(s)://host[:port][/path]")
+    try:
+        _ = parts.port
+    except ValueError:
+        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535") from None
+    if any(ch.isspace() for ch in url) or "\x00" in url:
+        raise ValueError(f"invalid base URL {url!r}: it contains spaces or control characters")
+    if parts.query or parts.fragment:
+        raise ValueError(f"invalid base URL {url!r}: remove the '?query' or '#fragment'")
+    return url.rstrip("/")
+
+
+class ModelMap(BaseModel):
+    """Claude Code's per-role model overrides (each becomes one env var)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    opus: str | None = None
+    sonnet: str | None = None
+    haiku: str | None = None
+    small_fast: str | None = None
+    subagent: str | None = None
+
+    ENV_NAMES: ClassVar[dict[str, str]] = {
+        "opus": "ANTHROPIC_DEFAULT_OPUS_MODEL",
+        "sonnet": "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "haiku": "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+        "small_fast": "ANTHROPIC_SMALL_FAST_MODEL",
+        "subagent": "CLAUDE_CODE_SUBAGENT_MODEL",
+    }
+
+    def env(self) -> dict[str, str]:
+        return {env: value for field, env in self.ENV_NAMES.items() if (value := getattr(self, field))}
+
+
+class LogSource(BaseModel):
+    """Where a local server's output can be read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["file", "directory", "command", "journald"]
+    path: str | None = None  # file, or directory of dated logs (LM Studio)
+    command: list[str] | None = None  # a server KV Switch starts itself
+    unit: str | None = None  # systemd unit (Ollama on Linux)
+
+    @model_validator(mode="after")
+    def _needs_its_field(self) -> LogSource:
+        needed = {"file": self.path, "directory": self.path, "command": self.command, "journald": self.unit}
+        if not needed[self.kind]:
+            field = {"file": "path", "directory": "path", "command": "command", "journald": "unit"}[self.kind]
+            raise ValueError(f"a {self.kind} log source needs its {field}")
+        return self
+
+
+class Profile(BaseModel):
+    """One backend. ``api_key`` is a ``SecretStr``: it never shows in repr, logs or default dumps.
+
+    Serialise with ``model_dump(mode="json", context={"secrets": True})`` to get the key in clear
+    (the store does this, into a 0600 file); any other dump masks it.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    name: str
+    kind: ProfileKind = ProfileKind.CUSTOM
+    base_url: str
+    api_key: SecretStr | None = None
+    model: str | None = None
+    models: ModelMap = Field(default_factory=ModelMap)
+    env: dict[str, str] = Field(default_factory=dict)
+    targets: list[str] = Field(default_factory=lambda: ["claude"])
+    log: LogSource | None = None
+    codex_provider_id: str | None = None
+    notes: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        value = value.strip()
+        if not PROFILE_NAME_RE.fullmatch(value):
+            raise ValueError("profile name must be 1-64 characters, without '/', '\\' or control characters")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return validate_base_url(value)
+
+    @field_validator("env")
+    @classmethod
+    def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, val in value.items():
+            validate_env_name(key)
+            if "\x00" in val:
+                raise ValueError(f"value of {key} contains a NUL byte, which no shell or file can hold")
+        return value
+
+    @field_validator("targets")
+    @classmethod
+    def _check_targets(cls, value: list[str]) -> list[str]:
+        seen: list[str] = []
+        for spec in value:
+            spec = validate_target_spec(spec)
+            if spec not in seen:
+                seen.append(spec)
+        return seen
+
+    @field_validator("codex_provider_id")
+    @classmethod
+    def _check_provider_id(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
+            raise ValueError("Codex provider id may use letters, digits, '-' and '_' only")
+        return value
+
+    @field_serializer("api_key")
+    def _dump_key(self, key: SecretStr | None, info: SerializationInfo) -> str | None:
+        if key is None:
+            return None
+        context: Any = info.context
+        if isinstance(context, dict) and context.get("secrets"):
+            return key.get_secret_value()
+        return mask_secret(key.get_secret_value())
+
+    @property
+    def key(self) -> str:
+        """The API key in clear ('' when none): for writers only, never for display."""
+        return self.api_key.get_secret_value() if self.api_key else ""
+
+    @property
+    def is_local(self) -> bool:
+        return self.kind.is_local
+
+
+def mask_secret(value: str) -> str:
+    """Show enough of a key to recognise it, never enough to use it."""
+    if not value:
+        return ""
+    if len(value) <= 8:
+        return "•" * len(value)
+    return f"{value[:3]}…{value[-4:]}" if len(value) >= 16 else f"{value[:2]}…"

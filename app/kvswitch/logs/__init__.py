@@ -1,0 +1,1 @@
+"""logs (pure Python, no Qt)."""

@@ -1,0 +1,1 @@
+"""platform (pure Python, no Qt)."""

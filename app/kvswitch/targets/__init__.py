@@ -1,0 +1,1 @@
+"""targets (pure Python, no Qt)."""

@@ -1,0 +1,1 @@
+"""verify (pure Python, no Qt)."""

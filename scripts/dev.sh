@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian/Ubuntu machine:
+#   scripts/dev.sh run   - install what the app needs and launch it
+#   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server, Claude Code)
+#                          and run the whole suite
+# Idempotent: everything already installed or built (under ~/.cache/kvswitch) is reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-}"
+shift || true
+VENV="${KVSWITCH_VENV:-.venv}"
+
+APT_RUNTIME=(python3 python3-venv python3-pip libegl1 libgl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4
+  libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xfixes0
+  libdbus-1-3 libfontconfig1 libglib2.0-0)
+APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git nodejs npm desktop-file-utils appstream)
+
+apt_install() {
+  command -v apt-get >/dev/null || return 0
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "dev.sh: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+python_env() {
+  local extra="$1"
+  if [ ! -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/python" -m pip install -q --upgrade pip >&2
+  "$VENV/bin/python" -m pip install -q -e ".$extra" >&2
+}
+
+case "$mode" in
+  run)
+    apt_install "${APT_RUNTIME[@]}"
+    python_env ""
+    exec "$VENV/bin/kvswitch" "$@"
+    ;;
+  test)
+    apt_install "${APT_RUNTIME[@]}" "${APT_TEST[@]}"
+    python_env "[test]"
+    if llama="$(bash scripts/build_llama_server.sh)"; then
+      export KVSWITCH_LLAMA_SERVER="$llama"
+    else
+      echo "dev.sh: llama-server could not be built; the real-server tier will be skipped" >&2
+    fi
+    if [ -f scripts/install_claude_code.sh ] && claude_bin="$(bash scripts/install_claude_code.sh)"; then
+      export KVSWITCH_CLAUDE_BIN="$claude_bin"
+    fi
+    export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
+    "$VENV/bin/ruff" check app tests benchmarks scripts
+    "$VENV/bin/mypy"
+    exec xvfb-run -a -s "-screen 0 1280x1024x24" "$VENV/bin/python" -m pytest "$@"
+    ;;
+  *)
+    echo "usage: scripts/dev.sh run|test [args...]" >&2
+    exit 2
+    ;;
+esac
