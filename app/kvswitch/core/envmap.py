@@ -1,0 +1,42 @@
+"""Which environment variables a profile sets, shared by every writer.
+
+Claude Code's ``settings.json`` env, the shell rc blocks and the Windows user environment must agree
+exactly, or a user sees one backend in the terminal and another in Claude Code. One function decides.
+"""
+
+from __future__ import annotations
+
+from kvswitch.core.models import Profile
+
+#: Codex reads a custom provider's key from the env var its ``env_key`` names; ours is dedicated so
+#: that switching never clobbers a hand-set ``OPENAI_API_KEY``.
+CODEX_KEY_ENV = "KVSWITCH_API_KEY"
+
+
+def claude_env(profile: Profile) -> dict[str, str]:
+    """The ``env`` entries Claude Code needs for this profile, in a stable, readable order.
+
+    The profile's own env block comes last and wins, so a user can override anything we derive.
+    """
+    env: dict[str, str] = {"ANTHROPIC_BASE_URL": profile.base_url}
+    if profile.key:
+        env["ANTHROPIC_AUTH_TOKEN"] = profile.key
+    if profile.model:
+        env["ANTHROPIC_MODEL"] = profile.model
+    env.update(profile.models.env())
+    env.update(profile.env)
+    return env
+
+
+def codex_key_env(profile: Profile) -> str | None:
+    """Name of the env var carrying the key for Codex, or ``None`` when the profile has no key."""
+    return CODEX_KEY_ENV if profile.key else None
+
+
+def shell_env(profile: Profile) -> dict[str, str]:
+    """What the shell and Windows-environment targets export: Claude's env plus Codex's key variable."""
+    env = claude_env(profile)
+    key_env = codex_key_env(profile)
+    if key_env and "codex" in profile.targets:
+        env[key_env] = profile.key
+    return env
