@@ -1,0 +1,361 @@
+"""Why did the server re-process the prompt? Find the first byte where two requests diverge.
+
+A local server reuses its KV cache only up to the first token that differs, so the one question that
+matters is *where* two requests stop being identical, in the order the chat template renders them.
+Each request is cut into prompt parts (system blocks, tools, message content blocks) in that order;
+the canonical serialisation is one line per part: ``<label> <compact JSON, sorted keys, UTF-8>``.
+Offsets are byte offsets in that text, so they are stable whatever key order or spacing the client used.
+
+``cache_control`` markers are left out: Claude Code moves them between turns, and they never reach the
+rendered prompt. Fields outside the prompt (model, metadata, max_tokens...) are reported as notes only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvswitch.core.errors import UsageError
+
+#: top-level keys that render into the prompt, in the order most chat templates emit them
+PROMPT_KEYS = ("system", "instructions", "tools", "functions", "messages", "input", "prompt")
+SNIPPET_BYTES = 48
+BILLING_MARKER = b"x-anthropic-billing-header"
+ATTRIBUTION_FIX = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+
+_DATE_TIME_RE = re.compile(
+    rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    rb"|\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b"
+    rb"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+    rb"|\b1[6-9]\d{8}(?:\d{3})?\b"
+    rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +\d{1,2}"
+    rb"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +\d{1,2}(?:, *\d{4})?"
+)
+_RANDOM_ID_RE = re.compile(
+    rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\b[0-9a-fA-F]{12,}\b"
+)
+
+
+@dataclass(frozen=True)
+class PromptPart:
+    """One piece of the rendered prompt: its label (``system[0]``, ``messages[2].content[1]``) and bytes."""
+
+    label: str
+    data: bytes
+    role: str | None = None
+    message_index: int | None = None
+
+    @property
+    def line(self) -> bytes:
+        return self.label.encode() + b" " + self.data + b"\n"
+
+
+@dataclass(frozen=True)
+class PrefixDiagnosis:
+    """Where request B stops sharing its prompt prefix with request A, and why if the cause is known.
+
+    ``offset`` is the byte offset of the first difference in B's canonical serialisation and
+    ``part_offset`` the offset inside the part's JSON; ``identical_share`` is the fraction of B's prompt
+    bytes before it. ``extends`` means B starts with the whole of A (a new turn): everything reusable.
+    """
+
+    identical: bool
+    extends: bool
+    part: str | None
+    offset: int
+    part_offset: int | None
+    identical_bytes: int
+    prompt_bytes: int
+    identical_share: float
+    snippet_common: str
+    snippet_a: str
+    snippet_b: str
+    cause: str | None = None
+    cause_text: str | None = None
+    fix_env: dict[str, str] | None = None
+    other_parts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        """A few plain lines for the terminal and the GUI."""
+        if self.identical:
+            lines = ["The two prompts are identical: the whole prompt can be reused."]
+        elif self.extends:
+            lines = [f"B continues A (append only): all {self.identical_bytes} bytes of A's prompt can be reused."]
+        else:
+            lines = [
+                f"First divergence: {self.part}, byte {self.part_offset} of the part "
+                f"(byte {self.offset} of the prompt); {self.identical_share:.1%} of B's prompt is identical "
+                f"before it ({self.identical_bytes} of {self.prompt_bytes} bytes).",
+                f"  same:  …{self.snippet_common}",
+                f"  A:     {self.snippet_a}…",
+                f"  B:     {self.snippet_b}…",
+            ]
+            if self.other_parts:
+                shown = ", ".join(self.other_parts[:6]) + (" …" if len(self.other_parts) > 6 else "")
+                lines.append(f"  other parts that differ: {shown}")
+        if self.cause_text:
+            lines.append(f"Cause: {self.cause_text}")
+        if self.fix_env:
+            lines.append("Fix: set " + " ".join(f"{k}={v}" for k, v in self.fix_env.items()))
+        lines.extend(f"Note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def canonical(value: Any) -> bytes:
+    return json.dumps(_strip_cache_control(value), ensure_ascii=False, sort_keys=True,
+                      separators=(",", ":")).encode("utf-8")
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def prompt_parts(body: dict[str, Any]) -> list[PromptPart]:
+    """Cut a request body (Anthropic, OpenAI chat/Responses, llama.cpp, Ollama) into prompt parts."""
+    return list(_iter_parts(body))
+
+
+def _iter_parts(body: dict[str, Any]) -> Iterator[PromptPart]:
+    for key in PROMPT_KEYS:
+        if key not in body:
+            continue
+        value = body[key]
+        if key in ("system", "instructions") and isinstance(value, list):
+            for i, block in enumerate(value):
+                yield PromptPart(f"{key}[{i}]", canonical(block), role="system")
+        elif key in ("messages", "input") and isinstance(value, list):
+            for i, message in enumerate(value):
+                yield from _message_parts(key, i, message)
+        else:
+            yield PromptPart(key, canonical(value), role="system" if key in ("system", "instructions") else None)
+
+
+def _message_parts(key: str, index: int, message: Any) -> Iterator[PromptPart]:
+    if not isinstance(message, dict):
+        yield PromptPart(f"{key}[{index}]", canonical(message), message_index=index)
+        return
+    role = message.get("role") if isinstance(message.get("role"), str) else None
+    content = message.get("content")
+    header = {k: v for k, v in message.items() if k != "content"}
+    yield PromptPart(f"{key}[{index}]", canonical(header), role=role, message_index=index)
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            yield PromptPart(f"{key}[{index}].content[{j}]", canonical(block), role=role, message_index=index)
+    elif content is not None:
+        yield PromptPart(f"{key}[{index}].content", canonical(content), role=role, message_index=index)
+
+
+def serialise(body: dict[str, Any]) -> bytes:
+    """The canonical serialisation that offsets refer to."""
+    return b"".join(part.line for part in prompt_parts(body))
+
+
+def diagnose_requests(a: dict[str, Any], b: dict[str, Any]) -> PrefixDiagnosis:
+    """Compare request bodies (or recorder captures) A then B; B is the later request."""
+    body_a, body_b = request_body(a), request_body(b)
+    parts_a, parts_b = prompt_parts(body_a), prompt_parts(body_b)
+    total_b = sum(len(p.line) for p in parts_b)
+    notes = _non_prompt_notes(body_a, body_b)
+    offset = 0
+    for index, (pa, pb) in enumerate(zip(parts_a, parts_b, strict=False)):
+        if pa.line == pb.line:
+            offset += len(pb.line)
+            continue
+        last_of_a = index == len(parts_a) - 1
+        if pa.label == pb.label and last_of_a and pb.data.startswith(pa.data.rstrip(b"]}\"")):
+            # the last part of A grew (a longer prompt string / more text): still append-only
+            common = len(pb.label) + 1 + _common_prefix(pa.data, pb.data)
+            return _extends(offset + common, total_b, notes)
+        return _diverged(parts_a, parts_b, index, offset, total_b, notes)
+    if len(parts_a) == len(parts_b):
+        return PrefixDiagnosis(True, False, None, offset, None, offset, total_b, 1.0, "", "", "", notes=notes)
+    if len(parts_a) < len(parts_b):
+        return _extends(offset, total_b, notes)
+    # B is shorter: all of B is a prefix of A, fully reusable
+    return PrefixDiagnosis(False, True, None, offset, None, offset, total_b, 1.0, "", "", "",
+                           cause_text="B is a prefix of A (shorter request): all of it can be reused.", notes=notes)
+
+
+def _extends(identical: int, total_b: int, notes: list[str]) -> PrefixDiagnosis:
+    share = identical / total_b if total_b else 1.0
+    return PrefixDiagnosis(False, True, None, identical, None, identical, total_b, share, "", "", "", notes=notes)
+
+
+def _diverged(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int, offset: int, total_b: int,
+              notes: list[str]) -> PrefixDiagnosis:
+    pa, pb = parts_a[index], parts_b[index]
+    if pa.label != pb.label:
+        part_offset = 0
+        label = f"{pb.label} (A has {pa.label} here)"
+        identical = offset
+    else:
+        part_offset = _common_prefix(pa.data, pb.data)
+        label = pb.label
+        identical = offset + len(pb.label) + 1 + part_offset
+    cut = identical - offset - len(pb.label) - 1 if pa.label == pb.label else 0
+    line_a, line_b = pa.data, pb.data
+    snippet_common = _snippet(line_b[max(0, cut - SNIPPET_BYTES):cut], from_end=True)
+    snippet_a = _snippet(line_a[cut:cut + SNIPPET_BYTES])
+    snippet_b = _snippet(line_b[cut:cut + SNIPPET_BYTES])
+    others = _other_divergent(parts_a, parts_b, index)
+    cause, text, fix = _name_cause(parts_a, parts_b, index, cut)
+    share = identical / total_b if total_b else 0.0
+    return PrefixDiagnosis(False, False, label, identical, part_offset, identical, total_b, share,
+                           snippet_common, snippet_a, snippet_b, cause, text, fix, others, notes)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    limit = min(len(a), len(b))
+    i = 0
+    while i < limit and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _snippet(data: bytes, *, from_end: bool = False) -> str:
+    text = data.decode("utf-8", errors="ignore")  # a cut inside a multi-byte character is dropped
+    return text.replace("\n", "\\n")[-SNIPPET_BYTES:] if from_end else text.replace("\n", "\\n")
+
+
+def _other_divergent(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int) -> list[str]:
+    by_label = {p.label: p.data for p in parts_a}
+    others = [p.label for p in parts_b[index + 1:] if by_label.get(p.label) != p.data]
+    return others
+
+
+def _span_covers(data: bytes, pattern: re.Pattern[bytes], at: int) -> bool:
+    return any(m.start() <= at <= m.end() for m in pattern.finditer(data))
+
+
+def _name_cause(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int,
+                cut: int) -> tuple[str | None, str | None, dict[str, str] | None]:
+    pa, pb = parts_a[index], parts_b[index]
+    if BILLING_MARKER in pa.data or BILLING_MARKER in pb.data:
+        return ("billing_header",
+                "Claude Code's x-anthropic-billing-header system block differs between conversations, so the "
+                "server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.",
+                dict(ATTRIBUTION_FIX))
+    if pa.label.startswith(("tools", "functions")) and pa.label == pb.label:
+        return "tools_changed", _describe_tools_change(pa.data, pb.data), None
+    if pa.label == pb.label and _squash(pa.data) == _squash(pb.data):
+        return "whitespace", "only whitespace differs (spaces, tabs or line breaks) — the tokens still change.", None
+    if _span_covers(pa.data, _DATE_TIME_RE, cut) or _span_covers(pb.data, _DATE_TIME_RE, cut):
+        return ("date_time",
+                "a date or time inside the prompt changed; anything after it is re-processed. Move it to the "
+                "end of the prompt or keep it fixed.", None)
+    if _span_covers(pa.data, _RANDOM_ID_RE, cut) or _span_covers(pb.data, _RANDOM_ID_RE, cut):
+        return "random_id", "a per-request id (uuid or hex token) inside the prompt changed.", None
+    if pb.role == "user" and pb.message_index is not None:
+        later = _large_unchanged_after(parts_a, parts_b, index)
+        if later is not None:
+            label, size = later
+            return ("user_before_system",
+                    f"the user's message comes before a large unchanged block ({label}, {size} bytes), so that "
+                    "block is re-processed every time the user's words differ.", None)
+    if pa.role == "system" or pb.role == "system":
+        return "system_changed", "the system prompt itself changed.", None
+    return None, None, None
+
+
+def _squash(data: bytes) -> bytes:
+    return re.sub(rb"(?:\s|\\[ntr])+", b"", data)
+
+
+def _large_unchanged_after(parts_a: list[PromptPart], parts_b: list[PromptPart],
+                           index: int) -> tuple[str, int] | None:
+    rest = parts_b[index + 1:]
+    total_rest = sum(len(p.data) for p in rest)
+    a_data = {p.data for p in parts_a}
+    best: tuple[str, int] | None = None
+    for part in rest:
+        unchanged = part.data in a_data
+        big = len(part.data) >= 1024 and (part.role == "system" or len(part.data) * 4 >= total_rest)
+        if unchanged and big and (best is None or len(part.data) > best[1]):
+            best = (part.label, len(part.data))
+    return best
+
+
+def _describe_tools_change(a: bytes, b: bytes) -> str:
+    try:
+        tools_a, tools_b = json.loads(a), json.loads(b)
+    except ValueError:
+        return "the tools list changed."
+    names_a = [_tool_name(t) for t in tools_a] if isinstance(tools_a, list) else []
+    names_b = [_tool_name(t) for t in tools_b] if isinstance(tools_b, list) else []
+    added = [n for n in names_b if n not in names_a]
+    removed = [n for n in names_a if n not in names_b]
+    bits = []
+    if added:
+        bits.append("added " + ", ".join(added))
+    if removed:
+        bits.append("removed " + ", ".join(removed))
+    if not bits and sorted(names_a) == sorted(names_b) and names_a != names_b:
+        bits.append("same tools in a different order")
+    if not bits and isinstance(tools_a, list) and isinstance(tools_b, list):
+        changed = [_tool_name(tb) for ta, tb in zip(tools_a, tools_b, strict=False) if ta != tb]
+        if changed:
+            bits.append("definition changed: " + ", ".join(changed))
+    return "the tools list changed (" + ("; ".join(bits) or "content differs") + ")."
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        name = tool.get("name") or (tool.get("function") or {}).get("name")
+        return str(name) if name else "?"
+    return "?"
+
+
+def _non_prompt_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    keys = [k for k in sorted(set(a) | set(b)) if k not in PROMPT_KEYS and a.get(k) != b.get(k)]
+    notes = []
+    if "model" in keys:
+        notes.append(f"the model differs ({a.get('model')!r} → {b.get('model')!r}): caches are per model.")
+        keys.remove("model")
+    if keys:
+        notes.append("fields outside the prompt differ (no effect on reuse): " + ", ".join(keys))
+    return notes
+
+
+def request_body(obj: Any) -> dict[str, Any]:
+    """Accept a bare request body or a recorder capture ``{method, path, headers, body}``."""
+    if isinstance(obj, dict) and "body" in obj and ("path" in obj or "method" in obj):
+        body = obj["body"]
+        if isinstance(body, str):
+            try:
+                body = json.loads(body)
+            except ValueError:
+                raise UsageError("the capture's body is not JSON; nothing to compare") from None
+        obj = body
+    if not isinstance(obj, dict):
+        raise UsageError("expected a JSON object (a request body or a recorded capture)")
+    return obj
+
+
+def load_request(path: Path) -> dict[str, Any]:
+    """Read a request body or capture file, with a clear error for anything else."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise UsageError(f"{path}: not JSON ({exc})") from None
+    try:
+        return request_body(data)
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
