@@ -1,1 +1,28 @@
-"""logs (pure Python, no Qt)."""
+"""The log engine (pure Python, no Qt): follow a local server's log, classify every line, and turn
+completed requests into cache events (how much of each prompt was reused).
+
+Public API used by the desktop panel and the CLI::
+
+    classify_line(text, kind_hint=None) -> ClassifiedLine      # kind + highlight spans of one line
+    LogAnalyzer(kind_hint).feed(line, line_no) -> FeedResult   # stateful: lines -> CacheEvent
+    scan_file(path, kind_hint=None) -> Iterator[CacheEvent]    # fast whole-file scan
+    diagnose(events) -> Diagnosis | None                       # a pattern across requests, in words
+    open_source(LogSource) -> reader with read_lines(), status, close()
+"""
+
+from __future__ import annotations
+
+from kvswitch.logs.analyzer import LogAnalyzer
+from kvswitch.logs.classify import classify_line
+from kvswitch.logs.model import CacheEvent, ClassifiedLine, FeedResult, LineKind
+from kvswitch.logs.text import strip_ansi
+
+__all__ = [
+    "CacheEvent",
+    "ClassifiedLine",
+    "FeedResult",
+    "LineKind",
+    "LogAnalyzer",
+    "classify_line",
+    "strip_ansi",
+]

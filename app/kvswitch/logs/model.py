@@ -1,0 +1,154 @@
+"""What the log engine hands to its users: line kinds, highlight spans and per-request cache events.
+
+These types are the whole contract with the desktop panel and the CLI, so they stay plain (enums,
+frozen dataclasses, JSON-ready dicts) and carry no parsing state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+#: a request that reused at least this share of its prompt is a hit
+HIT_RATIO = 0.9
+#: below this share (or with nothing reused) it is a miss; in between it is partial
+MISS_RATIO = 0.1
+
+
+class LineKind(StrEnum):
+    HIT = "hit"
+    PARTIAL = "partial"
+    MISS = "miss"
+    TIMING = "timing"
+    REQUEST = "request"
+    WARNING = "warning"
+    ERROR = "error"
+    OTHER = "other"
+
+
+#: when two signals disagree about a line, the one a person looks for wins
+KIND_PRIORITY = {
+    LineKind.HIT: 7,
+    LineKind.PARTIAL: 7,
+    LineKind.MISS: 7,
+    LineKind.ERROR: 6,
+    LineKind.WARNING: 5,
+    LineKind.TIMING: 4,
+    LineKind.REQUEST: 3,
+    LineKind.OTHER: 0,
+}
+
+Span = tuple[int, int, LineKind]
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifiedLine:
+    """One log line as shown: ``text`` is ANSI-free and ``spans`` index into it."""
+
+    text: str
+    kind: LineKind
+    spans: list[Span] = field(default_factory=list)
+
+
+def verdict_for(cached: int, prompt: int) -> str:
+    ratio = cached / prompt if prompt > 0 else 0.0
+    if ratio >= HIT_RATIO:
+        return "hit"
+    if cached <= 0 or ratio < MISS_RATIO:
+        return "miss"
+    return "partial"
+
+
+def kind_for_verdict(verdict: str) -> LineKind:
+    return {"hit": LineKind.HIT, "partial": LineKind.PARTIAL}.get(verdict, LineKind.MISS)
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEvent:
+    """One completed request and how much of its prompt the server reused.
+
+    ``first_line``/``last_line`` are 1-based line numbers in the followed stream; ``timestamp`` is the
+    wall-clock time printed by the server or its wrapper (ISO 8601 text), ``None`` when the log only has
+    relative times (llama-server's ``M.SS.mmm.uuu``).
+    """
+
+    server: str
+    slot: int | None
+    task: int | None
+    prompt_tokens: int
+    cached_tokens: int
+    new_tokens: int
+    prompt_ms: float | None
+    first_line: int
+    last_line: int
+    reason: str | None = None
+    timestamp: str | None = None
+    request_id: str | None = None
+
+    @property
+    def reuse_ratio(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens > 0 else 0.0
+
+    @property
+    def verdict(self) -> str:
+        return verdict_for(self.cached_tokens, self.prompt_tokens)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "line": self.last_line,
+            "server": self.server,
+            "slot": self.slot,
+            "task": self.task,
+            "request_id": self.request_id,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "new_tokens": self.new_tokens,
+            "prompt_ms": self.prompt_ms,
+            "reuse_ratio": round(self.reuse_ratio, 4),
+            "verdict": self.verdict,
+            "first_line": self.first_line,
+            "last_line": self.last_line,
+            "reason": self.reason,
+            "timestamp": self.timestamp,
+        }
+
+
+def make_event(
+    *,
+    server: str,
+    cached: int,
+    new: int,
+    first_line: int,
+    last_line: int,
+    slot: int | None = None,
+    task: int | None = None,
+    prompt_ms: float | None = None,
+    reason: str | None = None,
+    timestamp: str | None = None,
+    request_id: str | None = None,
+) -> CacheEvent:
+    cached = max(cached, 0)
+    new = max(new, 0)
+    return CacheEvent(
+        server=server,
+        slot=slot,
+        task=task,
+        prompt_tokens=cached + new,
+        cached_tokens=cached,
+        new_tokens=new,
+        prompt_ms=prompt_ms,
+        first_line=first_line,
+        last_line=last_line,
+        reason=reason,
+        timestamp=timestamp,
+        request_id=request_id,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedResult:
+    """What one fed line produced: its classification and the requests it completed (usually none)."""
+
+    line: ClassifiedLine
+    events: list[CacheEvent] = field(default_factory=list)

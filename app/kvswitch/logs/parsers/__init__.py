@@ -1,0 +1,69 @@
+"""Per-server line parsers and which of them run for a given profile kind.
+
+Without a hint every parser runs on every line, so a log that switches format mid-way (LM Studio
+swapping engines, Ollama 0.30 starting llama-server) is still understood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvswitch.logs.parsers import llama_cpp, lmcache, lmstudio, ollama, sglang, vllm
+from kvswitch.logs.parsers.base import Fact, Parsed, What
+
+ParseFn = Callable[[str], Parsed | None]
+
+_MODULES = {
+    "llama.cpp": llama_cpp,
+    "lm-studio": lmstudio,
+    "vllm": vllm,
+    "lmcache": lmcache,
+    "sglang": sglang,
+    "ollama": ollama,
+}
+
+#: profile kind -> the parsers its logs need (LM Studio and Ollama embed llama.cpp; vLLM may run LMCache)
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "llama.cpp": ("llama.cpp",),
+    "lm-studio": ("lm-studio", "llama.cpp"),
+    "vllm": ("vllm", "lmcache"),
+    "lmcache": ("vllm", "lmcache"),
+    "sglang": ("sglang",),
+    "ollama": ("ollama", "llama.cpp"),
+}
+ALIASES = {
+    "llama-cpp": "llama.cpp", "llamacpp": "llama.cpp", "lmstudio": "lm-studio", "lm_studio": "lm-studio",
+}
+KINDS = tuple(FAMILIES)
+
+
+def family(kind_hint: str | None) -> tuple[str, ...]:
+    """Parser names for a profile kind; unknown or missing kinds (``custom``, ``auto``) get all of them."""
+    if kind_hint:
+        name = ALIASES.get(kind_hint.lower(), kind_hint.lower())
+        if name in FAMILIES:
+            return FAMILIES[name]
+    return ("lm-studio", "vllm", "lmcache", "sglang", "ollama", "llama.cpp")
+
+
+def parsers_for(kind_hint: str | None) -> list[ParseFn]:
+    return [_MODULES[name].parse for name in family(kind_hint)]
+
+
+def anchors_for(kind_hint: str | None) -> tuple[str, ...]:
+    """Substrings at least one of which is in every line that yields a fact (the fast scan's prefilter)."""
+    found: list[str] = []
+    for name in family(kind_hint):
+        for anchor in _MODULES[name].ANCHORS:
+            if anchor not in found:
+                found.append(anchor)
+    return tuple(found)
+
+
+def server_name(kind_hint: str | None) -> str:
+    """Name for events assembled from llama.cpp lines: the product the user runs, when known."""
+    names = family(kind_hint)
+    return names[0] if kind_hint and names[0] in ("lm-studio", "ollama") else "llama.cpp"
+
+
+__all__ = ["Fact", "Parsed", "What", "KINDS", "family", "parsers_for", "anchors_for", "server_name"]

@@ -1,0 +1,71 @@
+"""The shape every server parser returns, so the tracker can assemble requests without knowing formats.
+
+A parser turns one ANSI-free line into a ``Parsed``: the line's own kind and highlight spans, and zero
+or more ``Fact``s (small, typed observations such as "task 9 processed 23 prompt tokens"). Parsers are
+stateless; everything that spans lines (print_timing blocks, interleaved slots) lives in the tracker.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from kvswitch.logs.model import KIND_PRIORITY, LineKind, Span, kind_for_verdict, verdict_for
+
+
+class What(StrEnum):
+    SELECT = "select"  # a slot was chosen for the next request (n1 = sim x1000 when printed)
+    START = "start"  # a task began on a slot
+    PROMPT_SIZE = "prompt_size"  # n1 = prompt tokens of the task
+    CACHED = "cached"  # n1 = prompt tokens kept from the cache (direct evidence)
+    FULL_HIT = "full_hit"  # the whole prompt was cached; one token is re-evaluated for logits
+    TIMING_HEADER = "timing_header"  # a print_timing block follows on unprefixed lines
+    PROMPT_EVAL = "prompt_eval"  # n1 = prompt tokens processed, ms = time
+    GEN_EVAL = "gen_eval"  # n1 = tokens generated
+    RELEASE = "release"  # n1 = tokens in the slot after the request, n2 = truncated flag
+    REASON = "reason"  # note = why the cache was (not) used
+    EVENT = "event"  # a complete request in one line: n1 = cached, n2 = new
+    CLOCK = "clock"  # note = wall-clock time (ISO 8601) printed by a wrapper
+
+
+@dataclass(slots=True)
+class Fact:
+    what: What
+    slot: int | None = None
+    task: int | None = None
+    n1: int | None = None
+    n2: int | None = None
+    ms: float | None = None
+    note: str | None = None
+    server: str | None = None
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class Parsed:
+    kind: LineKind = LineKind.OTHER
+    spans: list[Span] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+    def raise_kind(self, kind: LineKind) -> None:
+        if KIND_PRIORITY[kind] > KIND_PRIORITY[self.kind]:
+            self.kind = kind
+
+    def mark(self, match: re.Match[str], kind: LineKind, group: int | str = 0, offset: int = 0) -> None:
+        start, end = match.span(group)
+        if start >= 0 and end > start:
+            self.spans.append((start + offset, end + offset, kind))
+        self.raise_kind(kind)
+
+
+def ratio_kind(cached: int, total: int) -> LineKind:
+    """Kind of a line that states both numbers itself (Ollama, SGLang, LMCache, MLX)."""
+    return kind_for_verdict(verdict_for(cached, total))
+
+
+def status_kind(status: int) -> LineKind:
+    """An HTTP request line: failures stand out, successes are plain request lines."""
+    if status >= 500:
+        return LineKind.ERROR
+    return LineKind.WARNING if status >= 400 else LineKind.REQUEST

@@ -1,0 +1,174 @@
+"""Request assembly: facts from many lines (and interleaved slots) become one ``CacheEvent`` per request.
+
+How many prompt tokens came from the cache, best evidence first:
+1. a direct statement (``n_tokens = K, memory_seq_rm [K, end)``, ``cached n_tokens = K`` at ``-lv 4``,
+   2024 ``kv cache rm [K, end)``, 2023 ``in cache: K tokens``);
+2. the prompt size minus the tokens processed (``task.n_tokens = P`` with ``prompt eval ... / N tokens``);
+3. at default verbosity of current builds, ``stop processing: n_tokens = T`` (the slot after the request)
+   with N processed and G generated: cached = T - N - (G - 1), because the last generated token is
+   sampled but never written to the KV cache. This matched every request of the captured real logs.
+``selected slot by LCP similarity`` is only a routing decision and never counts as a hit: a
+``cache_prompt: false`` request shows ``f_sim_best = 1.000`` and still processes everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvswitch.logs.model import CacheEvent, make_event, verdict_for
+from kvswitch.logs.parsers.base import Fact, What
+
+
+@dataclass(slots=True)
+class _Request:
+    slot: int | None
+    first_line: int
+    task: int | None = None
+    select_how: str | None = None
+    sim: int | None = None  # similarity x1000 printed when the slot was chosen
+    prompt_size: int | None = None
+    cached: int | None = None
+    new: int | None = None
+    prompt_ms: float | None = None
+    generated: int | None = None
+    after_tokens: int | None = None
+    truncated: bool = False
+    full_hit: bool = False
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def started(self) -> bool:
+        return self.task is not None or self.new is not None or self.cached is not None
+
+
+class RequestTracker:
+    """Turns facts into events. One instance per followed stream; it never looks at text."""
+
+    def __init__(self, server: str = "llama.cpp") -> None:
+        self.server = server
+        self._pending: dict[int | None, _Request] = {}
+        self._timing_owner: tuple[int | None, int | None] | None = None
+        self._last_slot: int | None = None
+        self._clock: str | None = None
+
+    def apply(self, fact: Fact, line_no: int) -> list[CacheEvent]:
+        what = fact.what
+        if what is What.CLOCK:
+            self._clock = fact.note
+            return []
+        if what is What.EVENT:
+            return [self._single_line_event(fact, line_no)]
+        if what is What.TIMING_HEADER:
+            self._timing_owner = (fact.slot, fact.task)
+            return []
+        slot, task = fact.slot, fact.task
+        if slot is None:
+            if what in (What.PROMPT_EVAL, What.GEN_EVAL) and self._timing_owner is not None:
+                slot, task = self._timing_owner
+            else:
+                slot = self._last_slot
+        else:
+            self._timing_owner = None
+        done: list[CacheEvent] = []
+        if what is What.SELECT:
+            old = self._pending.pop(slot, None)
+            if old is not None and old.started:
+                done.extend(self._finish(old, line_no - 1))
+            req = _Request(slot=slot, first_line=line_no, select_how=fact.note, sim=fact.n1)
+            self._pending[slot] = req
+            self._last_slot = slot
+            return done
+        req = self._request_for(slot, task, line_no, done)
+        if what is What.START:
+            self._last_slot = slot
+        elif what is What.PROMPT_SIZE:
+            req.prompt_size = fact.n1
+        elif what is What.CACHED:
+            req.cached = fact.n1
+        elif what is What.FULL_HIT:
+            req.full_hit = True
+        elif what is What.PROMPT_EVAL:
+            req.new = fact.n1
+            req.prompt_ms = fact.ms
+        elif what is What.GEN_EVAL:
+            req.generated = fact.n1
+        elif what is What.REASON and fact.note and fact.note not in req.reasons:
+            req.reasons.append(fact.note)
+        elif what is What.RELEASE:
+            req.after_tokens = fact.n1
+            req.truncated = bool(fact.n2)
+            del self._pending[slot]
+            if self._timing_owner is not None and self._timing_owner[0] == slot:
+                self._timing_owner = None
+            done.extend(self._finish(req, line_no))
+        return done
+
+    def flush(self, line_no: int) -> list[CacheEvent]:
+        """Requests whose end the stream never showed (log cut short): emitted if their numbers are known."""
+        done: list[CacheEvent] = []
+        for req in list(self._pending.values()):
+            done.extend(self._finish(req, line_no))
+        self._pending.clear()
+        self._timing_owner = None
+        return done
+
+    def _request_for(
+        self, slot: int | None, task: int | None, line_no: int, done: list[CacheEvent]
+    ) -> _Request:
+        req = self._pending.get(slot)
+        if req is not None and task is not None and task >= 0:
+            if req.task is None:
+                req.task = task
+            elif req.task != task:
+                del self._pending[slot]
+                done.extend(self._finish(req, line_no - 1))
+                req = None
+        if req is None:
+            req = _Request(slot=slot, first_line=line_no, task=None if task is None or task < 0 else task)
+            self._pending[slot] = req
+        return req
+
+    def _finish(self, req: _Request, line_no: int) -> list[CacheEvent]:
+        new, cached = req.new, req.cached
+        if cached is None and new is not None:
+            if req.prompt_size is not None:
+                cached = req.prompt_size - new
+            elif req.after_tokens is not None and req.generated is not None:
+                cached = req.after_tokens - new - max(req.generated - 1, 0)
+        if new is None and cached is not None and req.prompt_size is not None:
+            new = req.prompt_size - cached
+        if new is None or cached is None:
+            return []
+        cached = max(cached, 0)
+        return [make_event(
+            server=self.server, slot=req.slot, task=req.task, cached=cached, new=new,
+            prompt_ms=req.prompt_ms, first_line=req.first_line, last_line=max(line_no, req.first_line),
+            reason=self._reason(req, cached, new), timestamp=self._clock,
+        )]
+
+    @staticmethod
+    def _reason(req: _Request, cached: int, new: int) -> str | None:
+        reasons = list(req.reasons)
+        verdict = verdict_for(cached, cached + new)
+        if req.truncated:
+            reasons.append("the context was truncated (context shift)")
+        if not reasons:
+            if verdict == "miss" and req.select_how == "lcp" and req.sim is not None and req.sim >= 500:
+                reasons.append(
+                    f"the slot already held this prompt (similarity {req.sim / 1000:.3f}) but processed it "
+                    "again: prompt caching was off for this request (cache_prompt: false?)"
+                )
+            elif verdict == "hit" and req.select_how == "lru":
+                reasons.append("restored from the host-RAM prompt cache (slot chosen by LRU)")
+            elif verdict == "hit" and req.full_hit:
+                reasons.append("identical prompt: only the last token was re-evaluated")
+            elif verdict != "hit" and cached > 0:
+                reasons.append(f"the first {cached} tokens were reused, then the prompt differs")
+        return "; ".join(reasons) or None
+
+    def _single_line_event(self, fact: Fact, line_no: int) -> CacheEvent:
+        return make_event(
+            server=fact.server or self.server, slot=fact.slot, task=fact.task, cached=fact.n1 or 0,
+            new=fact.n2 or 0, prompt_ms=fact.ms, first_line=line_no, last_line=line_no,
+            reason=fact.reason, timestamp=self._clock, request_id=fact.note,
+        )
