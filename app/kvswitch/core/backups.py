@@ -1,0 +1,60 @@
+"""Copies of every file KV Switch is about to change, the last N per file.
+
+Backups can hold keys, so they are 0600 in a 0700 directory. Each file gets its own folder named after
+its path (readable, plus a short hash so two paths never collide).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from pathlib import Path
+
+from kvswitch.core.fsutil import atomic_write
+
+DEFAULT_KEEP = 10
+
+
+class BackupStore:
+    """Keeps the last ``keep`` backups of each file under ``root``."""
+
+    def __init__(self, root: Path, keep: int = DEFAULT_KEEP):
+        self.root = root
+        self.keep = max(1, keep)
+
+    def folder_for(self, location: str) -> Path:
+        digest = hashlib.sha256(location.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        readable = re.sub(r"[^A-Za-z0-9._-]+", "_", location).strip("_")[-60:] or "file"
+        return self.root / f"{readable}-{digest}"
+
+    def save(self, location: str, content: bytes) -> Path:
+        """Store ``content`` as the newest backup of ``location``; returns the backup file."""
+        folder = self.folder_for(location)
+        self._ensure_private_dir(folder)
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        existing = self.list(location)
+        seq = 0
+        if existing:
+            match = re.search(r"-(\d+)\.bak$", existing[-1].name)
+            seq = int(match.group(1)) + 1 if match else len(existing)
+        path = folder / f"{stamp}-{seq:06d}.bak"
+        atomic_write(path, content, secret=True)
+        self._prune(location)
+        return path
+
+    def list(self, location: str) -> list[Path]:
+        """Backups of ``location``, oldest first."""
+        folder = self.folder_for(location)
+        if not folder.is_dir():
+            return []
+        return sorted(folder.glob("*.bak"), key=lambda p: p.name.split("-")[-1])
+
+    def _prune(self, location: str) -> None:
+        for old in self.list(location)[: -self.keep]:
+            old.unlink(missing_ok=True)
+
+    def _ensure_private_dir(self, folder: Path) -> None:
+        for directory in (self.root, folder):
+            directory.mkdir(parents=True, exist_ok=True)
+            directory.chmod(0o700)

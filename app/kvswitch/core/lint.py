@@ -1,0 +1,92 @@
+"""Checks that catch profiles which work but silently cost the user (cache misses, auth conflicts).
+
+Each warning explains the effect in words a user can act on, and where a fix is a set of env values
+it carries them (``fix_env``) so the GUI can offer a one-click fix and the CLI can print it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from kvswitch.core.envmap import claude_env
+from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.presets import CACHE_SAFE_ENV
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+@dataclass(frozen=True)
+class LintWarning:
+    """One finding. ``code`` is stable (for tests and for silencing); ``message`` is for people."""
+
+    code: str
+    message: str
+    fix_env: dict[str, str] | None = None
+
+
+def lint_profile(profile: Profile) -> list[LintWarning]:
+    """Every finding for ``profile``, most costly first."""
+    warnings: list[LintWarning] = []
+    env = claude_env(profile)
+    uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
+    if profile.is_local and uses_claude:
+        if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
+            warnings.append(LintWarning(
+                "attribution-header",
+                "Claude Code puts a billing block that changes every conversation at the very start of the "
+                "prompt, so the local server cannot reuse its KV cache: full prompt re-processing every new "
+                "conversation. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0.",
+                {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
+            ))
+        missing = {k: v for k, v in CACHE_SAFE_ENV.items()
+                   if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env}
+        if missing:
+            warnings.append(LintWarning(
+                "nonessential-traffic",
+                "Claude Code will still try to reach Anthropic for telemetry and updates while using a local "
+                "server; set " + ", ".join(f"{k}={v}" for k, v in missing.items()) + ".",
+                missing,
+            ))
+    if any(env.get(name) == "1" for name in ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET",
+                                                "DISABLE_PROMPT_CACHING_OPUS", "DISABLE_PROMPT_CACHING_HAIKU")):
+        warnings.append(LintWarning(
+            "prompt-caching-disabled",
+            "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.",
+            None,
+        ))
+    if env.get("ANTHROPIC_AUTH_TOKEN") and env.get("ANTHROPIC_API_KEY"):
+        warnings.append(LintWarning(
+            "auth-conflict",
+            "Both ANTHROPIC_AUTH_TOKEN (the profile's key) and ANTHROPIC_API_KEY are set; Claude Code warns "
+            "about an auth conflict. Remove ANTHROPIC_API_KEY from the env block.",
+            None,
+        ))
+    if "ANTHROPIC_BASE_URL" in profile.env and profile.env["ANTHROPIC_BASE_URL"].rstrip("/") != profile.base_url:
+        warnings.append(LintWarning(
+            "base-url-override",
+            "The env block sets ANTHROPIC_BASE_URL to something other than the profile's base URL; Claude "
+            "Code uses the env value, Codex the base URL.",
+            None,
+        ))
+    parts = urlsplit(profile.base_url)
+    if parts.scheme == "http" and profile.key and (parts.hostname or "") not in LOOPBACK_HOSTS:
+        warnings.append(LintWarning(
+            "plain-http-key",
+            f"The API key is sent unencrypted to {parts.hostname}; use https:// unless this is a trusted network.",
+            None,
+        ))
+    if "codex" in profile.targets and profile.kind == ProfileKind.ANTHROPIC:
+        warnings.append(LintWarning(
+            "codex-anthropic",
+            "Codex speaks the OpenAI Responses API, which Anthropic's API does not serve; remove the codex "
+            "target from this profile.",
+            None,
+        ))
+    if profile.kind == ProfileKind.ANTHROPIC and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
+        warnings.append(LintWarning(
+            "no-key",
+            "No API key: Claude Code will fall back to your Claude login (subscription), if any.",
+            None,
+        ))
+    return warnings

@@ -1,0 +1,261 @@
+"""The user's profiles, shared by the window and the CLI through one 0600 JSON file.
+
+Both processes may edit it, so every mutation re-reads the file under a lock and every read checks
+whether the file changed on disk (mtime/size/inode) and reloads, telling subscribers so a Qt model can
+refresh. Old layouts are migrated forward on load; the file is only rewritten on the next change, after
+a copy of the old layout has been kept beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from kvswitch.core.errors import ConfigParseError, ProfileError
+from kvswitch.core.fsutil import atomic_write, read_bytes
+from kvswitch.core.ledger import Ledger
+from kvswitch.core.lock import FileLock
+from kvswitch.core.models import Profile
+from kvswitch.core.paths import AppPaths
+
+SCHEMA_VERSION = 2
+Signature = tuple[int, int, int] | None
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a loaded profiles document to ``SCHEMA_VERSION``.
+
+    v1 kept profiles in an object keyed by name with the key under ``key``; v2 keeps a list (the user's
+    order) of full profile objects with ``api_key``.
+    """
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version < 1:
+        raise ValueError(f"unknown schema_version {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"written by a newer KV Switch (schema {version}); upgrade KV Switch")
+    if version == 1:
+        old = data.get("profiles") or {}
+        if not isinstance(old, dict):
+            raise ValueError("schema 1 expects 'profiles' to be an object keyed by name")
+        profiles = []
+        for name, fields in old.items():
+            fields = dict(fields)
+            if "key" in fields:
+                fields["api_key"] = fields.pop("key")
+            profiles.append({"name": name, **fields})
+        data = {**data, "schema_version": 2, "profiles": profiles}
+    return data
+
+
+class ProfileStore:
+    """Profiles on disk (``paths.profiles_file``); the public API the window and the CLI use.
+
+    - ``profiles()`` / ``get(name)``: current profiles (reloaded if another process changed the file).
+    - ``add`` / ``update(old_name, profile)`` / ``remove``: validated, locked, atomic, 0600.
+    - ``active_name``: the profile last applied (from the engine's ledger).
+    - ``subscribe(callback)``: called with no arguments after any change, ours or on disk.
+    """
+
+    def __init__(self, paths: AppPaths):
+        self.paths = paths
+        self._profiles: list[Profile] = []
+        self._signature: Signature = None
+        self._ledger_signature: Signature = None
+        self._loaded = False
+        self._subscribers: list[Callable[[], None]] = []
+        self._lock_path = paths.config_dir / "profiles.lock"
+
+    # -- reading ---------------------------------------------------------------------------------
+    def profiles(self) -> list[Profile]:
+        """All profiles in the user's order (copies: mutate through ``update``)."""
+        self.refresh()
+        return [p.model_copy(deep=True) for p in self._profiles]
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.profiles()]
+
+    def get(self, name: str) -> Profile:
+        """The profile called ``name``; raises ``ProfileError`` naming the ones that exist."""
+        self.refresh()
+        found = self._find(name)
+        if found is None:
+            known = ", ".join(p.name for p in self._profiles) or "none yet"
+            raise ProfileError(f"no profile named {name!r} (profiles: {known}); add it with "
+                               f"'kvswitch profile add {name} --kind ... --base-url ...'")
+        return found.model_copy(deep=True)
+
+    @property
+    def active_name(self) -> str | None:
+        """Name of the profile last applied, or ``None``."""
+        try:
+            return Ledger(self.paths.state_file).load().active
+        except ConfigParseError:
+            return None
+
+    def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` after every change; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def refresh(self) -> bool:
+        """Reload if the profiles file or the ledger changed on disk; returns whether anything changed."""
+        signature = _stat_signature(self.paths.profiles_file)
+        ledger_signature = _stat_signature(self.paths.state_file)
+        changed = False
+        if not self._loaded or signature != self._signature:
+            self._profiles = self._read()
+            self._signature = signature
+            changed = self._loaded
+            self._loaded = True
+        if ledger_signature != self._ledger_signature:
+            changed = changed or self._ledger_signature is not None or ledger_signature is not None
+            self._ledger_signature = ledger_signature
+        if changed:
+            self._notify()
+        return changed
+
+    # -- writing ---------------------------------------------------------------------------------
+    def add(self, profile: Profile) -> None:
+        """Add a new profile; a duplicate name (case-insensitive) is refused."""
+        with self._locked():
+            if self._find(profile.name) is not None:
+                raise ProfileError(f"a profile named {profile.name!r} already exists; choose another name "
+                                   f"or edit it with 'kvswitch profile edit {profile.name}'")
+            self._profiles.append(profile.model_copy(deep=True))
+            self._write()
+        self._notify()
+
+    def update(self, old_name: str, profile: Profile) -> None:
+        """Replace profile ``old_name`` by ``profile`` (which may carry a new name)."""
+        with self._locked():
+            index = self._index(old_name)
+            clash = self._find(profile.name)
+            if clash is not None and clash.name.casefold() != old_name.casefold():
+                raise ProfileError(f"a profile named {profile.name!r} already exists; choose another name")
+            self._profiles[index] = profile.model_copy(deep=True)
+            self._write()
+        if profile.name != old_name:
+            self._rename_in_ledger(old_name, profile.name)
+        self._notify()
+
+    def remove(self, name: str) -> Profile:
+        """Delete a profile (files it was applied to keep their values until the next switch or undo)."""
+        with self._locked():
+            removed = self._profiles.pop(self._index(name))
+            self._write()
+        self._notify()
+        return removed
+
+    def replace_all(self, profiles: list[Profile]) -> None:
+        """Reorder or bulk-replace (the GUI's drag and drop); names must be unique."""
+        names = [p.name.casefold() for p in profiles]
+        if len(names) != len(set(names)):
+            raise ProfileError("profile names must be unique")
+        with self._locked():
+            self._profiles = [p.model_copy(deep=True) for p in profiles]
+            self._write()
+        self._notify()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _find(self, name: str) -> Profile | None:
+        key = name.strip().casefold()
+        return next((p for p in self._profiles if p.name.casefold() == key), None)
+
+    def _index(self, name: str) -> int:
+        key = name.strip().casefold()
+        for index, profile in enumerate(self._profiles):
+            if profile.name.casefold() == key:
+                return index
+        raise ProfileError(f"no profile named {name!r}")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Any:
+        with FileLock(self._lock_path, timeout=10.0, what="saving profiles"):
+            self._profiles = self._read()  # the other process may have changed it
+            yield
+
+    def _read(self) -> list[Profile]:
+        path = self.paths.profiles_file
+        raw = read_bytes(path)
+        if raw is None or not raw.strip():
+            return []
+        try:
+            data = json.loads(raw.decode("utf-8-sig"))
+        except UnicodeDecodeError as exc:
+            raise ConfigParseError(path, "not UTF-8 text") from exc
+        except json.JSONDecodeError as exc:
+            raise ConfigParseError(path, exc.msg, exc.lineno, exc.colno) from exc
+        if not isinstance(data, dict):
+            raise ConfigParseError(path, "expected a JSON object with 'schema_version' and 'profiles'")
+        original_version = data.get("schema_version", 1)
+        try:
+            data = migrate(data)
+        except ValueError as exc:
+            raise ConfigParseError(path, str(exc)) from exc
+        if original_version != SCHEMA_VERSION:
+            keep = path.with_name(f"{path.name}.schema{original_version}.bak")
+            if not keep.exists():
+                atomic_write(keep, raw, secret=True)
+        items = data.get("profiles") or []
+        if not isinstance(items, list):
+            raise ConfigParseError(path, "'profiles' must be a list")
+        profiles: list[Profile] = []
+        for number, item in enumerate(items, 1):
+            try:
+                profiles.append(Profile.model_validate(item))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                label = item.get("name") if isinstance(item, dict) else number
+                raise ConfigParseError(path, f"profile {label!r}: {where}: {first['msg']}") from exc
+        return profiles
+
+    def _write(self) -> None:
+        payload = {
+            "schema_version": SCHEMA_VERSION,
+            "profiles": [p.model_dump(mode="json", context={"secrets": True}, exclude_defaults=False)
+                         for p in self._profiles],
+        }
+        text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+        atomic_write(self.paths.profiles_file, text.encode("utf-8"), secret=True)
+        self._signature = _stat_signature(self.paths.profiles_file)
+        self._loaded = True
+
+    def _rename_in_ledger(self, old: str, new: str) -> None:
+        ledger = Ledger(self.paths.state_file)
+        with FileLock(self.paths.lock_file, timeout=10.0, what="applying a profile"):
+            try:
+                state = ledger.load()
+            except ConfigParseError:
+                return
+            touched = False
+            if state.active == old:
+                state.active, touched = new, True
+            for record in state.targets.values():
+                if record.profile == old:
+                    record.profile, touched = new, True
+            if touched:
+                ledger.save(state)
+
+    def _notify(self) -> None:
+        for callback in list(self._subscribers):
+            callback()
+
+
+def _stat_signature(path: Path) -> Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)

@@ -1,0 +1,177 @@
+"""Codex: ``$CODEX_HOME/config.toml`` (provider and model) and ``auth.json`` (OpenAI's own key).
+
+The TOML is edited with tomlkit, so comments, key order and unrelated tables survive. KV Switch writes
+the top-level ``model`` / ``model_provider`` and one ``[model_providers.<id>]`` table with
+``wire_api = "responses"`` (the only wire API current Codex accepts). It never writes the legacy
+``[profiles.*]`` tables or ``profile = ...`` (Codex 0.134+ refuses to start with them) and warns when
+the user's file still has them.
+
+The key reaches Codex through the env var named by ``env_key`` (``CODEX_KEY_ENV``, exported by the
+shell / Windows-environment targets), except for OpenAI's own API, whose built-in provider reads
+``auth.json``; that file is merged key by key and kept 0600.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+from tomlkit.container import Container
+from tomlkit.items import Table
+
+from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
+from kvswitch.core.errors import ConfigParseError, ProfileError
+from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.presets import codex_base_url, is_openai_hosted
+from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
+from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.keyed import MISSING
+
+DEFAULT_PROVIDER_ID = "kvswitch"
+BUILTIN_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock", "oss"})
+SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
+
+
+def provider_id(profile: Profile) -> str:
+    pid = profile.codex_provider_id or DEFAULT_PROVIDER_ID
+    if pid in BUILTIN_PROVIDERS:
+        raise ProfileError(f"Codex provider id {pid!r} is one of Codex's built-in providers; choose another id")
+    return pid
+
+
+class TomlDocument:
+    """A tomlkit document addressed by dotted keys (segments are table names, the last a key)."""
+
+    def __init__(self, doc: tomlkit.TOMLDocument):
+        self.doc = doc
+
+    def _node(self, parts: list[str]) -> Any:
+        node: Any = self.doc
+        for part in parts:
+            if not isinstance(node, (Container, Table, dict)) or part not in node:
+                return MISSING
+            node = node[part]
+        return node
+
+    def get(self, key: str) -> Any:
+        node = self._node(key.split("."))
+        if node is MISSING or isinstance(node, (Container, Table)):
+            return MISSING if node is MISSING else _unwrap(node)
+        return _unwrap(node)
+
+    def set(self, key: str, value: Any) -> list[str]:
+        parts = key.split(".")
+        node: Any = self.doc
+        created: list[str] = []
+        for depth, part in enumerate(parts[:-1]):
+            if part not in node:
+                node[part] = tomlkit.table(is_super_table=depth == 0 and len(parts) > 2)
+                created.append(".".join(parts[: depth + 1]))
+            node = node[part]
+            if not isinstance(node, (Table, dict)):
+                raise ConfigParseError("config.toml", f"'{'.'.join(parts[: depth + 1])}' must be a table")
+        node[parts[-1]] = value
+        return created
+
+    def delete(self, key: str) -> None:
+        parts = key.split(".")
+        parent = self._node(parts[:-1]) if len(parts) > 1 else self.doc
+        if parent is not MISSING and parts[-1] in parent:
+            del parent[parts[-1]]
+
+    def container_empty(self, container: str) -> bool | None:
+        node = self._node(container.split("."))
+        if node is MISSING or not isinstance(node, (Table, dict)):
+            return None
+        return len(node) == 0
+
+    def delete_container(self, container: str) -> None:
+        self.delete(container)
+
+    def is_empty(self) -> bool:
+        return len(self.doc) == 0 and not tomlkit.dumps(self.doc).strip()
+
+
+def _unwrap(item: Any) -> Any:
+    return item.unwrap() if hasattr(item, "unwrap") else item
+
+
+class CodexConfigTarget(StructuredFileTarget):
+    """``config.toml``: ``model``, ``model_provider`` and ``[model_providers.<id>]``."""
+
+    def parse(self, text: str) -> TomlDocument:
+        try:
+            return TomlDocument(tomlkit.parse(text))
+        except tomlkit.exceptions.ParseError as exc:
+            reason = str(exc).split(" at line ")[0]
+            raise ConfigParseError(self.path, f"not valid TOML: {reason}", exc.line, exc.col) from None
+
+    def render(self, doc: Any, original: str) -> str:
+        text = tomlkit.dumps(doc.doc)
+        return text.rstrip("\n") + "\n" if text.strip() else ""
+
+    def desired(self, profile: Profile) -> dict[str, str]:
+        if profile.kind == ProfileKind.ANTHROPIC:
+            raise ProfileError(f"profile {profile.name!r} is an Anthropic profile, which Codex cannot use "
+                               f"(Codex needs an OpenAI Responses API); remove its codex target")
+        wanted: dict[str, str] = {}
+        if profile.model:
+            wanted["model"] = profile.model
+        if is_openai_hosted(profile):
+            wanted["model_provider"] = "openai"
+            return wanted
+        pid = provider_id(profile)
+        wanted["model_provider"] = pid
+        base = f"model_providers.{pid}"
+        wanted[f"{base}.name"] = f"KV Switch: {profile.name}"
+        wanted[f"{base}.base_url"] = codex_base_url(profile)
+        wanted[f"{base}.wire_api"] = "responses"
+        key_env = codex_key_env(profile)
+        if key_env:
+            wanted[f"{base}.env_key"] = key_env
+        return wanted
+
+    def profile_secrets(self, profile: Profile) -> list[str]:
+        return []  # the key never goes into config.toml
+
+    def extra_warnings(self, doc: Any) -> list[str]:
+        notes = []
+        if "profile" in doc.doc:
+            notes.append(f"{self.path} has a legacy top-level 'profile = ...', which Codex 0.134+ refuses; "
+                         "remove it (KV Switch leaves it alone)")
+        if "profiles" in doc.doc:
+            notes.append(f"{self.path} has legacy [profiles.*] tables, which Codex 0.134+ refuses; move them to "
+                         "<name>.config.toml files (KV Switch leaves them alone)")
+        return notes
+
+    def plan(self, profile: Profile | None, owned: dict[str, str]) -> Any:
+        plan = super().plan(profile, owned)
+        if (profile is not None and codex_key_env(profile) and not is_openai_hosted(profile)
+                and not SHELL_TARGETS.intersection(profile.targets)):
+            plan.warnings.append(f"Codex reads this profile's key from ${CODEX_KEY_ENV}; add a shell target "
+                                 "(bash, zsh, fish, pwsh) or export it yourself")
+        return plan
+
+
+class CodexAuthTarget(StructuredFileTarget):
+    """``auth.json``: only ``OPENAI_API_KEY``, only for OpenAI's own API; ChatGPT login tokens stay."""
+
+    secret_file = True
+
+    def parse(self, text: str) -> JsonDocument:
+        return JsonDocument(parse_json_object(self.path, text))
+
+    def render(self, doc: Any, original: str) -> str:
+        return render_json(doc.data, original)
+
+    def desired(self, profile: Profile) -> dict[str, str]:
+        if is_openai_hosted(profile) and profile.key:
+            return {"OPENAI_API_KEY": profile.key}
+        return {}
+
+
+def codex_targets(codex_home: Path) -> list[StructuredFileTarget]:
+    return [CodexConfigTarget(codex_home / "config.toml", "codex"),
+            CodexAuthTarget(codex_home / "auth.json", "codex-auth")]

@@ -1,0 +1,64 @@
+"""From target specs (``claude``, ``claude-project:DIR``, ``codex``, ``bash``...) to Target objects.
+
+The ledger stores target ids; ``target_for_id`` turns them back into targets, so a target a previous
+profile used can still be cleaned up after the current profile dropped it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from kvswitch.core.errors import UsageError
+from kvswitch.core.models import Profile, validate_target_spec
+from kvswitch.core.paths import claude_config_dir, codex_home
+from kvswitch.targets.base import Target
+from kvswitch.targets.claude import claude_project_target, claude_user_target
+from kvswitch.targets.codex import codex_targets
+
+SHELLS = ("bash", "zsh", "fish", "pwsh")
+
+
+def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
+    """Every target one spec stands for (``codex`` is two files: config.toml and auth.json)."""
+    try:
+        spec = validate_target_spec(spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if spec == "claude":
+        return [claude_user_target(claude_config_dir(env))]
+    if spec == "codex":
+        return list(codex_targets(codex_home(env)))
+    if spec in SHELLS:
+        try:
+            from kvswitch.targets.shell import shell_target  # noqa: PLC0415 - optional part of the build
+        except ModuleNotFoundError:
+            raise UsageError(f"the {spec} target is not available in this build") from None
+        return [shell_target(spec, env)]
+    if spec == "windows-env":
+        try:
+            from kvswitch.targets.winenv import WindowsEnvTarget  # noqa: PLC0415 - Windows only
+        except ModuleNotFoundError:
+            raise UsageError("the windows-env target is not available in this build") from None
+        return [WindowsEnvTarget()]
+    prefix, _, directory = spec.partition(":")
+    project = Path(directory).expanduser()
+    return [claude_project_target(project, local=prefix == "claude-local", target_id=spec)]
+
+
+def targets_for_profile(profile: Profile, env: Mapping[str, str]) -> list[Target]:
+    """The profile's targets in its order, each file once."""
+    seen: dict[str, Target] = {}
+    for spec in profile.targets:
+        for target in targets_for_spec(spec, env):
+            seen.setdefault(target.target_id, target)
+    return list(seen.values())
+
+
+def target_for_id(target_id: str, env: Mapping[str, str]) -> Target:
+    """The target a ledger entry names."""
+    spec = "codex" if target_id == "codex-auth" else target_id
+    for target in targets_for_spec(spec, env):
+        if target.target_id == target_id:
+            return target
+    raise UsageError(f"KV Switch's ledger names an unknown target {target_id!r}")
