@@ -12,6 +12,7 @@ its non-UTF-8 bytes; display code should print with ``errors="replace"``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -22,7 +23,7 @@ from pathlib import Path
 from kvswitch.core.envmap import shell_env
 from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_delete, atomic_write, read_bytes, resolve_for_write
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, mask_secret
 from kvswitch.core.paths import home_dir
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.shell_block import (
@@ -224,13 +225,18 @@ def _describe_changes(
     changes = []
     for name, value in exports.items():
         if name not in owned:
-            changes.append(f"export {name}")
+            changes.append(f"export {name} = {_show(name, value)}")
         elif owned[name] != value:
-            changes.append(f"change {name}")
-    changes.extend(f"stop exporting {name}" for name in owned if name not in exports)
+            changes.append(f"change {name} = {_show(name, value)}")
+    changes.extend(f"stop exporting {name} (in new shells)" for name in owned if name not in exports)
     if removing and block_present and not owned:
         changes.append(f"remove the block between '{START_MARKER}' and '{END_MARKER}'")
     return changes
+
+
+def _show(name: str, value: str) -> str:
+    """A value for a change line: masked when the name says it is a secret."""
+    return mask_secret(value) if _SECRET_NAME.search(name) else json.dumps(value, ensure_ascii=False)
 
 
 def _holds_secret(plan: Plan) -> bool:

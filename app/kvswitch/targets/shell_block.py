@@ -4,7 +4,7 @@ The block lives between two marker lines; everything outside it belongs to the u
 character for character (CRLF included). Removing the block must give back exactly the file as it was
 before the block was added. The only byte KV Switch ever adds outside its block is the line break it
 needs when the file did not end with one; the block then records that fact in a comment line, so the
-removal takes that line break away again, even after other tools appended below the block.
+removal takes that line break away again (unless other tools have appended below the block since).
 """
 
 from __future__ import annotations
@@ -146,7 +146,9 @@ def remove_block(content: str, path: Path | str) -> str:
     span = find_block(content, path)
     if span is None:
         return content
-    head = content[: span.start]
-    if span.added_break and head.endswith(span.eol):
+    head, tail = content[: span.start], content[span.end :]
+    # With text below the block (another tool appended there), the line break now separates the
+    # user's last line from that text, so it stays.
+    if span.added_break and not tail and head.endswith(span.eol):
         head = head[: -len(span.eol)]
-    return head + content[span.end :]
+    return head + tail
