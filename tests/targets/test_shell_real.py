@@ -39,10 +39,10 @@ HOSTILE = [
     f"| touch {SENTINEL}",
     f"&& touch {SENTINEL}",
     "'", '"', "\\", "\\'", "\\\\", "'\\''", "''", "\\n", "\\x41", "\\u0041", "`", "`n", "$", "${HOME}",
-    "$HOME", "$env:HOME", "%PATH%", "%", "!", "!!", "!$", "!-1", "^a^b", "~", "~root", "-", "-e", "-h", "--help",
-    "--", "*", "?", "[a-z]", "{a,b}", "#", " # comment", "\t", " ", "\n", "\r", "\r\n", "\n\n", "\x1b[31m",
-    "\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\u2018", "\u2019", "\u201a", "\u201b", "\u201c",
-    "😀", "\U0010ffff", "\uf600", "\uf6ff", "\ue000", "é", "ß", "中文", "# >>> kvswitch >>>",
+    "$HOME", "$env:HOME", "%PATH%", "%", "!", "!!", "!$", "!-1", "^a^b", "~", "~root", "-", "-e", "-h",
+    "--help", "--", "*", "?", "[a-z]", "{a,b}", "#", " # comment", "\t", " ", "\n", "\r", "\r\n", "\n\n",
+    "\x1b[31m", "\x01", "\x7f", "\x85", "\u2028", "\u2029", "\ufeff", "\u2018", "\u2019", "\u201a", "\u201b",
+    "\u201c", "😀", "\U0010ffff", "\uf600", "\uf6ff", "\ue000", "é", "ß", "中文", "# >>> kvswitch >>>",
     "\n# <<< kvswitch <<<\n", "\n# >>> kvswitch >>>\n", "=", "a=b", ";", "&", "|", ">", "<", "<(x)", "()",
 ]
 SHELLS = ("bash", "zsh", "fish")
@@ -50,7 +50,8 @@ VAR_NAMES = [f"KVS_V{i}" for i in range(8)]
 
 _chars = st.characters(codec="utf-8", exclude_characters="\x00")
 values = st.lists(st.one_of(st.text(_chars, max_size=12), st.sampled_from(HOSTILE)), max_size=5).map("".join)
-profile_names = st.text(st.characters(codec="utf-8", exclude_characters="/\\"), min_size=1, max_size=12).filter(
+_name_chars = st.characters(codec="utf-8", exclude_characters="/\\")
+profile_names = st.text(_name_chars, min_size=1, max_size=12).filter(
     lambda name: PROFILE_NAME_RE.fullmatch(name.strip()) is not None
 )
 
@@ -142,7 +143,9 @@ def _needs(shell: str) -> None:
 @pytest.mark.parametrize("shell", SHELLS)
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_real_shell_reads_back_hostile_values_exactly(shell: str, shell_home: Path, data: st.DataObject) -> None:
+def test_real_shell_reads_back_hostile_values_exactly(
+    shell: str, shell_home: Path, data: st.DataObject
+) -> None:
     _needs(shell)
     check_round_trip(shell, shell_home, data.draw(profiles(shell)))
 
