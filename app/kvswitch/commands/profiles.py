@@ -1,0 +1,257 @@
+"""``kvswitch profile ...``: create, edit, list and show profiles (the switching commands live in
+``commands.switching``; ``register`` adds both)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from kvswitch.core.errors import ProfileError, UsageError
+from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
+from kvswitch.core.paths import AppPaths
+from kvswitch.core.presets import preset
+from kvswitch.core.store import ProfileStore
+from kvswitch.targets.keyed import is_secret_key
+
+KINDS = [k.value for k in ProfileKind]
+MODEL_FLAGS = {field: f"--{field.replace('_', '-')}-model" for field in ModelMap.ENV_NAMES}
+
+
+def register(subparsers: Any) -> None:
+    """Add ``profile``, ``use``, ``current``, ``undo``, ``import`` and ``doctor``."""
+    from kvswitch.commands import switching  # noqa: PLC0415 - sibling module, avoids a cycle
+
+    profile = subparsers.add_parser("profile", help="add, edit, remove, list and show profiles")
+    sub = profile.add_subparsers(dest="profile_command", metavar="ACTION", required=True)
+
+    add = sub.add_parser("add", help="add a profile")
+    add.add_argument("name")
+    _profile_options(add, adding=True)
+    add.set_defaults(func=cmd_add)
+
+    edit = sub.add_parser("edit", help="change a profile")
+    edit.add_argument("name")
+    _profile_options(edit, adding=False)
+    edit.add_argument("--unset-env", action="append", default=[], metavar="KEY", help="remove KEY from the env block")
+    edit.add_argument("--rename", metavar="NEW", help="give the profile a new name")
+    edit.set_defaults(func=cmd_edit)
+
+    remove = sub.add_parser("remove", help="delete a profile")
+    remove.add_argument("name")
+    remove.set_defaults(func=cmd_remove)
+
+    listing = sub.add_parser("list", help="list profiles")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(func=cmd_list)
+
+    show = sub.add_parser("show", help="show one profile")
+    show.add_argument("name")
+    show.set_defaults(func=cmd_show)
+
+    switching.register(subparsers)
+
+
+def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
+    parser.add_argument("--kind", choices=KINDS, required=adding, help="backend kind")
+    parser.add_argument("--base-url", help="server URL (default for local kinds: the usual port)")
+    keys = parser.add_mutually_exclusive_group()
+    keys.add_argument("--api-key", help="API key (prefer --api-key-stdin: this one lands in shell history)")
+    keys.add_argument("--api-key-stdin", action="store_true", help="read the API key from standard input")
+    if not adding:
+        keys.add_argument("--no-api-key", action="store_true", help="remove the key")
+    parser.add_argument("--model", help="model name (ANTHROPIC_MODEL, Codex model)")
+    for field, flag in MODEL_FLAGS.items():
+        parser.add_argument(flag, dest=f"model_{field}", metavar="M", help=f"sets {ModelMap.ENV_NAMES[field]}")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
+    parser.add_argument("--target", action="append", default=None, metavar="T",
+                        help="claude, claude-project:DIR, claude-local:DIR, codex, bash, zsh, fish, pwsh, "
+                             "windows-env (repeatable; default: claude)")
+    parser.add_argument("--log-file", metavar="PATH", help="the server's log file (local kinds)")
+    parser.add_argument("--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table")
+    if adding:
+        parser.add_argument("--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env")
+
+
+def paths_from(args: argparse.Namespace) -> AppPaths:
+    config_dir = getattr(args, "config_dir", None)
+    return AppPaths.default(Path(config_dir) if config_dir else None)
+
+
+def store_from(args: argparse.Namespace) -> ProfileStore:
+    return ProfileStore(paths_from(args))
+
+
+def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--env {pair!r}: expected KEY=VALUE, e.g. --env API_TIMEOUT_MS=600000")
+        if not ENV_NAME_RE.fullmatch(name):
+            raise UsageError(f"--env {pair!r}: invalid variable name {name!r}; use letters, digits and '_', "
+                             "not starting with a digit")
+        env[name] = value
+    return env
+
+
+def normalise_target(spec: str) -> str:
+    prefix, sep, directory = spec.partition(":")
+    if sep and prefix in ("claude-project", "claude-local") and directory.strip():
+        return f"{prefix}:{Path(directory).expanduser().resolve()}"
+    return spec
+
+
+def read_key(args: argparse.Namespace) -> str | None:
+    if getattr(args, "api_key_stdin", False):
+        key = sys.stdin.readline().strip()
+        if not key:
+            raise UsageError("--api-key-stdin: standard input was empty")
+        return key
+    key = getattr(args, "api_key", None)
+    return key if key else None
+
+
+def build_profile(data: dict[str, Any]) -> Profile:
+    """Validate, turning pydantic's report into one sentence that says what to change."""
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "profile"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ProfileError(f"{where}: {message}") from None
+
+
+def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
+    if args.base_url:
+        data["base_url"] = args.base_url
+    key = read_key(args)
+    if key is not None:
+        data["api_key"] = key
+    if getattr(args, "no_api_key", False):
+        data["api_key"] = None
+    if args.model is not None:
+        data["model"] = args.model or None
+    models = dict(data.get("models") or {})
+    for field in MODEL_FLAGS:
+        value = getattr(args, f"model_{field}")
+        if value is not None:
+            models[field] = value or None
+    data["models"] = models
+    data["env"] = {**(data.get("env") or {}), **parse_env_pairs(args.env)}
+    if args.target:
+        data["targets"] = [normalise_target(t) for t in args.target]
+    if args.log_file:
+        data["log"] = {"kind": "file", "path": str(Path(args.log_file).expanduser())}
+    if args.codex_provider_id:
+        data["codex_provider_id"] = args.codex_provider_id
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    chosen = preset(args.kind)
+    data: dict[str, Any] = {"name": args.name, "kind": args.kind, "base_url": chosen.base_url,
+                            "env": {} if args.no_preset_env else dict(chosen.env)}
+    if chosen.log is not None:
+        data["log"] = chosen.log.model_dump()
+    _apply_options(data, args)
+    profile = build_profile(data)
+    store.add(profile)
+    print(f"added profile {profile.name!r} ({profile.kind.value}, {profile.base_url})")
+    _print_lint(profile)
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    old = store.get(args.name)
+    data = old.model_dump(mode="json", context={"secrets": True})
+    if args.kind:
+        data["kind"] = args.kind
+    _apply_options(data, args)
+    for name in args.unset_env:
+        if name not in data["env"]:
+            raise UsageError(f"--unset-env {name}: the profile has no env entry {name}")
+        del data["env"][name]
+    if args.rename:
+        data["name"] = args.rename
+    profile = build_profile(data)
+    store.update(old.name, profile)
+    print(f"updated profile {profile.name!r}")
+    if store.active_name == profile.name:
+        print(f"it is the active profile: run 'kvswitch use {profile.name}' to write the changes")
+    _print_lint(profile)
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    removed = store.remove(args.name)
+    print(f"removed profile {removed.name!r}")
+    if store.active_name == removed.name:
+        print("it was the active profile: its values stay in your files until you switch or undo")
+    return 0
+
+
+def profile_view(profile: Profile, show_secrets: bool, active: bool = False) -> dict[str, Any]:
+    """The profile as shown to people: key and secret-looking env values masked unless asked."""
+    data = profile.model_dump(mode="json", context={"secrets": show_secrets}, exclude_defaults=False)
+    if not show_secrets:
+        data["env"] = {k: mask_secret(v) if is_secret_key(k) else v for k, v in data["env"].items()}
+    data["active"] = active
+    return data
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    active = store.active_name
+    profiles = store.profiles()
+    if args.json:
+        views = [profile_view(p, args.show_secrets, p.name == active) for p in profiles]
+        print(json.dumps(views, indent=2, ensure_ascii=False))
+        return 0
+    if not profiles:
+        print("no profiles yet; add one with 'kvswitch profile add NAME --kind KIND --base-url URL'")
+        return 0
+    width = max(len(p.name) for p in profiles)
+    for p in profiles:
+        marker = "*" if p.name == active else " "
+        print(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {p.base_url}  [{', '.join(p.targets)}]")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    profile = store.get(args.name)
+    view = profile_view(profile, args.show_secrets, profile.name == store.active_name)
+    for field in ("name", "kind", "base_url", "api_key", "model", "codex_provider_id", "notes"):
+        if view.get(field):
+            print(f"{field}: {view[field]}")
+    models = {k: v for k, v in view["models"].items() if v}
+    for field, value in models.items():
+        print(f"{ModelMap.ENV_NAMES[field]}: {value}")
+    print(f"targets: {', '.join(view['targets'])}")
+    for name, value in view["env"].items():
+        print(f"env {name}={value}")
+    if view.get("log"):
+        log = view["log"]
+        print(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
+    print(f"active: {'yes' if view['active'] else 'no'}")
+    _print_lint(profile)
+    return 0
+
+
+def _print_lint(profile: Profile) -> None:
+    from kvswitch.core.lint import lint_profile  # noqa: PLC0415
+
+    for warning in lint_profile(profile):
+        fix = ""
+        if warning.fix_env:
+            flags = " ".join(f"--env {k}={v}" for k, v in warning.fix_env.items())
+            fix = f" (fix: kvswitch profile edit {profile.name!r} {flags})"
+        print(f"warning [{warning.code}]: {warning.message}{fix}", file=sys.stderr)

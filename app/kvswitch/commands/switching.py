@@ -1,0 +1,198 @@
+"""``kvswitch use / current / undo / import / doctor``: the engine from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvswitch.commands.profiles import _print_lint, paths_from, store_from
+from kvswitch.core.errors import KvSwitchError, ProfileError
+from kvswitch.core.importers import import_cc_switch, import_claude
+from kvswitch.core.lint import lint_profile
+from kvswitch.core.models import Profile, mask_secret
+from kvswitch.targets.diff import mask_text
+from kvswitch.targets.engine import Engine
+from kvswitch.targets.registry import target_for_id
+
+
+def register(subparsers: Any) -> None:
+    use = subparsers.add_parser("use", help="apply a profile to its targets")
+    use.add_argument("name")
+    use.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    use.set_defaults(func=cmd_use)
+
+    current = subparsers.add_parser("current", help="print the profile last applied")
+    current.set_defaults(func=cmd_current)
+
+    undo = subparsers.add_parser("undo", help="put back what the last apply changed")
+    undo.set_defaults(func=cmd_undo)
+
+    imp = subparsers.add_parser("import", help="import Claude Code settings or CC Switch providers")
+    imp.add_argument("source", choices=["claude", "cc-switch"])
+    imp.add_argument("path", nargs="?", help="file to import (default: the usual location)")
+    imp.add_argument("--name", default="imported", help="profile name for 'import claude'")
+    imp.set_defaults(func=cmd_import)
+
+    doctor = subparsers.add_parser("doctor", help="check files, ownership, profiles and key file modes")
+    doctor.set_defaults(func=cmd_doctor)
+
+
+def engine_from(args: argparse.Namespace) -> Engine:
+    return Engine(paths_from(args))
+
+
+def cmd_use(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    profile = store.get(args.name)
+    engine = engine_from(args)
+    if args.dry_run:
+        plans = engine.plan(profile)
+        diff = engine.render_diff(plans, show_secrets=args.show_secrets)
+        print(diff if diff else f"{profile.name!r} is already applied: nothing would change.", end="" if diff else "\n")
+        _print_warnings([w for p in plans for w in p.warnings], plans_secrets(plans, args.show_secrets))
+        _print_lint(profile)
+        print("(dry run: nothing was written)")
+        return 0
+    result = engine.apply(profile)
+    for note in engine.recovery_notes:
+        print(f"note: {note}")
+    print(result.summary())
+    _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
+    _print_lint(profile)
+    return 0
+
+
+def plans_secrets(plans: list[Any], show: bool) -> list[str]:
+    return [] if show else [s for p in plans for s in p.secrets]
+
+
+def _print_warnings(warnings: list[str], secrets: list[str]) -> None:
+    for warning in dict.fromkeys(warnings):
+        print(f"warning: {mask_text(warning, secrets)}", file=sys.stderr)
+
+
+def cmd_current(args: argparse.Namespace) -> int:
+    name = engine_from(args).current()
+    if name is None:
+        print("no profile is applied", file=sys.stderr)
+        return 1
+    print(name)
+    return 0
+
+
+def cmd_undo(args: argparse.Namespace) -> int:
+    engine = engine_from(args)
+    result = engine.undo()
+    print(result.summary())
+    _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    store = store_from(args)
+    if args.source == "claude":
+        profiles = [import_claude(args.path, name=args.name)]
+    else:
+        profiles = import_cc_switch(args.path)
+        if not profiles:
+            print("no Claude or Codex providers found to import")
+            return 0
+    taken = {n.casefold() for n in store.names()}
+    for profile in profiles:
+        name = profile.name
+        number = 2
+        while name.casefold() in taken:
+            name = f"{profile.name}-{number}"
+            number += 1
+        if name != profile.name:
+            profile = profile.model_copy(update={"name": name})
+        store.add(profile)
+        taken.add(name.casefold())
+        key = profile.key if args.show_secrets else mask_secret(profile.key)
+        print(f"imported {profile.name!r}: {profile.kind.value} {profile.base_url}"
+              + (f" key {key}" if profile.key else "") + f" [{', '.join(profile.targets)}]")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    problems = run_doctor(args)
+    if not problems:
+        print("everything looks fine")
+        return 0
+    for line in problems:
+        print(line)
+    return 1
+
+
+def run_doctor(args: argparse.Namespace) -> list[str]:
+    """Every finding as one line ``ok:``-free: only problems are listed."""
+    paths = paths_from(args)
+    engine = Engine(paths)
+    findings: list[str] = []
+    try:
+        store = store_from(args)
+        profiles = store.profiles()
+    except KvSwitchError as exc:
+        return [f"profiles: {exc}"]
+    try:
+        state = engine.state()
+    except KvSwitchError as exc:
+        return [f"ledger: {exc}"]
+    if state.pending is not None:
+        findings.append("ledger: an apply was interrupted; the next 'kvswitch use' or 'undo' rolls it back")
+    active: Profile | None = None
+    if state.active:
+        try:
+            active = store.get(state.active)
+        except ProfileError:
+            findings.append(f"active profile {state.active!r} no longer exists; its values stay until you switch")
+    for target_id, record in state.targets.items():
+        try:
+            target = target_for_id(target_id, engine.env)
+            plan = target.plan(None, record.owned)
+        except KvSwitchError as exc:
+            findings.append(f"{record.location}: {exc}")
+            continue
+        for warning in plan.warnings:
+            if "by hand" in warning:
+                findings.append(f"{record.location}: {mask_text(warning, [] if args.show_secrets else plan.secrets)}")
+    for profile in profiles:
+        for warning in lint_profile(profile):
+            findings.append(f"profile {profile.name!r} [{warning.code}]: {warning.message}")
+    if active is not None:
+        findings.extend(_stale_shell_vars(active, args.show_secrets))
+    for path in _secret_files(paths, engine):
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            findings.append(f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'")
+    return findings
+
+
+def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
+    from kvswitch.core.envmap import shell_env  # noqa: PLC0415
+
+    wanted = shell_env(profile)
+    findings = []
+    for name in sorted(set(wanted) | {"ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL"}):
+        have = os.environ.get(name)
+        if have is not None and have != wanted.get(name):
+            shown = have if show else mask_text(have, [have]) if "KEY" in name or "TOKEN" in name else have
+            findings.append(f"this shell still exports {name}={shown} (not what {profile.name!r} sets); "
+                            "open a new terminal")
+    return findings
+
+
+def _secret_files(paths: Any, engine: Engine) -> list[Path]:
+    from kvswitch.core.paths import codex_home  # noqa: PLC0415
+
+    files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
+    if paths.backups_dir.is_dir():
+        files.extend(p for p in paths.backups_dir.rglob("*.bak"))
+    return files

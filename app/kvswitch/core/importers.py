@@ -1,0 +1,179 @@
+"""Bring existing setups in as profiles: Claude Code's settings.json and CC Switch's providers.
+
+Imports never write anything but the returned profiles; the caller adds them to the store. Values
+that cannot become a profile field are kept in the profile's env block rather than dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import tomlkit
+import tomlkit.exceptions
+from pydantic import ValidationError
+
+from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
+from kvswitch.core.fsutil import read_bytes
+from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind
+from kvswitch.core.paths import claude_config_dir, home_dir
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+#: default ports of local servers, to guess a kind from an imported URL
+PORT_KINDS = {8080: ProfileKind.LLAMA_CPP, 1234: ProfileKind.LM_STUDIO, 8000: ProfileKind.VLLM,
+              30000: ProfileKind.SGLANG, 11434: ProfileKind.OLLAMA}
+DERIVED_ENV = {"ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", *ModelMap.ENV_NAMES.values()}
+
+
+def guess_kind(url: str) -> ProfileKind:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host == "api.anthropic.com":
+        return ProfileKind.ANTHROPIC
+    if host == "api.openai.com":
+        return ProfileKind.OPENAI_COMPATIBLE
+    if host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") and parts.port in PORT_KINDS:
+        return PORT_KINDS[parts.port]
+    return ProfileKind.CUSTOM
+
+
+def profile_from_claude_settings(name: str, settings: dict[str, Any], source: str) -> Profile:
+    """A profile equivalent to a Claude Code settings object (its ``env`` and ``model``)."""
+    raw_env = settings.get("env") or {}
+    if not isinstance(raw_env, dict):
+        raise ConfigParseError(source, "'env' must be an object")
+    env = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw_env.items()}
+    url = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+    key = env.get("ANTHROPIC_AUTH_TOKEN") or None
+    models = ModelMap(**{field: env[var] for field, var in ModelMap.ENV_NAMES.items() if env.get(var)})
+    model = env.get("ANTHROPIC_MODEL") or (settings.get("model") if isinstance(settings.get("model"), str) else None)
+    extra = {k: v for k, v in env.items() if k not in DERIVED_ENV and ENV_NAME_RE.fullmatch(k)}
+    return _build(name, source, kind=guess_kind(url), base_url=url, api_key=key, model=model, models=models,
+                  env=extra, targets=["claude"], notes=f"imported from {source}")
+
+
+def import_claude(path: Path | str | None = None, name: str = "imported") -> Profile:
+    """The current Claude Code settings (default ``~/.claude/settings.json``) as a new profile."""
+    file = Path(path) if path else claude_config_dir() / "settings.json"
+    raw = read_bytes(file)
+    if raw is None:
+        raise FileAccessError(file, "not found; there is nothing to import")
+    try:
+        data = json.loads(raw.decode("utf-8-sig")) if raw.strip() else {}
+    except UnicodeDecodeError:
+        raise ConfigParseError(file, "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigParseError(file, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    if not isinstance(data, dict):
+        raise ConfigParseError(file, "expected a JSON object at the top level")
+    return profile_from_claude_settings(name, data, str(file))
+
+
+def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source: str) -> Profile:
+    """A Codex-only profile from a config.toml text and an auth.json object (CC Switch's snapshot)."""
+    try:
+        doc = tomlkit.parse(config_text or "").unwrap()
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigParseError(source, f"provider {name!r}: config is not valid TOML: {exc}") from None
+    provider = doc.get("model_provider") or "openai"
+    table = (doc.get("model_providers") or {}).get(provider) or {}
+    url = table.get("base_url") or ("https://api.openai.com/v1" if provider == "openai" else None)
+    if not url:
+        raise ProfileError(f"{source}: provider {name!r} has no base_url; add it by hand")
+    key = auth.get("OPENAI_API_KEY") if isinstance(auth, dict) else None
+    kind = guess_kind(url)
+    if kind == ProfileKind.ANTHROPIC:
+        kind = ProfileKind.CUSTOM
+    if kind in PORT_KINDS.values() and url.rstrip("/").endswith("/v1"):
+        url = url.rstrip("/")[: -len("/v1")]
+    return _build(name, source, kind=kind, base_url=url, api_key=key, model=doc.get("model"), targets=["codex"],
+                  notes=f"imported from {source}")
+
+
+def import_cc_switch(path: Path | str | None = None) -> list[Profile]:
+    """CC Switch's Claude and Codex providers (``~/.cc-switch/cc-switch.db``, or an older ``config.json``).
+
+    ``path`` may be the database, the JSON file or the ``.cc-switch`` folder. Providers of other apps
+    (Gemini, OpenCode...) are skipped. Names get `` (codex)`` appended when both apps use the same one.
+    """
+    base = Path(path) if path else home_dir() / ".cc-switch"
+    if base.is_dir():
+        candidates = [base / "cc-switch.db", base / "config.json"]
+        found = next((c for c in candidates if c.exists()), None)
+        if found is None:
+            raise FileAccessError(base, "has neither cc-switch.db nor config.json; is CC Switch installed?")
+        base = found
+    if not base.exists():
+        raise FileAccessError(base, "not found; is CC Switch installed?")
+    rows = _rows_from_json(base) if base.suffix == ".json" else _rows_from_db(base)
+    profiles: list[Profile] = []
+    taken: set[str] = set()
+    for app, name, settings in rows:
+        label = name if name.casefold() not in taken else f"{name} ({app})"
+        source = f"{base} [{app}: {name}]"
+        if app == "claude" and isinstance(settings, dict):
+            profile = profile_from_claude_settings(label, settings, source)
+        elif app == "codex" and isinstance(settings, dict):
+            profile = profile_from_codex(label, str(settings.get("config") or ""), settings.get("auth") or {}, source)
+        else:
+            continue
+        taken.add(profile.name.casefold())
+        profiles.append(profile)
+    return profiles
+
+
+def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise FileAccessError(path, f"cannot open the database: {exc}") from None
+    try:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(providers)")}
+        if not {"app_type", "name", "settings_config"} <= columns:
+            raise ConfigParseError(path, "no 'providers' table with app_type, name, settings_config; "
+                                         "is this a CC Switch database?")
+        order = "sort_index, " if "sort_index" in columns else ""
+        rows = conn.execute(f"SELECT app_type, name, settings_config FROM providers ORDER BY {order}rowid").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigParseError(path, f"not a readable SQLite database: {exc}") from None
+    finally:
+        conn.close()
+    result = []
+    for app, name, settings in rows:
+        try:
+            result.append((str(app), str(name), json.loads(settings) if settings else {}))
+        except json.JSONDecodeError:
+            raise ConfigParseError(path, f"provider {name!r}: settings_config is not valid JSON") from None
+    return result
+
+
+def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
+    raw = read_bytes(path) or b""
+    try:
+        data = json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigParseError(path, f"not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigParseError(path, "expected a JSON object")
+    sections = {"claude": data} if "providers" in data else {k: data.get(k) for k in ("claude", "codex")}
+    rows = []
+    for app, section in sections.items():
+        providers = section.get("providers") if isinstance(section, dict) else None
+        for entry in (providers or {}).values():
+            if isinstance(entry, dict):
+                settings = entry.get("settingsConfig") or entry.get("settings_config") or {}
+                rows.append((app, str(entry.get("name") or entry.get("id") or "provider"), settings))
+    return rows
+
+
+def _build(name: str, source: str, **fields: Any) -> Profile:
+    try:
+        return Profile(name=name, **fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise ProfileError(f"{source}: cannot import {name!r}: {where}: {msg}") from None
