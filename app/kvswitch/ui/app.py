@@ -1,0 +1,126 @@
+"""Composition root of the desktop app: args → logging → paths → QApplication → single instance → UI.
+
+Imports stay lazy (Qt and the engines load inside the functions) so ``kvswitch --help`` never loads
+Qt and the window appears as fast as a bare PySide6 window would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("kvswitch.ui")
+
+def setup_logging(paths: Any) -> None:
+    """The rotating, key-scrubbing log file in ``paths.log_dir`` (shared with the CLI)."""
+    from kvswitch.core.applog import setup_logging as setup  # noqa: PLC0415
+
+    setup(paths)
+
+
+def _install_qt_message_handler() -> None:
+    from PySide6.QtCore import QtMsgType, qInstallMessageHandler  # noqa: PLC0415
+
+    qt_log = logging.getLogger("kvswitch.qt")
+    levels = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
+              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
+              QtMsgType.QtFatalMsg: logging.CRITICAL}
+
+    def handler(msg_type: Any, _context: Any, message: str) -> None:
+        qt_log.log(levels.get(msg_type, logging.WARNING), "%s", message)
+
+    qInstallMessageHandler(handler)
+
+
+def load_app_settings(paths: Any) -> Any:
+    """The app's preferences (language, close-to-tray); defaults when the file is damaged."""
+    from kvswitch.core.settings import load_settings  # noqa: PLC0415
+
+    return load_settings(paths)
+
+
+def create_application(argv: Sequence[str] | None = None) -> Any:
+    from PySide6.QtWidgets import QApplication  # noqa: PLC0415
+
+    from kvswitch.core.paths import APP_ID  # noqa: PLC0415
+
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(list(argv or sys.argv[:1]))
+    app.setApplicationName("kvswitch")
+    app.setApplicationDisplayName("KV Switch")
+    app.setOrganizationName("kvswitch")
+    app.setDesktopFileName(APP_ID)
+    return app
+
+
+def run_app(args: argparse.Namespace) -> int:
+    """Start the desktop app (``kvswitch`` with no sub-command)."""
+    from kvswitch.core.paths import AppPaths  # noqa: PLC0415
+
+    config_dir = getattr(args, "config_dir", None)
+    paths = AppPaths.default(Path(config_dir) if config_dir else None)
+    setup_logging(paths)
+    smoke = bool(getattr(args, "smoke_test", False))
+    if smoke and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
+            and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    app = create_application()
+    _install_qt_message_handler()
+
+    from kvswitch.ui import i18n  # noqa: PLC0415
+
+    settings = load_app_settings(paths)
+    i18n.install(app, i18n.choose_language(settings.language))
+    if smoke:
+        from kvswitch.ui.smoke import run_smoke_test  # noqa: PLC0415
+
+        return run_smoke_test(app, paths)
+
+    from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name  # noqa: PLC0415
+
+    name = server_name(paths.config_dir)
+    if send_to_running(name, "show"):
+        log.info("another KV Switch is running; asked it to show its window")
+        return 0
+    instance = SingleInstance(name)
+    instance.listen()
+
+    from kvswitch.ui.errors import install_excepthooks  # noqa: PLC0415
+    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
+
+    install_excepthooks()
+    try:
+        shell = AppShell(paths, settings, minimized=bool(getattr(args, "minimized", False)))
+    except Exception as exc:
+        from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
+        from kvswitch.ui.errors import show_dialog  # noqa: PLC0415
+
+        if not isinstance(exc, KvSwitchError):
+            raise
+        show_dialog(app.translate("app", "KV Switch cannot start"), str(exc), modal=True)
+        return exc.exit_code
+    instance.message_received.connect(shell.on_instance_message)
+    shell.start()
+    code = int(app.exec())
+    shell.shutdown()
+    instance.close()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The GUI entry point (``kvswitch-gui``): the same flags as ``kvswitch`` without a sub-command."""
+    from kvswitch.cli import build_parser  # noqa: PLC0415
+
+    args = build_parser().parse_args(list(argv) if argv is not None else None)
+    if getattr(args, "command", None):
+        return int(args.func(args))
+    return run_app(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

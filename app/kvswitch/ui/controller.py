@@ -1,0 +1,222 @@
+"""The app's actions, shared by the window and the tray: apply, undo, verify, cache state.
+
+It adapts the engines (store, switching engine, verify probe) and turns their outcomes into signals;
+it holds no profile data of its own. Expected failures (``KvSwitchError``) become ``*_failed`` signals
+with the engine's message; the window shows them inline.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui import tasks
+from kvswitch.ui.theme import CacheState
+
+log = logging.getLogger("kvswitch.ui.controller")
+
+VERIFY_TIMEOUT_S = 30.0
+
+_VERDICT_STATE = {
+    "HIT": CacheState.HIT,
+    "PARTIAL": CacheState.PARTIAL,
+    "MISS": CacheState.MISS,
+}
+
+
+def verdict_state(verdict: object) -> CacheState:
+    """Map a verify/log verdict (enum or string, any case) to the tray's cache state."""
+    text = str(getattr(verdict, "value", verdict) or "").upper()
+    if "." in text:
+        text = text.rsplit(".", 1)[1]
+    return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
+
+
+class AppController(QObject):
+    """Actions on the store and engines, reported by signal.
+
+    Signals:
+        profile_applied(str): a profile was written to its targets (name).
+        apply_failed(str, str): applying a profile failed (name, engine message); nothing changed.
+        undo_finished(str): the last apply was undone (a message for the status bar).
+        undo_failed(str): undo failed (engine message).
+        cache_state_changed(str): the active profile's cache state (a ``CacheState`` value).
+        verify_started(str): a verify began for a profile (name).
+        verify_progressed(str, float): a verify reported progress.
+        verify_finished(object): the ``VerifyResult``.
+        verify_failed(str): verify could not run at all (message).
+    """
+
+    profile_applied = Signal(str)
+    apply_failed = Signal(str, str)
+    undo_finished = Signal(str)
+    undo_failed = Signal(str)
+    cache_state_changed = Signal(str)
+    verify_started = Signal(str)
+    verify_progressed = Signal(str, float)
+    verify_finished = Signal(object)
+    verify_failed = Signal(str)
+
+    def __init__(self, paths: Any, store: Any = None, engine: Any = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.paths = paths
+        if store is None:
+            from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - keep start-up imports lazy
+
+            store = ProfileStore(paths)
+        self.store = store
+        self._engine = engine
+        self.cache_state = CacheState.UNKNOWN
+        self._verify_task: tasks.BackgroundTask | None = None
+        self.verify_timeout_s = VERIFY_TIMEOUT_S
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            from kvswitch.targets.engine import Engine  # noqa: PLC0415 - keep start-up imports lazy
+
+            self._engine = Engine(self.paths)
+        return self._engine
+
+    def active_profile(self) -> Any | None:
+        name = self.store.active_name
+        if not name:
+            return None
+        try:
+            return self.store.get(name)
+        except KvSwitchError:
+            return None
+
+    # -- switching ---------------------------------------------------------------------------------
+
+    def plan(self, name: str) -> list[Any]:
+        """Plans for a profile; raises ``KvSwitchError`` for the caller to show inline."""
+        return list(self.engine.plan(self.store.get(name)))
+
+    def apply(self, name: str) -> bool:
+        """Write a profile to its targets; on failure nothing changes and ``apply_failed`` says why."""
+        try:
+            profile = self.store.get(name)
+            self.engine.apply(profile)
+        except KvSwitchError as exc:
+            log.warning("apply %s failed: %s", name, exc)
+            self.apply_failed.emit(name, str(exc))
+            return False
+        except OSError as exc:
+            message = f"{exc.filename or ''}: {exc.strerror or exc}".strip(": ")
+            log.warning("apply %s failed: %s", name, message)
+            self.apply_failed.emit(name, message)
+            return False
+        log.info("applied profile %s", name)
+        self.set_cache_state(CacheState.UNKNOWN)
+        self._notify_store()
+        self.profile_applied.emit(name)
+        return True
+
+    def undo(self) -> bool:
+        try:
+            result = self.engine.undo()
+        except KvSwitchError as exc:
+            self.undo_failed.emit(str(exc))
+            return False
+        self.set_cache_state(CacheState.UNKNOWN)
+        self._notify_store()
+        self.undo_finished.emit(self._describe_undo(result))
+        return True
+
+    def _describe_undo(self, result: object) -> str:
+        text = str(result) if result is not None else ""
+        return text or self.tr("Undid the last apply.")
+
+    def _notify_store(self) -> None:
+        """Some stores learn about the active profile from the engine; nudge listeners either way."""
+        refresh = getattr(self.store, "reload", None) or getattr(self.store, "refresh", None)
+        if callable(refresh):
+            try:
+                refresh()
+            except KvSwitchError as exc:
+                log.warning("store refresh failed: %s", exc)
+
+    # -- cache state -------------------------------------------------------------------------------
+
+    def set_cache_state(self, state: CacheState | str) -> None:
+        state = CacheState(state)
+        if state != self.cache_state:
+            self.cache_state = state
+            self.cache_state_changed.emit(state.value)
+
+    @Slot(object)
+    def note_verdict(self, verdict: object) -> None:
+        """The latest evidence (a log event or a verify) decides the icon."""
+        self.set_cache_state(verdict_state(verdict))
+
+    # -- verify ------------------------------------------------------------------------------------
+
+    @property
+    def verify_running(self) -> bool:
+        return self._verify_task is not None and self._verify_task.running
+
+    def start_verify(self, name: str | None = None) -> bool:
+        """Run the cache probe for a profile (default: the active one); a running one is cancelled."""
+        self.cancel_verify()
+        name = name or self.store.active_name
+        if not name:
+            self.verify_failed.emit(self.tr("No active profile: apply a profile first, then verify it."))
+            return False
+        try:
+            profile = self.store.get(name)
+        except KvSwitchError as exc:
+            self.verify_failed.emit(str(exc))
+            return False
+        timeout = self.verify_timeout_s
+
+        def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
+            from kvswitch.verify import run_verify  # noqa: PLC0415 - loaded on first use
+
+            return run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
+
+        self._verify_task = tasks.run_in_background(
+            self, op, on_success=self._on_verify_succeeded, on_failure=self._on_verify_raised,
+            on_progress=self.verify_progressed.emit)
+        self.verify_started.emit(name)
+        return True
+
+    def cancel_verify(self) -> None:
+        if self._verify_task is not None and self._verify_task.running:
+            self._verify_task.cancel()
+
+    def _on_verify_succeeded(self, result: object) -> None:
+        self.note_verdict(getattr(result, "verdict", None))
+        self.verify_finished.emit(result)
+
+    def _on_verify_raised(self, exc: BaseException) -> None:
+        if isinstance(exc, KvSwitchError):
+            self.verify_failed.emit(str(exc))
+            return
+        from kvswitch.ui.errors import report_exception  # noqa: PLC0415
+
+        report_exception(type(exc), exc, exc.__traceback__, "verify")
+        self.verify_failed.emit(self.tr("Verify stopped because of an internal error (it was reported)."))
+
+    def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:
+        """Merge a diagnosis' fix into the stored profile; the caller offers re-apply."""
+        try:
+            profile = self.store.get(name)
+            env = dict(profile.env)
+            env.update(fix_env)
+            data = profile.model_dump(context={"secrets": True})
+            data["env"] = env
+            self.store.update(name, type(profile).model_validate(data))
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))
+            return False
+        return True
+
+    def shutdown(self) -> None:
+        """Cancel background work and wait for it, so no worker outlives the app."""
+        self.cancel_verify()
+        tasks.drain(5000)

@@ -1,0 +1,106 @@
+"""Confirm an apply: one tab per file with the engine's diff (keys masked), then Apply or Cancel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtGui import QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QPlainTextEdit,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvswitch.ui import theme
+
+
+class _DiffHighlighter(QSyntaxHighlighter):
+    """Unified-diff colours from the palette: additions green, removals red, headers muted."""
+
+    def __init__(self, document: QTextDocument):
+        super().__init__(document)
+        self._added = QTextCharFormat()
+        self._added.setForeground(theme.state_color(theme.CacheState.HIT))
+        self._removed = QTextCharFormat()
+        self._removed.setForeground(theme.state_color(theme.CacheState.MISS))
+        self._header = QTextCharFormat()
+        self._header.setForeground(theme.muted_color())
+        self._header.setFontWeight(QFont.Weight.Bold)
+
+    def highlightBlock(self, text: str) -> None:
+        if text.startswith(("+++", "---", "@@")):
+            self.setFormat(0, len(text), self._header)
+        elif text.startswith("+"):
+            self.setFormat(0, len(text), self._added)
+        elif text.startswith("-"):
+            self.setFormat(0, len(text), self._removed)
+
+
+class ApplyDialog(QDialog):
+    """Shows what applying ``profile_name`` would change, file by file."""
+
+    def __init__(self, profile_name: str, plans: list[Any], render: Callable[[list[Any]], str],
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(self.tr("Apply “%1”").replace("%1", profile_name))
+        self.resize(760, 520)
+        layout = QVBoxLayout(self)
+        changed = [plan for plan in plans if getattr(plan, "changed", True)]
+        summary = QLabel()
+        summary.setWordWrap(True)
+        if changed:
+            text = self.tr("%1 file(s) will change. Every file is backed up first; Undo puts them back.")
+            summary.setText(text.replace("%1", str(len(changed))))
+        else:
+            summary.setText(self.tr("Nothing to change: every file already matches this profile."))
+        layout.addWidget(summary)
+        self.tabs = QTabWidget()
+        fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._highlighters = []
+        for plan in plans:
+            page = QWidget()
+            page_layout = QVBoxLayout(page)
+            page_layout.setContentsMargins(4, 4, 4, 4)
+            location = QLabel(f"<b>{_escape(str(plan.location))}</b>")
+            page_layout.addWidget(location)
+            for warning in getattr(plan, "warnings", []) or []:
+                label = QLabel(f"⚠ {warning}")
+                label.setWordWrap(True)
+                page_layout.addWidget(label)
+            view = QPlainTextEdit()
+            view.setReadOnly(True)
+            view.setFont(fixed)
+            view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            text = render([plan]).strip() if plan.changed else ""
+            if not text:
+                text = "\n".join(getattr(plan, "changes", []) or []) or self.tr("(no change)")
+            view.setPlainText(text)
+            self._highlighters.append(_DiffHighlighter(view.document()))
+            page_layout.addWidget(view, 1)
+            title = str(plan.target_id) + ("" if plan.changed else " ✓")
+            self.tabs.addTab(page, title)
+        layout.addWidget(self.tabs, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.apply_button = buttons.addButton(self.tr("Apply"), QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    @classmethod
+    def ask(cls, parent: QWidget | None, profile_name: str, plans: list[Any],
+            render: Callable[[list[Any]], str]) -> bool:
+        """Modal confirmation; tests patch this one function."""
+        dialog = cls(profile_name, plans, render, parent)
+        try:
+            return dialog.exec() == QDialog.DialogCode.Accepted
+        finally:
+            dialog.deleteLater()
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,281 @@
+"""The live cache log: highlighted server lines, a per-request table and a reuse chart.
+
+Bound to the active profile's log source. Reading and classifying happen on a worker
+(``log_worker.LogFollower``); a 100 ms timer takes what is waiting and appends it in one edit, so a
+flood costs the GUI one insert per tick. Memory is bounded everywhere: the view keeps
+``MAX_VIEW_LINES`` blocks, the history (for the filter and pause) ``MAX_KEPT_LINES``, the table
+``MAX_EVENTS`` requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvswitch.ui.events_model import CacheEventsModel
+from kvswitch.ui.log_highlighter import LogHighlighter
+from kvswitch.ui.log_worker import LogFollower
+from kvswitch.ui.reuse_chart import ReuseChart
+
+log = logging.getLogger("kvswitch.ui.logpanel")
+
+MAX_VIEW_LINES = 5000
+MAX_KEPT_LINES = 20000
+MAX_EVENTS = 5000
+FLUSH_INTERVAL_MS = 100
+#: lines appended to the view per tick at most; the rest of a flood is counted, not drawn
+MAX_LINES_PER_FLUSH = 1500
+
+
+class LogPanel(QWidget):
+    """Follows a log source and shows what the server did with its prompt cache.
+
+    Signals:
+        verdict_seen(str): the latest request's verdict (``hit``/``partial``/``miss``).
+        lines_appended(int): lines were appended to the view this tick (how many).
+        events_added(int): cache events were added to the table this tick (how many).
+    """
+
+    verdict_seen = Signal(str)
+    lines_appended = Signal(int)
+    events_added = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._follower: LogFollower | None = None
+        self._source: Any = None
+        self._kind_hint: str | None = None
+        self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
+        self.dropped_lines = 0
+
+        self.view = QPlainTextEdit()
+        self.view.setReadOnly(True)
+        self.view.setUndoRedoEnabled(False)
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.view.setMaximumBlockCount(MAX_VIEW_LINES)
+        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.view.setCenterOnScroll(False)
+        self.highlighter = LogHighlighter(self.view.document())
+
+        self.status_label = QLabel()
+        self.status_label.setWordWrap(True)
+        self.follow_box = QCheckBox(self.tr("Follow"))
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip(self.tr("Keep the newest line in view while you are at the bottom"))
+        self.cache_only_box = QCheckBox(self.tr("Cache lines only"))
+        self.pause_box = QCheckBox(self.tr("Pause"))
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText(self.tr("Search (Enter: next, Shift+Enter: previous)"))
+        self.search_edit.setClearButtonEnabled(True)
+        self.copy_button = QPushButton(self.tr("Copy"))
+        self.copy_button.setToolTip(self.tr("Copy the selection, or every shown line if nothing is selected"))
+        self.clear_button = QPushButton(self.tr("Clear"))
+
+        self.events_model = CacheEventsModel(MAX_EVENTS, self)
+        self.table = QTableView()
+        self.table.setModel(self.events_model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(True)
+        self.chart = ReuseChart(self.events_model)
+
+        controls = QHBoxLayout()
+        for widget in (self.follow_box, self.cache_only_box, self.pause_box):
+            controls.addWidget(widget)
+        controls.addWidget(self.search_edit, 1)
+        controls.addWidget(self.copy_button)
+        controls.addWidget(self.clear_button)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.chart)
+        lower_layout.addWidget(self.table, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(lower)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.status_label)
+        layout.addLayout(controls)
+        layout.addWidget(splitter, 1)
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(FLUSH_INTERVAL_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        self.cache_only_box.toggled.connect(self._on_filter_toggled)
+        self.pause_box.toggled.connect(self._on_pause_toggled)
+        self.search_edit.returnPressed.connect(self._on_search_return_pressed)
+        self.copy_button.clicked.connect(self.copy_lines)
+        self.clear_button.clicked.connect(self.clear)
+        self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
+
+    # -- binding -----------------------------------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    def bind(self, source: Any, kind_hint: str | None) -> None:
+        """Follow ``source`` (a ``LogSource`` or None); unchanged sources keep following."""
+        if self._follower is not None and source == self._source and kind_hint == self._kind_hint:
+            return
+        self.stop()
+        self._source, self._kind_hint = source, kind_hint
+        self.highlighter.kind_hint = kind_hint
+        if source is None:
+            self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
+            return
+        self.clear()
+        self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
+        self._follower = LogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                     max_pending_events=MAX_EVENTS)
+        self._follower.start()
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Stop following and wait for the worker (called on rebind and on quit)."""
+        self._timer.stop()
+        if self._follower is not None:
+            self._follower.stop()
+            self._flush(self._follower.take())
+            self._follower = None
+
+    # -- view --------------------------------------------------------------------------------------
+
+    def _shown(self, line: Any) -> bool:
+        if not self.cache_only_box.isChecked():
+            return True
+        return str(getattr(line.kind, "value", line.kind)) in ("hit", "partial", "miss", "timing")
+
+    def _set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+
+    @Slot()
+    def _on_timer_timeout(self) -> None:
+        if self._follower is not None:
+            self._flush(self._follower.take())
+
+    def _flush(self, batch: Any) -> None:
+        if batch.status:
+            self._set_status(batch.status)
+        if batch.error:
+            self._set_status(batch.error)
+            self._timer.stop()
+        self.dropped_lines += batch.dropped_lines
+        if batch.events:
+            self.events_model.add_events(batch.events)
+            if self.follow_box.isChecked():
+                self.table.scrollToBottom()
+            self.verdict_seen.emit(str(batch.events[-1].verdict))
+            self.events_added.emit(len(batch.events))
+        if not batch.lines:
+            return
+        self._history.extend(batch.lines)
+        if not self.pause_box.isChecked():
+            self._append([line for line in batch.lines if self._shown(line)])
+
+    def _append(self, lines: list[Any]) -> None:
+        if not lines:
+            return
+        if len(lines) > MAX_LINES_PER_FLUSH:
+            self.dropped_lines += len(lines) - MAX_LINES_PER_FLUSH
+            lines = lines[-MAX_LINES_PER_FLUSH:]
+        bar = self.view.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 2
+        self.highlighter.remember(lines)
+        cursor = QTextCursor(self.view.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        text = "\n".join(line.text for line in lines)
+        cursor.insertText(text if self.view.document().isEmpty() else "\n" + text)
+        cursor.endEditBlock()
+        if self.follow_box.isChecked() and at_bottom:
+            bar.setValue(bar.maximum())
+        self.lines_appended.emit(len(lines))
+
+    def _rerender(self) -> None:
+        self.view.clear()
+        shown = [line for line in self._history if self._shown(line)]
+        self._append(shown[-MAX_VIEW_LINES:])
+
+    def clear(self) -> None:
+        self.view.clear()
+        self._history.clear()
+        self.events_model.clear()
+        self.dropped_lines = 0
+
+    def shown_text(self) -> str:
+        return self.view.toPlainText()
+
+    @Slot()
+    def copy_lines(self) -> None:
+        cursor = self.view.textCursor()
+        text = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.shown_text()
+        QGuiApplication.clipboard().setText(text)
+
+    def find_text(self, text: str, backward: bool = False) -> bool:
+        if not text:
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        if self.view.find(text, flags):
+            return True
+        cursor = self.view.textCursor()  # wrap around once
+        cursor.movePosition(QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start)
+        self.view.setTextCursor(cursor)
+        return self.view.find(text, flags)
+
+    # -- slots -------------------------------------------------------------------------------------
+
+    @Slot(bool)
+    def _on_filter_toggled(self, _checked: bool) -> None:
+        self._rerender()
+
+    @Slot(bool)
+    def _on_pause_toggled(self, paused: bool) -> None:
+        if not paused:
+            self._rerender()
+
+    @Slot()
+    def _on_search_return_pressed(self) -> None:
+        backward = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if not self.find_text(self.search_edit.text(), backward):
+            missing = self.tr("“%1” is not in the shown lines.")
+            self._set_status(missing.replace("%1", self.search_edit.text()))
+
+    # -- Qt overrides ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.refresh_formats()
+            self.chart.update()
+        super().changeEvent(event)
+
+
+def _describe(source: Any) -> str:
+    kind = getattr(source, "kind", "")
+    if kind == "journald":
+        return f"journald unit {source.unit}"
+    if kind == "command":
+        return " ".join(source.command or [])
+    return str(getattr(source, "path", "") or kind)

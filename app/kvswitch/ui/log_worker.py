@@ -1,0 +1,151 @@
+"""Reads and classifies a server log off the GUI thread; the panel collects the result on a timer.
+
+A flood (tens of thousands of lines a second) must not freeze the window, so the worker does all the
+per-line work (read, strip, classify, assemble requests) and leaves the results in bounded buffers.
+The GUI takes everything waiting every ~100 ms in one go: one insert into the view, one insert into
+the table. When the GUI cannot keep up, the oldest lines waiting are dropped (and counted) — events are
+never dropped before the table's own cap, because the table is how a broken cache is seen.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("kvswitch.ui.logs")
+
+POLL_INTERVAL_S = 0.05
+
+
+@dataclass
+class LogBatch:
+    """Everything the worker produced since the last take."""
+
+    lines: list[Any] = field(default_factory=list)  # ClassifiedLine, oldest first
+    events: list[Any] = field(default_factory=list)  # CacheEvent, oldest first
+    dropped_lines: int = 0
+    status: str | None = None  # the reader's status, when it changed
+    error: str | None = None
+
+
+class LogFollower:
+    """A daemon thread following one log source.
+
+    Args:
+        source: the profile's ``LogSource``.
+        kind_hint: the profile kind, so the classifier tries that server's formats first.
+        max_pending_lines: how many lines may wait for the GUI before the oldest are dropped.
+        max_pending_events: the same for cache events.
+        tail_lines: how many existing lines to show when following starts.
+    """
+
+    def __init__(self, source: Any, kind_hint: str | None, *, max_pending_lines: int = 5000,
+                 max_pending_events: int = 5000, tail_lines: int = 200):
+        self.source = source
+        self.kind_hint = kind_hint
+        self.tail_lines = tail_lines
+        self._lines: deque[Any] = deque(maxlen=max_pending_lines)
+        self._events: deque[Any] = deque(maxlen=max_pending_events)
+        self._dropped = 0
+        self._status: str | None = None
+        self._status_changed = False
+        self._error: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.lines_read = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="kvswitch-log-follower", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop and wait (the worker checks the flag between polls)."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def take(self) -> LogBatch:
+        """Everything waiting, handed over at once (called by the GUI timer)."""
+        with self._lock:
+            batch = LogBatch(list(self._lines), list(self._events), self._dropped,
+                             self._status if self._status_changed else None, self._error)
+            self._lines.clear()
+            self._events.clear()
+            self._dropped = 0
+            self._status_changed = False
+            self._error = None
+        return batch
+
+    # -- worker thread -----------------------------------------------------------------------------
+
+    def _set_status(self, status: str | None) -> None:
+        if status is not None and status != self._status:
+            with self._lock:
+                self._status = status
+                self._status_changed = True
+
+    def _run(self) -> None:
+        from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
+        from kvswitch.logs import LogAnalyzer, open_source  # noqa: PLC0415
+
+        try:
+            reader = open_source(self.source, start_at_end=True, tail_lines=self.tail_lines)
+        except KvSwitchError as exc:
+            with self._lock:
+                self._error = str(exc)
+            return
+        analyzer = LogAnalyzer(self.kind_hint)
+        line_no = 0
+        try:
+            while not self._stop.is_set():
+                try:
+                    lines = reader.read_lines()
+                except KvSwitchError as exc:
+                    self._set_status(str(exc))
+                    lines = []
+                self._set_status(_status_text(getattr(reader, "status", None)))
+                if lines:
+                    classified = []
+                    events = []
+                    for text in lines:
+                        line_no += 1
+                        result = analyzer.feed(text, line_no)
+                        classified.append(result.line)
+                        if result.events:
+                            events.extend(result.events)
+                    self.lines_read += len(lines)
+                    with self._lock:
+                        overflow = len(self._lines) + len(classified) - (self._lines.maxlen or 0)
+                        if overflow > 0:
+                            self._dropped += overflow
+                        self._lines.extend(classified)
+                        self._events.extend(events)
+                    if len(lines) >= 2000:
+                        time.sleep(0.001)  # a flood: hand the GIL to the GUI between chunks
+                        continue
+                self._stop.wait(POLL_INTERVAL_S)
+        except Exception as exc:  # a broken reader must end the follower, never the app
+            log.exception("log follower stopped")
+            with self._lock:
+                self._error = f"{type(exc).__name__}: {exc}"
+        finally:
+            try:
+                reader.close()
+            except Exception:  # closing a vanished source is not worth reporting
+                log.debug("closing the log reader failed", exc_info=True)
+
+
+def _status_text(status: object) -> str | None:
+    if status is None:
+        return None
+    message = getattr(status, "message", None)
+    return str(message) if message else str(getattr(status, "value", status))

@@ -1,0 +1,356 @@
+"""The main window: profiles on the left; editor, live cache log and verify card on the right.
+
+It is a view over the controller (actions) and the store (data): apply, undo and verify go through the
+controller, whose outcome signals drive the message bar, so the tray and the window always agree.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui import theme
+from kvswitch.ui.controller import AppController
+from kvswitch.ui.diff_dialog import ApplyDialog
+from kvswitch.ui.log_panel import LogPanel
+from kvswitch.ui.message_bar import MessageBar
+from kvswitch.ui.profile_editor import ProfileEditor
+from kvswitch.ui.profile_model import ProfileListModel
+from kvswitch.ui.verify_card import VerifyCard
+
+log = logging.getLogger("kvswitch.ui.window")
+
+
+class MainWindow(QMainWindow):
+    """Profiles, editor, log panel and verify card.
+
+    Signals:
+        quit_requested(): the user chose Quit (or closed the window where there is no tray).
+    """
+
+    quit_requested = Signal()
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.store = controller.store
+        self.close_to_tray = False
+        self.setWindowTitle("KV Switch")
+        self.setWindowIcon(theme.app_icon())
+        self.resize(1100, 720)
+
+        self.model = ProfileListModel(self.store, self)
+        self.list_view = QListView()
+        self.list_view.setModel(self.model)
+        self.list_view.setUniformItemSizes(True)
+        self.new_button = QToolButton()
+        self.new_button.setText(self.tr("New"))
+        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.new_menu = QMenu(self.new_button)
+        self._fill_new_menu()
+        self.new_button.setMenu(self.new_menu)
+        self.remove_button = QPushButton(self.tr("Remove"))
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(QLabel(self.tr("Profiles")))
+        left_layout.addWidget(self.list_view, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.new_button)
+        row.addWidget(self.remove_button)
+        left_layout.addLayout(row)
+
+        self.editor = ProfileEditor(self.store)
+        self.log_panel = LogPanel()
+        self.verify_card = VerifyCard()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.editor, self.tr("Profile"))
+        self.tabs.addTab(self.log_panel, self.tr("Cache log"))
+        self.tabs.addTab(self.verify_card, self.tr("Verify"))
+        self.message_bar = MessageBar()
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.message_bar)
+        right_layout.addWidget(self.tabs, 1)
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([240, 860])
+        self.setCentralWidget(splitter)
+
+        self._build_actions()
+        self._connect()
+        first = self.model.index(0).data() if self.model.rowCount() else None
+        self._select(self.store.active_name or first)
+        self.bind_log_to_active()
+        self._update_actions()
+
+    # -- construction ------------------------------------------------------------------------------
+
+    def _build_actions(self) -> None:
+        toolbar = self.addToolBar(self.tr("Actions"))
+        toolbar.setObjectName("actions")
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.apply_action = QAction(self.tr("Apply…"), self)
+        self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
+        self.undo_action = QAction(self.tr("Undo last apply"), self)
+        self.verify_action = QAction(self.tr("Verify cache"), self)
+        self.import_menu = QMenu(self.tr("Import"), self)
+        self.import_claude_action = self.import_menu.addAction(self.tr("From Claude Code settings"))
+        self.import_cc_switch_action = self.import_menu.addAction(self.tr("From CC Switch"))
+        import_button = QToolButton()
+        import_button.setText(self.tr("Import"))
+        import_button.setMenu(self.import_menu)
+        import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.quit_action = QAction(self.tr("Quit"), self)
+        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        toolbar.addAction(self.apply_action)
+        toolbar.addAction(self.undo_action)
+        toolbar.addAction(self.verify_action)
+        toolbar.addWidget(import_button)
+        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        optional = self._optional_dialog_action
+        self.settings_action = optional(file_menu, "settings_dialog", self.tr("Settings…"))
+        self.first_run_action = optional(file_menu, "first_run", self.tr("Setup assistant…"))
+        file_menu.addMenu(self.import_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+
+    def _optional_dialog_action(self, menu: QMenu, module: str, text: str) -> QAction | None:
+        """Settings and the setup assistant ship separately; their entries exist only when they do."""
+        import importlib.util  # noqa: PLC0415
+
+        if importlib.util.find_spec(f"kvswitch.ui.{module}") is None:
+            return None
+        action = menu.addAction(text)
+        action.triggered.connect(lambda: self._open_optional_dialog(module))
+        return action
+
+    def _fill_new_menu(self) -> None:
+        from kvswitch.core.models import ProfileKind  # noqa: PLC0415
+        from kvswitch.core.presets import PRESETS  # noqa: PLC0415
+
+        for kind in ProfileKind:
+            label = PRESETS[kind].label if kind in PRESETS else kind.value
+            action = self.new_menu.addAction(label)
+            action.triggered.connect(lambda _checked=False, k=kind: self._on_new_kind_chosen(k))
+
+    def _connect(self) -> None:
+        selection = self.list_view.selectionModel()
+        selection.currentChanged.connect(self._on_list_current_changed)
+        self.list_view.doubleClicked.connect(self._on_apply_triggered)
+        self.model.store_changed.connect(self._on_store_changed)
+        self.new_button.clicked.connect(lambda: self._on_new_kind_chosen(None))
+        self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.apply_action.triggered.connect(self._on_apply_triggered)
+        self.undo_action.triggered.connect(self.controller.undo)
+        self.verify_action.triggered.connect(self._on_verify_triggered)
+        self.import_claude_action.triggered.connect(lambda: self._import("claude"))
+        self.import_cc_switch_action.triggered.connect(lambda: self._import("cc-switch"))
+        self.quit_action.triggered.connect(self.quit_requested)
+        self.editor.profile_saved.connect(self._on_editor_profile_saved)
+        self.editor.save_failed.connect(self.message_bar.show_error)
+        c = self.controller
+        c.profile_applied.connect(self._on_controller_profile_applied)
+        c.apply_failed.connect(self._on_controller_apply_failed)
+        c.undo_finished.connect(self._on_controller_undo_finished)
+        c.undo_failed.connect(self.message_bar.show_error)
+        c.verify_started.connect(self._on_controller_verify_started)
+        c.verify_progressed.connect(self.verify_card.show_progress)
+        c.verify_finished.connect(self._on_controller_verify_finished)
+        c.verify_failed.connect(self._on_controller_verify_failed)
+        self.verify_card.cancel_requested.connect(c.cancel_verify)
+        self.verify_card.verify_requested.connect(self._on_verify_triggered)
+        self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
+        self.log_panel.verdict_seen.connect(c.note_verdict)
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def selected_name(self) -> str | None:
+        index = self.list_view.currentIndex()
+        return str(index.data()) if index.isValid() else None
+
+    def _select(self, name: str | None) -> None:
+        row = self.model.row_of(name) if name else -1
+        if row >= 0:
+            self.list_view.selectionModel().setCurrentIndex(
+                self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+
+    def _update_actions(self) -> None:
+        has = self.selected_name() is not None
+        self.apply_action.setEnabled(has)
+        self.remove_button.setEnabled(has)
+        self.verify_action.setEnabled(bool(self.store.active_name))
+
+    def bind_log_to_active(self) -> None:
+        profile = self.controller.active_profile()
+        self.log_panel.bind(profile.log if profile is not None else None,
+                            profile.kind.value if profile is not None else None)
+
+    def apply_profile(self, name: str) -> bool:
+        """Plan, show the diff, and apply when confirmed; failures stay in the message bar."""
+        try:
+            plans = self.controller.plan(name)
+        except KvSwitchError as exc:
+            message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
+            self.message_bar.show_error(message.replace("%2", str(exc)))
+            return False
+        engine = self.controller.engine
+        if not ApplyDialog.ask(self, name, plans, lambda ps: engine.render_diff(ps, show_secrets=False)):
+            return False
+        return self.controller.apply(name)
+
+    def show_and_raise(self) -> None:
+        self.show()
+        state = self.windowState() & ~Qt.WindowState.WindowMinimized
+        self.setWindowState(state | Qt.WindowState.WindowActive)
+        self.raise_()
+        self.activateWindow()
+
+    # -- slots -------------------------------------------------------------------------------------
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_list_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.editor.load_profile(str(current.data()))
+        self._update_actions()
+
+    @Slot()
+    def _on_store_changed(self) -> None:
+        name = self.editor.editing
+        if name is not None and self.model.row_of(name) < 0:
+            self.editor.new_profile()
+        self._update_actions()
+
+    def _on_new_kind_chosen(self, kind: Any) -> None:
+        self.list_view.clearSelection()
+        self.list_view.setCurrentIndex(QModelIndex())
+        self.editor.new_profile(kind or self.editor.kind_combo.currentData())
+        self.tabs.setCurrentWidget(self.editor)
+        self.editor.name_edit.setFocus()
+
+    @Slot()
+    def _on_remove_clicked(self) -> None:
+        name = self.selected_name()
+        if name is None:
+            return
+        answer = QMessageBox.question(self, self.tr("Remove profile"),
+                                      self.tr("Remove the profile “%1”? Files it was applied to keep their "
+                                              "values until you switch or undo.").replace("%1", name))
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.store.remove(name)
+        except KvSwitchError as exc:
+            self.message_bar.show_error(str(exc))
+
+    @Slot()
+    def _on_apply_triggered(self, *_args: object) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.apply_profile(name)
+
+    @Slot()
+    def _on_verify_triggered(self, *_args: object) -> None:
+        self.tabs.setCurrentWidget(self.verify_card)
+        self.controller.start_verify()
+
+    @Slot(str)
+    def _on_editor_profile_saved(self, name: str) -> None:
+        self._select(name)
+        self.message_bar.show_info(self.tr("Saved “%1”.").replace("%1", name))
+        if name == self.store.active_name:
+            self.bind_log_to_active()
+
+    @Slot(str)
+    def _on_controller_profile_applied(self, name: str) -> None:
+        text = self.tr("Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
+                       "re-read their rc file.")
+        self.message_bar.show_success(text.replace("%1", name))
+        self.model.store_changed.emit()
+        self.bind_log_to_active()
+        self._update_actions()
+
+    @Slot(str, str)
+    def _on_controller_apply_failed(self, name: str, message: str) -> None:
+        self.message_bar.show_error(self.tr("“%1” was not applied; nothing was changed. %2")
+                                    .replace("%1", name).replace("%2", message))
+
+    @Slot(str)
+    def _on_controller_undo_finished(self, message: str) -> None:
+        self.message_bar.show_success(message)
+        self.bind_log_to_active()
+        self._update_actions()
+
+    @Slot(str)
+    def _on_controller_verify_started(self, name: str) -> None:
+        self.verify_card.show_started(name)
+
+    @Slot(object)
+    def _on_controller_verify_finished(self, result: object) -> None:
+        self.verify_card.show_result(result, self.store.active_name)
+
+    @Slot(str)
+    def _on_controller_verify_failed(self, message: str) -> None:
+        self.verify_card.show_failure(message)
+
+    @Slot(str, dict)
+    def _on_verify_fix_requested(self, name: str, fix_env: dict[str, str]) -> None:
+        if not self.controller.add_fix_env(name, fix_env):
+            return
+        self.editor.load_profile(name)
+        answer = QMessageBox.question(self, self.tr("Re-apply profile"),
+                                      self.tr("The fix was added to “%1”. Apply the profile again now so "
+                                              "new sessions use it?").replace("%1", name))
+        if answer == QMessageBox.StandardButton.Yes:
+            self.apply_profile(name)
+
+    def _import(self, source: str) -> None:
+        from kvswitch.ui.importing import import_profiles  # noqa: PLC0415
+
+        message, ok = import_profiles(self.store, source)
+        (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
+
+    def _open_optional_dialog(self, module: str) -> None:
+        import importlib  # noqa: PLC0415
+
+        mod = importlib.import_module(f"kvswitch.ui.{module}")
+        if module == "settings_dialog":
+            from kvswitch.core.settings import load_settings  # noqa: PLC0415
+
+            dialog = mod.SettingsDialog(self.controller.paths, load_settings(self.controller.paths), self)
+        else:
+            dialog = mod.FirstRunDialog(self.store, self)
+        dialog.exec()
+        dialog.deleteLater()
+
+    # -- Qt overrides ------------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.close_to_tray and event.spontaneous():
+            event.ignore()
+            self.hide()
+            return
+        event.accept()
+        if not self.close_to_tray:
+            self.quit_requested.emit()  # no tray: the window is the only way in, so closing it quits

@@ -1,0 +1,105 @@
+"""A strip chart of the last requests: reuse % as coloured bars, prompt time as a line.
+
+Painted by hand with QPainter (no chart dependency). A run of misses shows as a red streak, which is
+the whole point: a broken prompt cache is visible at a glance, before reading any number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Slot
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from kvswitch.ui import theme
+
+MAX_BARS = 120
+
+
+class ReuseChart(QWidget):
+    """Reads the last ``MAX_BARS`` events from the events model each time it paints."""
+
+    def __init__(self, model: Any, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._model = model
+        self.setMinimumHeight(90)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        model.rowsInserted.connect(self._on_model_changed)
+        model.modelReset.connect(self._on_model_changed)
+        self.setAccessibleName(self.tr("Prompt cache reuse per request"))
+
+    @Slot()
+    def _on_model_changed(self, *_args: object) -> None:
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, 110)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pal = self.palette()
+        painter.fillRect(self.rect(), pal.color(QPalette.ColorRole.Base))
+        events = self._model.events(MAX_BARS)
+        margin_left, margin_right, margin_top, margin_bottom = 38, 46, 8, 16
+        plot = QRectF(margin_left, margin_top, max(10, self.width() - margin_left - margin_right),
+                      max(10, self.height() - margin_top - margin_bottom))
+        grid = QColor(pal.color(QPalette.ColorRole.Mid))
+        painter.setPen(QPen(grid, 1, Qt.PenStyle.DotLine))
+        for fraction in (0.0, 0.5, 1.0):
+            y = plot.bottom() - fraction * plot.height()
+            painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+        painter.setPen(pal.color(QPalette.ColorRole.Text))
+        font = painter.font()
+        font.setPointSizeF(max(6.5, font.pointSizeF() * 0.8))
+        painter.setFont(font)
+        for fraction, label in ((1.0, "100%"), (0.5, "50%"), (0.0, "0%")):
+            y = plot.bottom() - fraction * plot.height()
+            painter.drawText(QRectF(0, y - 8, margin_left - 4, 16),
+                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        if not events:
+            painter.setPen(theme.muted_color(pal))
+            painter.drawText(plot, Qt.AlignmentFlag.AlignCenter,
+                             self.tr("No requests yet: cache reuse per request appears here."))
+            painter.end()
+            return
+        slot = plot.width() / MAX_BARS
+        bar = max(1.0, slot * 0.8)
+        x0 = plot.right() - len(events) * slot
+        painter.setPen(Qt.PenStyle.NoPen)
+        for i, event in enumerate(events):
+            ratio = max(0.0, min(1.0, float(event.reuse_ratio)))
+            height = max(2.0, ratio * plot.height())
+            color = theme.state_color(event.verdict, pal)
+            painter.setBrush(color)
+            painter.drawRect(QRectF(x0 + i * slot, plot.bottom() - height, bar, height))
+        times = [e.prompt_ms for e in events]
+        known = [t for t in times if t is not None]
+        if known:
+            peak = max(known) or 1.0
+            line_color = theme.timing_color(pal)
+            path = QPainterPath()
+            started = False
+            for i, value in enumerate(times):
+                if value is None:
+                    continue
+                point = QPointF(x0 + i * slot + bar / 2, plot.bottom() - (value / peak) * plot.height())
+                if started:
+                    path.lineTo(point)
+                else:
+                    path.moveTo(point)
+                    started = True
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(line_color, 1.6))
+            painter.drawPath(path)
+            painter.drawText(QRectF(plot.right() + 4, plot.top() - 8, margin_right - 4, 16),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"{peak:,.0f}ms")
+            painter.drawText(QRectF(plot.right() + 4, plot.bottom() - 8, margin_right - 4, 16),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "0")
+        painter.setPen(theme.muted_color(pal))
+        painter.drawText(QRectF(plot.left(), plot.bottom() + 1, plot.width(), margin_bottom - 1),
+                         Qt.AlignmentFlag.AlignLeft,
+                         self.tr("bars: reuse %   line: prompt ms   (last %1 requests)")
+                         .replace("%1", str(len(events))))
+        painter.end()
