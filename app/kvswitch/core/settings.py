@@ -1,0 +1,105 @@
+"""KV Switch's own preferences (language, autostart, tray, theme), kept in ``settings.json``.
+
+Preferences are small and harmless, so a damaged file must never stop the app: a file that fails to
+parse is set aside as ``settings.json.bak`` and defaults are used; a file with some bad values keeps its
+good ones and only the bad keys fall back to defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.fsutil import atomic_write, read_bytes
+from kvswitch.core.paths import AppPaths
+
+SCHEMA_VERSION = 1
+SETTINGS_NAME = "settings.json"
+
+log = logging.getLogger("kvswitch.settings")
+
+Theme = Literal["system", "light", "dark"]
+
+
+class AppSettings(BaseModel):
+    """Preferences; ``language=None`` follows the system locale."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    schema_version: int = SCHEMA_VERSION
+    language: str | None = None
+    autostart: bool = False
+    close_to_tray: bool = True
+    theme: Theme = "system"
+    first_run_done: bool = False
+
+    @field_validator("language")
+    @classmethod
+    def _check_language(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        value = value.replace("-", "_")
+        if not all(part.isalnum() for part in value.split("_")) or len(value) > 16:
+            raise ValueError(f"language must be a locale name such as 'de' or 'pt_BR', not {value!r}")
+        return value
+
+
+def settings_file(paths: AppPaths) -> Path:
+    return paths.config_dir / SETTINGS_NAME
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring an older settings document forward (version 1 is the first; nothing to do yet)."""
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        log.warning("settings.json has schema_version %r; reading what this version understands", version)
+    return {**data, "schema_version": SCHEMA_VERSION}
+
+
+def load_settings(paths: AppPaths) -> AppSettings:
+    """The saved settings, or defaults; never raises for a damaged or unreadable file."""
+    path = settings_file(paths)
+    try:
+        raw = read_bytes(path)
+    except KvSwitchError as exc:  # unreadable preferences must not stop the app
+        log.warning("cannot read settings (%s); using defaults", exc)
+        return AppSettings()
+    if raw is None:
+        return AppSettings()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("expected a JSON object")
+    except (UnicodeDecodeError, ValueError) as exc:
+        _set_aside(path, raw)
+        log.warning("%s is not valid JSON (%s); kept a copy as %s.bak, using defaults", path, exc, path.name)
+        return AppSettings()
+    data = migrate(data)
+    try:
+        return AppSettings.model_validate(data)
+    except ValidationError as exc:
+        bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+        log.warning("%s: ignoring invalid values for %s", path, ", ".join(sorted(bad)))
+        _set_aside(path, raw)
+        return AppSettings.model_validate({key: value for key, value in data.items() if key not in bad})
+
+
+def save_settings(paths: AppPaths, settings: AppSettings) -> Path:
+    """Write the settings atomically; returns the file written."""
+    data = settings.model_dump(mode="json")
+    data["schema_version"] = SCHEMA_VERSION
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return atomic_write(settings_file(paths), text.encode("utf-8"))
+
+
+def _set_aside(path: Path, raw: bytes) -> None:
+    backup = path.with_name(path.name + ".bak")
+    try:
+        atomic_write(backup, raw)
+    except KvSwitchError as exc:  # losing the copy must not stop the app either
+        log.warning("could not keep a copy of %s: %s", path, exc)

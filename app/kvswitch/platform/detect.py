@@ -1,0 +1,270 @@
+"""Find what the user already has: Claude Code, Codex, and local inference servers.
+
+Used by the first run (offer ready profiles instead of an empty form), by "Detect servers" later, and
+by ``kvswitch detect``. Servers are found two ways and merged: from running processes (their command
+line tells the model, context, slots and log file) and by probing the usual ports on loopback (which
+also finds servers started by another user or inside a container). Only answers in a server's own
+shape count, so a machine running none of them reports nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvswitch.core.models import LogSource, Profile, ProfileKind
+from kvswitch.core.paths import claude_config_dir, codex_home, home_dir
+from kvswitch.core.presets import preset
+from kvswitch.platform.probe import DEFAULT_TIMEOUT, ProbeResult, identify_all
+from kvswitch.platform.procscan import DEFAULT_PORTS, LOOPBACK, ProcessInfo, ServerProcess, scan
+
+#: Ports probed on loopback when nothing else is asked for (one per server kind).
+PROBE_PORTS: tuple[int, ...] = tuple(sorted(DEFAULT_PORTS.values()))
+
+#: Where systemd keeps unit files; Ollama's Linux installer adds ``ollama.service`` to one of them.
+SYSTEMD_UNIT_DIRS: tuple[Path, ...] = (
+    Path("/etc/systemd/system"),
+    Path("/usr/lib/systemd/system"),
+    Path("/lib/systemd/system"),
+)
+
+KIND_LABELS: dict[ProfileKind, str] = {
+    ProfileKind.LLAMA_CPP: "llama.cpp",
+    ProfileKind.LM_STUDIO: "LM Studio",
+    ProfileKind.OLLAMA: "Ollama",
+    ProfileKind.VLLM: "vLLM",
+    ProfileKind.SGLANG: "SGLang",
+}
+
+
+@dataclass(frozen=True)
+class DetectedTool:
+    """A coding tool KV Switch configures, and whether it is installed and has a configuration."""
+
+    name: str
+    label: str
+    binary: Path | None
+    config_dir: Path
+    config_file: Path
+
+    @property
+    def found(self) -> bool:
+        return self.binary is not None or self.config_dir.is_dir()
+
+    @property
+    def has_config(self) -> bool:
+        return self.config_file.is_file()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "label": self.label, "found": self.found,
+            "binary": str(self.binary) if self.binary else None,
+            "config_dir": str(self.config_dir), "config_dir_exists": self.config_dir.is_dir(),
+            "config_file": str(self.config_file), "config_file_exists": self.has_config,
+        }
+
+
+@dataclass(frozen=True)
+class DetectedServer:
+    """One local server, merged from its process (if seen) and its HTTP answers (if it answered).
+
+    ``answering`` is false for a recognised process whose port did not answer (still loading, or
+    bound elsewhere); such a server is still offered, since its command line is known.
+    ``context`` is what one request can use: the server's own answer when it gave one (llama-server
+    splits ``-c`` between its ``-np`` slots), else the command line's value.
+    """
+
+    kind: ProfileKind
+    host: str
+    port: int
+    answering: bool
+    pid: int | None = None
+    version: str | None = None
+    models: tuple[str, ...] = ()
+    context: int | None = None
+    parallel: int | None = None
+    log: LogSource | None = None
+    argv: tuple[str, ...] = ()
+    loading: bool = False
+    sources: tuple[str, ...] = field(default=())
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind.value)
+
+    @property
+    def model(self) -> str | None:
+        return self.models[0] if self.models else None
+
+    def profile_name(self) -> str:
+        return f"{self.label} :{self.port}"
+
+    def to_profile(self, name: str | None = None, env: Mapping[str, str] | None = None) -> Profile:
+        """A ready profile: the server's URL and model, the preset's cache-safe env, the log source."""
+        defaults = preset(self.kind, env)
+        notes = [f"Detected {self.label}" + (f" {self.version}" if self.version else "")]
+        if self.context:
+            notes.append(f"context {self.context}")
+        if self.parallel:
+            notes.append(f"{self.parallel} slots")
+        return Profile(
+            name=name or self.profile_name(),
+            kind=self.kind,
+            base_url=self.base_url,
+            model=self.model,
+            env=dict(defaults.env),
+            log=self.log,
+            notes=", ".join(notes),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value, "label": self.label, "base_url": self.base_url, "host": self.host,
+            "port": self.port, "answering": self.answering, "loading": self.loading, "pid": self.pid,
+            "version": self.version, "models": list(self.models), "context": self.context,
+            "parallel": self.parallel, "log": self.log.model_dump(exclude_none=True) if self.log else None,
+            "argv": list(self.argv), "found_by": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class Detection:
+    tools: tuple[DetectedTool, ...]
+    servers: tuple[DetectedServer, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tools": [tool.to_json() for tool in self.tools],
+                "servers": [server.to_json() for server in self.servers]}
+
+
+def detect_tools(env: Mapping[str, str] | None = None) -> list[DetectedTool]:
+    """Claude Code and Codex: binary on PATH, config dir (``~/.claude``, ``~/.codex``) and main file."""
+    env = os.environ if env is None else env
+    path = env.get("PATH", os.defpath)
+    claude_dir = claude_config_dir(env)
+    codex_dir = codex_home(env)
+    return [
+        DetectedTool("claude", "Claude Code", _which("claude", path), claude_dir,
+                     claude_dir / "settings.json"),
+        DetectedTool("codex", "Codex", _which("codex", path), codex_dir, codex_dir / "config.toml"),
+    ]
+
+
+def _which(name: str, path: str) -> Path | None:
+    found = shutil.which(name, path=path)
+    return Path(found) if found else None
+
+
+def detect_servers(
+    ports: Sequence[int] = PROBE_PORTS,
+    *,
+    processes: Iterable[ProcessInfo] | None = None,
+    host: str = LOOPBACK,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+    unit_dirs: Sequence[Path] = SYSTEMD_UNIT_DIRS,
+) -> list[DetectedServer]:
+    """Servers running now, sorted by port.
+
+    Args:
+        ports: loopback ports to probe besides those found from processes (tests pass their own).
+        processes: the processes to inspect; ``None`` means every process on the machine, ``[]`` none.
+        host: where to probe ``ports``.
+        timeout: per connection and per HTTP request, in seconds.
+        env: environment for home-relative log locations (default ``os.environ``).
+        unit_dirs: where to look for systemd units (Ollama's journald log).
+    """
+    found = scan(processes)
+    addresses = [(host, port) for port in ports] + [(server.host, server.port) for server in found]
+    probes = {(result.host, result.port): result for result in identify_all(addresses, timeout)}
+    servers: list[DetectedServer] = []
+    claimed: set[tuple[str, int]] = set()
+    seen_processes: set[tuple[str, int]] = set()
+    for process in found:
+        address = (process.host, process.port)
+        if address in seen_processes:
+            continue  # several processes of one server (LM Studio): report it once
+        seen_processes.add(address)
+        probe = probes.get(address)
+        if probe is not None and probe.kind != process.kind:
+            probe = None  # another server owns that port; both are reported
+        else:
+            claimed.add(address)
+        servers.append(_merge(process, probe, env, unit_dirs))
+    for address, result in probes.items():
+        if address not in claimed:
+            claimed.add(address)
+            servers.append(_merge(None, result, env, unit_dirs))
+    return sorted(servers, key=lambda server: (server.port, server.host))
+
+
+def _merge(process: ServerProcess | None, probe: ProbeResult | None, env: Mapping[str, str] | None,
+           unit_dirs: Sequence[Path]) -> DetectedServer:
+    origin = process or probe
+    if origin is None:
+        raise ValueError("a detected server needs a process or a probe answer")
+    kind = origin.kind
+    models = list(probe.models) if probe is not None else []
+    if process is not None and process.model:
+        short = _short_model(process.model)
+        if not models:
+            models.append(short)
+    log = _log_source(kind, process, env, unit_dirs)
+    sources = tuple(name for name, present in (("process", process), ("port", probe)) if present is not None)
+    return DetectedServer(
+        kind=kind,
+        host=origin.host,
+        port=origin.port,
+        answering=probe is not None and not probe.loading,
+        pid=process.pid if process is not None else None,
+        version=probe.version if probe is not None else None,
+        models=tuple(models),
+        context=(probe.context if probe is not None else None) or (process.context if process else None),
+        parallel=(process.parallel if process is not None else None) or (probe.parallel if probe else None),
+        log=log,
+        argv=process.argv if process is not None else (),
+        loading=probe is not None and probe.loading,
+        sources=sources,
+    )
+
+
+def _short_model(model: str) -> str:
+    """A model name from a path (``/models/qwen2.5-7b.gguf`` → ``qwen2.5-7b.gguf``); repo ids stay whole."""
+    if os.sep in model or "\\" in model:
+        return Path(model).name
+    return model
+
+
+def _log_source(kind: ProfileKind, process: ServerProcess | None, env: Mapping[str, str] | None,
+                unit_dirs: Sequence[Path]) -> LogSource | None:
+    if process is not None and process.log_file:
+        return LogSource(kind="file", path=process.log_file)
+    if kind == ProfileKind.LM_STUDIO:
+        home = home_dir(env)
+        for candidate in (home / ".lmstudio" / "server-logs", home / ".cache" / "lm-studio" / "server-logs"):
+            if candidate.is_dir():
+                return LogSource(kind="directory", path=str(candidate))
+        return preset(kind, env).log
+    if kind == ProfileKind.OLLAMA:
+        if sys.platform.startswith("linux"):
+            has_unit = any((directory / "ollama.service").is_file() for directory in unit_dirs)
+            return LogSource(kind="journald", unit="ollama") if has_unit else None
+        return preset(kind, env).log
+    return None
+
+
+def detect(ports: Sequence[int] = PROBE_PORTS, *, processes: Iterable[ProcessInfo] | None = None,
+           timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> Detection:
+    """Tools and servers in one call (what the first-run dialog and ``kvswitch detect`` show)."""
+    return Detection(tuple(detect_tools(env)),
+                     tuple(detect_servers(ports, processes=processes, timeout=timeout, env=env)))

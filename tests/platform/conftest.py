@@ -1,0 +1,54 @@
+"""Stand-in server processes with the command lines of real servers, started for detection tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from platform_helpers import Spawner, wait_for_port
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="session")
+def standin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory laid out so real-looking command lines run the stand-in."""
+    root = tmp_path_factory.mktemp("standins")
+    shutil.copy(HERE / "standin.py", root / "standin.py")
+    (root / "serve").write_text("import standin\nstandin.main('ollama')\n")  # run as `ollama serve`
+    for package, module, kind in (("vllm", "entrypoints/openai/api_server", "vllm"),
+                                  ("sglang", "launch_server", "sglang")):
+        target = root / package / f"{module}.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"import standin\nstandin.main({kind!r})\n")
+        directory = target.parent
+        while directory != root:
+            (directory / "__init__.py").touch()
+            directory = directory.parent
+    (root / "lmstudio_main.py").write_text("import standin\nstandin.main('lmstudio')\n")
+    (root / "web.py").write_text("import standin\nstandin.main('web')\n")
+    return root
+
+
+@pytest.fixture
+def spawn(standin_dir: Path) -> Iterator[Spawner]:
+    """Start ``argv`` and wait for ``port``; ``argv[0]`` is only the name shown, Python runs it."""
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(argv: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        full_env = {**os.environ, "PYTHONPATH": str(standin_dir), "STANDIN_PORT": str(port), **(env or {})}
+        proc = subprocess.Popen(argv, executable=sys.executable, cwd=standin_dir, env=full_env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started.append(proc)
+        wait_for_port(port, proc)
+        return proc
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait(timeout=10)
