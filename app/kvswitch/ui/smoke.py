@@ -46,7 +46,8 @@ def run_smoke_test(app: Any, paths: Any) -> int:
         shell.shutdown()
         shell.window.close()
     except Exception as exc:
-        print(f"kvswitch smoke-test FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.stderr.write(f"kvswitch smoke-test FAILED: {type(exc).__name__}: {exc}\n")
         return 1
-    print("kvswitch smoke-test OK: " + "; ".join(checks))
+    sys.stdout.write("kvswitch smoke-test OK: " + "; ".join(checks) + "\n")
+    sys.stdout.flush()
     return 0
