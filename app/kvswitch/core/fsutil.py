@@ -76,7 +76,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
         final_mode = stat.S_IMODE(old.st_mode)
         if secret:
             final_mode = SECRET_MODE
-        elif not os.access(target, os.W_OK) and os.geteuid() != 0:
+        elif not old.st_mode & stat.S_IWUSR or (not os.access(target, os.W_OK) and os.geteuid() != 0):
+            # a file without its owner's write bit was made read-only on purpose (even root respects that)
             raise FileAccessError(path, "file is read-only; make it writable or remove this target")
     else:
         final_mode = SECRET_MODE if secret else (mode if mode is not None else DEFAULT_MODE)
