@@ -63,14 +63,18 @@ def launch_command() -> list[str]:
 
 
 def desktop_exec(argv: Sequence[str]) -> str:
-    """An ``Exec=`` value per the Desktop Entry spec: quote arguments that need it, double ``%``."""
+    """An ``Exec=`` value as written in the file, per the Desktop Entry spec.
+
+    Arguments with reserved characters are double-quoted with ``"`$\\`` backslash-escaped, ``%`` is
+    doubled, and then the whole value gets the key file's string escaping (each backslash doubled).
+    """
     quoted = []
     for arg in argv:
         escaped = arg.replace("%", "%%")
         if any(ch in arg for ch in ' \t\n"\'\\><~|&;$*?#()`='):
             escaped = '"' + "".join("\\" + ch if ch in '"`$\\' else ch for ch in escaped) + '"'
         quoted.append(escaped)
-    return " ".join(quoted)
+    return " ".join(quoted).replace("\\", "\\\\")
 
 
 class XdgAutostart:
