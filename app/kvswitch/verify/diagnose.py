@@ -88,7 +88,9 @@ class PrefixDiagnosis:
         if self.identical:
             lines = ["The two prompts are identical: the whole prompt can be reused."]
         elif self.extends:
-            lines = [f"B continues A (append only): all {self.identical_bytes} bytes of A's prompt can be reused."]
+            lines = [
+                f"B continues A (append only): all {self.identical_bytes} bytes of A's prompt can be reused."
+            ]
         else:
             lines = [
                 f"First divergence: {self.part}, byte {self.part_offset} of the part "
@@ -110,8 +112,9 @@ class PrefixDiagnosis:
 
 
 def canonical(value: Any) -> bytes:
-    return json.dumps(_strip_cache_control(value), ensure_ascii=False, sort_keys=True,
-                      separators=(",", ":")).encode("utf-8")
+    return json.dumps(
+        _strip_cache_control(value), ensure_ascii=False, sort_keys=True, separators=(",", ":")
+    ).encode("utf-8")
 
 
 def _strip_cache_control(value: Any) -> Any:
@@ -139,7 +142,8 @@ def _iter_parts(body: dict[str, Any]) -> Iterator[PromptPart]:
             for i, message in enumerate(value):
                 yield from _message_parts(key, i, message)
         else:
-            yield PromptPart(key, canonical(value), role="system" if key in ("system", "instructions") else None)
+            role = "system" if key in ("system", "instructions") else None
+            yield PromptPart(key, canonical(value), role=role)
 
 
 def _message_parts(key: str, index: int, message: Any) -> Iterator[PromptPart]:
@@ -174,7 +178,7 @@ def diagnose_requests(a: dict[str, Any], b: dict[str, Any]) -> PrefixDiagnosis:
             offset += len(pb.line)
             continue
         last_of_a = index == len(parts_a) - 1
-        if pa.label == pb.label and last_of_a and pb.data.startswith(pa.data.rstrip(b"]}\"")):
+        if pa.label == pb.label and last_of_a and pb.data.startswith(pa.data.rstrip(b']}"')):
             # the last part of A grew (a longer prompt string / more text): still append-only
             common = len(pb.label) + 1 + _common_prefix(pa.data, pb.data)
             return _extends(offset + common, total_b, notes)
@@ -184,17 +188,38 @@ def diagnose_requests(a: dict[str, Any], b: dict[str, Any]) -> PrefixDiagnosis:
     if len(parts_a) < len(parts_b):
         return _extends(offset, total_b, notes)
     # B is shorter: all of B is a prefix of A, fully reusable
-    return PrefixDiagnosis(False, True, None, offset, None, offset, total_b, 1.0, "", "", "",
-                           cause_text="B is a prefix of A (shorter request): all of it can be reused.", notes=notes)
+    return PrefixDiagnosis(
+        False,
+        True,
+        None,
+        offset,
+        None,
+        offset,
+        total_b,
+        1.0,
+        "",
+        "",
+        "",
+        cause_text="B is a prefix of A (shorter request): all of it can be reused.",
+        notes=notes,
+    )
 
 
 def _extends(identical: int, total_b: int, notes: list[str]) -> PrefixDiagnosis:
     share = identical / total_b if total_b else 1.0
-    return PrefixDiagnosis(False, True, None, identical, None, identical, total_b, share, "", "", "", notes=notes)
+    return PrefixDiagnosis(
+        False, True, None, identical, None, identical, total_b, share, "", "", "", notes=notes
+    )
 
 
-def _diverged(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int, offset: int, total_b: int,
-              notes: list[str]) -> PrefixDiagnosis:
+def _diverged(
+    parts_a: list[PromptPart],
+    parts_b: list[PromptPart],
+    index: int,
+    offset: int,
+    total_b: int,
+    notes: list[str],
+) -> PrefixDiagnosis:
     pa, pb = parts_a[index], parts_b[index]
     if pa.label != pb.label:
         part_offset = 0
@@ -206,14 +231,30 @@ def _diverged(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int, 
         identical = offset + len(pb.label) + 1 + part_offset
     cut = identical - offset - len(pb.label) - 1 if pa.label == pb.label else 0
     line_a, line_b = pa.data, pb.data
-    snippet_common = _snippet(line_b[max(0, cut - SNIPPET_BYTES):cut], from_end=True)
-    snippet_a = _snippet(line_a[cut:cut + SNIPPET_BYTES])
-    snippet_b = _snippet(line_b[cut:cut + SNIPPET_BYTES])
+    snippet_common = _snippet(line_b[max(0, cut - SNIPPET_BYTES) : cut], from_end=True)
+    snippet_a = _snippet(line_a[cut : cut + SNIPPET_BYTES])
+    snippet_b = _snippet(line_b[cut : cut + SNIPPET_BYTES])
     others = _other_divergent(parts_a, parts_b, index)
     cause, text, fix = _name_cause(parts_a, parts_b, index, cut)
     share = identical / total_b if total_b else 0.0
-    return PrefixDiagnosis(False, False, label, identical, part_offset, identical, total_b, share,
-                           snippet_common, snippet_a, snippet_b, cause, text, fix, others, notes)
+    return PrefixDiagnosis(
+        False,
+        False,
+        label,
+        identical,
+        part_offset,
+        identical,
+        total_b,
+        share,
+        snippet_common,
+        snippet_a,
+        snippet_b,
+        cause,
+        text,
+        fix,
+        others,
+        notes,
+    )
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -231,7 +272,7 @@ def _snippet(data: bytes, *, from_end: bool = False) -> str:
 
 def _other_divergent(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int) -> list[str]:
     by_label = {p.label: p.data for p in parts_a}
-    others = [p.label for p in parts_b[index + 1:] if by_label.get(p.label) != p.data]
+    others = [p.label for p in parts_b[index + 1 :] if by_label.get(p.label) != p.data]
     return others
 
 
@@ -239,31 +280,44 @@ def _span_covers(data: bytes, pattern: re.Pattern[bytes], at: int) -> bool:
     return any(m.start() <= at <= m.end() for m in pattern.finditer(data))
 
 
-def _name_cause(parts_a: list[PromptPart], parts_b: list[PromptPart], index: int,
-                cut: int) -> tuple[str | None, str | None, dict[str, str] | None]:
+def _name_cause(
+    parts_a: list[PromptPart], parts_b: list[PromptPart], index: int, cut: int
+) -> tuple[str | None, str | None, dict[str, str] | None]:
     pa, pb = parts_a[index], parts_b[index]
     if BILLING_MARKER in pa.data or BILLING_MARKER in pb.data:
-        return ("billing_header",
-                "Claude Code's x-anthropic-billing-header system block differs between conversations, so the "
-                "server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.",
-                dict(ATTRIBUTION_FIX))
+        return (
+            "billing_header",
+            "Claude Code's x-anthropic-billing-header system block differs between conversations, so the "
+            "server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.",
+            dict(ATTRIBUTION_FIX),
+        )
     if pa.label.startswith(("tools", "functions")) and pa.label == pb.label:
         return "tools_changed", _describe_tools_change(pa.data, pb.data), None
     if pa.label == pb.label and _squash(pa.data) == _squash(pb.data):
-        return "whitespace", "only whitespace differs (spaces, tabs or line breaks) — the tokens still change.", None
+        return (
+            "whitespace",
+            "only whitespace differs (spaces, tabs or line breaks) — the tokens still change.",
+            None,
+        )
     if _span_covers(pa.data, _DATE_TIME_RE, cut) or _span_covers(pb.data, _DATE_TIME_RE, cut):
-        return ("date_time",
-                "a date or time inside the prompt changed; anything after it is re-processed. Move it to the "
-                "end of the prompt or keep it fixed.", None)
+        return (
+            "date_time",
+            "a date or time inside the prompt changed; anything after it is re-processed. Move it to the "
+            "end of the prompt or keep it fixed.",
+            None,
+        )
     if _span_covers(pa.data, _RANDOM_ID_RE, cut) or _span_covers(pb.data, _RANDOM_ID_RE, cut):
         return "random_id", "a per-request id (uuid or hex token) inside the prompt changed.", None
     if pb.role == "user" and pb.message_index is not None:
         later = _large_unchanged_after(parts_a, parts_b, index)
         if later is not None:
             label, size = later
-            return ("user_before_system",
-                    f"the user's message comes before a large unchanged block ({label}, {size} bytes), so that "
-                    "block is re-processed every time the user's words differ.", None)
+            return (
+                "user_before_system",
+                f"the user's message comes before a large unchanged block ({label}, {size} bytes), "
+                "so that block is re-processed every time the user's words differ.",
+                None,
+            )
     if pa.role == "system" or pb.role == "system":
         return "system_changed", "the system prompt itself changed.", None
     return None, None, None
@@ -273,9 +327,10 @@ def _squash(data: bytes) -> bytes:
     return re.sub(rb"(?:\s|\\[ntr])+", b"", data)
 
 
-def _large_unchanged_after(parts_a: list[PromptPart], parts_b: list[PromptPart],
-                           index: int) -> tuple[str, int] | None:
-    rest = parts_b[index + 1:]
+def _large_unchanged_after(
+    parts_a: list[PromptPart], parts_b: list[PromptPart], index: int
+) -> tuple[str, int] | None:
+    rest = parts_b[index + 1 :]
     total_rest = sum(len(p.data) for p in rest)
     a_data = {p.data for p in parts_a}
     best: tuple[str, int] | None = None

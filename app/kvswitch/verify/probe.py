@@ -1,0 +1,329 @@
+"""HTTP for the cache probe: streamed requests that a deadline or a cancel button can stop at once.
+
+A hung server must not hold the GUI's Verify button (or a CI job) hostage. httpx timeouts bound
+each read, but a server that trickles one byte a second never trips them, and a blocked read cannot
+see a cancel flag. So every socket a ``Guard`` opens is registered (httpx's ``trace`` extension), and
+a watcher thread shuts those sockets down the moment the deadline passes or ``cancel`` is set; the
+blocked read then returns at once and the call reports why it ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from kvswitch.verify.evidence import Reading, error_message, merge_stream_readings
+
+MAX_ERROR_BODY = 64 * 1024
+USER_AGENT = "kvswitch-verify"
+
+
+class ProbeError(Exception):
+    """A request that did not produce an answer; ``kind`` says why, ``message`` says it in words."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None, body: bytes = b""):
+        super().__init__(message)
+        self.kind = kind  # refused | timeout | cancelled | http | network | bad_body
+        self.message = message
+        self.status = status
+        self.body = body
+
+
+class Guard:
+    """A deadline and a cancel flag shared by every call of one verify run."""
+
+    def __init__(self, timeout: float, cancel: threading.Event | None = None, secrets: tuple[str, ...] = ()):
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.cancel = cancel or threading.Event()
+        self.secrets = tuple(s for s in secrets if s)
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._tripped: str | None = None
+        self._watcher: threading.Thread | None = None
+
+    def __enter__(self) -> Guard:
+        self._watcher = threading.Thread(target=self._watch, name="kvswitch-verify-guard", daemon=True)
+        self._watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=2)
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            if self.cancel.is_set():
+                self._trip("cancelled")
+            elif time.monotonic() >= self.deadline:
+                self._trip("timeout")
+            self._stop.wait(0.05)
+
+    def _trip(self, why: str) -> None:
+        with self._lock:
+            if self._tripped is None:
+                self._tripped = why
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    @property
+    def tripped(self) -> str | None:
+        if self.cancel.is_set():
+            return "cancelled"
+        if self._tripped is None and time.monotonic() >= self.deadline:
+            return "timeout"
+        return self._tripped
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def check(self) -> None:
+        """Raise if the run was cancelled or is out of time (called between steps)."""
+        why = self.tripped
+        if why == "cancelled":
+            raise ProbeError("cancelled", "verification cancelled")
+        if why == "timeout":
+            raise ProbeError("timeout", f"no complete answer within the {self.timeout:g} s timeout")
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.append(sock)
+            if self._tripped is not None:
+                self._trip(self._tripped)
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, "•" * 8)
+        return text
+
+    def client(self, limit: float | None = None) -> httpx.Client:
+        budget = max(0.05, min(self.remaining(), limit if limit is not None else self.timeout))
+        timeout = httpx.Timeout(budget, connect=min(budget, 5.0))
+        return httpx.Client(
+            timeout=timeout, follow_redirects=False, trust_env=False, headers={"user-agent": USER_AGENT}
+        )
+
+    def translate(self, exc: Exception, url: str) -> ProbeError:
+        """Turn any transport failure into a ProbeError with plain words (and no secret)."""
+        why = self.tripped
+        if why == "cancelled":
+            return ProbeError("cancelled", "verification cancelled")
+        if why == "timeout" or isinstance(exc, httpx.TimeoutException):
+            return ProbeError("timeout", f"{url}: no complete answer within the {self.timeout:g} s timeout")
+        if isinstance(exc, httpx.ConnectError):
+            text = str(exc)
+            if "refused" in text.lower() or "errno 111" in text.lower():
+                return ProbeError(
+                    "refused", f"{url}: connection refused — is the server running on that port?"
+                )
+            return ProbeError("network", f"{url}: cannot connect ({self.redact(text) or type(exc).__name__})")
+        if isinstance(exc, httpx.RemoteProtocolError):
+            return ProbeError("network", f"{url}: the server closed the connection without a complete answer")
+        return ProbeError("network", f"{url}: {self.redact(str(exc)) or type(exc).__name__}")
+
+
+@dataclass
+class StreamResult:
+    """One streamed request: time to first generated token, total time, every event and its cache numbers."""
+
+    url: str
+    status: int
+    ttft_ms: float | None
+    total_ms: float
+    events: list[dict[str, Any]] = field(default_factory=list)
+    readings: list[Reading] = field(default_factory=list)
+    text: str = ""
+
+
+def get_json_or_text(
+    guard: Guard, url: str, headers: Mapping[str, str], limit: float = 3.0
+) -> tuple[int, str, bytes] | None:
+    """A best-effort GET used for detection and metrics; ``None`` when it fails for any reason."""
+    try:
+        guard.check()
+        with guard.client(limit) as client:
+            response = client.get(url, headers=dict(headers), extensions={"trace": guard.trace})
+            return response.status_code, response.headers.get("content-type", ""), response.content[: 1 << 20]
+    except ProbeError:
+        raise
+    except (httpx.HTTPError, OSError):
+        guard.check()
+        return None
+
+
+def stream_request(
+    guard: Guard,
+    url: str,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str],
+    on_event: Callable[[], None] | None = None,
+) -> StreamResult:
+    """POST ``body`` with streaming on and measure it; raises ProbeError on any failure."""
+    guard.check()
+    started = time.monotonic()
+    try:
+        with (
+            guard.client() as client,
+            client.stream(
+                "POST", url, json=body, headers=dict(headers), extensions={"trace": guard.trace}
+            ) as response,
+        ):
+            if response.status_code >= 400:
+                raw = _read_capped(response)
+                message = guard.redact(
+                    error_message(response.status_code, raw, response.headers.get("content-type"))
+                )
+                raise ProbeError(
+                    "http",
+                    f"HTTP {response.status_code} from {url}: {message}",
+                    status=response.status_code,
+                    body=raw,
+                )
+            result = StreamResult(url, response.status_code, None, 0.0)
+            content_type = response.headers.get("content-type", "")
+            for event in _events(response, content_type):
+                guard.check()
+                if on_event is not None:
+                    on_event()
+                _raise_stream_error(guard, url, event)
+                result.events.append(event)
+                token = _token_text(event)
+                if token is not None and result.ttft_ms is None:
+                    result.ttft_ms = (time.monotonic() - started) * 1000
+                if token:
+                    result.text += token
+    except ProbeError:
+        raise
+    except (httpx.HTTPError, OSError) as exc:
+        raise guard.translate(exc, url) from None
+    guard.check()
+    result.total_ms = (time.monotonic() - started) * 1000
+    if not result.events:
+        raise ProbeError("bad_body", f"{url}: the server answered 200 but sent no JSON events")
+    if result.ttft_ms is None:
+        result.ttft_ms = result.total_ms  # nothing generated (EOS at once): the whole call is the latency
+    result.readings = merge_stream_readings(result.events)
+    return result
+
+
+def _read_capped(response: httpx.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= MAX_ERROR_BODY:
+            break
+    return b"".join(chunks)[:MAX_ERROR_BODY]
+
+
+def _events(response: httpx.Response, content_type: str) -> Iterator[dict[str, Any]]:
+    """JSON events from SSE (``data: {...}``), NDJSON, or a plain JSON body (server ignored ``stream``)."""
+    if "event-stream" not in content_type and "ndjson" not in content_type:
+        raw = _read_capped_all(response)
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            yield from _ndjson_or_fail(raw, response)
+            return
+        if isinstance(data, dict):
+            yield data
+            return
+        raise ProbeError(
+            "bad_body", f"{response.request.url}: expected a JSON object, got {type(data).__name__}"
+        )
+    for line in response.iter_lines():
+        line = line.strip()
+        if not line or line.startswith((":", "event:", "id:", "retry:")):
+            continue
+        payload = line[5:].strip() if line.startswith("data:") else line
+        if payload == "[DONE]":
+            continue
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            raise ProbeError(
+                "bad_body", f"{response.request.url}: the stream is not JSON: {payload[:120]!r}"
+            ) from None
+        if isinstance(data, dict):
+            yield data
+
+
+def _read_capped_all(response: httpx.Response) -> bytes:
+    return b"".join(response.iter_bytes())
+
+
+def _ndjson_or_fail(raw: bytes, response: httpx.Response) -> Iterator[dict[str, Any]]:
+    parsed = []
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            item = None
+        if not isinstance(item, dict):
+            message = error_message(response.status_code, raw, response.headers.get("content-type"))
+            raise ProbeError("bad_body", f"{response.request.url}: not a JSON answer: {message}")
+        parsed.append(item)
+    if not parsed:
+        raise ProbeError("bad_body", f"{response.request.url}: empty answer")
+    yield from parsed
+
+
+def _raise_stream_error(guard: Guard, url: str, event: Mapping[str, Any]) -> None:
+    err = event.get("error")
+    if err is None and event.get("type") != "error":
+        return
+    message = str(err.get("message") or err) if isinstance(err, Mapping) else str(err or event)
+    raise ProbeError("http", f"{url}: the server reported an error mid-stream: {guard.redact(message)[:300]}")
+
+
+def _token_text(event: Mapping[str, Any]) -> str | None:
+    """Generated text in one event ('' counts as a token event), ``None`` for bookkeeping events."""
+    choices = event.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        delta = choices[0].get("delta") or {}
+        if isinstance(delta, Mapping):
+            for key in ("content", "reasoning_content"):
+                if isinstance(delta.get(key), str) and delta[key]:
+                    return str(delta[key])
+        text = choices[0].get("text")
+        if isinstance(text, str) and text:
+            return text
+        return None
+    kind = event.get("type")
+    if kind == "content_block_delta":
+        delta = event.get("delta") or {}
+        return str(delta.get("text") or delta.get("thinking") or "") if isinstance(delta, Mapping) else ""
+    if kind in ("response.output_text.delta", "response.reasoning_text.delta"):
+        return str(event.get("delta") or "")
+    if isinstance(kind, str):
+        return None
+    if "content" in event and "stop" in event:  # llama.cpp /completion
+        return str(event.get("content") or "") if not event.get("stop") else None
+    message = event.get("message")
+    if "done" in event:  # Ollama native
+        if event.get("done"):
+            return None
+        if isinstance(message, Mapping):
+            return str(message.get("content") or message.get("thinking") or "")
+        return str(event.get("response") or "")
+    return None

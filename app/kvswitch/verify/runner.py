@@ -1,0 +1,298 @@
+"""``run_verify``: prove with the server's own numbers whether it reuses a prompt prefix.
+
+Two streamed requests share a long prefix that starts with a per-run nonce: the cold one fills the
+cache, the warm one (same prefix, different short question) should find it. Every cache number the
+server offers is read for the warm request; the most trusted decides the verdict and all are listed
+as evidence. Time to first token is measured too, but only as a hint: on small models it is noise.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.verify import api_detect
+from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
+from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
+from kvswitch.verify.logtap import LogTap
+from kvswitch.verify.probe import Guard, ProbeError
+from kvswitch.verify.prompts import PREFIX_LINES, SUFFIX_COLD, SUFFIX_WARM, make_prefix, new_nonce
+from kvswitch.verify.result import ERROR, HIT, MISS, PARTIAL, UNKNOWN, VerifyResult, verdict_for
+from kvswitch.verify.target import Measured, Target, measure
+
+Progress = Callable[[str, float], None]
+_MISSING_ENDPOINT = (404, 405, 501)
+
+
+def run_verify(
+    profile: Profile,
+    *,
+    timeout: float = 30.0,
+    cancel: threading.Event | None = None,
+    progress: Progress | None = None,
+    log_events: Callable[[], Sequence[Any]] | None = None,
+    api: str | None = None,
+    claude_replay: bool | None = None,
+) -> VerifyResult:
+    """Verify the profile's endpoint; blocking, bounded by ``timeout`` seconds in total, cancellable.
+
+    Args:
+        profile: the backend (base URL, key, model, kind, targets, log) to check.
+        timeout: the whole run's budget; a hung server ends as ERROR within it.
+        cancel: set it from another thread to stop; open connections are shut at once.
+        progress: called as ``progress(step_text, fraction)`` from this thread.
+        log_events: returns the log engine's cache events seen so far (the GUI's live panel); without
+            it the profile's log file, if any, is read directly.
+        api: force one API (``anthropic``, ``openai-chat``, ``openai-responses``,
+            ``llamacpp-completion``, ``ollama``) instead of detecting it.
+        claude_replay: also replay Claude Code-shaped requests with and without the billing header;
+            ``None`` does it when the server speaks the Anthropic API and is not Anthropic itself.
+    """
+    report = progress or (lambda _text, _fraction: None)
+    with Guard(timeout, cancel, secrets=(profile.key,)) as guard:
+        try:
+            return _run(guard, profile, report, log_events, api, claude_replay)
+        except ProbeError as exc:
+            return VerifyResult(
+                ERROR,
+                api=api,
+                message=guard.redact(exc.message),
+                base_url=profile.base_url,
+                diagnosis=_error_hint(exc, profile),
+            )
+
+
+def _run(
+    guard: Guard,
+    profile: Profile,
+    report: Progress,
+    log_events: Callable[[], Sequence[Any]] | None,
+    forced_api: str | None,
+    claude_replay: bool | None,
+) -> VerifyResult:
+    report("Detecting the server", 0.02)
+    server = api_detect.detect_server(guard, profile)
+    model = api_detect.pick_model(profile, server)
+    tap = LogTap(profile, log_events)
+    tap.start()
+    nonce = new_nonce()
+    report("Sending the cold request", 0.1)
+    target, cold = _first_request(guard, profile, server, model, nonce, forced_api)
+    report("Sending the warm request (same prefix)", 0.45)
+    warm = measure(guard, target, target.body(cold.prefix, SUFFIX_WARM))
+    report("Reading the cache numbers", 0.6)
+    warm_prompt = next((r.prompt for r in warm.readings if r.prompt), None)
+    log_reading = tap.reading(tap.events(), warm_prompt)
+    if log_reading is not None:
+        warm.readings.append(log_reading)
+    result = _judge(target, cold, warm)
+    if _wants_replay(claude_replay, target) and result.verdict != ERROR:
+        report("Replaying Claude Code-shaped requests", 0.65)
+        from kvswitch.verify.claude_replay import replay  # noqa: PLC0415 - loads the request template lazily
+
+        outcome = replay(guard, Target(profile, target.server, api_detect.ANTHROPIC, target.model), nonce)
+        fix = dict(result.fix_env or {})
+        if outcome.fix_env and profile.env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
+            fix.update(outcome.fix_env)
+        result = _replace(result, claude_replay=outcome, fix_env=fix or None)
+    report("Done", 1.0)
+    return result
+
+
+def _wants_replay(flag: bool | None, target: Target) -> bool:
+    if flag is not None:
+        return flag
+    profile = target.profile
+    uses_claude = any(t.startswith("claude") for t in profile.targets)
+    return uses_claude and profile.kind != ProfileKind.ANTHROPIC and target.server.server != "anthropic"
+
+
+def _replace(result: VerifyResult, **changes: Any) -> VerifyResult:
+    from dataclasses import replace  # noqa: PLC0415
+
+    return replace(result, **changes)
+
+
+def _first_request(
+    guard: Guard, profile: Profile, server: ServerInfo, model: str, nonce: str, forced_api: str | None
+) -> tuple[Target, Measured]:
+    """The cold request, on the first API the server really has; shrinks the prefix once if the
+    server's context is too small for it (it says so in a 400 with ``n_ctx``)."""
+    errors: list[str] = []
+    prefix = make_prefix(nonce)
+    for api in candidate_apis(profile, server, forced_api):
+        target = Target(profile, server, api, model)
+        for attempt in range(2):
+            try:
+                cold = measure(guard, target, target.body(prefix, SUFFIX_COLD))
+                cold.prefix = prefix
+                return target, cold
+            except ProbeError as exc:
+                limit = context_limit(exc.body) if exc.status == 400 else None
+                if limit is not None and attempt == 0:
+                    n_prompt, n_ctx = limit
+                    lines = max(20, int(PREFIX_LINES * 0.6 * n_ctx / max(n_prompt, 1)))
+                    prefix = make_prefix(nonce, lines)
+                    continue
+                if exc.status in _MISSING_ENDPOINT and forced_api is None:
+                    errors.append(f"{api}: HTTP {exc.status}")
+                    break
+                raise
+    raise ProbeError(
+        "http",
+        f"{api_root(profile.base_url)}: none of the known APIs answered "
+        f"({'; '.join(errors)}) — check the base URL",
+    )
+
+
+def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
+    evidence: list[str] = []
+    best = best_reading(warm.readings)
+    for reading in order_readings(warm.readings):
+        tag = " (decided)" if reading is best else ""
+        evidence.append(f"warm request: {reading.describe()}{tag}")
+    cold_best = best_reading(cold.readings)
+    for reading in order_readings(cold.readings):
+        evidence.append(f"cold request: {reading.describe()}")
+    if best is None:
+        best = _ollama_drop(cold.readings, warm.readings)
+        if best is not None:
+            evidence.insert(
+                0, f"warm request: {best.describe()} (decided; older Ollama counts only new tokens)"
+            )
+    ttft_cold, ttft_warm = cold.result.ttft_ms, warm.result.ttft_ms
+    speedup = ttft_cold / ttft_warm if ttft_cold and ttft_warm else None
+    if ttft_cold is not None and ttft_warm is not None:
+        evidence.append(
+            f"time to first token: cold {ttft_cold:.0f} ms, warm {ttft_warm:.0f} ms"
+            + (f" ({speedup:.1f}x)" if speedup else "")
+        )
+    common: dict[str, Any] = {
+        "api": target.api,
+        "ttft_cold_ms": ttft_cold,
+        "ttft_warm_ms": ttft_warm,
+        "speedup": speedup,
+        "evidence": evidence,
+        "server": target.server.server,
+        "base_url": target.profile.base_url,
+        "model": target.model,
+        "cold_cached_tokens": cold_best.cached if cold_best else None,
+        "cold_prompt_tokens": cold_best.prompt if cold_best else None,
+    }
+    if best is None or best.cached is None:
+        hint = ""
+        if speedup is not None:
+            hint = (
+                f" The warm request's first token came {speedup:.1f}x faster, which suggests reuse, "
+                "but timing alone proves nothing."
+                if speedup >= 1.5
+                else " The warm request was not faster either."
+            )
+        return VerifyResult(
+            UNKNOWN,
+            message="the server answered but reports no prompt-cache numbers." + hint,
+            diagnosis=_unknown_hint(target),
+            **common,
+        )
+    prompt = best.prompt or 0
+    cached = best.cached
+    verdict = verdict_for(cached, prompt) if prompt else (HIT if cached > 0 else MISS)
+    ratio = cached / prompt if prompt else None
+    disagree = _disagreement(warm.readings, best)
+    if disagree:
+        evidence.append(disagree)
+    share = f" ({ratio:.1%})" if ratio is not None else ""
+    if verdict == HIT:
+        message = f"the server reused {cached} of {prompt} prompt tokens{share}: the prefix cache works."
+        diagnosis = None
+    elif verdict == PARTIAL:
+        message = f"the server reused only {cached} of {prompt} prompt tokens{share}."
+        diagnosis = _partial_hint(target)
+    else:
+        message = (
+            f"the server re-processed the prompt ({cached} of {prompt} tokens reused{share}) "
+            "although the prefix was identical."
+        )
+        diagnosis = _miss_hint(target)
+    return VerifyResult(
+        verdict,
+        cached_tokens=cached,
+        prompt_tokens=prompt or None,
+        reuse_ratio=ratio,
+        message=message,
+        diagnosis=diagnosis,
+        decided_by=best.source,
+        **common,
+    )
+
+
+def _ollama_drop(cold: list[Reading], warm: list[Reading]) -> Reading | None:
+    before = next((r.prompt for r in cold if r.source == "prompt_eval_count" and r.prompt), None)
+    after = next((r.prompt for r in warm if r.source == "prompt_eval_count" and r.prompt is not None), None)
+    if before and after is not None and after < before * 0.5:
+        return Reading("prompt_eval_count drop", before - after, before)
+    return None
+
+
+def _disagreement(readings: list[Reading], best: Reading) -> str | None:
+    others = [r for r in readings if r is not best and r.cached is not None and r.prompt]
+    best_verdict = verdict_for(best.cached or 0, best.prompt or 0) if best.prompt else None
+    for other in others:
+        if best_verdict and verdict_for(other.cached or 0, other.prompt or 0) != best_verdict:
+            return (
+                f"note: {other.source} disagrees ({other.cached} of {other.prompt}); another client may "
+                "have used the server at the same time, or the log belongs to another server."
+            )
+    return None
+
+
+def _miss_hint(target: Target) -> str:
+    server = target.server.server
+    if server == "llama.cpp":
+        return (
+            "llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
+            "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
+            "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."
+        )
+    if server == "vllm":
+        return (
+            "vLLM did not reuse the prefix: check that prefix caching is on (no --no-enable-prefix-caching)."
+        )
+    if server == "ollama":
+        return (
+            "Ollama re-processed the prompt: the model may have been reloaded (keep_alive) or num_ctx changed"
+        )
+    return "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled."
+
+
+def _partial_hint(target: Target) -> str:
+    if target.server.server == "vllm":
+        return "vLLM reuses whole blocks only; a low share means the cache was evicted or blocks are large."
+    return (
+        "part of the identical prefix was re-processed: the cache may have been trimmed (context shift, "
+        "--cache-reuse chunks) or evicted by another request in between."
+    )
+
+
+def _unknown_hint(target: Target) -> str:
+    if target.server.server == "vllm":
+        return "start vLLM with --enable-prompt-tokens-details, or expose /metrics, to get cache numbers."
+    if target.server.server == "sglang":
+        return "start SGLang with --enable-cache-report to get cached_tokens in usage."
+    return "attach the server's log to the profile so the log engine can count reused tokens."
+
+
+def _error_hint(exc: ProbeError, profile: Profile) -> str | None:
+    if exc.kind == "refused":
+        return "nothing listens at that address: start the server or fix the port in the profile."
+    if exc.status in (401, 403):
+        return "the server rejected the key: check the profile's API key."
+    if exc.status == 400 and b"context" in exc.body:
+        return "the server's context is too small for the probe; start it with a larger -c / --ctx-size."
+    if exc.status == 404 and b"model" in exc.body.lower():
+        return "the server does not know that model name: fix the profile's model."
+    if exc.kind == "timeout":
+        return "the server accepted the connection but did not answer in time (busy, loading, or hung)."
+    return None

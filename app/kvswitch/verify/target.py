@@ -1,0 +1,73 @@
+"""One probe request, measured: the answer's own cache numbers plus the ``/metrics`` delta around it.
+
+Answers alone are not enough: llama-server b11434 sometimes drops the ``message_start`` event (which
+carries the Anthropic usage) from a stream, and vLLM omits ``cached_tokens`` when it is zero. Scraping
+the Prometheus counters right before and after each request gives an independent count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvswitch.core.models import Profile
+from kvswitch.verify import api_detect
+from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
+from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
+from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
+from kvswitch.verify.prompts import build_body
+
+
+@dataclass
+class Target:
+    """Where and how to send the probe's requests, once detection is done."""
+
+    profile: Profile
+    server: ServerInfo
+    api: str
+    model: str
+
+    @property
+    def url(self) -> str:
+        return api_root(self.profile.base_url) + api_detect.ENDPOINTS[self.api]
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return auth_headers(self.profile, self.api)
+
+    def body(self, prefix: str, suffix: str) -> dict[str, Any]:
+        return build_body(self.api, self.model, prefix, suffix, llama_cpp=self.server.server == "llama.cpp")
+
+
+@dataclass
+class Measured:
+    """One request with the cache numbers every source gave for it."""
+
+    result: StreamResult
+    readings: list[Reading] = field(default_factory=list)
+    prefix: str = ""
+
+
+def scrape(guard: Guard, server: ServerInfo, profile: Profile) -> dict[str, float] | None:
+    if server.metrics_url is None:
+        return None
+    got = get_json_or_text(guard, server.metrics_url, auth_headers(profile, api_detect.OPENAI_CHAT))
+    if got is None or got[0] != 200:
+        return None
+    return parse_metrics(got[2].decode("utf-8", errors="replace"))
+
+
+def measure(
+    guard: Guard, target: Target, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+) -> Measured:
+    """Send ``body`` to the target's endpoint; raises ProbeError like ``stream_request``."""
+    before = scrape(guard, target.server, target.profile)
+    result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
+    readings = list(result.readings)
+    after = scrape(guard, target.server, target.profile) if before is not None else None
+    if before is not None and after is not None:
+        reading = metrics_reading(before, after)
+        if reading is not None:
+            readings.append(reading)
+    return Measured(result, readings)
