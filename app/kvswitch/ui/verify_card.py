@@ -81,8 +81,11 @@ class VerifyCard(QWidget):
         self.fix_button = QPushButton()
         self.fix_button.hide()
         grid = QGridLayout()
+        self.replay_value = QLabel()
+        self.replay_value.setWordWrap(True)
         rows = ((self.tr("Cached tokens"), self.cached_value), (self.tr("Reuse"), self.reuse_value),
-                (self.tr("Time to first token"), self.ttft_value), (self.tr("Evidence"), self.evidence_value))
+                (self.tr("Time to first token"), self.ttft_value), (self.tr("Evidence"), self.evidence_value),
+                (self.tr("Claude Code requests"), self.replay_value))
         for row, (label, value) in enumerate(rows):
             name = QLabel(label)
             name.setAlignment(Qt.AlignmentFlag.AlignTop)
@@ -148,7 +151,8 @@ class VerifyCard(QWidget):
         self._paint(theme.CacheState.MISS)
         self.verdict_label.setText(self.tr("Verify failed"))
         self.message_label.setText(message)
-        for value in (self.cached_value, self.reuse_value, self.ttft_value, self.evidence_value):
+        for value in (self.cached_value, self.reuse_value, self.ttft_value, self.evidence_value,
+                      self.replay_value):
             value.setText("–")
         self.diagnosis_label.hide()
         self.fix_button.hide()
@@ -181,7 +185,10 @@ class VerifyCard(QWidget):
         if isinstance(evidence, list | tuple):
             evidence = "\n".join(str(item) for item in evidence)
         self.evidence_value.setText(str(evidence or "–"))
-        diagnosis = getattr(result, "diagnosis", None)
+        replay = getattr(result, "claude_replay", None)
+        replay_text = str(getattr(replay, "message", "") or "") if replay is not None else ""
+        self.replay_value.setText(replay_text or "–")
+        diagnosis = getattr(result, "diagnosis", None) or getattr(replay, "diagnosis", None)
         text = getattr(diagnosis, "message", diagnosis) if diagnosis is not None else None
         self.diagnosis_label.setText(self.tr("Why: %1").replace("%1", str(text)) if text else "")
         self.diagnosis_label.setVisible(bool(text))

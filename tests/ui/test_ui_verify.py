@@ -1,0 +1,113 @@
+"""Verify cache from the window: a real llama-server, a dead port, and the fix action."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+from realserver import llama_server_binary, make_tiny_model, run_llama_server
+from uihelpers import free_port, make_profile
+
+from kvswitch.ui.diff_dialog import ApplyDialog
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    binary = llama_server_binary()
+    workdir = tmp_path_factory.mktemp("llama")
+    model = make_tiny_model(workdir / "tiny.gguf")
+    yield from run_llama_server(binary, model, workdir)
+
+
+def _activate(window: Any, store: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(lambda *a: True))
+    window._select(name)
+    assert window.apply_profile(name)
+
+
+@pytest.mark.real_server
+def test_verify_against_real_llama_server_shows_hit_card(qtbot: Any, window: Any, store: Any,
+                                                         llama_server: tuple[str, Path],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    base_url, _log = llama_server
+    store.add(make_profile("tiny", base_url=base_url, env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    _activate(window, store, "tiny", monkeypatch)
+    progress: list[float] = []
+    window.controller.verify_progressed.connect(lambda _text, fraction: progress.append(fraction))
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=60000) as blocker:
+        window.verify_action.trigger()
+        assert not window.verify_card.cancel_button.isHidden()
+    result = blocker.args[0]
+    assert result.verdict == "HIT"
+    card = window.verify_card
+    assert not card.card.isHidden()
+    assert card.verdict_label.text() == "Cache hit"
+    assert f"{result.cached_tokens:,}" in card.cached_value.text()
+    assert "%" in card.reuse_value.text()
+    assert "→" in card.ttft_value.text()
+    assert "cache_read_input_tokens" in card.evidence_value.text() or "cache_n" in card.evidence_value.text()
+    assert progress and progress[-1] == 1.0
+    assert window.controller.cache_state == "hit"
+    assert card.cancel_button.isHidden()
+
+
+def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: Any, store: Any,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    store.add(make_profile("dead", base_url=f"http://127.0.0.1:{free_port()}",
+                           env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    _activate(window, store, "dead", monkeypatch)
+    window.controller.verify_timeout_s = 5.0
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=15000) as blocker:
+        window.verify_card.verify_button.click()
+    assert blocker.args[0].verdict == "ERROR"
+    card = window.verify_card
+    assert card.verdict_label.text() == "Verify failed"
+    assert "127.0.0.1" in card.message_label.text() or "connect" in card.message_label.text().lower()
+    assert card.verify_button.isEnabled()
+
+
+def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that accepts but never answers: Cancel ends the run long before its timeout."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        port = listener.getsockname()[1]
+        store.add(make_profile("silent", base_url=f"http://127.0.0.1:{port}",
+                               env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+        _activate(window, store, "silent", monkeypatch)
+        window.controller.verify_timeout_s = 60.0
+        with qtbot.waitSignal(window.controller.verify_started, timeout=2000):
+            window.verify_action.trigger()
+        with qtbot.waitSignal(window.controller.verify_finished, timeout=10000):
+            window.verify_card.cancel_button.click()
+        assert window.verify_card.verify_button.isEnabled()
+    finally:
+        listener.close()
+
+
+def test_fix_from_verify_card_updates_profile_and_offers_reapply(qtbot: Any, window: Any, store: Any,
+                                                                 fake_home: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvswitch.verify import VerifyResult
+
+    store.add(make_profile("local", env={}))
+    _activate(window, store, "local", monkeypatch)
+    result = VerifyResult("MISS", cached_tokens=49, prompt_tokens=13823, reuse_ratio=49 / 13823,
+                          message="a new conversation keeps 49 of 13823 tokens",
+                          diagnosis="Claude Code's x-anthropic-billing-header block differs between conversations.",
+                          fix_env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
+    window.verify_card.show_result(result, "local")
+    assert not window.verify_card.fix_button.isHidden()
+    assert "billing-header" in window.verify_card.diagnosis_label.text()
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    with qtbot.waitSignal(window.controller.profile_applied, timeout=5000):
+        window.verify_card.fix_button.click()
+    assert store.get("local").env["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "0"
+    settings = (fake_home / ".claude" / "settings.json").read_text()
+    assert '"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"' in settings
