@@ -37,7 +37,8 @@ def make_tiny_model(out: Path, context: int = 4096) -> Path:
     return out
 
 
-def run_llama_server(binary: Path, model: Path, workdir: Path, context: int = 4096) -> Iterator[tuple[str, Path]]:
+def run_llama_server(binary: Path, model: Path, workdir: Path,
+                     context: int = 4096) -> Iterator[tuple[str, Path]]:
     """Yield (base URL, log file) while a real llama-server runs; stopped afterwards."""
     port = free_port()
     log_file = workdir / "llama-server.log"

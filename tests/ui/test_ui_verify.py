@@ -49,7 +49,8 @@ def test_verify_against_real_llama_server_shows_hit_card(qtbot: Any, window: Any
     assert "%" in card.reuse_value.text()
     assert "→" in card.ttft_value.text()
     assert "cache_read_input_tokens" in card.evidence_value.text() or "cache_n" in card.evidence_value.text()
-    assert progress and progress[-1] == 1.0
+    assert progress
+    assert progress[-1] == 1.0
     assert window.controller.cache_state == "hit"
     assert card.cancel_button.isHidden()
 
@@ -69,7 +70,8 @@ def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: 
     assert card.verify_button.isEnabled()
 
 
-def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A server that accepts but never answers: Cancel ends the run long before its timeout."""
     import socket
 
@@ -100,7 +102,7 @@ def test_fix_from_verify_card_updates_profile_and_offers_reapply(qtbot: Any, win
     _activate(window, store, "local", monkeypatch)
     result = VerifyResult("MISS", cached_tokens=49, prompt_tokens=13823, reuse_ratio=49 / 13823,
                           message="a new conversation keeps 49 of 13823 tokens",
-                          diagnosis="Claude Code's x-anthropic-billing-header block differs between conversations.",
+                          diagnosis="Claude Code's x-anthropic-billing-header block differs per conversation.",
                           fix_env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
     window.verify_card.show_result(result, "local")
     assert not window.verify_card.fix_button.isHidden()
