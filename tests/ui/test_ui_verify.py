@@ -102,7 +102,7 @@ def test_fix_from_verify_card_updates_profile_and_offers_reapply(qtbot: Any, win
     _activate(window, store, "local", monkeypatch)
     result = VerifyResult("MISS", cached_tokens=49, prompt_tokens=13823, reuse_ratio=49 / 13823,
                           message="a new conversation keeps 49 of 13823 tokens",
-                          diagnosis="Claude Code's x-anthropic-billing-header block differs per conversation.",
+                          diagnosis="the x-anthropic-billing-header block differs per conversation.",
                           fix_env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
     window.verify_card.show_result(result, "local")
     assert not window.verify_card.fix_button.isHidden()

@@ -95,7 +95,8 @@ class LogFollower:
 
     def _run(self) -> None:
         from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
-        from kvswitch.logs import LogAnalyzer, open_source  # noqa: PLC0415
+        from kvswitch.logs import LogAnalyzer  # noqa: PLC0415
+        from kvswitch.logs.sources import open_source  # noqa: PLC0415
 
         try:
             reader = open_source(self.source, start_at_end=True, tail_lines=self.tail_lines)
