@@ -65,6 +65,7 @@ class LogPanel(QWidget):
         self._kind_hint: str | None = None
         self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
         self.dropped_lines = 0
+        self._pinned = True  # the view is at the bottom; new lines keep it there while following
 
         self.view = QPlainTextEdit()
         self.view.setReadOnly(True)
@@ -123,6 +124,9 @@ class LogPanel(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_INTERVAL_MS)
         self._timer.timeout.connect(self._on_timer_timeout)
+        bar = self.view.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrollbar_value_changed)
+        bar.rangeChanged.connect(self._on_scrollbar_range_changed)
         self.cache_only_box.toggled.connect(self._on_filter_toggled)
         self.pause_box.toggled.connect(self._on_pause_toggled)
         self.search_edit.returnPressed.connect(self._on_search_return_pressed)
@@ -202,7 +206,7 @@ class LogPanel(QWidget):
             self.dropped_lines += len(lines) - MAX_LINES_PER_FLUSH
             lines = lines[-MAX_LINES_PER_FLUSH:]
         bar = self.view.verticalScrollBar()
-        at_bottom = bar.value() >= bar.maximum() - 2
+        self._pinned = self._pinned or bar.value() >= bar.maximum() - 2
         self.highlighter.remember(lines)
         cursor = QTextCursor(self.view.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -210,7 +214,7 @@ class LogPanel(QWidget):
         text = "\n".join(line.text for line in lines)
         cursor.insertText(text if self.view.document().isEmpty() else "\n" + text)
         cursor.endEditBlock()
-        if self.follow_box.isChecked() and at_bottom:
+        if self.follow_box.isChecked() and self._pinned:
             bar.setValue(bar.maximum())
         self.lines_appended.emit(len(lines))
 
@@ -246,6 +250,17 @@ class LogPanel(QWidget):
         return self.view.find(text, flags)
 
     # -- slots -------------------------------------------------------------------------------------
+
+    @Slot(int)
+    def _on_scrollbar_value_changed(self, value: int) -> None:
+        """The user scrolled: stay pinned only if they are (back) at the bottom (Frescobaldi's idea)."""
+        self._pinned = value >= self.view.verticalScrollBar().maximum() - 2
+
+    @Slot(int, int)
+    def _on_scrollbar_range_changed(self, _minimum: int, maximum: int) -> None:
+        """The layout grew after an append: keep the newest line in view if we were pinned."""
+        if self._pinned and self.follow_box.isChecked():
+            self.view.verticalScrollBar().setValue(maximum)
 
     @Slot(bool)
     def _on_filter_toggled(self, _checked: bool) -> None:

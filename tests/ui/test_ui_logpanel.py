@@ -1,0 +1,153 @@
+"""The live log panel on a real temporary log file: highlighted lines, per-request rows, filter, vanish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QGuiApplication
+from uihelpers import make_profile
+
+from kvswitch.ui import theme
+from kvswitch.ui.diff_dialog import ApplyDialog
+from kvswitch.ui.events_model import COL_VERDICT
+
+DEMO_LOG = Path(__file__).resolve().parent / "data" / "llama_server_demo.log"
+
+
+@pytest.fixture
+def demo_lines() -> list[str]:
+    return DEMO_LOG.read_text().splitlines()
+
+
+@pytest.fixture
+def followed(qtbot: Any, window: Any, store: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The active profile follows ``server.log`` (created empty)."""
+    log_file = tmp_path / "server.log"
+    log_file.write_text("")
+    store.add(make_profile("local", env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
+                           log={"kind": "file", "path": str(log_file)}))
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(lambda *a: True))
+    window._select("local")
+    assert window.apply_profile("local")
+    assert window.log_panel.following
+    qtbot.waitUntil(lambda: "following" in window.log_panel.status_label.text(), timeout=3000)
+    return log_file
+
+
+def _append(path: Path, lines: list[str]) -> None:
+    with path.open("a") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def _block_colors(panel: Any, needle: str) -> set[str]:
+    block = panel.view.document().begin()
+    while block.isValid():
+        if needle in block.text():
+            return {r.format.foreground().color().name() for r in block.layout().formats()}
+        block = block.next()
+    raise AssertionError(f"{needle!r} not shown")
+
+
+def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, followed: Path,
+                                                      demo_lines: list[str]) -> None:
+    panel = window.log_panel
+    _append(followed, demo_lines[:23])  # cold request (miss), then a hit
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 2, timeout=5000)
+    model = panel.events_model
+    assert model.index(0, COL_VERDICT).data().startswith("miss")
+    assert model.index(1, COL_VERDICT).data().startswith("hit")
+    assert model.index(1, 2).data() == "1,536"
+    assert "prompt eval time" in panel.shown_text()
+    timing = _block_colors(panel, "task 9 | prompt eval time")
+    assert theme.timing_color().name() in timing
+    assert window.controller.cache_state == "hit"
+
+    _append(followed, demo_lines[23:30])  # the changed prompt: a miss
+    qtbot.waitUntil(lambda: model.rowCount() == 3, timeout=5000)
+    assert model.index(2, COL_VERDICT).data().startswith("miss")
+    assert window.controller.cache_state == "miss"
+
+
+def test_filter_pause_search_and_copy(qtbot: Any, window: Any, followed: Path, demo_lines: list[str]) -> None:
+    panel = window.log_panel
+    _append(followed, demo_lines)
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 13, timeout=5000)
+    assert "llama_server: model loaded" in panel.shown_text()
+    panel.cache_only_box.setChecked(True)
+    assert "model loaded" not in panel.shown_text()
+    assert "prompt eval time" in panel.shown_text()
+    panel.cache_only_box.setChecked(False)
+    assert "model loaded" in panel.shown_text()
+
+    panel.pause_box.setChecked(True)
+    _append(followed, ["0.01.000.000 I srv  llama_server: a line written while paused"])
+    qtbot.waitUntil(lambda: any("while paused" in line.text for line in panel._history), timeout=5000)
+    assert "while paused" not in panel.shown_text()
+    panel.pause_box.setChecked(False)
+    assert "while paused" in panel.shown_text()
+
+    assert panel.find_text("task 22")
+    assert "task 22" in panel.view.textCursor().selectedText()
+    panel.copy_lines()
+    assert QGuiApplication.clipboard().text() == "task 22"
+
+
+def test_follow_scrolls_only_when_at_bottom(qtbot: Any, window: Any, followed: Path,
+                                            demo_lines: list[str]) -> None:
+    panel = window.log_panel
+    window.tabs.setCurrentWidget(panel)
+    _append(followed, demo_lines * 3)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 300, timeout=5000)
+    bar = panel.view.verticalScrollBar()
+    assert bar.maximum() > 0
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=2000)
+    bar.setValue(0)  # the user scrolls up to read
+    _append(followed, demo_lines)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 400, timeout=5000)
+    assert bar.value() == 0
+    bar.setValue(bar.maximum())  # back at the bottom: following resumes
+    _append(followed, demo_lines)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 500, timeout=5000)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=2000)
+
+
+def test_vanished_file_shows_waiting(qtbot: Any, window: Any, followed: Path, demo_lines: list[str]) -> None:
+    panel = window.log_panel
+    _append(followed, demo_lines[:8])
+    qtbot.waitUntil(lambda: "model loaded" in panel.shown_text(), timeout=5000)
+    followed.unlink()
+    qtbot.waitUntil(lambda: "waiting for file" in panel.status_label.text(), timeout=5000)
+    _append(followed, demo_lines[8:16])
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 1, timeout=5000)
+
+
+def test_profile_without_log_source_says_so(qtbot: Any, window: Any) -> None:
+    window.log_panel.bind(None, None)
+    assert "No log source" in window.log_panel.status_label.text()
+    assert not window.log_panel.following
+
+
+def test_memory_is_bounded(qtbot: Any, window: Any) -> None:
+    from kvswitch.logs import LogAnalyzer
+    from kvswitch.ui import log_panel as module
+
+    panel = window.log_panel
+    analyzer = LogAnalyzer("llama.cpp")
+    lines = DEMO_LOG.read_text().splitlines()
+    batch_lines = []
+    events = []
+    for number in range(module.MAX_KEPT_LINES // len(lines) + 20):
+        for offset, text in enumerate(lines):
+            result = analyzer.feed(text, number * len(lines) + offset)
+            batch_lines.append(result.line)
+            events.extend(result.events)
+    from kvswitch.ui.log_worker import LogBatch
+
+    for start in range(0, len(batch_lines), 1000):
+        panel._flush(LogBatch(batch_lines[start:start + 1000], []))
+    panel._flush(LogBatch([], events * 40))
+    assert len(panel._history) == module.MAX_KEPT_LINES
+    assert panel.view.document().blockCount() <= module.MAX_VIEW_LINES
+    assert panel.events_model.rowCount() == module.MAX_EVENTS
