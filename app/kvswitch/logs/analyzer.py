@@ -35,5 +35,9 @@ class LogAnalyzer:
         kind = kind_for_verdict(events[-1].verdict) if events else None
         return FeedResult(line=to_classified(text, parsed, kind), events=events)
 
+    def note_line(self, line_no: int) -> None:
+        """A line skipped without parsing (it has no fact): only its number matters, for ``flush``."""
+        self._last_line = line_no
+
     def flush(self) -> list[CacheEvent]:
         return self._tracker.flush(self._last_line)

@@ -51,16 +51,16 @@ class RequestTracker:
         self._last_slot: int | None = None
         self._clock: str | None = None
 
-    def apply(self, fact: Fact, line_no: int) -> list[CacheEvent]:
+    def apply(self, fact: Fact, line_no: int) -> tuple[CacheEvent, ...]:
         what = fact.what
         if what is What.CLOCK:
             self._clock = fact.note
-            return []
+            return ()
         if what is What.EVENT:
-            return [self._single_line_event(fact, line_no)]
+            return (self._single_line_event(fact, line_no),)
         if what is What.TIMING_HEADER:
             self._timing_owner = (fact.slot, fact.task)
-            return []
+            return ()
         slot, task = fact.slot, fact.task
         if slot is None:
             if what in (What.PROMPT_EVAL, What.GEN_EVAL) and self._timing_owner is not None:
@@ -69,66 +69,63 @@ class RequestTracker:
                 slot = self._last_slot
         else:
             self._timing_owner = None
-        done: list[CacheEvent] = []
+        return self.slot_fact(what, slot, task, fact.n1, fact.n2, fact.ms, fact.note, line_no)
+
+    def slot_fact(
+        self, what: What, slot: int | None, task: int | None, n1: int | None, n2: int | None,
+        ms: float | None, note: str | None, line_no: int,
+    ) -> tuple[CacheEvent, ...]:
+        """One fact about a known slot (the fast scanner calls this directly, without ``Fact`` objects)."""
+        done: tuple[CacheEvent, ...] = ()
         if what is What.SELECT:
             old = self._pending.pop(slot, None)
             if old is not None and old.started:
-                done.extend(self._finish(old, line_no - 1))
-            req = _Request(slot=slot, first_line=line_no, select_how=fact.note, sim=fact.n1)
-            self._pending[slot] = req
+                done = self._finish(old, line_no - 1)
+            self._pending[slot] = _Request(slot=slot, first_line=line_no, select_how=note, sim=n1)
             self._last_slot = slot
             return done
-        req = self._request_for(slot, task, line_no, done)
-        if what is What.START:
-            self._last_slot = slot
-        elif what is What.PROMPT_SIZE:
-            req.prompt_size = fact.n1
-        elif what is What.CACHED:
-            req.cached = fact.n1
-        elif what is What.FULL_HIT:
-            req.full_hit = True
-        elif what is What.PROMPT_EVAL:
-            req.new = fact.n1
-            req.prompt_ms = fact.ms
+        req = self._pending.get(slot)
+        if req is None or (task is not None and task >= 0 and req.task is not None and req.task != task):
+            if req is not None:
+                done = self._finish(req, line_no - 1)
+            req = _Request(slot=slot, first_line=line_no, task=None if task is None or task < 0 else task)
+            self._pending[slot] = req
+        elif req.task is None and task is not None and task >= 0:
+            req.task = task
+        if what is What.PROMPT_EVAL:
+            req.new = n1
+            req.prompt_ms = ms
         elif what is What.GEN_EVAL:
-            req.generated = fact.n1
-        elif what is What.REASON and fact.note and fact.note not in req.reasons:
-            req.reasons.append(fact.note)
+            req.generated = n1
         elif what is What.RELEASE:
-            req.after_tokens = fact.n1
-            req.truncated = bool(fact.n2)
+            req.after_tokens = n1
+            req.truncated = bool(n2)
             del self._pending[slot]
             if self._timing_owner is not None and self._timing_owner[0] == slot:
                 self._timing_owner = None
-            done.extend(self._finish(req, line_no))
+            done += self._finish(req, line_no)
+        elif what is What.START:
+            self._last_slot = slot
+        elif what is What.PROMPT_SIZE:
+            req.prompt_size = n1
+        elif what is What.CACHED:
+            req.cached = n1
+        elif what is What.FULL_HIT:
+            req.full_hit = True
+        elif what is What.REASON and note and note not in req.reasons:
+            req.reasons.append(note)
         return done
 
     def flush(self, line_no: int) -> list[CacheEvent]:
         """Requests whose end the stream never showed (log cut short): emitted if their numbers are known."""
         done: list[CacheEvent] = []
-        for req in list(self._pending.values()):
+        for req in sorted(self._pending.values(), key=lambda item: item.first_line):
             done.extend(self._finish(req, line_no))
         self._pending.clear()
         self._timing_owner = None
         return done
 
-    def _request_for(
-        self, slot: int | None, task: int | None, line_no: int, done: list[CacheEvent]
-    ) -> _Request:
-        req = self._pending.get(slot)
-        if req is not None and task is not None and task >= 0:
-            if req.task is None:
-                req.task = task
-            elif req.task != task:
-                del self._pending[slot]
-                done.extend(self._finish(req, line_no - 1))
-                req = None
-        if req is None:
-            req = _Request(slot=slot, first_line=line_no, task=None if task is None or task < 0 else task)
-            self._pending[slot] = req
-        return req
-
-    def _finish(self, req: _Request, line_no: int) -> list[CacheEvent]:
+    def _finish(self, req: _Request, line_no: int) -> tuple[CacheEvent, ...]:
         new, cached = req.new, req.cached
         if cached is None and new is not None:
             if req.prompt_size is not None:
@@ -138,13 +135,13 @@ class RequestTracker:
         if new is None and cached is not None and req.prompt_size is not None:
             new = req.prompt_size - cached
         if new is None or cached is None:
-            return []
+            return ()
         cached = max(cached, 0)
-        return [make_event(
+        return (make_event(
             server=self.server, slot=req.slot, task=req.task, cached=cached, new=new,
             prompt_ms=req.prompt_ms, first_line=req.first_line, last_line=max(line_no, req.first_line),
             reason=self._reason(req, cached, new), timestamp=self._clock,
-        )]
+        ),)
 
     @staticmethod
     def _reason(req: _Request, cached: int, new: int) -> str | None:

@@ -91,6 +91,14 @@ _REASONS: tuple[tuple[re.Pattern[str], str, LineKind], ...] = (
 )
 
 
+def reason_for(text: str) -> str | None:
+    """The plain-words reason for a cache-relevant warning line (used by the fast scanner too)."""
+    for pattern, reason, _kind in _REASONS:
+        if pattern.search(text):
+            return reason
+    return None
+
+
 def parse(text: str) -> Parsed | None:
     """Facts and kind of one ANSI-free line, or ``None`` when it is not a llama.cpp line we understand."""
     stripped = text.lstrip()

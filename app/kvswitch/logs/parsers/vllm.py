@@ -31,23 +31,20 @@ def _rate_kind(percent: float) -> LineKind:
 
 
 def parse(text: str) -> Parsed | None:
+    parsed = _level_only(text)
     if "rate:" not in text and "request" not in text and "HTTP/" not in text and "throughput" not in text:
-        return _level_only(text)
-    parsed = _level_only(text) or Parsed()
-    found = False
-    for m in _RATE.finditer(text):
-        found = True
+        return parsed
+    parsed = parsed or Parsed()
+    rates = list(_RATE.finditer(text))
+    for m in rates:
         parsed.spans.append((*m.span(), _rate_kind(float(m.group(2)))))
-    if found or (m2 := _STATS.search(text)) is None:
-        pass
-    else:
-        parsed.spans.append((*m2.span(), LineKind.TIMING))
-        found = True
-    if found:
+    stats = _STATS.search(text)
+    if stats:
+        parsed.spans.append((*stats.span(), LineKind.TIMING))
+    if rates or stats:
         parsed.raise_kind(LineKind.TIMING)
-    elif m := _REQUEST.search(text):
-        status = int(m.group(3)) if m.group(3) else 200
-        parsed.mark(m, status_kind(status))
+    elif request := _REQUEST.search(text):
+        parsed.mark(request, status_kind(int(request.group(3)) if request.group(3) else 200))
     return parsed if parsed.spans else None
 
 
