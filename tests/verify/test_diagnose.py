@@ -22,10 +22,11 @@ def test_billing_header_is_named_with_its_fix(fixtures_dir: Path) -> None:
     assert diag.cause == "billing_header"
     assert diag.fix_env == {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
     assert diag.snippet_common.endswith("cc_version=2.1.332.")
-    assert diag.snippet_a.startswith("0b8;") and diag.snippet_b.startswith("6c6;")
+    assert diag.snippet_a.startswith("0b8;")
+    assert diag.snippet_b.startswith("6c6;")
     canon = serialise(b)
-    assert canon[:diag.offset] == serialise(a)[:diag.offset]
-    assert canon[diag.offset:diag.offset + 3] == b"6c6"
+    assert canon[: diag.offset] == serialise(a)[: diag.offset]
+    assert canon[diag.offset : diag.offset + 3] == b"6c6"
     assert diag.identical_share < 0.01
     assert "messages[0].content[1]" in diag.other_parts
     assert any("metadata" in note for note in diag.notes)
@@ -37,7 +38,8 @@ def test_without_header_the_user_message_before_the_environment_block_is_named(f
     assert diag.cause == "user_before_system"
     assert "messages[1].content[0]" in (diag.cause_text or "")
     assert diag.fix_env is None
-    assert diag.snippet_a.startswith("i\"") and diag.snippet_b.startswith("ello to the whole team")
+    assert diag.snippet_a.startswith('i"')
+    assert diag.snippet_b.startswith("ello to the whole team")
     assert 0.5 < diag.identical_share < 0.95
 
 
@@ -46,12 +48,16 @@ def test_recorder_capture_and_bare_body_compare_equal(fixtures_dir: Path, tmp_pa
     body_file = tmp_path / "body.json"
     body_file.write_text(json.dumps(capture["body"], indent=4))
     diag = diagnose_requests(capture, load_request(body_file))
-    assert diag.identical and diag.identical_share == 1.0
+    assert diag.identical
+    assert diag.identical_share == 1.0
 
 
 def _chat(system: str, user: str, tools: list | None = None, **extra: object) -> dict:
-    body: dict = {"model": "m", "messages": [{"role": "system", "content": system},
-                                            {"role": "user", "content": user}], **extra}
+    body: dict = {
+        "model": "m",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+        **extra,
+    }
     if tools is not None:
         body["tools"] = tools
     return body
@@ -84,10 +90,17 @@ def test_tools_changed_names_the_tool() -> None:
 
 def test_new_turn_is_append_only() -> None:
     a = _chat("sys", "hi")
-    b = {**a, "messages": [*a["messages"], {"role": "assistant", "content": "hello"},
-                           {"role": "user", "content": "more"}]}
+    b = {
+        **a,
+        "messages": [
+            *a["messages"],
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "more"},
+        ],
+    }
     diag = diagnose_requests(a, b)
-    assert diag.extends and not diag.identical
+    assert diag.extends
+    assert not diag.identical
     assert diag.identical_bytes == len(serialise(a))
 
 

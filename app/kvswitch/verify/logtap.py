@@ -51,6 +51,8 @@ class LogTap:
 
     def events(self, expected: int = 2, wait: float = 1.0) -> list[Any]:
         """New events since ``start()``; waits up to ``wait`` s for the server to finish logging."""
+        if self.log_events is None and (self._path is None or self._offset is None):
+            return []
         deadline = time.monotonic() + wait
         while True:
             found = self._new_events()

@@ -136,7 +136,7 @@ def _first_request(
                     lines = max(20, int(PREFIX_LINES * 0.6 * n_ctx / max(n_prompt, 1)))
                     prefix = make_prefix(nonce, lines)
                     continue
-                if exc.status in _MISSING_ENDPOINT and forced_api is None:
+                if _missing_endpoint(exc) and forced_api is None:
                     errors.append(f"{api}: HTTP {exc.status}")
                     break
                 raise
@@ -145,6 +145,11 @@ def _first_request(
         f"{api_root(profile.base_url)}: none of the known APIs answered "
         f"({'; '.join(errors)}) — check the base URL",
     )
+
+
+def _missing_endpoint(exc: ProbeError) -> bool:
+    """A 404/405 means "no such route", unless the server is complaining about the model name."""
+    return exc.status in _MISSING_ENDPOINT and b"model" not in exc.body.lower()
 
 
 def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
