@@ -72,6 +72,13 @@ class SingleInstance(QObject):
         return False
 
     def close(self) -> None:
+        """Stop listening and drop clients, so no socket signal reaches a half-destroyed object."""
+        for socket in list(self._buffers):
+            socket.readyRead.disconnect()
+            socket.disconnected.disconnect()
+            socket.abort()
+            socket.deleteLater()
+        self._buffers.clear()
         self._server.close()
 
     @Slot()
@@ -93,6 +100,9 @@ class SingleInstance(QObject):
                 self.message_received.emit(text)
 
     def _on_socket_disconnected(self, socket: QLocalSocket) -> None:
-        self._on_socket_ready_read(socket)
+        if socket not in self._buffers:
+            return
+        if socket.bytesAvailable():
+            self._on_socket_ready_read(socket)
         self._buffers.pop(socket, None)
         socket.deleteLater()
