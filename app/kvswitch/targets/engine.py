@@ -18,6 +18,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
 from kvswitch.core.errors import KvSwitchError
@@ -245,6 +246,7 @@ class Engine:
             return state
         self.recovery_notes = []
         for entry in reversed(state.pending.entries):
+            _remove_temp_files(entry.location)
             target = target_for_id(entry.target_id, self.env)
             current = state_digest(target.snapshot())
             if current == entry.before_digest:
@@ -285,6 +287,17 @@ class Engine:
             with open(entry.backup, "rb") as handle:
                 content = handle.read()
         return Snapshot(entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values)
+
+
+def _remove_temp_files(location: str) -> None:
+    """Delete the temp files a killed atomic write left beside a target (never the target itself)."""
+    path = Path(location)
+    try:
+        real = Path(os.path.realpath(path))
+        for leftover in {*path.parent.glob(f".{path.name}.*.kvswitch-tmp"), *real.parent.glob(f".{real.name}.*.kvswitch-tmp")}:
+            leftover.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None) -> None:

@@ -1,0 +1,148 @@
+"""Random apply / switch / undo sequences over random pre-existing files never lose a user's key.
+
+Invariants (no hand edits happen during a sequence):
+- keys no profile mentions keep their exact original value, always;
+- right after applying P, every key P sets has P's value, and every other key KV Switch ever wrote is
+  gone or back at the user's original value (no stale owned key);
+- undo puts every file back byte for byte as it was before the apply it undoes.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kvswitch.core.envmap import claude_env
+from kvswitch.core.models import Profile
+from kvswitch.core.paths import AppPaths
+from kvswitch.targets.engine import UNDO_DEPTH, Engine, NothingToUndo
+
+ENV_POOL = ["ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL", "API_TIMEOUT_MS", "FOO", "BAR", "DISABLE_TELEMETRY"]
+USER_ONLY = ["MY_HOME", "EDITOR_X"]
+values = st.text(alphabet="abcxyz019 -/:", min_size=0, max_size=8)
+json_values = st.one_of(values, st.integers(0, 10**6), st.booleans())
+
+user_settings = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {"env": st.dictionaries(st.sampled_from(ENV_POOL + USER_ONLY), json_values, max_size=5)},
+        optional={
+            "model": values,
+            "permissions": st.fixed_dictionaries({"allow": st.lists(values, max_size=2)}),
+            "theme": values,
+        },
+    ),
+)
+user_codex = st.one_of(st.none(), st.sampled_from([
+    '# mine\nmodel = "gpt-x"\n\n[mcp_servers.a]\ncommand = "x"\n',
+    'approval_policy = "never"\n',
+    '',
+]))
+
+
+@st.composite
+def profiles(draw: Any, index: int) -> Profile:
+    kind = draw(st.sampled_from(["llama.cpp", "ollama", "anthropic", "custom"]))
+    targets = draw(st.sampled_from([["claude"], ["claude", "codex"], ["codex"]]))
+    if kind == "anthropic":
+        targets = ["claude"]
+    return Profile(
+        name=f"p{index}", kind=kind, base_url=f"http://127.0.0.1:{8000 + index}",
+        api_key=draw(st.one_of(st.none(), st.just(f"sk-secret-{index}-abcdefgh"))),
+        model=draw(st.one_of(st.none(), values.filter(bool))),
+        env=draw(st.dictionaries(st.sampled_from(ENV_POOL[2:]), values, max_size=3)),
+        targets=targets,
+    )
+
+
+operations = st.lists(st.one_of(st.integers(0, 2), st.just("undo")), min_size=1, max_size=8)
+
+
+def read_state(home: Path) -> dict[str, bytes | None]:
+    files = {"claude": home / ".claude" / "settings.json", "codex": home / ".codex" / "config.toml",
+             "auth": home / ".codex" / "auth.json"}
+    return {name: path.read_bytes() if path.exists() else None for name, path in files.items()}
+
+
+def check_claude_after_apply(raw: bytes | None, original: dict[str, Any] | None, profile: Profile) -> None:
+    original = original or {}
+    data = json.loads(raw) if raw else {}
+    env = data.get("env", {})
+    wanted = claude_env(profile) if "claude" in profile.targets else {}
+    user_env = original.get("env", {})
+    for key in set(env) | set(wanted) | set(user_env):
+        if key in wanted:
+            assert env.get(key) == wanted[key], key
+        elif key in user_env:
+            assert env.get(key) == user_env[key], f"user value of {key} lost"
+        else:
+            assert key not in env, f"stale owned key {key}"
+    for key, value in original.items():
+        if key not in ("env", "model"):
+            assert data.get(key) == value
+    if "claude" in profile.targets and profile.model:
+        assert data["model"] == profile.model
+    else:
+        assert data.get("model") == original.get("model")
+
+
+def check_codex_after_apply(raw: bytes | None, original: str | None, profile: Profile) -> None:
+    data = tomllib.loads(raw.decode()) if raw else {}
+    before = tomllib.loads(original) if original else {}
+    if "codex" in profile.targets:
+        assert data["model_provider"] == "kvswitch"
+        assert data["model_providers"]["kvswitch"]["base_url"].endswith("/v1") or profile.kind == "custom"
+        if profile.model:
+            assert data["model"] == profile.model
+    else:
+        assert data == before, "switching away from codex must leave the user's config exactly"
+    for key, value in before.items():
+        if key not in ("model", "model_provider"):
+            assert data.get(key) == value
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(settings_data=user_settings, codex_text=user_codex, pool=st.tuples(profiles(0), profiles(1), profiles(2)),
+       ops=operations)
+def test_random_sequences_keep_user_data(settings_data: dict[str, Any] | None, codex_text: str | None,
+                                         pool: tuple[Profile, ...], ops: list[int | str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        env = {"HOME": str(home)}
+        if settings_data is not None:
+            (home / ".claude").mkdir()
+            (home / ".claude" / "settings.json").write_text(json.dumps(settings_data, indent=2) + "\n")
+        if codex_text is not None:
+            (home / ".codex").mkdir()
+            (home / ".codex" / "config.toml").write_text(codex_text)
+        engine = Engine(AppPaths(home / "cfg", home / "cfg" / "data", home / "cfg" / "logs"), env=env)
+        history: list[dict[str, bytes | None]] = []
+        for op in ops:
+            before = read_state(home)
+            if op == "undo":
+                if not history:
+                    try:
+                        engine.undo()
+                    except NothingToUndo:
+                        continue
+                    raise AssertionError("undo succeeded with nothing recorded")
+                engine.undo()
+                assert read_state(home) == history.pop(), "undo must restore the files byte for byte"
+                continue
+            assert isinstance(op, int)
+            profile = pool[op]
+            result = engine.apply(profile)
+            after = read_state(home)
+            if result.written:
+                history = [*history, before][-UNDO_DEPTH:]
+            else:
+                assert after == before
+            check_claude_after_apply(after["claude"], settings_data, profile)
+            check_codex_after_apply(after["codex"], codex_text, profile)
+            assert engine.current() == profile.name
