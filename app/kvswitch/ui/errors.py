@@ -36,7 +36,7 @@ from kvswitch import __version__
 
 log = logging.getLogger("kvswitch.ui.errors")
 
-#: values never allowed in a report (API keys of the loaded profiles), registered by the window
+# values never allowed in a report (API keys of the loaded profiles), registered by the window
 _SECRETS: set[str] = set()
 _KEY_PATTERNS = (
     re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{6,}"),

@@ -12,10 +12,6 @@ from kvswitch.core.errors import KvSwitchError
 log = logging.getLogger("kvswitch.ui.import")
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("importing", text)
-
-
 def _unique_name(store: Any, name: str) -> str:
     taken = {p.name.casefold() for p in store.profiles()}
     if name.casefold() not in taken:
@@ -31,14 +27,14 @@ def import_profiles(store: Any, source: str) -> tuple[str, bool]:
     try:
         from kvswitch.core import importers  # noqa: PLC0415
     except ImportError:
-        return _tr("Importing is not available in this build."), False
+        return QCoreApplication.translate("importing", "Importing is not available in this build."), False
     try:
         found = importers.import_claude() if source == "claude" else importers.import_cc_switch()
     except KvSwitchError as exc:
         return str(exc), False
     profiles = found if isinstance(found, list) else ([found] if found is not None else [])
     if not profiles:
-        return _tr("Nothing to import: no backend settings were found."), False
+        return QCoreApplication.translate("importing", "Nothing to import: no backend settings found."), False
     added = []
     for profile in profiles:
         name = _unique_name(store, profile.name)
@@ -53,6 +49,7 @@ def import_profiles(store: Any, source: str) -> tuple[str, bool]:
             continue
         added.append(name)
     if not added:
-        return _tr("Nothing was imported."), False
-    message = _tr("Imported %1 profile(s): %2.").replace("%1", str(len(added)))
+        return QCoreApplication.translate("importing", "Nothing was imported."), False
+    message = QCoreApplication.translate("importing", "Imported %1 profile(s): %2.")
+    message = message.replace("%1", str(len(added)))
     return message.replace("%2", ", ".join(added)), True

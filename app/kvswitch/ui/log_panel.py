@@ -41,7 +41,7 @@ MAX_VIEW_LINES = 5000
 MAX_KEPT_LINES = 20000
 MAX_EVENTS = 5000
 FLUSH_INTERVAL_MS = 100
-#: lines appended to the view per tick at most; the rest of a flood is counted, not drawn
+# lines appended to the view per tick at most; the rest of a flood is counted, not drawn
 MAX_LINES_PER_FLUSH = 1500
 
 

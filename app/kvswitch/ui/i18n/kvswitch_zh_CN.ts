@@ -1,0 +1,663 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>AppController</name>
+    <message>
+        <location filename="../controller.py" line="133"/>
+        <source>Undid the last apply.</source>
+        <translation>已撤销上一次应用。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="168"/>
+        <source>No active profile: apply a profile first, then verify it.</source>
+        <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="203"/>
+        <source>Verify stopped because of an internal error (it was reported).</source>
+        <translation>验证因内部错误而停止（已生成报告）。</translation>
+    </message>
+</context>
+<context>
+    <name>ApplyDialog</name>
+    <message>
+        <location filename="../diff_dialog.py" line="50"/>
+        <source>Apply “%1”</source>
+        <translation>应用“%1”</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="57"/>
+        <source>%1 file(s) will change. Every file is backed up first; Undo puts them back.</source>
+        <translation>将修改 %1 个文件。每个文件都会先备份；“撤销”可以还原。</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="60"/>
+        <source>Nothing to change: every file already matches this profile.</source>
+        <translation>无需修改：所有文件已与此配置一致。</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="81"/>
+        <source>(no change)</source>
+        <translation>（无修改）</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="89"/>
+        <source>Apply</source>
+        <translation>应用</translation>
+    </message>
+</context>
+<context>
+    <name>CacheEventsModel</name>
+    <message>
+        <location filename="../events_model.py" line="26"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="26"/>
+        <source>Tokens</source>
+        <translation>令牌数</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="26"/>
+        <source>Cached</source>
+        <translation>已缓存</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="26"/>
+        <source>New</source>
+        <translation>新建</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="27"/>
+        <source>Prompt ms</source>
+        <translation>提示耗时 (ms)</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="27"/>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="28"/>
+        <source>hit</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="28"/>
+        <source>partial</source>
+        <translation>部分</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="28"/>
+        <source>miss</source>
+        <translation>未命中</translation>
+    </message>
+</context>
+<context>
+    <name>ErrorReportDialog</name>
+    <message>
+        <location filename="../errors.py" line="102"/>
+        <source>Copy report</source>
+        <translation>复制报告</translation>
+    </message>
+</context>
+<context>
+    <name>LintPanel</name>
+    <message>
+        <location filename="../lint_panel.py" line="65"/>
+        <source>Fix</source>
+        <translation>修复</translation>
+    </message>
+    <message>
+        <location filename="../lint_panel.py" line="66"/>
+        <source>Add %1 to the profile</source>
+        <translation>将 %1 添加到配置</translation>
+    </message>
+</context>
+<context>
+    <name>LogPanel</name>
+    <message>
+        <location filename="../log_panel.py" line="81"/>
+        <source>Follow</source>
+        <translation>跟随</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="83"/>
+        <source>Keep the newest line in view while you are at the bottom</source>
+        <translation>位于底部时，始终显示最新一行</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="84"/>
+        <source>Cache lines only</source>
+        <translation>仅缓存相关行</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="85"/>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="87"/>
+        <source>Search (Enter: next, Shift+Enter: previous)</source>
+        <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="89"/>
+        <source>Copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="90"/>
+        <source>Copy the selection, or every shown line if nothing is selected</source>
+        <translation>复制所选内容；未选择时复制所有显示的行</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="91"/>
+        <source>Clear</source>
+        <translation>清空</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="135"/>
+        <location filename="../log_panel.py" line="151"/>
+        <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
+        <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="154"/>
+        <source>Opening %1…</source>
+        <translation>正在打开 %1…</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="278"/>
+        <source>“%1” is not in the shown lines.</source>
+        <translation>显示的行中没有“%1”。</translation>
+    </message>
+</context>
+<context>
+    <name>MainWindow</name>
+    <message>
+        <location filename="../main_window.py" line="65"/>
+        <source>New</source>
+        <translation>新建</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="70"/>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="74"/>
+        <source>Profiles</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="85"/>
+        <source>Profile</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="86"/>
+        <source>Cache log</source>
+        <translation>缓存日志</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="87"/>
+        <source>Verify</source>
+        <translation>验证</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="111"/>
+        <source>Actions</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="114"/>
+        <source>Apply…</source>
+        <translation>应用…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="116"/>
+        <source>Undo last apply</source>
+        <translation>撤销上次应用</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="117"/>
+        <source>Verify cache</source>
+        <translation>验证缓存</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="118"/>
+        <location filename="../main_window.py" line="122"/>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="119"/>
+        <source>From Claude Code settings</source>
+        <translation>从 Claude Code 设置导入</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="120"/>
+        <source>From CC Switch</source>
+        <translation>从 CC Switch 导入</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="125"/>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="131"/>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="133"/>
+        <source>Settings…</source>
+        <translation>设置…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="134"/>
+        <source>Setup assistant…</source>
+        <translation>设置向导…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="215"/>
+        <source>Cannot apply “%1”: %2</source>
+        <translation>无法应用“%1”：%2</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="257"/>
+        <source>Remove profile</source>
+        <translation>删除配置</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="258"/>
+        <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
+        <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="281"/>
+        <source>Saved “%1”.</source>
+        <translation>已保存“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="287"/>
+        <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
+        <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="296"/>
+        <source>“%1” was not applied; nothing was changed. %2</source>
+        <translation>未应用“%1”，没有任何修改。%2</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="322"/>
+        <source>Re-apply profile</source>
+        <translation>重新应用配置</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="323"/>
+        <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
+        <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
+    </message>
+</context>
+<context>
+    <name>MessageBar</name>
+    <message>
+        <location filename="../message_bar.py" line="28"/>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileEditor</name>
+    <message>
+        <location filename="../profile_editor.py" line="82"/>
+        <source>Use preset</source>
+        <translation>使用预设</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="83"/>
+        <source>Fill the base URL, env block and log source for this kind</source>
+        <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="89"/>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="91"/>
+        <location filename="../profile_editor.py" line="340"/>
+        <source>Show</source>
+        <translation>显示</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="93"/>
+        <source>Show or hide the API key</source>
+        <translation>显示或隐藏 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="101"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="103"/>
+        <source>log file, directory or systemd unit</source>
+        <translation>日志文件、目录或 systemd 单元</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="110"/>
+        <source>Kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="111"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="112"/>
+        <source>Base URL</source>
+        <translation>基础 URL</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="116"/>
+        <source>API key</source>
+        <translation>API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="117"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="118"/>
+        <source>Environment</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="126"/>
+        <source>Write to</source>
+        <translation>写入到</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="130"/>
+        <source>Server log</source>
+        <translation>服务器日志</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="133"/>
+        <source>Save</source>
+        <translation>保存</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="134"/>
+        <source>Revert</source>
+        <translation>还原</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="289"/>
+        <source>a profile with this name already exists</source>
+        <translation>已存在同名配置</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="340"/>
+        <source>Hide</source>
+        <translation>隐藏</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileListModel</name>
+    <message>
+        <location filename="../profile_model.py" line="119"/>
+        <source> (active)</source>
+        <translation>（活动）</translation>
+    </message>
+    <message>
+        <location filename="../profile_model.py" line="122"/>
+        <source>%1, active</source>
+        <translation>%1，活动</translation>
+    </message>
+</context>
+<context>
+    <name>ReuseChart</name>
+    <message>
+        <location filename="../reuse_chart.py" line="30"/>
+        <source>Prompt cache reuse per request</source>
+        <translation>每个请求的提示缓存复用</translation>
+    </message>
+    <message>
+        <location filename="../reuse_chart.py" line="64"/>
+        <source>No requests yet: cache reuse per request appears here.</source>
+        <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
+    </message>
+    <message>
+        <location filename="../reuse_chart.py" line="103"/>
+        <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
+        <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
+    </message>
+</context>
+<context>
+    <name>TrayIcon</name>
+    <message>
+        <location filename="../tray.py" line="79"/>
+        <source>Profiles cannot be read: %1</source>
+        <translation>无法读取配置：%1</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="82"/>
+        <source>Profiles</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="82"/>
+        <source>No profiles yet</source>
+        <translation>还没有配置</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="95"/>
+        <source>Cancel verify</source>
+        <translation>取消验证</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="95"/>
+        <location filename="../tray.py" line="158"/>
+        <location filename="../tray.py" line="162"/>
+        <source>Verify cache</source>
+        <translation>验证缓存</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="98"/>
+        <source>Show window</source>
+        <translation>显示窗口</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="101"/>
+        <source>Quit</source>
+        <translation>退出</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="113"/>
+        <source>cache not checked yet</source>
+        <translation>尚未检查缓存</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="113"/>
+        <source>cache hit</source>
+        <translation>缓存命中</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="114"/>
+        <source>partial cache reuse</source>
+        <translation>部分缓存复用</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="114"/>
+        <source>cache miss</source>
+        <translation>缓存未命中</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="117"/>
+        <source>KV Switch: %1 (%2)</source>
+        <translation>KV Switch：%1（%2）</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="119"/>
+        <source>KV Switch: no profile applied</source>
+        <translation>KV Switch：未应用任何配置</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="148"/>
+        <source>Switched to %1</source>
+        <translation>已切换到 %1</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="149"/>
+        <source>New Claude Code and Codex sessions use this profile.</source>
+        <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="153"/>
+        <source>%1 was not applied</source>
+        <translation>%1 未应用</translation>
+    </message>
+</context>
+<context>
+    <name>VerifyCard</name>
+    <message>
+        <location filename="../verify_card.py" line="50"/>
+        <source>Verify cache</source>
+        <translation>验证缓存</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="51"/>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="57"/>
+        <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
+        <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="86"/>
+        <source>Cached tokens</source>
+        <translation>已缓存令牌</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="86"/>
+        <source>Reuse</source>
+        <translation>复用率</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="87"/>
+        <source>Time to first token</source>
+        <translation>首个令牌时间</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="87"/>
+        <source>Evidence</source>
+        <translation>依据</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="88"/>
+        <source>Claude Code requests</source>
+        <translation>Claude Code 请求</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="133"/>
+        <source>Verifying “%1”…</source>
+        <translation>正在验证“%1”…</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="152"/>
+        <location filename="../verify_card.py" line="169"/>
+        <source>Verify failed</source>
+        <translation>验证失败</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="167"/>
+        <source>Cache hit</source>
+        <translation>缓存命中</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="167"/>
+        <source>Partial reuse</source>
+        <translation>部分复用</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="168"/>
+        <source>Cache miss</source>
+        <translation>缓存未命中</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="168"/>
+        <source>Unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="182"/>
+        <source> (%1× faster)</source>
+        <translation>（快 %1 倍）</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="193"/>
+        <source>Why: %1</source>
+        <translation>原因：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="199"/>
+        <source>Fix: add %1 to “%2”</source>
+        <translation>修复：将 %1 添加到“%2”</translation>
+    </message>
+</context>
+<context>
+    <name>app</name>
+    <message>
+        <location filename="../app.py" line="105"/>
+        <source>KV Switch cannot start</source>
+        <translation>KV Switch 无法启动</translation>
+    </message>
+</context>
+<context>
+    <name>errors</name>
+    <message>
+        <location filename="../errors.py" line="152"/>
+        <source>KV Switch: unexpected error</source>
+        <translation>KV Switch：意外错误</translation>
+    </message>
+    <message>
+        <location filename="../errors.py" line="153"/>
+        <source>Something went wrong inside KV Switch. Your files were not changed by this error. The report below contains no API keys; copy it when you report the problem.</source>
+        <translation>KV Switch 内部出错。此错误没有修改你的文件。下面的报告不包含任何 API 密钥；报告问题时请复制它。</translation>
+    </message>
+</context>
+<context>
+    <name>importing</name>
+    <message>
+        <location filename="../importing.py" line="30"/>
+        <source>Importing is not available in this build.</source>
+        <translation>此版本不支持导入。</translation>
+    </message>
+    <message>
+        <location filename="../importing.py" line="37"/>
+        <source>Nothing to import: no backend settings found.</source>
+        <translation>没有可导入的内容：未找到后端设置。</translation>
+    </message>
+    <message>
+        <location filename="../importing.py" line="52"/>
+        <source>Nothing was imported.</source>
+        <translation>没有导入任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../importing.py" line="53"/>
+        <source>Imported %1 profile(s): %2.</source>
+        <translation>已导入 %1 个配置：%2。</translation>
+    </message>
+</context>
+</TS>
