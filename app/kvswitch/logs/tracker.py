@@ -33,6 +33,7 @@ class _Request:
     generated: int | None = None
     after_tokens: int | None = None
     truncated: bool = False
+    released: bool = False  # 2024 builds release the slot before printing its timings
     full_hit: bool = False
     reasons: list[str] = field(default_factory=list)
 
@@ -97,9 +98,15 @@ class RequestTracker:
             req.prompt_ms = ms
         elif what is What.GEN_EVAL:
             req.generated = n1
+            if req.released:  # the timings were the last part of this request
+                del self._pending[slot]
+                done += self._finish(req, line_no)
         elif what is What.RELEASE:
             req.after_tokens = n1
             req.truncated = bool(n2)
+            if req.new is None and req.generated is None:
+                req.released = True  # timings follow (2024 order); finish when they are complete
+                return done
             del self._pending[slot]
             if self._timing_owner is not None and self._timing_owner[0] == slot:
                 self._timing_owner = None

@@ -33,7 +33,7 @@ ANCHORS = (
     "failed to truncate",
     "checkpoint",
     "reusing chunk",
-    "with size",
+    "cache reuse",
     "tokens in cache",
     "in cache:",
     "clearing",
