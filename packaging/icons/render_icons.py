@@ -57,7 +57,7 @@ def main() -> int:
     for svg in sorted((ICONS / "tray").glob("*.svg")):
         for size in TRAY_SIZES:
             (tray_png / f"{svg.stem}-{size}.png").write_bytes(render(svg, size))
-    print(f"rendered icons into {ICONS}")
+    sys.stdout.write(f"rendered icons into {ICONS}\n")
     return 0
 
 

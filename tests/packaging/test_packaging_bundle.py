@@ -1,0 +1,69 @@
+"""The PyInstaller one-folder bundle builds, runs its commands and passes the app's smoke test offscreen."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "packaging" / "pyinstaller" / "kvswitch.spec"
+
+pytestmark = [
+    pytest.mark.bundle,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(importlib.util.find_spec("PyInstaller") is None,
+                       reason="pyinstaller is not installed (pip install -e '.[test]' brings it)"),
+]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pyinstaller")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    build = subprocess.run(
+        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+         "--distpath", str(out / "dist"), "--workpath", str(out / "work"), str(SPEC)],
+        capture_output=True, text=True, timeout=840, env=env, cwd=out)
+    assert build.returncode == 0, build.stderr[-4000:]
+    folder = out / "dist" / "kvswitch"
+    assert (folder / "kvswitch").is_file()
+    return folder
+
+
+def run(bundle: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | env
+    return subprocess.run([str(bundle / "kvswitch"), *args], capture_output=True, text=True, timeout=120,
+                          env=full_env)
+
+
+def test_bundle_carries_resources(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    assert (internal / "resources" / "icons" / "kvswitch.svg").is_file()
+    assert (internal / "resources" / "icons" / "tray" / "png" / "kvswitch-tray-miss-22.png").is_file()
+
+
+def test_bundle_commands_run(bundle: Path) -> None:
+    version = run(bundle, "--version")
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.startswith("kvswitch ")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    detect = run(bundle, "detect", "--json", "--no-processes", "--port", str(port))
+    assert detect.returncode == 0, detect.stderr
+    assert json.loads(detect.stdout)["servers"] == []
+
+
+def test_bundle_smoke_test_offscreen(bundle: Path, tmp_path: Path) -> None:
+    if not (REPO / "app" / "kvswitch" / "ui" / "smoke.py").is_file():
+        pytest.skip("this build has no --smoke-test yet (kvswitch/ui/smoke.py)")
+    smoke = run(bundle, "--config-dir", str(tmp_path / "cfg"), "--smoke-test", QT_QPA_PLATFORM="offscreen")
+    assert smoke.returncode == 0, smoke.stdout + smoke.stderr
+    assert "smoke-test OK" in smoke.stdout + smoke.stderr

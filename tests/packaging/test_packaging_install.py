@@ -1,0 +1,67 @@
+"""``pip install .`` gives working ``kvswitch`` commands, with the icons inside the installed package.
+
+Built from a copy of the tree (pip writes egg-info next to the sources) into a venv that reuses this
+interpreter's dependencies, so only the package itself is built; the build backend comes from the index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".mypy_cache",
+                                ".ruff_cache", ".pytest_cache", "benchmarks", "tests")
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    shutil.copytree(REPO, source, ignore=IGNORE)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                   timeout=120)
+    bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    install = subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", str(source)],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    if install.returncode != 0 and "Could not find a version" in install.stderr:
+        pytest.skip("the package index is unreachable, so the build backend cannot be fetched")
+    assert install.returncode == 0, install.stderr[-3000:]
+
+    kvswitch = str(bin_dir / "kvswitch")
+    help_run = subprocess.run([kvswitch, "--help"], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=60)
+    assert help_run.returncode == 0, help_run.stderr
+    assert "detect" in help_run.stdout
+    assert "export" in help_run.stdout
+    port = closed_port()
+    detect = subprocess.run([kvswitch, "detect", "--json", "--no-processes", "--port", str(port)],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert detect.returncode == 0, detect.stderr
+    assert json.loads(detect.stdout)["servers"] == []
+
+    where = subprocess.run(
+        [str(bin_dir / "python"), "-c",
+         "import kvswitch; from kvswitch.core.resources import resource_path as r;"
+         "print(kvswitch.__file__); print(r('icons/kvswitch.svg'));"
+         "print(r('icons/tray/png/kvswitch-tray-hit-16.png'))"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=True).stdout.splitlines()
+    package_dir = Path(where[0]).parent
+    assert package_dir.is_relative_to(venv)  # the installed copy, not the source tree
+    assert Path(where[1]) == package_dir / "_resources" / "icons" / "kvswitch.svg"
+    assert Path(where[2]).is_file()
