@@ -183,3 +183,18 @@ def test_block_pasted_into_interactive_shell_with_history_expansion(shell: str, 
                           capture_output=True, timeout=30, check=False)
     printed = dict(entry.partition(b"=")[::2] for entry in proc.stdout.split(b"\0") if entry)
     assert printed.get(b"KVS_V0") == value.encode(), proc.stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize(("shell", "line"), [
+    ("bash", f"export KVS_V0=$(touch {SENTINEL})"),
+    ("zsh", f"export KVS_V0=`touch {SENTINEL}`"),
+    ("fish", f"set -gx KVS_V0 (touch {SENTINEL})"),
+])
+def test_the_sentinel_catches_an_unquoted_value(shell: str, line: str, shell_home: Path) -> None:
+    """The harness would notice: the same run with one hand-written unquoted line does create the file."""
+    _needs(shell)
+    path = shell_target(shell, _shell_env(shell_home)).location()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(line + "\n")
+    exported(_command(shell), _shell_env(shell_home), shell_home / "cwd")
+    assert (shell_home / "cwd" / SENTINEL).exists()

@@ -363,3 +363,9 @@ def test_nul_and_surrogates_are_refused_without_showing_the_value(shell: str, tm
     with pytest.raises(UsageError, match="ANTHROPIC_MODEL.*surrogate"):
         target.plan(with_surrogate, {})
     assert not Path(target.location()).exists()
+
+
+def test_directory_in_place_of_the_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / ".bashrc").mkdir()
+    with pytest.raises(FileAccessError, match="is a directory"):
+        shell_target("bash", env_for(tmp_path)).plan(LOCAL, {})

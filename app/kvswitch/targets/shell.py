@@ -53,7 +53,9 @@ def rc_path(shell: str, env: Mapping[str, str] | None = None, *, windows: bool |
             (default: this process's).
         windows: resolve PowerShell's profile as on Windows (default: whether this is Windows).
     """
-    use_real_documents = env is None
+    # Only this process's own environment can ask Windows where Documents really is (OneDrive may
+    # have moved it); a test's or a caller's made-up environment gets ``HOME\Documents``.
+    use_real_documents = env is None or env is os.environ
     env = os.environ if env is None else env
     home = home_dir(env)
     windows = sys.platform == "win32" if windows is None else windows
