@@ -1,0 +1,290 @@
+"""``kvswitch verify | diagnose | record | ps``: the cache checks, headless.
+
+Exit status of ``verify``: 0 HIT, 1 PARTIAL or MISS (the server does not fully reuse the prefix),
+3 UNKNOWN (it answered but reports no cache numbers), 4 ERROR (no usable answer), 2 bad usage.
+``diagnose``: 0 when B reuses all of A (identical or append-only), 1 when they diverge.
+``ps``: 0 when every agent process is up to date, 1 when one needs a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kvswitch.core.errors import UsageError
+from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.paths import AppPaths
+from kvswitch.verify.api_detect import APIS
+
+EPILOG_VERIFY = "exit status: 0 HIT, 1 PARTIAL or MISS, 3 UNKNOWN (no cache numbers), 4 ERROR, 2 bad usage"
+
+
+def register(subparsers: Any) -> None:
+    verify = subparsers.add_parser(
+        "verify",
+        help="prove whether a backend reuses the prompt prefix (prompt/KV cache)",
+        description="Send two requests sharing a long, never-seen-before prefix and read every cache number "
+        "the server reports. Claude profiles also replay Claude Code-shaped requests with and "
+        "without its billing header.",
+        epilog=EPILOG_VERIFY,
+    )
+    verify.add_argument("profile", nargs="?", help="profile name (default: the active profile)")
+    verify.add_argument("--json", action="store_true", help="print the result as JSON")
+    verify.add_argument(
+        "--timeout", type=_positive, default=30.0, help="seconds for the whole check (default 30)"
+    )
+    verify.add_argument("--base-url", help="check this URL without a profile")
+    verify.add_argument(
+        "--kind",
+        choices=[k.value for k in ProfileKind],
+        default=None,
+        help="server kind for --base-url (default: detect)",
+    )
+    verify.add_argument(
+        "--model", help="model name to request (default: the profile's, or the server's first)"
+    )
+    verify.add_argument("--api", choices=APIS, help="force one API instead of detecting it")
+    replay = verify.add_mutually_exclusive_group()
+    replay.add_argument(
+        "--claude-replay",
+        dest="claude_replay",
+        action="store_true",
+        default=None,
+        help="always replay Claude Code-shaped requests (with/without billing header)",
+    )
+    replay.add_argument(
+        "--no-claude-replay", dest="claude_replay", action="store_false", help="skip the Claude Code replay"
+    )
+    verify.set_defaults(func=_verify)
+
+    diagnose = subparsers.add_parser(
+        "diagnose",
+        help="show where two requests stop sharing their prompt prefix, and why",
+        description="Compare two request bodies (or recorder captures): first divergent part, byte offset, "
+        "snippets, identical share and a named cause (billing header, date, tools, whitespace...).",
+        epilog="exit status: 0 when B reuses all of A, 1 when they diverge, 2 bad input",
+    )
+    diagnose.add_argument("a", type=Path, help="the earlier request (JSON body or capture)")
+    diagnose.add_argument("b", type=Path, help="the later request")
+    diagnose.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    diagnose.set_defaults(func=_diagnose)
+
+    record = subparsers.add_parser(
+        "record",
+        help="run a recording proxy: store each request and show divergences live",
+        description="Point the client at the recorder; it forwards to the upstream unchanged (streaming "
+        "byte for byte), stores every request body with keys masked, and prints how each one "
+        "differs from the previous. Stop with Ctrl-C.",
+    )
+    record.add_argument(
+        "--listen", default="127.0.0.1:0", help="HOST:PORT (default 127.0.0.1:0 = any free port)"
+    )
+    record.add_argument("--upstream", help="the server to forward to (e.g. http://127.0.0.1:8080)")
+    record.add_argument("--profile", help="use this profile's base URL as the upstream")
+    record.add_argument(
+        "--captures", type=Path, help="directory for the captures (default: in KV Switch's data)"
+    )
+    record.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address")
+    record.add_argument("--max-requests", type=int, default=None, help="stop after this many requests")
+    record.set_defaults(func=_record)
+
+    ps = subparsers.add_parser(
+        "ps",
+        help="list running Claude Code / Codex processes that need a restart after a switch",
+        epilog="exit status: 0 all up to date (or none running), 1 some need a restart",
+    )
+    ps.add_argument("--json", action="store_true", help="print the processes as JSON")
+    ps.add_argument("--profile", help="compare with this profile (default: the active one)")
+    ps.set_defaults(func=_ps)
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def _paths(args: argparse.Namespace) -> AppPaths:
+    config_dir = getattr(args, "config_dir", None)
+    return AppPaths.default(Path(config_dir) if config_dir else None)
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - only commands that need profiles load it
+
+    return ProfileStore(_paths(args))
+
+
+def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
+    store = _store(args)
+    name = name or store.active_name
+    if not name:
+        raise UsageError(
+            "no profile named and none is active; name one (kvswitch profile list) or use --base-url"
+        )
+    profile: Profile = store.get(name)
+    return profile
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from kvswitch.verify.runner import run_verify  # noqa: PLC0415
+
+    if args.base_url:
+        try:
+            profile = Profile(
+                name="ad hoc",
+                kind=ProfileKind(args.kind or "custom"),
+                base_url=args.base_url,
+                model=args.model,
+                targets=["claude"],
+            )
+        except ValueError as exc:
+            raise UsageError(f"--base-url: {_first_error(exc)}") from None
+    else:
+        profile = _load_profile(args, args.profile)
+        if args.model:
+            profile = profile.model_copy(update={"model": args.model})
+    quiet = args.json or not sys.stderr.isatty()
+
+    def progress(text: str, fraction: float) -> None:
+        if not quiet:
+            _err(f"[{fraction:4.0%}] {text}")
+
+    cancel = threading.Event()
+    try:
+        result = run_verify(
+            profile,
+            timeout=args.timeout,
+            cancel=cancel,
+            progress=progress,
+            api=args.api,
+            claude_replay=args.claude_replay,
+        )
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    if args.json:
+        _out(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+    else:
+        _out(f"{profile.name}: {result.describe()}")
+    return result.exit_code
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        items = errors()
+        if items:
+            return str(items[0].get("msg", exc)).removeprefix("Value error, ")
+    return str(exc)
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from kvswitch.verify.diagnose import diagnose_requests, load_request  # noqa: PLC0415
+
+    diagnosis = diagnose_requests(load_request(args.a), load_request(args.b))
+    if args.json:
+        _out(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+    else:
+        _out(diagnosis.describe())
+    return 0 if diagnosis.identical or diagnosis.extends else 1
+
+
+def _record(args: argparse.Namespace) -> int:
+    from kvswitch.verify.recorder import Capture, Recorder, parse_listen  # noqa: PLC0415
+
+    if bool(args.upstream) == bool(args.profile):
+        raise UsageError("give exactly one of --upstream URL or --profile NAME")
+    upstream = args.upstream or _load_profile(args, args.profile).base_url
+    host, port = parse_listen(args.listen, args.allow_remote)
+    captures = args.captures or _paths(args).data_dir / "captures" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    done = threading.Event()
+    seen = [0]
+
+    def show(capture: Capture) -> None:
+        _out(capture.summary())
+        seen[0] += 1
+        if args.max_requests is not None and seen[0] >= args.max_requests:
+            done.set()
+
+    recorder = Recorder(
+        upstream, captures, host=host, port=port, allow_remote=args.allow_remote, on_capture=show
+    )
+    recorder.start()
+    _out(f"Recording on {recorder.url} -> {recorder.upstream}; captures in {captures}")
+    _out(f"Point the client at it, e.g. ANTHROPIC_BASE_URL={recorder.url}   (Ctrl-C stops)")
+    try:
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        recorder.stop()
+    _out(f"Stopped after {len(recorder.captures)} request(s).")
+    return 0
+
+
+def _ps(args: argparse.Namespace) -> int:
+    from kvswitch.core.envmap import shell_env  # noqa: PLC0415
+    from kvswitch.verify.processes import find_agent_processes  # noqa: PLC0415
+
+    store = _store(args)
+    name = args.profile or store.active_name
+    expected: dict[str, str] = {}
+    if name:
+        profile = store.get(name)
+        if any(t in ("bash", "zsh", "fish", "pwsh", "windows-env") for t in profile.targets):
+            expected = shell_env(profile)
+    applied_at = _last_apply_time(_paths(args))
+    procs = find_agent_processes(expected, applied_at=applied_at)
+    if args.json:
+        _out(
+            json.dumps(
+                {"profile": name, "applied_at": applied_at, "processes": [p.to_json() for p in procs]},
+                indent=2,
+            )
+        )
+    elif not procs:
+        _out("No Claude Code or Codex process is running.")
+    else:
+        for proc in procs:
+            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(proc.started_at))
+            flag = "RESTART" if proc.needs_restart else "ok"
+            _out(f"{flag:8} {proc.agent:6} pid {proc.pid:<7} started {started}  {proc.reason}")
+    return 1 if any(p.needs_restart for p in procs) else 0
+
+
+def _last_apply_time(paths: AppPaths) -> float | None:
+    """When the last profile was applied, from the switching engine's ledger (``None`` if unknown)."""
+    try:
+        from kvswitch.core.ledger import Ledger  # noqa: PLC0415
+
+        state = Ledger(paths.state_file).load()
+    except Exception:  # noqa: BLE001 - no ledger yet, or an older format: the time check is skipped
+        return None
+    for entry in reversed(state.history):
+        if entry.action == "apply" and entry.created_at:
+            try:
+                return datetime.fromisoformat(entry.created_at).timestamp()
+            except ValueError:
+                return None
+    return None

@@ -1,0 +1,385 @@
+"""A transparent recording proxy: see exactly what a client sends, and where two requests diverge.
+
+The client (Claude Code, Codex) is pointed at the recorder instead of the server; every request is
+forwarded unchanged and the answer streams back byte for byte as it arrives (no buffering, so time
+to first token is untouched). Each request body is stored as a JSON capture with credentials masked,
+and compared with the previous request to the same path, so a cache-breaking change shows up live.
+
+It listens on loopback only unless explicitly allowed: it forwards whatever it receives with the
+client's credentials, which must not become an open relay on a network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import ipaddress
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from kvswitch.core.errors import UsageError
+from kvswitch.core.models import Profile, validate_base_url
+from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests
+from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
+
+MASKED_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "api-key", "x-goog-api-key")
+HOP_BY_HOP = (
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailers",
+    "transfer-encoding",
+    "upgrade",
+    "proxy-connection",
+)
+RESPONSE_SAMPLE = 4 << 20  # bytes of each answer kept to read its cache numbers
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One recorded request (headers already masked) and what the answer said about the cache."""
+
+    number: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    file: Path
+    status: int | None = None
+    cache: Reading | None = None
+    diagnosis: PrefixDiagnosis | None = None
+    previous: int | None = None
+
+    def summary(self) -> str:
+        size = len(json.dumps(self.body)) if self.body is not None else 0
+        line = f"#{self.number} {self.method} {self.path} {size / 1024:.1f} KB -> {self.status}"
+        if self.cache is not None and self.cache.cached is not None:
+            line += f", cached {self.cache.cached} of {self.cache.prompt} ({self.cache.source})"
+        if self.diagnosis is not None and self.previous is not None:
+            d = self.diagnosis
+            if d.identical or d.extends:
+                line += f"\n    vs #{self.previous}: prefix kept ({d.identical_bytes} bytes identical)"
+            else:
+                line += (
+                    f"\n    vs #{self.previous}: first divergence {d.part} at byte {d.part_offset} "
+                    f"({d.identical_share:.1%} identical)"
+                )
+                if d.cause_text:
+                    line += f"\n    cause: {d.cause_text}"
+        return line
+
+
+def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6); refuses a non-loopback host unless allowed."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8089")
+    host = host.strip("[]") or "127.0.0.1"
+    if not allow_remote and not _is_loopback(host):
+        raise UsageError(
+            f"--listen {text!r}: the recorder forwards your credentials, so it listens on loopback "
+            "only; pass --allow-remote to listen on another address"
+        )
+    return host, int(port_text)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def mask_headers(headers: dict[str, str]) -> dict[str, str]:
+    masked = {}
+    for name, value in headers.items():
+        masked[name] = "••••••••" if name.lower() in MASKED_HEADERS and value else value
+    return masked
+
+
+def routed_profile(profile: Profile, recorder_url: str) -> Profile:
+    """The same profile sent through a recorder whose upstream is the profile's own base URL."""
+    return profile.model_copy(update={"base_url": validate_base_url(recorder_url)}, deep=True)
+
+
+class Recorder:
+    """Start with ``start()`` (a background thread), stop with ``stop()``; ``url`` is where clients go.
+
+    ``on_capture(capture)`` is called from the proxy's threads after each request has been answered.
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        captures_dir: Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        allow_remote: bool = False,
+        on_capture: Callable[[Capture], None] | None = None,
+        upstream_timeout: float = 900.0,
+    ):
+        try:
+            self.upstream = validate_base_url(upstream)
+        except ValueError as exc:
+            raise UsageError(f"--upstream: {exc}") from None
+        if not allow_remote and not _is_loopback(host):
+            raise UsageError(f"refusing to listen on {host}: not a loopback address (use allow_remote)")
+        self.captures_dir = Path(captures_dir)
+        self.host, self.requested_port = host, port
+        self.on_capture = on_capture
+        self.upstream_timeout = upstream_timeout
+        self.captures: list[Capture] = []
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+        self._last_by_path: dict[str, tuple[int, Any]] = {}
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("recorder not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> Recorder:
+        try:
+            self.captures_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create the captures directory {self.captures_dir}: {exc.strerror}"
+            ) from None
+        handler = _make_handler(self)
+        server_class = _IPv6Server if ":" in self.host else ThreadingHTTPServer
+        try:
+            self._httpd = server_class((self.host, self.requested_port), handler)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {self.host}:{self.requested_port}: {exc.strerror or exc}"
+            ) from None
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.1,), name="kvswitch-recorder", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- called from handler threads ------------------------------------------------------------
+    def record(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        raw: bytes,
+        status: int | None,
+        response_sample: bytes,
+    ) -> Capture:
+        with self._lock:
+            number = next(self._counter)
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", errors="replace")
+        data = {
+            "n": number,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "method": method,
+            "path": path,
+            "headers": mask_headers(headers),
+            "body": body,
+            "response_status": status,
+        }
+        file = self.captures_dir / f"request_{number:04d}.json"
+        with contextlib.suppress(OSError):
+            file.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        diagnosis, previous = None, None
+        route = path.split("?")[0]
+        if isinstance(body, dict):
+            with self._lock:
+                prior = self._last_by_path.get(route)
+                self._last_by_path[route] = (number, body)
+            if prior is not None:
+                previous = prior[0]
+                with contextlib.suppress(Exception):  # a diagnosis must never break the proxy
+                    diagnosis = diagnose_requests(prior[1], body)
+        capture = Capture(
+            number,
+            method,
+            path,
+            data["headers"],
+            body,
+            file,
+            status,
+            _response_reading(response_sample),
+            diagnosis,
+            previous,
+        )
+        with self._lock:
+            self.captures.append(capture)
+        if self.on_capture is not None:
+            with contextlib.suppress(Exception):
+                self.on_capture(capture)
+        return capture
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    import socket as _socket
+
+    address_family = _socket.AF_INET6
+
+
+def _response_reading(sample: bytes) -> Reading | None:
+    events = []
+    for line in sample.splitlines():
+        text = line.strip()
+        if text.startswith(b"data:"):
+            text = text[5:].strip()
+        if text.startswith(b"{"):
+            with contextlib.suppress(ValueError):
+                item = json.loads(text)
+                if isinstance(item, dict):
+                    events.append(item)
+    if not events:
+        with contextlib.suppress(ValueError):
+            whole = json.loads(sample)
+            if isinstance(whole, dict):
+                events.append(whole)
+    return best_reading(merge_stream_readings(events))
+
+
+def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
+    upstream = urlsplit(recorder.upstream)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _body(self) -> bytes:
+            if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+                chunks = []
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        self.rfile.readline()
+                        break
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                return b"".join(chunks)
+            length = int(self.headers.get("content-length") or 0)
+            return self.rfile.read(length) if length else b""
+
+        def _proxy(self) -> None:
+            raw = self._body()
+            headers = {k: v for k, v in self.headers.items()}
+            forward = {
+                k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "host"
+            }
+            forward["Host"] = upstream.netloc
+            if raw or self.command in ("POST", "PUT", "PATCH"):
+                forward["Content-Length"] = str(len(raw))
+            target = upstream.path.rstrip("/") + self.path
+            conn_class = (
+                http.client.HTTPSConnection if upstream.scheme == "https" else http.client.HTTPConnection
+            )
+            conn = conn_class(upstream.hostname or "", upstream.port, timeout=recorder.upstream_timeout)
+            sample = bytearray()
+            status: int | None = None
+            try:
+                conn.request(self.command, target, body=raw or None, headers=forward)
+                response = conn.getresponse()
+                status = response.status
+                self.send_response_only(response.status, response.reason)
+                for name, value in response.getheaders():
+                    if name.lower() not in HOP_BY_HOP and name.lower() != "content-length":
+                        self.send_header(name, value)
+                length = response.getheader("content-length")
+                bodiless = self.command == "HEAD" or response.status in (204, 304) or response.status < 200
+                if bodiless:
+                    if length is not None:
+                        self.send_header("Content-Length", length)
+                    chunked = False
+                elif length is not None and "chunked" not in (response.getheader("transfer-encoding") or ""):
+                    self.send_header("Content-Length", length)
+                    chunked = False
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
+                    chunked = True
+                self.end_headers()
+                while not bodiless:
+                    piece = response.read1(65536)
+                    if not piece:
+                        break
+                    if len(sample) < RESPONSE_SAMPLE:
+                        sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
+                    self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
+                    self.wfile.flush()
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+            except (OSError, http.client.HTTPException) as exc:
+                if status is None:
+                    message = json.dumps(
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": "proxy_error",
+                                "message": f"recorder: upstream {recorder.upstream} failed: {exc}",
+                            },
+                        }
+                    )
+                    status = 502
+                    with contextlib.suppress(OSError):
+                        self.send_response(502)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(message)))
+                        self.end_headers()
+                        self.wfile.write(message.encode())
+                else:
+                    self.close_connection = True
+            finally:
+                conn.close()
+                recorder.record(self.command, self.path, headers, raw, status, bytes(sample))
+
+        do_GET = _proxy
+        do_POST = _proxy
+        do_PUT = _proxy
+        do_PATCH = _proxy
+        do_DELETE = _proxy
+        do_HEAD = _proxy
+        do_OPTIONS = _proxy
+
+    return Handler
