@@ -326,7 +326,7 @@ def test_hand_edits_inside_the_block_are_announced(tmp_path: Path) -> None:
     rc.write_text(rc.read_text().replace("qwen", "llama"))
     plan = target.plan(LOCAL, owned)
     assert plan.changed
-    assert any("edited by hand" in w for w in plan.warnings)
+    assert any("not what KV Switch last wrote" in w for w in plan.warnings)
     target.apply(plan)
     assert "'qwen'" in rc.read_text()
 
@@ -369,3 +369,14 @@ def test_directory_in_place_of_the_file_is_a_clear_error(tmp_path: Path) -> None
     (tmp_path / ".bashrc").mkdir()
     with pytest.raises(FileAccessError, match="is a directory"):
         shell_target("bash", env_for(tmp_path)).plan(LOCAL, {})
+
+
+def test_block_right_after_a_byte_order_mark_keeps_the_mark(tmp_path: Path) -> None:
+    target = ShellRcTarget("pwsh", rc_path("pwsh", env_for(tmp_path), windows=True))
+    path = Path(target.location())
+    path.parent.mkdir(parents=True)
+    path.write_bytes(f"\ufeff{START_MARKER}\r\n$env:OLD = '1'\r\n{END_MARKER}\r\nSet-Location ~\r\n".encode())
+    owned = apply(target, LOCAL, {"OLD": "1"})
+    assert path.read_bytes().startswith(f"\ufeff{START_MARKER}\r\n".encode())
+    apply(target, None, owned)
+    assert path.read_bytes() == "\ufeffSet-Location ~\r\n".encode()

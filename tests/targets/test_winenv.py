@@ -235,3 +235,16 @@ def test_engine_apply_switch_and_undo(shared_registry: InMemoryRegistry) -> None
     assert shared_registry.get("HTTPS_PROXY") is None
     engine.undo()
     assert shared_registry.values() == USER_VALUES
+
+
+def test_same_value_as_the_users_is_simply_let_go() -> None:
+    registry = InMemoryRegistry({"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
+    target = WindowsEnvTarget(registry)
+    plan = target.plan(LOCAL, {})
+    assert "ANTHROPIC_BASE_URL" not in (plan.new_values or {})
+    assert not any("already set" in w for w in plan.warnings)
+    target.apply(plan)
+    removal = target.plan(None, plan.owned)
+    assert "ANTHROPIC_BASE_URL" not in (removal.new_values or {})
+    target.apply(removal)
+    assert registry.values() == {"ANTHROPIC_BASE_URL": RegValue("http://127.0.0.1:8080")}

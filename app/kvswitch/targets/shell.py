@@ -203,7 +203,8 @@ class ShellRcTarget(Target):
             ]
             if found != expected:
                 warnings.append(
-                    f"the KV Switch block in {self.path} was edited by hand; those edits will be replaced"
+                    f"the KV Switch block in {self.path} is not what KV Switch last wrote there (edited by "
+                    "hand?); it will be replaced as a whole"
                 )
         if exports and _holds_secret_values(exports) and self.path.exists():
             try:

@@ -86,7 +86,9 @@ def find_block(content: str, path: Path | str) -> BlockSpan | None:
                     line=number,
                 )
             eol = "\r\n" if line.endswith("\r\n") else "\n"
-            open_at = (number, offset, eol)
+            # A byte-order mark belongs to the file, not to the block that happens to start it.
+            start = offset + 1 if offset == 0 and line.startswith("\ufeff") else offset
+            open_at = (number, start, eol)
             added_break = False
         elif _is_marker(line, END_MARKER):
             if open_at is None:

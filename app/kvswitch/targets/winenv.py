@@ -167,6 +167,8 @@ class WindowsEnvTarget(Target):
                 continue
             if name in priors:
                 prior = _load_prior(priors[name])
+                if prior == now:  # the user's value was the same as ours: nothing to put back
+                    continue
                 plan.new_values[name] = prior.data
                 plan.kinds[name] = prior.kind
                 plan.changes.append(f"restore {name} = {_show(name, prior.data)} (your value from before)")
