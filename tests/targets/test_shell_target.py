@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from kvswitch.core.errors import ConfigParseError, FileAccessError, UsageError
 from kvswitch.core.models import Profile
+from kvswitch.core.paths import AppPaths
 from kvswitch.targets.base import Target
+from kvswitch.targets.engine import Engine
 from kvswitch.targets.shell import OPEN_SHELLS_NOTE, ShellRcTarget, rc_path, shell_target
 from kvswitch.targets.shell_block import ADDED_BREAK_NOTE, END_MARKER, START_MARKER
 
@@ -380,3 +382,23 @@ def test_block_right_after_a_byte_order_mark_keeps_the_mark(tmp_path: Path) -> N
     assert path.read_bytes().startswith(f"\ufeff{START_MARKER}\r\n".encode())
     apply(target, None, owned)
     assert path.read_bytes() == "\ufeffSet-Location ~\r\n".encode()
+
+
+def test_engine_apply_switch_and_undo_give_back_the_exact_files(fake_home: Path) -> None:
+    original = b"# caf\xe9\r\nalias ll='ls -l'"  # latin-1 byte, CRLF, no final newline
+    (fake_home / ".bashrc").write_bytes(original)
+    fish_file = fake_home / ".config" / "fish" / "conf.d" / "kvswitch.fish"
+    engine = Engine(AppPaths.default(), lock_timeout=2.0)
+    local = LOCAL.model_copy(update={"targets": ["bash", "fish"]})
+    remote = GATEWAY.model_copy(update={"targets": ["bash"]})
+    engine.apply(local)
+    assert fish_file.exists()
+    engine.apply(remote)
+    assert not fish_file.exists(), "fish is no longer a target: its block (and file) went away"
+    assert b"gw.example.com" in (fake_home / ".bashrc").read_bytes()
+    engine.undo()
+    assert fish_file.exists()
+    assert b"127.0.0.1:8080" in (fake_home / ".bashrc").read_bytes()
+    engine.undo()
+    assert not fish_file.exists()
+    assert (fake_home / ".bashrc").read_bytes() == original
