@@ -16,14 +16,34 @@ KEY = "sk-cli-secret-0123456789"
 
 def kvswitch(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(APP)}
-    return subprocess.run([sys.executable, "-m", "kvswitch", *args], env=env, input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "kvswitch", *args],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_dry_run_shows_masked_diff_and_writes_nothing(fake_home: Path) -> None:
-    added = kvswitch("profile", "add", "local", "--kind", "llama.cpp", "--base-url", "http://127.0.0.1:8080",
-                     "--api-key-stdin", "--model", "qwen", "--target", "claude", "--target", "codex",
-                     stdin=KEY + "\n")
+    added = kvswitch(
+        "profile",
+        "add",
+        "local",
+        "--kind",
+        "llama.cpp",
+        "--base-url",
+        "http://127.0.0.1:8080",
+        "--api-key-stdin",
+        "--model",
+        "qwen",
+        "--target",
+        "claude",
+        "--target",
+        "codex",
+        stdin=KEY + "\n",
+    )
     assert added.returncode == 0, added.stderr
     result = kvswitch("use", "local", "--dry-run")
     assert result.returncode == 0, result.stderr
@@ -31,19 +51,41 @@ def test_dry_run_shows_masked_diff_and_writes_nothing(fake_home: Path) -> None:
     assert '+    "ANTHROPIC_AUTH_TOKEN": "sk-…6789"' in result.stdout
     assert '+    "CLAUDE_CODE_ATTRIBUTION_HEADER": "0"' in result.stdout
     assert KEY not in result.stdout + result.stderr
-    assert not (fake_home / ".claude").exists() and not (fake_home / ".codex").exists()
+    assert not (fake_home / ".claude").exists()
+    assert not (fake_home / ".codex").exists()
     shown = kvswitch("--show-secrets", "use", "local", "--dry-run")
     assert KEY in shown.stdout
 
 
 def test_profile_lifecycle(fake_home: Path) -> None:
-    assert kvswitch("profile", "add", "gw", "--kind", "openai-compatible", "--base-url", "https://gw.example/v1",
-                    "--api-key", KEY, "--env", "API_TIMEOUT_MS=600000").returncode == 0
+    assert (
+        kvswitch(
+            "profile",
+            "add",
+            "gw",
+            "--kind",
+            "openai-compatible",
+            "--base-url",
+            "https://gw.example/v1",
+            "--api-key",
+            KEY,
+            "--env",
+            "API_TIMEOUT_MS=600000",
+        ).returncode
+        == 0
+    )
     listing = json.loads(kvswitch("profile", "list", "--json").stdout)
-    assert listing[0]["name"] == "gw" and listing[0]["api_key"] != KEY and listing[0]["active"] is False
-    assert kvswitch("profile", "edit", "gw", "--rename", "gateway", "--unset-env", "API_TIMEOUT_MS").returncode == 0
+    assert listing[0]["name"] == "gw"
+    assert listing[0]["api_key"] != KEY
+    assert listing[0]["active"] is False
+    assert (
+        kvswitch("profile", "edit", "gw", "--rename", "gateway", "--unset-env", "API_TIMEOUT_MS").returncode
+        == 0
+    )
     shown = kvswitch("profile", "show", "gateway")
-    assert "API_TIMEOUT_MS" not in shown.stdout and KEY not in shown.stdout and "sk-…6789" in shown.stdout
+    assert "API_TIMEOUT_MS" not in shown.stdout
+    assert KEY not in shown.stdout
+    assert "sk-…6789" in shown.stdout
     assert kvswitch("use", "gateway").returncode == 0
     assert kvswitch("current").stdout.strip() == "gateway"
     settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
@@ -65,24 +107,29 @@ def test_local_kind_gets_cache_safe_env(fake_home: Path) -> None:
     assert view["log"]["path"].endswith(os.path.join(".lmstudio", "server-logs"))
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["profile", "add", "x", "--kind", "custom", "--base-url", "not a url"], "invalid base URL"),
-    (["profile", "add", "x", "--kind", "custom", "--env", "9LIVES=1"], "invalid variable name '9LIVES'"),
-    (["profile", "add", "x", "--kind", "custom", "--target", "vim"], "unknown target 'vim'"),
-    (["use", "nope"], "no profile named 'nope'"),
-    (["undo"], "nothing to undo"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["profile", "add", "x", "--kind", "custom", "--base-url", "not a url"], "invalid base URL"),
+        (["profile", "add", "x", "--kind", "custom", "--env", "9LIVES=1"], "invalid variable name '9LIVES'"),
+        (["profile", "add", "x", "--kind", "custom", "--target", "vim"], "unknown target 'vim'"),
+        (["use", "nope"], "no profile named 'nope'"),
+        (["undo"], "nothing to undo"),
+    ],
+)
 def test_bad_input_is_one_clear_line(fake_home: Path, args: list[str], message: str) -> None:
     result = kvswitch(*args)
     assert result.returncode != 0
-    assert message in result.stderr and "Traceback" not in result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
     assert result.stderr.startswith("kvswitch: ")
 
 
 def test_duplicate_name_is_refused(fake_home: Path) -> None:
     assert kvswitch("profile", "add", "a", "--kind", "ollama").returncode == 0
     result = kvswitch("profile", "add", "A", "--kind", "ollama")
-    assert result.returncode == 2 and "already exists; choose another name" in result.stderr
+    assert result.returncode == 2
+    assert "already exists; choose another name" in result.stderr
 
 
 def test_broken_settings_error_names_file_and_line(fake_home: Path) -> None:
@@ -91,17 +138,25 @@ def test_broken_settings_error_names_file_and_line(fake_home: Path) -> None:
     settings.parent.mkdir()
     settings.write_text('{\n  "a": 1,\n  // no\n}\n')
     result = kvswitch("use", "a")
-    assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert f"{settings}:3:3" in result.stderr and "comments" in result.stderr
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert f"{settings}:3:3" in result.stderr
+    assert "comments" in result.stderr
     assert not (fake_home / ".codex").exists()
 
 
 def test_import_claude_and_doctor(fake_home: Path) -> None:
     settings = fake_home / ".claude" / "settings.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",
-                                            "ANTHROPIC_AUTH_TOKEN": KEY, "FOO": "1"}}))
+    settings.write_text(
+        json.dumps(
+            {"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080", "ANTHROPIC_AUTH_TOKEN": KEY, "FOO": "1"}}
+        )
+    )
     result = kvswitch("import", "claude", "--name", "mine")
-    assert result.returncode == 0 and KEY not in result.stdout and "llama.cpp" in result.stdout
+    assert result.returncode == 0
+    assert KEY not in result.stdout
+    assert "llama.cpp" in result.stdout
     doctor = kvswitch("doctor")
-    assert doctor.returncode == 1 and "[attribution-header]" in doctor.stdout
+    assert doctor.returncode == 1
+    assert "[attribution-header]" in doctor.stdout

@@ -20,7 +20,8 @@ def test_every_kind_has_a_preset() -> None:
 
 def test_lm_studio_log_directory(fake_home: Path) -> None:
     log = preset("lm-studio").log
-    assert log is not None and log.kind == "directory"
+    assert log is not None
+    assert log.kind == "directory"
     assert log.path == str(fake_home / ".lmstudio" / "server-logs")
 
 
@@ -40,23 +41,41 @@ def test_missing_attribution_header_is_explained_with_fix() -> None:
     assert "attribution-header" not in {w.code for w in lint_profile(fixed)}
 
 
-@pytest.mark.parametrize(("fields", "code"), [
-    ({"kind": "anthropic", "base_url": "https://api.anthropic.com", "targets": ["codex"]}, "codex-anthropic"),
-    ({"kind": "custom", "base_url": "http://gw.example", "api_key": "sk-123456789"}, "plain-http-key"),
-    ({"kind": "custom", "base_url": "https://gw.example", "api_key": "k",
-      "env": {"ANTHROPIC_API_KEY": "x"}}, "auth-conflict"),
-    ({"kind": "custom", "base_url": "https://gw.example", "env": {"DISABLE_PROMPT_CACHING": "1"}},
-     "prompt-caching-disabled"),
-])
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        (
+            {"kind": "anthropic", "base_url": "https://api.anthropic.com", "targets": ["codex"]},
+            "codex-anthropic",
+        ),
+        ({"kind": "custom", "base_url": "http://gw.example", "api_key": "sk-123456789"}, "plain-http-key"),
+        (
+            {
+                "kind": "custom",
+                "base_url": "https://gw.example",
+                "api_key": "k",
+                "env": {"ANTHROPIC_API_KEY": "x"},
+            },
+            "auth-conflict",
+        ),
+        (
+            {"kind": "custom", "base_url": "https://gw.example", "env": {"DISABLE_PROMPT_CACHING": "1"}},
+            "prompt-caching-disabled",
+        ),
+    ],
+)
 def test_other_findings(fields: dict[str, object], code: str) -> None:
     profile = Profile.model_validate({"name": "p", **fields})
     assert code in {w.code for w in lint_profile(profile)}
 
 
-@pytest.mark.parametrize(("kind", "url", "expected"), [
-    ("llama.cpp", "http://h:8080", "http://h:8080/v1"),
-    ("ollama", "http://h:11434/v1", "http://h:11434/v1"),
-    ("openai-compatible", "https://gw/x", "https://gw/x"),
-])
+@pytest.mark.parametrize(
+    ("kind", "url", "expected"),
+    [
+        ("llama.cpp", "http://h:8080", "http://h:8080/v1"),
+        ("ollama", "http://h:11434/v1", "http://h:11434/v1"),
+        ("openai-compatible", "https://gw/x", "https://gw/x"),
+    ],
+)
 def test_codex_base_url(kind: str, url: str, expected: str) -> None:
     assert codex_base_url(Profile(name="p", kind=kind, base_url=url)) == expected

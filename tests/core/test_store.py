@@ -20,8 +20,15 @@ def paths(fake_home: Path) -> AppPaths:
 
 
 def profile(name: str, **extra: object) -> Profile:
-    return Profile.model_validate({"name": name, "kind": "ollama", "base_url": "http://127.0.0.1:11434",
-                                   "api_key": "sk-store-123456789", **extra})
+    return Profile.model_validate(
+        {
+            "name": name,
+            "kind": "ollama",
+            "base_url": "http://127.0.0.1:11434",
+            "api_key": "sk-store-123456789",
+            **extra,
+        }
+    )
 
 
 def test_add_persists_keys_in_a_private_file(paths: AppPaths) -> None:
@@ -29,7 +36,8 @@ def test_add_persists_keys_in_a_private_file(paths: AppPaths) -> None:
     store.add(profile("a"))
     assert paths.profiles_file.stat().st_mode & 0o777 == 0o600
     data = json.loads(paths.profiles_file.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION and data["profiles"][0]["api_key"] == "sk-store-123456789"
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["profiles"][0]["api_key"] == "sk-store-123456789"
     assert ProfileStore(paths).get("a").key == "sk-store-123456789"
 
 
@@ -51,7 +59,8 @@ def test_update_rename_and_remove_notify(paths: AppPaths) -> None:
     unsubscribe = store.subscribe(lambda: calls.append(1))
     store.add(profile("a"))
     store.update("a", profile("b", model="m"))
-    assert store.names() == ["b"] and store.get("b").model == "m"
+    assert store.names() == ["b"]
+    assert store.get("b").model == "m"
     store.remove("b")
     assert calls == [1, 1, 1]
     unsubscribe()
@@ -71,8 +80,20 @@ def test_reloads_when_another_process_writes(paths: AppPaths) -> None:
 
 def test_schema_1_is_migrated_and_kept(paths: AppPaths) -> None:
     paths.config_dir.mkdir(parents=True)
-    paths.profiles_file.write_text(json.dumps({"schema_version": 1, "profiles": {
-        "old": {"kind": "llama.cpp", "base_url": "http://127.0.0.1:8080", "key": "sk-old-1234567890"}}}))
+    paths.profiles_file.write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "profiles": {
+                    "old": {
+                        "kind": "llama.cpp",
+                        "base_url": "http://127.0.0.1:8080",
+                        "key": "sk-old-1234567890",
+                    }
+                },
+            }
+        )
+    )
     store = ProfileStore(paths)
     assert store.get("old").key == "sk-old-1234567890"
     assert (paths.config_dir / "profiles.json.schema1.bak").exists()
@@ -80,11 +101,14 @@ def test_schema_1_is_migrated_and_kept(paths: AppPaths) -> None:
     assert json.loads(paths.profiles_file.read_text())["schema_version"] == SCHEMA_VERSION
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"schema_version": 2, "profiles": [', "profiles.json:1:"),
-    ('{"schema_version": 99, "profiles": []}', "newer KV Switch"),
-    ('{"schema_version": 2, "profiles": [{"name": "x", "base_url": "ftp://h"}]}', "invalid base URL"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"schema_version": 2, "profiles": [', "profiles.json:1:"),
+        ('{"schema_version": 99, "profiles": []}', "newer KV Switch"),
+        ('{"schema_version": 2, "profiles": [{"name": "x", "base_url": "ftp://h"}]}', "invalid base URL"),
+    ],
+)
 def test_damaged_file_is_reported_not_overwritten(paths: AppPaths, content: str, message: str) -> None:
     paths.config_dir.mkdir(parents=True)
     paths.profiles_file.write_text(content)

@@ -15,15 +15,24 @@ def make_engine(lock_timeout: float = 2.0) -> Engine:
 
 
 def local_profile(name: str = "local", **extra: object) -> Profile:
-    fields: dict[str, object] = {"name": name, "kind": "llama.cpp", "base_url": "http://127.0.0.1:8080",
-                                 "api_key": KEY, "model": "qwen",
-                                 "env": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}}
+    fields: dict[str, object] = {
+        "name": name,
+        "kind": "llama.cpp",
+        "base_url": "http://127.0.0.1:8080",
+        "api_key": KEY,
+        "model": "qwen",
+        "env": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
+    }
     fields.update(extra)
     return Profile.model_validate(fields)
 
 
 def remote_profile(name: str = "remote", **extra: object) -> Profile:
-    fields: dict[str, object] = {"name": name, "kind": "anthropic", "base_url": "https://api.anthropic.com",
-                                 "api_key": "sk-ant-remote-9876543210"}
+    fields: dict[str, object] = {
+        "name": name,
+        "kind": "anthropic",
+        "base_url": "https://api.anthropic.com",
+        "api_key": "sk-ant-remote-9876543210",
+    }
     fields.update(extra)
     return Profile.model_validate(fields)

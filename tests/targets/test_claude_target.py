@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from engine_helpers import KEY, local_profile, make_engine, remote_profile
 
 from kvswitch.core.errors import ConfigParseError, FileAccessError, KvSwitchError
 from kvswitch.targets.claude import ClaudeSettingsTarget
 from kvswitch.targets.engine import Engine
-from engine_helpers import KEY, local_profile, make_engine, remote_profile
 
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls)"], "deny": []},
@@ -51,16 +51,21 @@ def test_apply_keeps_every_user_key_and_order(engine: Engine, fake_home: Path) -
     assert data["model"] == "qwen"
     assert all(isinstance(v, str) for k, v in data["env"].items() if k != "API_TIMEOUT_MS")
     text = path.read_text()
-    assert text.endswith("}\n") and '\n  "permissions"' in text
+    assert text.endswith("}\n")
+    assert '\n  "permissions"' in text
 
 
 def test_switch_removes_stale_owned_keys_and_gives_back_user_values(engine: Engine, fake_home: Path) -> None:
-    settings = {**USER_SETTINGS, "env": {**USER_SETTINGS["env"], "ANTHROPIC_BASE_URL": "https://mine.example"}}
+    settings = {
+        **USER_SETTINGS,
+        "env": {**USER_SETTINGS["env"], "ANTHROPIC_BASE_URL": "https://mine.example"},
+    }
     path = write_settings(fake_home, settings)
     engine.apply(local_profile(models={"haiku": "small"}))
     engine.apply(remote_profile())
     env = json.loads(path.read_text())["env"]
-    assert "ANTHROPIC_DEFAULT_HAIKU_MODEL" not in env and "ANTHROPIC_MODEL" not in env
+    assert "ANTHROPIC_DEFAULT_HAIKU_MODEL" not in env
+    assert "ANTHROPIC_MODEL" not in env
     assert "CLAUDE_CODE_ATTRIBUTION_HEADER" not in env
     assert env["ANTHROPIC_BASE_URL"] == "https://api.anthropic.com"
     engine.undo()
@@ -68,7 +73,9 @@ def test_switch_removes_stale_owned_keys_and_gives_back_user_values(engine: Engi
     assert json.loads(path.read_text()) == settings
 
 
-def test_owned_key_switched_to_profile_without_it_gives_back_prior_value(engine: Engine, fake_home: Path) -> None:
+def test_owned_key_switched_to_profile_without_it_gives_back_prior_value(
+    engine: Engine, fake_home: Path
+) -> None:
     path = write_settings(fake_home, {"env": {"ANTHROPIC_MODEL": "mine"}})
     engine.apply(local_profile())
     engine.apply(remote_profile())
@@ -118,19 +125,25 @@ def test_four_space_indent_is_kept(engine: Engine, fake_home: Path) -> None:
     assert '\n    "theme": "dark"' in path.read_text()
 
 
-@pytest.mark.parametrize(("content", "expect"), [
-    ('{\n  // my comment\n  "a": 1\n}\n', "2:3: not valid JSON: JSON does not allow comments"),
-    ('{\n  "a": 1,\n}\n', "trailing comma"),
-    ('[1, 2]\n', "expected a JSON object"),
-    ('{"a": 1, "a": 2}\n', "appears twice"),
-    ('{"env": ["x"]}\n', "'env' must be an object"),
-])
-def test_unparseable_settings_stop_everything(engine: Engine, fake_home: Path, content: str, expect: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "expect"),
+    [
+        ('{\n  // my comment\n  "a": 1\n}\n', "2:3: not valid JSON: JSON does not allow comments"),
+        ('{\n  "a": 1,\n}\n', "trailing comma"),
+        ("[1, 2]\n", "expected a JSON object"),
+        ('{"a": 1, "a": 2}\n', "appears twice"),
+        ('{"env": ["x"]}\n', "'env' must be an object"),
+    ],
+)
+def test_unparseable_settings_stop_everything(
+    engine: Engine, fake_home: Path, content: str, expect: str
+) -> None:
     path = write_settings(fake_home, content)
     profile = local_profile(targets=["codex", "claude"])
     with pytest.raises(ConfigParseError) as info:
         engine.apply(profile)
-    assert str(path) in str(info.value) and expect in str(info.value)
+    assert str(path) in str(info.value)
+    assert expect in str(info.value)
     assert path.read_text() == content
     assert not (fake_home / ".codex" / "config.toml").exists()
     assert engine.current() is None
@@ -159,8 +172,9 @@ def test_symlink_loop_is_refused(engine: Engine, fake_home: Path) -> None:
         engine.apply(local_profile())
 
 
-def test_unreadable_settings_are_refused(engine: Engine, fake_home: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_settings_are_refused(
+    engine: Engine, fake_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = write_settings(fake_home, {"a": 1})
     path.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
@@ -187,7 +201,8 @@ def test_symlinked_dotfile_stays_a_symlink(engine: Engine, fake_home: Path) -> N
     link.parent.mkdir()
     link.symlink_to(repo)
     engine.apply(local_profile())
-    assert link.is_symlink() and link.resolve() == repo.resolve()
+    assert link.is_symlink()
+    assert link.resolve() == repo.resolve()
     assert json.loads(repo.read_text())["env"]["ANTHROPIC_MODEL"] == "qwen"
     engine.undo()
     assert link.is_symlink()
@@ -200,8 +215,11 @@ def test_read_only_settings_fail_cleanly_and_roll_back_other_targets(engine: Eng
     profile = local_profile(targets=["codex", "claude"])
     with pytest.raises(KvSwitchError) as info:
         engine.apply(profile)
-    assert "read-only" in str(info.value) and str(path) in str(info.value)
-    assert not (fake_home / ".codex" / "config.toml").exists(), "codex was written first and must be rolled back"
+    assert "read-only" in str(info.value)
+    assert str(path) in str(info.value)
+    assert not (fake_home / ".codex" / "config.toml").exists(), (
+        "codex was written first and must be rolled back"
+    )
     assert json.loads(path.read_text()) == {"theme": "dark"}
     assert engine.current() is None
 
@@ -235,4 +253,5 @@ def test_claude_config_dir_is_honoured(tmp_path: Path, monkeypatch: pytest.Monke
 def test_plan_is_pure(fake_home: Path) -> None:
     target = ClaudeSettingsTarget(settings_path(fake_home), "claude")
     plan = target.plan(local_profile(), {})
-    assert plan.changed and not settings_path(fake_home).exists()
+    assert plan.changed
+    assert not settings_path(fake_home).exists()

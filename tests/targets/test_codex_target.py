@@ -51,22 +51,32 @@ def test_provider_table_and_comments(engine: Engine, fake_home: Path) -> None:
     for line in USER_TOML.splitlines():
         assert line in text
     data = tomllib.loads(text)
-    assert data["model"] == "qwen" and data["model_provider"] == "kvswitch"
+    assert data["model"] == "qwen"
+    assert data["model_provider"] == "kvswitch"
     assert data["model_providers"]["kvswitch"] == {
-        "name": "KV Switch: local", "base_url": "http://127.0.0.1:8080/v1", "wire_api": "responses",
-        "env_key": "KVSWITCH_API_KEY"}
-    assert "profile" not in data and "profiles" not in data
+        "name": "KV Switch: local",
+        "base_url": "http://127.0.0.1:8080/v1",
+        "wire_api": "responses",
+        "env_key": "KVSWITCH_API_KEY",
+    }
+    assert "profile" not in data
+    assert "profiles" not in data
     assert KEY not in text
     engine.undo()
     assert path.read_text() == USER_TOML
 
 
-@pytest.mark.parametrize(("kind", "url", "expected"), [
-    ("ollama", "http://127.0.0.1:11434", "http://127.0.0.1:11434/v1"),
-    ("vllm", "http://10.0.0.2:8000/v1", "http://10.0.0.2:8000/v1"),
-    ("openai-compatible", "https://gw.example/openai/v1", "https://gw.example/openai/v1"),
-])
-def test_base_url_gets_v1_where_needed(engine: Engine, fake_home: Path, kind: str, url: str, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "url", "expected"),
+    [
+        ("ollama", "http://127.0.0.1:11434", "http://127.0.0.1:11434/v1"),
+        ("vllm", "http://10.0.0.2:8000/v1", "http://10.0.0.2:8000/v1"),
+        ("openai-compatible", "https://gw.example/openai/v1", "https://gw.example/openai/v1"),
+    ],
+)
+def test_base_url_gets_v1_where_needed(
+    engine: Engine, fake_home: Path, kind: str, url: str, expected: str
+) -> None:
     engine.apply(Profile(name="p", kind=kind, base_url=url, targets=["codex"]))
     data = tomllib.loads(config_path(fake_home).read_text())
     assert data["model_providers"]["kvswitch"]["base_url"] == expected
@@ -84,14 +94,16 @@ def test_legacy_profiles_are_reported_not_written(engine: Engine, fake_home: Pat
     write_config(fake_home, 'profile = "dev"\n\n[profiles.dev]\nmodel = "o3"\n')
     plans = engine.plan(local_profile(targets=["codex"]))
     warnings = " ".join(plans[0].warnings)
-    assert "legacy top-level 'profile" in warnings and "[profiles.*]" in warnings
+    assert "legacy top-level 'profile" in warnings
+    assert "[profiles.*]" in warnings
 
 
 def test_invalid_toml_names_file_and_line(engine: Engine, fake_home: Path) -> None:
     path = write_config(fake_home, 'model = "a"\nthis is not toml\n')
     with pytest.raises(ConfigParseError) as info:
         engine.apply(local_profile(targets=["claude", "codex"]))
-    assert str(path) in str(info.value) and ":2:" in str(info.value)
+    assert str(path) in str(info.value)
+    assert ":2:" in str(info.value)
     assert not (fake_home / ".claude" / "settings.json").exists()
 
 
@@ -106,11 +118,18 @@ def test_openai_key_goes_to_auth_json_merged_and_private(engine: Engine, fake_ho
     auth.parent.mkdir(parents=True)
     auth.write_text(json.dumps({"tokens": {"access_token": "chatgpt"}, "last_refresh": "x"}, indent=2))
     auth.chmod(0o644)
-    profile = Profile(name="openai", kind="openai-compatible", base_url="https://api.openai.com/v1",
-                      api_key="sk-openai-abcdefghijkl", model="gpt-5", targets=["codex"])
+    profile = Profile(
+        name="openai",
+        kind="openai-compatible",
+        base_url="https://api.openai.com/v1",
+        api_key="sk-openai-abcdefghijkl",
+        model="gpt-5",
+        targets=["codex"],
+    )
     engine.apply(profile)
     data = json.loads(auth.read_text())
-    assert data["OPENAI_API_KEY"] == "sk-openai-abcdefghijkl" and data["tokens"] == {"access_token": "chatgpt"}
+    assert data["OPENAI_API_KEY"] == "sk-openai-abcdefghijkl"
+    assert data["tokens"] == {"access_token": "chatgpt"}
     assert auth.stat().st_mode & 0o777 == 0o600
     assert tomllib.loads(config_path(fake_home).read_text())["model_provider"] == "openai"
     engine.apply(local_profile(targets=["codex"]))

@@ -33,8 +33,10 @@ def settings(home: Path) -> Path:
 def test_render_diff_masks_the_key(engine: Engine) -> None:
     plans = engine.plan(local_profile(targets=["claude", "codex"]))
     diff = engine.render_diff(plans)
-    assert "+++ " in diff and "ANTHROPIC_AUTH_TOKEN" in diff
-    assert KEY not in diff and "sk-…cdef" in diff
+    assert "+++ " in diff
+    assert "ANTHROPIC_AUTH_TOKEN" in diff
+    assert KEY not in diff
+    assert "sk-…cdef" in diff
     assert KEY in engine.render_diff(plans, show_secrets=True)
 
 
@@ -55,7 +57,8 @@ def test_reapplying_same_profile_changes_nothing(engine: Engine, fake_home: Path
     engine.apply(local_profile())
     before = settings(fake_home).stat().st_mtime_ns
     result = engine.apply(local_profile())
-    assert result.written == [] and settings(fake_home).stat().st_mtime_ns == before
+    assert result.written == []
+    assert settings(fake_home).stat().st_mtime_ns == before
     engine.undo()
     assert not settings(fake_home).exists()
 
@@ -71,8 +74,11 @@ def test_undo_keeps_hand_edits_made_since_apply(engine: Engine, fake_home: Path)
     path.write_text(json.dumps(data, indent=2) + "\n")
     result = engine.undo()
     after = json.loads(path.read_text())
-    assert after["theme"] == "light" and after["env"]["ANTHROPIC_MODEL"] == "my-own"
-    assert "ANTHROPIC_BASE_URL" not in after["env"] and after["env"]["X"] == "1" and "model" not in after
+    assert after["theme"] == "light"
+    assert after["env"]["ANTHROPIC_MODEL"] == "my-own"
+    assert "ANTHROPIC_BASE_URL" not in after["env"]
+    assert after["env"]["X"] == "1"
+    assert "model" not in after
     assert any("ANTHROPIC_MODEL was changed by hand" in w for w in result.warnings)
 
 
@@ -99,9 +105,11 @@ def test_failure_in_second_target_rolls_back_first(engine: Engine, fake_home: Pa
     path.write_text('{"theme": "dark"}\n')
     with pytest.raises(ApplyFailed) as info:
         engine.apply(local_profile(targets=["claude", "codex"]))
-    assert "config.toml" in str(info.value) and "put back" in str(info.value)
+    assert "config.toml" in str(info.value)
+    assert "put back" in str(info.value)
     assert path.read_text() == '{"theme": "dark"}\n'
-    assert engine.state().targets == {} and engine.state().pending is None
+    assert engine.state().targets == {}
+    assert engine.state().pending is None
 
 
 def test_interrupted_apply_is_rolled_back_on_next_run(engine: Engine, fake_home: Path) -> None:
@@ -129,22 +137,32 @@ def test_interrupted_apply_is_rolled_back_on_next_run(engine: Engine, fake_home:
     fresh.apply(remote_profile())
     assert any("interrupted" in note for note in fresh.recovery_notes)
     assert path.read_bytes() == committed
-    assert fresh.state().targets == state.targets and fresh.state().pending is None
+    assert fresh.state().targets == state.targets
+    assert fresh.state().pending is None
     assert fresh.current() == "remote"
 
 
 def test_second_process_gets_locked_error(engine: Engine, paths_lock: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from pathlib import Path; from kvswitch.core.lock import FileLock\n"
-         f"lock = FileLock(Path({str(paths_lock)!r})); lock.acquire(); print('held', flush=True); time.sleep(30)"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(APP)})
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from kvswitch.core.lock import FileLock\n"
+            f"lock = FileLock(Path({str(paths_lock)!r})); lock.acquire()\n"
+            "print('held', flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(APP)},
+    )
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
         engine.lock_timeout = 0.3
         with pytest.raises(LockedError) as info:
             engine.apply(local_profile())
-        assert f"pid {holder.pid}" in str(info.value) and "try again" in str(info.value)
+        assert f"pid {holder.pid}" in str(info.value)
+        assert "try again" in str(info.value)
     finally:
         holder.kill()
         holder.wait()
@@ -168,9 +186,16 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
     store.add(remote_profile(targets=["claude"]))
     env = {**os.environ, "PYTHONPATH": str(APP)}
     for _ in range(3):
-        procs = [subprocess.Popen([sys.executable, "-m", "kvswitch", "use", name], env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for name in ("local", "remote")]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kvswitch", "use", name],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for name in ("local", "remote")
+        ]
         outputs = [p.communicate(timeout=60) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
     engine = make_engine()
@@ -184,4 +209,5 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
     while engine.state().history:
         engine.undo()
         assert time.monotonic() - start < 30
-    assert not settings(fake_home).exists() and not codex.exists()
+    assert not settings(fake_home).exists()
+    assert not codex.exists()

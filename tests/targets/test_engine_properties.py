@@ -39,11 +39,16 @@ user_settings = st.one_of(
         },
     ),
 )
-user_codex = st.one_of(st.none(), st.sampled_from([
-    '# mine\nmodel = "gpt-x"\n\n[mcp_servers.a]\ncommand = "x"\n',
-    'approval_policy = "never"\n',
-    '',
-]))
+user_codex = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            '# mine\nmodel = "gpt-x"\n\n[mcp_servers.a]\ncommand = "x"\n',
+            'approval_policy = "never"\n',
+            "",
+        ]
+    ),
+)
 
 
 @st.composite
@@ -53,7 +58,9 @@ def profiles(draw: Any, index: int) -> Profile:
     if kind == "anthropic":
         targets = ["claude"]
     return Profile(
-        name=f"p{index}", kind=kind, base_url=f"http://127.0.0.1:{8000 + index}",
+        name=f"p{index}",
+        kind=kind,
+        base_url=f"http://127.0.0.1:{8000 + index}",
         api_key=draw(st.one_of(st.none(), st.just(f"sk-secret-{index}-abcdefgh"))),
         model=draw(st.one_of(st.none(), values.filter(bool))),
         env=draw(st.dictionaries(st.sampled_from(ENV_POOL[2:]), values, max_size=3)),
@@ -65,8 +72,11 @@ operations = st.lists(st.one_of(st.integers(0, 2), st.just("undo")), min_size=1,
 
 
 def read_state(home: Path) -> dict[str, bytes | None]:
-    files = {"claude": home / ".claude" / "settings.json", "codex": home / ".codex" / "config.toml",
-             "auth": home / ".codex" / "auth.json"}
+    files = {
+        "claude": home / ".claude" / "settings.json",
+        "codex": home / ".codex" / "config.toml",
+        "auth": home / ".codex" / "auth.json",
+    }
     return {name: path.read_bytes() if path.exists() else None for name, path in files.items()}
 
 
@@ -108,10 +118,18 @@ def check_codex_after_apply(raw: bytes | None, original: str | None, profile: Pr
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(settings_data=user_settings, codex_text=user_codex, pool=st.tuples(profiles(0), profiles(1), profiles(2)),
-       ops=operations)
-def test_random_sequences_keep_user_data(settings_data: dict[str, Any] | None, codex_text: str | None,
-                                         pool: tuple[Profile, ...], ops: list[int | str]) -> None:
+@given(
+    settings_data=user_settings,
+    codex_text=user_codex,
+    pool=st.tuples(profiles(0), profiles(1), profiles(2)),
+    ops=operations,
+)
+def test_random_sequences_keep_user_data(
+    settings_data: dict[str, Any] | None,
+    codex_text: str | None,
+    pool: tuple[Profile, ...],
+    ops: list[int | str],
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         env = {"HOME": str(home)}

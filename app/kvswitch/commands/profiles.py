@@ -37,7 +37,9 @@ def register(subparsers: Any) -> None:
     edit = sub.add_parser("edit", help="change a profile")
     edit.add_argument("name")
     _profile_options(edit, adding=False)
-    edit.add_argument("--unset-env", action="append", default=[], metavar="KEY", help="remove KEY from the env block")
+    edit.add_argument(
+        "--unset-env", action="append", default=[], metavar="KEY", help="remove KEY from the env block"
+    )
     edit.add_argument("--rename", metavar="NEW", help="give the profile a new name")
     edit.set_defaults(func=cmd_edit)
 
@@ -66,15 +68,26 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         keys.add_argument("--no-api-key", action="store_true", help="remove the key")
     parser.add_argument("--model", help="model name (ANTHROPIC_MODEL, Codex model)")
     for field, flag in MODEL_FLAGS.items():
-        parser.add_argument(flag, dest=f"model_{field}", metavar="M", help=f"sets {ModelMap.ENV_NAMES[field]}")
+        parser.add_argument(
+            flag, dest=f"model_{field}", metavar="M", help=f"sets {ModelMap.ENV_NAMES[field]}"
+        )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
-    parser.add_argument("--target", action="append", default=None, metavar="T",
-                        help="claude, claude-project:DIR, claude-local:DIR, codex, bash, zsh, fish, pwsh, "
-                             "windows-env (repeatable; default: claude)")
+    parser.add_argument(
+        "--target",
+        action="append",
+        default=None,
+        metavar="T",
+        help="claude, claude-project:DIR, claude-local:DIR, codex, bash, zsh, fish, pwsh, "
+        "windows-env (repeatable; default: claude)",
+    )
     parser.add_argument("--log-file", metavar="PATH", help="the server's log file (local kinds)")
-    parser.add_argument("--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table")
+    parser.add_argument(
+        "--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table"
+    )
     if adding:
-        parser.add_argument("--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env")
+        parser.add_argument(
+            "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
+        )
 
 
 def paths_from(args: argparse.Namespace) -> AppPaths:
@@ -93,8 +106,10 @@ def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
         if not sep:
             raise UsageError(f"--env {pair!r}: expected KEY=VALUE, e.g. --env API_TIMEOUT_MS=600000")
         if not ENV_NAME_RE.fullmatch(name):
-            raise UsageError(f"--env {pair!r}: invalid variable name {name!r}; use letters, digits and '_', "
-                             "not starting with a digit")
+            raise UsageError(
+                f"--env {pair!r}: invalid variable name {name!r}; use letters, digits and '_', "
+                "not starting with a digit"
+            )
         env[name] = value
     return env
 
@@ -155,14 +170,18 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
 def cmd_add(args: argparse.Namespace) -> int:
     store = store_from(args)
     chosen = preset(args.kind)
-    data: dict[str, Any] = {"name": args.name, "kind": args.kind, "base_url": chosen.base_url,
-                            "env": {} if args.no_preset_env else dict(chosen.env)}
+    data: dict[str, Any] = {
+        "name": args.name,
+        "kind": args.kind,
+        "base_url": chosen.base_url,
+        "env": {} if args.no_preset_env else dict(chosen.env),
+    }
     if chosen.log is not None:
         data["log"] = chosen.log.model_dump()
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)
-    print(f"added profile {profile.name!r} ({profile.kind.value}, {profile.base_url})")
+    out(f"added profile {profile.name!r} ({profile.kind.value}, {profile.base_url})")
     _print_lint(profile)
     return 0
 
@@ -182,9 +201,9 @@ def cmd_edit(args: argparse.Namespace) -> int:
         data["name"] = args.rename
     profile = build_profile(data)
     store.update(old.name, profile)
-    print(f"updated profile {profile.name!r}")
+    out(f"updated profile {profile.name!r}")
     if store.active_name == profile.name:
-        print(f"it is the active profile: run 'kvswitch use {profile.name}' to write the changes")
+        out(f"it is the active profile: run 'kvswitch use {profile.name}' to write the changes")
     _print_lint(profile)
     return 0
 
@@ -192,9 +211,9 @@ def cmd_edit(args: argparse.Namespace) -> int:
 def cmd_remove(args: argparse.Namespace) -> int:
     store = store_from(args)
     removed = store.remove(args.name)
-    print(f"removed profile {removed.name!r}")
+    out(f"removed profile {removed.name!r}")
     if store.active_name == removed.name:
-        print("it was the active profile: its values stay in your files until you switch or undo")
+        out("it was the active profile: its values stay in your files until you switch or undo")
     return 0
 
 
@@ -213,15 +232,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     profiles = store.profiles()
     if args.json:
         views = [profile_view(p, args.show_secrets, p.name == active) for p in profiles]
-        print(json.dumps(views, indent=2, ensure_ascii=False))
+        out(json.dumps(views, indent=2, ensure_ascii=False))
         return 0
     if not profiles:
-        print("no profiles yet; add one with 'kvswitch profile add NAME --kind KIND --base-url URL'")
+        out("no profiles yet; add one with 'kvswitch profile add NAME --kind KIND --base-url URL'")
         return 0
     width = max(len(p.name) for p in profiles)
     for p in profiles:
         marker = "*" if p.name == active else " "
-        print(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {p.base_url}  [{', '.join(p.targets)}]")
+        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {p.base_url}  [{', '.join(p.targets)}]")
     return 0
 
 
@@ -231,17 +250,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     view = profile_view(profile, args.show_secrets, profile.name == store.active_name)
     for field in ("name", "kind", "base_url", "api_key", "model", "codex_provider_id", "notes"):
         if view.get(field):
-            print(f"{field}: {view[field]}")
+            out(f"{field}: {view[field]}")
     models = {k: v for k, v in view["models"].items() if v}
     for field, value in models.items():
-        print(f"{ModelMap.ENV_NAMES[field]}: {value}")
-    print(f"targets: {', '.join(view['targets'])}")
+        out(f"{ModelMap.ENV_NAMES[field]}: {value}")
+    out(f"targets: {', '.join(view['targets'])}")
     for name, value in view["env"].items():
-        print(f"env {name}={value}")
+        out(f"env {name}={value}")
     if view.get("log"):
         log = view["log"]
-        print(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
-    print(f"active: {'yes' if view['active'] else 'no'}")
+        out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
+    out(f"active: {'yes' if view['active'] else 'no'}")
     _print_lint(profile)
     return 0
 
@@ -254,4 +273,14 @@ def _print_lint(profile: Profile) -> None:
         if warning.fix_env:
             flags = " ".join(f"--env {k}={v}" for k, v in warning.fix_env.items())
             fix = f" (fix: kvswitch profile edit {profile.name!r} {flags})"
-        print(f"warning [{warning.code}]: {warning.message}{fix}", file=sys.stderr)
+        err(f"warning [{warning.code}]: {warning.message}{fix}")
+
+
+def out(text: str) -> None:
+    """One line for the user on stdout."""
+    sys.stdout.write(text + "\n")
+
+
+def err(text: str) -> None:
+    """One line of warning on stderr (the result itself goes to stdout)."""
+    sys.stderr.write(text + "\n")

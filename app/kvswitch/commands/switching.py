@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvswitch.commands.profiles import _print_lint, paths_from, store_from
+from kvswitch.commands.profiles import _print_lint, err, out, paths_from, store_from
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.importers import import_cc_switch, import_claude
 from kvswitch.core.lint import lint_profile
@@ -52,15 +52,18 @@ def cmd_use(args: argparse.Namespace) -> int:
     if args.dry_run:
         plans = engine.plan(profile)
         diff = engine.render_diff(plans, show_secrets=args.show_secrets)
-        print(diff if diff else f"{profile.name!r} is already applied: nothing would change.", end="" if diff else "\n")
+        if diff:
+            sys.stdout.write(diff)
+        else:
+            out(f"{profile.name!r} is already applied: nothing would change.")
         _print_warnings([w for p in plans for w in p.warnings], plans_secrets(plans, args.show_secrets))
         _print_lint(profile)
-        print("(dry run: nothing was written)")
+        out("(dry run: nothing was written)")
         return 0
     result = engine.apply(profile)
     for note in engine.recovery_notes:
-        print(f"note: {note}")
-    print(result.summary())
+        out(f"note: {note}")
+    out(result.summary())
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
     _print_lint(profile)
     return 0
@@ -72,22 +75,22 @@ def plans_secrets(plans: list[Any], show: bool) -> list[str]:
 
 def _print_warnings(warnings: list[str], secrets: list[str]) -> None:
     for warning in dict.fromkeys(warnings):
-        print(f"warning: {mask_text(warning, secrets)}", file=sys.stderr)
+        err(f"warning: {mask_text(warning, secrets)}")
 
 
 def cmd_current(args: argparse.Namespace) -> int:
     name = engine_from(args).current()
     if name is None:
-        print("no profile is applied", file=sys.stderr)
+        err("no profile is applied")
         return 1
-    print(name)
+    out(name)
     return 0
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
     engine = engine_from(args)
     result = engine.undo()
-    print(result.summary())
+    out(result.summary())
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
     return 0
 
@@ -99,7 +102,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         profiles = import_cc_switch(args.path)
         if not profiles:
-            print("no Claude or Codex providers found to import")
+            out("no Claude or Codex providers found to import")
             return 0
     taken = {n.casefold() for n in store.names()}
     for profile in profiles:
@@ -113,18 +116,21 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.add(profile)
         taken.add(name.casefold())
         key = profile.key if args.show_secrets else mask_secret(profile.key)
-        print(f"imported {profile.name!r}: {profile.kind.value} {profile.base_url}"
-              + (f" key {key}" if profile.key else "") + f" [{', '.join(profile.targets)}]")
+        out(
+            f"imported {profile.name!r}: {profile.kind.value} {profile.base_url}"
+            + (f" key {key}" if profile.key else "")
+            + f" [{', '.join(profile.targets)}]"
+        )
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     problems = run_doctor(args)
     if not problems:
-        print("everything looks fine")
+        out("everything looks fine")
         return 0
     for line in problems:
-        print(line)
+        out(line)
     return 1
 
 
@@ -149,7 +155,9 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         try:
             active = store.get(state.active)
         except ProfileError:
-            findings.append(f"active profile {state.active!r} no longer exists; its values stay until you switch")
+            findings.append(
+                f"active profile {state.active!r} no longer exists; its values stay until you switch"
+            )
     for target_id, record in state.targets.items():
         try:
             target = target_for_id(target_id, engine.env)
@@ -159,10 +167,12 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
             continue
         for warning in plan.warnings:
             if "by hand" in warning:
-                findings.append(f"{record.location}: {mask_text(warning, [] if args.show_secrets else plan.secrets)}")
+                findings.append(
+                    f"{record.location}: {mask_text(warning, [] if args.show_secrets else plan.secrets)}"
+                )
     for profile in profiles:
-        for warning in lint_profile(profile):
-            findings.append(f"profile {profile.name!r} [{warning.code}]: {warning.message}")
+        for finding in lint_profile(profile):
+            findings.append(f"profile {profile.name!r} [{finding.code}]: {finding.message}")
     if active is not None:
         findings.extend(_stale_shell_vars(active, args.show_secrets))
     for path in _secret_files(paths, engine):
@@ -184,8 +194,10 @@ def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
         have = os.environ.get(name)
         if have is not None and have != wanted.get(name):
             shown = have if show else mask_text(have, [have]) if "KEY" in name or "TOKEN" in name else have
-            findings.append(f"this shell still exports {name}={shown} (not what {profile.name!r} sets); "
-                            "open a new terminal")
+            findings.append(
+                f"this shell still exports {name}={shown} (not what {profile.name!r} sets); "
+                "open a new terminal"
+            )
     return findings
 
 

@@ -23,8 +23,13 @@ from kvswitch.core.paths import claude_config_dir, home_dir
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: default ports of local servers, to guess a kind from an imported URL
-PORT_KINDS = {8080: ProfileKind.LLAMA_CPP, 1234: ProfileKind.LM_STUDIO, 8000: ProfileKind.VLLM,
-              30000: ProfileKind.SGLANG, 11434: ProfileKind.OLLAMA}
+PORT_KINDS = {
+    8080: ProfileKind.LLAMA_CPP,
+    1234: ProfileKind.LM_STUDIO,
+    8000: ProfileKind.VLLM,
+    30000: ProfileKind.SGLANG,
+    11434: ProfileKind.OLLAMA,
+}
 DERIVED_ENV = {"ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", *ModelMap.ENV_NAMES.values()}
 
 
@@ -49,10 +54,22 @@ def profile_from_claude_settings(name: str, settings: dict[str, Any], source: st
     url = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
     key = env.get("ANTHROPIC_AUTH_TOKEN") or None
     models = ModelMap(**{field: env[var] for field, var in ModelMap.ENV_NAMES.items() if env.get(var)})
-    model = env.get("ANTHROPIC_MODEL") or (settings.get("model") if isinstance(settings.get("model"), str) else None)
+    model = env.get("ANTHROPIC_MODEL") or (
+        settings.get("model") if isinstance(settings.get("model"), str) else None
+    )
     extra = {k: v for k, v in env.items() if k not in DERIVED_ENV and ENV_NAME_RE.fullmatch(k)}
-    return _build(name, source, kind=guess_kind(url), base_url=url, api_key=key, model=model, models=models,
-                  env=extra, targets=["claude"], notes=f"imported from {source}")
+    return _build(
+        name,
+        source,
+        kind=guess_kind(url),
+        base_url=url,
+        api_key=key,
+        model=model,
+        models=models,
+        env=extra,
+        targets=["claude"],
+        notes=f"imported from {source}",
+    )
 
 
 def import_claude(path: Path | str | None = None, name: str = "imported") -> Profile:
@@ -89,8 +106,16 @@ def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source
         kind = ProfileKind.CUSTOM
     if kind in PORT_KINDS.values() and url.rstrip("/").endswith("/v1"):
         url = url.rstrip("/")[: -len("/v1")]
-    return _build(name, source, kind=kind, base_url=url, api_key=key, model=doc.get("model"), targets=["codex"],
-                  notes=f"imported from {source}")
+    return _build(
+        name,
+        source,
+        kind=kind,
+        base_url=url,
+        api_key=key,
+        model=doc.get("model"),
+        targets=["codex"],
+        notes=f"imported from {source}",
+    )
 
 
 def import_cc_switch(path: Path | str | None = None) -> list[Profile]:
@@ -117,7 +142,9 @@ def import_cc_switch(path: Path | str | None = None) -> list[Profile]:
         if app == "claude" and isinstance(settings, dict):
             profile = profile_from_claude_settings(label, settings, source)
         elif app == "codex" and isinstance(settings, dict):
-            profile = profile_from_codex(label, str(settings.get("config") or ""), settings.get("auth") or {}, source)
+            profile = profile_from_codex(
+                label, str(settings.get("config") or ""), settings.get("auth") or {}, source
+            )
         else:
             continue
         taken.add(profile.name.casefold())
@@ -133,10 +160,14 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
     try:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(providers)")}
         if not {"app_type", "name", "settings_config"} <= columns:
-            raise ConfigParseError(path, "no 'providers' table with app_type, name, settings_config; "
-                                         "is this a CC Switch database?")
+            raise ConfigParseError(
+                path,
+                "no 'providers' table with app_type, name, settings_config; is this a CC Switch database?",
+            )
         order = "sort_index, " if "sort_index" in columns else ""
-        rows = conn.execute(f"SELECT app_type, name, settings_config FROM providers ORDER BY {order}rowid").fetchall()
+        rows = conn.execute(
+            f"SELECT app_type, name, settings_config FROM providers ORDER BY {order}rowid"
+        ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise ConfigParseError(path, f"not a readable SQLite database: {exc}") from None
     finally:

@@ -96,18 +96,28 @@ class Ledger:
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             line = getattr(exc, "lineno", None)
             col = getattr(exc, "colno", None)
-            raise ConfigParseError(self.path, f"KV Switch's ledger is damaged ({exc}); restore it from a "
-                                              "backup or delete it (KV Switch then forgets what it owns)",
-                                   line, col) from exc
+            raise ConfigParseError(
+                self.path,
+                f"KV Switch's ledger is damaged ({exc}); restore it from a "
+                "backup or delete it (KV Switch then forgets what it owns)",
+                line,
+                col,
+            ) from exc
         if not isinstance(data, dict):
-            raise ConfigParseError(self.path, "KV Switch's ledger is not a JSON object; delete it to start over")
+            raise ConfigParseError(
+                self.path, "KV Switch's ledger is not a JSON object; delete it to start over"
+            )
         version = data.get("schema_version", LEDGER_SCHEMA)
         if isinstance(version, int) and version > LEDGER_SCHEMA:
-            raise ConfigParseError(self.path, f"written by a newer KV Switch (schema {version}); upgrade KV Switch")
+            raise ConfigParseError(
+                self.path, f"written by a newer KV Switch (schema {version}); upgrade KV Switch"
+            )
         try:
             return LedgerState.model_validate(data)
         except ValidationError as exc:
-            raise ConfigParseError(self.path, f"KV Switch's ledger is damaged: {exc.errors()[0]['msg']}") from exc
+            raise ConfigParseError(
+                self.path, f"KV Switch's ledger is damaged: {exc.errors()[0]['msg']}"
+            ) from exc
 
     def save(self, state: LedgerState) -> None:
         text = json.dumps(state.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"

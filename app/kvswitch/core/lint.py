@@ -25,68 +25,50 @@ class LintWarning:
     fix_env: dict[str, str] | None = None
 
 
+ATTRIBUTION_MESSAGE = (
+    "Claude Code puts a billing block that changes every conversation at the very start of the prompt, "
+    "so the local server cannot reuse its KV cache: full prompt re-processing every new conversation. "
+    "Set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
+)
+CACHING_SWITCHES = ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET", "DISABLE_PROMPT_CACHING_OPUS",
+                    "DISABLE_PROMPT_CACHING_HAIKU")
+
+
 def lint_profile(profile: Profile) -> list[LintWarning]:
     """Every finding for ``profile``, most costly first."""
-    warnings: list[LintWarning] = []
+    found: list[LintWarning] = []
+
+    def warn(code: str, message: str, fix: dict[str, str] | None = None) -> None:
+        found.append(LintWarning(code, message, fix))
+
     env = claude_env(profile)
     uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
-            warnings.append(LintWarning(
-                "attribution-header",
-                "Claude Code puts a billing block that changes every conversation at the very start of the "
-                "prompt, so the local server cannot reuse its KV cache: full prompt re-processing every new "
-                "conversation. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0.",
-                {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
-            ))
+            warn("attribution-header", ATTRIBUTION_MESSAGE, {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
         missing = {k: v for k, v in CACHE_SAFE_ENV.items()
                    if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env}
         if missing:
-            warnings.append(LintWarning(
-                "nonessential-traffic",
-                "Claude Code will still try to reach Anthropic for telemetry and updates while using a local "
-                "server; set " + ", ".join(f"{k}={v}" for k, v in missing.items()) + ".",
-                missing,
-            ))
-    if any(env.get(name) == "1" for name in ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET",
-                                                "DISABLE_PROMPT_CACHING_OPUS", "DISABLE_PROMPT_CACHING_HAIKU")):
-        warnings.append(LintWarning(
-            "prompt-caching-disabled",
-            "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.",
-            None,
-        ))
+            settings = ", ".join(f"{k}={v}" for k, v in missing.items())
+            warn("nonessential-traffic", "Claude Code will still try to reach Anthropic for telemetry and "
+                 f"updates while using a local server; set {settings}.", missing)
+    if any(env.get(name) == "1" for name in CACHING_SWITCHES):
+        warn("prompt-caching-disabled",
+             "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.")
     if env.get("ANTHROPIC_AUTH_TOKEN") and env.get("ANTHROPIC_API_KEY"):
-        warnings.append(LintWarning(
-            "auth-conflict",
-            "Both ANTHROPIC_AUTH_TOKEN (the profile's key) and ANTHROPIC_API_KEY are set; Claude Code warns "
-            "about an auth conflict. Remove ANTHROPIC_API_KEY from the env block.",
-            None,
-        ))
-    if "ANTHROPIC_BASE_URL" in profile.env and profile.env["ANTHROPIC_BASE_URL"].rstrip("/") != profile.base_url:
-        warnings.append(LintWarning(
-            "base-url-override",
-            "The env block sets ANTHROPIC_BASE_URL to something other than the profile's base URL; Claude "
-            "Code uses the env value, Codex the base URL.",
-            None,
-        ))
+        warn("auth-conflict", "Both ANTHROPIC_AUTH_TOKEN (the profile's key) and ANTHROPIC_API_KEY are set; "
+             "Claude Code warns about an auth conflict. Remove ANTHROPIC_API_KEY from the env block.")
+    override = profile.env.get("ANTHROPIC_BASE_URL")
+    if override is not None and override.rstrip("/") != profile.base_url:
+        warn("base-url-override", "The env block sets ANTHROPIC_BASE_URL to something other than the "
+             "profile's base URL; Claude Code uses the env value, Codex the base URL.")
     parts = urlsplit(profile.base_url)
     if parts.scheme == "http" and profile.key and (parts.hostname or "") not in LOOPBACK_HOSTS:
-        warnings.append(LintWarning(
-            "plain-http-key",
-            f"The API key is sent unencrypted to {parts.hostname}; use https:// unless this is a trusted network.",
-            None,
-        ))
+        warn("plain-http-key", f"The API key is sent unencrypted to {parts.hostname}; use https:// "
+             "unless this is a trusted network.")
     if "codex" in profile.targets and profile.kind == ProfileKind.ANTHROPIC:
-        warnings.append(LintWarning(
-            "codex-anthropic",
-            "Codex speaks the OpenAI Responses API, which Anthropic's API does not serve; remove the codex "
-            "target from this profile.",
-            None,
-        ))
+        warn("codex-anthropic", "Codex speaks the OpenAI Responses API, which Anthropic's API does not "
+             "serve; remove the codex target from this profile.")
     if profile.kind == ProfileKind.ANTHROPIC and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
-        warnings.append(LintWarning(
-            "no-key",
-            "No API key: Claude Code will fall back to your Claude login (subscription), if any.",
-            None,
-        ))
-    return warnings
+        warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
+    return found

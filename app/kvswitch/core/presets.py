@@ -60,29 +60,67 @@ def preset(kind: ProfileKind | str, env: Mapping[str, str] | None = None) -> Pre
     local_env = dict(CACHE_SAFE_ENV)
     match kind:
         case ProfileKind.ANTHROPIC:
-            return Preset(kind, "Anthropic", "https://api.anthropic.com", needs_key=True,
-                          description="Anthropic's own API (Claude Code's default backend).")
+            return Preset(
+                kind,
+                "Anthropic",
+                "https://api.anthropic.com",
+                needs_key=True,
+                description="Anthropic's own API (Claude Code's default backend).",
+            )
         case ProfileKind.OPENAI_COMPATIBLE:
-            return Preset(kind, "OpenAI-compatible gateway", "https://api.openai.com/v1", needs_key=True,
-                          description="Any gateway speaking the OpenAI API (Codex) or Anthropic API (Claude Code).")
+            return Preset(
+                kind,
+                "OpenAI-compatible gateway",
+                "https://api.openai.com/v1",
+                needs_key=True,
+                description="Any gateway speaking the OpenAI API (Codex) or Anthropic API (Claude Code).",
+            )
         case ProfileKind.LLAMA_CPP:
-            return Preset(kind, "llama.cpp (llama-server)", "http://127.0.0.1:8080", local_env,
-                          description="llama-server; run it with --log-file to let KV Switch follow its log.")
+            return Preset(
+                kind,
+                "llama.cpp (llama-server)",
+                "http://127.0.0.1:8080",
+                local_env,
+                description="llama-server; run it with --log-file to let KV Switch follow its log.",
+            )
         case ProfileKind.LM_STUDIO:
-            return Preset(kind, "LM Studio", "http://127.0.0.1:1234", local_env, _lmstudio_log(env),
-                          description="LM Studio's local server; logs in ~/.lmstudio/server-logs.")
+            return Preset(
+                kind,
+                "LM Studio",
+                "http://127.0.0.1:1234",
+                local_env,
+                _lmstudio_log(env),
+                description="LM Studio's local server; logs in ~/.lmstudio/server-logs.",
+            )
         case ProfileKind.VLLM:
-            return Preset(kind, "vLLM", "http://127.0.0.1:8000", local_env,
-                          description="vLLM (optionally with LMCache).")
+            return Preset(
+                kind,
+                "vLLM",
+                "http://127.0.0.1:8000",
+                local_env,
+                description="vLLM (optionally with LMCache).",
+            )
         case ProfileKind.SGLANG:
-            return Preset(kind, "SGLang", "http://127.0.0.1:30000", local_env,
-                          description="SGLang; start it with --enable-cache-report to see cached tokens.")
+            return Preset(
+                kind,
+                "SGLang",
+                "http://127.0.0.1:30000",
+                local_env,
+                description="SGLang; start it with --enable-cache-report to see cached tokens.",
+            )
         case ProfileKind.OLLAMA:
-            return Preset(kind, "Ollama", "http://127.0.0.1:11434", local_env, _ollama_log(env),
-                          description="Ollama (0.30+ runs llama-server internally).")
+            return Preset(
+                kind,
+                "Ollama",
+                "http://127.0.0.1:11434",
+                local_env,
+                _ollama_log(env),
+                description="Ollama (0.30+ runs llama-server internally).",
+            )
         case _:
-            return Preset(kind, "Custom", "http://127.0.0.1:8080",
-                          description="Anything else; nothing is pre-filled.")
+            return Preset(
+                kind, "Custom", "http://127.0.0.1:8080", description="Anything else; nothing is pre-filled."
+            )
 
 
 #: Every kind's preset, resolved against the current environment at import time.
@@ -103,4 +141,6 @@ def codex_base_url(profile: Profile) -> str:
 
 def is_openai_hosted(profile: Profile) -> bool:
     """OpenAI's own API: Codex's built-in ``openai`` provider, keyed through auth.json."""
-    return profile.kind == ProfileKind.OPENAI_COMPATIBLE and urlsplit(profile.base_url).hostname == OPENAI_HOST
+    return (
+        profile.kind == ProfileKind.OPENAI_COMPATIBLE and urlsplit(profile.base_url).hostname == OPENAI_HOST
+    )

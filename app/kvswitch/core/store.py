@@ -86,8 +86,10 @@ class ProfileStore:
         found = self._find(name)
         if found is None:
             known = ", ".join(p.name for p in self._profiles) or "none yet"
-            raise ProfileError(f"no profile named {name!r} (profiles: {known}); add it with "
-                               f"'kvswitch profile add {name} --kind ... --base-url ...'")
+            raise ProfileError(
+                f"no profile named {name!r} (profiles: {known}); add it with "
+                f"'kvswitch profile add {name} --kind ... --base-url ...'"
+            )
         return found.model_copy(deep=True)
 
     @property
@@ -130,8 +132,10 @@ class ProfileStore:
         """Add a new profile; a duplicate name (case-insensitive) is refused."""
         with self._locked():
             if self._find(profile.name) is not None:
-                raise ProfileError(f"a profile named {profile.name!r} already exists; choose another name "
-                                   f"or edit it with 'kvswitch profile edit {profile.name}'")
+                raise ProfileError(
+                    f"a profile named {profile.name!r} already exists; choose another name "
+                    f"or edit it with 'kvswitch profile edit {profile.name}'"
+                )
             self._profiles.append(profile.model_copy(deep=True))
             self._write()
         self._notify()
@@ -224,8 +228,10 @@ class ProfileStore:
     def _write(self) -> None:
         payload = {
             "schema_version": SCHEMA_VERSION,
-            "profiles": [p.model_dump(mode="json", context={"secrets": True}, exclude_defaults=False)
-                         for p in self._profiles],
+            "profiles": [
+                p.model_dump(mode="json", context={"secrets": True}, exclude_defaults=False)
+                for p in self._profiles
+            ],
         }
         text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
         atomic_write(self.paths.profiles_file, text.encode("utf-8"), secret=True)

@@ -41,7 +41,9 @@ class JsonDocument:
                 created.append(".".join(parts[: depth + 1]))
             if not isinstance(child, dict):
                 if create:
-                    raise ConfigParseError("settings.json", f"'{'.'.join(parts[: depth + 1])}' must be an object")
+                    raise ConfigParseError(
+                        "settings.json", f"'{'.'.join(parts[: depth + 1])}' must be an object"
+                    )
                 return None, parts[-1], created
             node = child
         return node, parts[-1], created
@@ -100,14 +102,16 @@ def parse_json_object(path: Path, text: str) -> dict[str, Any]:
         raise ConfigParseError(path, f"the key {exc.key!r} appears twice; keep one of them", line) from None
     except json.JSONDecodeError as exc:
         reason = exc.msg
-        rest = text[exc.pos:exc.pos + 2]
+        rest = text[exc.pos : exc.pos + 2]
         if rest.startswith("//") or rest.startswith("/*"):
             reason = "JSON does not allow comments; remove the comment"
-        elif exc.msg.startswith("Expecting property name") and text[exc.pos:exc.pos + 1] == "}":
+        elif exc.msg.startswith("Expecting property name") and text[exc.pos : exc.pos + 1] == "}":
             reason = "trailing comma before '}'; remove it"
         raise ConfigParseError(path, f"not valid JSON: {reason}", exc.lineno, exc.colno) from None
     if not isinstance(data, dict):
-        raise ConfigParseError(path, f"expected a JSON object {{...}} at the top level, found {type(data).__name__}")
+        raise ConfigParseError(
+            path, f"expected a JSON object {{...}} at the top level, found {type(data).__name__}"
+        )
     return data
 
 
@@ -155,7 +159,9 @@ def claude_user_target(config_dir: Path) -> ClaudeSettingsTarget:
     return ClaudeSettingsTarget(config_dir / "settings.json", "claude")
 
 
-def claude_project_target(project: Path, local: bool = False, target_id: str | None = None) -> ClaudeSettingsTarget:
+def claude_project_target(
+    project: Path, local: bool = False, target_id: str | None = None
+) -> ClaudeSettingsTarget:
     """``<project>/.claude/settings.json`` (or ``settings.local.json``); the id defaults to the spec."""
     name = "settings.local.json" if local else "settings.json"
     spec = "claude-local" if local else "claude-project"

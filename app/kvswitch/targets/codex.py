@@ -37,7 +37,9 @@ SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
 def provider_id(profile: Profile) -> str:
     pid = profile.codex_provider_id or DEFAULT_PROVIDER_ID
     if pid in BUILTIN_PROVIDERS:
-        raise ProfileError(f"Codex provider id {pid!r} is one of Codex's built-in providers; choose another id")
+        raise ProfileError(
+            f"Codex provider id {pid!r} is one of Codex's built-in providers; choose another id"
+        )
     return pid
 
 
@@ -114,8 +116,10 @@ class CodexConfigTarget(StructuredFileTarget):
 
     def desired(self, profile: Profile) -> dict[str, str]:
         if profile.kind == ProfileKind.ANTHROPIC:
-            raise ProfileError(f"profile {profile.name!r} is an Anthropic profile, which Codex cannot use "
-                               f"(Codex needs an OpenAI Responses API); remove its codex target")
+            raise ProfileError(
+                f"profile {profile.name!r} is an Anthropic profile, which Codex cannot use "
+                f"(Codex needs an OpenAI Responses API); remove its codex target"
+            )
         wanted: dict[str, str] = {}
         if profile.model:
             wanted["model"] = profile.model
@@ -139,19 +143,29 @@ class CodexConfigTarget(StructuredFileTarget):
     def extra_warnings(self, doc: Any) -> list[str]:
         notes = []
         if "profile" in doc.doc:
-            notes.append(f"{self.path} has a legacy top-level 'profile = ...', which Codex 0.134+ refuses; "
-                         "remove it (KV Switch leaves it alone)")
+            notes.append(
+                f"{self.path} has a legacy top-level 'profile = ...', which Codex 0.134+ refuses; "
+                "remove it (KV Switch leaves it alone)"
+            )
         if "profiles" in doc.doc:
-            notes.append(f"{self.path} has legacy [profiles.*] tables, which Codex 0.134+ refuses; move them to "
-                         "<name>.config.toml files (KV Switch leaves them alone)")
+            notes.append(
+                f"{self.path} has legacy [profiles.*] tables, which Codex 0.134+ refuses; move them to "
+                "<name>.config.toml files (KV Switch leaves them alone)"
+            )
         return notes
 
     def plan(self, profile: Profile | None, owned: dict[str, str]) -> Any:
         plan = super().plan(profile, owned)
-        if (profile is not None and codex_key_env(profile) and not is_openai_hosted(profile)
-                and not SHELL_TARGETS.intersection(profile.targets)):
-            plan.warnings.append(f"Codex reads this profile's key from ${CODEX_KEY_ENV}; add a shell target "
-                                 "(bash, zsh, fish, pwsh) or export it yourself")
+        if (
+            profile is not None
+            and codex_key_env(profile)
+            and not is_openai_hosted(profile)
+            and not SHELL_TARGETS.intersection(profile.targets)
+        ):
+            plan.warnings.append(
+                f"Codex reads this profile's key from ${CODEX_KEY_ENV}; add a shell target "
+                "(bash, zsh, fish, pwsh) or export it yourself"
+            )
         return plan
 
 
@@ -173,5 +187,7 @@ class CodexAuthTarget(StructuredFileTarget):
 
 
 def codex_targets(codex_home: Path) -> list[StructuredFileTarget]:
-    return [CodexConfigTarget(codex_home / "config.toml", "codex"),
-            CodexAuthTarget(codex_home / "auth.json", "codex-auth")]
+    return [
+        CodexConfigTarget(codex_home / "config.toml", "codex"),
+        CodexAuthTarget(codex_home / "auth.json", "codex-auth"),
+    ]

@@ -48,8 +48,9 @@ def render_plan(plan: Plan, show_secrets: bool = False) -> str:
     after = mask_text(_display(plan.after or ""), secrets)
     old_name = plan.location if plan.existed else "/dev/null"
     new_name = plan.location if plan.after is not None else "/dev/null"
-    diff = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                fromfile=old_name, tofile=new_name)
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=old_name, tofile=new_name
+    )
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

@@ -55,7 +55,9 @@ class ApplyResult:
     backups: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
-        verb = {"apply": f"Applied {self.profile!r}", "undo": "Undid the last apply"}.get(self.action, self.action)
+        verb = {"apply": f"Applied {self.profile!r}", "undo": "Undid the last apply"}.get(
+            self.action, self.action
+        )
         if self.action == "undo":
             verb += f" (now {self.profile!r})" if self.profile else " (no profile active now)"
         if not self.written:
@@ -87,8 +89,14 @@ class Engine:
         lock_timeout: seconds to wait for another KV Switch process before ``LockedError``.
     """
 
-    def __init__(self, paths: AppPaths, env: Mapping[str, str] | None = None, *,
-                 backups_keep: int = DEFAULT_KEEP, lock_timeout: float = 10.0):
+    def __init__(
+        self,
+        paths: AppPaths,
+        env: Mapping[str, str] | None = None,
+        *,
+        backups_keep: int = DEFAULT_KEEP,
+        lock_timeout: float = 10.0,
+    ):
         self.paths = paths
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.ledger = Ledger(paths.state_file)
@@ -111,7 +119,9 @@ class Engine:
         Reads only. Raises ``ConfigParseError`` / ``FileAccessError`` for a file that cannot be merged.
         """
         state = self.ledger.load()
-        plans = [target.plan(wanted, self._owned(state, target)) for target, wanted in self._pairs(profile, state)]
+        plans = [
+            target.plan(wanted, self._owned(state, target)) for target, wanted in self._pairs(profile, state)
+        ]
         if state.pending is not None:
             for plan in plans[:1]:
                 plan.warnings.insert(0, "an earlier apply was interrupted; it is rolled back before this one")
@@ -130,17 +140,27 @@ class Engine:
             plans = [target.plan(wanted, self._owned(state, target)) for target, wanted in pairs]
             ops: list[_Op] = []
             for (target, wanted), plan in zip(pairs, plans, strict=True):
-                after_record = TargetRecord(location=plan.location, profile=profile.name if wanted else None,
-                                            owned=plan.owned)
+                after_record = TargetRecord(
+                    location=plan.location, profile=profile.name if wanted else None, owned=plan.owned
+                )
                 if plan.changed:
-                    ops.append(_Op(target, target.snapshot(), _writer(target, plan), _expected_digest(plan),
-                                   state.targets.get(target.target_id), after_record))
+                    ops.append(
+                        _Op(
+                            target,
+                            target.snapshot(),
+                            _writer(target, plan),
+                            _expected_digest(plan),
+                            state.targets.get(target.target_id),
+                            after_record,
+                        )
+                    )
                 elif plan.owned:
                     state.targets[target.target_id] = after_record
                 else:
                     state.targets.pop(target.target_id, None)
-            result = ApplyResult("apply", profile.name, plans,
-                                 warnings=[w for p in plans for w in p.warnings])
+            result = ApplyResult(
+                "apply", profile.name, plans, warnings=[w for p in plans for w in p.warnings]
+            )
             self._run(state, "apply", profile.name, profile.name, ops, result)
             return result
 
@@ -166,22 +186,42 @@ class Engine:
                 if current == entry.before_digest:
                     pass
                 elif current == entry.after_digest:
-                    ops.append(_Op(target, now, _restorer(target, before), entry.before_digest,
-                                   state.targets.get(entry.target_id), entry.before_record))
+                    ops.append(
+                        _Op(
+                            target,
+                            now,
+                            _restorer(target, before),
+                            entry.before_digest,
+                            state.targets.get(entry.target_id),
+                            entry.before_record,
+                        )
+                    )
                     continue
                 elif isinstance(target, StructuredFileTarget) and entry.after_record is not None:
-                    plan = target.plan_revert(before.content,
-                                              entry.before_record.owned if entry.before_record else {},
-                                              entry.after_record.owned)
+                    plan = target.plan_revert(
+                        before.content,
+                        entry.before_record.owned if entry.before_record else {},
+                        entry.after_record.owned,
+                    )
                     result.warnings.extend(plan.warnings)
                     result.plans.append(plan)
                     if plan.changed:
-                        ops.append(_Op(target, now, _writer(target, plan), _expected_digest(plan),
-                                       state.targets.get(entry.target_id), entry.before_record))
+                        ops.append(
+                            _Op(
+                                target,
+                                now,
+                                _writer(target, plan),
+                                _expected_digest(plan),
+                                state.targets.get(entry.target_id),
+                                entry.before_record,
+                            )
+                        )
                         continue
                 else:
-                    result.warnings.append(f"{entry.location} was changed by hand since the last apply; left as "
-                                           f"it is (its earlier version is in {entry.backup or 'no backup'})")
+                    result.warnings.append(
+                        f"{entry.location} was changed by hand since the last apply; left as "
+                        f"it is (its earlier version is in {entry.backup or 'no backup'})"
+                    )
                     continue
                 _set_record(state, entry.target_id, entry.before_record)
             state.history.pop()
@@ -189,19 +229,41 @@ class Engine:
             return result
 
     # -- transaction -------------------------------------------------------------------------------
-    def _run(self, state: LedgerState, action: str, profile: str | None, new_active: str | None,
-             ops: list[_Op], result: ApplyResult, record: bool = True) -> None:
-        tx = Transaction(action=action, profile=profile, previous_active=state.active,
-                         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    def _run(
+        self,
+        state: LedgerState,
+        action: str,
+        profile: str | None,
+        new_active: str | None,
+        ops: list[_Op],
+        result: ApplyResult,
+        record: bool = True,
+    ) -> None:
+        tx = Transaction(
+            action=action,
+            profile=profile,
+            previous_active=state.active,
+            created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        )
         for op in ops:
             backup = None
             if op.before.content is not None:
                 backup = str(self.backups.save(op.before.location, op.before.content))
                 result.backups[op.before.location] = backup
-            tx.entries.append(JournalEntry(
-                target_id=op.target.target_id, location=op.before.location, existed=op.before.content is not None,
-                mode=op.before.mode, backup=backup, values=op.before.values, before_digest=state_digest(op.before),
-                after_digest=op.expected_after, before_record=op.before_record, after_record=op.after_record))
+            tx.entries.append(
+                JournalEntry(
+                    target_id=op.target.target_id,
+                    location=op.before.location,
+                    existed=op.before.content is not None,
+                    mode=op.before.mode,
+                    backup=backup,
+                    values=op.before.values,
+                    before_digest=state_digest(op.before),
+                    after_digest=op.expected_after,
+                    before_record=op.before_record,
+                    after_record=op.after_record,
+                )
+            )
         if ops:
             state.pending = tx
             self.ledger.save(state)
@@ -220,8 +282,13 @@ class Engine:
                 raise
             where = ops[len(done)].before.location
             detail = str(exc) if isinstance(exc, KvSwitchError) else f"{type(exc).__name__}: {exc}"
-            tail = ("; the files already written were put back" if done and not problems
-                    else "; nothing was changed" if not done else "; putting back failed for: " + "; ".join(problems))
+            tail = (
+                "; the files already written were put back"
+                if done and not problems
+                else "; nothing was changed"
+                if not done
+                else "; putting back failed for: " + "; ".join(problems)
+            )
             raise ApplyFailed(f"could not write {where}: {detail}{tail}") from exc
         for op in ops:
             _set_record(state, op.target.target_id, op.after_record)
@@ -255,8 +322,10 @@ class Engine:
                 target.restore(self._entry_snapshot(entry))
                 self.recovery_notes.append(f"put back {entry.location} (an apply was interrupted)")
             else:
-                self.recovery_notes.append(f"{entry.location} changed after an interrupted apply; left as it is "
-                                           f"(backup: {entry.backup or 'none'})")
+                self.recovery_notes.append(
+                    f"{entry.location} changed after an interrupted apply; left as it is "
+                    f"(backup: {entry.backup or 'none'})"
+                )
         state.pending = None
         self.ledger.save(state)
         return state
@@ -283,10 +352,14 @@ class Engine:
         content = None
         if entry.existed and entry.values is None:
             if not entry.backup or not os.path.exists(entry.backup):
-                raise KvSwitchError(f"the backup of {entry.location} is missing ({entry.backup}); cannot put it back")
+                raise KvSwitchError(
+                    f"the backup of {entry.location} is missing ({entry.backup}); cannot put it back"
+                )
             with open(entry.backup, "rb") as handle:
                 content = handle.read()
-        return Snapshot(entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values)
+        return Snapshot(
+            entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values
+        )
 
 
 def _remove_temp_files(location: str) -> None:
@@ -294,7 +367,10 @@ def _remove_temp_files(location: str) -> None:
     path = Path(location)
     try:
         real = Path(os.path.realpath(path))
-        for leftover in {*path.parent.glob(f".{path.name}.*.kvswitch-tmp"), *real.parent.glob(f".{real.name}.*.kvswitch-tmp")}:
+        for leftover in {
+            *path.parent.glob(f".{path.name}.*.kvswitch-tmp"),
+            *real.parent.glob(f".{real.name}.*.kvswitch-tmp"),
+        }:
             leftover.unlink(missing_ok=True)
     except OSError:
         pass

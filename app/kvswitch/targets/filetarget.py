@@ -89,8 +89,9 @@ class StructuredFileTarget(Target):
             plan.secrets.extend(s for s in self.profile_secrets(profile) if s not in plan.secrets)
         return plan
 
-    def plan_revert(self, before: bytes | None, before_owned: dict[str, str],
-                    after_owned: dict[str, str]) -> Plan:
+    def plan_revert(
+        self, before: bytes | None, before_owned: dict[str, str], after_owned: dict[str, str]
+    ) -> Plan:
         """Undo an apply key by key, keeping what the user edited since (see ``keyed.revert_keys``)."""
         raw = self.read_raw()
         codec, text, doc = self.load(raw)
@@ -100,8 +101,9 @@ class StructuredFileTarget(Target):
             result.remove_file = False
         return self._finish(raw, codec, text, doc, result)
 
-    def _finish(self, raw: bytes | None, codec: TextCodec, text: str, doc: KeyedDocument,
-                result: KeyPlan) -> Plan:
+    def _finish(
+        self, raw: bytes | None, codec: TextCodec, text: str, doc: KeyedDocument, result: KeyPlan
+    ) -> Plan:
         before = codec.encode_text(text) if raw is not None else ""
         if result.remove_file:
             after: str | None = None
@@ -109,9 +111,17 @@ class StructuredFileTarget(Target):
             after = before if raw is not None else ""
         else:
             after = codec.encode_text(self.render(doc, text))
-        plan = Plan(self.target_id, self.location(), before=before, after=after, changes=result.changes,
-                    warnings=result.warnings, owned=result.owned, secrets=result.secrets,
-                    existed=raw is not None)
+        plan = Plan(
+            self.target_id,
+            self.location(),
+            before=before,
+            after=after,
+            changes=result.changes,
+            warnings=result.warnings,
+            owned=result.owned,
+            secrets=result.secrets,
+            existed=raw is not None,
+        )
         if raw is None and not result.changes:
             plan.after = None  # nothing to create
             plan.existed = False
@@ -123,8 +133,9 @@ class StructuredFileTarget(Target):
         raw = self.read_raw()
         current = TextCodec(raw).encode_text(TextCodec(raw).decode(raw)) if raw is not None else None
         if (current if current is not None else "") != plan.before or (raw is not None) != plan.existed:
-            raise KvSwitchError(f"{self.path} changed while KV Switch was planning; nothing was written there, "
-                                "try again")
+            raise KvSwitchError(
+                f"{self.path} changed while KV Switch was planning; nothing was written there, try again"
+            )
         if plan.after is None:
             atomic_delete(self.path)
         else:

@@ -84,13 +84,14 @@ def _dump_prior(value: Any) -> str:
         return json.dumps(str(value), ensure_ascii=False)
 
 
-def plan_keys(doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str], *,
-              file_existed: bool) -> KeyPlan:
+def plan_keys(
+    doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str], *, file_existed: bool
+) -> KeyPlan:
     """Mutate ``doc`` from its current state to ``desired`` and say what changed and what is now owned."""
     result = KeyPlan()
     values = {k: v for k, v in owned.items() if not k.startswith("@")}
-    priors = {k[len(PRIOR):]: v for k, v in owned.items() if k.startswith(PRIOR)}
-    created = {k[len(CREATED):] for k, v in owned.items() if k.startswith(CREATED)}
+    priors = {k[len(PRIOR) :]: v for k, v in owned.items() if k.startswith(PRIOR)}
+    created = {k[len(CREATED) :] for k, v in owned.items() if k.startswith(CREATED)}
     if not file_existed:
         created = {""}  # a file that is missing now is ours if we create it (any old marker is stale)
     for key, value in desired.items():
@@ -99,14 +100,18 @@ def plan_keys(doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str]
             if current is MISSING:
                 result.warnings.append(f"{key} was removed by hand since the last apply; it is set again")
             elif current != values[key]:
-                result.warnings.append(f"{key} was changed by hand since the last apply (now {show(key, current)}); "
-                                       f"it is replaced by the profile's value")
+                result.warnings.append(
+                    f"{key} was changed by hand since the last apply (now {show(key, current)}); "
+                    f"it is replaced by the profile's value"
+                )
             if key in priors:
                 result.owned[PRIOR + key] = priors[key]
         elif current is not MISSING:
             if current != value:
-                result.warnings.append(f"{key} was set by hand to {show(key, current)}; the profile replaces it "
-                                       f"and KV Switch puts your value back when no profile sets it")
+                result.warnings.append(
+                    f"{key} was set by hand to {show(key, current)}; the profile replaces it "
+                    f"and KV Switch puts your value back when no profile sets it"
+                )
             result.owned[PRIOR + key] = _dump_prior(current)
         if current != value:
             for container in doc.set(key, value):
@@ -122,8 +127,10 @@ def plan_keys(doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str]
         if current is MISSING:
             continue
         if current != written:
-            result.warnings.append(f"{key} was changed by hand since the last apply (now {show(key, current)}); "
-                                   f"kept, and no longer managed by KV Switch")
+            result.warnings.append(
+                f"{key} was changed by hand since the last apply (now {show(key, current)}); "
+                f"kept, and no longer managed by KV Switch"
+            )
             continue
         if key in priors:
             prior = json.loads(priors[key])
@@ -152,8 +159,9 @@ def plan_keys(doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str]
     return result
 
 
-def revert_keys(doc: KeyedDocument, old: KeyedDocument, before_owned: dict[str, str],
-                after_owned: dict[str, str]) -> KeyPlan:
+def revert_keys(
+    doc: KeyedDocument, old: KeyedDocument, before_owned: dict[str, str], after_owned: dict[str, str]
+) -> KeyPlan:
     """Undo one apply in a file the user edited since: put back what the apply changed, keep the rest.
 
     ``old`` is the file as it was before the apply. A key whose current value is no longer what the
@@ -180,7 +188,7 @@ def revert_keys(doc: KeyedDocument, old: KeyedDocument, before_owned: dict[str, 
         _collect_secrets(result, key, previous, current)
     for marker in after_owned:
         if marker.startswith(CREATED) and marker not in before_owned:
-            container = marker[len(CREATED):]
+            container = marker[len(CREATED) :]
             if container and doc.container_empty(container):
                 doc.delete_container(container)
                 result.changes.append(f"remove empty {container}")
@@ -227,5 +235,6 @@ class Revertible(Protocol):
     """A target that can undo its own changes key by key when the file was edited since."""
 
     @abstractmethod
-    def plan_revert(self, before: bytes | None, before_owned: dict[str, str],
-                    after_owned: dict[str, str]) -> Any: ...
+    def plan_revert(
+        self, before: bytes | None, before_owned: dict[str, str], after_owned: dict[str, str]
+    ) -> Any: ...
