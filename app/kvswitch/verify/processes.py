@@ -53,7 +53,7 @@ def agent_name(argv: tuple[str, ...]) -> str | None:
     """``claude`` / ``codex`` when the program itself is one (never when an argument merely mentions it)."""
     if not argv:
         return None
-    program = PurePath(argv[0]).name.lower().removesuffix(".exe")
+    program = PurePath(argv[0].replace("\\", "/")).name.lower().removesuffix(".exe")
     for agent in ("claude", "codex"):
         if program == agent or program.startswith(f"{agent}-"):
             return agent

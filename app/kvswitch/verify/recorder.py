@@ -147,6 +147,8 @@ class Recorder:
         self._last_by_path: dict[str, tuple[int, Any]] = {}
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._active = 0
+        self._idle = threading.Condition(self._lock)
 
     @property
     def port(self) -> int:
@@ -181,10 +183,13 @@ class Recorder:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, drain: float = 5.0) -> None:
+        """Stop listening, then give requests in flight up to ``drain`` seconds to finish and be stored."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+        with self._idle:
+            self._idle.wait_for(lambda: self._active == 0, timeout=drain)
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._httpd = None
@@ -303,6 +308,16 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             return self.rfile.read(length) if length else b""
 
         def _proxy(self) -> None:
+            with recorder._idle:
+                recorder._active += 1
+            try:
+                self._forward()
+            finally:
+                with recorder._idle:
+                    recorder._active -= 1
+                    recorder._idle.notify_all()
+
+        def _forward(self) -> None:
             raw = self._body()
             headers = {k: v for k, v in self.headers.items()}
             forward = {
