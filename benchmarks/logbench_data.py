@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-FIXTURE_LOGS = ("llama_server_np1_default.log", "llama_server_np1_trace_lv4.log", "llama_server_np4_default.log")
+FIXTURE_LOGS = (
+    "llama_server_np1_default.log", "llama_server_np1_trace_lv4.log", "llama_server_np4_default.log",
+)
 _TASK = re.compile(r"task (\d+) ")
 _COUNTS = re.compile(r"(/ +| n_tokens = )(\d+)( tokens|,)")
 
@@ -28,10 +30,10 @@ def request_blocks(directory: Path) -> list[list[str]]:
     for name in FIXTURE_LOGS:
         current: list[str] = []
         for line in (directory / name).read_text(encoding="utf-8").splitlines():
-            if "selected slot" in line or " - checking sim" in line:
-                if current and any("stop processing" in item for item in current):
-                    blocks.append(current)
-                    current = []
+            starts = "selected slot" in line or " - checking sim" in line
+            if starts and current and any("stop processing" in item for item in current):
+                blocks.append(current)
+                current = []
             if current or "selected slot" in line or " - checking sim" in line:
                 current.append(line)
         if current:

@@ -5,6 +5,8 @@ vLLM, LMCache, SGLang and Ollama lines quoted in their code and issues). Each sa
 (new_tokens, cached_tokens) of every request it contains, in order.
 """
 
+# ruff: noqa: E501 - verbatim server output is easier to check against its source unwrapped
+
 from __future__ import annotations
 
 from dataclasses import dataclass

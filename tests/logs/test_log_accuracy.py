@@ -19,6 +19,7 @@ _HERE = Path(__file__).resolve()
 _CANDIDATES = [_HERE.parents[3] / "shared" / "fixtures", _HERE.parents[2] / "shared" / "fixtures"]
 FIXTURES = next((path for path in _CANDIDATES if path.is_dir()), None)
 FIXTURE_LOGS = sorted(FIXTURES.glob("*/*.log")) if FIXTURES else []
+CLI_KEYS = ("line", "task", "slot", "prompt_tokens", "cached_tokens", "new_tokens", "prompt_ms", "verdict")
 TRUTH_LOGS = [log for log in FIXTURE_LOGS if log.with_suffix(".truth.json").is_file()]
 
 
@@ -36,7 +37,8 @@ def _check_against_truth(events: list[CacheEvent], truth: dict) -> None:
     assert len(events) == len(requests), [e.to_json() for e in events]
     for event, expected in zip(events, requests, strict=True):
         where = f"{truth['log']} {expected['name']}"
-        assert (event.new_tokens, event.cached_tokens) == (expected["new_tokens"], expected["cached_tokens"]), where
+        wanted = (expected["new_tokens"], expected["cached_tokens"])
+        assert (event.new_tokens, event.cached_tokens) == wanted, where
         assert expected["after_line"] < event.last_line <= expected["until_line"], where
         assert event.first_line <= event.last_line
         assert event.prompt_tokens == event.new_tokens + event.cached_tokens
@@ -113,8 +115,7 @@ def test_event_fields_and_verdicts() -> None:
     assert miss.verdict == "miss"
     assert "re-processing forced" in (miss.reason or "")
     data = hit.to_json()
-    for key in ("line", "task", "slot", "prompt_tokens", "cached_tokens", "new_tokens", "prompt_ms", "verdict"):
-        assert key in data
+    assert set(CLI_KEYS) <= set(data)
     assert json.loads(json.dumps(data)) == data
 
 

@@ -86,10 +86,11 @@ class _Summary:
 def _scan(args: argparse.Namespace) -> int:
     out: TextIO = sys.stdout
     summary = _Summary()
+    events = scan_file(args.file, _hint(args.kind))  # opens now: a bad path fails before any output
     if not args.jsonl:
         out.write(f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
                   f"{'ms':>9} {'reuse':>6}  verdict  reason\n")
-    for event in scan_file(args.file, _hint(args.kind)):
+    for event in events:
         summary.add(event)
         if args.jsonl:
             out.write(json.dumps(event.to_json()) + "\n")

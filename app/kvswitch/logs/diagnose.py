@@ -95,8 +95,8 @@ def _nothing_reused(run: list[CacheEvent]) -> Diagnosis | None:
         )
     else:
         message = (
-            f"The last {len(run)} requests reused nothing from the cache: the prompt changes at its very "
-            "first tokens, or prompt caching is disabled (\"cache_prompt\": false, --no-cache-prompt), or each "
-            "request lands on a slot that never held it (try -np 1 or pin id_slot)."
+            f"The last {len(run)} requests reused nothing from the cache: the prompt changes at its "
+            "very first tokens, or prompt caching is disabled (\"cache_prompt\": false, --no-cache-prompt), "
+            "or each request lands on a slot that never held it (try -np 1 or pin id_slot)."
         )
     return Diagnosis("nothing-reused", message, None, len(run))
