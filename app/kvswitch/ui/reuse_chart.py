@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from kvswitch.ui import theme
 
 MAX_BARS = 120
+# bars never get wider than this many to a plot, so a handful of requests do not look like a wall
+MIN_SLOTS = 40
 
 
 class ReuseChart(QWidget):
@@ -64,14 +66,17 @@ class ReuseChart(QWidget):
                              self.tr("No requests yet: cache reuse per request appears here."))
             painter.end()
             return
-        slot = plot.width() / MAX_BARS
+        slot = plot.width() / max(MIN_SLOTS, len(events))
         bar = max(1.0, slot * 0.8)
         x0 = plot.right() - len(events) * slot
         painter.setPen(Qt.PenStyle.NoPen)
         for i, event in enumerate(events):
             ratio = max(0.0, min(1.0, float(event.reuse_ratio)))
-            height = max(2.0, ratio * plot.height())
             color = theme.state_color(event.verdict, pal)
+            # A full-height tinted column per request, so a miss (reuse ~0) still reads as a red streak.
+            painter.setBrush(theme.tinted_background(event.verdict, pal))
+            painter.drawRect(QRectF(x0 + i * slot, plot.top(), bar, plot.height()))
+            height = max(2.0, ratio * plot.height())
             painter.setBrush(color)
             painter.drawRect(QRectF(x0 + i * slot, plot.bottom() - height, bar, height))
         times = [e.prompt_ms for e in events]
