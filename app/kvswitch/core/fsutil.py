@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
         final_mode = stat.S_IMODE(old.st_mode)
         if secret:
             final_mode = SECRET_MODE
-        elif not old.st_mode & stat.S_IWUSR or (not os.access(target, os.W_OK) and os.geteuid() != 0):
+        elif not old.st_mode & stat.S_IWUSR or (not os.access(target, os.W_OK) and not _is_root()):
             # a file without its owner's write bit was made read-only on purpose (even root respects that)
             raise FileAccessError(path, "file is read-only; make it writable or remove this target")
     else:
@@ -88,13 +89,16 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), final_mode)
-            if old is not None and os.geteuid() == 0:
-                with contextlib.suppress(OSError):
-                    os.fchown(handle.fileno(), old.st_uid, old.st_gid)
+            if sys.platform != "win32":
+                os.fchmod(handle.fileno(), final_mode)
+                if old is not None and _is_root():
+                    with contextlib.suppress(OSError):
+                        os.fchown(handle.fileno(), old.st_uid, old.st_gid)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if sys.platform == "win32":
+            os.chmod(tmp, final_mode)  # Windows maps this to the read-only attribute only
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -131,6 +135,10 @@ def fsync_dir(directory: Path) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _is_root() -> bool:
+    return sys.platform != "win32" and os.geteuid() == 0
 
 
 def _symlink_loop(path: Path) -> bool:
