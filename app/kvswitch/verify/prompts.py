@@ -95,9 +95,12 @@ def make_prefix(nonce: str, lines: int = PREFIX_LINES) -> str:
 
 
 def build_body(
-    api: str, model: str, prefix: str, suffix: str, *, llama_cpp: bool = False, max_tokens: int = MAX_TOKENS
+    api: str, model: str, prefix: str, suffix: str, *, max_tokens: int = MAX_TOKENS
 ) -> dict[str, Any]:
-    """A streaming request whose prompt is ``prefix`` (system/instructions) then ``suffix`` (user)."""
+    """A streaming request whose prompt is ``prefix`` (system/instructions) then ``suffix`` (user).
+
+    No cache hints (``cache_prompt``...) are sent: the probe must see what the agents get by default.
+    """
     if api == ANTHROPIC:
         return {
             "model": model,
@@ -115,8 +118,6 @@ def build_body(
             "stream_options": {"include_usage": True},
             "messages": [{"role": "system", "content": prefix}, {"role": "user", "content": suffix}],
         }
-        if llama_cpp:
-            body["cache_prompt"] = True
         return body
     if api == OPENAI_RESPONSES:
         return {
@@ -131,7 +132,6 @@ def build_body(
             "prompt": prefix + "\n" + suffix,
             "n_predict": max_tokens,
             "stream": True,
-            "cache_prompt": True,
             "temperature": 0,
         }
     if api == OLLAMA:

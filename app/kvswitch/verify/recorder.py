@@ -59,6 +59,8 @@ class Capture:
     cache: Reading | None = None
     diagnosis: PrefixDiagnosis | None = None
     previous: int | None = None
+    #: the first bytes of the answer exactly as the upstream sent them (up to 4 MiB)
+    response_sample: bytes = b""
 
     def summary(self) -> str:
         size = len(json.dumps(self.body)) if self.body is not None else 0
@@ -250,6 +252,7 @@ class Recorder:
             _response_reading(response_sample),
             diagnosis,
             previous,
+            response_sample,
         )
         with self._lock:
             self.captures.append(capture)

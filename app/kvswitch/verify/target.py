@@ -37,7 +37,7 @@ class Target:
         return auth_headers(self.profile, self.api)
 
     def body(self, prefix: str, suffix: str) -> dict[str, Any]:
-        return build_body(self.api, self.model, prefix, suffix, llama_cpp=self.server.server == "llama.cpp")
+        return build_body(self.api, self.model, prefix, suffix)
 
 
 @dataclass

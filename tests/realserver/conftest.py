@@ -1,0 +1,23 @@
+"""The real-server tier: one real llama-server for the whole session (stopped at the end)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kv_llama_server import RunningServer, llama_server
+
+
+@pytest.fixture(scope="session")
+def real_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with llama_server(tmp_path_factory.mktemp("llama")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def no_cache_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """The same server with prompt caching switched off: every request is re-processed."""
+    with llama_server(
+        tmp_path_factory.mktemp("llama-nocache"), "--no-cache-prompt", "--cache-ram", "0"
+    ) as server:
+        yield server
