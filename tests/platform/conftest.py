@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from platform_helpers import Spawner, wait_for_port
 
@@ -31,6 +33,12 @@ def standin_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (directory / "__init__.py").touch()
             directory = directory.parent
     (root / "lmstudio_main.py").write_text("import standin\nstandin.main('lmstudio')\n")
+    # the app's main process, which leaves the server to a helper process (as Electron apps do)
+    (root / "lmstudio_app.py").write_text(
+        "import os, subprocess\n"
+        "helper = subprocess.Popen(['/opt/LM Studio/lm-studio', 'lmstudio_main.py', '--type=utility'],"
+        " executable=os.environ['STANDIN_PYTHON'])\n"
+        "try:\n    helper.wait()\nfinally:\n    helper.kill()\n")
     (root / "web.py").write_text("import standin\nstandin.main('web')\n")
     return root
 
@@ -41,7 +49,8 @@ def spawn(standin_dir: Path) -> Iterator[Spawner]:
     started: list[subprocess.Popen[bytes]] = []
 
     def start(argv: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        full_env = {**os.environ, "PYTHONPATH": str(standin_dir), "STANDIN_PORT": str(port), **(env or {})}
+        full_env = {**os.environ, "PYTHONPATH": str(standin_dir), "STANDIN_PORT": str(port),
+                    "STANDIN_PYTHON": sys.executable, **(env or {})}
         proc = subprocess.Popen(argv, executable=sys.executable, cwd=standin_dir, env=full_env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started.append(proc)
@@ -50,5 +59,8 @@ def spawn(standin_dir: Path) -> Iterator[Spawner]:
 
     yield start
     for proc in started:
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                child.kill()
         proc.kill()
         proc.wait(timeout=10)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 from platform_helpers import Spawner, free_port
 
@@ -61,6 +62,18 @@ def test_finds_each_server_from_its_process_and_its_answers(spawn: Spawner, fake
     assert lmstudio.log is not None
     assert lmstudio.log.kind == "directory"
     assert lmstudio.log.path == str(fake_home / ".lmstudio" / "server-logs")
+
+
+def test_lm_studio_port_comes_from_its_helper_process(spawn: Spawner, fake_home: Path) -> None:
+    port = free_port()
+    app = spawn(["/opt/LM Studio/lm-studio", "lmstudio_app.py"], port)
+    helpers = [child.pid for child in psutil.Process(app.pid).children()]
+    assert helpers  # the helper listens, the app does not
+
+    [server] = detect_servers([], processes=list(iter_processes(pids=[app.pid, *helpers])), unit_dirs=[])
+
+    assert (server.kind, server.pid, server.port, server.answering) == (
+        ProfileKind.LM_STUDIO, app.pid, port, True)
 
 
 def test_identifies_servers_by_port_alone(spawn: Spawner) -> None:

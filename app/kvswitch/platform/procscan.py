@@ -86,21 +86,31 @@ def iter_processes(pids: Iterable[int] | None = None) -> Iterator[ProcessInfo]:
 def _describe(proc: psutil.Process, argv: tuple[str, ...]) -> ProcessInfo:
     environ: dict[str, str] = {}
     cwd: str | None = None
-    listening: list[tuple[str, int]] = []
     parent_argv: tuple[str, ...] = ()
     with contextlib.suppress(psutil.Error, OSError):
         environ = dict(proc.environ())
     with contextlib.suppress(psutil.Error, OSError):
         cwd = proc.cwd()
-    with contextlib.suppress(psutil.Error, OSError):
-        for conn in proc.net_connections(kind="inet"):
-            if conn.status == psutil.CONN_LISTEN and conn.laddr:
-                listening.append((conn.laddr.ip, conn.laddr.port))
+    listening = _listening(proc)
+    if not listening and server_kind(argv) == ProfileKind.LM_STUDIO:
+        # LM Studio serves from a helper process; its sockets count as the app's.
+        with contextlib.suppress(psutil.Error, OSError):
+            for child in proc.children(recursive=True):
+                listening.extend(_listening(child))
     with contextlib.suppress(psutil.Error, OSError):
         parent = proc.parent()
         if parent is not None:
             parent_argv = tuple(parent.cmdline())
     return ProcessInfo(proc.pid, argv, environ, cwd, tuple(sorted(set(listening))), parent_argv)
+
+
+def _listening(proc: psutil.Process) -> list[tuple[str, int]]:
+    found: list[tuple[str, int]] = []
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in proc.net_connections(kind="inet"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr:
+                found.append((conn.laddr.ip, conn.laddr.port))
+    return found
 
 
 def _program(argv: Sequence[str]) -> str:
@@ -219,18 +229,21 @@ def classify(info: ProcessInfo) -> ServerProcess | None:
     if log_file and info.cwd and not os.path.isabs(log_file):
         log_file = str(Path(info.cwd) / log_file)
     if port is None:
-        port = _listening_port(info, host) or DEFAULT_PORTS[kind]
+        port = _listening_port(info, host, DEFAULT_PORTS[kind]) or DEFAULT_PORTS[kind]
     return ServerProcess(kind, info.pid, connect_host(host), port, argv, model, context, parallel, log_file)
 
 
-def _listening_port(info: ProcessInfo, host: str | None) -> int | None:
-    """The port the process actually listens on, preferring one bound to ``host``."""
+def _listening_port(info: ProcessInfo, host: str | None, default: int) -> int | None:
+    """The port the process actually listens on: its default if among them, else one bound to ``host``."""
     if not info.listening:
         return None
+    ports = [port for _, port in info.listening]
+    if default in ports:
+        return default
     for address, port in info.listening:
         if host and connect_host(address) == connect_host(host):
             return port
-    return info.listening[0][1]
+    return ports[0]
 
 
 def scan(processes: Iterable[ProcessInfo] | None = None) -> list[ServerProcess]:
