@@ -55,6 +55,27 @@ def test_apply_keeps_every_user_key_and_order(engine: Engine, fake_home: Path) -
     assert '\n  "permissions"' in text
 
 
+def test_untouched_members_keep_their_bytes(engine: Engine, fake_home: Path) -> None:
+    original = (
+        "{\n"
+        '  "permissions": {"allow": ["Bash(ls)", "Read"]},\n'
+        '  "env": {\n'
+        '    "MY_VAR": "1"\n'
+        "  },\n"
+        '  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}\n'
+        "}\n"
+    )
+    path = write_settings(fake_home, original)
+    engine.apply(local_profile())
+    text = path.read_text()
+    assert '  "permissions": {"allow": ["Bash(ls)", "Read"]},\n' in text
+    assert '  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},\n' in text
+    assert '    "MY_VAR": "1",\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",\n' in text
+    engine.apply(remote_profile())
+    engine.apply(local_profile(name="other", model=None, targets=["codex"]))
+    assert path.read_text() == original, "switching away gives back the exact original text"
+
+
 def test_switch_removes_stale_owned_keys_and_gives_back_user_values(engine: Engine, fake_home: Path) -> None:
     settings = {
         **USER_SETTINGS,

@@ -123,19 +123,22 @@ def check_codex_after_apply(raw: bytes | None, original: str | None, profile: Pr
     codex_text=user_codex,
     pool=st.tuples(profiles(0), profiles(1), profiles(2)),
     ops=operations,
+    layout=st.sampled_from(["indent2", "indent4", "compact"]),
 )
 def test_random_sequences_keep_user_data(
     settings_data: dict[str, Any] | None,
     codex_text: str | None,
     pool: tuple[Profile, ...],
     ops: list[int | str],
+    layout: str,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         env = {"HOME": str(home)}
         if settings_data is not None:
             (home / ".claude").mkdir()
-            (home / ".claude" / "settings.json").write_text(json.dumps(settings_data, indent=2) + "\n")
+            indent = {"indent2": 2, "indent4": 4, "compact": None}[layout]
+            (home / ".claude" / "settings.json").write_text(json.dumps(settings_data, indent=indent) + "\n")
         if codex_text is not None:
             (home / ".codex").mkdir()
             (home / ".codex" / "config.toml").write_text(codex_text)

@@ -18,6 +18,7 @@ from kvswitch.core.envmap import claude_env
 from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.models import Profile
 from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.jsonsplice import splice_json
 from kvswitch.targets.keyed import MISSING
 
 
@@ -131,7 +132,13 @@ def detect_indent(text: str) -> int | str:
 
 
 def render_json(data: dict[str, Any], original: str) -> str:
+    """``data`` as JSON text, editing ``original`` in place where possible (see ``jsonsplice``)."""
     indent = detect_indent(original)
+    unit = indent if isinstance(indent, str) else " " * indent
+    if original.strip():
+        edited = splice_json(original, data, unit)
+        if edited is not None:
+            return edited if edited.endswith("\n") else edited + "\n"
     return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
