@@ -160,3 +160,69 @@ def test_import_claude_and_doctor(fake_home: Path) -> None:
     doctor = kvswitch("doctor")
     assert doctor.returncode == 1
     assert "[attribution-header]" in doctor.stdout
+
+
+def test_doctor_reports_hand_edits_modes_broken_files_and_stale_shell_vars(fake_home: Path) -> None:
+    kvswitch(
+        "profile",
+        "add",
+        "loc",
+        "--kind",
+        "llama.cpp",
+        "--api-key",
+        KEY,
+        "--target",
+        "claude",
+        "--target",
+        "codex",
+        "--target",
+        "bash",
+    )
+    assert kvswitch("use", "loc").returncode == 0
+    clean = kvswitch("doctor")
+    assert clean.returncode == 0, clean.stdout
+    settings = fake_home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["env"]["ANTHROPIC_BASE_URL"] = "http://by-hand.example"
+    settings.write_text(json.dumps(data))
+    (fake_home / ".codex" / "config.toml").write_text("not = [toml\n")
+    profiles_file = fake_home / ".config" / "kvswitch" / "profiles.json"
+    profiles_file.chmod(0o644)
+    env = {**os.environ, "PYTHONPATH": str(APP), "ANTHROPIC_BASE_URL": "http://old.example"}
+    result = subprocess.run(
+        [sys.executable, "-m", "kvswitch", "doctor"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1
+    assert "ANTHROPIC_BASE_URL was changed by hand" in result.stdout
+    assert "config.toml:1:" in result.stdout
+    assert f"{profiles_file}: mode 644" in result.stdout
+    assert "this shell still exports ANTHROPIC_BASE_URL=http://old.example" in result.stdout
+    assert KEY not in result.stdout
+
+
+def test_project_target_directory_is_made_absolute(fake_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(APP)}
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kvswitch",
+            "profile",
+            "add",
+            "p",
+            "--kind",
+            "vllm",
+            "--target",
+            "claude-project:.",
+        ],
+        env=env,
+        cwd=project,
+        check=True,
+        capture_output=True,
+    )
+    view = json.loads(kvswitch("profile", "list", "--json").stdout)[0]
+    assert view["targets"] == [f"claude-project:{project.resolve()}"]
+    assert kvswitch("use", "p").returncode == 0
+    assert (project / ".claude" / "settings.json").exists()

@@ -16,7 +16,7 @@ from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import Profile, mask_secret
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
-from kvswitch.targets.registry import target_for_id
+from kvswitch.targets.registry import target_for_id, targets_for_profile
 
 
 def register(subparsers: Any) -> None:
@@ -166,10 +166,11 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
             findings.append(f"{record.location}: {exc}")
             continue
         for warning in plan.warnings:
-            if "by hand" in warning:
+            if "hand" in warning:
                 findings.append(
                     f"{record.location}: {mask_text(warning, [] if args.show_secrets else plan.secrets)}"
                 )
+    findings.extend(_unreadable_targets(profiles, set(state.targets), engine))
     for profile in profiles:
         for finding in lint_profile(profile):
             findings.append(f"profile {profile.name!r} [{finding.code}]: {finding.message}")
@@ -182,6 +183,26 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
             continue
         if mode & 0o077:
             findings.append(f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'")
+    return findings
+
+
+def _unreadable_targets(profiles: list[Profile], checked: set[str], engine: Engine) -> list[str]:
+    """Files some profile would write that cannot be read or parsed now (the next switch would stop)."""
+    findings = []
+    for profile in profiles:
+        try:
+            targets = targets_for_profile(profile, engine.env)
+        except KvSwitchError as exc:
+            findings.append(f"profile {profile.name!r}: {exc}")
+            continue
+        for target in targets:
+            if target.target_id in checked:
+                continue
+            checked.add(target.target_id)
+            try:
+                target.plan(None, {})
+            except KvSwitchError as exc:
+                findings.append(f"{target.location()}: {exc}")
     return findings
 
 
