@@ -65,3 +65,5 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     assert package_dir.is_relative_to(venv)  # the installed copy, not the source tree
     assert Path(where[1]) == package_dir / "_resources" / "icons" / "kvswitch.svg"
     assert Path(where[2]).is_file()
+    translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
+    assert sorted(p.name for p in (package_dir / "ui" / "i18n").glob("*.qm")) == translations
