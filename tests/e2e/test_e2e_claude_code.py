@@ -1,0 +1,133 @@
+"""A KV Switch local profile applied with the real CLI, then real `claude -p` twice through the
+recorder to a real llama-server: the log engine must see the second run reuse >= 99% of its prompt."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from kv_llama_server import CACHE, REPO, llama_server
+
+from kvswitch.cli import main
+from kvswitch.core.paths import claude_config_dir
+from kvswitch.logs.scan import scan_file
+from kvswitch.verify.diagnose import diagnose_requests
+from kvswitch.verify.recorder import Capture, Recorder
+
+pytestmark = pytest.mark.real_server
+CLAUDE_VERSION = "2.1.332"
+
+
+def _claude_binary() -> Path:
+    configured = os.environ.get("KVSWITCH_CLAUDE_BIN")
+    default = (
+        CACHE
+        / "claude-code"
+        / CLAUDE_VERSION
+        / "node_modules"
+        / "@anthropic-ai"
+        / "claude-code-linux-x64"
+        / "claude"
+    )
+    binary = Path(configured) if configured else default
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        pytest.skip(
+            f"end-to-end tier skipped: no Claude Code binary at {binary} (install it with "
+            "scripts/install_claude_code.sh, which needs npm, or set KVSWITCH_CLAUDE_BIN)"
+        )
+    return binary
+
+
+def _eos_token_id() -> int:
+    """The tiny model's end-of-turn token, so the server can make every answer end at once."""
+    spec = importlib.util.spec_from_file_location("make_tiny_model", REPO / "scripts" / "make_tiny_model.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return 256 + len(module.MERGES) + module.SPECIAL_TOKENS.index("<|im_end|>")
+
+
+def _run_claude(binary: Path, home: Path, project: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
+    return subprocess.run(
+        [str(binary), "-p", "say hi"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_second_claude_run_reuses_the_prompt(fake_home: Path, tmp_path: Path) -> None:
+    binary = _claude_binary()
+    project = tmp_path / "project"
+    project.mkdir()
+    captures: list[Capture] = []
+    # random weights never pick <|im_end|> on their own; a server-side bias ends every answer at once,
+    # so each run is one short turn instead of thousands of garbage tokens
+    with (
+        llama_server(tmp_path / "server", "-l", f"{_eos_token_id()}+100") as server,
+        Recorder(server.url, tmp_path / "captures", on_capture=captures.append) as recorder,
+    ):
+        assert (
+            main(
+                [
+                    "profile",
+                    "add",
+                    "local",
+                    "--kind",
+                    "llama.cpp",
+                    "--base-url",
+                    recorder.url,
+                    "--model",
+                    "tiny",
+                    "--small-fast-model",
+                    "tiny",
+                    "--api-key",
+                    "local-dummy-key-0001",
+                    "--target",
+                    "claude",
+                    "--log-file",
+                    str(server.log_file),
+                ]
+            )
+            == 0
+        )
+        assert main(["use", "local"]) == 0
+        settings = json.loads((claude_config_dir() / "settings.json").read_text())
+        assert settings["env"]["ANTHROPIC_BASE_URL"] == recorder.url
+        assert settings["env"]["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "0"
+
+        first = _run_claude(binary, fake_home, project)
+        assert first.returncode == 0, first.stderr[-2000:]
+        first_events = list(scan_file(server.log_file, "llama.cpp"))
+        first_posts = [c for c in captures if c.method == "POST" and c.path.startswith("/v1/messages")]
+        second = _run_claude(binary, fake_home, project)
+        assert second.returncode == 0, second.stderr[-2000:]
+        events = list(scan_file(server.log_file, "llama.cpp"))
+        posts = [c for c in captures if c.method == "POST" and c.path.startswith("/v1/messages")]
+
+    assert first_posts, "Claude Code sent nothing through the recorder"
+    second_run = events[len(first_events) :]
+    assert second_run, "the log engine saw no request from the second run"
+    main_request = max(second_run, key=lambda e: e.prompt_tokens)
+    assert main_request.prompt_tokens > 10000  # Claude Code's real prompt
+    assert main_request.reuse_ratio >= 0.99, [e.to_json() for e in second_run]
+    assert main_request.verdict == "hit"
+    # the recorder saw the same prompt twice (no billing header), and the server said so too
+    again = posts[len(first_posts)]
+    diagnosis = diagnose_requests(first_posts[0].body, again.body)
+    assert diagnosis.identical, diagnosis.describe()
+    assert not any("x-anthropic-billing-header" in json.dumps(c.body) for c in posts)
+    assert again.cache is not None
+    assert again.cache.cached is not None
+    assert again.cache.prompt is not None
+    assert again.cache.cached >= 0.99 * again.cache.prompt
+    assert "local-dummy-key-0001" not in "".join(c.file.read_text() for c in posts)
