@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 from uihelpers import make_profile
 
 from kvswitch.ui import errors
+from kvswitch.ui.error_dialog import ErrorReportDialog
 from kvswitch.ui.profile_model import IsActiveRole
 from kvswitch.ui.shell import AppShell
 from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name
@@ -179,7 +180,7 @@ def test_unexpected_error_report_has_no_keys(qtbot: Any, caplog: pytest.LogCaptu
 
 
 def test_report_dialog_is_copyable(qtbot: Any) -> None:
-    dialog = errors.ErrorReportDialog("title", "summary", "report text")
+    dialog = ErrorReportDialog("title", "summary", "report text")
     qtbot.addWidget(dialog)
     dialog._on_copy_clicked()
     assert QApplication.clipboard().text() == "report text"
@@ -197,3 +198,21 @@ def test_smoke_test_command(tmp_path: Path) -> None:
 
 def test_tray_available_reports_platform(qtbot: Any) -> None:
     assert TrayIcon.available() in (True, False)
+
+
+def test_deferred_start_shows_frame_then_loads(qtbot: Any, paths: Any, store: Any) -> None:
+    """The app's own start: a frame first, then profiles, settings and tray on the next turns."""
+    store.add(make_profile("local", env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    app_shell = AppShell(paths, deferred=True, tray_available=True)
+    qtbot.addWidget(app_shell.window)
+    try:
+        assert not app_shell.window.content_built
+        with qtbot.waitSignal(app_shell.ready, timeout=5000):
+            app_shell.start()
+            assert app_shell.window.isVisible()
+        assert app_shell.window.content_built
+        assert app_shell.window.model.rowCount() == 1
+        assert app_shell.tray is not None
+        assert app_shell.window.close_to_tray
+    finally:
+        app_shell.shutdown()

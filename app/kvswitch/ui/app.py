@@ -74,8 +74,8 @@ def run_app(args: argparse.Namespace) -> int:
 
     from kvswitch.ui import i18n  # noqa: PLC0415
 
-    settings = load_app_settings(paths)
-    i18n.install(app, i18n.choose_language(settings.language))
+    # The language setting is read after the window frame shows (see AppShell); env and locale decide now.
+    i18n.install(app, i18n.choose_language(None))
     if smoke:
         from kvswitch.ui.smoke import run_smoke_test  # noqa: PLC0415
 
@@ -95,7 +95,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     install_excepthooks()
     try:
-        shell = AppShell(paths, settings, minimized=bool(getattr(args, "minimized", False)))
+        shell = AppShell(paths, minimized=bool(getattr(args, "minimized", False)), deferred=True)
     except Exception as exc:
         from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
         from kvswitch.ui.errors import show_dialog  # noqa: PLC0415

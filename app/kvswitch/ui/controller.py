@@ -64,15 +64,20 @@ class AppController(QObject):
     def __init__(self, paths: Any, store: Any = None, engine: Any = None, parent: QObject | None = None):
         super().__init__(parent)
         self.paths = paths
-        if store is None:
-            from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - keep start-up imports lazy
-
-            store = ProfileStore(paths)
-        self.store = store
+        self._store = store
         self._engine = engine
         self.cache_state = CacheState.UNKNOWN
         self._verify_task: tasks.BackgroundTask | None = None
         self.verify_timeout_s = VERIFY_TIMEOUT_S
+
+    @property
+    def store(self) -> Any:
+        """The profile store, opened on first use (it imports the engine models, slow to load)."""
+        if self._store is None:
+            from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - keep start-up imports lazy
+
+            self._store = ProfileStore(self.paths)
+        return self._store
 
     @property
     def engine(self) -> Any:

@@ -17,20 +17,12 @@ import sys
 import threading
 import traceback
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (
-    QApplication,
-    QDialog,
-    QDialogButtonBox,
-    QLabel,
-    QMessageBox,
-    QPlainTextEdit,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal, Slot
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
 
 from kvswitch import __version__
 
@@ -83,34 +75,7 @@ def build_report(exc_type: type[BaseException], exc: BaseException, tb: Tracebac
     return scrub("\n".join(line.rstrip("\n") for line in lines))
 
 
-class ErrorReportDialog(QDialog):
-    """Shows a report with a Copy button; non-modal so the app keeps running."""
-
-    def __init__(self, title: str, summary: str, report: str, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setWindowTitle(title)
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        layout = QVBoxLayout(self)
-        label = QLabel(summary)
-        label.setWordWrap(True)
-        layout.addWidget(label)
-        self.report_view = QPlainTextEdit(report)
-        self.report_view.setReadOnly(True)
-        self.report_view.setMinimumSize(560, 240)
-        layout.addWidget(self.report_view)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        copy_button = QPushButton(self.tr("Copy report"))
-        buttons.addButton(copy_button, QDialogButtonBox.ButtonRole.ActionRole)
-        copy_button.clicked.connect(self._on_copy_clicked)
-        buttons.rejected.connect(self.close)
-        layout.addWidget(buttons)
-
-    @Slot()
-    def _on_copy_clicked(self) -> None:
-        QGuiApplication.clipboard().setText(self.report_view.toPlainText())
-
-
-_OPEN_DIALOGS: list[QWidget] = []
+_OPEN_DIALOGS: list[Any] = []
 
 
 def show_dialog(title: str, summary: str, report: str = "", parent: QWidget | None = None, *,
@@ -120,8 +85,13 @@ def show_dialog(title: str, summary: str, report: str = "", parent: QWidget | No
     ``modal`` blocks until closed (for start-up failures, when there is no window to return to).
     """
     log.error("%s: %s\n%s", title, summary, report)
-    if not dialogs_enabled() or QApplication.instance() is None:
+    if not dialogs_enabled() or QCoreApplication.instance() is None:
         return None
+    # Widgets are imported on the first error only: this module is loaded before the window shows.
+    from PySide6.QtWidgets import QDialog, QMessageBox  # noqa: PLC0415
+
+    from kvswitch.ui.error_dialog import ErrorReportDialog  # noqa: PLC0415
+
     dialog: QWidget
     if report:
         dialog = ErrorReportDialog(title, summary, report, parent)
@@ -149,8 +119,8 @@ class _Bridge(QObject):
 
     @Slot(str)
     def _on_report_arrived(self, report: str) -> None:
-        title = QApplication.translate("errors", "KV Switch: unexpected error")
-        summary = QApplication.translate(
+        title = QCoreApplication.translate("errors", "KV Switch: unexpected error")
+        summary = QCoreApplication.translate(
             "errors", "Something went wrong inside KV Switch. Your files were not changed by this error. "
             "The report below contains no API keys; copy it when you report the problem.")
         show_dialog(title, summary, report)
@@ -170,7 +140,7 @@ def report_exception(exc_type: type[BaseException], exc: BaseException, tb: Trac
 
 def _sys_hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     if issubclass(exc_type, KeyboardInterrupt):
-        QApplication.quit()
+        QCoreApplication.quit()
         return
     report_exception(exc_type, exc, tb)
 

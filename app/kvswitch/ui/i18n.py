@@ -19,6 +19,12 @@ I18N_DIR = Path(__file__).resolve().parent / "i18n"
 SUPPORTED = ("en", "zh_CN")
 
 _INSTALLED: list[QTranslator] = []
+_CURRENT = ["en"]
+
+
+def current() -> str:
+    """The language installed last (``en`` when none)."""
+    return _CURRENT[0]
 
 
 def normalize(lang: str | None) -> str | None:
@@ -51,6 +57,7 @@ def install(app: QCoreApplication, language: str) -> str:
     for translator in _INSTALLED:
         app.removeTranslator(translator)
     _INSTALLED.clear()
+    _CURRENT[0] = "en"
     if language == "en":
         return "en"
     ours = QTranslator(app)
@@ -59,6 +66,7 @@ def install(app: QCoreApplication, language: str) -> str:
         return "en"
     app.installTranslator(ours)
     _INSTALLED.append(ours)
+    _CURRENT[0] = language
     qt = QTranslator(app)
     qt_dir = QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)
     if qt.load(QLocale(language), "qtbase", "_", qt_dir):

@@ -30,11 +30,6 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.diff_dialog import ApplyDialog
-from kvswitch.ui.log_panel import LogPanel
-from kvswitch.ui.message_bar import MessageBar
-from kvswitch.ui.profile_editor import ProfileEditor
-from kvswitch.ui.profile_model import ProfileListModel
-from kvswitch.ui.verify_card import VerifyCard
 
 log = logging.getLogger("kvswitch.ui.window")
 
@@ -48,15 +43,36 @@ class MainWindow(QMainWindow):
 
     quit_requested = Signal()
 
-    def __init__(self, controller: AppController, parent: QWidget | None = None):
+    def __init__(self, controller: AppController, parent: QWidget | None = None, *, deferred: bool = False):
+        """Build the window; with ``deferred`` only the frame, and ``build_content()`` does the rest.
+
+        The deferred form lets the app show a window before the engines (pydantic models, the store)
+        are imported, which is most of the start-up time.
+        """
         super().__init__(parent)
         self.controller = controller
-        self.store = controller.store
         self.close_to_tray = False
+        self.content_built = False
         self.setWindowTitle("KV Switch")
         self.setWindowIcon(theme.app_icon())
         self.resize(1100, 720)
+        if deferred:
+            loading = QLabel(self.tr("Loading profiles…"))
+            loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.setCentralWidget(loading)
+        else:
+            self.build_content()
 
+    def build_content(self) -> None:
+        """Profiles, editor, log panel and verify card, over the controller's store."""
+        # Loaded here, after the frame is on screen: the editor imports the engine models.
+        from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
+        from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
+        from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
+        from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
+        from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
+
+        self.store = self.controller.store
         self.model = ProfileListModel(self.store, self)
         self.list_view = QListView()
         self.list_view.setModel(self.model)
@@ -104,6 +120,7 @@ class MainWindow(QMainWindow):
         self._select(self.store.active_name or first)
         self.bind_log_to_active()
         self._update_actions()
+        self.content_built = True
 
     # -- construction ------------------------------------------------------------------------------
 

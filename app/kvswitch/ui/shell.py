@@ -11,54 +11,126 @@ import contextlib
 import logging
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Slot
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal, Slot
+from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import errors
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.main_window import MainWindow
-from kvswitch.ui.tray import TrayIcon
 
 log = logging.getLogger("kvswitch.ui.shell")
 
 STORE_POLL_MS = 2000
+FIRST_PAINT_FALLBACK_MS = 300
 
 
 class AppShell(QObject):
-    """Owns the controller, the window and the tray (when the desktop has one)."""
+    """Owns the controller, the window and the tray (when the desktop has one).
+
+    Signals:
+        ready(): a deferred start finished loading (profiles shown, tray up).
+    """
+
+    ready = Signal()
 
     def __init__(self, paths: Any, settings: Any = None, *, minimized: bool = False,
-                 tray_available: bool | None = None, parent: QObject | None = None):
+                 tray_available: bool | None = None, deferred: bool = False, parent: QObject | None = None):
+        """Args:
+            settings: the app's preferences; with ``deferred`` they are loaded after the window shows.
+            deferred: show the window frame first and load profiles, settings and tray right after
+                (the engines' models take most of the start-up time).
+        """
         super().__init__(parent)
         self.paths = paths
+        self.settings = settings
         self.minimized = minimized
+        if tray_available is None:
+            tray_available = QSystemTrayIcon.isSystemTrayAvailable()
+        self.tray_available = tray_available
         self.controller = AppController(paths, parent=self)
-        self.window = MainWindow(self.controller)
-        available = TrayIcon.available() if tray_available is None else tray_available
-        self.tray: TrayIcon | None = TrayIcon(self.controller, self) if available else None
-        close_to_tray = bool(getattr(settings, "close_to_tray", True))
-        self.window.close_to_tray = self.tray is not None and close_to_tray
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.setQuitOnLastWindowClosed(self.tray is None)
+        self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
-        if self.tray is not None:
-            self.tray.show_window_requested.connect(self.window.show_and_raise)
-            self.tray.verify_requested.connect(self._on_tray_verify_requested)
-            self.tray.quit_requested.connect(self.quit)
-        self._register_secrets()
-        self.controller.store.subscribe(self._register_secrets)
+        self.tray: Any = None  # a TrayIcon once loaded
         # Another process (the CLI) may change profiles or apply one; the store notices on refresh.
         self._poll = QTimer(self)
         self._poll.setInterval(STORE_POLL_MS)
         self._poll.timeout.connect(self._on_poll_timeout)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.setQuitOnLastWindowClosed(not self.tray_available)
+        if not deferred:
+            self._complete()
+
+    def _complete(self) -> None:
+        """Everything that needs the engines: settings, language, window content, tray."""
+        if self.settings is None:
+            from kvswitch.ui.app import load_app_settings  # noqa: PLC0415
+
+            self.settings = load_app_settings(self.paths)
+            self._apply_language_setting()
+        if not self.window.content_built:
+            self.window.build_content()
+        if self.tray_available:
+            from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
+
+            self.tray = TrayIcon(self.controller, self)
+            self.tray.show_window_requested.connect(self.window.show_and_raise)
+            self.tray.verify_requested.connect(self._on_tray_verify_requested)
+            self.tray.quit_requested.connect(self.quit)
+        close_to_tray = bool(getattr(self.settings, "close_to_tray", True))
+        self.window.close_to_tray = self.tray is not None and close_to_tray
+        self._register_secrets()
+        self.controller.store.subscribe(self._register_secrets)
+
+    def _apply_language_setting(self) -> None:
+        """The language setting only became known now; the content is built after this, in it."""
+        from kvswitch.ui import i18n  # noqa: PLC0415
+
+        app = QApplication.instance()
+        wanted = i18n.choose_language(getattr(self.settings, "language", None))
+        if app is not None and wanted != i18n.current():
+            i18n.install(app, wanted)
 
     def start(self) -> None:
+        """Show the window (unless tray-only), then finish loading on the next event-loop turn."""
+        shown = not (self.minimized and self.tray_available)
+        if self.window.content_built:
+            if shown:
+                self.window.show_and_raise()
+            self._started()
+            return
+        if shown:
+            # Load once the frame has been painted, so the user sees a window at once; the fallback
+            # covers platforms that never paint a hidden or minimised window.
+            self.window.installEventFilter(self)
+            self.window.show_and_raise()
+            QTimer.singleShot(FIRST_PAINT_FALLBACK_MS, self._on_deferred_start)
+        else:
+            QTimer.singleShot(0, self._on_deferred_start)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.window and event.type() == QEvent.Type.Paint:
+            self.window.removeEventFilter(self)
+            QTimer.singleShot(0, self._on_deferred_start)
+        return False
+
+    @Slot()
+    def _on_deferred_start(self) -> None:
+        if self.window.content_built:
+            return
+        try:
+            self._complete()
+        except KvSwitchError as exc:  # e.g. profiles.json cannot be parsed: say which line, then stop
+            errors.show_dialog(QApplication.translate("app", "KV Switch cannot start"), str(exc), modal=True)
+            self.quit()
+            return
+        self._started()
+        self.ready.emit()
+
+    def _started(self) -> None:
         if self.tray is not None:
             self.tray.show()
-        if not (self.minimized and self.tray is not None):
-            self.window.show_and_raise()
         self._poll.start()
 
     @Slot(str)
@@ -75,7 +147,8 @@ class AppShell(QObject):
     def shutdown(self) -> None:
         """Stop the log follower and background tasks before Qt tears the objects down."""
         self._poll.stop()
-        self.window.log_panel.stop()
+        if self.window.content_built:
+            self.window.log_panel.stop()
         self.controller.shutdown()
         if self.tray is not None:
             self.tray.hide()
@@ -86,6 +159,8 @@ class AppShell(QObject):
 
     @Slot()
     def _on_poll_timeout(self) -> None:
+        if not self.window.content_built:
+            return
         try:
             if self.controller.store.refresh():
                 self.window.bind_log_to_active()

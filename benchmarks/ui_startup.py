@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Cold start to first shown window: KV Switch vs a bare PySide6 window, in the same run.
+
+Each sample is a fresh interpreter (a cold start as the user sees it, minus the OS file cache), timed
+from ``exec`` to the moment the window has been shown and painted once. Samples alternate between the
+two programs so machine load affects both alike. Target: KV Switch ≤ 1.5× the bare window.
+
+    python3 benchmarks/ui_startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Both programs report "shown" from the window's first paint, through the same event filter.
+FIRST_PAINT = """
+from PySide6.QtCore import QEvent, QObject
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and not getattr(self, "seen", False):
+            self.seen = True
+            print("shown", flush=True)
+            if QUIT_ON_PAINT:
+                app.quit()
+        return False
+first_paint = FirstPaint()
+"""
+
+BARE = FIRST_PAINT.replace("QUIT_ON_PAINT", "True") + """
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication([])
+w = QMainWindow()
+w.resize(1100, 720)
+w.installEventFilter(first_paint)
+w.show()
+app.exec()
+"""
+
+# The same steps as kvswitch.ui.app.run_app: the frame shows first, profiles load on the next turn.
+KVSWITCH = FIRST_PAINT.replace("QUIT_ON_PAINT", "False") + """
+from kvswitch.core.paths import AppPaths
+from kvswitch.ui.app import create_application, setup_logging
+paths = AppPaths.default()
+setup_logging(paths)
+app = create_application()
+from kvswitch.ui import i18n
+i18n.install(app, i18n.choose_language(None))
+from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name
+name = server_name(paths.config_dir)
+assert not send_to_running(name)
+instance = SingleInstance(name)
+instance.listen()
+from kvswitch.ui.errors import install_excepthooks
+install_excepthooks()
+from kvswitch.ui.shell import AppShell
+shell = AppShell(paths, deferred=True)
+shell.ready.connect(lambda: (print("ready", flush=True), app.quit()))
+shell.window.installEventFilter(first_paint)
+shell.start()
+app.exec()
+shell.shutdown()
+"""
+
+
+def sample(code: str, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds to the first shown window, seconds until profiles are loaded and shown)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    shown = time.perf_counter() - start
+    ready = shown
+    if line.strip() == "shown" and "ready" in code:
+        line = proc.stdout.readline()  # "ready" (profiles loaded) must come after the first paint
+        ready = time.perf_counter() - start
+        line = "shown" if line.strip() == "ready" else f"out of order: {line!r}"
+    proc.wait(30)
+    if line.strip() != "shown":
+        raise SystemExit(f"the program did not show its window (exit {proc.returncode})")
+    return shown, ready
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+               "HOME": home, "KVSWITCH_CONFIG_DIR": str(Path(home) / "cfg"), "PYTHONPATH": str(REPO / "app"),
+               "KVSWITCH_LANG": "en"}
+        sample(BARE, env)  # warm the OS file cache for both
+        sample(KVSWITCH, env)
+        bare, ours, ready = [], [], []
+        for _ in range(args.runs):
+            bare.append(sample(BARE, env)[0])
+            shown, loaded = sample(KVSWITCH, env)
+            ours.append(shown)
+            ready.append(loaded)
+    b, o, r = statistics.median(bare), statistics.median(ours), statistics.median(ready)
+    print(f"bare PySide6 window:          median {b * 1000:.0f} ms (min {min(bare) * 1000:.0f})")
+    print(f"KV Switch first shown window: median {o * 1000:.0f} ms (min {min(ours) * 1000:.0f})")
+    print(f"KV Switch profiles loaded:    median {r * 1000:.0f} ms (min {min(ready) * 1000:.0f})")
+    print(f"ratio first window: {o / b:.2f}x (target <= 1.5x); fully loaded: {r / b:.2f}x; "
+          f"{args.runs} runs each, platform {env['QT_QPA_PLATFORM']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
