@@ -16,7 +16,7 @@ from kvswitch.core.errors import LockedError
 from kvswitch.core.lock import FileLock
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
-from kvswitch.targets.engine import ApplyFailed, Engine, NothingToUndo
+from kvswitch.targets.engine import UNDO_DEPTH, ApplyFailed, Engine, NothingToUndo
 
 APP = Path(__file__).resolve().parents[2] / "app"
 
@@ -87,12 +87,25 @@ def test_backups_are_private_and_bounded(fake_home: Path) -> None:
     path = settings(fake_home)
     path.parent.mkdir(parents=True)
     path.write_text("{}\n")
-    for number in range(6):
+    for number in range(12):
         engine.apply(local_profile(model=f"m{number}"))
     backups = engine.backups.list(str(path))
-    assert len(backups) == 3
+    assert len(backups) == max(3, UNDO_DEPTH), "the newest N, plus any an undo still needs"
     assert all(b.stat().st_mode & 0o777 == 0o600 for b in backups)
-    assert json.loads(backups[-1].read_text())["model"] == "m4"
+    assert json.loads(backups[-1].read_text())["model"] == "m10"
+
+
+def test_backups_an_undo_needs_survive_pruning(fake_home: Path) -> None:
+    engine = Engine(AppPaths.default(), backups_keep=2)
+    path = settings(fake_home)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"theme": "dark"}\n')
+    engine.apply(remote_profile())
+    for _ in range(4):
+        engine.apply(local_profile())
+        engine.undo()
+    engine.undo()
+    assert path.read_text() == '{"theme": "dark"}\n'
 
 
 def test_failure_in_second_target_rolls_back_first(engine: Engine, fake_home: Path) -> None:

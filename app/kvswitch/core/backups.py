@@ -28,8 +28,11 @@ class BackupStore:
         readable = re.sub(r"[^A-Za-z0-9._-]+", "_", location).strip("_")[-60:] or "file"
         return self.root / f"{readable}-{digest}"
 
-    def save(self, location: str, content: bytes) -> Path:
-        """Store ``content`` as the newest backup of ``location``; returns the backup file."""
+    def save(self, location: str, content: bytes, keep_also: frozenset[str] = frozenset()) -> Path:
+        """Store ``content`` as the newest backup of ``location``; returns the backup file.
+
+        Pruning never deletes a backup named in ``keep_also`` (the ones an undo still needs).
+        """
         folder = self.folder_for(location)
         self._ensure_private_dir(folder)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
@@ -40,7 +43,7 @@ class BackupStore:
             seq = int(match.group(1)) + 1 if match else len(existing)
         path = folder / f"{stamp}-{seq:06d}.bak"
         atomic_write(path, content, secret=True)
-        self._prune(location)
+        self._prune(location, keep_also)
         return path
 
     def list(self, location: str) -> list[Path]:
@@ -50,9 +53,10 @@ class BackupStore:
             return []
         return sorted(folder.glob("*.bak"), key=lambda p: p.name.split("-")[-1])
 
-    def _prune(self, location: str) -> None:
+    def _prune(self, location: str, keep_also: frozenset[str]) -> None:
         for old in self.list(location)[: -self.keep]:
-            old.unlink(missing_ok=True)
+            if str(old) not in keep_also:
+                old.unlink(missing_ok=True)
 
     def _ensure_private_dir(self, folder: Path) -> None:
         for directory in (self.root, folder):

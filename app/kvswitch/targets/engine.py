@@ -245,10 +245,12 @@ class Engine:
             previous_active=state.active,
             created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
+        survivors = state.history[-(UNDO_DEPTH - 1) :] if record else state.history
+        needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
         for op in ops:
             backup = None
             if op.before.content is not None:
-                backup = str(self.backups.save(op.before.location, op.before.content))
+                backup = str(self.backups.save(op.before.location, op.before.content, needed))
                 result.backups[op.before.location] = backup
             tx.entries.append(
                 JournalEntry(
