@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import psutil
@@ -13,6 +15,8 @@ from platform_helpers import Spawner, free_port
 
 from kvswitch.cli import main
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.paths import AppPaths
+from kvswitch.core.store import ProfileStore
 from kvswitch.platform.detect import DetectedServer, detect_servers, detect_tools
 from kvswitch.platform.procscan import iter_processes
 
@@ -167,3 +171,48 @@ def test_detect_command_text_when_nothing_runs(capsys: pytest.CaptureFixture[str
     assert f"none running (probed ports {closed}" in out
     assert "Claude Code" in out
     assert "not found" in out
+
+
+def test_a_port_that_never_answers_is_asked_once() -> None:
+    """Something accepts connections but never speaks HTTP: nothing is reported, and after one timeout
+    the port is given up (one connection to see it is open, one HTTP attempt), not once per route."""
+    connections: list[socket.socket] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.settimeout(0.1)
+        port = listener.getsockname()[1]
+        stop = threading.Event()
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    connections.append(listener.accept()[0])
+                except OSError:
+                    continue
+
+        acceptor = threading.Thread(target=accept)
+        acceptor.start()
+        try:
+            assert detect_servers([port], processes=[], timeout=0.3) == []
+        finally:
+            stop.set()
+            acceptor.join()
+            for conn in connections:
+                conn.close()
+    assert len(connections) == 2
+
+
+def test_detect_add_creates_profiles_once(spawn: Spawner, capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    spawn(["python3", "standin.py", "sglang", "--model-path", "Qwen/Qwen3-8B"], port)
+    args = ["detect", "--add", "--no-processes", "--port", str(port)]
+
+    assert main(args) == 0
+    assert f"added profiles: SGLang :{port}" in capsys.readouterr().out
+    profile = ProfileStore(AppPaths.default()).get(f"SGLang :{port}")
+    assert (profile.kind, profile.base_url, profile.model) == (
+        ProfileKind.SGLANG, f"http://127.0.0.1:{port}", "Qwen/Qwen3-8B")
+    assert profile.env["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "0"
+    assert main(args) == 0
+    assert "no new profiles added" in capsys.readouterr().out

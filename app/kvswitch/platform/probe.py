@@ -44,10 +44,16 @@ def port_open(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> bool:
         return False
 
 
+class _Unresponsive(Exception):
+    """The port accepted a connection but does not answer HTTP in time: stop asking it."""
+
+
 def _get_json(client: httpx.Client, path: str) -> tuple[int, Any]:
-    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on transport errors."""
+    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on protocol errors."""
     try:
         response = client.get(path)
+    except (httpx.TimeoutException, httpx.NetworkError) as exc:
+        raise _Unresponsive(path) from exc
     except httpx.HTTPError:
         return 0, None
     try:
@@ -74,7 +80,10 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
     with httpx.Client(base_url=base, timeout=timeout, follow_redirects=False, trust_env=False) as client:
         for check in (_llama_cpp, _ollama, _sglang, _lm_studio, _vllm):
-            result = check(client, host, port)
+            try:
+                result = check(client, host, port)
+            except _Unresponsive:
+                return None  # one timeout is enough: a hung port must not cost five
             if result is not None:
                 return result
     return None
