@@ -201,10 +201,8 @@ def detect_servers(
         else:
             claimed.add(address)
         servers.append(_merge(process, probe, env, unit_dirs))
-    for address, result in probes.items():
-        if address not in claimed:
-            claimed.add(address)
-            servers.append(_merge(None, result, env, unit_dirs))
+    servers.extend(_merge(None, result, env, unit_dirs) for address, result in probes.items()
+                   if address not in claimed)
     return sorted(servers, key=lambda server: (server.port, server.host))
 
 
@@ -215,10 +213,8 @@ def _merge(process: ServerProcess | None, probe: ProbeResult | None, env: Mappin
         raise ValueError("a detected server needs a process or a probe answer")
     kind = origin.kind
     models = list(probe.models) if probe is not None else []
-    if process is not None and process.model:
-        short = _short_model(process.model)
-        if not models:
-            models.append(short)
+    if not models and process is not None and process.model:
+        models.append(_short_model(process.model))  # the server did not say; its command line does
     log = _log_source(kind, process, env, unit_dirs)
     sources = tuple(name for name, present in (("process", process), ("port", probe)) if present is not None)
     return DetectedServer(
