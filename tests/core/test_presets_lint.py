@@ -23,6 +23,7 @@ def test_lm_studio_log_directory(fake_home: Path) -> None:
     assert log is not None
     assert log.kind == "directory"
     assert log.path == str(fake_home / ".lmstudio" / "server-logs")
+    assert PRESETS[ProfileKind.LM_STUDIO].log == log, "PRESETS follows the current HOME"
 
 
 def test_preset_profile_passes_lint() -> None:

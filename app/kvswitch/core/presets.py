@@ -8,7 +8,7 @@ cache-safe env, and knows where its server usually logs so the log panel works w
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -123,8 +123,24 @@ def preset(kind: ProfileKind | str, env: Mapping[str, str] | None = None) -> Pre
             )
 
 
-#: Every kind's preset, resolved against the current environment at import time.
-PRESETS: dict[ProfileKind, Preset] = {kind: preset(kind) for kind in ProfileKind}
+class _Presets(Mapping[ProfileKind, Preset]):
+    """Every kind's preset, resolved on each access so a changed HOME (tests, ``--config-dir``) is seen."""
+
+    def __getitem__(self, kind: ProfileKind | str) -> Preset:
+        try:
+            return preset(kind)
+        except ValueError:
+            raise KeyError(kind) from None
+
+    def __iter__(self) -> Iterator[ProfileKind]:
+        return iter(ProfileKind)
+
+    def __len__(self) -> int:
+        return len(ProfileKind)
+
+
+#: Every kind's preset (a read-only mapping ``ProfileKind -> Preset``).
+PRESETS: Mapping[ProfileKind, Preset] = _Presets()
 
 
 def codex_base_url(profile: Profile) -> str:
