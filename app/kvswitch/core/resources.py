@@ -51,7 +51,8 @@ def resource_path(name: str) -> Path:
         if path.exists():
             return path
     searched = ", ".join(str(root) for root in roots) or "no resources directory exists"
-    raise ResourceNotFoundError(f"bundled file {name!r} is missing (searched: {searched}); reinstall KV Switch")
+    raise ResourceNotFoundError(
+        f"bundled file {name!r} is missing (searched: {searched}); reinstall KV Switch")
 
 
 def app_icon_path(size: int | None = None) -> Path:
