@@ -19,40 +19,14 @@ from typing import BinaryIO
 
 from kvswitch.core.errors import FileAccessError
 from kvswitch.logs.analyzer import LogAnalyzer
+from kvswitch.logs.fastscan import CHUNK_BYTES, scan_llama
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parsers import anchors_for, family, server_name
-from kvswitch.logs.parsers.base import What
-from kvswitch.logs.parsers.llama_cpp import reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES, decode_line
 from kvswitch.logs.tracker import RequestTracker
 
-CHUNK_BYTES = 4 << 20
-PROMPT_EVAL = What.PROMPT_EVAL
-GEN_EVAL = What.GEN_EVAL
 _SAMPLE_BYTES = 256 << 10
 
-_FAST = re.compile(
-    rb"id +(\d+) \| task (-?\d+) \| *(?:"
-    rb"(prompt eval time) = +([\d.]+) ms / +(\d+) tokens"  # 3-5
-    rb"|(eval time) = +[\d.]+ ms / +(\d+) (?:tokens|runs)"  # 6-7
-    rb"|(stop processing): n_(?:tokens|past) = (\d+), truncated = (\d+)"  # 8-10
-    rb"|(selected slot) by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = ([\d.]+))?"  # 11-13
-    rb"|(?:cached )?n_tokens = (\d+), (memory_seq_rm) \["  # 14-15
-    rb"|(kv cache rm) \[(\d+), end\)"  # 16-17
-    rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
-    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"  # 18
-    rb"|(need to evaluate at least 1 token)"  # 19
-    rb"|(processing task)"  # 20
-    rb"|(forcing full prompt re-processing|failed to truncate tokens|(?:erased invalidated|failed to restore"
-    rb"|restored) context checkpoint|clearing (?:slot|prompt) with|failed to load prompt from cache"
-    rb"|reusing chunk with size|cache reuse is not supported)"  # 21
-    rb"|(\r?\n))"  # 22: an empty print_timing header; its block follows on unprefixed lines
-)
-_CONTINUATION = re.compile(
-    rb"[ \t]*(?:(prompt eval time) = +([\d.]+) ms / +(\d+) tokens|(eval time) = +[\d.]+ ms / +(\d+) tokens"
-    rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
-)
-_HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
 #: text only the general path understands; one of these in the sampled parts sends the file there
 _FOREIGN = re.compile(
     rb"^\s*\{|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
@@ -142,74 +116,4 @@ def _scan_general(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEven
 
 
 def _scan_fast(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:
-    tracker = RequestTracker(server_name(kind_hint))
-    fact = tracker.slot_fact
-    lines_before = 0  # lines in the chunks already scanned
-    carry = b""
-    while True:
-        block: bytes = handle.read(CHUNK_BYTES)
-        if not block:
-            data, carry = carry + b"\n" if carry else b"", b""
-            if not data:
-                break
-        else:
-            data = carry + block if carry else block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                carry = data[-MAX_LINE_BYTES:]  # a runaway line: keep only its tail
-                continue
-            data, carry = data[:cut], data[cut:]
-        counted_to = 0
-        line_no = lines_before + 1
-        for m in _FAST.finditer(data):
-            start = m.start()
-            line_no += data.count(b"\n", counted_to, start)
-            counted_to = start
-            branch = m.lastindex
-            slot = int(m.group(1))
-            task = int(m.group(2))
-            if branch == 22:  # an empty print_timing header: the block follows on unprefixed lines
-                pos = m.end()
-                while cont := _CONTINUATION.match(data, pos):
-                    line_no += 1
-                    counted_to = pos
-                    if cont.group(1):
-                        yield from fact(PROMPT_EVAL, slot, task, int(cont.group(3)), None,
-                                        float(cont.group(2)), None, line_no)
-                    elif cont.group(4):
-                        yield from fact(GEN_EVAL, slot, task, int(cont.group(5)), None, None, None, line_no)
-                    pos = cont.end()
-                continue
-            what, n1, n2, ms, note = _decode(m, branch)
-            yield from fact(what, slot, task, n1, n2, ms, note, line_no)
-        lines_before += data.count(b"\n")
-        if not block:
-            break
-    yield from tracker.flush(lines_before)
-
-
-_Decoded = tuple[What, int | None, int | None, float | None, str | None]
-
-
-def _decode(m: re.Match[bytes], branch: int | None) -> _Decoded:
-    """(what, n1, n2, ms, note) of one fast-regex match, by which alternative matched."""
-    if branch == 5:
-        return PROMPT_EVAL, int(m.group(5)), None, float(m.group(4)), None
-    if branch == 7:
-        return GEN_EVAL, int(m.group(7)), None, None, None
-    if branch == 10:
-        return What.RELEASE, int(m.group(9)), int(m.group(10)), None, None
-    if branch in (12, 13):
-        sim = m.group(13)
-        return What.SELECT, round(float(sim) * 1000) if sim else None, None, None, _HOW[m.group(12)]
-    if branch == 15:
-        return What.CACHED, int(m.group(14)), None, None, None
-    if branch == 17:
-        return What.CACHED, int(m.group(17)), None, None, None
-    if branch == 18:
-        return What.PROMPT_SIZE, int(m.group(18)), None, None, None
-    if branch == 19:
-        return What.FULL_HIT, None, None, None, None
-    if branch == 20:
-        return What.START, None, None, None, None
-    return What.REASON, None, None, None, reason_for(m.group(21).decode())
+    yield from scan_llama(handle, RequestTracker(server_name(kind_hint)))

@@ -20,7 +20,7 @@ from kvswitch.logs.parsers.base import Fact, What
 
 
 @dataclass(slots=True)
-class _Request:
+class PendingRequest:
     slot: int | None
     first_line: int
     task: int | None = None
@@ -47,7 +47,7 @@ class RequestTracker:
 
     def __init__(self, server: str = "llama.cpp") -> None:
         self.server = server
-        self._pending: dict[int | None, _Request] = {}
+        self._pending: dict[int | None, PendingRequest] = {}
         self._timing_owner: tuple[int | None, int | None] | None = None
         self._last_slot: int | None = None
         self._clock: str | None = None
@@ -82,14 +82,15 @@ class RequestTracker:
             old = self._pending.pop(slot, None)
             if old is not None and old.started:
                 done = self._finish(old, line_no - 1)
-            self._pending[slot] = _Request(slot=slot, first_line=line_no, select_how=note, sim=n1)
+            self._pending[slot] = PendingRequest(slot=slot, first_line=line_no, select_how=note, sim=n1)
             self._last_slot = slot
             return done
         req = self._pending.get(slot)
         if req is None or (task is not None and task >= 0 and req.task is not None and req.task != task):
             if req is not None:
                 done = self._finish(req, line_no - 1)
-            req = _Request(slot=slot, first_line=line_no, task=None if task is None or task < 0 else task)
+            known_task = None if task is None or task < 0 else task
+            req = PendingRequest(slot=slot, first_line=line_no, task=known_task)
             self._pending[slot] = req
         elif req.task is None and task is not None and task >= 0:
             req.task = task
@@ -123,6 +124,16 @@ class RequestTracker:
             req.reasons.append(note)
         return done
 
+    def is_busy(self, slot: int | None) -> bool:
+        """Whether a request on this slot is still being assembled."""
+        return slot in self._pending
+
+    def whole_request(self, req: PendingRequest, last_line: int) -> tuple[CacheEvent, ...]:
+        """A request read in one piece (the fast scanner): the same event as from its facts one by one."""
+        self._last_slot = req.slot
+        self._timing_owner = None
+        return self._finish(req, last_line)
+
     def flush(self, line_no: int) -> list[CacheEvent]:
         """Requests whose end the stream never showed (log cut short): emitted if their numbers are known."""
         done: list[CacheEvent] = []
@@ -132,7 +143,7 @@ class RequestTracker:
         self._timing_owner = None
         return done
 
-    def _finish(self, req: _Request, line_no: int) -> tuple[CacheEvent, ...]:
+    def _finish(self, req: PendingRequest, line_no: int) -> tuple[CacheEvent, ...]:
         new, cached = req.new, req.cached
         if cached is None and new is not None:
             if req.prompt_size is not None:
@@ -151,7 +162,7 @@ class RequestTracker:
         ),)
 
     @staticmethod
-    def _reason(req: _Request, cached: int, new: int) -> str | None:
+    def _reason(req: PendingRequest, cached: int, new: int) -> str | None:
         reasons = list(req.reasons)
         verdict = verdict_for(cached, cached + new)
         if req.truncated:
