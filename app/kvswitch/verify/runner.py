@@ -8,9 +8,11 @@ as evidence. Time to first token is measured too, but only as a hint: on small m
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.verify import api_detect
@@ -102,11 +104,29 @@ def _run(
 
 
 def _wants_replay(flag: bool | None, target: Target) -> bool:
+    """By default only for Claude profiles on a local server: the replay sends four ~14k-token
+    prompts, which a paid gateway would bill."""
     if flag is not None:
         return flag
     profile = target.profile
     uses_claude = any(t.startswith("claude") for t in profile.targets)
-    return uses_claude and profile.kind != ProfileKind.ANTHROPIC and target.server.server != "anthropic"
+    local = profile.is_local or _is_loopback_url(profile.base_url)
+    return (
+        uses_claude
+        and local
+        and profile.kind != ProfileKind.ANTHROPIC
+        and target.server.server != "anthropic"
+    )
+
+
+def _is_loopback_url(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _replace(result: VerifyResult, **changes: Any) -> VerifyResult:
