@@ -53,10 +53,12 @@ def launch_command() -> list[str]:
     """
     if getattr(sys, "frozen", False):
         return [sys.executable, "--minimized"]
-    beside = Path(sys.executable).parent / ("kvswitch.exe" if sys.platform == "win32" else "kvswitch")
+    # On Windows the GUI script starts without a console window flashing up at login.
+    name = "kvswitch-gui.exe" if sys.platform == "win32" else "kvswitch"
+    beside = Path(sys.executable).parent / name
     if beside.is_file():
         return [str(beside), "--minimized"]
-    on_path = shutil.which("kvswitch")
+    on_path = shutil.which(name)
     if on_path:
         return [on_path, "--minimized"]
     return [sys.executable, "-m", "kvswitch", "--minimized"]
