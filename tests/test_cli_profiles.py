@@ -226,3 +226,11 @@ def test_project_target_directory_is_made_absolute(fake_home: Path, tmp_path: Pa
     assert view["targets"] == [f"claude-project:{project.resolve()}"]
     assert kvswitch("use", "p").returncode == 0
     assert (project / ".claude" / "settings.json").exists()
+
+
+def test_project_target_must_exist(fake_home: Path, tmp_path: Path) -> None:
+    result = kvswitch(
+        "profile", "add", "p", "--kind", "vllm", "--target", f"claude-project:{tmp_path / 'nope'}"
+    )
+    assert result.returncode == 2
+    assert "is not a directory" in result.stderr

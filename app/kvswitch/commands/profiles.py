@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import sys
 from pathlib import Path
@@ -115,17 +116,22 @@ def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
 
 
 def normalise_target(spec: str) -> str:
+    """Make ``claude-project:DIR`` absolute (the profile is used from any directory later)."""
     prefix, sep, directory = spec.partition(":")
     if sep and prefix in ("claude-project", "claude-local") and directory.strip():
-        return f"{prefix}:{Path(directory).expanduser().resolve()}"
+        project = Path(directory).expanduser().resolve()
+        if not project.is_dir():
+            raise UsageError(f"--target {spec}: {project} is not a directory; name an existing project")
+        return f"{prefix}:{project}"
     return spec
 
 
 def read_key(args: argparse.Namespace) -> str | None:
     if getattr(args, "api_key_stdin", False):
-        key = sys.stdin.readline().strip()
+        raw = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline()
+        key = raw.strip()
         if not key:
-            raise UsageError("--api-key-stdin: standard input was empty")
+            raise UsageError("--api-key-stdin: no key was given on standard input")
         return key
     key = getattr(args, "api_key", None)
     return key if key else None
