@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvswitch.core.errors import UsageError
 from kvswitch.verify.diagnose import diagnose_requests, load_request, serialise
@@ -132,3 +134,34 @@ def test_bad_inputs_are_usage_errors(tmp_path: Path) -> None:
     cap.write_text(json.dumps({"method": "POST", "path": "/x", "headers": {}, "body": "not json"}))
     with pytest.raises(UsageError, match="not JSON"):
         load_request(cap)
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@given(
+    system=st.lists(_text, min_size=1, max_size=4),
+    user=_text,
+    index=st.integers(min_value=0),
+    replacement=_text,
+)
+@settings(max_examples=150, deadline=None)
+def test_reported_offset_is_the_first_differing_byte(
+    system: list[str], user: str, index: int, replacement: str
+) -> None:
+    a = {
+        "system": [{"type": "text", "text": t} for t in system],
+        "messages": [{"role": "user", "content": user}],
+    }
+    b = json.loads(json.dumps(a))
+    block = b["system"][index % len(system)]
+    block["text"] = block["text"] + replacement
+    ser_a, ser_b = serialise(a), serialise(b)
+    diag = diagnose_requests(a, b)
+    assert ser_a[: diag.offset] == ser_b[: diag.offset]
+    assert (
+        diag.offset == len(ser_b)
+        or ser_a[diag.offset : diag.offset + 1] != ser_b[diag.offset : diag.offset + 1]
+    )
+    assert 0.0 <= diag.identical_share <= 1.0
+    assert diagnose_requests(b, b).identical

@@ -155,3 +155,40 @@ def test_ps_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code in (0, 1)
     assert data["profile"] is None
     assert isinstance(data["processes"], list)
+
+
+def test_record_upstream_from_a_profile(
+    stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ProfileStore(AppPaths.default()).add(Profile(name="box", kind="llama.cpp", base_url=stub.url))
+    stub.routes["GET /health"] = [Reply.json({"status": "ok"})]
+    port = free_port()
+    result: list[int] = []
+    thread = threading.Thread(
+        target=lambda: result.append(
+            main(
+                [
+                    "record",
+                    "--listen",
+                    f"127.0.0.1:{port}",
+                    "--profile",
+                    "box",
+                    "--captures",
+                    str(tmp_path / "c"),
+                    "--max-requests",
+                    "1",
+                ]
+            )
+        )
+    )
+    thread.start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).json() == {"status": "ok"}
+            break
+        except httpx.ConnectError:
+            time.sleep(0.05)
+    thread.join(timeout=10)
+    assert result == [0]
+    assert f"-> {stub.url}" in capsys.readouterr().out
