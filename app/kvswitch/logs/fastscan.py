@@ -45,6 +45,7 @@ _CONTINUATION = re.compile(
     rb"[ \t]*(?:(prompt eval time) = +([\d.]+) ms / +(\d+) tokens|(eval time) = +[\d.]+ ms / +(\d+) tokens"
     rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
 )
+_EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")
 _HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
 
 def scan_llama(handle: BinaryIO, tracker: RequestTracker) -> Iterator[CacheEvent]:
@@ -64,10 +65,29 @@ def scan_llama(handle: BinaryIO, tracker: RequestTracker) -> Iterator[CacheEvent
         if end <= 0:
             carry = data[-MAX_LINE_BYTES:]  # a runaway line without end: keep only its tail
             continue
+        held = _open_timing_block(data, end)
+        if held == 0 and len(data) < MAX_LINE_BYTES:
+            carry = data  # only a timing header so far: wait for its block
+            continue
+        end = held or end
         yield from _lines(data, 0, end, line_no, tracker)
         line_no += data.count(b"\n", 0, end)
         carry = data[end:]
     yield from tracker.flush(line_no - 1)
+
+
+def _open_timing_block(data: bytes, end: int) -> int:
+    """Start of a print_timing header among the last lines before ``end`` whose unprefixed block may
+    continue in the next chunk (the block must be read with its header), else ``end``."""
+    pos = end
+    for _ in range(3):
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        if _EMPTY_HEADER.search(data, start, pos):
+            return start
+        if start == 0:
+            break
+        pos = start
+    return end
 
 
 def _lines(

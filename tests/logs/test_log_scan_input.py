@@ -1,0 +1,71 @@
+"""``scan_file`` on hostile input: bad bytes, runaway lines, unterminated last lines, tiny chunks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from log_samples import ERA_B_JSON, ERA_D_TEXT, LMSTUDIO_0_4, Sample
+
+from kvswitch.core.errors import FileAccessError
+from kvswitch.logs import fastscan
+from kvswitch.logs.scan import scan_file
+from kvswitch.logs.text import MAX_LINE_BYTES
+
+JUNK = b"\x00\x00binary\xff\xfe\xc3 junk\x00\n" + b"y" * (10 * 1024 * 1024) + b"\n" + b"\xe2\x82 cut\n"
+
+
+@pytest.mark.parametrize("sample", [ERA_D_TEXT, ERA_B_JSON, LMSTUDIO_0_4], ids=lambda s: s.name)
+def test_junk_and_runaway_lines_do_not_change_the_events(sample: Sample, tmp_path: Path) -> None:
+    clean = tmp_path / "clean.log"
+    clean.write_text(sample.text, encoding="utf-8")
+    dirty = tmp_path / "dirty.log"
+    dirty.write_bytes(JUNK + sample.text.encode() + JUNK)
+    expected = [(e.new_tokens, e.cached_tokens) for e in scan_file(clean, sample.kind)]
+    found = list(scan_file(dirty, sample.kind))
+    assert [(e.new_tokens, e.cached_tokens) for e in found] == expected
+    shift = JUNK.count(b"\n")
+    assert [e.last_line for e in found] == [e.last_line + shift for e in scan_file(clean, sample.kind)]
+
+
+def test_unterminated_last_line_still_counts(tmp_path: Path) -> None:
+    path = tmp_path / "cut.log"
+    path.write_bytes(ERA_D_TEXT.text.rstrip("\n").encode())
+    events = list(scan_file(path))
+    assert [(e.new_tokens, e.cached_tokens) for e in events] == ERA_D_TEXT.expected
+    assert events[-1].last_line == ERA_D_TEXT.text.count("\n")
+
+
+def test_chunk_boundaries_never_split_a_fact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "many.log"
+    path.write_text(ERA_D_TEXT.text * 40, encoding="utf-8")
+    whole = [e.to_json() for e in scan_file(path)]
+    monkeypatch.setattr(fastscan, "CHUNK_BYTES", 97)  # every line crosses a boundary somewhere
+    assert [e.to_json() for e in scan_file(path)] == whole
+    assert len(whole) == 80
+
+
+def test_runaway_line_is_cut_while_reading(tmp_path: Path) -> None:
+    from kvswitch.logs.scan import iter_lines
+
+    path = tmp_path / "long.log"
+    path.write_bytes(b"a\n" + b"z" * (3 * MAX_LINE_BYTES + 5) + b"\nb\nc")
+    with path.open("rb") as handle:
+        lines = list(iter_lines(handle, chunk_bytes=1000))
+    assert [len(line) for line in lines] == [1, MAX_LINE_BYTES, 1, 1]
+
+
+def test_unreadable_paths_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileAccessError, match="No such file"):
+        scan_file(tmp_path / "missing.log")
+    with pytest.raises(FileAccessError, match="directory"):
+        scan_file(tmp_path)
+
+
+def test_scanning_never_modifies_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(ERA_D_TEXT.text)
+    path.chmod(0o444)
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    assert len(list(scan_file(path))) == 2
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
