@@ -306,3 +306,53 @@ def test_metrics_parsing_from_the_captured_scrape(responses_dir: Path) -> None:
     reading = metrics_reading(vllm, vllm_after)
     assert reading is not None
     assert (reading.cached, reading.prompt) == (2048, 2304)
+
+
+def test_replay_without_its_template_reports_instead_of_crashing(
+    stub: StubServer, responses_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kvswitch.verify import claude_replay
+
+    def missing() -> dict:
+        raise FileNotFoundError("data/claude_code_request.json")
+
+    monkeypatch.setattr(claude_replay, "load_template", missing)
+    _llama_stub(stub, responses_dir, "resp_chat_first.json", "resp_chat_hit.json")
+    result = run_verify(_profile(stub.url, targets=["claude"]), timeout=10)
+    assert result.verdict == "HIT"
+    assert result.claude_replay is not None
+    assert "template is missing" in (result.claude_replay.error or "")
+    assert not stub.posts("/v1/messages")
+
+
+def test_replay_against_captured_anthropic_answers(stub: StubServer, responses_dir: Path) -> None:
+    """Four non-streamed Claude Code-shaped requests; the second of each pair decides."""
+    _llama_stub(stub, responses_dir, "resp_chat_first.json", "resp_chat_hit.json")
+    usage = [
+        {"input_tokens": 13800, "cache_read_input_tokens": 0},
+        {"input_tokens": 13775, "cache_read_input_tokens": 48},
+        {"input_tokens": 13700, "cache_read_input_tokens": 59},
+        {"input_tokens": 7653, "cache_read_input_tokens": 6106},
+    ]
+    stub.routes["POST /v1/messages"] = [Reply.json({"type": "message", "usage": u}) for u in usage]
+    result = run_verify(_profile(stub.url, targets=["claude"]), timeout=10)
+    replay = result.claude_replay
+    assert replay is not None
+    assert replay.header_breaks_prefix is True
+    assert replay.with_header is not None
+    assert (replay.with_header.cached_tokens, replay.with_header.prompt_tokens) == (48, 13823)
+    assert replay.without_header is not None
+    assert (replay.without_header.cached_tokens, replay.without_header.prompt_tokens) == (6106, 13759)
+    assert result.fix_env == {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+    bodies = stub.posts("/v1/messages")
+    assert [b["system"][0]["text"].startswith("x-anthropic-billing-header") for b in bodies] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert bodies[0]["system"][0] != bodies[1]["system"][0]
+    assert all(b["stream"] is False and b["max_tokens"] <= 4 for b in bodies)
+    headers = [h for m, p, h, _b in stub.requests if p == "/v1/messages"]
+    assert headers[0]["anthropic-version"] == "2023-06-01"
+    assert headers[0]["x-app"] == "cli"

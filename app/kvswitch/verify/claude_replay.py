@@ -88,6 +88,13 @@ def _second_conversation(
 def replay(guard: Guard, target: Target, nonce: str) -> ReplayResult:
     """Two conversations with the billing header, two without; never raises (errors are reported)."""
     try:
+        load_template()
+    except (OSError, ValueError) as exc:  # a bundle built without the package's data files
+        message = f"the Claude Code request template is missing from this installation ({exc})"
+        return ReplayResult(
+            None, None, None, f"could not replay Claude Code's requests: {message}", error=message
+        )
+    try:
         with_header, first, second = _second_conversation(guard, target, nonce, True, "with billing header")
         without_header, _, _ = _second_conversation(guard, target, nonce, False, "without billing header")
     except ProbeError as exc:
