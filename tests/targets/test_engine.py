@@ -125,6 +125,24 @@ def test_failure_in_second_target_rolls_back_first(engine: Engine, fake_home: Pa
     assert engine.state().pending is None
 
 
+def test_failed_undo_keeps_the_history_and_the_files(engine: Engine, fake_home: Path) -> None:
+    config = fake_home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text("# mine\n")
+    engine.apply(local_profile(targets=["claude", "codex"]))
+    ledger_before = engine.state()
+    applied = {p: p.read_bytes() for p in (settings(fake_home), config)}
+    config.chmod(0o444)
+    with pytest.raises(ApplyFailed):
+        engine.undo()
+    assert {p: p.read_bytes() for p in applied} == applied
+    assert engine.state() == ledger_before
+    config.chmod(0o644)
+    engine.undo()
+    assert not settings(fake_home).exists()
+    assert config.read_text() == "# mine\n"
+
+
 def test_interrupted_apply_is_rolled_back_on_next_run(engine: Engine, fake_home: Path) -> None:
     """Simulates a kill between writing the files and committing the ledger."""
     path = settings(fake_home)

@@ -139,6 +139,7 @@ class Engine:
             pairs = self._pairs(profile, state)
             plans = [target.plan(wanted, self._owned(state, target)) for target, wanted in pairs]
             ops: list[_Op] = []
+            records: dict[str, TargetRecord | None] = {}
             for (target, wanted), plan in zip(pairs, plans, strict=True):
                 after_record = TargetRecord(
                     location=plan.location, profile=profile.name if wanted else None, owned=plan.owned
@@ -154,14 +155,12 @@ class Engine:
                             after_record,
                         )
                     )
-                elif plan.owned:
-                    state.targets[target.target_id] = after_record
                 else:
-                    state.targets.pop(target.target_id, None)
+                    records[target.target_id] = after_record
             result = ApplyResult(
                 "apply", profile.name, plans, warnings=[w for p in plans for w in p.warnings]
             )
-            self._run(state, "apply", profile.name, profile.name, ops, result)
+            self._run(state, "apply", profile.name, ops, result, records)
             return result
 
     def undo(self) -> ApplyResult:
@@ -177,6 +176,7 @@ class Engine:
                 raise NothingToUndo("nothing to undo: no apply is recorded")
             last = state.history[-1]
             ops: list[_Op] = []
+            records: dict[str, TargetRecord | None] = {}
             result = ApplyResult("undo", last.previous_active)
             for entry in last.entries:
                 target = target_for_id(entry.target_id, self.env)
@@ -223,9 +223,8 @@ class Engine:
                         f"it is (its earlier version is in {entry.backup or 'no backup'})"
                     )
                     continue
-                _set_record(state, entry.target_id, entry.before_record)
-            state.history.pop()
-            self._run(state, "undo", last.previous_active, last.previous_active, ops, result, record=False)
+                records[entry.target_id] = entry.before_record
+            self._run(state, "undo", last.previous_active, ops, result, records, undoing=True)
             return result
 
     # -- transaction -------------------------------------------------------------------------------
@@ -233,19 +232,23 @@ class Engine:
         self,
         state: LedgerState,
         action: str,
-        profile: str | None,
         new_active: str | None,
         ops: list[_Op],
         result: ApplyResult,
-        record: bool = True,
+        records: dict[str, TargetRecord | None],
+        undoing: bool = False,
     ) -> None:
+        """Back up, journal, write ``ops``; then commit ``records``, ``active`` and the undo history.
+
+        ``state`` is not changed before the writes succeed, so a failure leaves the ledger as it was.
+        """
         tx = Transaction(
             action=action,
-            profile=profile,
+            profile=new_active,
             previous_active=state.active,
             created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         )
-        survivors = state.history[-(UNDO_DEPTH - 1) :] if record else state.history
+        survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
         needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
         for op in ops:
             backup = None
@@ -292,11 +295,15 @@ class Engine:
                 else "; putting back failed for: " + "; ".join(problems)
             )
             raise ApplyFailed(f"could not write {where}: {detail}{tail}") from exc
+        for target_id, record in records.items():
+            _set_record(state, target_id, record)
         for op in ops:
             _set_record(state, op.target.target_id, op.after_record)
         state.active = new_active
         state.pending = None
-        if record and tx.entries:
+        if undoing:
+            state.history = state.history[:-1]
+        elif tx.entries:
             state.history = [*state.history, tx][-UNDO_DEPTH:]
         self.ledger.save(state)
 
