@@ -147,3 +147,11 @@ def test_key_delivery_warning_without_shell_target(engine: Engine) -> None:
     assert any("KVSWITCH_API_KEY" in w for w in plans[0].warnings)
     plans = engine.plan(local_profile(targets=["codex", "bash"]))
     assert not any("KVSWITCH_API_KEY" in w for p in plans if p.target_id == "codex" for w in p.warnings)
+
+
+def test_non_table_in_the_way_is_reported(engine: Engine, fake_home: Path) -> None:
+    path = write_config(fake_home, 'model_providers = "oops"\n')
+    with pytest.raises(ConfigParseError) as info:
+        engine.apply(local_profile(targets=["codex"]))
+    assert f"{path}: 'model_providers' must be a table" in str(info.value)
+    assert path.read_text() == 'model_providers = "oops"\n'

@@ -25,8 +25,9 @@ from kvswitch.targets.keyed import MISSING
 class JsonDocument:
     """A JSON object addressed by ``a.b`` keys (each segment an object member)."""
 
-    def __init__(self, data: dict[str, Any]):
+    def __init__(self, data: dict[str, Any], path: Path | str = "settings.json"):
         self.data = data
+        self.path = path
 
     def _parent(self, key: str, create: bool) -> tuple[dict[str, Any] | None, str, list[str]]:
         parts = key.split(".")
@@ -42,9 +43,8 @@ class JsonDocument:
                 created.append(".".join(parts[: depth + 1]))
             if not isinstance(child, dict):
                 if create:
-                    raise ConfigParseError(
-                        "settings.json", f"'{'.'.join(parts[: depth + 1])}' must be an object"
-                    )
+                    where = ".".join(parts[: depth + 1])
+                    raise ConfigParseError(self.path, f"'{where}' must be an object to hold '{key}'")
                 return None, parts[-1], created
             node = child
         return node, parts[-1], created
@@ -150,7 +150,7 @@ class ClaudeSettingsTarget(StructuredFileTarget):
         env = data.get("env", MISSING)
         if env is not MISSING and not isinstance(env, dict):
             raise ConfigParseError(self.path, "'env' must be an object of NAME: \"value\" entries")
-        return JsonDocument(data)
+        return JsonDocument(data, self.path)
 
     def render(self, doc: Any, original: str) -> str:
         return render_json(doc.data, original)

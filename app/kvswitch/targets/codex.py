@@ -46,8 +46,9 @@ def provider_id(profile: Profile) -> str:
 class TomlDocument:
     """A tomlkit document addressed by dotted keys (segments are table names, the last a key)."""
 
-    def __init__(self, doc: tomlkit.TOMLDocument):
+    def __init__(self, doc: tomlkit.TOMLDocument, path: Path | str = "config.toml"):
         self.doc = doc
+        self.path = path
 
     def _node(self, parts: list[str]) -> Any:
         node: Any = self.doc
@@ -73,7 +74,8 @@ class TomlDocument:
                 created.append(".".join(parts[: depth + 1]))
             node = node[part]
             if not isinstance(node, (Table, dict)):
-                raise ConfigParseError("config.toml", f"'{'.'.join(parts[: depth + 1])}' must be a table")
+                where = ".".join(parts[: depth + 1])
+                raise ConfigParseError(self.path, f"'{where}' must be a table to hold '{key}'")
         node[parts[-1]] = value
         return created
 
@@ -105,7 +107,7 @@ class CodexConfigTarget(StructuredFileTarget):
 
     def parse(self, text: str) -> TomlDocument:
         try:
-            return TomlDocument(tomlkit.parse(text))
+            return TomlDocument(tomlkit.parse(text), self.path)
         except tomlkit.exceptions.ParseError as exc:
             reason = str(exc).split(" at line ")[0]
             raise ConfigParseError(self.path, f"not valid TOML: {reason}", exc.line, exc.col) from None
@@ -175,7 +177,7 @@ class CodexAuthTarget(StructuredFileTarget):
     secret_file = True
 
     def parse(self, text: str) -> JsonDocument:
-        return JsonDocument(parse_json_object(self.path, text))
+        return JsonDocument(parse_json_object(self.path, text), self.path)
 
     def render(self, doc: Any, original: str) -> str:
         return render_json(doc.data, original)
