@@ -356,3 +356,11 @@ def test_replay_against_captured_anthropic_answers(stub: StubServer, responses_d
     headers = [h for m, p, h, _b in stub.requests if p == "/v1/messages"]
     assert headers[0]["anthropic-version"] == "2023-06-01"
     assert headers[0]["x-app"] == "cli"
+
+
+def test_password_in_the_url_is_never_shown() -> None:
+    port = free_port()
+    result = run_verify(_profile(f"http://user:hunter2-pass@127.0.0.1:{port}"), timeout=3)
+    assert result.verdict == "ERROR"
+    assert "hunter2-pass" not in json.dumps(result.to_json())
+    assert result.base_url == f"http://127.0.0.1:{port}"

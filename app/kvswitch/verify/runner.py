@@ -53,7 +53,8 @@ def run_verify(
             ``None`` does it when the server speaks the Anthropic API and is not Anthropic itself.
     """
     report = progress or (lambda _text, _fraction: None)
-    with Guard(timeout, cancel, secrets=(profile.key,)) as guard:
+    secrets = (profile.key, urlsplit(profile.base_url).password or "")
+    with Guard(timeout, cancel, secrets=secrets) as guard:
         try:
             return _run(guard, profile, report, log_events, api, claude_replay)
         except ProbeError as exc:
@@ -61,7 +62,7 @@ def run_verify(
                 ERROR,
                 api=api,
                 message=guard.redact(exc.message),
-                base_url=profile.base_url,
+                base_url=display_url(profile.base_url),
                 diagnosis=_error_hint(exc, profile),
             )
 
@@ -96,9 +97,14 @@ def _run(
 
         outcome = replay(guard, Target(profile, target.server, api_detect.ANTHROPIC, target.model), nonce)
         fix = dict(result.fix_env or {})
+        diagnosis = result.diagnosis
         if outcome.fix_env and profile.env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
             fix.update(outcome.fix_env)
-        result = _replace(result, claude_replay=outcome, fix_env=fix or None)
+            diagnosis = diagnosis or (
+                "this profile lets Claude Code send its billing header, which changes with every "
+                "conversation and breaks the prefix on this server: set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
+            )
+        result = _replace(result, claude_replay=outcome, fix_env=fix or None, diagnosis=diagnosis)
     report("Done", 1.0)
     return result
 
@@ -117,6 +123,18 @@ def _wants_replay(flag: bool | None, target: Target) -> bool:
         and profile.kind != ProfileKind.ANTHROPIC
         and target.server.server != "anthropic"
     )
+
+
+def display_url(url: str) -> str:
+    """The URL without any ``user:password@`` part, for messages and results."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc).geturl()
 
 
 def _is_loopback_url(url: str) -> bool:
@@ -201,7 +219,7 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "speedup": speedup,
         "evidence": evidence,
         "server": target.server.server,
-        "base_url": target.profile.base_url,
+        "base_url": display_url(target.profile.base_url),
         "model": target.model,
         "cold_cached_tokens": cold_best.cached if cold_best else None,
         "cold_prompt_tokens": cold_best.prompt if cold_best else None,
