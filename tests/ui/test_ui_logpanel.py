@@ -151,3 +151,21 @@ def test_memory_is_bounded(qtbot: Any, window: Any) -> None:
     assert len(panel._history) == module.MAX_KEPT_LINES
     assert panel.view.document().blockCount() <= module.MAX_VIEW_LINES
     assert panel.events_model.rowCount() == module.MAX_EVENTS
+
+
+def test_highlighting_many_lines_keeps_none_alive(qtbot: Any) -> None:
+    """PySide6 6.12 loses a reference to None per void call; kvswitch.ui gives None a surplus."""
+    import sys
+
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    from kvswitch.ui import qtcompat
+    from kvswitch.ui.log_highlighter import LogHighlighter
+
+    view = QPlainTextEdit()
+    qtbot.addWidget(view)
+    LogHighlighter(view.document(), "llama.cpp")
+    text = "\n".join(DEMO_LOG.read_text().splitlines() * 60)
+    view.setPlainText(text)  # tens of thousands of setFormat calls: aborted the interpreter before
+    assert sys.getrefcount(None) > 1 << 30 or sys.version_info >= (3, 12) \
+        or qtcompat.none_refs_lost_per_call() == 0

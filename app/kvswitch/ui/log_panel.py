@@ -32,17 +32,19 @@ from PySide6.QtWidgets import (
 
 from kvswitch.ui.events_model import CacheEventsModel
 from kvswitch.ui.log_highlighter import LogHighlighter
-from kvswitch.ui.log_worker import LogFollower
+from kvswitch.ui.log_worker import LogFollower, ProcessLogFollower
 from kvswitch.ui.reuse_chart import ReuseChart
 
 log = logging.getLogger("kvswitch.ui.logpanel")
 
+CACHE_KINDS = frozenset({"hit", "partial", "miss", "timing"})
 MAX_VIEW_LINES = 5000
 MAX_KEPT_LINES = 20000
 MAX_EVENTS = 5000
 FLUSH_INTERVAL_MS = 100
-# lines appended to the view per tick at most; the rest of a flood is counted, not drawn
-MAX_LINES_PER_FLUSH = 1500
+# lines appended to the view per tick at most (3,000 a second: more than anyone reads); the rest of a
+# flood is kept in the history and counted, not drawn, so one tick never costs more than a few ms
+MAX_LINES_PER_FLUSH = 300
 
 
 class LogPanel(QWidget):
@@ -60,7 +62,7 @@ class LogPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self._follower: LogFollower | None = None
+        self._follower: LogFollower | ProcessLogFollower | None = None
         self._source: Any = None
         self._kind_hint: str | None = None
         self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
@@ -152,8 +154,9 @@ class LogPanel(QWidget):
             return
         self.clear()
         self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
-        self._follower = LogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
-                                     max_pending_events=MAX_EVENTS)
+        follower_class = ProcessLogFollower if ProcessLogFollower.usable() else LogFollower
+        self._follower = follower_class(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                        max_pending_events=MAX_EVENTS)
         self._follower.start()
         self._timer.start()
 
@@ -170,7 +173,7 @@ class LogPanel(QWidget):
     def _shown(self, line: Any) -> bool:
         if not self.cache_only_box.isChecked():
             return True
-        return str(getattr(line.kind, "value", line.kind)) in ("hit", "partial", "miss", "timing")
+        return str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS
 
     def _set_status(self, text: str) -> None:
         self.status_label.setText(text)
@@ -197,14 +200,24 @@ class LogPanel(QWidget):
             return
         self._history.extend(batch.lines)
         if not self.pause_box.isChecked():
-            self._append([line for line in batch.lines if self._shown(line)])
+            self._append(self._newest_shown(batch.lines, MAX_LINES_PER_FLUSH))
+
+    def _newest_shown(self, lines: list[Any], limit: int) -> list[Any]:
+        """The last ``limit`` lines that pass the filter (a flood is not filtered line by line)."""
+        cache_only = self.cache_only_box.isChecked()
+        picked: list[Any] = []
+        for line in reversed(lines):
+            if not cache_only or str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS:
+                picked.append(line)
+                if len(picked) >= limit:
+                    self.dropped_lines += len(lines) - len(picked)  # upper bound: the rest was not drawn
+                    break
+        picked.reverse()
+        return picked
 
     def _append(self, lines: list[Any]) -> None:
         if not lines:
             return
-        if len(lines) > MAX_LINES_PER_FLUSH:
-            self.dropped_lines += len(lines) - MAX_LINES_PER_FLUSH
-            lines = lines[-MAX_LINES_PER_FLUSH:]
         bar = self.view.verticalScrollBar()
         self._pinned = self._pinned or bar.value() >= bar.maximum() - 2
         self.highlighter.remember(lines)
@@ -220,8 +233,7 @@ class LogPanel(QWidget):
 
     def _rerender(self) -> None:
         self.view.clear()
-        shown = [line for line in self._history if self._shown(line)]
-        self._append(shown[-MAX_VIEW_LINES:])
+        self._append(self._newest_shown(list(self._history), MAX_VIEW_LINES))
 
     def clear(self) -> None:
         self.view.clear()

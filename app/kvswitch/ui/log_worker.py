@@ -1,20 +1,31 @@
 """Reads and classifies a server log off the GUI thread; the panel collects the result on a timer.
 
-A flood (tens of thousands of lines a second) must not freeze the window, so the worker does all the
+A flood (tens of thousands of lines a second) must not freeze the window, so a worker does all the
 per-line work (read, strip, classify, assemble requests) and leaves the results in bounded buffers.
 The GUI takes everything waiting every ~100 ms in one go: one insert into the view, one insert into
 the table. When the GUI cannot keep up, the oldest lines waiting are dropped (and counted) — events are
 never dropped before the table's own cap, because the table is how a broken cache is seen.
+
+Two workers share that contract: ``ProcessLogFollower`` (the default) runs ``log_child`` in its own
+process, because classifying a flood in a thread of the GUI process starves the GUI of the GIL;
+``LogFollower`` is the in-process thread, used where a child interpreter cannot be started (a frozen
+bundle).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import pickle
+import struct
+import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
+
+from PySide6.QtCore import QProcess, QProcessEnvironment
 
 log = logging.getLogger("kvswitch.ui.logs")
 
@@ -150,3 +161,91 @@ def _status_text(status: object) -> str | None:
         return None
     message = getattr(status, "message", None)
     return str(message) if message else str(getattr(status, "value", status))
+
+
+class ProcessLogFollower:
+    """Follows a log source in a child process (``kvswitch.ui.log_child``); same API as LogFollower."""
+
+    def __init__(self, source: Any, kind_hint: str | None, *, max_pending_lines: int = 5000,
+                 max_pending_events: int = 5000, tail_lines: int = 200, max_lines_per_frame: int = 300):
+        self.source = source
+        self.kind_hint = kind_hint
+        self.tail_lines = tail_lines
+        self.max_lines_per_frame = max_lines_per_frame
+        self._lines: deque[Any] = deque(maxlen=max_pending_lines)
+        self._events: deque[Any] = deque(maxlen=max_pending_events)
+        self._buffer = b""
+        self._dropped = 0
+        self._status: str | None = None
+        self._error: str | None = None
+        self._stopping = False
+        self.lines_read = 0
+        self.process = QProcess()
+        self.process.setProcessChannelMode(QProcess.ProcessChannelMode.SeparateChannels)
+        self.process.finished.connect(self._on_process_finished)
+
+    @staticmethod
+    def usable() -> bool:
+        """A child interpreter can run ``-m kvswitch.ui.log_child`` (not inside a frozen bundle)."""
+        return not getattr(sys, "frozen", False)
+
+    def start(self) -> None:
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
+        env.insert("QT_QPA_PLATFORM", "offscreen")  # the child never opens a window
+        self.process.setProcessEnvironment(env)
+        self.process.start(sys.executable, ["-m", "kvswitch.ui.log_child", self.source.model_dump_json(),
+                                            self.kind_hint or "", str(self.tail_lines),
+                                            str(self.max_lines_per_frame)])
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stopping = True
+        if self.process.state() == QProcess.ProcessState.NotRunning:
+            return
+        self.process.closeWriteChannel()  # the child exits when its stdin closes
+        if not self.process.waitForFinished(int(timeout * 1000)):
+            self.process.kill()
+            self.process.waitForFinished(1000)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.state() != QProcess.ProcessState.NotRunning
+
+    def take(self) -> LogBatch:
+        self._read_frames()
+        batch = LogBatch(list(self._lines), list(self._events), self._dropped, self._status, self._error)
+        self._lines.clear()
+        self._events.clear()
+        self._dropped = 0
+        self._status = None
+        self._error = None
+        return batch
+
+    def _read_frames(self) -> None:
+        self._buffer += bytes(self.process.readAllStandardOutput().data())
+        while len(self._buffer) >= 4:
+            (size,) = struct.unpack(">I", self._buffer[:4])
+            if len(self._buffer) < 4 + size:
+                break
+            frame = pickle.loads(self._buffer[4:4 + size])  # our own child's output, never foreign data
+            self._buffer = self._buffer[4 + size:]
+            lines = frame.get("lines") or []
+            overflow = len(self._lines) + len(lines) - (self._lines.maxlen or 0)
+            self._dropped += int(frame.get("dropped", 0)) + max(0, overflow)
+            self._lines.extend(lines)
+            self._events.extend(frame.get("events") or [])
+            self.lines_read = int(frame.get("lines_read", self.lines_read))
+            if frame.get("status"):
+                self._status = str(frame["status"])
+            if frame.get("error"):
+                self._error = str(frame["error"])
+
+    def _on_process_finished(self, code: int, _status: QProcess.ExitStatus) -> None:
+        if self._stopping:
+            return
+        errors = bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace").strip()
+        if errors:
+            log.warning("log reader process ended (%s): %s", code, errors[-2000:])
+        self._read_frames()
+        if not self._error:
+            self._error = f"the log reader stopped unexpectedly (exit code {code}); select the profile again"

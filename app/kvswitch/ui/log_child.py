@@ -1,0 +1,104 @@
+"""The log reader process: follows one source, classifies every line, and streams batches to the app.
+
+Run by ``log_worker.ProcessLogFollower`` as ``python -m kvswitch.ui.log_child SOURCE_JSON KIND TAIL``.
+Classifying a flood is CPU-bound Python; in a thread it would fight the GUI for the GIL (every Qt call
+that releases the GIL then waits for the reader to give it back), so it runs in its own process and the
+window only unpickles what it will show. Every ``INTERVAL_S`` it writes one frame to stdout:
+a 4-byte big-endian length and a pickled dict (``lines``: the newest ``max_lines`` ClassifiedLines,
+``dropped``: how many older lines it skipped, ``events``: every CacheEvent, ``status``, ``lines_read``).
+It exits when its stdin closes (the app stopped it or died).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any
+
+INTERVAL_S = 0.05
+
+
+def _watch_stdin(stop: threading.Event) -> None:
+    try:
+        while sys.stdin.buffer.read(1):
+            pass
+    except OSError:
+        pass
+    stop.set()
+
+
+def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int) -> int:
+    from kvswitch.core.errors import KvSwitchError
+    from kvswitch.core.models import LogSource
+    from kvswitch.logs import LogAnalyzer
+    from kvswitch.logs.sources import open_source
+
+    out = sys.stdout.buffer
+    stop = threading.Event()
+    threading.Thread(target=_watch_stdin, args=(stop,), daemon=True).start()
+
+    def send(frame: dict[str, Any]) -> None:
+        data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+        out.write(struct.pack(">I", len(data)) + data)
+        out.flush()
+
+    try:
+        reader = open_source(LogSource.model_validate(json.loads(source_json)), start_at_end=True,
+                             tail_lines=tail_lines)
+    except KvSwitchError as exc:
+        send({"error": str(exc)})
+        return 0
+    analyzer = LogAnalyzer(kind_hint)
+    line_no = 0
+    status = None
+    try:
+        while not stop.is_set():
+            started = time.monotonic()
+            kept: deque[Any] = deque(maxlen=max_lines)
+            events: list[Any] = []
+            read = 0
+            while time.monotonic() - started < INTERVAL_S:
+                try:
+                    lines = reader.read_lines()
+                except KvSwitchError as exc:
+                    status = str(exc)
+                    lines = []
+                if not lines:
+                    break
+                for text in lines:
+                    line_no += 1
+                    result = analyzer.feed(text, line_no)
+                    kept.append(result.line)
+                    if result.events:
+                        events.extend(result.events)
+                read += len(lines)
+            frame: dict[str, Any] = {"lines_read": line_no}
+            if read:
+                frame.update(lines=list(kept), dropped=read - len(kept), events=events)
+            if reader.status != status:
+                frame["status"] = status = reader.status
+            send(frame)
+            remaining = INTERVAL_S - (time.monotonic() - started)
+            if remaining > 0:
+                stop.wait(remaining)
+    except (BrokenPipeError, OSError):
+        return 0
+    finally:
+        reader.close()
+    return 0
+
+
+def main() -> int:
+    source_json, kind_hint, tail_lines, max_lines = sys.argv[1:5]
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    return run(source_json, kind_hint or None, int(tail_lines), int(max_lines))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
