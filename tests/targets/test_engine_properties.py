@@ -4,7 +4,8 @@ Invariants (no hand edits happen during a sequence):
 - keys no profile mentions keep their exact original value, always;
 - right after applying P, every key P sets has P's value, and every other key KV Switch ever wrote is
   gone or back at the user's original value (no stale owned key);
-- undo puts every file back byte for byte as it was before the apply it undoes.
+- undo puts every file back byte for byte as it was before the apply it undoes, or, when the user
+  edited the file since (keys no profile touches), to that state with the user's edits kept.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ def profiles(draw: Any, index: int) -> Profile:
     )
 
 
-operations = st.lists(st.one_of(st.integers(0, 2), st.just("undo")), min_size=1, max_size=8)
+USER_EDITS = [("theme",), ("env", "MY_HOME"), ("env", "EDITOR_X")]
+hand_edits = st.tuples(st.just("edit"), st.sampled_from(USER_EDITS), values)
+operations = st.lists(st.one_of(st.integers(0, 2), st.just("undo"), hand_edits), min_size=1, max_size=8)
 
 
 def read_state(home: Path) -> dict[str, bytes | None]:
@@ -117,7 +120,29 @@ def check_codex_after_apply(raw: bytes | None, original: str | None, profile: Pr
             assert data.get(key) == value
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def hand_edit(home: Path, path_keys: tuple[str, ...], value: str) -> None:
+    """What a user does in an editor: change a key no profile touches (reformatting the file)."""
+    path = home / ".claude" / "settings.json"
+    data = json.loads(path.read_text()) if path.exists() and path.read_text().strip() else {}
+    node = data
+    for key in path_keys[:-1]:
+        node = node.setdefault(key, {})
+    node[path_keys[-1]] = value
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def overlay(data: dict[str, Any] | None, edits: dict[tuple[str, ...], str]) -> dict[str, Any]:
+    result = json.loads(json.dumps(data or {}))
+    for path_keys, value in edits.items():
+        node = result
+        for key in path_keys[:-1]:
+            node = node.setdefault(key, {})
+        node[path_keys[-1]] = value
+    return result
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     settings_data=user_settings,
     codex_text=user_codex,
@@ -129,7 +154,7 @@ def test_random_sequences_keep_user_data(
     settings_data: dict[str, Any] | None,
     codex_text: str | None,
     pool: tuple[Profile, ...],
-    ops: list[int | str],
+    ops: list[Any],
     layout: str,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,9 +168,16 @@ def test_random_sequences_keep_user_data(
             (home / ".codex").mkdir()
             (home / ".codex" / "config.toml").write_text(codex_text)
         engine = Engine(AppPaths(home / "cfg", home / "cfg" / "data", home / "cfg" / "logs"), env=env)
-        history: list[dict[str, bytes | None]] = []
+        history: list[tuple[dict[str, bytes | None], bool]] = []  # (files before an apply, edited since)
+        edits: dict[tuple[str, ...], str] = {}
         for op in ops:
             before = read_state(home)
+            if isinstance(op, tuple):
+                _, path_keys, value = op
+                hand_edit(home, path_keys, value)
+                edits[path_keys] = value
+                history = [(files, True) for files, _ in history]
+                continue
             if op == "undo":
                 if not history:
                     try:
@@ -154,16 +186,24 @@ def test_random_sequences_keep_user_data(
                         continue
                     raise AssertionError("undo succeeded with nothing recorded")
                 engine.undo()
-                assert read_state(home) == history.pop(), "undo must restore the files byte for byte"
+                expected, edited = history.pop()
+                now = read_state(home)
+                if not edited:
+                    assert now == expected, "undo must restore the files byte for byte"
+                    continue
+                assert now["codex"] == expected["codex"]
+                claude_now = json.loads(now["claude"]) if now["claude"] else {}
+                claude_then = json.loads(expected["claude"]) if expected["claude"] else None
+                assert claude_now == overlay(claude_then, edits), "undo over hand edits must keep them"
                 continue
-            assert isinstance(op, int)
             profile = pool[op]
             result = engine.apply(profile)
             after = read_state(home)
             if result.written:
-                history = [*history, before][-UNDO_DEPTH:]
+                history = [*history, (before, False)][-UNDO_DEPTH:]
             else:
                 assert after == before
-            check_claude_after_apply(after["claude"], settings_data, profile)
+            user = overlay(settings_data, edits) if (settings_data is not None or edits) else None
+            check_claude_after_apply(after["claude"], user, profile)
             check_codex_after_apply(after["codex"], codex_text, profile)
             assert engine.current() == profile.name
