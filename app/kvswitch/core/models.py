@@ -46,7 +46,8 @@ LOCAL_KINDS = frozenset(
     {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}
 )
 
-#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR`` carry a path.
+#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR``
+#: carry a path.
 SIMPLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish", "pwsh", "windows-env")
 PATH_TARGETS = ("claude-project", "claude-local")
 
@@ -65,7 +66,8 @@ def validate_target_spec(spec: str) -> str:
 def validate_env_name(name: str) -> str:
     if not ENV_NAME_RE.fullmatch(name):
         raise ValueError(
-            f"invalid environment variable name {name!r}: use letters, digits and '_', not starting with a digit"
+            f"invalid environment variable name {name!r}: "
+            "use letters, digits and '_', not starting with a digit"
         )
     return name
 
