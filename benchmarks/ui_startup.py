@@ -71,6 +71,16 @@ shell.shutdown()
 """
 
 
+SEED = """
+from kvswitch.core.models import Profile
+from kvswitch.core.paths import AppPaths
+from kvswitch.core.store import ProfileStore
+store = ProfileStore(AppPaths.default())
+for i in range(5):
+    store.add(Profile(name=f"profile {i}", kind="llama.cpp", base_url=f"http://127.0.0.1:{8080 + i}"))
+"""
+
+
 def sample(code: str, env: dict[str, str]) -> tuple[float, float]:
     """(seconds to the first shown window, seconds until profiles are loaded and shown)."""
     start = time.perf_counter()
@@ -98,6 +108,8 @@ def main() -> int:
         env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                "HOME": home, "KVSWITCH_CONFIG_DIR": str(Path(home) / "cfg"), "PYTHONPATH": str(REPO / "app"),
                "KVSWITCH_LANG": "en"}
+        # a user with a few profiles (with none, the setup assistant would open)
+        subprocess.run([sys.executable, "-c", SEED], env=env, check=True)
         sample(BARE, env)  # warm the OS file cache for both
         sample(KVSWITCH, env)
         bare, ours, ready = [], [], []

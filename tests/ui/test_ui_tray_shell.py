@@ -216,3 +216,22 @@ def test_deferred_start_shows_frame_then_loads(qtbot: Any, paths: Any, store: An
         assert app_shell.window.close_to_tray
     finally:
         app_shell.shutdown()
+
+
+def test_deferred_start_offers_setup_assistant_without_profiles(qtbot: Any, paths: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvswitch.ui.main_window import MainWindow
+
+    opened: list[bool] = []
+    monkeypatch.setattr(MainWindow, "open_first_run", lambda self: opened.append(True))
+    app_shell = AppShell(paths, deferred=True, tray_available=False)
+    qtbot.addWidget(app_shell.window)
+    try:
+        with qtbot.waitSignal(app_shell.ready, timeout=5000):
+            app_shell.start()
+        qtbot.waitUntil(lambda: opened == [True], timeout=3000)
+        assert app_shell.window.first_run_action is not None
+        assert app_shell.window.settings_action is not None
+    finally:
+        app_shell.shutdown()
+        QApplication.setQuitOnLastWindowClosed(False)

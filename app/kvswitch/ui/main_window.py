@@ -52,6 +52,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.controller = controller
         self.close_to_tray = False
+        self.tray_present = False  # set by the shell; decides what Settings' close-to-tray can do
         self.content_built = False
         self.setWindowTitle("KV Switch")
         self.setWindowIcon(theme.app_icon())
@@ -349,17 +350,39 @@ class MainWindow(QMainWindow):
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
 
     def _open_optional_dialog(self, module: str) -> None:
-        import importlib  # noqa: PLC0415
-
-        mod = importlib.import_module(f"kvswitch.ui.{module}")
         if module == "settings_dialog":
-            from kvswitch.core.settings import load_settings  # noqa: PLC0415
-
-            dialog = mod.SettingsDialog(self.controller.paths, load_settings(self.controller.paths), self)
+            self.open_settings()
         else:
-            dialog = mod.FirstRunDialog(self.store, self)
+            self.open_first_run()
+
+    def open_settings(self) -> None:
+        from kvswitch.core.settings import load_settings  # noqa: PLC0415
+        from kvswitch.ui.settings_dialog import SettingsDialog  # noqa: PLC0415
+
+        before = load_settings(self.controller.paths)
+        dialog = SettingsDialog(self.controller.paths, before, self, store=self.store)
+        dialog.settings_saved.connect(lambda saved: self._on_settings_saved(before, saved))
         dialog.exec()
         dialog.deleteLater()
+
+    def open_first_run(self) -> None:
+        from kvswitch.ui.first_run import FirstRunDialog  # noqa: PLC0415
+
+        dialog = FirstRunDialog(self.store, self.controller.paths, self)
+        dialog.profiles_added.connect(self._on_first_run_profiles_added)
+        dialog.exec()
+        dialog.deleteLater()
+
+    def _on_settings_saved(self, before: Any, saved: Any) -> None:
+        self.close_to_tray = self.tray_present and bool(getattr(saved, "close_to_tray", True))
+        if getattr(saved, "language", None) != getattr(before, "language", None):
+            self.message_bar.show_info(self.tr("The new language applies the next time KV Switch starts."))
+
+    def _on_first_run_profiles_added(self, names: list[str]) -> None:
+        if names:
+            self._select(names[0])
+            self.message_bar.show_success(self.tr("Added %1 profile(s): %2. Select one and click Apply.")
+                                          .replace("%1", str(len(names))).replace("%2", ", ".join(names)))
 
     # -- Qt overrides ------------------------------------------------------------------------------
 

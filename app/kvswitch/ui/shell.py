@@ -79,6 +79,7 @@ class AppShell(QObject):
             self.tray.verify_requested.connect(self._on_tray_verify_requested)
             self.tray.quit_requested.connect(self.quit)
         close_to_tray = bool(getattr(self.settings, "close_to_tray", True))
+        self.window.tray_present = self.tray is not None
         self.window.close_to_tray = self.tray is not None and close_to_tray
         self._register_secrets()
         self.controller.store.subscribe(self._register_secrets)
@@ -126,7 +127,21 @@ class AppShell(QObject):
             self.quit()
             return
         self._started()
+        self._offer_first_run()
         self.ready.emit()
+
+    def _offer_first_run(self) -> None:
+        """No profiles and the assistant never finished: open it (it remembers when it is done)."""
+        try:
+            from kvswitch.ui.first_run import should_show  # noqa: PLC0415
+        except ImportError:
+            return
+        try:
+            wanted = should_show(self.controller.store, self.paths)
+        except KvSwitchError:
+            return
+        if wanted and (self.window.isVisible() or self.tray is None):
+            QTimer.singleShot(0, self.window.open_first_run)
 
     def _started(self) -> None:
         if self.tray is not None:
