@@ -364,3 +364,12 @@ def test_password_in_the_url_is_never_shown() -> None:
     assert result.verdict == "ERROR"
     assert "hunter2-pass" not in json.dumps(result.to_json())
     assert result.base_url == f"http://127.0.0.1:{port}"
+
+
+def test_replay_on_a_server_without_the_messages_endpoint(stub: StubServer, responses_dir: Path) -> None:
+    _llama_stub(stub, responses_dir, "resp_chat_first.json", "resp_chat_hit.json")
+    result = run_verify(_profile(stub.url, targets=["claude"]), timeout=10)
+    assert result.verdict == "HIT"
+    assert result.claude_replay is not None
+    assert "no Anthropic /v1/messages endpoint" in result.claude_replay.message
+    assert result.fix_env is None

@@ -98,8 +98,14 @@ def replay(guard: Guard, target: Target, nonce: str) -> ReplayResult:
         with_header, first, second = _second_conversation(guard, target, nonce, True, "with billing header")
         without_header, _, _ = _second_conversation(guard, target, nonce, False, "without billing header")
     except ProbeError as exc:
+        message = exc.message
+        if exc.status in (404, 405) and b"model" not in exc.body.lower():
+            message = (
+                f"the server has no Anthropic /v1/messages endpoint ({exc.message}); Claude Code "
+                "needs one, or a gateway that translates"
+            )
         return ReplayResult(
-            None, None, None, f"could not replay Claude Code's requests: {exc.message}", error=exc.message
+            None, None, None, f"could not replay Claude Code's requests: {message}", error=message
         )
     diag = diagnose_requests(first, second)
     diagnosis = diag.describe().splitlines()[0] + (f" {diag.cause_text}" if diag.cause_text else "")
