@@ -115,3 +115,15 @@ def test_tail_waits_and_reports_a_missing_file(tmp_path: Path) -> None:
     result = run_cli("log", "tail", str(tmp_path / "later.log"), "--no-follow")
     assert result.returncode == 1
     assert "waiting for file" in result.stderr
+
+
+def test_fast_json_lines_equal_json_dumps() -> None:
+    from log_samples import ALL_SAMPLES
+    from test_log_accuracy import analyze_lines
+
+    from kvswitch.logs.cli import event_json_line
+
+    events = [e for s in ALL_SAMPLES for e in analyze_lines(s.text.splitlines(), s.kind)]
+    assert len(events) > 20
+    for event in events:
+        assert event_json_line(event) == json.dumps(event.to_json()) + "\n"

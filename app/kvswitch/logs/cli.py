@@ -93,7 +93,7 @@ def _scan(args: argparse.Namespace) -> int:
     for event in events:
         summary.add(event)
         if args.jsonl:
-            out.write(json.dumps(event.to_json()) + "\n")
+            out.write(event_json_line(event))
         else:
             out.write(_table_row(event))
     diagnosis = diagnose(list(summary.recent))
@@ -111,6 +111,37 @@ def _scan(args: argparse.Namespace) -> int:
         if diagnosis.fix_env:
             out.write("Fix: " + " ".join(f"{k}={v}" for k, v in diagnosis.fix_env.items()) + "\n")
     return 0
+
+
+_JSON_TEXT_CACHE: dict[str | None, str] = {}
+
+
+def _json_text(value: str | None) -> str:
+    """JSON of a short string that repeats a lot (server names, reasons), memoised (bounded)."""
+    found = _JSON_TEXT_CACHE.get(value)
+    if found is None:
+        found = json.dumps(value)
+        if len(_JSON_TEXT_CACHE) < 4096:
+            _JSON_TEXT_CACHE[value] = found
+    return found
+
+
+def _json_number(value: int | float | None) -> str:
+    return "null" if value is None else json.dumps(value)
+
+
+def event_json_line(event: CacheEvent) -> str:
+    """``json.dumps(event.to_json())`` plus a newline, several times faster (a scan prints millions)."""
+    return (
+        f'{{"line": {event.last_line}, "server": {_json_text(event.server)}, '
+        f'"slot": {_json_number(event.slot)}, '
+        f'"task": {_json_number(event.task)}, "request_id": {_json_text(event.request_id)}, '
+        f'"prompt_tokens": {event.prompt_tokens}, "cached_tokens": {event.cached_tokens}, '
+        f'"new_tokens": {event.new_tokens}, "prompt_ms": {_json_number(event.prompt_ms)}, '
+        f'"reuse_ratio": {_json_number(round(event.reuse_ratio, 4))}, "verdict": "{event.verdict}", '
+        f'"first_line": {event.first_line}, "last_line": {event.last_line}, '
+        f'"reason": {_json_text(event.reason)}, "timestamp": {_json_text(event.timestamp)}}}\n'
+    )
 
 
 def _table_row(event: CacheEvent) -> str:
