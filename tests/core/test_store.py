@@ -128,5 +128,8 @@ def test_active_name_follows_the_ledger_and_renames(paths: AppPaths) -> None:
     assert store.active_name is None
     Engine(paths, env=os.environ).apply(store.get("a"))
     assert store.active_name == "a"
+    store.add(profile("b", model="other"))
+    Engine(paths, env=os.environ).apply(store.get("b"))
     store.update("a", profile("renamed"))
-    assert store.active_name == "renamed"
+    Engine(paths, env=os.environ).undo()
+    assert store.active_name == "renamed", "undo goes back to the profile under its new name"

@@ -248,7 +248,14 @@ class ProfileStore:
             touched = False
             if state.active == old:
                 state.active, touched = new, True
-            for record in state.targets.values():
+            records = [*state.targets.values()]
+            for tx in state.history:
+                if tx.profile == old:
+                    tx.profile, touched = new, True
+                if tx.previous_active == old:
+                    tx.previous_active, touched = new, True
+                records += [r for e in tx.entries for r in (e.before_record, e.after_record) if r is not None]
+            for record in records:
                 if record.profile == old:
                     record.profile, touched = new, True
             if touched:
