@@ -373,3 +373,12 @@ def test_replay_on_a_server_without_the_messages_endpoint(stub: StubServer, resp
     assert result.claude_replay is not None
     assert "no Anthropic /v1/messages endpoint" in result.claude_replay.message
     assert result.fix_env is None
+
+
+def test_sse_relabelled_as_plain_text_is_still_read(stub: StubServer, responses_dir: Path) -> None:
+    stream = (responses_dir / "resp_anthropic_stream.json").read_bytes()
+    first = (responses_dir / "resp_anthropic_first.json").read_bytes()
+    stub.routes["POST /v1/messages"] = [Reply(200, first), Reply(200, stream, "text/plain")]
+    result = run_verify(_profile(stub.url), timeout=10, api="anthropic", claude_replay=False)
+    assert result.verdict == "HIT"
+    assert (result.cached_tokens, result.prompt_tokens) == (1563, 1564)

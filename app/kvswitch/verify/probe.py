@@ -271,10 +271,14 @@ def _read_capped_all(response: httpx.Response) -> bytes:
 
 
 def _ndjson_or_fail(raw: bytes, response: httpx.Response) -> Iterator[dict[str, Any]]:
+    """NDJSON, or an SSE stream sent with the wrong content type (some proxies relabel it)."""
     parsed = []
     for line in raw.splitlines():
-        if not line.strip():
+        line = line.strip()
+        if not line or line.startswith((b":", b"event:", b"id:", b"retry:")) or line == b"data: [DONE]":
             continue
+        if line.startswith(b"data:"):
+            line = line[5:].strip()
         try:
             item = json.loads(line)
         except ValueError:
