@@ -50,7 +50,7 @@ def run_verify(
         api: force one API (``anthropic``, ``openai-chat``, ``openai-responses``,
             ``llamacpp-completion``, ``ollama``) instead of detecting it.
         claude_replay: also replay Claude Code-shaped requests with and without the billing header;
-            ``None`` does it when the server speaks the Anthropic API and is not Anthropic itself.
+            ``None`` does it for Claude profiles on a local (or loopback) server, never on Anthropic.
     """
     report = progress or (lambda _text, _fraction: None)
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
