@@ -53,6 +53,14 @@ def test_current_and_undo_walk_back(engine: Engine, fake_home: Path) -> None:
         engine.undo()
 
 
+def test_undo_after_a_switch_that_changed_no_file_restores_the_active_name(engine: Engine) -> None:
+    engine.apply(local_profile(name="a"))
+    engine.apply(local_profile(name="b"))
+    assert engine.current() == "b"
+    assert engine.undo().written == []
+    assert engine.current() == "a"
+
+
 def test_reapplying_same_profile_changes_nothing(engine: Engine, fake_home: Path) -> None:
     engine.apply(local_profile())
     before = settings(fake_home).stat().st_mtime_ns

@@ -197,11 +197,12 @@ def test_random_sequences_keep_user_data(
                 assert claude_now == overlay(claude_then, edits), "undo over hand edits must keep them"
                 continue
             profile = pool[op]
+            previous = engine.current()
             result = engine.apply(profile)
             after = read_state(home)
-            if result.written:
+            if result.written or previous != profile.name:
                 history = [*history, (before, False)][-UNDO_DEPTH:]
-            else:
+            if not result.written:
                 assert after == before
             user = overlay(settings_data, edits) if (settings_data is not None or edits) else None
             check_claude_after_apply(after["claude"], user, profile)

@@ -303,7 +303,7 @@ class Engine:
         state.pending = None
         if undoing:
             state.history = state.history[:-1]
-        elif tx.entries:
+        elif tx.entries or new_active != tx.previous_active:
             state.history = [*state.history, tx][-UNDO_DEPTH:]
         self.ledger.save(state)
 
