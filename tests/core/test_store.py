@@ -76,6 +76,14 @@ def test_reloads_when_another_process_writes(paths: AppPaths) -> None:
     ProfileStore(paths).add(profile("from-cli"))
     assert [p.name for p in gui.profiles()] == ["from-cli"]
     assert calls == [1]
+    gui.profiles()
+    assert calls == [1], "no change, no notification"
+    from kvswitch.targets.engine import Engine
+
+    Engine(paths, env=os.environ).apply(gui.get("from-cli"))
+    assert gui.active_name == "from-cli"
+    gui.refresh()
+    assert calls == [1, 1], "an apply by another process changes the active marker"
 
 
 def test_schema_1_is_migrated_and_kept(paths: AppPaths) -> None:

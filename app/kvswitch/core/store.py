@@ -114,15 +114,16 @@ class ProfileStore:
         """Reload if the profiles file or the ledger changed on disk; returns whether anything changed."""
         signature = _stat_signature(self.paths.profiles_file)
         ledger_signature = _stat_signature(self.paths.state_file)
+        first = not self._loaded
         changed = False
-        if not self._loaded or signature != self._signature:
+        if first or signature != self._signature:
             self._profiles = self._read()
             self._signature = signature
-            changed = self._loaded
             self._loaded = True
+            changed = not first
         if ledger_signature != self._ledger_signature:
-            changed = changed or self._ledger_signature is not None or ledger_signature is not None
             self._ledger_signature = ledger_signature
+            changed = changed or not first
         if changed:
             self._notify()
         return changed
