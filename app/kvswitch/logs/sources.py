@@ -237,7 +237,8 @@ class DirectoryFollower:
             lines.extend(self._switch_if_newer())
         self._polls += 1
         if self._follower is not None:
-            lines.extend(self._follower.read_lines())
+            if not lines:
+                lines.extend(self._follower.read_lines())
             self.status = self._follower.status
         return lines
 
@@ -247,20 +248,16 @@ class DirectoryFollower:
             self._follower = None
 
     def _switch_if_newer(self) -> list[str]:
-        if not self.directory.is_dir():
-            try:
-                os.listdir(self.directory)
-            except PermissionError:
-                self.status = f"permission denied: {self.directory}"
-                return []
-            except OSError:
-                pass
-            self.status = f"waiting for directory {self.directory}"
-            return []
         try:
             os.listdir(self.directory)
         except PermissionError:
             self.status = f"permission denied: {self.directory}"
+            return []
+        except NotADirectoryError:
+            self.status = f"not a directory: {self.directory}"
+            return []
+        except OSError:
+            self.status = f"waiting for directory {self.directory}"
             return []
         newest = self.newest()
         if newest is None:
@@ -268,14 +265,16 @@ class DirectoryFollower:
             return []
         if self._follower is not None and self._follower.path == newest:
             return []
-        drained: list[str] = []
         first = self._follower is None
         if self._follower is not None:
-            drained = self._follower.read_lines()  # the old file's last lines
+            drained = self._follower.read_lines()
+            if drained:  # finish the old file first, one bounded poll at a time
+                self._polls = -1  # and look again at the next poll
+                return drained
             self._follower.close()
         self._follower = FileFollower(newest, start_at_end=first and self.start_at_end,
                                       tail_lines=self.tail_lines)
-        return drained
+        return []
 
 
 def open_source(source: LogSource, *, start_at_end: bool = True, tail_lines: int = 200) -> LogReader:
