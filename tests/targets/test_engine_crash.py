@@ -26,6 +26,7 @@ from kvswitch.targets.engine import Engine
 
 RUNS = 200
 USER_SETTINGS = {"theme": "dark", "env": {"MY_HOME": "/opt", "ANTHROPIC_MODEL": "mine"}}
+USER_BASHRC = "# my bashrc\nalias ll='ls -l'\n"
 USER_CODEX = '# mine\napproval_policy = "never"\n\n[mcp_servers.a]\ncommand = "x"\n'
 
 PROFILE_A = Profile(
@@ -35,7 +36,7 @@ PROFILE_A = Profile(
     api_key="sk-aaaaaaaaaaaaaaaa",
     model="qwen",
     env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0", "FOO": "a"},
-    targets=["claude", "codex"],
+    targets=["claude", "codex", "bash"],
 )
 PROFILE_B = Profile(
     name="B",
@@ -43,7 +44,7 @@ PROFILE_B = Profile(
     base_url="https://gw.example/v1",
     api_key="sk-bbbbbbbbbbbbbbbb",
     env={"BAR": "b"},
-    targets=["claude", "codex"],
+    targets=["claude", "codex", "bash"],
 )
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
@@ -54,6 +55,7 @@ def seed(home: Path) -> None:
     (home / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text(USER_CODEX)
+    (home / ".bashrc").write_text(USER_BASHRC)
 
 
 def engine_for(home: Path) -> Engine:
@@ -64,16 +66,18 @@ def engine_for(home: Path) -> Engine:
     )
 
 
-def parsed(home: Path) -> tuple[Any, Any]:
+def parsed(home: Path) -> tuple[Any, Any, str | None]:
     claude = home / ".claude" / "settings.json"
     codex = home / ".codex" / "config.toml"
+    bashrc = home / ".bashrc"
     return (
         json.loads(claude.read_text()) if claude.exists() else None,
         tomllib.loads(codex.read_text()) if codex.exists() else None,
+        bashrc.read_text() if bashrc.exists() else None,
     )
 
 
-def expected_states(root: Path) -> dict[str, tuple[Any, Any]]:
+def expected_states(root: Path) -> dict[str, tuple[Any, Any, str | None]]:
     states = {}
     for name, profile in (("A", PROFILE_A), ("B", PROFILE_B)):
         scratch = root / f"scratch-{name}"
@@ -119,11 +123,12 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status), f"run {run}: the child failed on its own (status {status})"
-        claude, codex = parsed(home)
+        claude, codex, bashrc = parsed(home)
         assert claude in (states["A"][0], states["B"][0], states["initial"][0]), (
             f"run {run}: torn settings.json"
         )
         assert codex in (states["A"][1], states["B"][1], states["initial"][1]), f"run {run}: torn config.toml"
+        assert bashrc in (states["A"][2], states["B"][2], states["initial"][2]), f"run {run}: torn .bashrc"
         engine = engine_for(home)
         pending = engine.state().pending is not None
         seen_pending += pending
