@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.controller import AppController
-from kvswitch.ui.diff_dialog import ApplyDialog
 
 log = logging.getLogger("kvswitch.ui.window")
 
@@ -55,7 +54,6 @@ class MainWindow(QMainWindow):
         self.tray_present = False  # set by the shell; decides what Settings' close-to-tray can do
         self.content_built = False
         self.setWindowTitle("KV Switch")
-        self.setWindowIcon(theme.app_icon())
         self.resize(1100, 720)
         if deferred:
             loading = QLabel(self.tr("Loading profiles…"))
@@ -73,6 +71,7 @@ class MainWindow(QMainWindow):
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
+        self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         self.model = ProfileListModel(self.store, self)
         self.list_view = QListView()
@@ -233,6 +232,8 @@ class MainWindow(QMainWindow):
             message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
             self.message_bar.show_error(message.replace("%2", str(exc)))
             return False
+        from kvswitch.ui.diff_dialog import ApplyDialog  # noqa: PLC0415
+
         engine = self.controller.engine
         if not ApplyDialog.ask(self, name, plans, lambda ps: engine.render_diff(ps, show_secrets=False)):
             return False
