@@ -137,6 +137,7 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
             leftovers = [
                 *(home / ".claude").glob("*.kvswitch-tmp"),
                 *(home / ".codex").glob("*.kvswitch-tmp"),
+                *home.glob(".*.kvswitch-tmp"),
             ]
             assert leftovers == [], (
                 f"run {run}: recovery left temp files behind: {leftovers} {engine.recovery_notes}"
