@@ -10,6 +10,7 @@ blocked read then returns at once and the call reports why it ended.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import socket
 import threading
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -113,11 +115,16 @@ class Guard:
             text = text.replace(secret, "•" * 8)
         return text
 
-    def client(self, limit: float | None = None) -> httpx.Client:
+    def client(self, limit: float | None = None, url: str | None = None) -> httpx.Client:
+        """A client within the remaining budget. System proxy settings apply to remote servers only:
+        a corporate proxy must not intercept a loopback server, but may be the only way out."""
         budget = max(0.05, min(self.remaining(), limit if limit is not None else self.timeout))
         timeout = httpx.Timeout(budget, connect=min(budget, 5.0))
         return httpx.Client(
-            timeout=timeout, follow_redirects=False, trust_env=False, headers={"user-agent": USER_AGENT}
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=url is not None and not is_loopback_url(url),
+            headers={"user-agent": USER_AGENT},
         )
 
     def translate(self, exc: Exception, url: str) -> ProbeError:
@@ -139,6 +146,16 @@ class Guard:
         return ProbeError("network", f"{url}: {self.redact(str(exc)) or type(exc).__name__}")
 
 
+def is_loopback_url(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass
 class StreamResult:
     """One streamed request: time to first generated token, total time, every event and its cache numbers."""
@@ -158,7 +175,7 @@ def get_json_or_text(
     """A best-effort GET used for detection and metrics; ``None`` when it fails for any reason."""
     try:
         guard.check()
-        with guard.client(limit) as client:
+        with guard.client(limit, url) as client:
             response = client.get(url, headers=dict(headers), extensions={"trace": guard.trace})
             return response.status_code, response.headers.get("content-type", ""), response.content[: 1 << 20]
     except ProbeError:
@@ -180,7 +197,7 @@ def stream_request(
     started = time.monotonic()
     try:
         with (
-            guard.client() as client,
+            guard.client(url=url) as client,
             client.stream(
                 "POST", url, json=body, headers=dict(headers), extensions={"trace": guard.trace}
             ) as response,

@@ -8,7 +8,6 @@ as evidence. Time to first token is measured too, but only as a hint: on small m
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -19,7 +18,7 @@ from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
 from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
 from kvswitch.verify.logtap import LogTap
-from kvswitch.verify.probe import Guard, ProbeError
+from kvswitch.verify.probe import Guard, ProbeError, is_loopback_url
 from kvswitch.verify.prompts import PREFIX_LINES, SUFFIX_COLD, SUFFIX_WARM, make_prefix, new_nonce
 from kvswitch.verify.result import ERROR, HIT, MISS, PARTIAL, UNKNOWN, VerifyResult, verdict_for
 from kvswitch.verify.target import Measured, Target, measure
@@ -119,7 +118,7 @@ def _wants_replay(flag: bool | None, target: Target) -> bool:
         return flag
     profile = target.profile
     uses_claude = any(t.startswith("claude") for t in profile.targets)
-    local = profile.is_local or _is_loopback_url(profile.base_url)
+    local = profile.is_local or is_loopback_url(profile.base_url)
     return (
         uses_claude
         and local
@@ -138,16 +137,6 @@ def display_url(url: str) -> str:
     if parts.port is not None:
         netloc += f":{parts.port}"
     return parts._replace(netloc=netloc).geturl()
-
-
-def _is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _replace(result: VerifyResult, **changes: Any) -> VerifyResult:
