@@ -198,6 +198,8 @@ def test_doctor_reports_hand_edits_modes_broken_files_and_stale_shell_vars(fake_
     assert f"{profiles_file}: mode 644" in result.stdout
     assert "this shell still exports ANTHROPIC_BASE_URL=http://old.example" in result.stdout
     assert KEY not in result.stdout
+    (fake_home / ".bashrc").unlink()
+    assert "/.bashrc: deleted since KV Switch wrote it" in kvswitch("doctor").stdout
 
 
 def test_project_target_directory_is_made_absolute(fake_home: Path, tmp_path: Path) -> None:

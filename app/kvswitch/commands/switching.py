@@ -161,6 +161,12 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
     for target_id, record in state.targets.items():
         try:
             target = target_for_id(target_id, engine.env)
+            snapshot = target.snapshot()
+            if snapshot.content is None and snapshot.values is None:
+                findings.append(
+                    f"{record.location}: deleted since KV Switch wrote it; 'kvswitch use' writes it again"
+                )
+                continue
             plan = target.plan(None, record.owned)
         except KvSwitchError as exc:
             findings.append(f"{record.location}: {exc}")
