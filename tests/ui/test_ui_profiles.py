@@ -141,3 +141,29 @@ def test_apply_failure_shows_engine_message_and_changes_nothing(qtbot: Any, wind
     assert "settings.json" in window.message_bar.text
     assert settings.read_bytes() == before
     assert store.active_name is None
+
+
+def test_import_claude_settings_adds_profile(qtbot: Any, window: Any, store: Any, fake_home: Path) -> None:
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",
+                                            "ANTHROPIC_AUTH_TOKEN": "sk-imported-0123456789"}}))
+    with qtbot.waitSignal(window.model.rowsInserted, timeout=3000):
+        window.import_claude_action.trigger()
+    [profile] = store.profiles()
+    assert profile.base_url == "http://127.0.0.1:8080"
+    assert window.message_bar.level == "success"
+    assert "sk-imported" not in window.message_bar.text
+
+
+def test_command_log_source_round_trips(qtbot: Any, window: Any, store: Any) -> None:
+    editor = window.editor
+    window.new_button.click()
+    editor.name_edit.setText("managed")
+    editor.log_kind_combo.setCurrentIndex(editor.log_kind_combo.findData("command"))
+    editor.log_path_edit.setText("llama-server -m '/models/my model.gguf' --port 8080")
+    assert editor.save()
+    expected = ["llama-server", "-m", "/models/my model.gguf", "--port", "8080"]
+    assert store.get("managed").log.command == expected
+    editor.load_profile("managed")
+    assert editor.log_path_edit.text() == "llama-server -m '/models/my model.gguf' --port 8080"

@@ -8,6 +8,7 @@ belong to, so the window and the CLI reject the same things with the same words.
 from __future__ import annotations
 
 import logging
+import shlex
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,7 +36,7 @@ from kvswitch.ui.lint_panel import LintPanel
 log = logging.getLogger("kvswitch.ui.editor")
 
 EDITABLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish")
-LOG_KINDS = ("", "file", "directory", "journald")
+LOG_KINDS = ("", "file", "directory", "journald", "command")
 
 
 def parse_env_block(text: str) -> tuple[dict[str, str], list[str]]:
@@ -100,7 +101,7 @@ class ProfileEditor(QWidget):
         for kind in LOG_KINDS:
             self.log_kind_combo.addItem(kind or self.tr("none"), kind)
         self.log_path_edit = QLineEdit()
-        self.log_path_edit.setPlaceholderText(self.tr("log file, directory or systemd unit"))
+        self.log_path_edit.setPlaceholderText(self.tr("log file, directory, systemd unit or server command"))
 
         self.errors: dict[str, QLabel] = {}
         form = QFormLayout()
@@ -240,7 +241,12 @@ class ProfileEditor(QWidget):
     def _set_log(self, source: Any) -> None:
         kind = source.kind if source is not None else ""
         self.log_kind_combo.setCurrentIndex(max(0, self.log_kind_combo.findData(kind)))
-        value = "" if source is None else (source.unit if source.kind == "journald" else source.path) or ""
+        if source is None:
+            value = ""
+        elif source.kind == "command":
+            value = shlex.join(source.command or [])
+        else:
+            value = (source.unit if source.kind == "journald" else source.path) or ""
         self.log_path_edit.setText(value)
 
     def _form_data(self) -> tuple[dict[str, Any], list[str]]:
@@ -266,7 +272,13 @@ class ProfileEditor(QWidget):
         data["targets"] = [spec for spec, box in self.target_boxes.items() if box.isChecked()] + kept
         log_kind = self.log_kind_combo.currentData()
         value = self.log_path_edit.text().strip()
-        if log_kind:
+        if log_kind == "command":
+            try:
+                command = shlex.split(value)
+            except ValueError:  # an unbalanced quote: the model then says a command is needed
+                command = []
+            data["log"] = {"kind": "command", "command": command}
+        elif log_kind:
             data["log"] = {"kind": log_kind, ("unit" if log_kind == "journald" else "path"): value}
         return data, env_errors
 

@@ -69,6 +69,7 @@ class AppShell(QObject):
 
             self.settings = load_app_settings(self.paths)
             self._apply_language_setting()
+        self._apply_theme_setting()
         if not self.window.content_built:
             self.window.build_content()
         if self.tray_available:
@@ -83,6 +84,18 @@ class AppShell(QObject):
         self.window.close_to_tray = self.tray is not None and close_to_tray
         self._register_secrets()
         self.controller.store.subscribe(self._register_secrets)
+
+    def _apply_theme_setting(self) -> None:
+        """``light``/``dark`` in the settings override the system; ``system`` follows it."""
+        from PySide6.QtCore import Qt  # noqa: PLC0415
+        from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
+
+        schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark,
+                   "system": Qt.ColorScheme.Unknown}
+        scheme = schemes.get(str(getattr(self.settings, "theme", "system")))
+        hints = QGuiApplication.styleHints()
+        if scheme is not None and hints is not None and hasattr(hints, "setColorScheme"):
+            hints.setColorScheme(scheme)
 
     def _apply_language_setting(self) -> None:
         """The language setting only became known now; the content is built after this, in it."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from kvswitch.core.errors import KvSwitchError
@@ -51,6 +51,9 @@ class TrayIcon(QObject):
         controller.apply_failed.connect(self._on_controller_apply_failed)
         controller.verify_finished.connect(self._on_controller_verify_finished)
         controller.verify_failed.connect(self._on_controller_verify_failed)
+        hints = QGuiApplication.styleHints()
+        if hints is not None:
+            hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
         self._update_tooltip()
         self.rebuild_menu()
 
@@ -136,6 +139,10 @@ class TrayIcon(QObject):
     def _on_icon_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
             self.show_window_requested.emit()
+
+    @Slot()
+    def _on_color_scheme_changed(self, *_args: object) -> None:
+        self.icon.setIcon(theme.state_icon(self.controller.cache_state))
 
     @Slot(str)
     def _on_controller_cache_state_changed(self, state: str) -> None:

@@ -4,17 +4,17 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="133"/>
+        <location filename="../controller.py" line="138"/>
         <source>Undid the last apply.</source>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="168"/>
+        <location filename="../controller.py" line="173"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="203"/>
+        <location filename="../controller.py" line="208"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
@@ -98,9 +98,104 @@
 <context>
     <name>ErrorReportDialog</name>
     <message>
-        <location filename="../errors.py" line="102"/>
+        <location filename="../error_dialog.py" line="34"/>
         <source>Copy report</source>
         <translation>复制报告</translation>
+    </message>
+</context>
+<context>
+    <name>FirstRunDialog</name>
+    <message>
+        <location filename="../first_run.py" line="80"/>
+        <source>Set up KV Switch</source>
+        <translation>设置 KV Switch</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="90"/>
+        <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
+        <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="95"/>
+        <source>Coding tools</source>
+        <translation>编程工具</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="102"/>
+        <source>Import Claude Code&apos;s current settings</source>
+        <translation>导入 Claude Code 当前设置</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="104"/>
+        <source>Import CC Switch providers</source>
+        <translation>导入 CC Switch 提供商</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="112"/>
+        <source>Local servers</source>
+        <translation>本地服务器</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="121"/>
+        <source>Detect servers</source>
+        <translation>检测服务器</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="123"/>
+        <source>Add selected profiles</source>
+        <translation>添加所选配置</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="145"/>
+        <source>%1: not found</source>
+        <translation>%1：未找到</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="147"/>
+        <source>not on PATH</source>
+        <translation>不在 PATH 中</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="148"/>
+        <source>no configuration yet</source>
+        <translation>尚无配置</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="149"/>
+        <source>%1: %2 — %3</source>
+        <translation>%1：%2 — %3</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="166"/>
+        <source>Looking for running servers…</source>
+        <translation>正在查找运行中的服务器…</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="187"/>
+        <source>Detection failed: %1</source>
+        <translation>检测失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="198"/>
+        <source>(a profile named “%1” already exists)</source>
+        <translation>（已存在名为“%1”的配置）</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../first_run.py" line="208"/>
+        <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
+        <translation>
+            <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="212"/>
+        <source>No local server is running. Start llama-server, LM Studio, Ollama, vLLM or SGLang and press “Detect servers”.</source>
+        <translation>没有正在运行的本地服务器。请启动 llama-server、LM Studio、Ollama、vLLM 或 SGLang，然后点击“检测服务器”。</translation>
+    </message>
+    <message>
+        <location filename="../first_run.py" line="256"/>
+        <source>Added: %1.</source>
+        <translation>已添加：%1。</translation>
     </message>
 </context>
 <context>
@@ -119,58 +214,58 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../log_panel.py" line="81"/>
+        <location filename="../log_panel.py" line="83"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="83"/>
+        <location filename="../log_panel.py" line="85"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="84"/>
+        <location filename="../log_panel.py" line="86"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="85"/>
+        <location filename="../log_panel.py" line="87"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="87"/>
+        <location filename="../log_panel.py" line="89"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="89"/>
+        <location filename="../log_panel.py" line="91"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="90"/>
+        <location filename="../log_panel.py" line="92"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="91"/>
+        <location filename="../log_panel.py" line="93"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="135"/>
-        <location filename="../log_panel.py" line="151"/>
+        <location filename="../log_panel.py" line="137"/>
+        <location filename="../log_panel.py" line="153"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="154"/>
+        <location filename="../log_panel.py" line="156"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="278"/>
+        <location filename="../log_panel.py" line="290"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
@@ -178,130 +273,145 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="65"/>
+        <location filename="../main_window.py" line="59"/>
+        <source>Loading profiles…</source>
+        <translation>正在加载配置…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="81"/>
         <source>New</source>
         <translation>新建</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="70"/>
+        <location filename="../main_window.py" line="86"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="74"/>
+        <location filename="../main_window.py" line="90"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="85"/>
+        <location filename="../main_window.py" line="101"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="86"/>
+        <location filename="../main_window.py" line="102"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="87"/>
+        <location filename="../main_window.py" line="103"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="111"/>
+        <location filename="../main_window.py" line="128"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="114"/>
+        <location filename="../main_window.py" line="131"/>
         <source>Apply…</source>
         <translation>应用…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="116"/>
+        <location filename="../main_window.py" line="133"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="117"/>
+        <location filename="../main_window.py" line="134"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="118"/>
-        <location filename="../main_window.py" line="122"/>
+        <location filename="../main_window.py" line="135"/>
+        <location filename="../main_window.py" line="139"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="119"/>
+        <location filename="../main_window.py" line="136"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="120"/>
+        <location filename="../main_window.py" line="137"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="125"/>
+        <location filename="../main_window.py" line="142"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="131"/>
+        <location filename="../main_window.py" line="148"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="133"/>
+        <location filename="../main_window.py" line="150"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="134"/>
+        <location filename="../main_window.py" line="151"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="215"/>
+        <location filename="../main_window.py" line="232"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="257"/>
+        <location filename="../main_window.py" line="276"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="258"/>
+        <location filename="../main_window.py" line="277"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="281"/>
+        <location filename="../main_window.py" line="300"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="287"/>
+        <location filename="../main_window.py" line="306"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="296"/>
+        <location filename="../main_window.py" line="315"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="322"/>
+        <location filename="../main_window.py" line="341"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="323"/>
+        <location filename="../main_window.py" line="342"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="380"/>
+        <source>The new language applies the next time KV Switch starts.</source>
+        <translation>新语言将在下次启动 KV Switch 时生效。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="385"/>
+        <source>Added %1 profile(s): %2. Select one and click Apply.</source>
+        <translation>已添加 %1 个配置：%2。选择一个并点击“应用”。</translation>
     </message>
 </context>
 <context>
@@ -315,98 +425,98 @@
 <context>
     <name>ProfileEditor</name>
     <message>
-        <location filename="../profile_editor.py" line="82"/>
+        <location filename="../profile_editor.py" line="83"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="83"/>
+        <location filename="../profile_editor.py" line="84"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="89"/>
+        <location filename="../profile_editor.py" line="90"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="91"/>
-        <location filename="../profile_editor.py" line="340"/>
+        <location filename="../profile_editor.py" line="92"/>
+        <location filename="../profile_editor.py" line="352"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="93"/>
+        <location filename="../profile_editor.py" line="94"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="101"/>
+        <location filename="../profile_editor.py" line="102"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="103"/>
-        <source>log file, directory or systemd unit</source>
-        <translation>日志文件、目录或 systemd 单元</translation>
+        <location filename="../profile_editor.py" line="104"/>
+        <source>log file, directory, systemd unit or server command</source>
+        <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="110"/>
+        <location filename="../profile_editor.py" line="111"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="111"/>
+        <location filename="../profile_editor.py" line="112"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="113"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="116"/>
+        <location filename="../profile_editor.py" line="117"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="117"/>
+        <location filename="../profile_editor.py" line="118"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="118"/>
+        <location filename="../profile_editor.py" line="119"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="126"/>
+        <location filename="../profile_editor.py" line="127"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="130"/>
+        <location filename="../profile_editor.py" line="131"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="133"/>
+        <location filename="../profile_editor.py" line="134"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="134"/>
+        <location filename="../profile_editor.py" line="135"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="289"/>
+        <location filename="../profile_editor.py" line="301"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="340"/>
+        <location filename="../profile_editor.py" line="352"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
@@ -427,102 +537,241 @@
 <context>
     <name>ReuseChart</name>
     <message>
-        <location filename="../reuse_chart.py" line="30"/>
+        <location filename="../reuse_chart.py" line="32"/>
         <source>Prompt cache reuse per request</source>
         <translation>每个请求的提示缓存复用</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="64"/>
+        <location filename="../reuse_chart.py" line="66"/>
         <source>No requests yet: cache reuse per request appears here.</source>
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="103"/>
+        <location filename="../reuse_chart.py" line="108"/>
         <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
         <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
     </message>
 </context>
 <context>
+    <name>SettingsDialog</name>
+    <message>
+        <location filename="../settings_dialog.py" line="75"/>
+        <source>KV Switch Settings</source>
+        <extracomment>(setting value, label) — labels of languages are written in that language</extracomment>
+        <translation>KV Switch 设置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="94"/>
+        <source>Preferences</source>
+        <translation>偏好设置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="98"/>
+        <source>System language</source>
+        <translation>系统语言</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="101"/>
+        <source>Language (after restart):</source>
+        <translation>语言（重启后生效）：</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="103"/>
+        <source>Follow the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="103"/>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="103"/>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="107"/>
+        <source>Theme:</source>
+        <translation>主题：</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="108"/>
+        <source>Start KV Switch at login, in the tray</source>
+        <translation>登录时在托盘中启动 KV Switch</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="112"/>
+        <source>Keep running in the tray when the window is closed</source>
+        <translation>关闭窗口后继续在托盘中运行</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="118"/>
+        <source>Where KV Switch keeps its data</source>
+        <translation>KV Switch 的数据位置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="122"/>
+        <source>Settings and profiles:</source>
+        <translation>设置和配置：</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="123"/>
+        <source>Backups of changed files:</source>
+        <translation>已修改文件的备份：</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="124"/>
+        <source>KV Switch&apos;s own log:</source>
+        <translation>KV Switch 自身日志：</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="129"/>
+        <source>Open</source>
+        <translation>打开</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="140"/>
+        <source>Move profiles to another computer</source>
+        <translation>将配置迁移到另一台电脑</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="142"/>
+        <source>Include API keys in the exported file (it will be readable by you only)</source>
+        <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="146"/>
+        <source>Export profiles…</source>
+        <translation>导出配置…</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="148"/>
+        <source>Import profiles…</source>
+        <translation>导入配置…</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="157"/>
+        <source>KV Switch %1 (%2) — Qt for Python %3</source>
+        <translation>KV Switch %1（%2）— Qt for Python %3</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="211"/>
+        <source>with API keys</source>
+        <translation>包含 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="211"/>
+        <source>without API keys</source>
+        <translation>不含 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="212"/>
+        <source>Exported %1 profile(s) %2 to %3.</source>
+        <translation>已将 %1 个配置（%2）导出到 %3。</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="241"/>
+        <source>Export profiles</source>
+        <translation>导出配置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="243"/>
+        <source>JSON files (*.json)</source>
+        <translation>JSON 文件 (*.json)</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="249"/>
+        <source>Import profiles</source>
+        <translation>导入配置</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="250"/>
+        <source>JSON files (*.json);;All files (*)</source>
+        <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="79"/>
+        <location filename="../tray.py" line="82"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="82"/>
+        <location filename="../tray.py" line="85"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="82"/>
+        <location filename="../tray.py" line="85"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="95"/>
+        <location filename="../tray.py" line="98"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="95"/>
-        <location filename="../tray.py" line="158"/>
-        <location filename="../tray.py" line="162"/>
+        <location filename="../tray.py" line="98"/>
+        <location filename="../tray.py" line="165"/>
+        <location filename="../tray.py" line="169"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="98"/>
+        <location filename="../tray.py" line="101"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
+        <location filename="../tray.py" line="104"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="113"/>
+        <location filename="../tray.py" line="116"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="113"/>
+        <location filename="../tray.py" line="116"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="114"/>
+        <location filename="../tray.py" line="117"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="114"/>
+        <location filename="../tray.py" line="117"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="117"/>
+        <location filename="../tray.py" line="120"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="119"/>
+        <location filename="../tray.py" line="122"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="148"/>
+        <location filename="../tray.py" line="155"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="149"/>
+        <location filename="../tray.py" line="156"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="153"/>
+        <location filename="../tray.py" line="160"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
@@ -620,6 +869,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="105"/>
+        <location filename="../shell.py" line="139"/>
         <source>KV Switch cannot start</source>
         <translation>KV Switch 无法启动</translation>
     </message>
@@ -627,12 +877,12 @@
 <context>
     <name>errors</name>
     <message>
-        <location filename="../errors.py" line="152"/>
+        <location filename="../errors.py" line="122"/>
         <source>KV Switch: unexpected error</source>
         <translation>KV Switch：意外错误</translation>
     </message>
     <message>
-        <location filename="../errors.py" line="153"/>
+        <location filename="../errors.py" line="123"/>
         <source>Something went wrong inside KV Switch. Your files were not changed by this error. The report below contains no API keys; copy it when you report the problem.</source>
         <translation>KV Switch 内部出错。此错误没有修改你的文件。下面的报告不包含任何 API 密钥；报告问题时请复制它。</translation>
     </message>
