@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.verify.causes import ATTRIBUTION_FIX
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.evidence import best_reading
 from kvswitch.verify.probe import Guard, ProbeError
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 FIRST_WORDS = "say hi"
 SECOND_WORDS = "say hello to the whole team"
-ATTRIBUTION_FIX = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 
 
 @lru_cache(maxsize=1)

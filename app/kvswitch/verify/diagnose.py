@@ -13,45 +13,17 @@ rendered prompt. Fields outside the prompt (model, metadata, max_tokens...) are 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kvswitch.core.errors import UsageError
+from kvswitch.verify.causes import name_cause
+from kvswitch.verify.parts import PROMPT_KEYS, PromptPart, canonical, prompt_parts, serialise
 
-#: top-level keys that render into the prompt, in the order most chat templates emit them
-PROMPT_KEYS = ("system", "instructions", "tools", "functions", "messages", "input", "prompt")
+__all__ = ["PrefixDiagnosis", "canonical", "diagnose_requests", "load_request", "prompt_parts", "serialise"]
+
 SNIPPET_BYTES = 48
-BILLING_MARKER = b"x-anthropic-billing-header"
-ATTRIBUTION_FIX = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
-
-_DATE_TIME_RE = re.compile(
-    rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    rb"|\b\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\b"
-    rb"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
-    rb"|\b1[6-9]\d{8}(?:\d{3})?\b"
-    rb"|\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? +\d{1,2}"
-    rb"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* +\d{1,2}(?:, *\d{4})?"
-)
-_RANDOM_ID_RE = re.compile(
-    rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\b[0-9a-fA-F]{12,}\b"
-)
-
-
-@dataclass(frozen=True)
-class PromptPart:
-    """One piece of the rendered prompt: its label (``system[0]``, ``messages[2].content[1]``) and bytes."""
-
-    label: str
-    data: bytes
-    role: str | None = None
-    message_index: int | None = None
-
-    @property
-    def line(self) -> bytes:
-        return self.label.encode() + b" " + self.data + b"\n"
 
 
 @dataclass(frozen=True)
@@ -109,61 +81,6 @@ class PrefixDiagnosis:
             lines.append("Fix: set " + " ".join(f"{k}={v}" for k, v in self.fix_env.items()))
         lines.extend(f"Note: {note}" for note in self.notes)
         return "\n".join(lines)
-
-
-def canonical(value: Any) -> bytes:
-    return json.dumps(
-        _strip_cache_control(value), ensure_ascii=False, sort_keys=True, separators=(",", ":")
-    ).encode("utf-8")
-
-
-def _strip_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
-    return value
-
-
-def prompt_parts(body: dict[str, Any]) -> list[PromptPart]:
-    """Cut a request body (Anthropic, OpenAI chat/Responses, llama.cpp, Ollama) into prompt parts."""
-    return list(_iter_parts(body))
-
-
-def _iter_parts(body: dict[str, Any]) -> Iterator[PromptPart]:
-    for key in PROMPT_KEYS:
-        if key not in body:
-            continue
-        value = body[key]
-        if key in ("system", "instructions") and isinstance(value, list):
-            for i, block in enumerate(value):
-                yield PromptPart(f"{key}[{i}]", canonical(block), role="system")
-        elif key in ("messages", "input") and isinstance(value, list):
-            for i, message in enumerate(value):
-                yield from _message_parts(key, i, message)
-        else:
-            role = "system" if key in ("system", "instructions") else None
-            yield PromptPart(key, canonical(value), role=role)
-
-
-def _message_parts(key: str, index: int, message: Any) -> Iterator[PromptPart]:
-    if not isinstance(message, dict):
-        yield PromptPart(f"{key}[{index}]", canonical(message), message_index=index)
-        return
-    role = message.get("role") if isinstance(message.get("role"), str) else None
-    content = message.get("content")
-    header = {k: v for k, v in message.items() if k != "content"}
-    yield PromptPart(f"{key}[{index}]", canonical(header), role=role, message_index=index)
-    if isinstance(content, list):
-        for j, block in enumerate(content):
-            yield PromptPart(f"{key}[{index}].content[{j}]", canonical(block), role=role, message_index=index)
-    elif content is not None:
-        yield PromptPart(f"{key}[{index}].content", canonical(content), role=role, message_index=index)
-
-
-def serialise(body: dict[str, Any]) -> bytes:
-    """The canonical serialisation that offsets refer to."""
-    return b"".join(part.line for part in prompt_parts(body))
 
 
 def diagnose_requests(a: dict[str, Any], b: dict[str, Any]) -> PrefixDiagnosis:
@@ -235,7 +152,7 @@ def _diverged(
     snippet_a = _snippet(line_a[cut : cut + SNIPPET_BYTES])
     snippet_b = _snippet(line_b[cut : cut + SNIPPET_BYTES])
     others = _other_divergent(parts_a, parts_b, index)
-    cause, text, fix = _name_cause(parts_a, parts_b, index, cut)
+    cause, text, fix = name_cause(parts_a, parts_b, index, cut)
     share = identical / total_b if total_b else 0.0
     return PrefixDiagnosis(
         False,
@@ -274,102 +191,6 @@ def _other_divergent(parts_a: list[PromptPart], parts_b: list[PromptPart], index
     by_label = {p.label: p.data for p in parts_a}
     others = [p.label for p in parts_b[index + 1 :] if by_label.get(p.label) != p.data]
     return others
-
-
-def _span_covers(data: bytes, pattern: re.Pattern[bytes], at: int) -> bool:
-    return any(m.start() <= at <= m.end() for m in pattern.finditer(data))
-
-
-def _name_cause(
-    parts_a: list[PromptPart], parts_b: list[PromptPart], index: int, cut: int
-) -> tuple[str | None, str | None, dict[str, str] | None]:
-    pa, pb = parts_a[index], parts_b[index]
-    if BILLING_MARKER in pa.data or BILLING_MARKER in pb.data:
-        return (
-            "billing_header",
-            "Claude Code's x-anthropic-billing-header system block differs between conversations, so the "
-            "server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.",
-            dict(ATTRIBUTION_FIX),
-        )
-    if pa.label.startswith(("tools", "functions")) and pa.label == pb.label:
-        return "tools_changed", _describe_tools_change(pa.data, pb.data), None
-    if pa.label == pb.label and _squash(pa.data) == _squash(pb.data):
-        return (
-            "whitespace",
-            "only whitespace differs (spaces, tabs or line breaks) — the tokens still change.",
-            None,
-        )
-    if _span_covers(pa.data, _DATE_TIME_RE, cut) or _span_covers(pb.data, _DATE_TIME_RE, cut):
-        return (
-            "date_time",
-            "a date or time inside the prompt changed; anything after it is re-processed. Move it to the "
-            "end of the prompt or keep it fixed.",
-            None,
-        )
-    if _span_covers(pa.data, _RANDOM_ID_RE, cut) or _span_covers(pb.data, _RANDOM_ID_RE, cut):
-        return "random_id", "a per-request id (uuid or hex token) inside the prompt changed.", None
-    if pb.role == "user" and pb.message_index is not None:
-        later = _large_unchanged_after(parts_a, parts_b, index)
-        if later is not None:
-            label, size = later
-            return (
-                "user_before_system",
-                f"the user's message comes before a large unchanged block ({label}, {size} bytes), "
-                "so that block is re-processed every time the user's words differ.",
-                None,
-            )
-    if pa.role == "system" or pb.role == "system":
-        return "system_changed", "the system prompt itself changed.", None
-    return None, None, None
-
-
-def _squash(data: bytes) -> bytes:
-    return re.sub(rb"(?:\s|\\[ntr])+", b"", data)
-
-
-def _large_unchanged_after(
-    parts_a: list[PromptPart], parts_b: list[PromptPart], index: int
-) -> tuple[str, int] | None:
-    rest = parts_b[index + 1 :]
-    total_rest = sum(len(p.data) for p in rest)
-    a_data = {p.data for p in parts_a}
-    best: tuple[str, int] | None = None
-    for part in rest:
-        unchanged = part.data in a_data
-        big = len(part.data) >= 1024 and (part.role == "system" or len(part.data) * 4 >= total_rest)
-        if unchanged and big and (best is None or len(part.data) > best[1]):
-            best = (part.label, len(part.data))
-    return best
-
-
-def _describe_tools_change(a: bytes, b: bytes) -> str:
-    try:
-        tools_a, tools_b = json.loads(a), json.loads(b)
-    except ValueError:
-        return "the tools list changed."
-    names_a = [_tool_name(t) for t in tools_a] if isinstance(tools_a, list) else []
-    names_b = [_tool_name(t) for t in tools_b] if isinstance(tools_b, list) else []
-    added = [n for n in names_b if n not in names_a]
-    removed = [n for n in names_a if n not in names_b]
-    bits = []
-    if added:
-        bits.append("added " + ", ".join(added))
-    if removed:
-        bits.append("removed " + ", ".join(removed))
-    if not bits and sorted(names_a) == sorted(names_b) and names_a != names_b:
-        bits.append("same tools in a different order")
-    if not bits and isinstance(tools_a, list) and isinstance(tools_b, list):
-        changed = [_tool_name(tb) for ta, tb in zip(tools_a, tools_b, strict=False) if ta != tb]
-        if changed:
-            bits.append("definition changed: " + ", ".join(changed))
-    return "the tools list changed (" + ("; ".join(bits) or "content differs") + ")."
-
-
-def _tool_name(tool: Any) -> str:
-    if isinstance(tool, dict):
-        name = tool.get("name") or (tool.get("function") or {}).get("name")
-        return str(name) if name else "?"
-    return "?"
 
 
 def _non_prompt_notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
