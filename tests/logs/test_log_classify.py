@@ -129,3 +129,27 @@ def test_any_mix_of_real_lines_gives_consistent_events(lines: list[str]) -> None
         assert event.prompt_tokens == event.cached_tokens + event.new_tokens
         assert 1 <= event.first_line <= event.last_line <= max(len(lines), 1)
         assert event.verdict in ("hit", "partial", "miss")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "slot print_timing: id  0 | task 0 | prompt eval time = 1.2.3 ms /  5 tokens",
+        "slot get_availabl: id  0 | task -1 | selected slot by LCP similarity, sim_best = 0..5 (> 0.100 thold)",
+        "slot      release: id  0 | task 0 | stop processing: n_tokens = 99999999999999999999999, truncated = 0",
+        "Engine 000: Avg prompt throughput: 1.0 tokens/s, Prefix cache hit rate: 1.2.3%",
+        '{"msg": "prompt eval time", "n_prompt_tokens_processed": "many", "id_slot": [1]}',
+        '{"type": "log", "msg": 5}',
+        "[2025-07-26 16:09:08 TP0] Prefill batch. #new-seq: 1, #new-token: 0, #cached-token: 0, token usage: 0.00",
+    ],
+)
+def test_malformed_numbers_never_raise(line: str, tmp_path: Path) -> None:
+    from kvswitch.logs.scan import scan_file
+
+    classify_line(line)
+    analyzer = LogAnalyzer()
+    analyzer.feed(line, 1)
+    analyzer.flush()
+    path = tmp_path / "bad.log"
+    path.write_text(line + "\n")
+    list(scan_file(path))

@@ -127,7 +127,8 @@ def _json_text(value: str | None) -> str:
 
 
 def _json_number(value: int | float | None) -> str:
-    return "null" if value is None else json.dumps(value)
+    """What ``json.dumps`` writes for a finite number (its ``repr``), without its overhead."""
+    return "null" if value is None else repr(value)
 
 
 def event_json_line(event: CacheEvent) -> str:

@@ -27,10 +27,10 @@ RELEASE = What.RELEASE
 _LINE = re.compile(
     rb"id +(\d+) \| task (-?\d+) \| *(?:"
     rb"(processing task)"  # 3
-    rb"|(prompt eval time) = +([\d.]+) ms / +(\d+) tokens"  # 4-6
+    rb"|(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"  # 4-6
     rb"|(eval time) = +[\d.]+ ms / +(\d+) (?:tokens|runs)"  # 7-8
     rb"|(stop processing): n_(?:tokens|past) = (\d+), truncated = (\d+)"  # 9-11
-    rb"|(selected slot) by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = ([\d.]+))?"  # 12-14
+    rb"|(selected slot) by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 12-14
     rb"|(?:cached )?n_tokens = (\d+), (memory_seq_rm) \["  # 15-16
     rb"|(kv cache rm) \[(\d+), end\)"  # 17-18
     rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
@@ -42,7 +42,8 @@ _LINE = re.compile(
     rb"|(\r?\n))"  # 22: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
-    rb"[ \t]*(?:(prompt eval time) = +([\d.]+) ms / +(\d+) tokens|(eval time) = +[\d.]+ ms / +(\d+) tokens"
+    rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
+    rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
     rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
 )
 _EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")

@@ -50,8 +50,8 @@ _ERA_A_CACHE = re.compile(r"\bslot (\d+) ?: in cache: (\d+) tokens \| to process
 _ERA_A_START = re.compile(r"\bslot (\d+) is processing \[task id: (\d+)\]")
 _ERA_A_RELEASE = re.compile(r"\bslot (\d+) released \((\d+) tokens in cache\)")
 
-_PROMPT_EVAL = re.compile(r"prompt eval time = +([\d.]+) ms / +(\d+) tokens")
-_GEN_EVAL = re.compile(r"(?<!prompt )\beval time = +([\d.]+) ms / +(\d+) (?:tokens|runs)")
+_PROMPT_EVAL = re.compile(r"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens")
+_GEN_EVAL = re.compile(r"(?<!prompt )\beval time = +(\d+(?:\.\d+)?) ms / +(\d+) (?:tokens|runs)")
 _TIMING = re.compile(
     r"total time = +[\d.]+ ms(?: / +\d+ tokens)?|graphs reused = +\d+|draft acceptance(?: rate)? = [^,]*"
     r"|prompt processing(?: progress)?, n_(?:past|tokens) = +\d+.*|prompt done, n_\w+ = \d+.*|n_gen = +\d+.*"
@@ -62,7 +62,7 @@ _NEW_PROMPT = re.compile(
     r"(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     r"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"
 )
-_SELECT = re.compile(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = ([\d.]+))?")
+_SELECT = re.compile(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?")
 _START = re.compile(r"processing task|slot is processing task")
 _FULL_HIT = re.compile(r"need to evaluate at least 1 token")
 _REQUEST = re.compile(r"\b(?:done )?request: ([A-Z]+) (\S+) (?:\S+ )?(\d{3})\b")

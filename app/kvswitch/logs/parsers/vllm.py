@@ -16,7 +16,8 @@ ANCHORS: tuple[str, ...] = ()
 
 _LEVEL = re.compile(r"\b(INFO|WARNING|ERROR|CRITICAL|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b")
 _RATE = re.compile(
-    r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?([\d.]+)%(?:, CPU: ([\d.]+)%)?"
+    r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?(\d+(?:\.\d+)?)%"
+    r"(?:, CPU: (\d+(?:\.\d+)?)%)?"
 )
 _STATS = re.compile(r"Avg prompt throughput: [\d.]+ tokens/s")
 _REQUEST = re.compile(r"\"(GET|POST|PUT|DELETE) (\S+) HTTP/[\d.]+\" (\d{3})|\b(?:Received|Added) request \S+")
