@@ -45,7 +45,7 @@ def test_splice_matches_wanted_data_and_keeps_untouched_members(
     unit = indent if isinstance(indent, str) else " " * (indent or 2)
     result = splice_json(text, new, unit)
     assert result is not None, "in-place edit fell back to a full rewrite"
-    assert json.dumps(json.loads(result)) == json.dumps(new)
+    assert json.dumps(json.loads(result), sort_keys=True) == json.dumps(new, sort_keys=True)
     if indent is not None:
         for key, value in original.items():
             if key in new and json.dumps(new[key]) == json.dumps(value):

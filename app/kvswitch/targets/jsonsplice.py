@@ -125,8 +125,8 @@ def splice_json(original: str, new: dict[str, Any], unit: str) -> str | None:
             return None
         _, close = _scan_object(original, start)
         edited = original[:start] + _edit_object(original, start, old, new, unit, 0) + original[close + 1 :]
-        if not _same(json.loads(edited), new):
-            return None
+        if json.dumps(json.loads(edited), sort_keys=True) != json.dumps(new, sort_keys=True):
+            return None  # members keep their place, so only the content is compared
     except (ValueError, IndexError):
         return None
     return edited
