@@ -153,3 +153,12 @@ def test_malformed_numbers_never_raise(line: str, tmp_path: Path) -> None:
     path = tmp_path / "bad.log"
     path.write_text(line + "\n")
     list(scan_file(path))
+
+
+def test_endless_unfinished_slots_keep_memory_bounded() -> None:
+    from kvswitch.logs.tracker import MAX_PENDING
+
+    analyzer = LogAnalyzer()
+    for slot in range(5 * MAX_PENDING):
+        analyzer.feed(f"slot launch_slot_: id {slot} | task {slot} | processing task", slot + 1)
+    assert len(analyzer._tracker._pending) <= MAX_PENDING

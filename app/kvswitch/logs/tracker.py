@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from kvswitch.logs.model import CacheEvent, make_event, verdict_for
 from kvswitch.logs.parsers.base import Fact, What
 
+#: requests assembled at once; a real server has a few slots, so more means a garbled log
+MAX_PENDING = 256
+
 
 @dataclass(slots=True)
 class PendingRequest:
@@ -83,6 +86,7 @@ class RequestTracker:
             if old is not None and old.started:
                 done = self._finish(old, line_no - 1)
             self._pending[slot] = PendingRequest(slot=slot, first_line=line_no, select_how=note, sim=n1)
+            self._bound()
             self._last_slot = slot
             return done
         req = self._pending.get(slot)
@@ -92,6 +96,7 @@ class RequestTracker:
             known_task = None if task is None or task < 0 else task
             req = PendingRequest(slot=slot, first_line=line_no, task=known_task)
             self._pending[slot] = req
+            self._bound()
         elif req.task is None and task is not None and task >= 0:
             req.task = task
         if what is What.PROMPT_EVAL:
@@ -123,6 +128,12 @@ class RequestTracker:
         elif what is What.REASON and note and note not in req.reasons:
             req.reasons.append(note)
         return done
+
+    def _bound(self) -> None:
+        """A garbled log can name endless slots that never finish: forget the oldest beyond a limit."""
+        if len(self._pending) > MAX_PENDING:
+            oldest = min(self._pending, key=lambda key: self._pending[key].first_line)
+            del self._pending[oldest]
 
     def is_busy(self, slot: int | None) -> bool:
         """Whether a request on this slot is still being assembled."""
