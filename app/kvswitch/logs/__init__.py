@@ -14,15 +14,28 @@ from __future__ import annotations
 
 from kvswitch.logs.analyzer import LogAnalyzer
 from kvswitch.logs.classify import classify_line
+from kvswitch.logs.diagnose import Diagnosis, diagnose
 from kvswitch.logs.model import CacheEvent, ClassifiedLine, FeedResult, LineKind
+from kvswitch.logs.process import JournaldSource, ProcessSource
+from kvswitch.logs.scan import scan_file
+from kvswitch.logs.sources import DirectoryFollower, FileFollower, LogReader, open_source
 from kvswitch.logs.text import strip_ansi
 
 __all__ = [
     "CacheEvent",
     "ClassifiedLine",
+    "Diagnosis",
+    "DirectoryFollower",
     "FeedResult",
+    "FileFollower",
+    "JournaldSource",
     "LineKind",
     "LogAnalyzer",
+    "LogReader",
+    "ProcessSource",
     "classify_line",
+    "diagnose",
+    "open_source",
+    "scan_file",
     "strip_ansi",
 ]
