@@ -49,6 +49,7 @@ def test_bundle_carries_resources(bundle: Path) -> None:
     assert (internal / "resources" / "icons" / "tray" / "png" / "kvswitch-tray-miss-22.png").is_file()
     translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
     assert sorted(p.name for p in (internal / "kvswitch" / "ui" / "i18n").glob("*.qm")) == translations
+    assert (internal / "kvswitch" / "verify" / "data" / "claude_code_request.json").is_file()
 
 
 def test_bundle_commands_run(bundle: Path) -> None:

@@ -67,3 +67,4 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     assert Path(where[2]).is_file()
     translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
     assert sorted(p.name for p in (package_dir / "ui" / "i18n").glob("*.qm")) == translations
+    assert (package_dir / "verify" / "data" / "claude_code_request.json").is_file()
