@@ -1,7 +1,7 @@
 """Realistic log excerpts of the eras and servers the captured fixtures don't cover.
 
 Built from the servers' verbatim format strings (llama.cpp ``SLT_*``/``LOG_*`` macros, LM Studio,
-vLLM, LMCache, SGLang and Ollama lines quoted in their code and issues). Each sample lists the
+vLLM, LMCache, SGLang and Ollama lines quoted in their code and bug reports). Each sample lists the
 (new_tokens, cached_tokens) of every request it contains, in order.
 """
 

@@ -21,13 +21,13 @@ from kvswitch.logs.process import ProcessSource
 
 pytestmark = pytest.mark.real_server
 
-_HELPERS = Path(__file__).resolve().parents[1] / "realserver" / "kv_llama_server.py"
+_SERVER_TOOLS = Path(__file__).resolve().parents[1] / "realserver" / "kv_llama_server.py"
 
 
-def _helpers():  # type: ignore[no-untyped-def]
-    if not _HELPERS.is_file():
-        pytest.skip("real-server helpers (tests/realserver) are not in this checkout")
-    spec = importlib.util.spec_from_file_location("kv_llama_server_for_logs", _HELPERS)
+def _server_tools():  # type: ignore[no-untyped-def]
+    if not _SERVER_TOOLS.is_file():
+        pytest.skip("the real-server starter (tests/realserver) are not in this checkout")
+    spec = importlib.util.spec_from_file_location("kv_llama_server_for_logs", _SERVER_TOOLS)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -68,10 +68,10 @@ def _requests(url: str) -> list[tuple[int, int]]:
     ids=["default", "plain", "colours", "jsonl", "trace"],
 )
 def test_live_log_matches_the_server_answers(flags: list[str], tmp_path: Path) -> None:
-    helpers = _helpers()
-    binary = helpers.llama_server_binary()
-    model = helpers.tiny_model(4096)
-    port = helpers.free_port()
+    tools = _server_tools()
+    binary = tools.llama_server_binary()
+    model = tools.tiny_model(4096)
+    port = tools.free_port()
     source = ProcessSource([str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                             "-c", "4096", "-np", "1", *flags], cwd=str(tmp_path))
     analyzer = LogAnalyzer("llama.cpp")
