@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "app" / "kvswitch"
+QT_PACKAGES = {"PySide6", "shiboken6", "PyQt6", "PyQt5", "PySide2"}
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -26,7 +27,7 @@ def test_no_qt_outside_ui() -> None:
     for path in PACKAGE.rglob("*.py"):
         if "ui" in path.relative_to(PACKAGE).parts[:1]:
             continue
-        qt = {name for name in _imported_modules(path) if name.split(".")[0] in {"PySide6", "shiboken6", "PyQt6"}}
+        qt = {name for name in _imported_modules(path) if name.split(".")[0] in QT_PACKAGES}
         if qt:
             offenders.append(f"{path.relative_to(PACKAGE)}: {sorted(qt)}")
     assert offenders == []

@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.func(args)
         return result
     except KvSwitchError as exc:
-        print(f"kvswitch: {exc}", file=sys.stderr)
+        sys.stderr.write(f"kvswitch: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("KVSWITCH_DEBUG"):
             raise
-        print(f"kvswitch: internal error: {type(exc).__name__}: {exc} (KVSWITCH_DEBUG=1 shows details)",
-              file=sys.stderr)
+        name = type(exc).__name__
+        sys.stderr.write(f"kvswitch: internal error: {name}: {exc} (KVSWITCH_DEBUG=1 shows details)\n")
         return 70
 
 

@@ -49,7 +49,8 @@ class AppPaths:
     def default(cls, config_dir: Path | None = None, env: Mapping[str, str] | None = None) -> AppPaths:
         """Platform locations, or everything under ``config_dir`` / ``$KVSWITCH_CONFIG_DIR`` when given."""
         env = os.environ if env is None else env
-        override = config_dir or (Path(env["KVSWITCH_CONFIG_DIR"]) if env.get("KVSWITCH_CONFIG_DIR") else None)
+        from_env = env.get("KVSWITCH_CONFIG_DIR")
+        override = config_dir or (Path(from_env) if from_env else None)
         if override is not None:
             root = Path(override).expanduser()
             return cls(config_dir=root, data_dir=root / "data", log_dir=root / "logs")
