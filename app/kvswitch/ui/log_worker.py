@@ -202,7 +202,10 @@ class ProcessLogFollower:
         self._stopping = True
         if self.process.state() == QProcess.ProcessState.NotRunning:
             return
-        self.process.closeWriteChannel()  # the child exits when its stdin closes
+        self.process.closeWriteChannel()  # the child exits when its stdin closes...
+        if self.process.waitForFinished(300):
+            return
+        self.process.terminate()  # ...unless it is blocked writing a frame nobody reads any more
         if not self.process.waitForFinished(int(timeout * 1000)):
             self.process.kill()
             self.process.waitForFinished(1000)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Slot
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvswitch.ui import theme
@@ -84,20 +84,13 @@ class ReuseChart(QWidget):
         if known:
             peak = max(known) or 1.0
             line_color = theme.timing_color(pal)
-            path = QPainterPath()
-            started = False
-            for i, value in enumerate(times):
-                if value is None:
-                    continue
-                point = QPointF(x0 + i * slot + bar / 2, plot.bottom() - (value / peak) * plot.height())
-                if started:
-                    path.lineTo(point)
-                else:
-                    path.moveTo(point)
-                    started = True
+            points = [QPointF(x0 + i * slot + bar / 2, plot.bottom() - (value / peak) * plot.height())
+                      for i, value in enumerate(times) if value is not None]
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(QPen(line_color, 1.6))
-            painter.drawPath(path)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, len(points) < 60)
+            painter.drawPolyline(QPolygonF(points))
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.drawText(QRectF(plot.right() + 4, plot.top() - 8, margin_right - 4, 16),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"{peak:,.0f}ms")
             painter.drawText(QRectF(plot.right() + 4, plot.bottom() - 8, margin_right - 4, 16),

@@ -67,9 +67,26 @@ def is_dark(pal: QPalette | None = None) -> bool:
 
 
 def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
-    """A verdict colour tuned for the current background."""
-    color = QColor(_BASE[as_state(state)])
-    return color.lighter(135) if is_dark(pal) else color.darker(110)
+    """A verdict colour tuned for the current background (memoised per palette: tables ask per cell)."""
+    pal = pal or palette()
+    key = (as_state(state), pal.cacheKey(), _scheme())
+    found = _COLOR_CACHE.get(key)
+    if found is None:
+        color = QColor(_BASE[key[0]])
+        found = color.lighter(135) if is_dark(pal) else color.darker(110)
+        if len(_COLOR_CACHE) > 256:
+            _COLOR_CACHE.clear()
+        _COLOR_CACHE[key] = found
+    return QColor(found)
+
+
+_COLOR_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
+_TINT_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
+
+
+def _scheme() -> int:
+    hints = QGuiApplication.styleHints()
+    return int(hints.colorScheme().value) if hints is not None else 0
 
 
 def timing_color(pal: QPalette | None = None) -> QColor:
@@ -86,6 +103,17 @@ def muted_color(pal: QPalette | None = None) -> QColor:
 def tinted_background(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     """A faint row background for a verdict, blended into the base colour."""
     pal = pal or palette()
+    key = (as_state(state), pal.cacheKey(), _scheme())
+    found = _TINT_CACHE.get(key)
+    if found is None:
+        found = _blend(state, pal)
+        if len(_TINT_CACHE) > 256:
+            _TINT_CACHE.clear()
+        _TINT_CACHE[key] = found
+    return QColor(found)
+
+
+def _blend(state: CacheState | str, pal: QPalette) -> QColor:
     base = pal.color(QPalette.ColorRole.Base)
     tint = state_color(state, pal)
     alpha = 0.22 if is_dark(pal) else 0.14
