@@ -13,7 +13,7 @@ VENV="${KVSWITCH_VENV:-.venv}"
 APT_RUNTIME=(python3 python3-venv python3-pip libegl1 libgl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4
   libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xfixes0
   libdbus-1-3 libfontconfig1 libglib2.0-0)
-APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git nodejs npm desktop-file-utils appstream)
+APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git desktop-file-utils appstream)
 
 apt_install() {
   command -v apt-get >/dev/null || return 0
@@ -44,6 +44,8 @@ case "$mode" in
     ;;
   test)
     apt_install "${APT_RUNTIME[@]}" "${APT_TEST[@]}"
+    # Node.js may come from elsewhere than Debian (its own npm conflicts with Debian's): only fill a gap.
+    command -v npm >/dev/null || apt_install nodejs npm
     python_env "[test]"
     if llama="$(bash scripts/build_llama_server.sh)"; then
       export KVSWITCH_LLAMA_SERVER="$llama"
