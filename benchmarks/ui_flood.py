@@ -55,10 +55,13 @@ def _env(home: Path) -> None:
     sys.path.insert(0, str(REPO / "app"))
 
 
-def _rss_mb() -> float:
+def _rss_mb(pid: int | None = None) -> float:
     import psutil  # noqa: PLC0415
 
-    return float(psutil.Process().memory_info().rss) / 2**20
+    try:
+        return float(psutil.Process(pid).memory_info().rss) / 2**20
+    except psutil.Error:
+        return 0.0
 
 
 def main() -> int:
@@ -150,6 +153,8 @@ def rss_mode(args: argparse.Namespace, log_file: Path, panel: object, wait: obje
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log_file), "0", "0", str(DEMO_LOG)],
                               stdout=subprocess.DEVNULL)
     follower = panel._follower  # type: ignore[attr-defined]
+    process = getattr(follower, "process", None)
+    child = int(process.processId()) if process is not None else None
     samples = [(0, _rss_mb())]
     start = time.monotonic()
     next_mark = 1_000_000
@@ -158,7 +163,8 @@ def rss_mode(args: argparse.Namespace, log_file: Path, panel: object, wait: obje
             wait(200)  # type: ignore[operator]
             if follower.lines_read >= next_mark:
                 samples.append((follower.lines_read, _rss_mb()))
-                print(f"{follower.lines_read:>12,} lines  RSS {samples[-1][1]:7.1f} MB  "
+                reader = f"  reader process {_rss_mb(child):6.1f} MB" if child else ""
+                print(f"{follower.lines_read:>12,} lines  RSS {samples[-1][1]:7.1f} MB{reader}  "
                       f"({time.monotonic() - start:.0f} s)", flush=True)
                 next_mark += 1_000_000
             if log_file.stat().st_size > 2 << 30:

@@ -152,6 +152,22 @@ def shoot(home: Path, out: Path) -> int:
             llama.wait(10)
 
 
+def _dark_palette() -> object:
+    from PySide6.QtGui import QColor, QPalette  # noqa: PLC0415
+
+    pal = QPalette()
+    roles = QPalette.ColorRole
+    for role, color in ((roles.Window, "#2b2b2b"), (roles.WindowText, "#e0e0e0"), (roles.Base, "#1e1e1e"),
+                        (roles.AlternateBase, "#262626"), (roles.Text, "#e0e0e0"), (roles.Button, "#353535"),
+                        (roles.ButtonText, "#e0e0e0"), (roles.Highlight, "#2f65ca"),
+                        (roles.HighlightedText, "#ffffff"), (roles.Link, "#5aa0ff"), (roles.Mid, "#555555"),
+                        (roles.ToolTipBase, "#353535"), (roles.ToolTipText, "#e0e0e0"),
+                        (roles.PlaceholderText, "#8a8a8a")):
+        pal.setColor(role, QColor(color))
+    pal.setColor(QPalette.ColorGroup.Disabled, roles.Text, QColor("#7a7a7a"))
+    return pal
+
+
 def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     from PySide6.QtCore import QEventLoop, QPoint, QTimer  # noqa: PLC0415
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
@@ -244,6 +260,22 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
         loop.exec()
         pump(300)
         window.grab().save(str(out / "verify-card.png"))
+
+    # The same panel under a dark desktop palette (Xvfb has no desktop theme to switch, so set one).
+    shell.controller.apply("Local llama.cpp")
+    window._select("Local llama.cpp")
+    window.bind_log_to_active()
+    session.write(HEADER)
+    for block in [cold] + [hit] * 8 + [miss] * 5 + [hit] * 6:
+        session.request(block)
+        pump(60)
+    light = app.palette()
+    app.setStyle("Fusion")
+    app.setPalette(_dark_palette())
+    window.tabs.setCurrentWidget(window.log_panel)
+    pump(800)
+    window.grab().save(str(out / "log-panel-dark.png"))
+    app.setPalette(light)
 
     tray = TrayIcon(shell.controller)
     tray.rebuild_menu()

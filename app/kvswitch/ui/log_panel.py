@@ -149,10 +149,10 @@ class LogPanel(QWidget):
         self.stop()
         self._source, self._kind_hint = source, kind_hint
         self.highlighter.kind_hint = kind_hint
+        self.clear()  # lines and requests belong to the source they came from
         if source is None:
             self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
             return
-        self.clear()
         self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
         follower_class = ProcessLogFollower if ProcessLogFollower.usable() else LogFollower
         self._follower = follower_class(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,

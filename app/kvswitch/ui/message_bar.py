@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from kvswitch.ui import theme
@@ -15,7 +15,7 @@ class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
-        self.setAutoFillBackground(True)
+        self._state: theme.CacheState | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         self.label = QLabel()
@@ -37,14 +37,21 @@ class MessageBar(QFrame):
 
     def _show(self, level: str, text: str, state: theme.CacheState | None) -> None:
         self.level = level
+        self._state = state
         self.label.setText(text)
-        pal = self.palette()
-        if state is None:
-            pal.setColor(QPalette.ColorRole.Window, pal.color(QPalette.ColorRole.AlternateBase))
-        else:
-            pal.setColor(QPalette.ColorRole.Window, theme.tinted_background(state))
-        self.setPalette(pal)
         self.show()
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The tint is computed from the palette at paint time, so it follows a dark/light switch."""
+        pal = self.palette()
+        state = self._state
+        color = (pal.color(QPalette.ColorRole.AlternateBase) if state is None
+                 else theme.tinted_background(state))
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), color)
+        painter.end()
+        super().paintEvent(event)
 
     @Slot(str)
     def show_error(self, text: str) -> None:

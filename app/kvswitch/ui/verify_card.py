@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QFrame,
@@ -44,6 +44,7 @@ class VerifyCard(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._fix_env: dict[str, str] | None = None
+        self._state: theme.CacheState | None = None
         self._profile_name: str | None = None
         self.result: Any = None
 
@@ -203,7 +204,13 @@ class VerifyCard(QWidget):
             self.fix_button.hide()
         self.card.show()
 
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and self._state is not None:
+            self._paint(self._state)  # re-derive the tint for the new (dark or light) palette
+        super().changeEvent(event)
+
     def _paint(self, state: theme.CacheState) -> None:
+        self._state = state
         pal = self.card.palette()
         pal.setColor(QPalette.ColorRole.Window, theme.tinted_background(state))
         self.card.setPalette(pal)
