@@ -83,12 +83,11 @@ def run(home: Path, args: argparse.Namespace) -> int:
     from kvswitch.core.models import LogSource  # noqa: PLC0415
     from kvswitch.core.paths import AppPaths  # noqa: PLC0415
     from kvswitch.ui.app import create_application  # noqa: PLC0415
-    from kvswitch.ui.controller import AppController  # noqa: PLC0415
-    from kvswitch.ui.main_window import MainWindow  # noqa: PLC0415
+    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
 
     app = create_application()  # noqa: F841 - kept alive for the whole run
-    controller = AppController(AppPaths.default())
-    window = MainWindow(controller)
+    shell = AppShell(AppPaths.default(), tray_available=False)
+    window = shell.window
     window.show()
     window.tabs.setCurrentWidget(window.log_panel)
     log_file = home / "server.log"

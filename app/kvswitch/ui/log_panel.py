@@ -13,7 +13,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -302,7 +302,7 @@ class LogPanel(QWidget):
 def _describe(source: Any) -> str:
     kind = getattr(source, "kind", "")
     if kind == "journald":
-        return f"journald unit {source.unit}"
+        return QCoreApplication.translate("LogPanel", "journald unit %1").replace("%1", str(source.unit))
     if kind == "command":
         return " ".join(source.command or [])
     return str(getattr(source, "path", "") or kind)

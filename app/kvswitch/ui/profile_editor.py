@@ -12,7 +12,7 @@ import shlex
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QCoreApplication, Signal, Slot
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -49,7 +49,8 @@ def parse_env_block(text: str) -> tuple[dict[str, str], list[str]]:
             continue
         key, sep, value = line.partition("=")
         if not sep:
-            errors.append(f"line {number}: expected KEY=value")
+            errors.append(QCoreApplication.translate("ProfileEditor", "line %1: expected KEY=value")
+                          .replace("%1", str(number)))
             continue
         env[key.strip()] = value.strip()
     return env, errors

@@ -8,6 +8,7 @@ shown, and closing it quits.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 from typing import Any
 
@@ -84,6 +85,10 @@ class AppShell(QObject):
         self.window.close_to_tray = self.tray is not None and close_to_tray
         self._register_secrets()
         self.controller.store.subscribe(self._register_secrets)
+        # Everything loaded so far (Qt bindings, pydantic, the engines) lives as long as the app: keep it
+        # out of the collector's full passes, which otherwise stall the window for tens of ms during a
+        # log flood.
+        gc.freeze()
 
     def _apply_theme_setting(self) -> None:
         """``light``/``dark`` in the settings override the system; ``system`` follows it."""

@@ -255,7 +255,7 @@
     </message>
     <message>
         <location filename="../log_panel.py" line="137"/>
-        <location filename="../log_panel.py" line="153"/>
+        <location filename="../log_panel.py" line="154"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
@@ -268,6 +268,11 @@
         <location filename="../log_panel.py" line="290"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../log_panel.py" line="305"/>
+        <source>journald unit %1</source>
+        <translation>journald 单元 %1</translation>
     </message>
 </context>
 <context>
@@ -425,98 +430,103 @@
 <context>
     <name>ProfileEditor</name>
     <message>
-        <location filename="../profile_editor.py" line="83"/>
+        <location filename="../profile_editor.py" line="52"/>
+        <source>line %1: expected KEY=value</source>
+        <translation>第 %1 行：应为 KEY=value</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="84"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="84"/>
+        <location filename="../profile_editor.py" line="85"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="90"/>
+        <location filename="../profile_editor.py" line="91"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="92"/>
-        <location filename="../profile_editor.py" line="352"/>
+        <location filename="../profile_editor.py" line="93"/>
+        <location filename="../profile_editor.py" line="353"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="94"/>
+        <location filename="../profile_editor.py" line="95"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
+        <location filename="../profile_editor.py" line="103"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="104"/>
+        <location filename="../profile_editor.py" line="105"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="111"/>
+        <location filename="../profile_editor.py" line="112"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="113"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="113"/>
+        <location filename="../profile_editor.py" line="114"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="117"/>
+        <location filename="../profile_editor.py" line="118"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="118"/>
+        <location filename="../profile_editor.py" line="119"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="119"/>
+        <location filename="../profile_editor.py" line="120"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="127"/>
+        <location filename="../profile_editor.py" line="128"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="131"/>
+        <location filename="../profile_editor.py" line="132"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="134"/>
+        <location filename="../profile_editor.py" line="135"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="135"/>
+        <location filename="../profile_editor.py" line="136"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="301"/>
+        <location filename="../profile_editor.py" line="302"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="352"/>
+        <location filename="../profile_editor.py" line="353"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
@@ -547,7 +557,7 @@
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="108"/>
+        <location filename="../reuse_chart.py" line="101"/>
         <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
         <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
     </message>
@@ -779,88 +789,88 @@
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify_card.py" line="50"/>
+        <location filename="../verify_card.py" line="51"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="51"/>
+        <location filename="../verify_card.py" line="52"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="57"/>
+        <location filename="../verify_card.py" line="58"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="86"/>
+        <location filename="../verify_card.py" line="87"/>
         <source>Cached tokens</source>
         <translation>已缓存令牌</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="86"/>
+        <location filename="../verify_card.py" line="87"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="87"/>
+        <location filename="../verify_card.py" line="88"/>
         <source>Time to first token</source>
         <translation>首个令牌时间</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="87"/>
+        <location filename="../verify_card.py" line="88"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="88"/>
+        <location filename="../verify_card.py" line="89"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="133"/>
+        <location filename="../verify_card.py" line="134"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="152"/>
-        <location filename="../verify_card.py" line="169"/>
+        <location filename="../verify_card.py" line="153"/>
+        <location filename="../verify_card.py" line="170"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="167"/>
+        <location filename="../verify_card.py" line="168"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="167"/>
+        <location filename="../verify_card.py" line="168"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="168"/>
+        <location filename="../verify_card.py" line="169"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="168"/>
+        <location filename="../verify_card.py" line="169"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="182"/>
+        <location filename="../verify_card.py" line="183"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="193"/>
+        <location filename="../verify_card.py" line="194"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="199"/>
+        <location filename="../verify_card.py" line="200"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
