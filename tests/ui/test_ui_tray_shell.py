@@ -235,3 +235,38 @@ def test_deferred_start_offers_setup_assistant_without_profiles(qtbot: Any, path
     finally:
         app_shell.shutdown()
         QApplication.setQuitOnLastWindowClosed(False)
+
+
+def test_second_launch_asks_the_first_to_show_and_exits(qtbot: Any, tmp_path: Path) -> None:
+    """Two real ``kvswitch`` processes on one config dir: the second hands over and exits at once."""
+    config = tmp_path / "cfg"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO / "app"),
+           "KVSWITCH_CONFIG_DIR": str(config), "KVSWITCH_NO_ERROR_DIALOGS": "1"}
+    first = subprocess.Popen([sys.executable, "-m", "kvswitch"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        name = server_name(config)
+        qtbot.waitUntil(lambda: send_to_running(name, "ping"), timeout=30000)
+        second = subprocess.run([sys.executable, "-m", "kvswitch"], env=env, capture_output=True, text=True,
+                                timeout=30)
+        assert second.returncode == 0
+        assert "another KV Switch is running" in (config / "logs" / "kvswitch.log").read_text()
+        assert first.poll() is None  # the first one keeps running
+    finally:
+        first.terminate()
+        first.wait(10)
+
+
+def test_unreadable_profiles_stop_the_start_with_the_store_message(tmp_path: Path) -> None:
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / "profiles.json").write_text('{"schema_version": 2, "profiles": [ {,] }')
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(REPO / "app"),
+           "KVSWITCH_CONFIG_DIR": str(config), "KVSWITCH_NO_ERROR_DIALOGS": "1"}
+    out = subprocess.run([sys.executable, "-m", "kvswitch"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode != 0
+    assert "Traceback" not in out.stderr
+    log = (config / "logs" / "kvswitch.log").read_text()
+    assert "KV Switch cannot start" in log
+    assert "profiles.json:1:" in log

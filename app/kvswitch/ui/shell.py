@@ -142,7 +142,7 @@ class AppShell(QObject):
             self._complete()
         except KvSwitchError as exc:  # e.g. profiles.json cannot be parsed: say which line, then stop
             errors.show_dialog(QApplication.translate("app", "KV Switch cannot start"), str(exc), modal=True)
-            self.quit()
+            QApplication.exit(exc.exit_code)
             return
         self._started()
         self._offer_first_run()
