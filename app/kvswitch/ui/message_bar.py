@@ -42,17 +42,6 @@ class MessageBar(QFrame):
         self.show()
         self.update()
 
-    def paintEvent(self, event: QPaintEvent) -> None:
-        """The tint is computed from the palette at paint time, so it follows a dark/light switch."""
-        pal = self.palette()
-        state = self._state
-        color = (pal.color(QPalette.ColorRole.AlternateBase) if state is None
-                 else theme.tinted_background(state))
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), color)
-        painter.end()
-        super().paintEvent(event)
-
     @Slot(str)
     def show_error(self, text: str) -> None:
         self._show("error", text, theme.CacheState.MISS)
@@ -64,3 +53,16 @@ class MessageBar(QFrame):
     @Slot(str)
     def show_info(self, text: str) -> None:
         self._show("info", text, None)
+
+    # -- Qt overrides ------------------------------------------------------------------------------
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """The tint is computed from the palette at paint time, so it follows a dark/light switch."""
+        pal = self.palette()
+        state = self._state
+        color = (pal.color(QPalette.ColorRole.AlternateBase) if state is None
+                 else theme.tinted_background(state))
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), color)
+        painter.end()
+        super().paintEvent(event)

@@ -204,11 +204,6 @@ class VerifyCard(QWidget):
             self.fix_button.hide()
         self.card.show()
 
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange and self._state is not None:
-            self._paint(self._state)  # re-derive the tint for the new (dark or light) palette
-        super().changeEvent(event)
-
     def _paint(self, state: theme.CacheState) -> None:
         self._state = state
         pal = self.card.palette()
@@ -222,3 +217,10 @@ class VerifyCard(QWidget):
     def _on_fix_clicked(self) -> None:
         if self._fix_env and self._profile_name:
             self.fix_requested.emit(self._profile_name, dict(self._fix_env))
+
+    # -- Qt overrides ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange and self._state is not None:
+            self._paint(self._state)  # re-derive the tint for the new (dark or light) palette
+        super().changeEvent(event)
