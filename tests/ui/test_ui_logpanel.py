@@ -32,7 +32,7 @@ def followed(qtbot: Any, window: Any, store: Any, tmp_path: Path, monkeypatch: p
     window._select("local")
     assert window.apply_profile("local")
     assert window.log_panel.following
-    qtbot.waitUntil(lambda: "following" in window.log_panel.status_label.text(), timeout=3000)
+    qtbot.waitUntil(lambda: "following" in window.log_panel.status_label.text(), timeout=10000)
     return log_file
 
 
@@ -54,7 +54,7 @@ def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, f
                                                       demo_lines: list[str]) -> None:
     panel = window.log_panel
     _append(followed, demo_lines[:23])  # cold request (miss), then a hit
-    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 2, timeout=5000)
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 2, timeout=10000)
     model = panel.events_model
     assert model.index(0, COL_VERDICT).data().startswith("miss")
     assert model.index(1, COL_VERDICT).data().startswith("hit")
@@ -65,7 +65,7 @@ def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, f
     assert window.controller.cache_state == "hit"
 
     _append(followed, demo_lines[23:30])  # the changed prompt: a miss
-    qtbot.waitUntil(lambda: model.rowCount() == 3, timeout=5000)
+    qtbot.waitUntil(lambda: model.rowCount() == 3, timeout=10000)
     assert model.index(2, COL_VERDICT).data().startswith("miss")
     assert window.controller.cache_state == "miss"
 
@@ -73,7 +73,7 @@ def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, f
 def test_filter_pause_search_and_copy(qtbot: Any, window: Any, followed: Path, demo_lines: list[str]) -> None:
     panel = window.log_panel
     _append(followed, demo_lines)
-    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 13, timeout=5000)
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 13, timeout=10000)
     assert "llama_server: model loaded" in panel.shown_text()
     panel.cache_only_box.setChecked(True)
     assert "model loaded" not in panel.shown_text()
@@ -83,7 +83,7 @@ def test_filter_pause_search_and_copy(qtbot: Any, window: Any, followed: Path, d
 
     panel.pause_box.setChecked(True)
     _append(followed, ["0.01.000.000 I srv  llama_server: a line written while paused"])
-    qtbot.waitUntil(lambda: any("while paused" in line.text for line in panel._history), timeout=5000)
+    qtbot.waitUntil(lambda: any("while paused" in line.text for line in panel._history), timeout=10000)
     assert "while paused" not in panel.shown_text()
     panel.pause_box.setChecked(False)
     assert "while paused" in panel.shown_text()
@@ -99,28 +99,28 @@ def test_follow_scrolls_only_when_at_bottom(qtbot: Any, window: Any, followed: P
     panel = window.log_panel
     window.tabs.setCurrentWidget(panel)
     _append(followed, demo_lines * 3)
-    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 300, timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 300, timeout=10000)
     bar = panel.view.verticalScrollBar()
     assert bar.maximum() > 0
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=2000)
     bar.setValue(0)  # the user scrolls up to read
     _append(followed, demo_lines)
-    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 400, timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 400, timeout=10000)
     assert bar.value() == 0
     bar.setValue(bar.maximum())  # back at the bottom: following resumes
     _append(followed, demo_lines)
-    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 500, timeout=5000)
+    qtbot.waitUntil(lambda: panel.view.document().blockCount() >= 500, timeout=10000)
     qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=2000)
 
 
 def test_vanished_file_shows_waiting(qtbot: Any, window: Any, followed: Path, demo_lines: list[str]) -> None:
     panel = window.log_panel
     _append(followed, demo_lines[:8])
-    qtbot.waitUntil(lambda: "model loaded" in panel.shown_text(), timeout=5000)
+    qtbot.waitUntil(lambda: "model loaded" in panel.shown_text(), timeout=10000)
     followed.unlink()
-    qtbot.waitUntil(lambda: "waiting for file" in panel.status_label.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "waiting for file" in panel.status_label.text(), timeout=10000)
     _append(followed, demo_lines[8:16])
-    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 1, timeout=10000)
 
 
 def test_profile_without_log_source_says_so(qtbot: Any, window: Any) -> None:

@@ -19,7 +19,8 @@ import traceback
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal, Slot
+from PySide6 import QtCore
+from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -97,7 +98,7 @@ def show_dialog(title: str, summary: str, report: str = "", parent: QWidget | No
         dialog = ErrorReportDialog(title, summary, report, parent)
     else:
         box = QMessageBox(QMessageBox.Icon.Warning, title, summary, QMessageBox.StandardButton.Ok, parent)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog = box
     _OPEN_DIALOGS.append(dialog)  # keep it alive: a non-modal dialog has no other owner
     dialog.destroyed.connect(lambda *_: _OPEN_DIALOGS.remove(dialog) if dialog in _OPEN_DIALOGS else None)
@@ -157,6 +158,7 @@ def install_excepthooks() -> None:
     global _BRIDGE
     if _BRIDGE is None:
         _BRIDGE = _Bridge()
-        _BRIDGE.report_arrived.connect(_BRIDGE._on_report_arrived, Qt.ConnectionType.QueuedConnection)
+        # Auto connection: queued when a worker thread reports, direct on the GUI thread.
+        _BRIDGE.report_arrived.connect(_BRIDGE._on_report_arrived)
     sys.excepthook = _sys_hook
     threading.excepthook = _thread_hook

@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal, Slot
+from PySide6 import QtCore
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -27,7 +28,6 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui import theme
 from kvswitch.ui.controller import AppController
 
 log = logging.getLogger("kvswitch.ui.window")
@@ -56,21 +56,23 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("KV Switch")
         self.resize(1100, 720)
         if deferred:
-            loading = QLabel(self.tr("Loading profiles…"))
-            loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            self.setCentralWidget(loading)
+            # Nothing here may touch the ``Qt`` namespace: PySide6 builds all its enums on first use
+            # (~20 ms), which is better spent after the frame is on screen.
+            self.statusBar().showMessage(self.tr("Loading profiles…"))
         else:
             self.build_content()
 
     def build_content(self) -> None:
         """Profiles, editor, log panel and verify card, over the controller's store."""
         # Loaded here, after the frame is on screen: the editor imports the engine models.
+        from kvswitch.ui import theme  # noqa: PLC0415
         from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
         from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
+        self.statusBar().clearMessage()
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         self.model = ProfileListModel(self.store, self)
@@ -127,7 +129,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         toolbar = self.addToolBar(self.tr("Actions"))
         toolbar.setObjectName("actions")
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.apply_action = QAction(self.tr("Apply…"), self)
         self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.undo_action = QAction(self.tr("Undo last apply"), self)
@@ -241,8 +243,8 @@ class MainWindow(QMainWindow):
 
     def show_and_raise(self) -> None:
         self.show()
-        state = self.windowState() & ~Qt.WindowState.WindowMinimized
-        self.setWindowState(state | Qt.WindowState.WindowActive)
+        if self.isMinimized():
+            self.showNormal()
         self.raise_()
         self.activateWindow()
 

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6 import QtCore
+from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -59,7 +60,7 @@ def palette() -> QPalette:
 def is_dark(pal: QPalette | None = None) -> bool:
     """Dark when the system says so, or when the window background is darker than its text."""
     hints = QGuiApplication.styleHints()
-    if hints is not None and hints.colorScheme() == Qt.ColorScheme.Dark:
+    if hints is not None and hints.colorScheme() == QtCore.Qt.ColorScheme.Dark:
         return True
     pal = pal or palette()
     window = pal.color(QPalette.ColorRole.Window)
@@ -127,13 +128,14 @@ def _blend(state: CacheState | str, pal: QPalette) -> QColor:
 def _paint_base_icon(painter: QPainter, size: int) -> None:
     """The app mark drawn in code: a rounded square with a two-way switch arrow."""
     rect = QRectF(size * 0.06, size * 0.06, size * 0.88, size * 0.88)
-    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setPen(QtCore.Qt.PenStyle.NoPen)
     painter.setBrush(QBrush(QColor(52, 88, 160)))
     painter.drawRoundedRect(rect, size * 0.2, size * 0.2)
-    pen = QPen(QColor(255, 255, 255), max(1.5, size * 0.09), Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap,
-               Qt.PenJoinStyle.RoundJoin)
+    qt = QtCore.Qt
+    pen = QPen(QColor(255, 255, 255), max(1.5, size * 0.09), qt.PenStyle.SolidLine, qt.PenCapStyle.RoundCap,
+               qt.PenJoinStyle.RoundJoin)
     painter.setPen(pen)
-    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
     s = size
     for y, left_to_right in ((0.36, True), (0.64, False)):
         x0, x1 = (0.26, 0.74) if left_to_right else (0.74, 0.26)
@@ -148,7 +150,7 @@ def _paint_base_icon(painter: QPainter, size: int) -> None:
 
 def _painted_base(size: int) -> QPixmap:
     pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     _paint_base_icon(painter, size)
@@ -171,7 +173,7 @@ def _paint_badge(pixmap: QPixmap, state: CacheState) -> QPixmap:
         font.setPixelSize(int(radius * 1.5))
         painter.setFont(font)
         painter.drawText(QRectF(center.x() - radius, center.y() - radius, 2 * radius, 2 * radius),
-                         Qt.AlignmentFlag.AlignCenter, "?")
+                         QtCore.Qt.AlignmentFlag.AlignCenter, "?")
     painter.end()
     return pixmap
 
@@ -221,11 +223,11 @@ def marker_icon(active: bool) -> QIcon:
     if key in _ICON_CACHE:
         return _ICON_CACHE[key]
     pixmap = QPixmap(16, 16)
-    pixmap.fill(Qt.GlobalColor.transparent)
+    pixmap.fill(QtCore.Qt.GlobalColor.transparent)
     if active:
         painter = QPainter(pixmap)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setPen(QtCore.Qt.PenStyle.NoPen)
         painter.setBrush(QBrush(palette().color(QPalette.ColorRole.Highlight)))
         painter.drawEllipse(QPointF(8, 8), 5, 5)
         painter.end()
