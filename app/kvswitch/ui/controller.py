@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import tasks
-from kvswitch.ui.theme import CacheState
+from kvswitch.ui.cache_state import CacheState
 
 log = logging.getLogger("kvswitch.ui.controller")
 

@@ -7,7 +7,6 @@ readable on both a light and a dark background (the Frescobaldi ``logformats()``
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 
 from PySide6 import QtCore
@@ -27,14 +26,7 @@ from PySide6.QtGui import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.resources import app_icon_path, tray_icon_path
-
-
-class CacheState(StrEnum):
-    UNKNOWN = "unknown"
-    HIT = "hit"
-    PARTIAL = "partial"
-    MISS = "miss"
-
+from kvswitch.ui.cache_state import CacheState
 
 _BASE = {
     CacheState.HIT: QColor(46, 160, 67),
