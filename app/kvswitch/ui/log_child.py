@@ -124,6 +124,9 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
 def main() -> int:
     source_json, kind_hint, tail_lines, max_lines = sys.argv[1:5]
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if hasattr(os, "nice"):
+        # Background work: when a flood keeps this process busy, the window gets the CPU first.
+        os.nice(5)
     return run(source_json, kind_hint or None, int(tail_lines), int(max_lines))
 
 

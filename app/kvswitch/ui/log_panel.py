@@ -154,9 +154,14 @@ class LogPanel(QWidget):
             self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
             return
         self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
-        follower_class = ProcessLogFollower if ProcessLogFollower.usable() else LogFollower
-        self._follower = follower_class(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
-                                        max_pending_events=MAX_EVENTS)
+        if ProcessLogFollower.usable():
+            # The reader sends a frame every 50 ms; two frames fill one 100 ms tick's drawing budget.
+            self._follower = ProcessLogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                                max_pending_events=MAX_EVENTS,
+                                                max_lines_per_frame=MAX_LINES_PER_FLUSH // 2)
+        else:
+            self._follower = LogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                         max_pending_events=MAX_EVENTS)
         self._follower.start()
         self._timer.start()
 
