@@ -81,7 +81,10 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
     except KvSwitchError as exc:
         send({"error": str(exc)})
         return 0
+    from kvswitch.ui.log_worker import DrawBudget
+
     analyzer = LogAnalyzer(kind_hint)
+    budget = DrawBudget(burst=max_lines)
     line_no = 0
     status = None
     try:
@@ -107,7 +110,9 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
                 read += len(lines)
             frame: dict[str, Any] = {"lines_read": line_no}
             if read:
-                frame.update(lines=list(kept), dropped=read - len(kept), events=events)
+                granted = budget.take(len(kept))
+                lines_out = list(kept)[len(kept) - granted:] if granted else []
+                frame.update(lines=lines_out, dropped=read - len(lines_out), events=events)
             if reader.status != status:
                 frame["status"] = status = reader.status
             send(frame)

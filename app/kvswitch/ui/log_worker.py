@@ -32,6 +32,29 @@ log = logging.getLogger("kvswitch.ui.logs")
 POLL_INTERVAL_S = 0.05
 
 
+class DrawBudget:
+    """How many lines may be drawn now: bursts pass whole, a sustained flood is thinned to ``rate``.
+
+    A token bucket: ``rate`` lines a second refill it up to ``burst``. A server printing a few hundred
+    lines at start-up shows every one; 50,000 lines a second show ``rate`` of the newest, and the rest
+    are counted as not drawn.
+    """
+
+    def __init__(self, rate: float = 3000.0, burst: int = 600):
+        self.rate = rate
+        self.burst = burst
+        self._tokens = float(burst)
+        self._last = time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        now = time.monotonic()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        granted = min(wanted, int(self._tokens))
+        self._tokens -= granted
+        return granted
+
+
 @dataclass
 class LogBatch:
     """Everything the worker produced since the last take."""
@@ -167,7 +190,7 @@ class ProcessLogFollower:
     """Follows a log source in a child process (``kvswitch.ui.log_child``); same API as LogFollower."""
 
     def __init__(self, source: Any, kind_hint: str | None, *, max_pending_lines: int = 5000,
-                 max_pending_events: int = 5000, tail_lines: int = 200, max_lines_per_frame: int = 300):
+                 max_pending_events: int = 5000, tail_lines: int = 200, max_lines_per_frame: int = 600):
         self.source = source
         self.kind_hint = kind_hint
         self.tail_lines = tail_lines
