@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
+    QStatusBar,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
@@ -58,7 +59,8 @@ class MainWindow(QMainWindow):
         if deferred:
             # Nothing here may touch the ``Qt`` namespace: PySide6 builds all its enums on first use
             # (~20 ms), which is better spent after the frame is on screen.
-            self.statusBar().showMessage(self.tr("Loading profiles…"))
+            self._loading_bar: QStatusBar | None = self.statusBar()
+            self._loading_bar.showMessage(self.tr("Loading profiles…"))
         else:
             self.build_content()
 
@@ -72,7 +74,10 @@ class MainWindow(QMainWindow):
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
-        self.statusBar().clearMessage()
+        loading_bar = getattr(self, "_loading_bar", None)
+        if loading_bar is not None:
+            loading_bar.hide()  # the message bar above the tabs speaks from now on
+            self._loading_bar = None
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         self.model = ProfileListModel(self.store, self)
