@@ -168,6 +168,31 @@ def _dark_palette() -> object:
     return pal
 
 
+def _shoot_chinese(app: object, shell: object, out: Path, pump: object) -> None:
+    """The verify tab in Simplified Chinese, when a CJK font is installed (widgets are built translated)."""
+    from PySide6.QtGui import QFontDatabase  # noqa: PLC0415
+
+    from kvswitch.ui import i18n  # noqa: PLC0415
+    from kvswitch.ui.main_window import MainWindow  # noqa: PLC0415
+
+    if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
+        print("no Chinese font installed: skipping the zh_CN screenshot")
+        return
+    i18n.install(app, "zh_CN")  # type: ignore[arg-type]
+    window = MainWindow(shell.controller)  # type: ignore[attr-defined]
+    window.resize(1180, 760)
+    window.show()
+    window.tabs.setCurrentWidget(window.verify_card)
+    result = shell.controller.last_verify_result  # type: ignore[attr-defined]
+    if result is not None:
+        window.verify_card.show_result(result, shell.controller.verifying)  # type: ignore[attr-defined]
+    pump(500)  # type: ignore[operator]
+    window.grab().save(str(out / "verify-card-zh_CN.png"))
+    window.log_panel.stop()
+    window.close()
+    i18n.install(app, "en")  # type: ignore[arg-type]
+
+
 def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     from PySide6.QtCore import QEventLoop, QPoint, QTimer  # noqa: PLC0415
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
@@ -284,6 +309,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     tray.menu.grab().save(str(out / "tray-menu.png"))
     tray.menu.hide()
 
+    _shoot_chinese(app, shell, out, pump)
     shell.shutdown()
     window.close()
     QApplication.processEvents()

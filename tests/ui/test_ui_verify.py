@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
-from realserver import llama_server_binary, make_tiny_model, run_llama_server
+from ui_llama_server import llama_server_binary, make_tiny_model, run_llama_server
 from uihelpers import free_port, make_profile
 
 from kvswitch.ui.diff_dialog import ApplyDialog
@@ -113,3 +113,17 @@ def test_fix_from_verify_card_updates_profile_and_offers_reapply(qtbot: Any, win
     assert store.get("local").env["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "0"
     settings = (fake_home / ".claude" / "settings.json").read_text()
     assert '"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"' in settings
+
+
+def test_verify_result_belongs_to_the_profile_verified(qtbot: Any, window: Any, store: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switching while a verify runs must not hand its fix to the newly active profile."""
+    store.add(make_profile("first", base_url=f"http://127.0.0.1:{free_port()}"))
+    store.add(make_profile("second", env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    _activate(window, store, "first", monkeypatch)
+    window.controller.verify_timeout_s = 5.0
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=15000):
+        window.controller.start_verify()
+        assert window.apply_profile("second")
+    assert window.controller.verifying == "first"
+    assert window.verify_card._profile_name == "first"

@@ -68,6 +68,8 @@ class AppController(QObject):
         self._engine = engine
         self.cache_state = CacheState.UNKNOWN
         self._verify_task: tasks.BackgroundTask | None = None
+        self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
+        self.verifying: str | None = None  # the profile the running (or last) verify is about
         self.verify_timeout_s = VERIFY_TIMEOUT_S
 
     @property
@@ -184,6 +186,7 @@ class AppController(QObject):
 
             return run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
 
+        self.verifying = name
         self._verify_task = tasks.run_in_background(
             self, op, on_success=self._on_verify_succeeded, on_failure=self._on_verify_raised,
             on_progress=self.verify_progressed.emit)
@@ -195,6 +198,7 @@ class AppController(QObject):
             self._verify_task.cancel()
 
     def _on_verify_succeeded(self, result: object) -> None:
+        self.last_verify_result = result
         self.note_verdict(getattr(result, "verdict", None))
         self.verify_finished.emit(result)
 

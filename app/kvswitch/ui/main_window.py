@@ -334,7 +334,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_controller_verify_finished(self, result: object) -> None:
-        self.verify_card.show_result(result, self.store.active_name)
+        self.verify_card.show_result(result, self.controller.verifying)
 
     @Slot(str)
     def _on_controller_verify_failed(self, message: str) -> None:
