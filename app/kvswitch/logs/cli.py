@@ -10,20 +10,20 @@ import argparse
 import json
 import sys
 import time
-from collections import deque
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from kvswitch.core.errors import UsageError
 from kvswitch.logs.analyzer import LogAnalyzer
-from kvswitch.logs.diagnose import Diagnosis, diagnose
+from kvswitch.logs.diagnose import diagnose
+from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line, format_records
 from kvswitch.logs.model import CacheEvent
-from kvswitch.logs.parsers import KINDS
+from kvswitch.logs.parallel import scan_jsonl_parallel
+from kvswitch.logs.parsers import KINDS, server_name
 from kvswitch.logs.render import describe_event, render_ansi
-from kvswitch.logs.scan import scan_file
+from kvswitch.logs.scan import scan_batches, scan_file
 from kvswitch.logs.sources import FileFollower
 
-#: events kept for the diagnosis (it only looks at the latest run), so memory never grows with the file
-DIAGNOSIS_WINDOW = 64
+__all__ = ["DIAGNOSIS_WINDOW", "event_json_line", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -50,59 +50,21 @@ def _hint(kind: str) -> str | None:
     return None if kind == "auto" else kind
 
 
-class _Summary:
-    def __init__(self) -> None:
-        self.counts = {"hit": 0, "partial": 0, "miss": 0}
-        self.prompt = self.cached = self.new = 0
-        self.recent: deque[CacheEvent] = deque(maxlen=DIAGNOSIS_WINDOW)
-
-    def add(self, event: CacheEvent) -> None:
-        self.counts[event.verdict] += 1
-        self.prompt += event.prompt_tokens
-        self.cached += event.cached_tokens
-        self.new += event.new_tokens
-        self.recent.append(event)
-
-    @property
-    def requests(self) -> int:
-        return sum(self.counts.values())
-
-    def to_json(self, diagnosis: Diagnosis | None) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "hits": self.counts["hit"],
-            "partial": self.counts["partial"],
-            "misses": self.counts["miss"],
-            "prompt_tokens": self.prompt,
-            "cached_tokens": self.cached,
-            "new_tokens": self.new,
-            "reuse_ratio": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
-            "diagnosis": None if diagnosis is None else {
-                "code": diagnosis.code, "message": diagnosis.message, "fix_env": diagnosis.fix_env,
-            },
-        }
-
-
 def _scan(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        return _scan_jsonl(args)
     out: TextIO = sys.stdout
-    summary = _Summary()
+    summary = Totals()
     events = scan_file(args.file, _hint(args.kind))  # opens now: a bad path fails before any output
-    if not args.jsonl:
-        out.write(f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
-                  f"{'ms':>9} {'reuse':>6}  verdict  reason\n")
+    out.write(f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
+              f"{'ms':>9} {'reuse':>6}  verdict  reason\n")
     for event in events:
         summary.add(event)
-        if args.jsonl:
-            out.write(event_json_line(event))
-        else:
-            out.write(_table_row(event))
+        out.write(_table_row(event))
     diagnosis = diagnose(list(summary.recent))
-    if args.jsonl:
-        out.write(json.dumps({"summary": summary.to_json(diagnosis)}) + "\n")
-        return 0
     reuse = summary.cached / summary.prompt if summary.prompt else 0.0
-    out.write(f"\n{summary.requests} requests: {summary.counts['hit']} hits, {summary.counts['partial']} "
-              f"partial, {summary.counts['miss']} misses; {summary.cached} of {summary.prompt} prompt tokens "
+    out.write(f"\n{summary.requests} requests: {summary.hits} hits, {summary.partial} "
+              f"partial, {summary.misses} misses; {summary.cached} of {summary.prompt} prompt tokens "
               f"came from the cache ({reuse:.0%}).\n")
     if summary.requests == 0:
         out.write("No completed request was found in this log.\n")
@@ -113,36 +75,28 @@ def _scan(args: argparse.Namespace) -> int:
     return 0
 
 
-_JSON_TEXT_CACHE: dict[str | None, str] = {}
-
-
-def _json_text(value: str | None) -> str:
-    """JSON of a short string that repeats a lot (server names, reasons), memoised (bounded)."""
-    found = _JSON_TEXT_CACHE.get(value)
-    if found is None:
-        found = json.dumps(value)
-        if len(_JSON_TEXT_CACHE) < 4096:
-            _JSON_TEXT_CACHE[value] = found
-    return found
-
-
-def _json_number(value: int | float | None) -> str:
-    """What ``json.dumps`` writes for a finite number (its ``repr``), without its overhead."""
-    return "null" if value is None else repr(value)
-
-
-def event_json_line(event: CacheEvent) -> str:
-    """``json.dumps(event.to_json())`` plus a newline, several times faster (a scan prints millions)."""
-    return (
-        f'{{"line": {event.last_line}, "server": {_json_text(event.server)}, '
-        f'"slot": {_json_number(event.slot)}, '
-        f'"task": {_json_number(event.task)}, "request_id": {_json_text(event.request_id)}, '
-        f'"prompt_tokens": {event.prompt_tokens}, "cached_tokens": {event.cached_tokens}, '
-        f'"new_tokens": {event.new_tokens}, "prompt_ms": {_json_number(event.prompt_ms)}, '
-        f'"reuse_ratio": {_json_number(round(event.reuse_ratio, 4))}, "verdict": "{event.verdict}", '
-        f'"first_line": {event.first_line}, "last_line": {event.last_line}, '
-        f'"reason": {_json_text(event.reason)}, "timestamp": {_json_text(event.timestamp)}}}\n'
-    )
+def _scan_jsonl(args: argparse.Namespace) -> int:
+    """JSON lines written in big batches; a big plain llama.cpp log is scanned on every core."""
+    hint = _hint(args.kind)
+    sys.stdout.flush()
+    binary: BinaryIO | None = getattr(sys.stdout, "buffer", None)
+    totals = None if binary is None else scan_jsonl_parallel(args.file, hint, binary.write)
+    if totals is None:
+        totals = Totals()
+        server = server_name(hint)
+        for batch in scan_batches(args.file, hint):  # opens now: a bad path fails before any output
+            text = format_records(batch, server, totals)
+            if binary is not None:
+                binary.write(text.encode())
+            else:
+                sys.stdout.write(text)
+    summary = json.dumps({"summary": totals.to_json(diagnose(list(totals.recent)))}) + "\n"
+    if binary is not None:
+        binary.write(summary.encode())
+        binary.flush()
+    else:
+        sys.stdout.write(summary)
+    return 0
 
 
 def _table_row(event: CacheEvent) -> str:

@@ -1,9 +1,17 @@
-"""The byte-level llama.cpp scanner behind ``scan_file``.
+"""The byte-level llama.cpp scanner behind ``scan_file`` and ``log scan``.
 
-One compiled bytes regex walks big chunks of the file and stops only on slot lines that carry a number
-the tracker needs (selection, start, prompt size, cached tokens, timings, release, reasons); each match's
-groups go straight to the shared ``RequestTracker`` without building text or ``Fact`` objects. The
-events are therefore those of ``LogAnalyzer`` (tested on every fixture and sample).
+Two compiled bytes regexes walk big chunks of the file; Python only touches what they match.
+
+* ``blocks.BLOCK`` takes a whole ordinary request (slot selection .. release, with the lines
+  llama-server prints in between) in one match, so one request costs one match and one small tuple.
+* ``_LINE`` stops on single slot lines that carry a number the tracker needs (selection, start, prompt
+  size, cached tokens, timings, release, reasons); it covers everything between blocks and every
+  request a block does not describe exactly (interleaved slots, old orders, reasons), feeding the
+  shared ``RequestTracker`` without building text or ``Fact`` objects.
+
+The events are therefore those of ``LogAnalyzer`` (tested on every fixture, sample and generated log).
+Every alternative of ``_LINE`` starts with a literal byte and ends with an empty marker group, so the
+regex engine rejects a wrong alternative on its first byte and ``lastindex`` names the one that matched.
 """
 
 from __future__ import annotations
@@ -12,11 +20,12 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from kvswitch.logs.model import CacheEvent
+from kvswitch.logs.blocks import BLOCK, Row, block_row, block_slot
+from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import What
 from kvswitch.logs.parsers.llama_cpp import reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
-from kvswitch.logs.tracker import RequestTracker
+from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
 CHUNK_BYTES = 4 << 20
 PROMPT_EVAL = What.PROMPT_EVAL
@@ -24,22 +33,25 @@ GEN_EVAL = What.GEN_EVAL
 START = What.START
 RELEASE = What.RELEASE
 
+#: what the scanner hands on: an event of the general path or a ``Row`` of a whole block
+Record = CacheEvent | Row
+
 _LINE = re.compile(
     rb"id +(\d+) \| task (-?\d+) \| *(?:"
-    rb"(processing task)"  # 3
-    rb"|(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"  # 4-6
-    rb"|(eval time) = +[\d.]+ ms / +(\d+) (?:tokens|runs)"  # 7-8
-    rb"|(stop processing): n_(?:tokens|past) = (\d+), truncated = (\d+)"  # 9-11
-    rb"|(selected slot) by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 12-14
-    rb"|(?:cached )?n_tokens = (\d+), (memory_seq_rm) \["  # 15-16
-    rb"|(kv cache rm) \[(\d+), end\)"  # 17-18
+    rb"processing task()"  # 3
+    rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
+    rb"|eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)()"  # 7-8
+    rb"|stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)()"  # 9-11
+    rb"|selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?()"  # 12-14
+    rb"|(?:cached )?n_tokens = (\d+), memory_seq_rm \[()"  # 15-16
+    rb"|kv cache rm \[(\d+), end\)()"  # 17-18
     rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
-    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"  # 19
-    rb"|(need to evaluate at least 1 token)"  # 20
+    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
+    rb"|need to evaluate at least 1 token()"  # 21
     rb"|(forcing full prompt re-processing|failed to truncate tokens|(?:erased invalidated|failed to restore"
     rb"|restored) context checkpoint|clearing (?:slot|prompt) with|failed to load prompt from cache"
-    rb"|reusing chunk with size|cache reuse is not supported)"  # 21
-    rb"|(\r?\n))"  # 22: an empty print_timing header; its block follows on unprefixed lines
+    rb"|reusing chunk with size|cache reuse is not supported)()"  # 22-23
+    rb"|\r?\n())"  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
     rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
@@ -49,18 +61,46 @@ _CONTINUATION = re.compile(
 _EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")
 _HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
 
+
 def scan_llama(handle: BinaryIO, tracker: RequestTracker) -> Iterator[CacheEvent]:
     """Every event of a llama.cpp text log; memory is bounded by ``CHUNK_BYTES``."""
-    line_no = 1  # number of the line at the start of the data not yet processed
+    server = tracker.server
+    for batch in scan_records(handle, tracker):
+        for record in batch:
+            yield record if isinstance(record, CacheEvent) else row_event(server, record)
+
+
+def row_event(server: str, row: Row) -> CacheEvent:
+    slot, task, cached, new, prompt_ms, first, last, reason, _verdict = row
+    return make_event(server=server, slot=slot, task=task, cached=cached, new=new, prompt_ms=prompt_ms,
+                      first_line=first, last_line=last, reason=reason)
+
+
+def scan_records(
+    handle: BinaryIO, tracker: RequestTracker, *, stop: int | None = None, line_no: int = 1,
+    flush: bool = True, blocks: bool = True,
+) -> Iterator[list[Record]]:
+    """Lists of records, one per chunk, from the handle's position to ``stop`` (a line start) or the end.
+
+    ``line_no`` is the number of the first line read; ``flush`` emits the requests still open at the
+    end (only the end of the file does that); ``blocks=False`` keeps to the line-by-line path.
+    """
     carry = b""
+    left = -1 if stop is None else stop - handle.tell()
     while True:
-        block = handle.read(CHUNK_BYTES)
+        size = CHUNK_BYTES if left < 0 else min(CHUNK_BYTES, left)
+        block = handle.read(size) if size else b""
+        if left >= 0:
+            left -= len(block)
         data = carry + block if carry else block
+        out: list[Record] = []
         if not block:
             if data:
                 data = data if data.endswith(b"\n") else data + b"\n"  # an unterminated last line counts
-                yield from _lines(data, 0, len(data), line_no, tracker)
+                _chunk(data, len(data), line_no, tracker, out, blocks)
                 line_no += data.count(b"\n")
+            if out:
+                yield out
             break
         end = data.rfind(b"\n") + 1
         if end <= 0:
@@ -71,10 +111,15 @@ def scan_llama(handle: BinaryIO, tracker: RequestTracker) -> Iterator[CacheEvent
             carry = data  # only a timing header so far: wait for its block
             continue
         end = held or end
-        yield from _lines(data, 0, end, line_no, tracker)
+        _chunk(data, end, line_no, tracker, out, blocks)
         line_no += data.count(b"\n", 0, end)
         carry = data[end:]
-    yield from tracker.flush(line_no - 1)
+        if out:
+            yield out
+    if flush:
+        done = tracker.flush(line_no - 1)
+        if done:
+            yield list(done)
 
 
 def _open_timing_block(data: bytes, end: int) -> int:
@@ -91,13 +136,49 @@ def _open_timing_block(data: bytes, end: int) -> int:
     return end
 
 
+def _chunk(
+    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool
+) -> None:
+    """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line.
+
+    A block is taken whole only when the line-by-line path would end in the same state: its slot has
+    nothing pending (else the selection would first finish that request) and the tracker is below its
+    limit (else the selection would evict another request). Anything else goes line by line.
+    """
+    if not blocks:
+        _lines(data, 0, end, line_no, tracker, out)
+        return
+    pending = tracker._pending  # read only: which slots are busy and how many
+    count = data.count
+    rfind = data.rfind
+    pos = 0
+    for m in BLOCK.finditer(data, 0, end):
+        start = rfind(b"\n", 0, m.start()) + 1
+        slot = block_slot(data, m, start)
+        if slot is None:
+            continue
+        if start > pos:
+            _lines(data, pos, start, line_no, tracker, out)
+            line_no += count(b"\n", pos, start)
+        pos = m.end()
+        lines = count(b"\n", start, pos)
+        if slot in pending or len(pending) >= MAX_PENDING:
+            _lines(data, start, pos, line_no, tracker, out)
+        else:
+            out.append(block_row(m.groups(), slot, line_no, line_no + lines - 1))
+        line_no += lines
+    if pos < end:
+        _lines(data, pos, end, line_no, tracker, out)
+
+
 def _lines(
-    data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker
-) -> Iterator[CacheEvent]:
-    """Every fact of ``data[start:end]``; ``line_no`` is the number of its first line."""
+    data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
+) -> None:
+    """Every fact of ``data[start:end]`` (whole lines); ``line_no`` is the number of its first line."""
     fact = tracker.slot_fact
     count = data.count
     counted_to = start
+    done: tuple[CacheEvent, ...]
     for m in _LINE.finditer(data, start, end):
         at = m.start()
         line_no += count(b"\n", counted_to, at)
@@ -105,34 +186,34 @@ def _lines(
         branch = m.lastindex
         # the four lines every request prints come first: no call, no tuple
         if branch == 6:
-            done = fact(PROMPT_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(6)), None,
-                        float(m.group(5)), None, line_no)
+            done = fact(PROMPT_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(5)), None,
+                        float(m.group(4)), None, line_no)
         elif branch == 8:
-            done = fact(GEN_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(8)), None, None, None,
+            done = fact(GEN_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(7)), None, None, None,
                         line_no)
         elif branch == 3:
             done = fact(START, int(m.group(1)), int(m.group(2)), None, None, None, None, line_no)
         elif branch == 11:
-            done = fact(RELEASE, int(m.group(1)), int(m.group(2)), int(m.group(10)), int(m.group(11)), None,
+            done = fact(RELEASE, int(m.group(1)), int(m.group(2)), int(m.group(9)), int(m.group(10)), None,
                         None, line_no)
-        elif branch == 22:  # an empty print_timing header: the block follows on unprefixed lines
+        elif branch == 24:  # an empty print_timing header: the block follows on unprefixed lines
             slot, task = int(m.group(1)), int(m.group(2))
             pos = m.end()
             while pos < end and (cont := _CONTINUATION.match(data, pos, end)):
                 line_no += 1
                 counted_to = pos
                 if cont.group(1):
-                    yield from fact(PROMPT_EVAL, slot, task, int(cont.group(3)), None, float(cont.group(2)),
-                                    None, line_no)
+                    out.extend(fact(PROMPT_EVAL, slot, task, int(cont.group(3)), None, float(cont.group(2)),
+                                    None, line_no))
                 elif cont.group(4):
-                    yield from fact(GEN_EVAL, slot, task, int(cont.group(5)), None, None, None, line_no)
+                    out.extend(fact(GEN_EVAL, slot, task, int(cont.group(5)), None, None, None, line_no))
                 pos = cont.end()
             continue
         else:
             what, n1, n2, ms, note = _decode(m, branch)
             done = fact(what, int(m.group(1)), int(m.group(2)), n1, n2, ms, note, line_no)
         if done:
-            yield from done
+            out.extend(done)
 
 
 _Decoded = tuple[What, int | None, int | None, float | None, str | None]
@@ -143,20 +224,20 @@ def _decode(m: re.Match[bytes], branch: int | None) -> _Decoded:
     if branch == 3:
         return What.START, None, None, None, None
     if branch == 6:
-        return PROMPT_EVAL, int(m.group(6)), None, float(m.group(5)), None
+        return PROMPT_EVAL, int(m.group(5)), None, float(m.group(4)), None
     if branch == 8:
-        return GEN_EVAL, int(m.group(8)), None, None, None
+        return GEN_EVAL, int(m.group(7)), None, None, None
     if branch == 11:
-        return What.RELEASE, int(m.group(10)), int(m.group(11)), None, None
-    if branch in (13, 14):
-        sim = m.group(14)
-        return What.SELECT, round(float(sim) * 1000) if sim else None, None, None, _HOW[m.group(13)]
+        return What.RELEASE, int(m.group(9)), int(m.group(10)), None, None
+    if branch == 14:
+        sim = m.group(13)
+        return What.SELECT, round(float(sim) * 1000) if sim else None, None, None, _HOW[m.group(12)]
     if branch == 16:
         return What.CACHED, int(m.group(15)), None, None, None
     if branch == 18:
-        return What.CACHED, int(m.group(18)), None, None, None
-    if branch == 19:
-        return What.PROMPT_SIZE, int(m.group(19)), None, None, None
+        return What.CACHED, int(m.group(17)), None, None, None
     if branch == 20:
+        return What.PROMPT_SIZE, int(m.group(19)), None, None, None
+    if branch == 21:
         return What.FULL_HIT, None, None, None, None
-    return What.REASON, None, None, None, reason_for(m.group(21).decode())
+    return What.REASON, None, None, None, reason_for(m.group(22).decode())

@@ -19,7 +19,7 @@ from typing import BinaryIO
 
 from kvswitch.core.errors import FileAccessError
 from kvswitch.logs.analyzer import LogAnalyzer
-from kvswitch.logs.fastscan import CHUNK_BYTES, scan_llama
+from kvswitch.logs.fastscan import CHUNK_BYTES, Record, scan_llama, scan_records
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parsers import anchors_for, family, server_name
 from kvswitch.logs.text import MAX_LINE_BYTES, decode_line
@@ -42,6 +42,17 @@ def scan_file(path: str | Path, kind_hint: str | None = None) -> Iterator[CacheE
     The file is opened (read-only) right away, so a missing or unreadable file raises
     ``FileAccessError`` here, before any output, not at the first iteration.
     """
+    return _scan_open(open_log(path), kind_hint)
+
+
+def scan_batches(path: str | Path, kind_hint: str | None = None) -> Iterator[list[Record]]:
+    """``scan_file`` in per-chunk batches, whole requests of plain llama.cpp text left as ``Row`` tuples
+    (server ``server_name(kind_hint)``) for callers that format millions of them (``log scan --jsonl``)."""
+    return _batches_open(open_log(path), kind_hint)
+
+
+def open_log(path: str | Path) -> BinaryIO:
+    """The log opened for binary reading, or a ``FileAccessError`` that says why not."""
     path = Path(path)
     try:
         handle = path.open("rb")
@@ -52,16 +63,37 @@ def scan_file(path: str | Path, kind_hint: str | None = None) -> Iterator[CacheE
         raise FileAccessError(path, "is a directory, not a log file") from None
     except OSError as exc:
         raise FileAccessError(path, exc.strerror or str(exc)) from None
-    return _scan_open(handle, kind_hint)
+    return handle
+
+
+def fast_path_applies(handle: BinaryIO, kind_hint: str | None) -> bool:
+    """Whether the byte-level llama.cpp scanner reads this file (else the general path does)."""
+    return family(kind_hint) in (family("llama.cpp"), family(None)) and not _looks_foreign(handle)
 
 
 def _scan_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:
     with handle:
-        if family(kind_hint) in (family("llama.cpp"), family(None)) and not _looks_foreign(handle):
+        if fast_path_applies(handle, kind_hint):
             yield from _scan_fast(handle, kind_hint)
         else:
             handle.seek(0)
             yield from _scan_general(handle, kind_hint)
+
+
+def _batches_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[list[Record]]:
+    with handle:
+        if fast_path_applies(handle, kind_hint):
+            yield from scan_records(handle, RequestTracker(server_name(kind_hint)))
+        else:
+            handle.seek(0)
+            batch: list[Record] = []
+            for event in _scan_general(handle, kind_hint):
+                batch.append(event)
+                if len(batch) >= 4096:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
 
 
 def _looks_foreign(handle: BinaryIO) -> bool:

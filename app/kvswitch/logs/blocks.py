@@ -1,0 +1,102 @@
+"""Whole llama-server requests in one regex match: the fast scanner's common case.
+
+An ordinary request is one slot's run of lines from ``selected slot by ...`` to ``stop processing``:
+processing task, optionally the prompt size / full-hit / cached-tokens lines (``-lv 4``), the prompt and
+generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|``
+(pipe-less lines, such as server lines and sampler parameters, can never carry a fact and are skipped
+in one step) and every ``| task T |`` it passes must open either a slot line of a harmless kind
+(``total time``, ``graphs reused``, ``sampler chain`` ...) or the next fact of the block, in the order
+llama-server prints them; every fact line repeats the ``id S | task T |`` text of the first one, and
+``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly
+the facts the block names, in the same order, and ``block_row`` gives exactly the event
+``RequestTracker`` assembles from them (tested against the line-by-line path). Anything else (another
+slot's fact in between, a reason line, another order) makes the match fail, and those lines go through
+the line-by-line path.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kvswitch.logs.model import HIT_RATIO, MISS_RATIO
+
+#: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
+Row = tuple[int, int, int, int, float, int, int, str | None, str]
+
+#: slot lines that never carry a fact, by what follows ``| task T |``
+_HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sampler|total time|graphs reused"
+             rb"|n_past was set|draft acceptance)")
+#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
+_FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
+#: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S | task T |``)
+_NEXT = _FILL + rb"[^|]*\3 *"
+
+BLOCK = re.compile(
+    rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
+    + _FILL + rb"[^|]*(id +(\d+) \| task (\d+) \|) *processing task" + _NEXT  # 3-5
+    + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
+    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
+    + rb"(?:need to evaluate at least 1 token()" + _NEXT + rb")?"  # 7
+    + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT + rb")?"  # 8
+    + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 9-10
+    + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 11
+    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n"  # 12-13
+)
+#: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
+#: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
+SELECT_HEAD = re.compile(
+    rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
+    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *"
+)
+
+_TRUNCATED = "the context was truncated (context shift)"
+_LRU_HIT = "restored from the host-RAM prompt cache (slot chosen by LRU)"
+_FULL_HIT = "identical prompt: only the last token was re-evaluated"
+_NOT_CACHED = ("the slot already held this prompt (similarity {:.3f}) but processed it again: prompt "
+               "caching was off for this request (cache_prompt: false?)")
+_PREFIX = "the first {} tokens were reused, then the prompt differs"
+
+
+def block_slot(data: bytes, m: re.Match[bytes], line_start: int) -> int | None:
+    """The block's slot, or ``None`` when its first line names another slot (then it is not a block)."""
+    found = SELECT_HEAD.fullmatch(data, line_start, m.start())
+    slot = int(m.group(4))
+    return slot if found is not None and int(found[1]) == slot else None
+
+
+def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int) -> Row:
+    """The event of one block, as ``RequestTracker._finish`` and ``make_event`` compute it."""
+    new = int(groups[9])  # type: ignore[arg-type]
+    cached_text, size = groups[7], groups[5]
+    if cached_text is not None:
+        cached = int(cached_text)
+    elif size is not None:
+        cached = int(size) - new
+    else:
+        generated = int(groups[10])  # type: ignore[arg-type]
+        cached = int(groups[11]) - new - (generated - 1 if generated > 1 else 0)  # type: ignore[arg-type]
+    if cached < 0:
+        cached = 0
+    prompt = cached + new
+    ratio = cached / prompt if prompt > 0 else 0.0
+    verdict = "hit" if ratio >= HIT_RATIO else "miss" if cached <= 0 or ratio < MISS_RATIO else "partial"
+    reason: str | None = None
+    if int(groups[12]):  # type: ignore[arg-type]
+        reason = _TRUNCATED
+    elif verdict == "miss":
+        sim = groups[1]
+        if groups[0] == b"LCP similarity" and sim is not None:
+            similarity = round(float(sim) * 1000)
+            if similarity >= 500:
+                reason = _NOT_CACHED.format(similarity / 1000)
+        if reason is None and cached > 0:
+            reason = _PREFIX.format(cached)
+    elif verdict == "hit":
+        if groups[0] == b"LRU":
+            reason = _LRU_HIT
+        elif groups[6] is not None:
+            reason = _FULL_HIT
+    else:
+        reason = _PREFIX.format(cached)
+    return (slot, int(groups[4]), cached, new, float(groups[8]), first, last, reason,  # type: ignore[arg-type]
+            verdict)

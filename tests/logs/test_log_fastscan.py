@@ -1,0 +1,170 @@
+"""The fast scan's shortcuts give exactly the events of the line-by-line path and of the live path:
+whole-request blocks, the direct JSON lines of ``log scan --jsonl`` and the parallel scan."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+from log_generator import generated_log
+from log_samples import ALL_SAMPLES
+from test_log_accuracy import FIXTURE_LOGS, analyze_lines
+
+from kvswitch.cli import main
+from kvswitch.logs import fastscan, parallel
+from kvswitch.logs.fastscan import Record, row_event, scan_records
+from kvswitch.logs.jsonl import Totals, format_records
+from kvswitch.logs.model import CacheEvent
+from kvswitch.logs.parallel import scan_jsonl_parallel
+from kvswitch.logs.scan import scan_batches, scan_file
+from kvswitch.logs.tracker import RequestTracker
+
+GENERATED = {
+    "one_slot": lambda: generated_log(seed=1, requests=300),
+    "one_slot_2024_order": lambda: generated_log(seed=2, requests=300, old_style=True),
+    "four_slots_interleaved": lambda: generated_log(seed=3, requests=300, slots=4),
+    "two_slots_interleaved": lambda: generated_log(seed=4, requests=300, slots=2),
+}
+REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
+
+
+def _records(path: Path, blocks: bool) -> list[Record]:
+    with path.open("rb") as handle:
+        return [r for batch in scan_records(handle, RequestTracker(), blocks=blocks) for r in batch]
+
+
+def _events(records: list[Record]) -> list[CacheEvent]:
+    return [r if isinstance(r, CacheEvent) else row_event("llama.cpp", r) for r in records]
+
+
+def _texts() -> list[tuple[str, str]]:
+    texts = [(name, make()) for name, make in GENERATED.items()]
+    texts += [(log.stem, log.read_text(encoding="utf-8", errors="replace")) for log in REAL_LOGS]
+    return texts
+
+
+@pytest.mark.parametrize(("name", "text"), _texts(), ids=[name for name, _ in _texts()])
+def test_blocks_give_the_events_of_the_line_path(name: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / f"{name}.log"
+    path.write_text(text, encoding="utf-8")
+    with_blocks = _records(path, blocks=True)
+    line_by_line = _events(_records(path, blocks=False))
+    assert [e.to_json() for e in _events(with_blocks)] == [e.to_json() for e in line_by_line]
+    if "interleaved" not in name:  # requests one after another: the block path must be the one used
+        assert any(isinstance(r, tuple) for r in with_blocks), "no request was read as a block"
+
+
+@pytest.mark.parametrize("name", list(GENERATED))
+def test_generated_logs_agree_with_the_live_path(name: str, tmp_path: Path) -> None:
+    text = GENERATED[name]()
+    path = tmp_path / "server.log"
+    path.write_text(text, encoding="utf-8")
+    live = analyze_lines(text.splitlines())
+    assert len(live) == 300
+    assert [e.to_json() for e in scan_file(path)] == [e.to_json() for e in live]
+
+
+def test_blocks_survive_tiny_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=5, requests=120, slots=2), encoding="utf-8")
+    whole = [e.to_json() for e in scan_file(path)]
+    for size in (61, 997, 4099):
+        monkeypatch.setattr(fastscan, "CHUNK_BYTES", size)
+        assert [e.to_json() for e in scan_file(path)] == whole
+
+
+def test_a_block_is_not_taken_when_its_slot_is_busy(tmp_path: Path) -> None:
+    """A selection on a slot whose request never released first finishes that request."""
+    text = generated_log(seed=6, requests=3)
+    lines = text.splitlines()
+    release = next(i for i, line in enumerate(lines) if "stop processing" in line)
+    cut = "\n".join(lines[:release] + lines[release + 1:]) + "\n"
+    path = tmp_path / "server.log"
+    path.write_text(cut, encoding="utf-8")
+    assert [e.to_json() for e in scan_file(path)] == [e.to_json() for e in analyze_lines(cut.splitlines())]
+
+
+@pytest.mark.parametrize(("name", "text"), _texts()[:3] + [(s.name, s.text) for s in ALL_SAMPLES],
+                         ids=[n for n, _ in _texts()[:3]] + [s.name for s in ALL_SAMPLES])
+def test_json_lines_are_json_dumps_of_the_events(name: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(text, encoding="utf-8")
+    events = list(scan_file(path))
+    totals = Totals()
+    lines = "".join(format_records(batch, "llama.cpp", totals) for batch in scan_batches(path))
+    assert lines.splitlines() == [json.dumps(e.to_json()) for e in events]
+    assert totals.requests == len(events)
+    assert (totals.prompt, totals.cached, totals.new) == (
+        sum(e.prompt_tokens for e in events), sum(e.cached_tokens for e in events),
+        sum(e.new_tokens for e in events))
+    assert [totals.hits, totals.partial, totals.misses] == [
+        sum(e.verdict == v for e in events) for v in ("hit", "partial", "miss")]
+    assert list(totals.recent) == events[-64:]
+
+
+def _sequential_jsonl(path: Path) -> tuple[bytes, Totals]:
+    totals = Totals()
+    text = "".join(format_records(batch, "llama.cpp", totals) for batch in scan_batches(path))
+    return text.encode(), totals
+
+
+def _big_text(seed: int) -> str:
+    if seed % 2 and REAL_LOGS:
+        return "".join(log.read_text(encoding="utf-8", errors="replace") for log in REAL_LOGS) * 3
+    return generated_log(seed=seed, requests=400, slots=1 + seed % 4)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_parallel_scan_writes_the_sequential_output(seed: int, tmp_path: Path) -> None:
+    """Random piece sizes cut real captures and interleaved multi-slot logs at many places."""
+    path = tmp_path / "server.log"
+    path.write_text(_big_text(seed), encoding="utf-8")
+    expected, expected_totals = _sequential_jsonl(path)
+    rng = random.Random(seed)
+    for _ in range(3):
+        out = io.BytesIO()
+        piece = rng.randint(500, max(path.stat().st_size // 3, 600))
+        totals = scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=piece, min_bytes=0)
+        assert totals is not None
+        assert out.getvalue() == expected
+        assert totals.to_json(None) == expected_totals.to_json(None)
+        assert list(totals.recent) == list(expected_totals.recent)
+
+
+def test_parallel_scan_resumes_open_requests(tmp_path: Path) -> None:
+    """Four busy slots: pieces start while other requests are open, and are scanned again from them."""
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=9, requests=400, slots=4), encoding="utf-8")
+    with path.open("rb") as handle:
+        pieces = parallel.plan_pieces(handle, path.stat().st_size, 2000)
+    assert len(pieces) > 20
+    out = io.BytesIO()
+    assert scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=2000, min_bytes=0) is not None
+    assert out.getvalue() == _sequential_jsonl(path)[0]
+
+
+def test_small_or_foreign_files_stay_in_one_process(tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=10, requests=20), encoding="utf-8")
+    assert scan_jsonl_parallel(path, None, io.BytesIO().write, workers=2) is None  # small
+    foreign = tmp_path / "vllm.log"
+    foreign.write_text(next(s.text for s in ALL_SAMPLES if "vllm" in s.name.lower()) * 50, encoding="utf-8")
+    assert scan_jsonl_parallel(foreign, None, io.BytesIO().write, workers=2, min_bytes=0) is None
+
+
+def test_cli_jsonl_is_the_same_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=11, requests=200, slots=2), encoding="utf-8")
+    assert main(["log", "scan", str(path), "--jsonl"]) == 0
+    sequential = capsysbinary.readouterr().out
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(parallel, "PIECE_BYTES", 3000)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    assert main(["log", "scan", str(path), "--jsonl"]) == 0
+    assert capsysbinary.readouterr().out == sequential
+    rows = [json.loads(line) for line in sequential.splitlines()]
+    assert rows[-1]["summary"]["requests"] == len(rows) - 1 == 200
