@@ -155,6 +155,16 @@ def test_small_or_foreign_files_stay_in_one_process(tmp_path: Path) -> None:
     assert scan_jsonl_parallel(foreign, None, io.BytesIO().write, workers=2, min_bytes=0) is None
 
 
+def test_one_worker_means_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=12, requests=50), encoding="utf-8")
+    monkeypatch.setenv("KVSWITCH_SCAN_WORKERS", "1")
+    assert parallel.worker_count() == 1
+    assert scan_jsonl_parallel(path, None, io.BytesIO().write, piece_bytes=1000, min_bytes=0) is None
+    monkeypatch.setenv("KVSWITCH_SCAN_WORKERS", "3")
+    assert parallel.worker_count() == 3
+
+
 def test_cli_jsonl_is_the_same_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     path = tmp_path / "server.log"

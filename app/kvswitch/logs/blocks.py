@@ -6,7 +6,7 @@ generation timings, the release. ``BLOCK`` matches such a run whole. It walks fr
 (pipe-less lines, such as server lines and sampler parameters, can never carry a fact and are skipped
 in one step) and every ``| task T |`` it passes must open either a slot line of a harmless kind
 (``total time``, ``graphs reused``, ``sampler chain`` ...) or the next fact of the block, in the order
-llama-server prints them; every fact line repeats the ``id S | task T |`` text of the first one, and
+llama-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
 ``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly
 the facts the block names, in the same order, and ``block_row`` gives exactly the event
 ``RequestTracker`` assembles from them (tested against the line-by-line path). Anything else (another
@@ -28,12 +28,12 @@ _HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sam
              rb"|n_past was set|draft acceptance)")
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
 _FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
-#: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S | task T |``)
-_NEXT = _FILL + rb"[^|]*\3 *"
+#: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
+_NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
 BLOCK = re.compile(
     rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
-    + _FILL + rb"[^|]*(id +(\d+) \| task (\d+) \|) *processing task" + _NEXT  # 3-5
+    + _FILL + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task" + _NEXT  # 3-5
     + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
     + rb"(?:need to evaluate at least 1 token()" + _NEXT + rb")?"  # 7
@@ -57,9 +57,24 @@ _NOT_CACHED = ("the slot already held this prompt (similarity {:.3f}) but proces
 _PREFIX = "the first {} tokens were reused, then the prompt differs"
 
 
+_LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD leaves to the line path
+_SELECT_TASK = b" task -1 | "
+
+
 def block_slot(data: bytes, m: re.Match[bytes], line_start: int) -> int | None:
-    """The block's slot, or ``None`` when its first line names another slot (then it is not a block)."""
-    found = SELECT_HEAD.fullmatch(data, line_start, m.start())
+    """The block's slot, or ``None`` when its first line names another slot (then it is not a block).
+
+    The usual selection line ends in exactly ``id  S | task -1 | `` (S from the block's own lines):
+    three byte comparisons. Any other form is checked with ``SELECT_HEAD``.
+    """
+    head = m.group(3)
+    at = m.start()
+    head_at = at - len(head) - len(_SELECT_TASK)
+    if (head_at >= line_start and data[line_start] not in _LOOKS_CONTINUED
+            and data.startswith(_SELECT_TASK, at - len(_SELECT_TASK)) and data.startswith(head, head_at)
+            and data.find(b"|", line_start, head_at) < 0):
+        return int(m.group(4))
+    found = SELECT_HEAD.fullmatch(data, line_start, at)
     slot = int(m.group(4))
     return slot if found is not None and int(found[1]) == slot else None
 

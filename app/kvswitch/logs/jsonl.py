@@ -3,15 +3,13 @@
 A big log has millions of requests, so the per-request cost is what a scan costs: a whole-block ``Row``
 becomes its JSON line in one f-string (no ``CacheEvent``, no dict, no ``json.dumps``), and each batch
 becomes one string written at once. The text is exactly ``json.dumps(event.to_json())`` (tested).
-Line numbers can be shifted by an offset, so a worker that scanned a slice of the file writes the
-numbers of the whole file.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvswitch.logs.diagnose import Diagnosis
@@ -107,9 +105,16 @@ class Totals:
         }
 
 
-def format_records(records: list[Record], server: str, totals: Totals, line_offset: int = 0) -> str:
+#: JSON text of recurring floats (prompt times, reuse ratios): ``repr`` and ``round`` cost more than a lookup
+_MS_TEXT: dict[float, str] = {}
+_RATIO_TEXT: dict[float, str] = {0.0: "0.0", 1.0: "1.0"}
+_MEMO_LIMIT = 1 << 16
+
+
+def format_records(records: list[Record], server: str, totals: Totals) -> str:
     """The JSON lines of a batch (events and rows alike), counted into ``totals``."""
     server_json = json_text(server)
+    ms_text, ratio_text = _MS_TEXT, _RATIO_TEXT
     parts: list[str] = []
     append = parts.append
     hits = partial = misses = prompt_sum = cached_sum = new_sum = 0
@@ -117,17 +122,22 @@ def format_records(records: list[Record], server: str, totals: Totals, line_offs
         if type(record) is tuple:
             slot, task, cached, new, prompt_ms, first, last, reason, verdict = record
             prompt = cached + new
-            last += line_offset
+            ratio = cached / prompt if prompt > 0 else 0.0
+            ratio_json = ratio_text.get(ratio)
+            if ratio_json is None:
+                ratio_json = ratio_text[ratio] = repr(round(ratio, 4))
+            ms_json = ms_text.get(prompt_ms)
+            if ms_json is None:
+                ms_json = ms_text[prompt_ms] = repr(prompt_ms)
             append(
                 f'{{"line": {last}, "server": {server_json}, "slot": {slot}, "task": {task}, '
                 f'"request_id": null, "prompt_tokens": {prompt}, "cached_tokens": {cached}, '
-                f'"new_tokens": {new}, "prompt_ms": {prompt_ms!r}, '
-                f'"reuse_ratio": {round(cached / prompt, 4) if prompt > 0 else 0.0!r}, '
-                f'"verdict": "{verdict}", "first_line": {first + line_offset}, "last_line": {last}, '
+                f'"new_tokens": {new}, "prompt_ms": {ms_json}, "reuse_ratio": {ratio_json}, '
+                f'"verdict": "{verdict}", "first_line": {first}, "last_line": {last}, '
                 f'"reason": {"null" if reason is None else json_text(reason)}, "timestamp": null}}\n'
             )
         else:
-            event = _shifted(record, server, line_offset)
+            event = _as_event(record, server)
             append(event_json_line(event))
             prompt, cached, new, verdict = (event.prompt_tokens, event.cached_tokens, event.new_tokens,
                                             event.verdict)
@@ -140,19 +150,18 @@ def format_records(records: list[Record], server: str, totals: Totals, line_offs
             misses += 1
         else:
             partial += 1
+    if len(ms_text) > _MEMO_LIMIT or len(ratio_text) > _MEMO_LIMIT:  # bounded memory on any log
+        ms_text.clear()
+        ratio_text.clear()
     totals.hits += hits
     totals.partial += partial
     totals.misses += misses
     totals.prompt += prompt_sum
     totals.cached += cached_sum
     totals.new += new_sum
-    totals.recent.extend(_shifted(record, server, line_offset) for record in records[-DIAGNOSIS_WINDOW:])
+    totals.recent.extend(_as_event(record, server) for record in records[-DIAGNOSIS_WINDOW:])
     return "".join(parts)
 
 
-def _shifted(record: Record, server: str, line_offset: int) -> CacheEvent:
-    event = record if isinstance(record, CacheEvent) else row_event(server, record)
-    if line_offset:
-        event = replace(event, first_line=event.first_line + line_offset,
-                        last_line=event.last_line + line_offset)
-    return event
+def _as_event(record: Record, server: str) -> CacheEvent:
+    return record if isinstance(record, CacheEvent) else row_event(server, record)

@@ -15,7 +15,7 @@ memory, then scans; a piece's first line number is one more than the lines of al
 which were handed out earlier and so have published their counts by then.
 
 Only processes started with ``fork`` are used (they inherit the loaded code at no cost); where fork is
-missing, or the file is small, the scan stays in this process.
+missing, the file is small, or ``KVSWITCH_SCAN_WORKERS=1``, the scan stays in this process.
 """
 
 from __future__ import annotations
@@ -57,7 +57,10 @@ class PieceResult:
 
 
 def worker_count() -> int:
-    """Cores this process may use."""
+    """Cores this process may use, or ``$KVSWITCH_SCAN_WORKERS`` (``1``: never start other processes)."""
+    chosen = os.environ.get("KVSWITCH_SCAN_WORKERS", "")
+    if chosen.isdigit() and int(chosen) > 0:
+        return int(chosen)
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
