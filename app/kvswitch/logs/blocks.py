@@ -28,6 +28,8 @@ _HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sam
              rb"|n_past was set|draft acceptance)")
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
 _FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
+#: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do
+QUIET = re.compile(_FILL + rb"[^|]*+")
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from kvswitch.logs.blocks import BLOCK, Row, block_row, block_slot
+from kvswitch.logs.blocks import BLOCK, QUIET, Row, block_row, block_slot
 from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import What
 from kvswitch.logs.parsers.llama_cpp import reason_for
@@ -151,6 +151,7 @@ def _chunk(
     pending = tracker._pending  # read only: which slots are busy and how many
     count = data.count
     rfind = data.rfind
+    quiet = QUIET.fullmatch
     pos = 0
     for m in BLOCK.finditer(data, 0, end):
         start = rfind(b"\n", 0, m.start()) + 1
@@ -158,7 +159,8 @@ def _chunk(
         if slot is None:
             continue
         if start > pos:
-            _lines(data, pos, start, line_no, tracker, out)
+            if quiet(data, pos, start) is None:
+                _lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
         pos = m.end()
         lines = count(b"\n", start, pos)
