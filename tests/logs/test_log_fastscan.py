@@ -144,6 +144,12 @@ def test_parallel_scan_resumes_open_requests(tmp_path: Path) -> None:
     out = io.BytesIO()
     assert scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=2000, min_bytes=0) is not None
     assert out.getvalue() == _sequential_jsonl(path)[0]
+    text = path.read_text(encoding="utf-8")  # cut mid-request: the last piece ends with open requests
+    path.write_text(text[:text.rindex("\n", 0, len(text) - 700) + 1], encoding="utf-8")
+    expected = _sequential_jsonl(path)[0]
+    out = io.BytesIO()
+    assert scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=2000, min_bytes=0) is not None
+    assert out.getvalue() == expected
 
 
 def test_small_or_foreign_files_stay_in_one_process(tmp_path: Path) -> None:

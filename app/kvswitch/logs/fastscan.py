@@ -78,13 +78,15 @@ def row_event(server: str, row: Row) -> CacheEvent:
 
 def scan_records(
     handle: BinaryIO, tracker: RequestTracker, *, stop: int | None = None, line_no: int = 1,
-    flush: bool = True, blocks: bool = True,
+    flush: bool = True, blocks: bool = True, lines_read: list[int] | None = None,
 ) -> Iterator[list[Record]]:
     """Lists of records, one per chunk, from the handle's position to ``stop`` (a line start) or the end.
 
     ``line_no`` is the number of the first line read; ``flush`` emits the requests still open at the
-    end (only the end of the file does that); ``blocks=False`` keeps to the line-by-line path.
+    end (only the end of the file does that); ``blocks=False`` keeps to the line-by-line path;
+    ``lines_read`` receives the number of lines read, once all are.
     """
+    first_line = line_no
     carry = b""
     left = -1 if stop is None else stop - handle.tell()
     while True:
@@ -97,8 +99,7 @@ def scan_records(
         if not block:
             if data:
                 data = data if data.endswith(b"\n") else data + b"\n"  # an unterminated last line counts
-                _chunk(data, len(data), line_no, tracker, out, blocks)
-                line_no += data.count(b"\n")
+                line_no = _chunk(data, len(data), line_no, tracker, out, blocks)
             if out:
                 yield out
             break
@@ -111,8 +112,7 @@ def scan_records(
             carry = data  # only a timing header so far: wait for its block
             continue
         end = held or end
-        _chunk(data, end, line_no, tracker, out, blocks)
-        line_no += data.count(b"\n", 0, end)
+        line_no = _chunk(data, end, line_no, tracker, out, blocks)
         carry = data[end:]
         if out:
             yield out
@@ -120,6 +120,8 @@ def scan_records(
         done = tracker.flush(line_no - 1)
         if done:
             yield list(done)
+    if lines_read is not None:
+        lines_read.append(line_no - first_line)
 
 
 def _open_timing_block(data: bytes, end: int) -> int:
@@ -138,8 +140,9 @@ def _open_timing_block(data: bytes, end: int) -> int:
 
 def _chunk(
     data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool
-) -> None:
-    """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line.
+) -> int:
+    """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line, and
+    the number of the line after them is returned.
 
     A block is taken whole only when the line-by-line path would end in the same state: its slot has
     nothing pending (else the selection would first finish that request) and the tracker is below its
@@ -147,7 +150,7 @@ def _chunk(
     """
     if not blocks:
         _lines(data, 0, end, line_no, tracker, out)
-        return
+        return line_no + data.count(b"\n", 0, end)
     pending = tracker._pending  # read only: which slots are busy and how many
     count = data.count
     rfind = data.rfind
@@ -171,6 +174,8 @@ def _chunk(
         line_no += lines
     if pos < end:
         _lines(data, pos, end, line_no, tracker, out)
+        line_no += count(b"\n", pos, end)
+    return line_no
 
 
 def _lines(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvswitch.logs.diagnose import Diagnosis
@@ -111,8 +111,9 @@ _RATIO_TEXT: dict[float, str] = {0.0: "0.0", 1.0: "1.0"}
 _MEMO_LIMIT = 1 << 16
 
 
-def format_records(records: list[Record], server: str, totals: Totals) -> str:
-    """The JSON lines of a batch (events and rows alike), counted into ``totals``."""
+def format_records(records: list[Record], server: str, totals: Totals, line_offset: int = 0) -> str:
+    """The JSON lines of a batch (events and rows alike), counted into ``totals``; ``line_offset`` is
+    added to every line number (a worker that scanned a slice of the file numbers its lines from 1)."""
     server_json = json_text(server)
     ms_text, ratio_text = _MS_TEXT, _RATIO_TEXT
     parts: list[str] = []
@@ -122,6 +123,7 @@ def format_records(records: list[Record], server: str, totals: Totals) -> str:
         if type(record) is tuple:
             slot, task, cached, new, prompt_ms, first, last, reason, verdict = record
             prompt = cached + new
+            last += line_offset
             ratio = cached / prompt if prompt > 0 else 0.0
             ratio_json = ratio_text.get(ratio)
             if ratio_json is None:
@@ -133,11 +135,11 @@ def format_records(records: list[Record], server: str, totals: Totals) -> str:
                 f'{{"line": {last}, "server": {server_json}, "slot": {slot}, "task": {task}, '
                 f'"request_id": null, "prompt_tokens": {prompt}, "cached_tokens": {cached}, '
                 f'"new_tokens": {new}, "prompt_ms": {ms_json}, "reuse_ratio": {ratio_json}, '
-                f'"verdict": "{verdict}", "first_line": {first}, "last_line": {last}, '
+                f'"verdict": "{verdict}", "first_line": {first + line_offset}, "last_line": {last}, '
                 f'"reason": {"null" if reason is None else json_text(reason)}, "timestamp": null}}\n'
             )
         else:
-            event = _as_event(record, server)
+            event = _as_event(record, server, line_offset)
             append(event_json_line(event))
             prompt, cached, new, verdict = (event.prompt_tokens, event.cached_tokens, event.new_tokens,
                                             event.verdict)
@@ -159,9 +161,13 @@ def format_records(records: list[Record], server: str, totals: Totals) -> str:
     totals.prompt += prompt_sum
     totals.cached += cached_sum
     totals.new += new_sum
-    totals.recent.extend(_as_event(record, server) for record in records[-DIAGNOSIS_WINDOW:])
+    totals.recent.extend(_as_event(record, server, line_offset) for record in records[-DIAGNOSIS_WINDOW:])
     return "".join(parts)
 
 
-def _as_event(record: Record, server: str) -> CacheEvent:
-    return record if isinstance(record, CacheEvent) else row_event(server, record)
+def _as_event(record: Record, server: str, line_offset: int) -> CacheEvent:
+    event = record if isinstance(record, CacheEvent) else row_event(server, record)
+    if line_offset:
+        event = replace(event, first_line=event.first_line + line_offset,
+                        last_line=event.last_line + line_offset)
+    return event

@@ -10,9 +10,9 @@ from exactly those requests. The output is therefore always the sequential scan'
 (tested with random piece sizes on real captures and on interleaved multi-slot logs); overlapping
 slots only cost speed.
 
-Line numbers: every worker first counts the lines of its own piece and publishes the count in shared
-memory, then scans; a piece's first line number is one more than the lines of all earlier pieces,
-which were handed out earlier and so have published their counts by then.
+Line numbers: a worker numbers the lines of its piece from 1 while scanning, publishes how many it read
+in shared memory, and adds the lines of all earlier pieces (handed out earlier, so published by then
+or soon) when it formats its JSON lines. Memory per worker is bounded by the piece size.
 
 Only processes started with ``fork`` are used (they inherit the loaded code at no cost); where fork is
 missing, the file is small, or ``KVSWITCH_SCAN_WORKERS=1``, the scan stays in this process.
@@ -25,13 +25,13 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from kvswitch.logs.blocks import SELECT_HEAD
-from kvswitch.logs.fastscan import CHUNK_BYTES, scan_records
+from kvswitch.logs.fastscan import scan_records
 from kvswitch.logs.jsonl import Totals, format_records
 from kvswitch.logs.parsers import server_name
 from kvswitch.logs.scan import fast_path_applies, open_log
@@ -53,7 +53,7 @@ _line_counts: Any = None  # shared array of per-piece line counts, set before th
 class PieceResult:
     text: bytes
     totals: Totals
-    open_requests: OpenRequests  # requests still open at the end of the piece
+    open_requests: OpenRequests  # requests still open at the end of the piece (whole-file lines)
 
 
 def worker_count() -> int:
@@ -149,35 +149,29 @@ def scan_piece(
 ) -> PieceResult:
     """JSON lines of ``[start, stop)``, beginning with ``open_requests`` (in a worker or not)."""
     counts = _line_counts
+    # a first scan numbers its lines from 1 (earlier pieces may still be counting); a scan resumed from
+    # open requests runs in order, after every earlier piece, and numbers them as in the whole file
+    first_line = 1 + _lines_before(counts, index) if open_requests else 1
+    tracker = RequestTracker(server_name(kind_hint))
+    tracker._pending.update(open_requests)  # the tracker's own state, handed over between pieces
+    lines_read: list[int] = []
     with open(path, "rb") as handle:
-        if counts[index] < 0:
-            counts[index] = _count_lines(handle, start, stop)
-        first_line = 1 + _lines_before(counts, index)
-        tracker = RequestTracker(server_name(kind_hint))
-        tracker._pending.update(open_requests)  # the tracker's own state, handed over between pieces
         handle.seek(start)
-        totals = Totals()
-        server = tracker.server
-        parts = [format_records(batch, server, totals)
-                 for batch in scan_records(handle, tracker, stop=stop, line_no=first_line, flush=flush)]
-    return PieceResult("".join(parts).encode(), totals, dict(tracker._pending))
-
-
-def _count_lines(handle: BinaryIO, start: int, stop: int) -> int:
-    handle.seek(start)
-    lines = 0
-    left = stop - start
-    while left > 0:
-        block = handle.read(min(CHUNK_BYTES, left))
-        if not block:
-            break
-        lines += block.count(b"\n")
-        left -= len(block)
-    return lines
+        batches = list(scan_records(handle, tracker, stop=stop, line_no=first_line, flush=flush,
+                                    lines_read=lines_read))
+    counts[index] = lines_read[0]
+    line_offset = 0 if open_requests else _lines_before(counts, index)
+    totals = Totals()
+    server = tracker.server
+    text = "".join([format_records(batch, server, totals, line_offset) for batch in batches])
+    still_open = {slot: replace(request, first_line=request.first_line + line_offset)
+                  for slot, request in tracker._pending.items()}
+    return PieceResult(text.encode(), totals, still_open)
 
 
 def _lines_before(counts: Any, index: int) -> int:
-    """Lines of all pieces before ``index``; they were handed out first, so their counts come soon."""
+    """Lines of all pieces before ``index``. Those were handed out first, to workers that had finished
+    everything before them, so their counts come soon (at most one piece's scan later)."""
     total = 0
     for earlier in range(index):
         while (lines := counts[earlier]) < 0:
