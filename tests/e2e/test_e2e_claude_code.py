@@ -10,13 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kv_llama_server import CACHE, REPO, llama_server
 
 from kvswitch.cli import main
 from kvswitch.core.paths import claude_config_dir
 from kvswitch.logs.scan import scan_file
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.recorder import Capture, Recorder
+from support.llama import CACHE, REPO, llama_server
 
 pytestmark = pytest.mark.real_server
 CLAUDE_VERSION = "2.1.332"

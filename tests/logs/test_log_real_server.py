@@ -8,8 +8,6 @@ token counts are compared with the server's own ``timings.cache_n`` / ``timings.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import time
 from pathlib import Path
 
@@ -18,22 +16,10 @@ import pytest
 
 from kvswitch.logs import CacheEvent, LogAnalyzer
 from kvswitch.logs.process import ProcessSource
+from support.llama import llama_server_binary, tiny_model
+from support.net import free_port
 
 pytestmark = pytest.mark.real_server
-
-_SERVER_TOOLS = Path(__file__).resolve().parents[1] / "realserver" / "kv_llama_server.py"
-
-
-def _server_tools():  # type: ignore[no-untyped-def]
-    if not _SERVER_TOOLS.is_file():
-        pytest.skip("the real-server starter (tests/realserver) are not in this checkout")
-    spec = importlib.util.spec_from_file_location("kv_llama_server_for_logs", _SERVER_TOOLS)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while being defined
-    spec.loader.exec_module(module)
-    return module
 
 
 PROMPT = "ts=2026-11-29T08:00:00Z " + " ".join(f"the item {i} is on the shelf." for i in range(60))
@@ -68,10 +54,9 @@ def _requests(url: str) -> list[tuple[int, int]]:
     ids=["default", "plain", "colours", "jsonl", "trace"],
 )
 def test_live_log_matches_the_server_answers(flags: list[str], tmp_path: Path) -> None:
-    tools = _server_tools()
-    binary = tools.llama_server_binary()
-    model = tools.tiny_model(4096)
-    port = tools.free_port()
+    binary = llama_server_binary()
+    model = tiny_model(4096)
+    port = free_port()
     source = ProcessSource([str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
                             "-c", "4096", "-np", "1", *flags], cwd=str(tmp_path))
     analyzer = LogAnalyzer("llama.cpp")

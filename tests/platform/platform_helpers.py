@@ -1,4 +1,4 @@
-"""Helpers for the platform tests: free ports and waiting for a process to listen."""
+"""Helpers for the platform tests: waiting for a process to listen."""
 
 from __future__ import annotations
 
@@ -6,12 +6,6 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from platform_helpers import Spawner, free_port
+from platform_helpers import Spawner
 
 from kvswitch.cli import main
 from kvswitch.core.models import ProfileKind
@@ -19,6 +19,7 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
 from kvswitch.platform.detect import DetectedServer, detect_servers, detect_tools
 from kvswitch.platform.procscan import iter_processes
+from support.net import free_port
 
 
 def own(*procs: subprocess.Popen[bytes]) -> list:

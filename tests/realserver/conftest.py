@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from kv_llama_server import RunningServer, llama_server
+
+from support.llama import RunningServer, llama_server
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from kv_llama_server import RunningServer
 
 from kvswitch.core.models import LogSource, Profile
 from kvswitch.verify import run_verify
@@ -19,6 +18,7 @@ from kvswitch.verify.prompts import SUFFIX_COLD, make_prefix
 from kvswitch.verify.recorder import Capture, Recorder, routed_profile
 from kvswitch.verify.result import verdict_for
 from kvswitch.verify.target import Target, measure
+from support.llama import RunningServer
 
 pytestmark = pytest.mark.real_server
 

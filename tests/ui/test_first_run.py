@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from uihelpers import free_port
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import ProfileKind
@@ -23,6 +22,7 @@ from kvswitch.core.settings import load_settings
 from kvswitch.platform.detect import detect
 from kvswitch.platform.procscan import iter_processes
 from kvswitch.ui.first_run import FirstRunDialog, should_show
+from support.net import free_port
 
 STANDIN = Path(__file__).resolve().parents[1] / "platform" / "standin.py"
 

@@ -8,18 +8,20 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
-from ui_llama_server import llama_server_binary, make_tiny_model, run_llama_server
-from uihelpers import free_port, make_profile
+from uihelpers import make_profile
 
 from kvswitch.ui.diff_dialog import ApplyDialog
+from support.llama import RunningServer
+from support.llama import llama_server as start_llama_server
+from support.net import free_port
 
 
 @pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    binary = llama_server_binary()
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     workdir = tmp_path_factory.mktemp("llama")
-    model = make_tiny_model(workdir / "tiny.gguf")
-    yield from run_llama_server(binary, model, workdir)
+    with start_llama_server(workdir, context=4096, metrics=False,
+                            log_file=str(workdir / "llama-server.log")) as server:
+        yield server
 
 
 def _activate(window: Any, store: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,9 +32,9 @@ def _activate(window: Any, store: Any, name: str, monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.real_server
 def test_verify_against_real_llama_server_shows_hit_card(qtbot: Any, window: Any, store: Any,
-                                                         llama_server: tuple[str, Path],
+                                                         llama_server: RunningServer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    base_url, _log = llama_server
+    base_url = llama_server.url
     store.add(make_profile("tiny", base_url=base_url, env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
     _activate(window, store, "tiny", monkeypatch)
     progress: list[float] = []

@@ -10,11 +10,3 @@ def make_profile(name: str, kind: str = "llama.cpp", base_url: str = "http://127
     from kvswitch.core.models import Profile
 
     return Profile.model_validate({"name": name, "kind": kind, "base_url": base_url, **extra})
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

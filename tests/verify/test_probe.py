@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from verify_stubs import HangingServer, Reply, StubServer, free_port
+from verify_stubs import HangingServer, Reply, StubServer
 
 from kvswitch.core.models import Profile
 from kvswitch.verify import run_verify
 from kvswitch.verify.evidence import metrics_reading, parse_metrics
+from support.net import free_port
 
 KEY = "sk-test-0123456789abcdef-SECRET"
 

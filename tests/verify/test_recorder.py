@@ -8,11 +8,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from verify_stubs import Reply, StubServer, free_port
+from verify_stubs import Reply, StubServer
 
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile
 from kvswitch.verify.recorder import Capture, Recorder, parse_listen, routed_profile
+from support.net import free_port
 
 KEY = "sk-ant-live-0123456789abcdefSECRET"
 

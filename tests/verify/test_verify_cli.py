@@ -9,12 +9,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from verify_stubs import Reply, StubServer, free_port
+from verify_stubs import Reply, StubServer
 
 from kvswitch.cli import main
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
+from support.net import free_port
 
 CAPTURES = "claude-code-2.1.332"
 

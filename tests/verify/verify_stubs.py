@@ -145,9 +145,3 @@ class HangingServer:
         for conn in self.conns:
             conn.close()
         self.sock.close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

@@ -1,17 +1,18 @@
 """Start a real llama-server (tiny generated model) on a free loopback port, and stop it.
 
-Shared by the real-server tier and the end-to-end test. The binary comes from
-``$KVSWITCH_LLAMA_SERVER`` or the build cache; the model is generated once by
-``scripts/make_tiny_model.py`` and cached under ``~/.cache/kvswitch/models``. Anything missing skips
-the test with the reason, never fails it.
+One starter for every tier that needs a real server (verify, platform detection, log reading, the
+desktop app, end to end). The binary comes from ``$KVSWITCH_LLAMA_SERVER`` or the build cache; the
+model is generated once by ``scripts/make_tiny_model.py`` and cached under ``~/.cache/kvswitch/models``
+of the real home (tests run with a temporary HOME). Anything missing skips the test with the reason,
+never fails it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pwd
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +22,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from support.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
@@ -34,6 +37,7 @@ class RunningServer:
     url: str
     log_file: Path
     pid: int
+    port: int
 
 
 def llama_server_binary() -> Path:
@@ -48,9 +52,12 @@ def llama_server_binary() -> Path:
     return binary
 
 
+@functools.cache
 def tiny_model(context: int = CONTEXT) -> Path:
     """The cached tiny model (made once; rebuilt if the script is newer than the file)."""
     script = REPO / "scripts" / "make_tiny_model.py"
+    if not script.is_file():
+        pytest.skip("scripts/make_tiny_model.py is not in this checkout")
     out = CACHE / "models" / f"kvswitch-tiny-{context}.gguf"
     if out.is_file() and out.stat().st_mtime >= script.stat().st_mtime:
         return out
@@ -67,20 +74,40 @@ def tiny_model(context: int = CONTEXT) -> Path:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def wait_until_healthy(url: str, proc: subprocess.Popen[bytes], log_file: Path, timeout: float = 60) -> None:
+    """Poll ``/health`` until the server answers 200; fail at once if the process dies."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"llama-server exited with {proc.returncode}; see {log_file}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            pytest.fail(f"llama-server did not become healthy within {timeout:g} s")
+        time.sleep(0.1)  # polling a child process's port
 
 
 @contextlib.contextmanager
-def llama_server(workdir: Path, *extra: str, context: int = CONTEXT) -> Iterator[RunningServer]:
-    """A real ``llama-server -np 1 --metrics`` on loopback, logging to a file; always stopped."""
+def llama_server(
+    workdir: Path,
+    *extra: str,
+    context: int = CONTEXT,
+    parallel: int = 1,
+    metrics: bool = True,
+    log_file: str | None = None,
+) -> Iterator[RunningServer]:
+    """A real ``llama-server -np PARALLEL [--metrics]`` on loopback, logging to a file; always stopped.
+
+    ``log_file`` is passed to ``--log-file`` exactly as given (a relative name stays relative to
+    ``workdir``, the server's cwd, as people type it); by default it is ``llama-server-PORT.log``.
+    ``extra`` flags go last, after the common ones.
+    """
     binary = llama_server_binary()
     model = tiny_model(context)
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
-    log_file = workdir / f"llama-server-{port}.log"
+    log_arg = log_file if log_file is not None else str(workdir / f"llama-server-{port}.log")
     argv = [
         str(binary),
         "-m",
@@ -94,26 +121,18 @@ def llama_server(workdir: Path, *extra: str, context: int = CONTEXT) -> Iterator
         "-c",
         str(context),
         "-np",
-        "1",
-        "--metrics",
+        str(parallel),
+        *(["--metrics"] if metrics else []),
         "--log-file",
-        str(log_file),
+        log_arg,
         *extra,
     ]
+    log_path = workdir / log_arg
     proc = subprocess.Popen(argv, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama-server exited with {proc.returncode}; see {log_file}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                pytest.fail("llama-server did not become healthy within 60 s")
-            time.sleep(0.1)
-        yield RunningServer(url, log_file, proc.pid)
+        wait_until_healthy(url, proc, log_path)
+        yield RunningServer(url, log_path, proc.pid, port)
     finally:
         proc.terminate()
         try:
