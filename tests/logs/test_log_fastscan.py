@@ -184,3 +184,25 @@ def test_cli_jsonl_is_the_same_in_parallel(tmp_path: Path, monkeypatch: pytest.M
     assert capsysbinary.readouterr().out == sequential
     rows = [json.loads(line) for line in sequential.splitlines()]
     assert rows[-1]["summary"]["requests"] == len(rows) - 1 == 200
+
+
+@pytest.mark.parametrize("selection", [
+    "slot get_availabl: id  0 | task -1 |  selected slot by LRU, t_last = -1",  # two spaces
+    "slot get_availabl: id  0 | task 7 | selected slot by LRU, t_last = -1",  # a task named
+    "slot get_availabl: id  1 | task -1 | selected slot by LRU, t_last = -1",  # another slot
+    "srv | x | slot get_availabl: id  0 | task -1 | selected slot by LRU, t_last = -1",  # more pipes
+    "prompt eval time id  0 | task -1 | selected slot by LRU, t_last = -1",  # reads like a timing line
+])
+def test_unusual_selection_lines_agree_with_the_line_path(selection: str, tmp_path: Path) -> None:
+    request = (
+        "slot launch_slot_: id  0 | task 9 | processing task\n"
+        "slot print_timing: id  0 | task 9 | prompt eval time =      17.50 ms /    23 tokens (x)\n"
+        "slot print_timing: id  0 | task 9 |        eval time =       0.00 ms /     1 tokens (x)\n"
+        "slot      release: id  0 | task 9 | stop processing: n_tokens = 1559, truncated = 0\n"
+    )
+    text = "slot print_timing: id  0 | task 3 | \n" + (selection + "\n" + request) * 3
+    path = tmp_path / "server.log"
+    path.write_text(text, encoding="utf-8")
+    expected = [e.to_json() for e in _events(_records(path, blocks=False))]
+    assert [e.to_json() for e in scan_file(path)] == expected
+    assert expected

@@ -59,26 +59,19 @@ _NOT_CACHED = ("the slot already held this prompt (similarity {:.3f}) but proces
 _PREFIX = "the first {} tokens were reused, then the prompt differs"
 
 
-_LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD leaves to the line path
-_SELECT_TASK = b" task -1 | "
+LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD leaves to the line path
+SELECT_TASK = b" task -1 | "
 
 
-def block_slot(data: bytes, m: re.Match[bytes], line_start: int) -> int | None:
-    """The block's slot, or ``None`` when its first line names another slot (then it is not a block).
+def selection_slot_is(data: bytes, line_start: int, at: int, slot: int) -> bool:
+    """Whether the selection line ``data[line_start:at]`` (up to ``selected slot``) names ``slot``.
 
-    The usual selection line ends in exactly ``id  S | task -1 | `` (S from the block's own lines):
-    three byte comparisons. Any other form is checked with ``SELECT_HEAD``.
+    The fast scanner first tries the usual form inline: the line ends in exactly
+    ``id  S | task -1 | `` (the block's own ``id  S |``), has no other ``|`` and does not read like a
+    timing continuation; this is the general check for any other form.
     """
-    head = m.group(3)
-    at = m.start()
-    head_at = at - len(head) - len(_SELECT_TASK)
-    if (head_at >= line_start and data[line_start] not in _LOOKS_CONTINUED
-            and data.startswith(_SELECT_TASK, at - len(_SELECT_TASK)) and data.startswith(head, head_at)
-            and data.find(b"|", line_start, head_at) < 0):
-        return int(m.group(4))
     found = SELECT_HEAD.fullmatch(data, line_start, at)
-    slot = int(m.group(4))
-    return slot if found is not None and int(found[1]) == slot else None
+    return found is not None and int(found[1]) == slot
 
 
 def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int) -> Row:

@@ -20,7 +20,15 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from kvswitch.logs.blocks import BLOCK, QUIET, Row, block_row, block_slot
+from kvswitch.logs.blocks import (
+    BLOCK,
+    LOOKS_CONTINUED,
+    QUIET,
+    SELECT_TASK,
+    Row,
+    block_row,
+    selection_slot_is,
+)
 from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import What
 from kvswitch.logs.parsers.llama_cpp import reason_for
@@ -154,23 +162,32 @@ def _chunk(
     pending = tracker._pending  # read only: which slots are busy and how many
     count = data.count
     rfind = data.rfind
+    find = data.find
+    startswith = data.startswith
     quiet = QUIET.fullmatch
+    select_task, select_len = SELECT_TASK, len(SELECT_TASK)
     pos = 0
     for m in BLOCK.finditer(data, 0, end):
-        start = rfind(b"\n", 0, m.start()) + 1
-        slot = block_slot(data, m, start)
-        if slot is None:
+        at, after = m.span()
+        groups = m.groups()
+        head = groups[2]
+        slot = int(groups[3])
+        start = rfind(b"\n", 0, at) + 1
+        head_at = at - len(head) - select_len
+        if not (head_at >= start and data[start] not in LOOKS_CONTINUED
+                and startswith(select_task, at - select_len) and startswith(head, head_at)
+                and find(b"|", start, head_at) < 0) and not selection_slot_is(data, start, at, slot):
             continue
         if start > pos:
             if quiet(data, pos, start) is None:
                 _lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
-        pos = m.end()
+        pos = after
         lines = count(b"\n", start, pos)
         if slot in pending or len(pending) >= MAX_PENDING:
             _lines(data, start, pos, line_no, tracker, out)
         else:
-            out.append(block_row(m.groups(), slot, line_no, line_no + lines - 1))
+            out.append(block_row(groups, slot, line_no, line_no + lines - 1))
         line_no += lines
     if pos < end:
         _lines(data, pos, end, line_no, tracker, out)

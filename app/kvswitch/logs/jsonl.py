@@ -108,7 +108,7 @@ class Totals:
 #: JSON text of recurring floats (prompt times, reuse ratios): ``repr`` and ``round`` cost more than a lookup
 _MS_TEXT: dict[float, str] = {}
 _RATIO_TEXT: dict[float, str] = {0.0: "0.0", 1.0: "1.0"}
-_MEMO_LIMIT = 1 << 16
+_MEMO_LIMIT = 1 << 14
 
 
 def format_records(records: list[Record], server: str, totals: Totals, line_offset: int = 0) -> str:
