@@ -22,6 +22,7 @@ are rejected with an error naming the variable (never the value: it may be the A
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import ENV_NAME_RE
@@ -58,49 +59,49 @@ def check_variable(name: str, value: str, where: str) -> None:
         )
 
 
-def quote_posix(value: str) -> str:
-    """A bash/zsh word that evaluates to exactly ``value``."""
+def _quote_runs(value: str, line_breaks: Callable[[str], str], text: Callable[[str], str],
+                joiner: str = "") -> str:
+    """Quote ``value`` run by run: line breaks need an escaping syntax that plain quotes don't offer.
+
+    Every shell here quotes text literally in single quotes but can only spell CR/LF inside a second
+    syntax, so the value is cut at the breaks and each run quoted by its own rule.
+    """
     if not value:
         return "''"
     parts: list[str] = []
     for piece in _BREAKS.split(value):
         if not piece:
             continue
-        if piece[0] in "\r\n":
-            parts.append("$'" + piece.replace("\r", "\\r").replace("\n", "\\n") + "'")
-        else:
-            parts.append("'" + piece.replace("'", "'\\''") + "'")
-    return "".join(parts)
+        parts.append(line_breaks(piece) if piece[0] in "\r\n" else text(piece))
+    return joiner.join(parts)
+
+
+def quote_posix(value: str) -> str:
+    """A bash/zsh word that evaluates to exactly ``value``."""
+    return _quote_runs(
+        value,
+        lambda breaks: "$'" + breaks.replace("\r", "\\r").replace("\n", "\\n") + "'",
+        lambda text: "'" + text.replace("'", "'\\''") + "'",
+    )
 
 
 def quote_fish(value: str) -> str:
     """A fish word that evaluates to exactly ``value``."""
-    if not value:
-        return "''"
-    parts: list[str] = []
-    for piece in _BREAKS.split(value):
-        if not piece:
-            continue
-        if piece[0] in "\r\n":
-            parts.append(piece.replace("\r", "\\r").replace("\n", "\\n"))
-        else:
-            parts.append("'" + piece.replace("\\", "\\\\").replace("'", "\\'") + "'")
-    return "".join(parts)
+    return _quote_runs(
+        value,
+        lambda breaks: breaks.replace("\r", "\\r").replace("\n", "\\n"),
+        lambda text: "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'",
+    )
 
 
 def quote_pwsh(value: str) -> str:
     """A PowerShell expression that evaluates to exactly ``value``."""
-    if not value:
-        return "''"
-    parts: list[str] = []
-    for piece in _BREAKS.split(value):
-        if not piece:
-            continue
-        if piece[0] in "\r\n":
-            parts.append('"' + piece.replace("\r", "`r").replace("\n", "`n") + '"')
-        else:
-            parts.append("'" + _PWSH_SINGLE_QUOTES.sub(lambda m: m.group() * 2, piece) + "'")
-    return " + ".join(parts)
+    return _quote_runs(
+        value,
+        lambda breaks: '"' + breaks.replace("\r", "`r").replace("\n", "`n") + '"',
+        lambda text: "'" + _PWSH_SINGLE_QUOTES.sub(lambda m: m.group() * 2, text) + "'",
+        joiner=" + ",
+    )
 
 
 def quote_for(shell: str, value: str) -> str:
