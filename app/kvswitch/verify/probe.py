@@ -147,7 +147,11 @@ class Guard:
 
 
 def is_loopback_url(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
+    return is_loopback_host(urlsplit(url).hostname or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback IP (v4 or v6); a name is never resolved, so DNS can't make it local."""
     if host == "localhost":
         return True
     try:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import ipaddress
 import itertools
 import json
 import threading
@@ -29,6 +28,7 @@ from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile, validate_base_url
 from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests
 from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
+from kvswitch.verify.probe import is_loopback_host
 
 MASKED_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "api-key", "x-goog-api-key")
 HOP_BY_HOP = (
@@ -87,21 +87,12 @@ def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
     if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8089")
     host = host.strip("[]") or "127.0.0.1"
-    if not allow_remote and not _is_loopback(host):
+    if not allow_remote and not is_loopback_host(host):
         raise UsageError(
             f"--listen {text!r}: the recorder forwards your credentials, so it listens on loopback "
             "only; pass --allow-remote to listen on another address"
         )
     return host, int(port_text)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def mask_headers(headers: dict[str, str]) -> dict[str, str]:
@@ -137,7 +128,7 @@ class Recorder:
             self.upstream = validate_base_url(upstream)
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
-        if not allow_remote and not _is_loopback(host):
+        if not allow_remote and not is_loopback_host(host):
             raise UsageError(f"refusing to listen on {host}: not a loopback address (use allow_remote)")
         self.captures_dir = Path(captures_dir)
         self.host, self.requested_port = host, port
