@@ -88,33 +88,26 @@ def test_diagnose_exit_codes_and_json(fixtures_dir: Path, capsys: pytest.Capture
     assert "no such file" in capsys.readouterr().err
 
 
+def _record_in_background(*args: str) -> tuple[int, threading.Thread, list[int]]:
+    """``kvswitch record --listen 127.0.0.1:PORT ARGS`` on a thread: (port, thread, [exit code when done])."""
+    port = free_port()
+    result: list[int] = []
+    argv = ["record", "--listen", f"127.0.0.1:{port}", *args]
+    thread = threading.Thread(target=lambda: result.append(main(argv)))
+    thread.start()
+    return port, thread, result
+
+
 def test_record_command_end_to_end(
     stub: StubServer, tmp_path: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stub.routes["POST /v1/messages"] = [
         Reply.json({"usage": {"input_tokens": 3, "cache_read_input_tokens": 9}})
     ]
-    port = free_port()
     caps = tmp_path / "caps"
-    result: list[int] = []
-    thread = threading.Thread(
-        target=lambda: result.append(
-            main(
-                [
-                    "record",
-                    "--listen",
-                    f"127.0.0.1:{port}",
-                    "--upstream",
-                    stub.url,
-                    "--captures",
-                    str(caps),
-                    "--max-requests",
-                    "2",
-                ]
-            )
-        )
+    port, thread, result = _record_in_background(
+        "--upstream", stub.url, "--captures", str(caps), "--max-requests", "2"
     )
-    thread.start()
     deadline = time.monotonic() + 10
     bodies = [
         json.loads((fixtures_dir / CAPTURES / f"request_attribution_0_{n}.json").read_text())["body"]
@@ -163,26 +156,9 @@ def test_record_upstream_from_a_profile(
 ) -> None:
     ProfileStore(AppPaths.default()).add(Profile(name="box", kind="llama.cpp", base_url=stub.url))
     stub.routes["GET /health"] = [Reply.json({"status": "ok"})]
-    port = free_port()
-    result: list[int] = []
-    thread = threading.Thread(
-        target=lambda: result.append(
-            main(
-                [
-                    "record",
-                    "--listen",
-                    f"127.0.0.1:{port}",
-                    "--profile",
-                    "box",
-                    "--captures",
-                    str(tmp_path / "c"),
-                    "--max-requests",
-                    "1",
-                ]
-            )
-        )
+    port, thread, result = _record_in_background(
+        "--profile", "box", "--captures", str(tmp_path / "c"), "--max-requests", "1"
     )
-    thread.start()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
