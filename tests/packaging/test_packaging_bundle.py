@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from support.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "packaging" / "pyinstaller" / "kvswitch.spec"
@@ -56,9 +57,7 @@ def test_bundle_commands_run(bundle: Path) -> None:
     version = run(bundle, "--version")
     assert version.returncode == 0, version.stderr
     assert version.stdout.startswith("kvswitch ")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     detect = run(bundle, "detect", "--json", "--no-processes", "--port", str(port))
     assert detect.returncode == 0, detect.stderr
     assert json.loads(detect.stdout)["servers"] == []

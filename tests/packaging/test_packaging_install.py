@@ -9,22 +9,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from support.net import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".mypy_cache",
                                 ".ruff_cache", ".pytest_cache", "benchmarks", "tests")
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.slow
@@ -49,7 +44,7 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     assert help_run.returncode == 0, help_run.stderr
     assert "detect" in help_run.stdout
     assert "export" in help_run.stdout
-    port = closed_port()
+    port = free_port()
     detect = subprocess.run([kvswitch, "detect", "--json", "--no-processes", "--port", str(port)],
                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert detect.returncode == 0, detect.stderr
