@@ -38,7 +38,7 @@ from kvswitch.logs.scan import fast_path_applies, open_log
 from kvswitch.logs.tracker import PendingRequest, RequestTracker
 
 #: about how much of the file one worker scans at a time
-PIECE_BYTES = 32 << 20
+PIECE_BYTES = 16 << 20
 #: below this size one process is faster than starting others
 MIN_PARALLEL_BYTES = 64 << 20
 #: how far past each nominal cut a selection line is looked for
