@@ -102,17 +102,22 @@ def run(home: Path, args: argparse.Namespace) -> int:
         QTimer.singleShot(ms, loop.quit)
         loop.exec()
 
-    def measure(seconds: float) -> list[float]:
-        """Lateness (ms) of every 5 ms tick over ``seconds``."""
+    busy: dict[str, list[float]] = {}
+
+    def measure(seconds: float, name: str = "") -> list[float]:
+        """Lateness (ms) of every 5 ms tick over ``seconds``; ``busy[name]``: the GUI thread's CPU time
+        (ms) in each gap, which tells the window's own work from time the OS gave to other processes."""
         late: list[float] = []
+        cpu: list[float] = busy.setdefault(name, [])
         clock = QElapsedTimer()
         clock.start()
-        last = [clock.nsecsElapsed()]
+        last = [clock.nsecsElapsed(), time.thread_time_ns()]
 
         def tick() -> None:
-            now = clock.nsecsElapsed()
+            now, now_cpu = clock.nsecsElapsed(), time.thread_time_ns()
             late.append(max(0.0, (now - last[0]) / 1e6 - 5.0))
-            last[0] = now
+            cpu.append((now_cpu - last[1]) / 1e6)
+            last[0], last[1] = now, now_cpu
 
         timer = QTimer()
         timer.setInterval(5)
@@ -125,22 +130,25 @@ def run(home: Path, args: argparse.Namespace) -> int:
     wait(500)
     if args.rss_lines:
         return rss_mode(args, log_file, panel, wait)
-    idle = measure(args.baseline_seconds)
+    idle = measure(args.baseline_seconds, "idle")
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log_file), str(args.rate), str(args.seconds),
                                str(DEMO_LOG)], stdout=subprocess.PIPE, text=True)
-    flood = measure(args.seconds)
+    flood = measure(args.seconds, "flood")
     written = int((writer.communicate(timeout=60)[0] or "0").strip() or 0)
     follower = panel._follower
     read = follower.lines_read if follower is not None else 0
     panel.stop()
 
-    def summary(name: str, late: list[float]) -> str:
+    def summary(name: str, late: list[float], cpu: list[float]) -> str:
         q = statistics.quantiles(late, n=100)
-        return (f"{name}: max stall {max(late):.1f} ms, p99 {q[98]:.1f} ms, median {q[49]:.2f} ms "
-                f"({len(late)} ticks)")
+        worst = max(range(len(late)), key=late.__getitem__)
+        cpu_q = statistics.quantiles(cpu, n=100)
+        return (f"{name}: max stall {late[worst]:.1f} ms (GUI thread busy {cpu[worst]:.1f} ms of it), "
+                f"p99 {q[98]:.1f} ms, median {q[49]:.2f} ms ({len(late)} ticks); GUI thread CPU per gap: "
+                f"max {max(cpu):.1f} ms, p99 {cpu_q[98]:.1f} ms")
 
-    print(summary("idle baseline", idle))
-    print(summary(f"flood {args.rate:,} lines/s", flood))
+    print(summary("idle baseline", idle, busy["idle"]))
+    print(summary(f"flood {args.rate:,} lines/s", flood, busy["flood"]))
     print(f"writer appended {written:,} lines in {args.seconds:.0f} s; follower read {read:,}; view appended "
           f"{appended[0]:,} (view keeps {panel.view.document().blockCount():,}); table rows "
           f"{panel.events_model.rowCount():,}; lines not drawn (flood coalescing) {panel.dropped_lines:,}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from itertools import islice
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
@@ -22,14 +23,18 @@ class CacheEventsModel(QAbstractTableModel):
     def __init__(self, max_events: int = 5000, parent: QObject | None = None):
         super().__init__(parent)
         self.max_events = max_events
-        self._rows: deque[tuple[Any, str]] = deque()
+        # [event, arrival time, display texts formatted on first use]
+        self._rows: deque[list[Any]] = deque()
         self._headers = [self.tr("Time"), self.tr("Tokens"), self.tr("Cached"), self.tr("New"),
                          self.tr("Prompt ms"), self.tr("Verdict")]
         self._verdicts = {"hit": self.tr("hit"), "partial": self.tr("partial"), "miss": self.tr("miss")}
 
     def events(self, last: int | None = None) -> list[Any]:
-        rows = list(self._rows) if last is None else list(self._rows)[-last:]
-        return [event for event, _ in rows]
+        if last is None:
+            return [row[0] for row in self._rows]
+        newest = [row[0] for row in islice(reversed(self._rows), max(0, last))]
+        newest.reverse()
+        return newest
 
     def add_events(self, events: list[Any]) -> None:
         if not events:
@@ -44,7 +49,7 @@ class CacheEventsModel(QAbstractTableModel):
         arrived = time.strftime("%H:%M:%S")
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(events) - 1)
-        self._rows.extend((event, event.timestamp or arrived) for event in events)
+        self._rows.extend([event, event.timestamp or arrived, None] for event in events)
         self.endInsertRows()
 
     def clear(self) -> None:
@@ -66,33 +71,39 @@ class CacheEventsModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        """Display text is formatted once per row: a view asks for every visible cell on every repaint,
+        and during a flood that is every tick."""
+        row = index.row()
+        if not 0 <= row < len(self._rows) or not index.isValid():
             return None
-        event, when = self._rows[index.row()]
+        record = self._rows[row]
+        event = record[0]
         column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if record[2] is None:
+                record[2] = self._format(event, record[1])
+            texts = record[2]
+            return texts[column] if 0 <= column < len(texts) else None
         if role == EventRole:
             return event
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == COL_TIME:
-                return when[11:19] if len(when) >= 19 and when[10] in "T " else when
-            if column == COL_TOKENS:
-                return f"{event.prompt_tokens:,}"
-            if column == COL_CACHED:
-                return f"{event.cached_tokens:,}"
-            if column == COL_NEW:
-                return f"{event.new_tokens:,}"
-            if column == COL_PROMPT_MS:
-                return "" if event.prompt_ms is None else f"{event.prompt_ms:,.1f}"
-            if column == COL_VERDICT:
-                verdict = self._verdicts.get(event.verdict, event.verdict)
-                return f"{verdict} {event.reuse_ratio:.0%}"
-        numeric = column in (COL_TOKENS, COL_CACHED, COL_NEW, COL_PROMPT_MS)
-        if role == Qt.ItemDataRole.TextAlignmentRole and numeric:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole and column == COL_VERDICT:
-            return theme.tinted_background(event.verdict)
-        if role == Qt.ItemDataRole.ForegroundRole and column == COL_VERDICT:
-            return theme.state_color(event.verdict)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if column in _NUMERIC else None
+        if column == COL_VERDICT:
+            if role == Qt.ItemDataRole.BackgroundRole:
+                return theme.tinted_background(event.verdict)
+            if role == Qt.ItemDataRole.ForegroundRole:
+                return theme.state_color(event.verdict)
         if role == Qt.ItemDataRole.ToolTipRole:
             return event.reason or None
         return None
+
+    def _format(self, event: Any, when: str) -> tuple[str, ...]:
+        verdict = self._verdicts.get(event.verdict, event.verdict)
+        return (when[11:19] if len(when) >= 19 and when[10] in "T " else when,
+                f"{event.prompt_tokens:,}", f"{event.cached_tokens:,}", f"{event.new_tokens:,}",
+                "" if event.prompt_ms is None else f"{event.prompt_ms:,.1f}",
+                f"{verdict} {event.reuse_ratio:.0%}")
+
+
+_NUMERIC = frozenset({COL_TOKENS, COL_CACHED, COL_NEW, COL_PROMPT_MS})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

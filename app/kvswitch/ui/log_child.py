@@ -131,7 +131,7 @@ def main() -> int:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     if hasattr(os, "nice"):
         # Background work: when a flood keeps this process busy, the window gets the CPU first.
-        os.nice(5)
+        os.nice(10)
     return run(source_json, kind_hint or None, int(tail_lines), int(max_lines))
 
 

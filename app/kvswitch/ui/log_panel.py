@@ -1,10 +1,12 @@
 """The live cache log: highlighted server lines, a per-request table and a reuse chart.
 
 Bound to the active profile's log source. Reading and classifying happen on a worker
-(``log_worker.LogFollower``); a 100 ms timer takes what is waiting and appends it in one edit, so a
-flood costs the GUI one insert per tick. Memory is bounded everywhere: the view keeps
-``MAX_VIEW_LINES`` blocks, the history (for the filter and pause) ``MAX_KEPT_LINES``, the table
-``MAX_EVENTS`` requests.
+(``log_worker.LogFollower``); a 50 ms timer takes what is waiting and draws it in slices of at most
+``DRAW_BUDGET_MS``: laying out a line costs ~25 µs, so drawing a whole burst at once would freeze the
+window for tens of ms, while a bounded slice per tick keeps every stall short. Lines that did not fit
+wait (in order) for the next tick. Memory is bounded everywhere: the view keeps ``MAX_VIEW_LINES``
+blocks, the lines waiting to be drawn ``MAX_VIEW_LINES`` (the oldest are dropped and counted), the
+history (for the filter and pause) ``MAX_KEPT_LINES``, the table ``MAX_EVENTS`` requests.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 from collections import deque
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -41,10 +43,13 @@ CACHE_KINDS = frozenset({"hit", "partial", "miss", "timing"})
 MAX_VIEW_LINES = 5000
 MAX_KEPT_LINES = 20000
 MAX_EVENTS = 5000
-FLUSH_INTERVAL_MS = 100
-# lines appended to the view per tick at most; the reader also thins a sustained flood to 3,000 lines
-# a second (``DrawBudget``), so a tick costs a few ms while a burst still shows every line
+FLUSH_INTERVAL_MS = 50
+# the reader sends at most this many lines per frame; it also thins a sustained flood to 3,000 lines
+# a second (``DrawBudget``), so a burst still shows every line
 MAX_LINES_PER_FLUSH = 600
+# GUI time one tick may spend drawing lines; at ~25 µs a line that is ~3,200 lines a second, what
+# the reader sends during a flood (more waits for the next tick, the oldest dropped past the cap)
+DRAW_BUDGET_MS = 4.0
 
 
 class LogPanel(QWidget):
@@ -66,6 +71,8 @@ class LogPanel(QWidget):
         self._source: Any = None
         self._kind_hint: str | None = None
         self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
+        self._undrawn: deque[Any] = deque(maxlen=MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
+        self._ms_per_line = 0.05  # measured drawing cost, sizes the slices
         self.dropped_lines = 0
         self._pinned = True  # the view is at the bottom; new lines keep it there while following
 
@@ -171,6 +178,7 @@ class LogPanel(QWidget):
             self._follower.stop()
             self._flush(self._follower.take())
             self._follower = None
+        self._draw_undrawn(budget_ms=None)
 
     # -- view --------------------------------------------------------------------------------------
 
@@ -186,6 +194,7 @@ class LogPanel(QWidget):
     def _on_timer_timeout(self) -> None:
         if self._follower is not None:
             self._flush(self._follower.take())
+        self._draw_undrawn(DRAW_BUDGET_MS)
 
     def _flush(self, batch: Any) -> None:
         if batch.status:
@@ -200,11 +209,41 @@ class LogPanel(QWidget):
                 self.table.scrollToBottom()
             self.verdict_seen.emit(str(batch.events[-1].verdict))
             self.events_added.emit(len(batch.events))
-        if not batch.lines:
+        if batch.lines:
+            self._history.extend(batch.lines)
+            if not self.pause_box.isChecked():
+                shown = self._newest_shown(batch.lines, MAX_VIEW_LINES)
+                overflow = len(self._undrawn) + len(shown) - MAX_VIEW_LINES
+                if overflow > 0:
+                    self.dropped_lines += overflow  # older than anything the view would still keep
+                self._undrawn.extend(shown)
+        if batch.error:
+            self._draw_undrawn(budget_ms=None)  # the timer has stopped: nothing else would draw them
+
+    def _draw_undrawn(self, budget_ms: float | None) -> None:
+        """Draw waiting lines, oldest first, until ``budget_ms`` is spent (None: all of them)."""
+        if not self._undrawn:
             return
-        self._history.extend(batch.lines)
-        if not self.pause_box.isChecked():
-            self._append(self._newest_shown(batch.lines, MAX_LINES_PER_FLUSH))
+        clock = QElapsedTimer()
+        clock.start()
+        drawn = 0
+        while self._undrawn:
+            if budget_ms is None:
+                count = len(self._undrawn)
+            else:
+                left = budget_ms - clock.nsecsElapsed() / 1e6
+                if left <= 0:
+                    break
+                count = max(16, int(left / self._ms_per_line))
+            chunk = [self._undrawn.popleft() for _ in range(min(count, len(self._undrawn)))]
+            started = clock.nsecsElapsed()
+            self._append(chunk, scroll=False)
+            per_line = (clock.nsecsElapsed() - started) / 1e6 / len(chunk)
+            self._ms_per_line = max(0.005, 0.7 * self._ms_per_line + 0.3 * per_line)
+            drawn += len(chunk)
+        if drawn:
+            self._scroll_if_following()
+            self.lines_appended.emit(drawn)
 
     def _newest_shown(self, lines: list[Any], limit: int) -> list[Any]:
         """The last ``limit`` lines that pass the filter (a flood is not filtered line by line)."""
@@ -219,7 +258,7 @@ class LogPanel(QWidget):
         picked.reverse()
         return picked
 
-    def _append(self, lines: list[Any]) -> None:
+    def _append(self, lines: list[Any], scroll: bool = True) -> None:
         if not lines:
             return
         bar = self.view.verticalScrollBar()
@@ -231,16 +270,23 @@ class LogPanel(QWidget):
         text = "\n".join(line.text for line in lines)
         cursor.insertText(text if self.view.document().isEmpty() else "\n" + text)
         cursor.endEditBlock()
+        if scroll:
+            self._scroll_if_following()
+            self.lines_appended.emit(len(lines))
+
+    def _scroll_if_following(self) -> None:
+        bar = self.view.verticalScrollBar()
         if self.follow_box.isChecked() and self._pinned:
             bar.setValue(bar.maximum())
-        self.lines_appended.emit(len(lines))
 
     def _rerender(self) -> None:
+        self._undrawn.clear()  # the history holds them; the re-render below draws what is shown
         self.view.clear()
         self._append(self._newest_shown(list(self._history), MAX_VIEW_LINES))
 
     def clear(self) -> None:
         self.view.clear()
+        self._undrawn.clear()
         self._history.clear()
         self.events_model.clear()
         self.dropped_lines = 0
@@ -284,7 +330,9 @@ class LogPanel(QWidget):
 
     @Slot(bool)
     def _on_pause_toggled(self, paused: bool) -> None:
-        if not paused:
+        if paused:
+            self._undrawn.clear()  # kept in the history: resuming re-renders from there
+        else:
             self._rerender()
 
     @Slot()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Slot
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -17,6 +17,8 @@ from kvswitch.ui import theme
 MAX_BARS = 120
 # bars never get wider than this many to a plot, so a handful of requests do not look like a wall
 MIN_SLOTS = 40
+# a flood adds requests every tick; repainting the chart that often costs the window more than it shows
+REPAINT_INTERVAL_MS = 250
 
 
 class ReuseChart(QWidget):
@@ -27,12 +29,21 @@ class ReuseChart(QWidget):
         self._model = model
         self.setMinimumHeight(90)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        model.rowsInserted.connect(self._on_model_changed)
-        model.modelReset.connect(self._on_model_changed)
+        self._repaint_timer = QTimer(self)
+        self._repaint_timer.setSingleShot(True)
+        self._repaint_timer.setInterval(REPAINT_INTERVAL_MS)
+        self._repaint_timer.timeout.connect(self.update)
+        model.rowsInserted.connect(self._on_model_rows_inserted)
+        model.modelReset.connect(self._on_model_reset)
         self.setAccessibleName(self.tr("Prompt cache reuse per request"))
 
     @Slot()
-    def _on_model_changed(self, *_args: object) -> None:
+    def _on_model_rows_inserted(self, *_args: object) -> None:
+        if not self._repaint_timer.isActive():
+            self._repaint_timer.start()
+
+    @Slot()
+    def _on_model_reset(self) -> None:
         self.update()
 
     def sizeHint(self) -> QSize:
@@ -70,15 +81,22 @@ class ReuseChart(QWidget):
         bar = max(1.0, slot * 0.8)
         x0 = plot.right() - len(events) * slot
         painter.setPen(Qt.PenStyle.NoPen)
+        # one drawRects per verdict and colour: a per-bar brush change and draw call cost ms per paint
+        columns: dict[str, list[QRectF]] = {}
+        bars: dict[str, list[QRectF]] = {}
         for i, event in enumerate(events):
             ratio = max(0.0, min(1.0, float(event.reuse_ratio)))
-            color = theme.state_color(event.verdict, pal)
-            # A full-height tinted column per request, so a miss (reuse ~0) still reads as a red streak.
-            painter.setBrush(theme.tinted_background(event.verdict, pal))
-            painter.drawRect(QRectF(x0 + i * slot, plot.top(), bar, plot.height()))
             height = max(2.0, ratio * plot.height())
-            painter.setBrush(color)
-            painter.drawRect(QRectF(x0 + i * slot, plot.bottom() - height, bar, height))
+            left = x0 + i * slot
+            # A full-height tinted column per request, so a miss (reuse ~0) still reads as a red streak.
+            columns.setdefault(event.verdict, []).append(QRectF(left, plot.top(), bar, plot.height()))
+            bars.setdefault(event.verdict, []).append(QRectF(left, plot.bottom() - height, bar, height))
+        for verdict, rects in columns.items():
+            painter.setBrush(theme.tinted_background(verdict, pal))
+            painter.drawRects(rects)
+        for verdict, rects in bars.items():
+            painter.setBrush(theme.state_color(verdict, pal))
+            painter.drawRects(rects)
         times = [e.prompt_ms for e in events]
         known = [t for t in times if t is not None]
         if known:
