@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from log_samples import ALL_SAMPLES
 from test_log_accuracy import FIXTURE_LOGS, analyze_lines
 
 from kvswitch.cli import main
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.logs import fastscan, parallel
 from kvswitch.logs.fastscan import Record, row_event, scan_records
 from kvswitch.logs.jsonl import Totals, format_records
@@ -206,3 +208,15 @@ def test_unusual_selection_lines_agree_with_the_line_path(selection: str, tmp_pa
     expected = [e.to_json() for e in _events(_records(path, blocks=False))]
     assert [e.to_json() for e in scan_file(path)] == expected
     assert expected
+
+
+def _die_in_worker(*_args: object, **_kwargs: object) -> None:
+    os._exit(9)  # what an out-of-memory kill looks like to the parent
+
+
+def test_a_dead_scan_worker_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(generated_log(seed=11, requests=200), encoding="utf-8")
+    monkeypatch.setattr(parallel, "scan_records", _die_in_worker)  # inherited by the forked workers
+    with pytest.raises(KvSwitchError, match="scan worker process died"):
+        scan_jsonl_parallel(path, None, io.BytesIO().write, workers=2, piece_bytes=2000, min_bytes=0)

@@ -25,11 +25,13 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
-from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.logs.blocks import SELECT_HEAD
 from kvswitch.logs.fastscan import scan_records
 from kvswitch.logs.jsonl import Totals, format_records
@@ -123,23 +125,31 @@ def _run(
     _line_counts = context.Array("q", [-1] * len(pieces), lock=False)
     totals = Totals()
     last = len(pieces) - 1
-    with context.Pool(workers) as pool:
-        waiting: deque[AsyncResult[PieceResult]] = deque()
-        submitted = 0
-        still_open: OpenRequests = {}
-        for index, (start, stop) in enumerate(pieces):
-            while submitted < len(pieces) and len(waiting) < workers + 1:
-                begin, end = pieces[submitted]
-                waiting.append(pool.apply_async(
-                    scan_piece, (path, kind_hint, submitted, begin, end, submitted == last, {})))
-                submitted += 1
-            result = waiting.popleft().get()
-            if still_open:  # the worker began with no open request, but some were: scan it again
-                result = scan_piece(path, kind_hint, index, start, stop, index == last, still_open)
-            write(result.text)
-            totals.merge(result.totals)
-            still_open = result.open_requests
-    _line_counts = None
+    # an executor, not a Pool: a worker that dies (killed, out of memory) breaks it loudly instead of
+    # leaving its result to be waited for forever
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            waiting: deque[Future[PieceResult]] = deque()
+            submitted = 0
+            still_open: OpenRequests = {}
+            for index, (start, stop) in enumerate(pieces):
+                while submitted < len(pieces) and len(waiting) < workers + 1:
+                    begin, end = pieces[submitted]
+                    waiting.append(pool.submit(
+                        scan_piece, path, kind_hint, submitted, begin, end, submitted == last, {}))
+                    submitted += 1
+                result = waiting.popleft().result()
+                if still_open:  # the worker began with no open request, but some were: scan it again
+                    result = scan_piece(path, kind_hint, index, start, stop, index == last, still_open)
+                write(result.text)
+                totals.merge(result.totals)
+                still_open = result.open_requests
+    except BrokenProcessPool as exc:
+        raise KvSwitchError(
+            f"{path}: a scan worker process died; run again with KVSWITCH_SCAN_WORKERS=1 (one process)"
+        ) from exc
+    finally:
+        _line_counts = None
     return totals
 
 
