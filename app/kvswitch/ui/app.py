@@ -10,17 +10,65 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("kvswitch.ui")
+
+EARLY_RECORDS = 1000
+
 
 def setup_logging(paths: Any) -> None:
     """The rotating, key-scrubbing log file in ``paths.log_dir`` (shared with the CLI)."""
     from kvswitch.core.applog import setup_logging as setup  # noqa: PLC0415
 
     setup(paths)
+
+
+class _EarlyRecords(logging.Handler):
+    """Holds the app's first log records until the log file is open.
+
+    Opening the file (and importing ``logging.handlers``, which pulls in sockets and pickle) costs
+    about 12 ms before the window could show; held records lose nothing, and an error opens the file
+    at once so it is never only in memory.
+    """
+
+    def __init__(self, open_file: Callable[[], None]):
+        super().__init__(logging.INFO)
+        self.records: deque[logging.LogRecord] = deque(maxlen=EARLY_RECORDS)
+        self._open_file = open_file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if record.levelno >= logging.ERROR:
+            self._open_file()
+
+
+def setup_logging_later(paths: Any) -> Callable[[], None]:
+    """Start logging now, to memory; the returned call opens the log file and writes what was held.
+
+    Call it once the window has painted (``AppShell.ready``); calling it again does nothing.
+    """
+    logger = logging.getLogger("kvswitch")
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+
+    def open_file() -> None:
+        if early not in logger.handlers:
+            return
+        logger.removeHandler(early)
+        setup_logging(paths)
+        for record in early.records:
+            for handler in logger.handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+        early.records.clear()
+
+    early = _EarlyRecords(open_file)
+    logger.addHandler(early)
+    return open_file
 
 
 def _install_qt_message_handler() -> None:
@@ -64,7 +112,7 @@ def run_app(args: argparse.Namespace) -> int:
 
     config_dir = getattr(args, "config_dir", None)
     paths = AppPaths.default(Path(config_dir) if config_dir else None)
-    setup_logging(paths)
+    open_log_file = setup_logging_later(paths)
     smoke = bool(getattr(args, "smoke_test", False))
     if smoke and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
             and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
@@ -77,6 +125,7 @@ def run_app(args: argparse.Namespace) -> int:
     # The language setting is read after the window frame shows (see AppShell); env and locale decide now.
     i18n.install(app, i18n.choose_language(None))
     if smoke:
+        open_log_file()
         from kvswitch.ui.smoke import run_smoke_test  # noqa: PLC0415
 
         return run_smoke_test(app, paths)
@@ -86,6 +135,7 @@ def run_app(args: argparse.Namespace) -> int:
     name = server_name(paths.config_dir)
     if send_to_running(name, "show"):
         log.info("another KV Switch is running; asked it to show its window")
+        open_log_file()
         return 0
     instance = SingleInstance(name)
     instance.listen()
@@ -100,13 +150,16 @@ def run_app(args: argparse.Namespace) -> int:
         from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
         from kvswitch.ui.errors import show_dialog  # noqa: PLC0415
 
+        open_log_file()
         if not isinstance(exc, KvSwitchError):
             raise
         show_dialog(app.translate("app", "KV Switch cannot start"), str(exc), modal=True)
         return exc.exit_code
     instance.message_received.connect(shell.on_instance_message)
+    shell.ready.connect(open_log_file)  # the window has painted: the file can be opened now
     shell.start()
     code = int(app.exec())
+    open_log_file()  # a start that never became ready still leaves its records in the file
     shell.shutdown()
     instance.close()
     return code
