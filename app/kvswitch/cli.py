@@ -47,9 +47,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+GUI_SWITCHES = ("--show-secrets", "--minimized", "--smoke-test")
+
+
+def gui_only_args(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The root flags when ``argv`` only opens the window (no sub-command, no help); None otherwise.
+
+    Building the full parser imports every command module (the engines, pydantic models: ~300 ms),
+    which the window does not need before its first paint; anything unusual takes the full parser.
+    """
+    args = argparse.Namespace(command=None, config_dir=None, show_secrets=False, minimized=False,
+                              smoke_test=False)
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg in GUI_SWITCHES:
+            setattr(args, arg[2:].replace("-", "_"), True)
+        elif arg == "--config-dir" and rest and not rest[0].startswith("-"):
+            args.config_dir = rest.pop(0)
+        elif arg.startswith("--config-dir=") and len(arg) > len("--config-dir="):
+            args.config_dir = arg.split("=", 1)[1]
+        else:
+            return None
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser: argparse.ArgumentParser | None = None
+    args = gui_only_args(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        parser = build_parser()
+        args = parser.parse_args(argv)
     try:
         if args.command is None:
             return _launch_gui(args, parser)
@@ -70,10 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70
 
 
-def _launch_gui(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def _launch_gui(args: argparse.Namespace, parser: argparse.ArgumentParser | None) -> int:
     try:
         from kvswitch.ui.app import run_app  # noqa: PLC0415 - Qt is imported only when the window is wanted
     except ImportError:
-        parser.print_help()
+        (parser or build_parser()).print_help()
         return 0
     return run_app(args)

@@ -167,9 +167,11 @@ def run_app(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The GUI entry point (``kvswitch-gui``): the same flags as ``kvswitch`` without a sub-command."""
-    from kvswitch.cli import build_parser  # noqa: PLC0415
+    from kvswitch.cli import build_parser, gui_only_args  # noqa: PLC0415
 
-    args = build_parser().parse_args(list(argv) if argv is not None else None)
+    args = gui_only_args(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        args = build_parser().parse_args(list(argv) if argv is not None else None)
     if getattr(args, "command", None):
         return int(args.func(args))
     return run_app(args)
