@@ -81,7 +81,7 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
     except KvSwitchError as exc:
         send({"error": str(exc)})
         return 0
-    from kvswitch.ui.log_worker import DrawBudget
+    from kvswitch.ui.log_worker import DrawBudget, classify_lines
 
     analyzer = LogAnalyzer(kind_hint)
     budget = DrawBudget(burst=max_lines)
@@ -101,12 +101,9 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
                     lines = []
                 if not lines:
                     break
-                for text in lines:
-                    line_no += 1
-                    result = analyzer.feed(text, line_no)
-                    kept.append(result.line)
-                    if result.events:
-                        events.extend(result.events)
+                classified, found, line_no = classify_lines(analyzer, lines, line_no)
+                kept.extend(classified)
+                events.extend(found)
                 read += len(lines)
             frame: dict[str, Any] = {"lines_read": line_no}
             if read:

@@ -50,6 +50,9 @@ MAX_LINES_PER_FLUSH = 600
 # GUI time one tick may spend drawing lines; at ~25 µs a line that is ~3,200 lines a second, what
 # the reader sends during a flood (more waits for the next tick, the oldest dropped past the cap)
 DRAW_BUDGET_MS = 4.0
+# requests reach the table at most this often: every insert repaints the table and the chart, which
+# during a flood (requests every tick) costs more than the lines themselves
+LIST_INTERVAL_MS = 250
 
 
 class LogPanel(QWidget):
@@ -73,6 +76,9 @@ class LogPanel(QWidget):
         self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
         self._undrawn: deque[Any] = deque(maxlen=MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
         self._ms_per_line = 0.05  # measured drawing cost, sizes the slices
+        self._unlisted: list[Any] = []  # requests not in the table yet, oldest first
+        self._listed_clock = QElapsedTimer()
+        self._listed_clock.start()
         self.dropped_lines = 0
         self._pinned = True  # the view is at the bottom; new lines keep it there while following
 
@@ -178,6 +184,7 @@ class LogPanel(QWidget):
             self._follower.stop()
             self._flush(self._follower.take())
             self._follower = None
+        self._list_unlisted()
         self._draw_undrawn(budget_ms=None)
 
     # -- view --------------------------------------------------------------------------------------
@@ -193,10 +200,14 @@ class LogPanel(QWidget):
     @Slot()
     def _on_timer_timeout(self) -> None:
         if self._follower is not None:
-            self._flush(self._follower.take())
+            self._flush(self._follower.take(), list_now=False)
+        if self._unlisted and self._listed_clock.elapsed() >= LIST_INTERVAL_MS:
+            self._list_unlisted()
         self._draw_undrawn(DRAW_BUDGET_MS)
 
-    def _flush(self, batch: Any) -> None:
+    def _flush(self, batch: Any, list_now: bool = True) -> None:
+        """Take in a batch: its requests go to the table (now, or with the next listing when
+        ``list_now`` is false), its lines wait to be drawn."""
         if batch.status:
             self._set_status(batch.status)
         if batch.error:
@@ -204,11 +215,8 @@ class LogPanel(QWidget):
             self._timer.stop()
         self.dropped_lines += batch.dropped_lines
         if batch.events:
-            self.events_model.add_events(batch.events)
-            if self.follow_box.isChecked():
-                self.table.scrollToBottom()
-            self.verdict_seen.emit(str(batch.events[-1].verdict))
-            self.events_added.emit(len(batch.events))
+            self._unlisted.extend(batch.events)
+            del self._unlisted[:-MAX_EVENTS]  # older than anything the table would still keep
         if batch.lines:
             self._history.extend(batch.lines)
             if not self.pause_box.isChecked():
@@ -217,8 +225,21 @@ class LogPanel(QWidget):
                 if overflow > 0:
                     self.dropped_lines += overflow  # older than anything the view would still keep
                 self._undrawn.extend(shown)
-        if batch.error:
-            self._draw_undrawn(budget_ms=None)  # the timer has stopped: nothing else would draw them
+        if list_now or batch.error:
+            self._list_unlisted()
+        if batch.error:  # the timer has stopped: nothing else would draw them
+            self._draw_undrawn(budget_ms=None)
+
+    def _list_unlisted(self) -> None:
+        self._listed_clock.restart()
+        if not self._unlisted:
+            return
+        events, self._unlisted = self._unlisted, []
+        self.events_model.add_events(events)
+        if self.follow_box.isChecked():
+            self.table.scrollToBottom()
+        self.verdict_seen.emit(str(events[-1].verdict))
+        self.events_added.emit(len(events))
 
     def _draw_undrawn(self, budget_ms: float | None) -> None:
         """Draw waiting lines, oldest first, until ``budget_ms`` is spent (None: all of them)."""
@@ -287,6 +308,7 @@ class LogPanel(QWidget):
     def clear(self) -> None:
         self.view.clear()
         self._undrawn.clear()
+        self._unlisted.clear()
         self._history.clear()
         self.events_model.clear()
         self.dropped_lines = 0

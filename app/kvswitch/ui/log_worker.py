@@ -55,6 +55,23 @@ class DrawBudget:
         return granted
 
 
+def classify_lines(analyzer: Any, texts: list[str], line_no: int) -> tuple[list[Any], list[Any], int]:
+    """Feed ``texts`` to a ``LogAnalyzer``: (ClassifiedLines, CacheEvents, the last line number).
+
+    Shared by the thread and the reader process, so both number and classify lines the same way.
+    """
+    classified: list[Any] = []
+    events: list[Any] = []
+    feed = analyzer.feed
+    for text in texts:
+        line_no += 1
+        result = feed(text, line_no)
+        classified.append(result.line)
+        if result.events:
+            events.extend(result.events)
+    return classified, events, line_no
+
+
 @dataclass
 class LogBatch:
     """Everything the worker produced since the last take."""
@@ -149,14 +166,7 @@ class LogFollower:
                     lines = []
                 self._set_status(_status_text(getattr(reader, "status", None)))
                 if lines:
-                    classified = []
-                    events = []
-                    for text in lines:
-                        line_no += 1
-                        result = analyzer.feed(text, line_no)
-                        classified.append(result.line)
-                        if result.events:
-                            events.extend(result.events)
+                    classified, events, line_no = classify_lines(analyzer, lines, line_no)
                     self.lines_read += len(lines)
                     with self._lock:
                         overflow = len(self._lines) + len(classified) - (self._lines.maxlen or 0)
