@@ -44,11 +44,11 @@ MAX_VIEW_LINES = 5000
 MAX_KEPT_LINES = 20000
 MAX_EVENTS = 5000
 FLUSH_INTERVAL_MS = 50
-# the reader sends at most this many lines per frame; it also thins a sustained flood to 3,000 lines
+# the reader sends at most this many lines per frame; it also thins a sustained flood to 2,000 lines
 # a second (``DrawBudget``), so a burst still shows every line
 MAX_LINES_PER_FLUSH = 600
-# GUI time one tick may spend drawing lines; at ~25 µs a line that is ~3,200 lines a second, what
-# the reader sends during a flood (more waits for the next tick, the oldest dropped past the cap)
+# GUI time one tick may spend drawing lines; at 25-40 µs a line that is 2,000-3,200 lines a second,
+# what the reader sends during a flood (more waits for the next tick, the oldest dropped past the cap)
 DRAW_BUDGET_MS = 4.0
 # requests reach the table at most this often: every insert repaints the table and the chart, which
 # during a flood (requests every tick) costs more than the lines themselves

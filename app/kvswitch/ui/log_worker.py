@@ -37,10 +37,11 @@ class DrawBudget:
 
     A token bucket: ``rate`` lines a second refill it up to ``burst``. A server printing a few hundred
     lines at start-up shows every one; 50,000 lines a second show ``rate`` of the newest, and the rest
-    are counted as not drawn.
+    are counted as not drawn. The rate is what the window draws within its per-tick budget
+    (``log_panel.DRAW_BUDGET_MS``) on a loaded machine; sending more would only be dropped there.
     """
 
-    def __init__(self, rate: float = 3000.0, burst: int = 600):
+    def __init__(self, rate: float = 2000.0, burst: int = 600):
         self.rate = rate
         self.burst = burst
         self._tokens = float(burst)
