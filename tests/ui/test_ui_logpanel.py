@@ -169,3 +169,21 @@ def test_highlighting_many_lines_keeps_none_alive(qtbot: Any) -> None:
     view.setPlainText(text)  # tens of thousands of setFormat calls: aborted the interpreter before
     assert sys.getrefcount(None) > 1 << 30 or sys.version_info >= (3, 12) \
         or qtcompat.none_refs_lost_per_call() == 0
+
+
+def test_emitting_many_signals_keeps_true_alive(qtbot: Any) -> None:
+    """PySide6 6.12 loses a reference to True per Signal.emit; kvswitch.ui gives True a surplus."""
+    import sys
+
+    from kvswitch.ui import qtcompat
+    from kvswitch.ui.log_panel import LogPanel
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    seen: list[int] = []
+    panel.lines_appended.connect(seen.append)
+    for _ in range(5000):  # more than True's own count: aborted the interpreter before
+        panel.lines_appended.emit(1)
+    assert len(seen) == 5000
+    assert sys.getrefcount(True) > 1 << 30 or sys.version_info >= (3, 12) \
+        or qtcompat.true_refs_lost_per_emit() == 0

@@ -14,7 +14,7 @@ import ctypes
 import logging
 import sys
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
 log = logging.getLogger("kvswitch.ui.qtcompat")
 
@@ -34,11 +34,43 @@ def none_refs_lost_per_call() -> float:
     return max(0.0, (before - sys.getrefcount(None)) / _PROBE_CALLS)
 
 
+class _EmitProbe(QObject):
+    probed = Signal(int)
+
+
+def true_refs_lost_per_emit() -> float:
+    """How many references to ``True`` one ``Signal.emit`` loses (0 on a correct binding).
+
+    The same binding bug as ``None``'s: ``emit`` hands back ``True`` without owning a reference, so a
+    window emitting signals (the log panel does every tick) counts ``True`` down to an abort.
+    """
+    probe = _EmitProbe()
+    before = sys.getrefcount(True)
+    for _ in range(_PROBE_CALLS):
+        probe.probed.emit(1)
+    return max(0.0, (before - sys.getrefcount(True)) / _PROBE_CALLS)
+
+
+def _protect_bools() -> None:
+    if true_refs_lost_per_emit() < 0.5:
+        return
+    for value in (True, False):
+        refcount = ctypes.c_ssize_t.from_address(id(value))
+        refcount.value += NONE_SURPLUS
+    _state["bools_protected"] = 1
+    log.info("PySide6 loses a reference to True per signal emit; gave True and False a surplus of %d",
+             NONE_SURPLUS)
+
+
 def protect_none_refcount() -> bool:
-    """Give ``None`` a reference surplus when the binding leaks its references; True if it did."""
+    """Give ``None`` a reference surplus when the binding leaks its references; True if it did.
+
+    ``True`` and ``False`` get the same treatment when ``Signal.emit`` is seen losing them.
+    """
     if sys.version_info >= (3, 12) or _state.get("done"):
         return bool(_state.get("protected"))
     _state["done"] = 1
+    _protect_bools()
     lost = none_refs_lost_per_call()
     if lost < 0.5:
         return False
