@@ -23,6 +23,7 @@ from collections import deque
 from typing import Any
 
 INTERVAL_S = 0.05
+SLICE_LINES = 1000
 
 
 def _watch_stdin(stop: threading.Event) -> None:
@@ -101,9 +102,11 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
                     lines = []
                 if not lines:
                     break
-                classified, found, line_no = classify_lines(analyzer, lines, line_no)
-                kept.extend(classified)
-                events.extend(found)
+                for start in range(0, len(lines), SLICE_LINES):  # a big read is not held classified twice
+                    classified, found, line_no = classify_lines(analyzer, lines[start:start + SLICE_LINES],
+                                                                line_no)
+                    kept.extend(classified)
+                    events.extend(found)
                 read += len(lines)
             frame: dict[str, Any] = {"lines_read": line_no}
             if read:
