@@ -2,9 +2,10 @@
 
 A flood (tens of thousands of lines a second) must not freeze the window, so a worker does all the
 per-line work (read, strip, classify, assemble requests) and leaves the results in bounded buffers.
-The GUI takes everything waiting every ~100 ms in one go: one insert into the view, one insert into
-the table. When the GUI cannot keep up, the oldest lines waiting are dropped (and counted) — events are
-never dropped before the table's own cap, because the table is how a broken cache is seen.
+The GUI takes everything waiting every 50 ms in one go and draws it in time-boxed slices
+(``log_panel.DRAW_BUDGET_MS``). When the GUI cannot keep up, the oldest lines waiting are dropped (and
+counted) — events are never dropped before the table's own cap, because the table is how a broken
+cache is seen.
 
 Two workers share that contract: ``ProcessLogFollower`` (the default) runs ``log_child`` in its own
 process, because classifying a flood in a thread of the GUI process starves the GUI of the GIL;
