@@ -58,6 +58,14 @@ class Parsed:
             self.spans.append((start + offset, end + offset, kind))
         self.raise_kind(kind)
 
+    def mark_level(self, match: re.Match[str], group: int) -> None:
+        """Colour a level word (``ERROR``, ``WARN``/``WARNING``) in a server's own log header."""
+        level = match.group(group).upper()
+        if level.startswith("ERR"):
+            self.mark(match, LineKind.ERROR, group)
+        elif level.startswith("WARN"):
+            self.mark(match, LineKind.WARNING, group)
+
 
 def ratio_kind(cached: int, total: int) -> LineKind:
     """Kind of a line that states both numbers itself (Ollama, SGLang, LMCache, MLX)."""

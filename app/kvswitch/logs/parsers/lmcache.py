@@ -32,11 +32,7 @@ def parse(text: str) -> Parsed | None:
     clock: str | None = None
     if m := _HEADER.search(text):
         clock = f"{m.group(1)}T{m.group(2)}"
-        level = m.group(3).upper()
-        if level.startswith("ERR"):
-            parsed.mark(m, LineKind.ERROR, 3)
-        elif level.startswith("WARN"):
-            parsed.mark(m, LineKind.WARNING, 3)
+        parsed.mark_level(m, 3)
     if m := _LOOKUP.search(text):
         total, engine, hit, load = int(m.group(2)), int(m.group(3) or 0), int(m.group(4)), int(m.group(5))
         cached = min(max(hit, engine), total)

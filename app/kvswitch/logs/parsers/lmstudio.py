@@ -31,11 +31,7 @@ def parse(text: str) -> Parsed | None:
     parsed = Parsed()
     if m := _WRAPPER.match(text):
         parsed.facts.append(Fact(What.CLOCK, note=f"{m.group(1)}T{m.group(2)}"))
-        level = m.group(3)
-        if level == "ERROR":
-            parsed.mark(m, LineKind.ERROR, 3)
-        elif level.startswith("WARN"):
-            parsed.mark(m, LineKind.WARNING, 3)
+        parsed.mark_level(m, 3)
     if m := _MLX.search(text):
         cached, new = int(m.group(1)), int(m.group(2))
         parsed.facts.append(Fact(What.EVENT, n1=cached, n2=new, server="lm-studio (mlx)"))

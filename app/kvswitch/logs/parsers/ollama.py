@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-from kvswitch.logs.model import LineKind
 from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind, status_kind
 
 SERVER = "ollama"
@@ -29,11 +28,7 @@ def parse(text: str) -> Parsed | None:
     clock: str | None = None
     if m := _SLOG.search(text):
         clock = f"{m.group(1)}T{m.group(2)}"
-        level = m.group(3).upper()
-        if level.startswith("ERR"):
-            parsed.mark(m, LineKind.ERROR, 3)
-        elif level.startswith("WARN"):
-            parsed.mark(m, LineKind.WARNING, 3)
+        parsed.mark_level(m, 3)
     if m := _CACHE_SLOT.search(text):
         used, remaining = int(m.group(4)), int(m.group(5))
         if clock:
