@@ -143,6 +143,24 @@ def test_apply_failure_shows_engine_message_and_changes_nothing(qtbot: Any, wind
     assert store.active_name is None
 
 
+def test_apply_while_another_process_holds_the_lock_fails_fast_with_its_message(
+        qtbot: Any, window: Any, store: Any, fake_home: Path) -> None:
+    """A CLI apply in progress must not freeze the window for the engine's default lock wait."""
+    from kvswitch.core.lock import FileLock
+    from kvswitch.ui.controller import GUI_LOCK_TIMEOUT_S
+
+    store.add(make_profile("local"))
+    controller = window.controller
+    assert controller.engine.lock_timeout == GUI_LOCK_TIMEOUT_S <= 1.0
+    holder = FileLock(controller.paths.lock_file, timeout=1.0)  # its own open file: conflicts like a process
+    with holder, qtbot.waitSignal(controller.apply_failed) as failed:
+        assert controller.apply("local") is False
+    assert "another KV Switch process" in failed.args[1]
+    assert window.message_bar.level == "error"
+    assert not (fake_home / ".claude" / "settings.json").exists()
+    assert store.active_name is None
+
+
 def test_import_claude_settings_adds_profile(qtbot: Any, window: Any, store: Any, fake_home: Path) -> None:
     settings = fake_home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True)

@@ -19,6 +19,7 @@ from kvswitch.ui.cache_state import CacheState
 
 log = logging.getLogger("kvswitch.ui.controller")
 
+GUI_LOCK_TIMEOUT_S = 0.5
 VERIFY_TIMEOUT_S = 30.0
 
 _VERDICT_STATE = {
@@ -86,7 +87,9 @@ class AppController(QObject):
         if self._engine is None:
             from kvswitch.targets.engine import Engine  # noqa: PLC0415 - keep start-up imports lazy
 
-            self._engine = Engine(self.paths)
+            # applies run on the GUI thread (they write a few small files); never let a CLI apply that
+            # holds the lock freeze the window: give up quickly and say so instead
+            self._engine = Engine(self.paths, lock_timeout=GUI_LOCK_TIMEOUT_S)
         return self._engine
 
     def active_profile(self) -> Any | None:
