@@ -159,7 +159,7 @@ def _chunk(
     if not blocks:
         _lines(data, 0, end, line_no, tracker, out)
         return line_no + data.count(b"\n", 0, end)
-    pending = tracker._pending  # read only: which slots are busy and how many
+    pending = tracker.pending  # which slots are busy and how many
     count = data.count
     rfind = data.rfind
     find = data.find

@@ -163,7 +163,7 @@ def scan_piece(
     # open requests runs in order, after every earlier piece, and numbers them as in the whole file
     first_line = 1 + _lines_before(counts, index) if open_requests else 1
     tracker = RequestTracker(server_name(kind_hint))
-    tracker._pending.update(open_requests)  # the tracker's own state, handed over between pieces
+    tracker.resume(open_requests)
     lines_read: list[int] = []
     with open(path, "rb") as handle:
         handle.seek(start)
@@ -175,7 +175,7 @@ def scan_piece(
     server = tracker.server
     text = "".join([format_records(batch, server, totals, line_offset) for batch in batches])
     still_open = {slot: replace(request, first_line=request.first_line + line_offset)
-                  for slot, request in tracker._pending.items()}
+                  for slot, request in tracker.pending.items()}
     return PieceResult(text.encode(), totals, still_open)
 
 

@@ -13,6 +13,7 @@ How many prompt tokens came from the cache, best evidence first:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kvswitch.logs.model import CacheEvent, make_event, verdict_for
@@ -138,6 +139,16 @@ class RequestTracker:
     def is_busy(self, slot: int | None) -> bool:
         """Whether a request on this slot is still being assembled."""
         return slot in self._pending
+
+    @property
+    def pending(self) -> Mapping[int | None, PendingRequest]:
+        """Requests still being assembled, by slot: a live read-only view for scanners that must know
+        which slots are busy without paying a call per request."""
+        return self._pending
+
+    def resume(self, open_requests: Mapping[int | None, PendingRequest]) -> None:
+        """Continue requests another tracker left open (a scan handed over between file pieces)."""
+        self._pending.update(open_requests)
 
     def whole_request(self, req: PendingRequest, last_line: int) -> tuple[CacheEvent, ...]:
         """A request read in one piece (the fast scanner): the same event as from its facts one by one."""
