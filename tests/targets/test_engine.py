@@ -224,7 +224,8 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
     store.add(local_profile(targets=["claude", "codex"]))
     store.add(remote_profile(targets=["claude"]))
     env = {**os.environ, "PYTHONPATH": str(APP)}
-    for _ in range(3):
+    # two rounds: at most four applies, so undo can walk all the way back (UNDO_DEPTH is 5)
+    for _ in range(2):
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "kvswitch", "use", name],
@@ -244,6 +245,7 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
     assert data["env"]["ANTHROPIC_BASE_URL"] == expected
     codex = fake_home / ".codex" / "config.toml"
     assert codex.exists() == (active == "local")
+    assert 1 <= len(engine.state().history) <= 4 < UNDO_DEPTH
     start = time.monotonic()
     while engine.state().history:
         engine.undo()
