@@ -16,7 +16,11 @@ the line-by-line path.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from kvswitch.logs.model import HIT_RATIO, MISS_RATIO
 
@@ -110,3 +114,25 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
         reason = _PREFIX.format(cached)
     return (slot, int(groups[4]), cached, new, float(groups[8]), first, last, reason,  # type: ignore[arg-type]
             verdict)
+
+
+#: ``_blockscan.scan`` (BLOCK, the checks of ``fastscan._chunk`` and ``block_row`` in C), or ``None`` where
+#: the extension was not built or ``KVSWITCH_NATIVE_SCAN=0``: then ``BLOCK`` does the same, slower
+NativeScan = Callable[[bytes, int, int, int, Mapping[Any, Any], int], tuple[list[Row], int, int, int]]
+
+
+def _load_native() -> NativeScan | None:
+    if os.environ.get("KVSWITCH_NATIVE_SCAN", "1") == "0":
+        return None
+    try:
+        from kvswitch.logs import _blockscan  # type: ignore[attr-defined]  # noqa: PLC0415
+    except ImportError:
+        return None
+    head, tail = _PREFIX.split("{}")
+    _blockscan.configure(HIT_RATIO, MISS_RATIO, ("hit", "partial", "miss"), (_TRUNCATED, _LRU_HIT, _FULL_HIT),
+                         _NOT_CACHED, head, tail, json.dumps)
+    scan: NativeScan = _blockscan.scan
+    return scan
+
+
+native_scan = _load_native()

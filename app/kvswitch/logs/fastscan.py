@@ -25,8 +25,10 @@ from kvswitch.logs.blocks import (
     LOOKS_CONTINUED,
     QUIET,
     SELECT_TASK,
+    NativeScan,
     Row,
     block_row,
+    native_scan,
     selection_slot_is,
 )
 from kvswitch.logs.model import CacheEvent, make_event
@@ -107,7 +109,7 @@ def scan_records(
         if not block:
             if data:
                 data = data if data.endswith(b"\n") else data + b"\n"  # an unterminated last line counts
-                line_no = _chunk(data, len(data), line_no, tracker, out, blocks)
+                line_no = _chunk(data, len(data), line_no, tracker, out, blocks, native_scan)
             if out:
                 yield out
             break
@@ -120,7 +122,7 @@ def scan_records(
             carry = data  # only a timing header so far: wait for its block
             continue
         end = held or end
-        line_no = _chunk(data, end, line_no, tracker, out, blocks)
+        line_no = _chunk(data, end, line_no, tracker, out, blocks, native_scan)
         carry = data[end:]
         if out:
             yield out
@@ -147,7 +149,8 @@ def _open_timing_block(data: bytes, end: int) -> int:
 
 
 def _chunk(
-    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool
+    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool,
+    native: NativeScan | None,
 ) -> int:
     """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line, and
     the number of the line after them is returned.
@@ -159,6 +162,8 @@ def _chunk(
     if not blocks:
         _lines(data, 0, end, line_no, tracker, out)
         return line_no + data.count(b"\n", 0, end)
+    if native is not None:
+        return _chunk_native(data, end, line_no, tracker, out, native)
     pending = tracker.pending  # which slots are busy and how many
     count = data.count
     rfind = data.rfind
@@ -192,6 +197,23 @@ def _chunk(
     if pos < end:
         _lines(data, pos, end, line_no, tracker, out)
         line_no += count(b"\n", pos, end)
+    return line_no
+
+
+def _chunk_native(
+    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], native: NativeScan
+) -> int:
+    """``_chunk`` with the block path in C: it returns the rows of a run of blocks and where the line path
+    must take over (text between blocks that carries facts, a block of a busy slot), then goes on."""
+    pending = tracker.pending
+    pos = 0
+    while pos < end:
+        rows, pos, line_no, until = native(data, pos, end, line_no, pending, MAX_PENDING)
+        out.extend(rows)
+        if until > pos:
+            _lines(data, pos, until, line_no, tracker, out)
+            line_no += data.count(b"\n", pos, until)
+            pos = until
     return line_no
 
 

@@ -1,0 +1,86 @@
+/*
+ * kvswitch.logs._blockscan: the fast scanner's common case (``blocks.BLOCK``) at native speed.
+ *
+ * A big llama-server log is millions of ordinary requests. In Python every one costs a regex match
+ * over ~1 KB, a tuple of groups, a dozen int() calls and an f-string; here it costs a few memchr calls.
+ *
+ * match.c  matches exactly the language of ``blocks.BLOCK`` (each part commented with the regex it
+ *          stands for) and the checks ``fastscan._chunk`` makes around it;
+ * rows.c   computes ``blocks.block_row`` and writes ``jsonl.format_records``'s line for it;
+ * module.c the Python entry points.
+ *
+ * Whatever this code does not take is handed back to the Python line path, so the events never depend
+ * on whether the extension is built (tested both ways, record for record).
+ */
+#ifndef KVSWITCH_BLOCKSCAN_H
+#define KVSWITCH_BLOCKSCAN_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+typedef const unsigned char *bytes_t;
+
+enum how { HOW_LCP, HOW_LRU, HOW_ID };
+
+/* one BLOCK match: offsets of its groups in the data (a length of 0: the group did not match) */
+typedef struct {
+    Py_ssize_t at;                 /* where "selected slot by " starts */
+    Py_ssize_t head, head_len;     /* \3: "id  S |" */
+    Py_ssize_t task, task_len;     /* \5 */
+    enum how how;                  /* group 1 */
+    Py_ssize_t sim, sim_len;       /* group 2 */
+    Py_ssize_t slot, slot_len;     /* group 4 */
+    Py_ssize_t size, size_len;     /* group 6 */
+    int full_hit;                  /* group 7 */
+    Py_ssize_t cached, cached_len; /* group 8 */
+    Py_ssize_t ms, ms_len;         /* group 9 */
+    Py_ssize_t fresh, fresh_len;   /* group 10: new tokens */
+    Py_ssize_t gen, gen_len;       /* group 11 */
+    Py_ssize_t ntok, ntok_len;     /* group 12 */
+    Py_ssize_t trunc, trunc_len;   /* group 13 */
+} block_t;
+
+/* match.c */
+Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b);
+int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b);
+int bs_quiet(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+Py_ssize_t bs_count_newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out);
+
+/* rows.c */
+enum verdict { V_HIT, V_PARTIAL, V_MISS };
+enum reason { R_NONE, R_TRUNCATED, R_LRU_HIT, R_FULL_HIT, R_NOT_CACHED, R_PREFIX };
+
+typedef struct {
+    long long slot, task, cached, fresh, first, last;
+    double ms, similarity; /* similarity: for R_NOT_CACHED */
+    enum verdict verdict;
+    enum reason reason;
+} row_t;
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} text_t;
+
+/* the texts and thresholds of ``blocks`` and ``model``, given once by ``configure`` */
+typedef struct {
+    double hit_ratio, miss_ratio;
+    PyObject *verdicts[3];        /* "hit", "partial", "miss" */
+    PyObject *reasons[4];         /* None, truncated, LRU hit, full hit */
+    PyObject *reasons_json[4];    /* the same as JSON text (bytes) */
+    PyObject *not_cached;         /* a str.format template taking the similarity */
+    PyObject *prefix_head, *prefix_tail; /* around the number of reused tokens */
+    PyObject *json_dumps;         /* json.dumps, for the rare reason with a computed text */
+    int ready;
+} config_t;
+
+extern config_t bs_config;
+
+int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row);
+PyObject *bs_row_tuple(const row_t *row);
+int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len);
+int bs_text_reserve(text_t *out, Py_ssize_t extra);
+
+#endif

@@ -1,0 +1,356 @@
+/* The language of ``blocks.BLOCK`` and the checks ``fastscan._chunk`` makes around a match.
+ *
+ * Every function returns the position after what it matched, or -1, and takes -1 as its input position
+ * to mean "already failed" (so a chain of parts reads like the regex, without an ``if`` per part). */
+#include <string.h>
+
+#include "blockscan.h"
+
+/* Numbers longer than this go to the Python path (exact in a double, no overflow anywhere). */
+#define MAX_DIGITS 15
+
+/* ---- primitives ------------------------------------------------------------------------------------ */
+
+static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
+{
+    return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
+}
+#define LIT(d, i, end, s) lit((d), (i), (end), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static inline Py_ssize_t find_byte(bytes_t d, Py_ssize_t i, Py_ssize_t end, unsigned char c)
+{
+    if (i >= end)
+        return -1;
+    const unsigned char *p = memchr(d + i, c, (size_t)(end - i));
+    return p ? (Py_ssize_t)(p - d) : -1;
+}
+
+/* \d+ */
+static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = i;
+    if (i < 0)
+        return -1;
+    while (j < end && d[j] >= '0' && d[j] <= '9')
+        j++;
+    return j > i ? j : -1;
+}
+
+/* " *" (zero or more) */
+static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    while (i < end && d[i] == ' ')
+        i++;
+    return i;
+}
+
+/* " +" (one or more) */
+static inline Py_ssize_t spaces1(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i < 0 || i >= end || d[i] != ' ')
+        return -1;
+    return spaces(d, i, end);
+}
+
+/* \d+(?:\.\d+)? */
+static inline Py_ssize_t decimal(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = digits(d, i, end);
+    if (j >= 0 && j < end && d[j] == '.') {
+        Py_ssize_t k = digits(d, j + 1, end);
+        if (k >= 0)
+            return k;
+    }
+    return j;
+}
+
+/* the next "selected slot by " from i: memchr for its "b", a byte that is rare in these logs */
+Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    static const char needle[] = "selected slot by ";
+    const Py_ssize_t n = sizeof(needle) - 1, b_at = 14;
+    Py_ssize_t p = i + b_at;
+    while ((p = find_byte(d, p, end, 'b')) >= 0) {
+        Py_ssize_t at = p - b_at;
+        if (at + n <= end && memcmp(d + at, needle, (size_t)n) == 0)
+            return at;
+        p++;
+    }
+    return -1;
+}
+
+Py_ssize_t bs_count_newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t n = 0;
+    while ((i = find_byte(d, i, end, '\n')) >= 0) {
+        n++;
+        i++;
+    }
+    return n;
+}
+
+/* ---- the parts of BLOCK ------------------------------------------------------------------------- */
+
+/* _HARMLESS */
+static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j;
+    if ((j = LIT(d, i, end, "- ")) >= 0) {
+        Py_ssize_t k = LIT(d, j, end, "checking sim");
+        return k >= 0 ? k : LIT(d, j, end, "skipping");
+    }
+    if ((j = LIT(d, i, end, "sampler ")) >= 0) {
+        Py_ssize_t k = LIT(d, j, end, "chain");
+        return k >= 0 ? k : LIT(d, j, end, "params");
+    }
+    if ((j = LIT(d, i, end, "init sampler")) >= 0)
+        return j;
+    if ((j = LIT(d, i, end, "total time")) >= 0)
+        return j;
+    if ((j = LIT(d, i, end, "graphs reused")) >= 0)
+        return j;
+    if ((j = LIT(d, i, end, "n_past was set")) >= 0)
+        return j;
+    return LIT(d, i, end, "draft acceptance");
+}
+
+/* _FILL: (?:[^|]*+\| task -?\d+ \| *_HARMLESS)* -- as many whole repetitions as match (never fails) */
+static Py_ssize_t fill(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    for (;;) {
+        Py_ssize_t j = find_byte(d, i, end, '|');
+        if (j < 0)
+            return i;
+        j = LIT(d, j + 1, end, " task ");
+        if (j >= 0 && j < end && d[j] == '-')
+            j++;
+        j = digits(d, j, end);
+        j = LIT(d, j, end, " |");
+        if (j < 0)
+            return i;
+        j = harmless(d, spaces(d, j, end), end);
+        if (j < 0)
+            return i;
+        i = j;
+    }
+}
+
+/* _NEXT: _FILL [^|]*\3 task \5 \| * */
+static Py_ssize_t next_line(bytes_t d, Py_ssize_t i, Py_ssize_t end, const block_t *b)
+{
+    i = fill(d, i, end);
+    Py_ssize_t bar = find_byte(d, i, end, '|');
+    /* \3 ends with the only "|" it holds, so it ends at the first "|" [^|]* can reach */
+    Py_ssize_t from = bar - b->head_len + 1;
+    if (bar < 0 || from < i || memcmp(d + from, d + b->head, (size_t)b->head_len) != 0)
+        return -1;
+    Py_ssize_t j = LIT(d, bar + 1, end, " task ");
+    j = lit(d, j, end, (const char *)d + b->task, b->task_len);
+    j = LIT(d, j, end, " |");
+    return j < 0 ? -1 : spaces(d, j, end);
+}
+
+/* (id +(\d+) \|) right before the first "|" at or after i: read backwards from that "|" */
+static Py_ssize_t slot_head(bytes_t d, Py_ssize_t i, Py_ssize_t end, block_t *b)
+{
+    Py_ssize_t bar = find_byte(d, i, end, '|');
+    if (bar < 0 || bar - 1 < i || d[bar - 1] != ' ')
+        return -1;
+    Py_ssize_t num = bar - 1;
+    while (num > i && d[num - 1] >= '0' && d[num - 1] <= '9')
+        num--;
+    Py_ssize_t gap = num;
+    while (gap > i && d[gap - 1] == ' ')
+        gap--;
+    if (num == bar - 1 || gap == num || gap - 2 < i || d[gap - 2] != 'i' || d[gap - 1] != 'd')
+        return -1;
+    b->head = gap - 2;
+    b->head_len = bar + 1 - b->head;
+    b->slot = num;
+    b->slot_len = bar - 1 - num;
+    return bar + 1;
+}
+
+/* BLOCK at ``at`` (where "selected slot by " starts): the end of the match, or -1 */
+Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
+{
+    Py_ssize_t j = at + 17, k; /* after "selected slot by " */
+    memset(b, 0, sizeof(*b));
+    b->at = at;
+    /* (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))? */
+    if ((k = LIT(d, j, end, "LCP similarity")) >= 0)
+        b->how = HOW_LCP;
+    else if ((k = LIT(d, j, end, "LRU")) >= 0)
+        b->how = HOW_LRU;
+    else if ((k = LIT(d, j, end, "id")) >= 0)
+        b->how = HOW_ID;
+    else
+        return -1;
+    j = k;
+    if ((k = LIT(d, j, end, ", ")) >= 0) {
+        Py_ssize_t f = LIT(d, k, end, "f_");
+        k = LIT(d, f >= 0 ? f : k, end, "sim_best = ");
+        Py_ssize_t e = decimal(d, k, end);
+        if (e >= 0) {
+            b->sim = k;
+            b->sim_len = e - k;
+            j = e;
+        }
+    }
+    /* _FILL [^|]*(id +(\d+) \|) task (\d+) \| *processing task _NEXT */
+    j = slot_head(d, fill(d, j, end), end, b);
+    j = LIT(d, j, end, " task ");
+    k = digits(d, j, end);
+    if (k < 0)
+        return -1;
+    b->task = j;
+    b->task_len = k - j;
+    j = LIT(d, k, end, " |");
+    if (j < 0)
+        return -1;
+    j = LIT(d, spaces(d, j, end), end, "processing task");
+    j = j < 0 ? -1 : next_line(d, j, end, b);
+    if (j < 0)
+        return -1;
+    /* optional: (?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+,
+       (?:task\.)?n_(?:prompt_)?tokens = (\d+) _NEXT */
+    k = LIT(d, j, end, "new prompt");
+    if (k < 0)
+        k = LIT(d, j, end, "prompt tokenized");
+    k = LIT(d, k, end, ", n_ctx_slot = ");
+    k = LIT(d, digits(d, k, end), end, ", n_keep = ");
+    k = LIT(d, digits(d, k, end), end, ", ");
+    if (k >= 0) {
+        Py_ssize_t t = LIT(d, k, end, "task.");
+        k = LIT(d, t >= 0 ? t : k, end, "n_");
+        Py_ssize_t p = LIT(d, k, end, "prompt_");
+        k = LIT(d, p >= 0 ? p : k, end, "tokens = ");
+        Py_ssize_t e = digits(d, k, end);
+        Py_ssize_t n = e < 0 ? -1 : next_line(d, e, end, b);
+        if (n >= 0) {
+            b->size = k;
+            b->size_len = e - k;
+            j = n;
+        }
+    }
+    /* optional: need to evaluate at least 1 token() _NEXT */
+    k = LIT(d, j, end, "need to evaluate at least 1 token");
+    if (k >= 0 && (k = next_line(d, k, end, b)) >= 0) {
+        b->full_hit = 1;
+        j = k;
+    }
+    /* optional: (?:cached )?n_tokens = (\d+), memory_seq_rm \[ _NEXT */
+    k = LIT(d, j, end, "cached ");
+    k = LIT(d, k >= 0 ? k : j, end, "n_tokens = ");
+    {
+        Py_ssize_t e = digits(d, k, end);
+        Py_ssize_t n = LIT(d, e, end, ", memory_seq_rm [");
+        n = n < 0 ? -1 : next_line(d, n, end, b);
+        if (n >= 0) {
+            b->cached = k;
+            b->cached_len = e - k;
+            j = n;
+        }
+    }
+    /* prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens _NEXT */
+    j = spaces1(d, LIT(d, j, end, "prompt eval time ="), end);
+    k = decimal(d, j, end);
+    if (k < 0)
+        return -1;
+    b->ms = j;
+    b->ms_len = k - j;
+    j = spaces1(d, LIT(d, k, end, " ms /"), end);
+    k = digits(d, j, end);
+    if (k < 0)
+        return -1;
+    b->fresh = j;
+    b->fresh_len = k - j;
+    j = LIT(d, k, end, " tokens");
+    j = j < 0 ? -1 : next_line(d, j, end, b);
+    /* eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs) _NEXT */
+    j = spaces1(d, LIT(d, j, end, "eval time ="), end);
+    if (j < 0)
+        return -1;
+    k = j;
+    while (k < end && ((d[k] >= '0' && d[k] <= '9') || d[k] == '.'))
+        k++;
+    if (k == j)
+        return -1;
+    j = spaces1(d, LIT(d, k, end, " ms /"), end);
+    k = digits(d, j, end);
+    if (k < 0)
+        return -1;
+    b->gen = j;
+    b->gen_len = k - j;
+    j = LIT(d, k, end, " ");
+    k = LIT(d, j, end, "tokens");
+    j = k >= 0 ? k : LIT(d, j, end, "runs");
+    j = j < 0 ? -1 : next_line(d, j, end, b);
+    /* stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n */
+    j = LIT(d, j, end, "stop processing: n_");
+    k = LIT(d, j, end, "tokens");
+    j = LIT(d, k >= 0 ? k : LIT(d, j, end, "past"), end, " = ");
+    k = digits(d, j, end);
+    if (k < 0)
+        return -1;
+    b->ntok = j;
+    b->ntok_len = k - j;
+    j = LIT(d, k, end, ", truncated = ");
+    k = digits(d, j, end);
+    if (k < 0)
+        return -1;
+    b->trunc = j;
+    b->trunc_len = k - j;
+    while (k < end && d[k] != '|' && d[k] != '\n')
+        k++;
+    return (k < end && d[k] == '\n') ? k + 1 : -1;
+}
+
+/* blocks.SELECT_HEAD.fullmatch(data, start, at) names ``slot``:
+   (?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))
+   [^|\n]*id +(\d+) \| task -?\d+ \| * */
+int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b)
+{
+    Py_ssize_t i = start;
+    while (i < at && (d[i] == ' ' || d[i] == '\t'))
+        i++;
+    if (LIT(d, i, at, "prompt eval time") >= 0 || LIT(d, i, at, "eval time") >= 0 ||
+        LIT(d, i, at, "total time") >= 0 || LIT(d, i, at, "graphs reused") >= 0 ||
+        LIT(d, i, at, "draft acceptance") >= 0)
+        return 0;
+    block_t head;
+    memset(&head, 0, sizeof(head));
+    Py_ssize_t j = slot_head(d, start, at, &head);
+    if (j < 0 || find_byte(d, start, head.head, '\n') >= 0)
+        return 0;
+    j = LIT(d, j, at, " task ");
+    if (j >= 0 && j < at && d[j] == '-')
+        j++;
+    j = LIT(d, digits(d, j, at), at, " |");
+    if (j < 0 || spaces(d, j, at) != at)
+        return 0;
+    /* same slot number: compare values, not texts ("id 07" names slot 7) */
+    Py_ssize_t a = head.slot, a_end = head.slot + head.slot_len, c = b->slot, c_end = b->slot + b->slot_len;
+    while (a < a_end - 1 && d[a] == '0')
+        a++;
+    while (c < c_end - 1 && d[c] == '0')
+        c++;
+    return a_end - a == c_end - c && memcmp(d + a, d + c, (size_t)(a_end - a)) == 0;
+}
+
+/* blocks.QUIET.fullmatch(data, i, end): _FILL [^|]*+ */
+int bs_quiet(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    return find_byte(d, fill(d, i, end), end, '|') < 0;
+}
+
+int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out)
+{
+    long long v = 0;
+    if (len <= 0 || len > MAX_DIGITS)
+        return 0;
+    for (Py_ssize_t i = 0; i < len; i++)
+        v = v * 10 + (d[at + i] - '0');
+    *out = v;
+    return 1;
+}

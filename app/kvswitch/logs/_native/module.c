@@ -1,0 +1,219 @@
+/* Python entry points of kvswitch.logs._blockscan (see blockscan.h). */
+#include "blockscan.h"
+
+typedef struct {
+    PyObject *rows; /* tuple mode: list of Row tuples */
+    text_t text;    /* JSON mode: the lines */
+    long long counts[6]; /* JSON mode: hits, partial, misses, prompt, cached, new tokens */
+} output_t;
+
+static int emit(output_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len)
+{
+    if (out->rows != NULL) {
+        PyObject *tuple = bs_row_tuple(row);
+        if (tuple == NULL)
+            return -1;
+        int failed = PyList_Append(out->rows, tuple);
+        Py_DECREF(tuple);
+        return failed;
+    }
+    out->counts[row->verdict]++;
+    out->counts[3] += row->cached + row->fresh;
+    out->counts[4] += row->cached;
+    out->counts[5] += row->fresh;
+    return bs_row_json(&out->text, row, server_json, server_len);
+}
+
+/* 1: the line path must read this block (its slot is busy or the tracker is full), 0: not, -1: error */
+static int slot_is_busy(bytes_t d, const block_t *b, PyObject *pending, Py_ssize_t max_pending)
+{
+    long long slot;
+    if (PyDict_GET_SIZE(pending) >= max_pending)
+        return 1;
+    if (!bs_small_int(d, b->slot, b->slot_len, &slot))
+        return 1;
+    PyObject *key = PyLong_FromLongLong(slot);
+    if (key == NULL)
+        return -1;
+    int busy = PyDict_Contains(pending, key);
+    Py_DECREF(key);
+    return busy;
+}
+
+PyDoc_STRVAR(scan_doc,
+"scan(data, pos, end, line_no, pending, max_pending, server_json=None)\n"
+"\n"
+"Whole blocks from ``pos`` (a line start) as long as the line path has nothing to add in between.\n"
+"Returns ``(rows, pos, line_no, until)``: the caller feeds ``data[pos:until]`` to the line path and\n"
+"calls again from ``until`` (``until == end``: nothing left). With ``server_json`` (the server name as\n"
+"JSON bytes) the blocks come as their ``log scan --jsonl`` lines instead:\n"
+"``(text, pos, line_no, until, (hits, partial, misses, prompt, cached, new))``.");
+
+static PyObject *scan(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t pos, end, max_pending, server_len = 0;
+    long long line_no;
+    PyObject *pending, *server_json = Py_None;
+    const char *server = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nnLO!n|O", &view, &pos, &end, &line_no, &PyDict_Type, &pending,
+                          &max_pending, &server_json))
+        return NULL;
+    output_t out = {0};
+    if (!bs_config.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_blockscan.configure() was not called");
+        goto fail;
+    }
+    if (pos < 0 || end > view.len || pos > end) {
+        PyErr_SetString(PyExc_ValueError, "pos and end must satisfy 0 <= pos <= end <= len(data)");
+        goto fail;
+    }
+    if (server_json == Py_None) {
+        if ((out.rows = PyList_New(0)) == NULL)
+            goto fail;
+    } else if (PyBytes_Check(server_json)) {
+        server = PyBytes_AS_STRING(server_json);
+        server_len = PyBytes_GET_SIZE(server_json);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "server_json must be bytes or None");
+        goto fail;
+    }
+    bytes_t d = view.buf;
+    Py_ssize_t until = end, search = pos, at;
+    block_t b;
+    while ((at = bs_find_selection(d, search, end)) >= 0) {
+        Py_ssize_t after = bs_match_block(d, at, end, &b);
+        if (after < 0) {
+            search = at + 1;
+            continue;
+        }
+        search = after;
+        Py_ssize_t start = at;
+        while (start > 0 && d[start - 1] != '\n')
+            start--;
+        if (start < pos || !bs_selection_names_slot(d, start, at, &b))
+            continue; /* left in the text between blocks: the line path reads it */
+        if (start > pos) {
+            if (!bs_quiet(d, pos, start)) {
+                until = start;
+                break;
+            }
+            line_no += bs_count_newlines(d, pos, start);
+            pos = start;
+        }
+        int busy = slot_is_busy(d, &b, pending, max_pending);
+        if (busy < 0)
+            goto fail;
+        long long lines = bs_count_newlines(d, start, after);
+        row_t row;
+        if (busy || !bs_row_values(d, &b, line_no, line_no + lines - 1, &row)) {
+            until = after; /* a busy slot or an outsized number: the line path takes this block */
+            break;
+        }
+        if (emit(&out, &row, server, server_len) < 0)
+            goto fail;
+        line_no += lines;
+        pos = after;
+    }
+    PyBuffer_Release(&view);
+    if (out.rows != NULL)
+        return Py_BuildValue("(NnLn)", out.rows, pos, line_no, until);
+    PyObject *result = Py_BuildValue("(y#nLn(LLLLLL))", out.text.data ? out.text.data : "", out.text.len, pos,
+                                     line_no, until, out.counts[0], out.counts[1], out.counts[2],
+                                     out.counts[3], out.counts[4], out.counts[5]);
+    PyMem_Free(out.text.data);
+    return result;
+fail:
+    Py_XDECREF(out.rows);
+    PyMem_Free(out.text.data);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static int set_text(PyObject **slot, PyObject *value)
+{
+    if (!PyUnicode_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "configure() takes str texts");
+        return -1;
+    }
+    Py_XSETREF(*slot, Py_NewRef(value));
+    return 0;
+}
+
+/* json_dumps(text) must be the text in quotes, unchanged: then the C side may write it as it is */
+static int plain_json(PyObject *text)
+{
+    PyObject *dumped = PyObject_CallOneArg(bs_config.json_dumps, text);
+    if (dumped == NULL)
+        return -1;
+    PyObject *quoted = PyUnicode_FromFormat("\"%U\"", text);
+    int same = quoted == NULL ? -1 : PyUnicode_Compare(dumped, quoted) == 0;
+    Py_DECREF(dumped);
+    Py_XDECREF(quoted);
+    if (same == 0)
+        PyErr_SetString(PyExc_ValueError, "configure(): a reason text needs JSON escaping");
+    return same == 1 ? 0 : -1;
+}
+
+PyDoc_STRVAR(configure_doc,
+"configure(hit_ratio, miss_ratio, verdicts, reasons, not_cached, prefix_head, prefix_tail, json_dumps)\n"
+"\n"
+"The thresholds and texts of the Python side: verdicts (hit, partial, miss), reasons (truncated,\n"
+"LRU hit, full hit), the not-cached template, the two parts of the reused-prefix reason, json.dumps.");
+
+static PyObject *configure(PyObject *self, PyObject *args)
+{
+    double hit, miss;
+    PyObject *verdicts, *reasons, *not_cached, *head, *tail, *dumps;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "ddO!O!UUUO", &hit, &miss, &PyTuple_Type, &verdicts, &PyTuple_Type, &reasons,
+                          &not_cached, &head, &tail, &dumps))
+        return NULL;
+    if (PyTuple_GET_SIZE(verdicts) != 3 || PyTuple_GET_SIZE(reasons) != 3 || !PyCallable_Check(dumps)) {
+        PyErr_SetString(PyExc_ValueError, "configure(): 3 verdicts, 3 reasons and a callable json_dumps");
+        return NULL;
+    }
+    bs_config.ready = 0;
+    Py_XSETREF(bs_config.json_dumps, Py_NewRef(dumps));
+    for (int i = 0; i < 3; i++)
+        if (set_text(&bs_config.verdicts[i], PyTuple_GET_ITEM(verdicts, i)) < 0)
+            return NULL;
+    Py_XSETREF(bs_config.reasons[R_NONE], Py_NewRef(Py_None));
+    for (int i = 0; i < 3; i++) {
+        if (set_text(&bs_config.reasons[i + 1], PyTuple_GET_ITEM(reasons, i)) < 0)
+            return NULL;
+        PyObject *json = PyObject_CallOneArg(dumps, PyTuple_GET_ITEM(reasons, i));
+        PyObject *bytes = json == NULL ? NULL : PyUnicode_AsUTF8String(json);
+        Py_XDECREF(json);
+        if (bytes == NULL)
+            return NULL;
+        Py_XSETREF(bs_config.reasons_json[i + 1], bytes);
+    }
+    if (set_text(&bs_config.not_cached, not_cached) < 0 || set_text(&bs_config.prefix_head, head) < 0 ||
+        set_text(&bs_config.prefix_tail, tail) < 0 || plain_json(head) < 0 || plain_json(tail) < 0)
+        return NULL;
+    bs_config.hit_ratio = hit;
+    bs_config.miss_ratio = miss;
+    bs_config.ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"scan", scan, METH_VARARGS, scan_doc},
+    {"configure", configure, METH_VARARGS, configure_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_blockscan",
+    .m_doc = "Whole llama-server requests at native speed (see kvswitch.logs.blocks.BLOCK).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__blockscan(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,231 @@
+/* The event of one whole block: ``blocks.block_row`` in C, and its ``log scan --jsonl`` line exactly as
+ * ``jsonl.format_records`` writes it (``json.dumps(event.to_json())``). */
+#include <math.h>
+#include <string.h>
+
+#include "blockscan.h"
+
+config_t bs_config;
+
+/* float(text) for a short decimal: exact without a conversion routine when the digits fit a double
+ * (fewer than 16 of them, at most 22 after the point: one correctly rounded division, as in strtod) */
+static int small_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    long long mantissa = 0;
+    int count = 0, after_point = -1;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        unsigned char c = d[at + i];
+        if (c == '.' && after_point < 0) {
+            after_point = 0;
+            continue;
+        }
+        if (c < '0' || c > '9' || ++count > 15)
+            goto slow;
+        mantissa = mantissa * 10 + (c - '0');
+        if (after_point >= 0)
+            after_point++;
+    }
+    if (count == 0)
+        return 0;
+    *out = after_point > 0 ? (double)mantissa / pow10[after_point] : (double)mantissa;
+    return 1;
+slow: {
+    char text[64];
+    if (len <= 0 || len >= (Py_ssize_t)sizeof(text))
+        return 0;
+    memcpy(text, d + at, (size_t)len);
+    text[len] = '\0';
+    *out = PyOS_string_to_double(text, NULL, NULL);
+    if (*out == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+}
+
+int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row)
+{
+    long long gen, ntok, trunc, size;
+    if (!bs_small_int(d, b->slot, b->slot_len, &row->slot) || !bs_small_int(d, b->task, b->task_len, &row->task) ||
+        !bs_small_int(d, b->fresh, b->fresh_len, &row->fresh) || !bs_small_int(d, b->gen, b->gen_len, &gen) ||
+        !bs_small_int(d, b->ntok, b->ntok_len, &ntok) || !bs_small_int(d, b->trunc, b->trunc_len, &trunc) ||
+        !small_float(d, b->ms, b->ms_len, &row->ms))
+        return 0;
+    if (b->cached_len) {
+        if (!bs_small_int(d, b->cached, b->cached_len, &row->cached))
+            return 0;
+    } else if (b->size_len) {
+        if (!bs_small_int(d, b->size, b->size_len, &size))
+            return 0;
+        row->cached = size - row->fresh;
+    } else {
+        row->cached = ntok - row->fresh - (gen > 1 ? gen - 1 : 0);
+    }
+    if (row->cached < 0)
+        row->cached = 0;
+    long long cached = row->cached, prompt = cached + row->fresh;
+    double ratio = prompt > 0 ? (double)cached / (double)prompt : 0.0;
+    row->verdict = ratio >= bs_config.hit_ratio                         ? V_HIT
+                   : (cached <= 0 || ratio < bs_config.miss_ratio) ? V_MISS
+                                                                        : V_PARTIAL;
+    row->first = first;
+    row->last = last;
+    row->reason = R_NONE;
+    if (trunc != 0) {
+        row->reason = R_TRUNCATED;
+    } else if (row->verdict == V_MISS) {
+        if (b->how == HOW_LCP && b->sim_len) {
+            double sim;
+            if (!small_float(d, b->sim, b->sim_len, &sim))
+                return 0;
+            double similarity = nearbyint(sim * 1000.0); /* round(): half to even */
+            if (similarity >= 500.0) {
+                row->reason = R_NOT_CACHED;
+                row->similarity = similarity / 1000.0;
+            }
+        }
+        if (row->reason == R_NONE && cached > 0)
+            row->reason = R_PREFIX;
+    } else if (row->verdict == V_HIT) {
+        if (b->how == HOW_LRU)
+            row->reason = R_LRU_HIT;
+        else if (b->full_hit)
+            row->reason = R_FULL_HIT;
+    } else {
+        row->reason = R_PREFIX;
+    }
+    return 1;
+}
+
+/* the reason as a str (new reference) */
+static PyObject *reason_text(const row_t *row)
+{
+    switch (row->reason) {
+    case R_NOT_CACHED:
+        return PyObject_CallMethod(bs_config.not_cached, "format", "d", row->similarity);
+    case R_PREFIX:
+        return PyUnicode_FromFormat("%U%lld%U", bs_config.prefix_head, row->cached, bs_config.prefix_tail);
+    default:
+        return Py_NewRef(bs_config.reasons[row->reason]);
+    }
+}
+
+PyObject *bs_row_tuple(const row_t *row)
+{
+    PyObject *reason = reason_text(row);
+    if (reason == NULL)
+        return NULL;
+    return Py_BuildValue("(LLLLdLLNO)", row->slot, row->task, row->cached, row->fresh, row->ms, row->first,
+                         row->last, reason, bs_config.verdicts[row->verdict]);
+}
+
+/* ---- JSON lines --------------------------------------------------------------------------------- */
+
+int bs_text_reserve(text_t *out, Py_ssize_t extra)
+{
+    if (out->len + extra <= out->cap)
+        return 0;
+    Py_ssize_t cap = out->cap ? out->cap : 1 << 16;
+    while (cap < out->len + extra)
+        cap *= 2;
+    char *grown = PyMem_Realloc(out->data, (size_t)cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    out->data = grown;
+    out->cap = cap;
+    return 0;
+}
+
+static int put(text_t *out, const char *s, Py_ssize_t n)
+{
+    if (bs_text_reserve(out, n) < 0)
+        return -1;
+    memcpy(out->data + out->len, s, (size_t)n);
+    out->len += n;
+    return 0;
+}
+#define PUT(out, s) put((out), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static int put_int(text_t *out, long long v)
+{
+    char text[24];
+    int n = snprintf(text, sizeof(text), "%lld", v);
+    return put(out, text, n);
+}
+
+/* repr(value), as json.dumps writes a float; ``digits`` >= 0: repr(round(value, digits)) */
+static int put_float(text_t *out, double value, int digits)
+{
+    char *text;
+    if (digits < 0) {
+        text = PyOS_double_to_string(value, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    } else {
+        /* the shortest repr of a number with at most ``digits`` decimals is those decimals without
+           their trailing zeros (two such numbers are far further apart than two doubles near them) */
+        text = PyOS_double_to_string(value, 'f', digits, 0, NULL);
+        if (text != NULL && strchr(text, '.') != NULL) {
+            size_t n = strlen(text);
+            while (text[n - 1] == '0' && text[n - 2] != '.')
+                text[--n] = '\0';
+        }
+    }
+    if (text == NULL)
+        return -1;
+    int failed = put(out, text, (Py_ssize_t)strlen(text));
+    PyMem_Free(text);
+    return failed;
+}
+
+static int put_str_json(text_t *out, PyObject *text)
+{
+    PyObject *dumped = PyObject_CallOneArg(bs_config.json_dumps, text);
+    if (dumped == NULL)
+        return -1;
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(dumped, &n);
+    int failed = utf8 == NULL ? -1 : put(out, utf8, n);
+    Py_DECREF(dumped);
+    return failed;
+}
+
+int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len)
+{
+    static const char *verdicts[] = {"hit", "partial", "miss"};
+    long long prompt = row->cached + row->fresh;
+    double ratio = prompt > 0 ? (double)row->cached / (double)prompt : 0.0;
+    if (PUT(out, "{\"line\": ") || put_int(out, row->last) || PUT(out, ", \"server\": ") ||
+        put(out, server_json, server_len) || PUT(out, ", \"slot\": ") || put_int(out, row->slot) ||
+        PUT(out, ", \"task\": ") || put_int(out, row->task) ||
+        PUT(out, ", \"request_id\": null, \"prompt_tokens\": ") || put_int(out, prompt) ||
+        PUT(out, ", \"cached_tokens\": ") || put_int(out, row->cached) || PUT(out, ", \"new_tokens\": ") ||
+        put_int(out, row->fresh) || PUT(out, ", \"prompt_ms\": ") || put_float(out, row->ms, -1) ||
+        PUT(out, ", \"reuse_ratio\": ") || put_float(out, ratio, 4) || PUT(out, ", \"verdict\": \"") ||
+        put(out, verdicts[row->verdict], (Py_ssize_t)strlen(verdicts[row->verdict])) ||
+        PUT(out, "\", \"first_line\": ") || put_int(out, row->first) || PUT(out, ", \"last_line\": ") ||
+        put_int(out, row->last) || PUT(out, ", \"reason\": "))
+        return -1;
+    int failed;
+    if (row->reason == R_NONE) {
+        failed = PUT(out, "null");
+    } else if (row->reason == R_PREFIX) {
+        /* the fixed parts need no escaping (checked by ``configure``) */
+        Py_ssize_t head_len, tail_len;
+        const char *head = PyUnicode_AsUTF8AndSize(bs_config.prefix_head, &head_len);
+        const char *tail = PyUnicode_AsUTF8AndSize(bs_config.prefix_tail, &tail_len);
+        failed = head == NULL || tail == NULL || PUT(out, "\"") || put(out, head, head_len) ||
+                 put_int(out, row->cached) || put(out, tail, tail_len) || PUT(out, "\"");
+    } else if (row->reason != R_NOT_CACHED) {
+        PyObject *json = bs_config.reasons_json[row->reason];
+        failed = put(out, PyBytes_AS_STRING(json), PyBytes_GET_SIZE(json));
+    } else {
+        PyObject *text = reason_text(row);
+        failed = text == NULL ? -1 : put_str_json(out, text);
+        Py_XDECREF(text);
+    }
+    return failed || PUT(out, ", \"timestamp\": null}\n") ? -1 : 0;
+}

@@ -1,0 +1,138 @@
+"""The native block scanner (``_blockscan``) takes exactly the blocks the ``BLOCK`` regex path takes and
+builds exactly its rows, so the events of a scan never depend on whether the extension is built.
+
+Both paths run on the same bytes with fresh trackers; their records (rows and line-path events alike),
+the line count and the requests left open must be identical: on the real captures, on generated logs of
+every request shape, and on those logs damaged at random (hypothesis) where the two are most likely to
+part ways: pipes, digits, spaces, newlines and fact words inserted, deleted or replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from log_generator import generated_log
+from log_samples import ALL_SAMPLES
+from test_log_accuracy import FIXTURE_LOGS
+
+from kvswitch.logs import blocks, fastscan
+from kvswitch.logs.fastscan import Record
+from kvswitch.logs.tracker import MAX_PENDING, PendingRequest, RequestTracker
+
+native = blocks.native_scan
+REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
+
+
+Outcome = tuple[list[Record], int, list[int | None]]
+
+
+def _run(data: bytes, use_native: bool, busy: tuple[int, ...] = ()) -> Outcome:
+    tracker = RequestTracker()
+    tracker.resume({slot: PendingRequest(slot=slot, first_line=0) for slot in busy})
+    out: list[Record] = []
+    line_no = fastscan._chunk(data, len(data), 1, tracker, out, True, native if use_native else None)
+    return out, line_no, sorted(tracker.pending, key=str)
+
+
+def _assert_same(data: bytes, busy: tuple[int, ...] = ()) -> list[Record]:
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    with_native = _run(data, True, busy)
+    assert with_native == _run(data, False, busy)
+    return with_native[0]
+
+
+def test_the_native_scanner_is_built() -> None:
+    """``pip install -e .`` compiles it (setup.py); a missing compiler would silently cost the speed."""
+    assert native is not None, "kvswitch.logs._blockscan is not built: install a C compiler and python3-dev"
+
+
+_TEXTS = {
+    **{log.stem: lambda log=log: log.read_bytes() for log in REAL_LOGS},
+    "one_slot": lambda: generated_log(seed=11, requests=400).encode(),
+    "old_order": lambda: generated_log(seed=12, requests=300, old_style=True).encode(),
+    "two_slots": lambda: generated_log(seed=13, requests=300, slots=2).encode(),
+    "four_slots": lambda: generated_log(seed=14, requests=300, slots=4).encode(),
+    "samples": lambda: "\n".join(s.text for s in ALL_SAMPLES).encode(),
+}
+
+
+@pytest.mark.parametrize("name", list(_TEXTS))
+def test_same_records_as_the_regex_path(name: str) -> None:
+    records = _assert_same(_TEXTS[name]())
+    if name == "one_slot" or name.startswith("llama_server_np1"):
+        assert sum(type(r) is tuple for r in records) > len(records) // 2, "blocks should be the common case"
+
+
+def test_busy_slots_and_a_full_tracker_go_to_the_line_path() -> None:
+    data = generated_log(seed=15, requests=60).encode()
+    assert _assert_same(data, busy=(0,))
+    assert _assert_same(data, busy=tuple(range(1, MAX_PENDING + 1)))
+
+
+def test_numbers_too_long_for_the_native_path_are_read_by_the_line_path() -> None:
+    text = generated_log(seed=16, requests=40)
+    huge = "1" + "0" * 25
+    for number_after in (r"ms / +", r"stop processing: n_tokens = ", r"\| task ", r"ms / +\d+ tokens"):
+        found = re.compile(number_after).search(text, len(text) // 3)
+        assert found, number_after
+        text = text[:found.end()] + huge + text[found.end():]
+    records = _assert_same(text.encode())
+    assert any(str(huge) in str(r) for r in records)
+
+
+def test_out_of_range_positions_are_refused() -> None:
+    assert native is not None
+    with pytest.raises(ValueError, match="pos and end"):
+        native(b"abc\n", 0, 9, 1, {}, MAX_PENDING)
+    with pytest.raises(ValueError, match="pos and end"):
+        native(b"abc\n", 3, 2, 1, {}, MAX_PENDING)
+    assert native(b"abc\n", 0, 4, 1, {}, MAX_PENDING) == ([], 0, 1, 4)
+
+
+_PIECES = [b"|", b" | ", b"\n", b" ", b"  ", b"0", b"7", b"-1", b".", b"1.5", b"id ", b"id  0 |", b" task ",
+           b"task 3 |", b"selected slot by LRU", b"selected slot by LCP similarity, sim_best = 0.9",
+           b"processing task", b"prompt eval time =", b"eval time =", b" ms /", b" tokens", b" runs",
+           b"stop processing: n_past = ", b", truncated = 1", b"cached ", b"n_tokens = ",
+           b", memory_seq_rm [", b"need to evaluate at least 1 token", b"total time", b"- skipping",
+           b"new prompt, n_ctx_slot = 9, n_keep = 0, n_prompt_tokens = 12", b"\t", b"\xff"]
+_BASE = [generated_log(seed=seed, requests=12, slots=1 + seed % 3, old_style=seed == 3).encode()
+         for seed in range(4)]
+
+
+@st.composite
+def damaged_logs(draw: st.DrawFn) -> bytes:
+    data = bytearray(_BASE[draw(st.integers(0, len(_BASE) - 1))])
+    for _ in range(draw(st.integers(1, 12))):
+        at = draw(st.integers(0, len(data)))
+        cut = draw(st.integers(0, 12))
+        data[at:at + cut] = draw(st.sampled_from(_PIECES)) if draw(st.booleans()) else b""
+    return bytes(data)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_logs())
+def test_damaged_logs_give_the_same_records(data: bytes) -> None:
+    _assert_same(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=60))
+def test_logs_made_of_fragments_give_the_same_records(pieces: list[bytes]) -> None:
+    _assert_same(b"".join(pieces))
+
+
+def test_chunks_of_any_size_give_the_same_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "server.log"
+    path.write_bytes(generated_log(seed=17, requests=150, slots=2).encode())
+    from kvswitch.logs.scan import scan_file
+
+    whole = [e.to_json() for e in scan_file(path)]
+    monkeypatch.setattr(fastscan, "native_scan", None)
+    for size in (53, 1000, 8191):
+        monkeypatch.setattr(fastscan, "CHUNK_BYTES", size)
+        assert [e.to_json() for e in scan_file(path)] == whole
