@@ -23,9 +23,12 @@ COMMAND_MODULES = (
     "kvswitch.verify.cli",
     "kvswitch.platform.cli",
 )
+#: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
+#: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
+STANDALONE_COMMANDS = {"log": "kvswitch.logs.cli"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kvswitch",
         description="Switch Claude Code and Codex between backends; see and verify prompt-cache reuse.",
@@ -36,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--minimized", action="store_true", help="start the app in the system tray only")
     parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -72,11 +75,24 @@ def gui_only_args(argv: Sequence[str]) -> argparse.Namespace | None:
     return args
 
 
+def command_modules(argv: Sequence[str]) -> Sequence[str]:
+    """The command modules the parser needs for ``argv``: one for a standalone command, else all."""
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--config-dir":
+            rest = rest[1:]
+        elif not arg.startswith("-"):
+            module = STANDALONE_COMMANDS.get(arg)
+            return (module,) if module else COMMAND_MODULES
+    return COMMAND_MODULES
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser: argparse.ArgumentParser | None = None
     args = gui_only_args(sys.argv[1:] if argv is None else argv)
     if args is None:
-        parser = build_parser()
+        parser = build_parser(command_modules(sys.argv[1:] if argv is None else argv))
         args = parser.parse_args(argv)
     try:
         if args.command is None:

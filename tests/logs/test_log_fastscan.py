@@ -104,7 +104,7 @@ def test_json_lines_are_json_dumps_of_the_events(name: str, text: str, tmp_path:
         sum(e.new_tokens for e in events))
     assert [totals.hits, totals.partial, totals.misses] == [
         sum(e.verdict == v for e in events) for v in ("hit", "partial", "miss")]
-    assert list(totals.recent) == events[-64:]
+    assert totals.latest() == events[-64:]
 
 
 def _sequential_jsonl(path: Path) -> tuple[bytes, Totals]:
@@ -133,7 +133,7 @@ def test_parallel_scan_writes_the_sequential_output(seed: int, tmp_path: Path) -
         assert totals is not None
         assert out.getvalue() == expected
         assert totals.to_json(None) == expected_totals.to_json(None)
-        assert list(totals.recent) == list(expected_totals.recent)
+        assert totals.latest() == expected_totals.latest()
 
 
 def test_parallel_scan_resumes_open_requests(tmp_path: Path) -> None:
@@ -217,6 +217,6 @@ def _die_in_worker(*_args: object, **_kwargs: object) -> None:
 def test_a_dead_scan_worker_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "server.log"
     path.write_text(generated_log(seed=11, requests=200), encoding="utf-8")
-    monkeypatch.setattr(parallel, "scan_records", _die_in_worker)  # inherited by the forked workers
+    monkeypatch.setattr(parallel, "jsonl_chunks", _die_in_worker)  # inherited by the forked workers
     with pytest.raises(KvSwitchError, match="scan worker process died"):
         scan_jsonl_parallel(path, None, io.BytesIO().write, workers=2, piece_bytes=2000, min_bytes=0)

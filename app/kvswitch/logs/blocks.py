@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol, overload
 
 from kvswitch.logs.model import HIT_RATIO, MISS_RATIO
 
@@ -32,8 +32,9 @@ _HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sam
              rb"|n_past was set|draft acceptance)")
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
 _FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
-#: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do
-QUIET = re.compile(_FILL + rb"[^|]*+")
+#: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
+#: line always has ``| task T |``, so other pipes, as in a memory breakdown table, never start one)
+QUIET = re.compile(rb"(?:[^|]*+\|(?: task -?\d+ \| *" + _HARMLESS + rb"|(?! task -?\d+ \|)))*+[^|]*+")
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
@@ -118,7 +119,18 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
 
 #: ``_blockscan.scan`` (BLOCK, the checks of ``fastscan._chunk`` and ``block_row`` in C), or ``None`` where
 #: the extension was not built or ``KVSWITCH_NATIVE_SCAN=0``: then ``BLOCK`` does the same, slower
-NativeScan = Callable[[bytes, int, int, int, Mapping[Any, Any], int], tuple[list[Row], int, int, int]]
+class NativeScan(Protocol):
+    @overload
+    def __call__(self, data: bytes, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
+                 max_pending: int, /) -> tuple[list[Row], int, int, int]: ...
+
+    @overload
+    def __call__(self, data: bytes, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
+                 max_pending: int, server_json: bytes, /) -> tuple[bytes, int, int, int, Counts]: ...
+
+
+#: (hits, partial, misses, prompt tokens, cached tokens, new tokens) of the JSON lines of one call
+Counts = tuple[int, int, int, int, int, int]
 
 
 def _load_native() -> NativeScan | None:

@@ -15,12 +15,13 @@ from typing import Any, BinaryIO, TextIO
 from kvswitch.core.errors import UsageError
 from kvswitch.logs.analyzer import LogAnalyzer
 from kvswitch.logs.diagnose import diagnose
-from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line, format_records
+from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line
+from kvswitch.logs.jsonscan import jsonl_file
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parallel import scan_jsonl_parallel
-from kvswitch.logs.parsers import KINDS, server_name
+from kvswitch.logs.parsers import KINDS
 from kvswitch.logs.render import describe_event, render_ansi
-from kvswitch.logs.scan import scan_batches, scan_file
+from kvswitch.logs.scan import scan_file
 from kvswitch.logs.sources import FileFollower
 
 __all__ = ["DIAGNOSIS_WINDOW", "event_json_line", "register"]
@@ -61,7 +62,7 @@ def _scan(args: argparse.Namespace) -> int:
     for event in events:
         summary.add(event)
         out.write(_table_row(event))
-    diagnosis = diagnose(list(summary.recent))
+    diagnosis = diagnose(summary.latest())
     reuse = summary.cached / summary.prompt if summary.prompt else 0.0
     out.write(f"\n{summary.requests} requests: {summary.hits} hits, {summary.partial} "
               f"partial, {summary.misses} misses; {summary.cached} of {summary.prompt} prompt tokens "
@@ -83,14 +84,12 @@ def _scan_jsonl(args: argparse.Namespace) -> int:
     totals = None if binary is None else scan_jsonl_parallel(args.file, hint, binary.write)
     if totals is None:
         totals = Totals()
-        server = server_name(hint)
-        for batch in scan_batches(args.file, hint):  # opens now: a bad path fails before any output
-            text = format_records(batch, server, totals)
+        for text in jsonl_file(args.file, hint, totals):  # opens now: a bad path fails before any output
             if binary is not None:
-                binary.write(text.encode())
+                binary.write(text)
             else:
-                sys.stdout.write(text)
-    summary = json.dumps({"summary": totals.to_json(diagnose(list(totals.recent)))}) + "\n"
+                sys.stdout.write(text.decode())
+    summary = json.dumps({"summary": totals.to_json(diagnose(totals.latest()))}) + "\n"
     if binary is not None:
         binary.write(summary.encode())
         binary.flush()

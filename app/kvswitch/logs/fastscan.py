@@ -45,6 +45,7 @@ RELEASE = What.RELEASE
 
 #: what the scanner hands on: an event of the general path or a ``Row`` of a whole block
 Record = CacheEvent | Row
+Records = list[Record]
 
 _LINE = re.compile(
     rb"id +(\d+) \| task (-?\d+) \| *(?:"
@@ -97,6 +98,23 @@ def scan_records(
     ``lines_read`` receives the number of lines read, once all are.
     """
     first_line = line_no
+    for data, end in read_chunks(handle, stop):
+        out: list[Record] = []
+        line_no = _chunk(data, end, line_no, tracker, out, blocks, native_scan)
+        if out:
+            yield out
+    if flush:
+        done = tracker.flush(line_no - 1)
+        if done:
+            yield list(done)
+    if lines_read is not None:
+        lines_read.append(line_no - first_line)
+
+
+def read_chunks(handle: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, int]]:
+    """``(data, end)`` from the handle's position to ``stop`` or the end of the file: ``data[:end]`` is
+    whole lines, never a timing header without its block; the file's last line counts even unterminated.
+    Memory is bounded by ``CHUNK_BYTES`` (and ``MAX_LINE_BYTES`` for a runaway line)."""
     carry = b""
     left = -1 if stop is None else stop - handle.tell()
     while True:
@@ -105,14 +123,11 @@ def scan_records(
         if left >= 0:
             left -= len(block)
         data = carry + block if carry else block
-        out: list[Record] = []
         if not block:
             if data:
                 data = data if data.endswith(b"\n") else data + b"\n"  # an unterminated last line counts
-                line_no = _chunk(data, len(data), line_no, tracker, out, blocks, native_scan)
-            if out:
-                yield out
-            break
+                yield data, len(data)
+            return
         end = data.rfind(b"\n") + 1
         if end <= 0:
             carry = data[-MAX_LINE_BYTES:]  # a runaway line without end: keep only its tail
@@ -122,16 +137,8 @@ def scan_records(
             carry = data  # only a timing header so far: wait for its block
             continue
         end = held or end
-        line_no = _chunk(data, end, line_no, tracker, out, blocks, native_scan)
+        yield data, end
         carry = data[end:]
-        if out:
-            yield out
-    if flush:
-        done = tracker.flush(line_no - 1)
-        if done:
-            yield list(done)
-    if lines_read is not None:
-        lines_read.append(line_no - first_line)
 
 
 def _open_timing_block(data: bytes, end: int) -> int:
@@ -160,7 +167,7 @@ def _chunk(
     limit (else the selection would evict another request). Anything else goes line by line.
     """
     if not blocks:
-        _lines(data, 0, end, line_no, tracker, out)
+        read_lines(data, 0, end, line_no, tracker, out)
         return line_no + data.count(b"\n", 0, end)
     if native is not None:
         return _chunk_native(data, end, line_no, tracker, out, native)
@@ -185,17 +192,17 @@ def _chunk(
             continue
         if start > pos:
             if quiet(data, pos, start) is None:
-                _lines(data, pos, start, line_no, tracker, out)
+                read_lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
         pos = after
         lines = count(b"\n", start, pos)
         if slot in pending or len(pending) >= MAX_PENDING:
-            _lines(data, start, pos, line_no, tracker, out)
+            read_lines(data, start, pos, line_no, tracker, out)
         else:
             out.append(block_row(groups, slot, line_no, line_no + lines - 1))
         line_no += lines
     if pos < end:
-        _lines(data, pos, end, line_no, tracker, out)
+        read_lines(data, pos, end, line_no, tracker, out)
         line_no += count(b"\n", pos, end)
     return line_no
 
@@ -211,13 +218,13 @@ def _chunk_native(
         rows, pos, line_no, until = native(data, pos, end, line_no, pending, MAX_PENDING)
         out.extend(rows)
         if until > pos:
-            _lines(data, pos, until, line_no, tracker, out)
+            read_lines(data, pos, until, line_no, tracker, out)
             line_no += data.count(b"\n", pos, until)
             pos = until
     return line_no
 
 
-def _lines(
+def read_lines(
     data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
 ) -> None:
     """Every fact of ``data[start:end]`` (whole lines); ``line_no`` is the number of its first line."""

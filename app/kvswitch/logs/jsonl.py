@@ -62,10 +62,35 @@ class Totals:
     cached: int = 0
     new: int = 0
     recent: deque[CacheEvent] = field(default_factory=lambda: deque(maxlen=DIAGNOSIS_WINDOW))
+    #: the last JSON lines of a scan that writes its lines in bulk, without events (see ``keep_tail``)
+    tail: bytes = b""
 
     @property
     def requests(self) -> int:
         return self.hits + self.partial + self.misses
+
+    def latest(self) -> list[CacheEvent]:
+        """The last ``DIAGNOSIS_WINDOW`` events, for the diagnosis."""
+        events = list(self.recent)
+        events += [CacheEvent.from_json(json.loads(line)) for line in self.tail.splitlines()]
+        return events[-DIAGNOSIS_WINDOW:]
+
+    def add_counts(self, counts: tuple[int, int, int, int, int, int]) -> None:
+        """Count lines written in bulk: (hits, partial, misses, prompt, cached, new tokens)."""
+        hits, partial, misses, prompt, cached, new = counts
+        self.hits += hits
+        self.partial += partial
+        self.misses += misses
+        self.prompt += prompt
+        self.cached += cached
+        self.new += new
+
+    def keep_tail(self, text: bytes) -> None:
+        """Remember the last ``DIAGNOSIS_WINDOW`` lines of everything written so far, ``text`` last."""
+        tail = _last_lines(text)
+        if len(tail) == len(text):  # no more lines than the window: the earlier ones still count
+            tail = _last_lines(self.tail + text)
+        self.tail = tail
 
     def add(self, event: CacheEvent) -> None:
         verdict = event.verdict
@@ -88,6 +113,7 @@ class Totals:
         self.cached += other.cached
         self.new += other.new
         self.recent.extend(other.recent)
+        self.keep_tail(other.tail)
 
     def to_json(self, diagnosis: Diagnosis | None) -> dict[str, Any]:
         return {
@@ -105,15 +131,27 @@ class Totals:
         }
 
 
+def _last_lines(text: bytes) -> bytes:
+    start = len(text)
+    for _ in range(DIAGNOSIS_WINDOW + 1):  # the newline before the window's first line
+        start = text.rfind(b"\n", 0, start)
+        if start < 0:
+            return text
+    return text[start + 1:]
+
+
 #: JSON text of recurring floats (prompt times, reuse ratios): ``repr`` and ``round`` cost more than a lookup
 _MS_TEXT: dict[float, str] = {}
 _RATIO_TEXT: dict[float, str] = {0.0: "0.0", 1.0: "1.0"}
 _MEMO_LIMIT = 1 << 14
 
 
-def format_records(records: list[Record], server: str, totals: Totals, line_offset: int = 0) -> str:
+def format_records(
+    records: list[Record], server: str, totals: Totals, line_offset: int = 0, remember: bool = True
+) -> str:
     """The JSON lines of a batch (events and rows alike), counted into ``totals``; ``line_offset`` is
-    added to every line number (a worker that scanned a slice of the file numbers its lines from 1)."""
+    added to every line number (a worker that scanned a slice of the file numbers its lines from 1);
+    ``remember=False``: the caller keeps the text's tail instead of the events (``Totals.keep_tail``)."""
     server_json = json_text(server)
     ms_text, ratio_text = _MS_TEXT, _RATIO_TEXT
     parts: list[str] = []
@@ -161,7 +199,8 @@ def format_records(records: list[Record], server: str, totals: Totals, line_offs
     totals.prompt += prompt_sum
     totals.cached += cached_sum
     totals.new += new_sum
-    totals.recent.extend(_as_event(record, server, line_offset) for record in records[-DIAGNOSIS_WINDOW:])
+    if remember:
+        totals.recent.extend(_as_event(record, server, line_offset) for record in records[-DIAGNOSIS_WINDOW:])
     return "".join(parts)
 
 

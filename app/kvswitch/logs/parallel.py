@@ -10,9 +10,9 @@ from exactly those requests. The output is therefore always the sequential scan'
 (tested with random piece sizes on real captures and on interleaved multi-slot logs); overlapping
 slots only cost speed.
 
-Line numbers: a worker numbers the lines of its piece from 1 while scanning, publishes how many it read
-in shared memory, and adds the lines of all earlier pieces (handed out earlier, so published by then
-or soon) when it formats its JSON lines. Memory per worker is bounded by the piece size.
+Line numbers: a worker reads its piece, counts its lines and publishes the count in shared memory
+before it scans; it numbers its lines from the sum of the counts of all earlier pieces (handed out
+earlier, so published by then or very soon). Memory per worker is bounded by the piece size.
 
 Only processes started with ``fork`` are used (they inherit the loaded code at no cost); where fork is
 missing, the file is small, or ``KVSWITCH_SCAN_WORKERS=1``, the scan stays in this process.
@@ -20,6 +20,7 @@ missing, the file is small, or ``KVSWITCH_SCAN_WORKERS=1``, the scan stays in th
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import time
@@ -27,14 +28,14 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.logs.blocks import SELECT_HEAD
-from kvswitch.logs.fastscan import scan_records
-from kvswitch.logs.jsonl import Totals, format_records
+from kvswitch.logs.jsonl import Totals
+from kvswitch.logs.jsonscan import jsonl_chunks
 from kvswitch.logs.parsers import server_name
 from kvswitch.logs.scan import fast_path_applies, open_log
 from kvswitch.logs.tracker import PendingRequest, RequestTracker
@@ -159,29 +160,22 @@ def scan_piece(
 ) -> PieceResult:
     """JSON lines of ``[start, stop)``, beginning with ``open_requests`` (in a worker or not)."""
     counts = _line_counts
-    # a first scan numbers its lines from 1 (earlier pieces may still be counting); a scan resumed from
-    # open requests runs in order, after every earlier piece, and numbers them as in the whole file
-    first_line = 1 + _lines_before(counts, index) if open_requests else 1
-    tracker = RequestTracker(server_name(kind_hint))
-    tracker.resume(open_requests)
-    lines_read: list[int] = []
     with open(path, "rb") as handle:
         handle.seek(start)
-        batches = list(scan_records(handle, tracker, stop=stop, line_no=first_line, flush=flush,
-                                    lines_read=lines_read))
-    counts[index] = lines_read[0]
-    line_offset = 0 if open_requests else _lines_before(counts, index)
+        piece = handle.read(stop - start)
+    if counts[index] < 0:  # published first, so that the pieces after this one wait as little as possible
+        counts[index] = piece.count(b"\n") + (1 if piece and not piece.endswith(b"\n") else 0)
+    tracker = RequestTracker(server_name(kind_hint))
+    tracker.resume(open_requests)
     totals = Totals()
-    server = tracker.server
-    text = "".join([format_records(batch, server, totals, line_offset) for batch in batches])
-    still_open = {slot: replace(request, first_line=request.first_line + line_offset)
-                  for slot, request in tracker.pending.items()}
-    return PieceResult(text.encode(), totals, still_open)
+    text = b"".join(jsonl_chunks(io.BytesIO(piece), tracker, totals, line_no=1 + _lines_before(counts, index),
+                                 flush=flush))
+    return PieceResult(text, totals, dict(tracker.pending))
 
 
 def _lines_before(counts: Any, index: int) -> int:
-    """Lines of all pieces before ``index``. Those were handed out first, to workers that had finished
-    everything before them, so their counts come soon (at most one piece's scan later)."""
+    """Lines of all pieces before ``index``. Those were handed out first, to workers that count their
+    lines before anything else, so their counts are there or come within one piece's read."""
     total = 0
     for earlier in range(index):
         while (lines := counts[earlier]) < 0:

@@ -86,14 +86,19 @@ def _batches_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[list[Reco
             yield from scan_records(handle, RequestTracker(server_name(kind_hint)))
         else:
             handle.seek(0)
-            batch: list[Record] = []
-            for event in _scan_general(handle, kind_hint):
-                batch.append(event)
-                if len(batch) >= 4096:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+            yield from general_batches(handle, kind_hint)
+
+
+def general_batches(handle: BinaryIO, kind_hint: str | None, size: int = 4096) -> Iterator[list[Record]]:
+    """The general path's events from the handle's position, in lists of ``size``."""
+    batch: list[Record] = []
+    for event in _scan_general(handle, kind_hint):
+        batch.append(event)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _looks_foreign(handle: BinaryIO) -> bool:

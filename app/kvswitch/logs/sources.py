@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from kvswitch.core.models import LogSource
 from kvswitch.logs.text import MAX_LINE_BYTES
+
+if TYPE_CHECKING:  # the profile model needs pydantic, which ``log scan`` in a script never has to load
+    from kvswitch.core.models import LogSource
 
 #: most bytes one poll reads, so a huge backlog never freezes the caller
 READ_BUDGET = 4 << 20

@@ -55,6 +55,8 @@ enum reason { R_NONE, R_TRUNCATED, R_LRU_HIT, R_FULL_HIT, R_NOT_CACHED, R_PREFIX
 typedef struct {
     long long slot, task, cached, fresh, first, last;
     double ms, similarity; /* similarity: for R_NOT_CACHED */
+    const unsigned char *ms_text; /* the prompt time as the log wrote it */
+    Py_ssize_t ms_len;
     enum verdict verdict;
     enum reason reason;
 } row_t;

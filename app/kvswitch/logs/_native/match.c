@@ -338,10 +338,23 @@ int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const bl
     return a_end - a == c_end - c && memcmp(d + a, d + c, (size_t)(a_end - a)) == 0;
 }
 
-/* blocks.QUIET.fullmatch(data, i, end): _FILL [^|]*+ */
+/* blocks.QUIET.fullmatch(data, i, end): every "| task T |" opens a _HARMLESS line; other pipes are free */
 int bs_quiet(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
-    return find_byte(d, fill(d, i, end), end, '|') < 0;
+    while ((i = find_byte(d, i, end, '|')) >= 0) {
+        Py_ssize_t j = LIT(d, i + 1, end, " task ");
+        if (j >= 0 && j < end && d[j] == '-')
+            j++;
+        j = LIT(d, digits(d, j, end), end, " |");
+        if (j < 0) {
+            i++;
+            continue;
+        }
+        i = harmless(d, spaces(d, j, end), end);
+        if (i < 0)
+            return 0;
+    }
+    return 1;
 }
 
 int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out)

@@ -1,6 +1,7 @@
 /* The event of one whole block: ``blocks.block_row`` in C, and its ``log scan --jsonl`` line exactly as
  * ``jsonl.format_records`` writes it (``json.dumps(event.to_json())``). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "blockscan.h"
@@ -54,6 +55,8 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
         !bs_small_int(d, b->ntok, b->ntok_len, &ntok) || !bs_small_int(d, b->trunc, b->trunc_len, &trunc) ||
         !small_float(d, b->ms, b->ms_len, &row->ms))
         return 0;
+    row->ms_text = d + b->ms;
+    row->ms_len = b->ms_len;
     if (b->cached_len) {
         if (!bs_small_int(d, b->cached, b->cached_len, &row->cached))
             return 0;
@@ -154,8 +157,15 @@ static int put(text_t *out, const char *s, Py_ssize_t n)
 static int put_int(text_t *out, long long v)
 {
     char text[24];
-    int n = snprintf(text, sizeof(text), "%lld", v);
-    return put(out, text, n);
+    char *p = text + sizeof(text);
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return put(out, p, (Py_ssize_t)(text + sizeof(text) - p));
 }
 
 /* repr(value), as json.dumps writes a float; ``digits`` >= 0: repr(round(value, digits)) */
@@ -181,6 +191,59 @@ static int put_float(text_t *out, double value, int digits)
     return failed;
 }
 
+/* repr(float(text)) for the decimal the log wrote, without a conversion: with fewer than 16 digits
+ * the text is the shortest that reads back as that double, once its zeros are trimmed ("007.50" is
+ * 7.5). Values below 1e-4 (written with an exponent) go through repr itself. */
+static int put_decimal(text_t *out, const unsigned char *text, Py_ssize_t len, double value)
+{
+    Py_ssize_t point = len, digits = 0, i = 0;
+    for (Py_ssize_t k = 0; k < len; k++) {
+        if (text[k] == '.')
+            point = k;
+        else
+            digits++;
+    }
+    if (digits > 15 || (value != 0.0 && value < 1e-4))
+        return put_float(out, value, -1);
+    while (i < point - 1 && text[i] == '0') /* leading zeros, keeping one before the point */
+        i++;
+    Py_ssize_t end = len;
+    if (point < len) {
+        while (end > point + 2 && text[end - 1] == '0') /* trailing zeros, keeping one after the point */
+            end--;
+        if (end == point + 1) /* "7." */
+            return put_float(out, value, -1);
+        return put(out, (const char *)text + i, end - i);
+    }
+    return put(out, (const char *)text + i, end - i) || PUT(out, ".0");
+}
+
+/* repr(round(ratio, 4)), remembered: few distinct ratios recur in a log, and dtoa is the slow part */
+static int put_ratio(text_t *out, double ratio)
+{
+    enum { SLOTS = 4096 };
+    static struct {
+        double value;
+        char text[16];
+        int len;
+    } memo[SLOTS];
+    uint64_t bits;
+    memcpy(&bits, &ratio, sizeof(bits));
+    size_t at = (size_t)((bits * 0x9E3779B97F4A7C15ULL) >> 52);
+    if (memo[at].len > 0 && memcmp(&memo[at].value, &ratio, sizeof(ratio)) == 0)
+        return put(out, memo[at].text, memo[at].len);
+    Py_ssize_t before = out->len;
+    if (put_float(out, ratio, 4) < 0)
+        return -1;
+    Py_ssize_t n = out->len - before;
+    if (n < (Py_ssize_t)sizeof(memo[at].text)) {
+        memcpy(memo[at].text, out->data + before, (size_t)n);
+        memo[at].len = (int)n;
+        memo[at].value = ratio;
+    }
+    return 0;
+}
+
 static int put_str_json(text_t *out, PyObject *text)
 {
     PyObject *dumped = PyObject_CallOneArg(bs_config.json_dumps, text);
@@ -203,8 +266,8 @@ int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize
         PUT(out, ", \"task\": ") || put_int(out, row->task) ||
         PUT(out, ", \"request_id\": null, \"prompt_tokens\": ") || put_int(out, prompt) ||
         PUT(out, ", \"cached_tokens\": ") || put_int(out, row->cached) || PUT(out, ", \"new_tokens\": ") ||
-        put_int(out, row->fresh) || PUT(out, ", \"prompt_ms\": ") || put_float(out, row->ms, -1) ||
-        PUT(out, ", \"reuse_ratio\": ") || put_float(out, ratio, 4) || PUT(out, ", \"verdict\": \"") ||
+        put_int(out, row->fresh) || PUT(out, ", \"prompt_ms\": ") || put_decimal(out, row->ms_text, row->ms_len, row->ms) ||
+        PUT(out, ", \"reuse_ratio\": ") || put_ratio(out, ratio) || PUT(out, ", \"verdict\": \"") ||
         put(out, verdicts[row->verdict], (Py_ssize_t)strlen(verdicts[row->verdict])) ||
         PUT(out, "\", \"first_line\": ") || put_int(out, row->first) || PUT(out, ", \"last_line\": ") ||
         put_int(out, row->last) || PUT(out, ", \"reason\": "))
