@@ -1,12 +1,9 @@
 """The fast scan's shortcuts give exactly the events of the line-by-line path and of the live path:
-whole-request blocks, the direct JSON lines of ``log scan --jsonl`` and the parallel scan."""
+whole-request blocks and the JSON lines of ``log scan --jsonl`` written in bulk."""
 
 from __future__ import annotations
 
-import io
 import json
-import os
-import random
 from pathlib import Path
 
 import pytest
@@ -15,12 +12,11 @@ from log_samples import ALL_SAMPLES
 from test_log_accuracy import FIXTURE_LOGS, analyze_lines
 
 from kvswitch.cli import main
-from kvswitch.core.errors import KvSwitchError
-from kvswitch.logs import fastscan, parallel
+from kvswitch.logs import fastscan
 from kvswitch.logs.fastscan import Record, row_event, scan_records
 from kvswitch.logs.jsonl import Totals, format_records
+from kvswitch.logs.jsonscan import jsonl_file
 from kvswitch.logs.model import CacheEvent
-from kvswitch.logs.parallel import scan_jsonl_parallel
 from kvswitch.logs.scan import scan_batches, scan_file
 from kvswitch.logs.tracker import RequestTracker
 
@@ -119,72 +115,32 @@ def _big_text(seed: int) -> str:
     return generated_log(seed=seed, requests=400, slots=1 + seed % 4)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_parallel_scan_writes_the_sequential_output(seed: int, tmp_path: Path) -> None:
-    """Random piece sizes cut real captures and interleaved multi-slot logs at many places."""
+@pytest.mark.parametrize("seed", range(6))
+def test_bulk_json_lines_are_those_of_the_records(seed: int, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The native scanner's JSON text, between the line path's, in small and big chunks."""
     path = tmp_path / "server.log"
     path.write_text(_big_text(seed), encoding="utf-8")
     expected, expected_totals = _sequential_jsonl(path)
-    rng = random.Random(seed)
-    for _ in range(3):
-        out = io.BytesIO()
-        piece = rng.randint(500, max(path.stat().st_size // 3, 600))
-        totals = scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=piece, min_bytes=0)
-        assert totals is not None
-        assert out.getvalue() == expected
+    for chunk in (fastscan.CHUNK_BYTES, 5000, 777):
+        monkeypatch.setattr(fastscan, "CHUNK_BYTES", chunk)
+        totals = Totals()
+        assert b"".join(jsonl_file(path, None, totals)) == expected
         assert totals.to_json(None) == expected_totals.to_json(None)
         assert totals.latest() == expected_totals.latest()
 
 
-def test_parallel_scan_resumes_open_requests(tmp_path: Path) -> None:
-    """Four busy slots: pieces start while other requests are open, and are scanned again from them."""
-    path = tmp_path / "server.log"
-    path.write_text(generated_log(seed=9, requests=400, slots=4), encoding="utf-8")
-    with path.open("rb") as handle:
-        pieces = parallel.plan_pieces(handle, path.stat().st_size, 2000)
-    assert len(pieces) > 20
-    out = io.BytesIO()
-    assert scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=2000, min_bytes=0) is not None
-    assert out.getvalue() == _sequential_jsonl(path)[0]
-    text = path.read_text(encoding="utf-8")  # cut mid-request: the last piece ends with open requests
-    path.write_text(text[:text.rindex("\n", 0, len(text) - 700) + 1], encoding="utf-8")
-    expected = _sequential_jsonl(path)[0]
-    out = io.BytesIO()
-    assert scan_jsonl_parallel(path, None, out.write, workers=2, piece_bytes=2000, min_bytes=0) is not None
-    assert out.getvalue() == expected
-
-
-def test_small_or_foreign_files_stay_in_one_process(tmp_path: Path) -> None:
-    path = tmp_path / "server.log"
-    path.write_text(generated_log(seed=10, requests=20), encoding="utf-8")
-    assert scan_jsonl_parallel(path, None, io.BytesIO().write, workers=2) is None  # small
-    foreign = tmp_path / "vllm.log"
-    foreign.write_text(next(s.text for s in ALL_SAMPLES if "vllm" in s.name.lower()) * 50, encoding="utf-8")
-    assert scan_jsonl_parallel(foreign, None, io.BytesIO().write, workers=2, min_bytes=0) is None
-
-
-def test_one_worker_means_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "server.log"
-    path.write_text(generated_log(seed=12, requests=50), encoding="utf-8")
-    monkeypatch.setenv("KVSWITCH_SCAN_WORKERS", "1")
-    assert parallel.worker_count() == 1
-    assert scan_jsonl_parallel(path, None, io.BytesIO().write, piece_bytes=1000, min_bytes=0) is None
-    monkeypatch.setenv("KVSWITCH_SCAN_WORKERS", "3")
-    assert parallel.worker_count() == 3
-
-
-def test_cli_jsonl_is_the_same_in_parallel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_cli_jsonl_is_the_same_without_the_native_scanner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     path = tmp_path / "server.log"
     path.write_text(generated_log(seed=11, requests=200, slots=2), encoding="utf-8")
     assert main(["log", "scan", str(path), "--jsonl"]) == 0
-    sequential = capsysbinary.readouterr().out
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(parallel, "PIECE_BYTES", 3000)
-    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    native = capsysbinary.readouterr().out
+    monkeypatch.setattr(fastscan, "native_scan", None)
     assert main(["log", "scan", str(path), "--jsonl"]) == 0
-    assert capsysbinary.readouterr().out == sequential
-    rows = [json.loads(line) for line in sequential.splitlines()]
+    assert capsysbinary.readouterr().out == native
+    rows = [json.loads(line) for line in native.splitlines()]
     assert rows[-1]["summary"]["requests"] == len(rows) - 1 == 200
 
 
@@ -208,15 +164,3 @@ def test_unusual_selection_lines_agree_with_the_line_path(selection: str, tmp_pa
     expected = [e.to_json() for e in _events(_records(path, blocks=False))]
     assert [e.to_json() for e in scan_file(path)] == expected
     assert expected
-
-
-def _die_in_worker(*_args: object, **_kwargs: object) -> None:
-    os._exit(9)  # what an out-of-memory kill looks like to the parent
-
-
-def test_a_dead_scan_worker_is_an_error_not_a_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "server.log"
-    path.write_text(generated_log(seed=11, requests=200), encoding="utf-8")
-    monkeypatch.setattr(parallel, "jsonl_chunks", _die_in_worker)  # inherited by the forked workers
-    with pytest.raises(KvSwitchError, match="scan worker process died"):
-        scan_jsonl_parallel(path, None, io.BytesIO().write, workers=2, piece_bytes=2000, min_bytes=0)

@@ -18,7 +18,6 @@ from kvswitch.logs.diagnose import diagnose
 from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line
 from kvswitch.logs.jsonscan import jsonl_file
 from kvswitch.logs.model import CacheEvent
-from kvswitch.logs.parallel import scan_jsonl_parallel
 from kvswitch.logs.parsers import KINDS
 from kvswitch.logs.render import describe_event, render_ansi
 from kvswitch.logs.scan import scan_file
@@ -77,18 +76,16 @@ def _scan(args: argparse.Namespace) -> int:
 
 
 def _scan_jsonl(args: argparse.Namespace) -> int:
-    """JSON lines written in big batches; a big plain llama.cpp log is scanned on every core."""
+    """JSON lines written in big batches, straight from the scanner."""
     hint = _hint(args.kind)
     sys.stdout.flush()
     binary: BinaryIO | None = getattr(sys.stdout, "buffer", None)
-    totals = None if binary is None else scan_jsonl_parallel(args.file, hint, binary.write)
-    if totals is None:
-        totals = Totals()
-        for text in jsonl_file(args.file, hint, totals):  # opens now: a bad path fails before any output
-            if binary is not None:
-                binary.write(text)
-            else:
-                sys.stdout.write(text.decode())
+    totals = Totals()
+    for text in jsonl_file(args.file, hint, totals):  # opens now: a bad path fails before any output
+        if binary is not None:
+            binary.write(text)
+        else:
+            sys.stdout.write(text.decode())
     summary = json.dumps({"summary": totals.to_json(diagnose(totals.latest()))}) + "\n"
     if binary is not None:
         binary.write(summary.encode())
