@@ -136,3 +136,24 @@ def test_chunks_of_any_size_give_the_same_events(tmp_path: Path, monkeypatch: py
     for size in (53, 1000, 8191):
         monkeypatch.setattr(fastscan, "CHUNK_BYTES", size)
         assert [e.to_json() for e in scan_file(path)] == whole
+
+
+_CRAFTED = {
+    "selections without pipes": b"selected slot by LRU " * 250_000 + b"\n",
+    "a long chain of harmless lines": b"selected slot by LRU id  0 | task 1 | total time " * 100_000 + b"\n",
+    "one pipe after a long run": b"selected slot by LRU " * 200_000 + b"id  0 | task 1 | processing task\n",
+}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("name", list(_CRAFTED))
+def test_crafted_text_cannot_make_the_scan_quadratic(name: str) -> None:
+    """Each failed attempt would walk the same megabytes again; past a work budget (a multiple of the
+    text's size) the line path, which is linear, takes the rest. The regex path has no such guard."""
+    data = _CRAFTED[name]
+    tracker = RequestTracker()
+    out: list[Record] = []
+    assert fastscan._chunk(data, len(data), 1, tracker, out, True, native) == data.count(b"\n") + 1
+    line_path: list[Record] = []
+    fastscan._chunk(data, len(data), 1, RequestTracker(), line_path, False, None)
+    assert out == line_path

@@ -63,6 +63,23 @@ def test_bundle_commands_run(bundle: Path) -> None:
     assert json.loads(detect.stdout)["servers"] == []
 
 
+def test_bundle_scans_logs_with_the_native_scanner(bundle: Path, tmp_path: Path) -> None:
+    assert list((bundle / "_internal" / "kvswitch" / "logs").glob("_blockscan*"))
+    log = tmp_path / "server.log"
+    log.write_text(
+        "slot get_availabl: id  0 | task -1 | selected slot by LRU, t_last = -1\n"
+        "slot launch_slot_: id  0 | task 5 | processing task, is_child = 0\n"
+        "slot print_timing: id  0 | task 5 | prompt eval time =      79.11 ms /  1536 tokens\n"
+        "slot print_timing: id  0 | task 5 |        eval time =      10.50 ms /     8 tokens\n"
+        "slot      release: id  0 | task 5 | stop processing: n_tokens = 1543, truncated = 0\n",
+        encoding="utf-8")
+    scan = run(bundle, "log", "scan", str(log), "--jsonl")
+    assert scan.returncode == 0, scan.stderr
+    event, summary = (json.loads(line) for line in scan.stdout.splitlines())
+    assert (event["task"], event["new_tokens"], event["cached_tokens"]) == (5, 1536, 0)
+    assert summary["summary"]["requests"] == 1
+
+
 def test_bundle_smoke_test_offscreen(bundle: Path, tmp_path: Path) -> None:
     if not (REPO / "app" / "kvswitch" / "ui" / "smoke.py").is_file():
         pytest.skip("this build has no --smoke-test yet (kvswitch/ui/smoke.py)")

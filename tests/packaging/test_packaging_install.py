@@ -19,7 +19,7 @@ from support.net import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 IGNORE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "__pycache__", "*.egg-info", ".mypy_cache",
-                                ".ruff_cache", ".pytest_cache", "benchmarks", "tests")
+                                ".ruff_cache", ".pytest_cache", "benchmarks", "tests", "*.so", "*.pyd")
 
 
 @pytest.mark.slow
@@ -63,3 +63,8 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
     assert sorted(p.name for p in (package_dir / "ui" / "i18n").glob("*.qm")) == translations
     assert (package_dir / "verify" / "data" / "claude_code_request.json").is_file()
+    scanner = subprocess.run(  # compiled by the install, not copied from the source tree
+        [str(bin_dir / "python"), "-c", "from kvswitch.logs import _blockscan; print(_blockscan.__file__)"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert scanner.returncode == 0, scanner.stderr
+    assert Path(scanner.stdout.strip()).parent == package_dir / "logs"

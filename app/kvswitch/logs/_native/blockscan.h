@@ -41,6 +41,7 @@ typedef struct {
 } block_t;
 
 /* match.c */
+extern Py_ssize_t bs_walked;
 Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b);
 int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b);

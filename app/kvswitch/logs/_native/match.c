@@ -11,6 +11,9 @@
 
 /* ---- primitives ------------------------------------------------------------------------------------ */
 
+/* bytes looked at by the loops below since ``scan`` last reset it (it bounds the work of one call) */
+Py_ssize_t bs_walked;
+
 static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
 {
     return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
@@ -22,7 +25,9 @@ static inline Py_ssize_t find_byte(bytes_t d, Py_ssize_t i, Py_ssize_t end, unsi
     if (i >= end)
         return -1;
     const unsigned char *p = memchr(d + i, c, (size_t)(end - i));
-    return p ? (Py_ssize_t)(p - d) : -1;
+    Py_ssize_t found = p ? (Py_ssize_t)(p - d) : -1;
+    bs_walked += (p ? found : end) - i;
+    return found;
 }
 
 /* \d+ */
@@ -33,14 +38,17 @@ static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
         return -1;
     while (j < end && d[j] >= '0' && d[j] <= '9')
         j++;
+    bs_walked += j - i;
     return j > i ? j : -1;
 }
 
 /* " *" (zero or more) */
 static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
+    Py_ssize_t from = i;
     while (i < end && d[i] == ' ')
         i++;
+    bs_walked += i - from;
     return i;
 }
 
@@ -162,6 +170,7 @@ static Py_ssize_t slot_head(bytes_t d, Py_ssize_t i, Py_ssize_t end, block_t *b)
     Py_ssize_t gap = num;
     while (gap > i && d[gap - 1] == ' ')
         gap--;
+    bs_walked += bar - gap;
     if (num == bar - 1 || gap == num || gap - 2 < i || d[gap - 2] != 'i' || d[gap - 1] != 'd')
         return -1;
     b->head = gap - 2;

@@ -1,6 +1,8 @@
 /* Python entry points of kvswitch.logs._blockscan (see blockscan.h). */
 #include "blockscan.h"
 
+#define WORK_PER_BYTE 64
+
 typedef struct {
     PyObject *rows; /* tuple mode: list of Row tuples */
     text_t text;    /* JSON mode: the lines */
@@ -82,7 +84,13 @@ static PyObject *scan(PyObject *self, PyObject *args)
     bytes_t d = view.buf;
     Py_ssize_t until = end, search = pos, at;
     block_t b;
+    /* Matching is linear on any real log; text crafted so that many failed attempts walk the same
+       bytes again is left to the line path (linear) once the work exceeds this budget. */
+    const Py_ssize_t budget = WORK_PER_BYTE * (end - pos) + (1 << 20);
+    bs_walked = 0;
     while ((at = bs_find_selection(d, search, end)) >= 0) {
+        if (bs_walked > budget)
+            break;
         Py_ssize_t after = bs_match_block(d, at, end, &b);
         if (after < 0) {
             search = at + 1;
