@@ -22,6 +22,10 @@ SECRET_MODE = 0o600
 DEFAULT_MODE = 0o644
 
 
+#: the name ending of ``atomic_write``'s temp files, so that a crash's leftovers can be found and removed
+TEMP_SUFFIX = ".kvswitch-tmp"
+
+
 def resolve_for_write(path: Path) -> Path:
     """Return the real file a write to ``path`` must replace, following every symlink.
 
@@ -83,7 +87,7 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
     else:
         final_mode = SECRET_MODE if secret else (mode if mode is not None else DEFAULT_MODE)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".kvswitch-tmp", dir=target.parent)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
         raise FileAccessError(target.parent, _describe(exc)) from exc
     tmp = Path(tmp_name)
@@ -110,6 +114,19 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
         raise
     fsync_dir(target.parent)
     return target
+
+
+def remove_temp_files(path: Path) -> None:
+    """Delete the temp files a killed ``atomic_write`` left beside ``path`` (never ``path`` itself)."""
+    try:
+        real = Path(os.path.realpath(path))
+        for leftover in {
+            *path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"),
+            *real.parent.glob(f".{real.name}.*{TEMP_SUFFIX}"),
+        }:
+            leftover.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def atomic_delete(path: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.fsutil import remove_temp_files
 from kvswitch.core.ledger import JournalEntry, Ledger, LedgerState, TargetRecord, Transaction, digest_bytes
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
@@ -322,7 +323,7 @@ class Engine:
             return state
         self.recovery_notes = []
         for entry in reversed(state.pending.entries):
-            _remove_temp_files(entry.location)
+            remove_temp_files(Path(entry.location))
             target = target_for_id(entry.target_id, self.env)
             current = state_digest(target.snapshot())
             if current == entry.before_digest:
@@ -369,20 +370,6 @@ class Engine:
         return Snapshot(
             entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values
         )
-
-
-def _remove_temp_files(location: str) -> None:
-    """Delete the temp files a killed atomic write left beside a target (never the target itself)."""
-    path = Path(location)
-    try:
-        real = Path(os.path.realpath(path))
-        for leftover in {
-            *path.parent.glob(f".{path.name}.*.kvswitch-tmp"),
-            *real.parent.glob(f".{real.name}.*.kvswitch-tmp"),
-        }:
-            leftover.unlink(missing_ok=True)
-    except OSError:
-        pass
 
 
 def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None) -> None:
