@@ -21,7 +21,8 @@ from test_log_accuracy import FIXTURE_LOGS
 
 from kvswitch.logs import blocks, fastscan
 from kvswitch.logs.fastscan import Record
-from kvswitch.logs.tracker import MAX_PENDING, PendingRequest, RequestTracker
+from kvswitch.logs.parsers.base import What
+from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
 native = blocks.native_scan
 REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
@@ -32,7 +33,8 @@ Outcome = tuple[list[Record], int, list[int | None]]
 
 def _run(data: bytes, use_native: bool, busy: tuple[int, ...] = ()) -> Outcome:
     tracker = RequestTracker()
-    tracker.resume({slot: PendingRequest(slot=slot, first_line=0) for slot in busy})
+    for slot in busy:  # a selection whose request has not finished yet
+        tracker.slot_fact(What.SELECT, slot, -1, None, None, None, "lru", 0)
     out: list[Record] = []
     line_no = fastscan._chunk(data, len(data), 1, tracker, out, True, native if use_native else None)
     return out, line_no, sorted(tracker.pending, key=str)

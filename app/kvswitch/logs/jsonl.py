@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvswitch.logs.diagnose import Diagnosis
@@ -105,16 +105,6 @@ class Totals:
         self.new += event.new_tokens
         self.recent.append(event)
 
-    def merge(self, other: Totals) -> None:
-        self.hits += other.hits
-        self.partial += other.partial
-        self.misses += other.misses
-        self.prompt += other.prompt
-        self.cached += other.cached
-        self.new += other.new
-        self.recent.extend(other.recent)
-        self.keep_tail(other.tail)
-
     def to_json(self, diagnosis: Diagnosis | None) -> dict[str, Any]:
         return {
             "requests": self.requests,
@@ -146,12 +136,9 @@ _RATIO_TEXT: dict[float, str] = {0.0: "0.0", 1.0: "1.0"}
 _MEMO_LIMIT = 1 << 14
 
 
-def format_records(
-    records: list[Record], server: str, totals: Totals, line_offset: int = 0, remember: bool = True
-) -> str:
-    """The JSON lines of a batch (events and rows alike), counted into ``totals``; ``line_offset`` is
-    added to every line number (a worker that scanned a slice of the file numbers its lines from 1);
-    ``remember=False``: the caller keeps the text's tail instead of the events (``Totals.keep_tail``)."""
+def format_records(records: list[Record], server: str, totals: Totals, remember: bool = True) -> str:
+    """The JSON lines of a batch (events and rows alike), counted into ``totals``; ``remember=False``:
+    the caller keeps the text's tail instead of the events (``Totals.keep_tail``)."""
     server_json = json_text(server)
     ms_text, ratio_text = _MS_TEXT, _RATIO_TEXT
     parts: list[str] = []
@@ -161,7 +148,6 @@ def format_records(
         if type(record) is tuple:
             slot, task, cached, new, prompt_ms, first, last, reason, verdict = record
             prompt = cached + new
-            last += line_offset
             ratio = cached / prompt if prompt > 0 else 0.0
             ratio_json = ratio_text.get(ratio)
             if ratio_json is None:
@@ -173,11 +159,11 @@ def format_records(
                 f'{{"line": {last}, "server": {server_json}, "slot": {slot}, "task": {task}, '
                 f'"request_id": null, "prompt_tokens": {prompt}, "cached_tokens": {cached}, '
                 f'"new_tokens": {new}, "prompt_ms": {ms_json}, "reuse_ratio": {ratio_json}, '
-                f'"verdict": "{verdict}", "first_line": {first + line_offset}, "last_line": {last}, '
+                f'"verdict": "{verdict}", "first_line": {first}, "last_line": {last}, '
                 f'"reason": {"null" if reason is None else json_text(reason)}, "timestamp": null}}\n'
             )
         else:
-            event = _as_event(record, server, line_offset)
+            event = _as_event(record, server)
             append(event_json_line(event))
             prompt, cached, new, verdict = (event.prompt_tokens, event.cached_tokens, event.new_tokens,
                                             event.verdict)
@@ -193,20 +179,11 @@ def format_records(
     if len(ms_text) > _MEMO_LIMIT or len(ratio_text) > _MEMO_LIMIT:  # bounded memory on any log
         ms_text.clear()
         ratio_text.clear()
-    totals.hits += hits
-    totals.partial += partial
-    totals.misses += misses
-    totals.prompt += prompt_sum
-    totals.cached += cached_sum
-    totals.new += new_sum
+    totals.add_counts((hits, partial, misses, prompt_sum, cached_sum, new_sum))
     if remember:
-        totals.recent.extend(_as_event(record, server, line_offset) for record in records[-DIAGNOSIS_WINDOW:])
+        totals.recent.extend(_as_event(record, server) for record in records[-DIAGNOSIS_WINDOW:])
     return "".join(parts)
 
 
-def _as_event(record: Record, server: str, line_offset: int) -> CacheEvent:
-    event = record if isinstance(record, CacheEvent) else row_event(server, record)
-    if line_offset:
-        event = replace(event, first_line=event.first_line + line_offset,
-                        last_line=event.last_line + line_offset)
-    return event
+def _as_event(record: Record, server: str) -> CacheEvent:
+    return record if isinstance(record, CacheEvent) else row_event(server, record)

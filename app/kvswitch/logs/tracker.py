@@ -146,10 +146,6 @@ class RequestTracker:
         which slots are busy without paying a call per request."""
         return self._pending
 
-    def resume(self, open_requests: Mapping[int | None, PendingRequest]) -> None:
-        """Continue requests another tracker left open (a scan handed over between file pieces)."""
-        self._pending.update(open_requests)
-
     def whole_request(self, req: PendingRequest, last_line: int) -> tuple[CacheEvent, ...]:
         """A request read in one piece (the fast scanner): the same event as from its facts one by one."""
         self._last_slot = req.slot
