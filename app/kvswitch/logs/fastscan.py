@@ -9,6 +9,9 @@ Two compiled bytes regexes walk big chunks of the file; Python only touches what
   request a block does not describe exactly (interleaved slots, old orders, reasons), feeding the
   shared ``RequestTracker`` without building text or ``Fact`` objects.
 
+Where the C extension is built, ``blocks.native_scan`` does the ``BLOCK`` part (and the checks around
+it) instead, taking exactly the same blocks; ``_LINE`` still reads everything else.
+
 The events are therefore those of ``LogAnalyzer`` (tested on every fixture, sample and generated log).
 Every alternative of ``_LINE`` starts with a literal byte and ends with an empty marker group, so the
 regex engine rejects a wrong alternative on its first byte and ``lastindex`` names the one that matched.
