@@ -12,7 +12,7 @@ config_t bs_config;
  * (fewer than 16 of them, at most 22 after the point: one correctly rounded division, as in strtod) */
 static int small_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out)
 {
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    static const double powers_of_ten[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     long long mantissa = 0;
     int count = 0, after_point = -1;
@@ -30,7 +30,7 @@ static int small_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out)
     }
     if (count == 0)
         return 0;
-    *out = after_point > 0 ? (double)mantissa / pow10[after_point] : (double)mantissa;
+    *out = after_point > 0 ? (double)mantissa / powers_of_ten[after_point] : (double)mantissa;
     return 1;
 slow: {
     char text[64];
