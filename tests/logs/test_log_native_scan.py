@@ -122,6 +122,18 @@ def test_damaged_logs_give_the_same_records(data: bytes) -> None:
     _assert_same(data)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_logs(), st.data())
+def test_nothing_past_end_is_read(data: bytes, draw: st.DataObject) -> None:
+    """The scanner is handed a chunk's text with more bytes after ``end``; they must not matter."""
+    assert native is not None
+    end = draw.draw(st.integers(0, len(data)))
+    pos = data.rfind(b"\n", 0, draw.draw(st.integers(0, end))) + 1
+    for server in ((), (b'"llama.cpp"',)):
+        assert native(data, pos, end, 1, {}, MAX_PENDING, *server) == native(data[:end], pos, end, 1, {},
+                                                                            MAX_PENDING, *server)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=60))
 def test_logs_made_of_fragments_give_the_same_records(pieces: list[bytes]) -> None:
