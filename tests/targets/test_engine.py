@@ -90,6 +90,28 @@ def test_undo_keeps_hand_edits_made_since_apply(engine: Engine, fake_home: Path)
     assert any("ANTHROPIC_MODEL was changed by hand" in w for w in result.warnings)
 
 
+def test_undo_over_hand_edits_puts_back_a_key_the_apply_handed_back_to_the_user(
+    engine: Engine, fake_home: Path
+) -> None:
+    """The user's own API_TIMEOUT_MS is taken over by one profile, handed back (their value restored) by
+    the next apply, and the file is then edited elsewhere: undoing that apply returns the first
+    profile's value, not the user's, and keeps the edit."""
+    path = settings(fake_home)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"env": {"API_TIMEOUT_MS": ""}}, indent=2) + "\n")
+    engine.apply(local_profile("slow", env={"API_TIMEOUT_MS": "0"}))
+    engine.apply(local_profile("plain", env={}))
+    assert json.loads(path.read_text())["env"]["API_TIMEOUT_MS"] == ""
+    data = json.loads(path.read_text())
+    data["theme"] = "light"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    result = engine.undo()
+    after = json.loads(path.read_text())
+    assert after["env"]["API_TIMEOUT_MS"] == "0"
+    assert after["theme"] == "light"
+    assert not [w for w in result.warnings if "API_TIMEOUT_MS" in w]
+
+
 def test_backups_are_private_and_bounded(fake_home: Path) -> None:
     engine = Engine(AppPaths.default(), backups_keep=3)
     path = settings(fake_home)

@@ -172,20 +172,19 @@ def revert_keys(
     for key in keys:
         current = doc.get(key)
         previous = old.get(key)
-        if key in after_owned:
-            if current != after_owned[key]:
-                result.warnings.append(f"{key} was changed by hand after the last apply; kept as it is")
-                continue
-        elif current is not MISSING:
-            result.warnings.append(f"{key} was set by hand after the last apply; kept as it is")
+        _collect_secrets(result, key, previous, current)
+        if current == previous:
             continue
-        if previous is MISSING and current is not MISSING:
+        if current != _left_by_apply(key, before_owned, after_owned):
+            how = "changed" if key in after_owned else "set"
+            result.warnings.append(f"{key} was {how} by hand after the last apply; kept as it is")
+            continue
+        if previous is MISSING:
             doc.delete(key)
             result.changes.append(f"remove {key}")
-        elif previous is not MISSING and previous != current:
+        else:
             doc.set(key, previous)
             result.changes.append(f"restore {key} = {show(key, previous)}")
-        _collect_secrets(result, key, previous, current)
     for marker in after_owned:
         if marker.startswith(CREATED) and marker not in before_owned:
             container = marker[len(CREATED) :]
@@ -196,6 +195,15 @@ def revert_keys(
                 result.remove_file = True
     result.owned = dict(before_owned)
     return result
+
+
+def _left_by_apply(key: str, before_owned: dict[str, str], after_owned: dict[str, str]) -> Any:
+    """What the apply wrote at ``key``: its value, or for a key it let go of, the user's value from before
+    KV Switch that it put back (``MISSING`` when there was none and the key was removed)."""
+    if key in after_owned:
+        return after_owned[key]
+    prior = before_owned.get(PRIOR + key)
+    return MISSING if prior is None else json.loads(prior)
 
 
 def _collect_secrets(result: KeyPlan, key: str, *values: Any) -> None:
