@@ -22,7 +22,7 @@ static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char
 
 static inline Py_ssize_t find_byte(bytes_t d, Py_ssize_t i, Py_ssize_t end, unsigned char c)
 {
-    if (i >= end)
+    if (i < 0 || i >= end)
         return -1;
     const unsigned char *p = memchr(d + i, c, (size_t)(end - i));
     Py_ssize_t found = p ? (Py_ssize_t)(p - d) : -1;
@@ -46,6 +46,8 @@ static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     Py_ssize_t from = i;
+    if (i < 0)
+        return -1;
     while (i < end && d[i] == ' ')
         i++;
     bs_walked += i - from;
@@ -146,6 +148,8 @@ static Py_ssize_t fill(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 /* _NEXT: _FILL [^|]*\3 task \5 \| * */
 static Py_ssize_t next_line(bytes_t d, Py_ssize_t i, Py_ssize_t end, const block_t *b)
 {
+    if (i < 0)
+        return -1;
     i = fill(d, i, end);
     Py_ssize_t bar = find_byte(d, i, end, '|');
     /* \3 ends with the only "|" it holds, so it ends at the first "|" [^|]* can reach */
@@ -180,10 +184,36 @@ static Py_ssize_t slot_head(bytes_t d, Py_ssize_t i, Py_ssize_t end, block_t *b)
     return bar + 1;
 }
 
+/* [\d.]+ */
+static inline Py_ssize_t digits_or_dots(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = i;
+    if (i < 0)
+        return -1;
+    while (j < end && ((d[j] >= '0' && d[j] <= '9') || d[j] == '.'))
+        j++;
+    bs_walked += j - i;
+    return j > i ? j : -1;
+}
+
+typedef Py_ssize_t (*part_t)(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+
+/* a group: ``part`` at i, its span kept in *at and *len when it matches */
+static inline Py_ssize_t group(part_t part, bytes_t d, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *at,
+                               Py_ssize_t *len)
+{
+    Py_ssize_t k = part(d, i, end);
+    if (k >= 0) {
+        *at = i;
+        *len = k - i;
+    }
+    return k;
+}
+
 /* BLOCK at ``at`` (where "selected slot by " starts): the end of the match, or -1 */
 Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
 {
-    Py_ssize_t j = at + 17, k; /* after "selected slot by " */
+    Py_ssize_t j = at + 17, k, e, unused; /* after "selected slot by " */
     memset(b, 0, sizeof(*b));
     b->at = at;
     /* (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))? */
@@ -199,27 +229,14 @@ Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
     if ((k = LIT(d, j, end, ", ")) >= 0) {
         Py_ssize_t f = LIT(d, k, end, "f_");
         k = LIT(d, f >= 0 ? f : k, end, "sim_best = ");
-        Py_ssize_t e = decimal(d, k, end);
-        if (e >= 0) {
-            b->sim = k;
-            b->sim_len = e - k;
+        if ((e = group(decimal, d, k, end, &b->sim, &b->sim_len)) >= 0)
             j = e;
-        }
     }
     /* _FILL [^|]*(id +(\d+) \|) task (\d+) \| *processing task _NEXT */
     j = slot_head(d, fill(d, j, end), end, b);
-    j = LIT(d, j, end, " task ");
-    k = digits(d, j, end);
-    if (k < 0)
-        return -1;
-    b->task = j;
-    b->task_len = k - j;
-    j = LIT(d, k, end, " |");
-    if (j < 0)
-        return -1;
-    j = LIT(d, spaces(d, j, end), end, "processing task");
-    j = j < 0 ? -1 : next_line(d, j, end, b);
-    if (j < 0)
+    j = group(digits, d, LIT(d, j, end, " task "), end, &b->task, &b->task_len);
+    j = LIT(d, spaces(d, LIT(d, j, end, " |"), end), end, "processing task");
+    if ((j = next_line(d, j, end, b)) < 0)
         return -1;
     /* optional: (?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+,
        (?:task\.)?n_(?:prompt_)?tokens = (\d+) _NEXT */
@@ -234,85 +251,47 @@ Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
         k = LIT(d, t >= 0 ? t : k, end, "n_");
         Py_ssize_t p = LIT(d, k, end, "prompt_");
         k = LIT(d, p >= 0 ? p : k, end, "tokens = ");
-        Py_ssize_t e = digits(d, k, end);
-        Py_ssize_t n = e < 0 ? -1 : next_line(d, e, end, b);
-        if (n >= 0) {
-            b->size = k;
-            b->size_len = e - k;
-            j = n;
+        if ((e = next_line(d, digits(d, k, end), end, b)) >= 0) {
+            group(digits, d, k, end, &b->size, &b->size_len);
+            j = e;
         }
     }
     /* optional: need to evaluate at least 1 token() _NEXT */
-    k = LIT(d, j, end, "need to evaluate at least 1 token");
-    if (k >= 0 && (k = next_line(d, k, end, b)) >= 0) {
+    if ((k = next_line(d, LIT(d, j, end, "need to evaluate at least 1 token"), end, b)) >= 0) {
         b->full_hit = 1;
         j = k;
     }
     /* optional: (?:cached )?n_tokens = (\d+), memory_seq_rm \[ _NEXT */
     k = LIT(d, j, end, "cached ");
     k = LIT(d, k >= 0 ? k : j, end, "n_tokens = ");
-    {
-        Py_ssize_t e = digits(d, k, end);
-        Py_ssize_t n = LIT(d, e, end, ", memory_seq_rm [");
-        n = n < 0 ? -1 : next_line(d, n, end, b);
-        if (n >= 0) {
-            b->cached = k;
-            b->cached_len = e - k;
-            j = n;
-        }
+    if ((e = next_line(d, LIT(d, digits(d, k, end), end, ", memory_seq_rm ["), end, b)) >= 0) {
+        group(digits, d, k, end, &b->cached, &b->cached_len);
+        j = e;
     }
     /* prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens _NEXT */
     j = spaces1(d, LIT(d, j, end, "prompt eval time ="), end);
-    k = decimal(d, j, end);
-    if (k < 0)
-        return -1;
-    b->ms = j;
-    b->ms_len = k - j;
-    j = spaces1(d, LIT(d, k, end, " ms /"), end);
-    k = digits(d, j, end);
-    if (k < 0)
-        return -1;
-    b->fresh = j;
-    b->fresh_len = k - j;
-    j = LIT(d, k, end, " tokens");
-    j = j < 0 ? -1 : next_line(d, j, end, b);
+    j = group(decimal, d, j, end, &b->ms, &b->ms_len);
+    j = spaces1(d, LIT(d, j, end, " ms /"), end);
+    j = group(digits, d, j, end, &b->fresh, &b->fresh_len);
+    j = next_line(d, LIT(d, j, end, " tokens"), end, b);
     /* eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs) _NEXT */
     j = spaces1(d, LIT(d, j, end, "eval time ="), end);
-    if (j < 0)
-        return -1;
-    k = j;
-    while (k < end && ((d[k] >= '0' && d[k] <= '9') || d[k] == '.'))
-        k++;
-    if (k == j)
-        return -1;
-    j = spaces1(d, LIT(d, k, end, " ms /"), end);
-    k = digits(d, j, end);
-    if (k < 0)
-        return -1;
-    b->gen = j;
-    b->gen_len = k - j;
-    j = LIT(d, k, end, " ");
+    j = group(digits_or_dots, d, j, end, &unused, &unused);
+    j = spaces1(d, LIT(d, j, end, " ms /"), end);
+    j = LIT(d, group(digits, d, j, end, &b->gen, &b->gen_len), end, " ");
     k = LIT(d, j, end, "tokens");
-    j = k >= 0 ? k : LIT(d, j, end, "runs");
-    j = j < 0 ? -1 : next_line(d, j, end, b);
+    j = next_line(d, k >= 0 ? k : LIT(d, j, end, "runs"), end, b);
     /* stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n */
     j = LIT(d, j, end, "stop processing: n_");
     k = LIT(d, j, end, "tokens");
     j = LIT(d, k >= 0 ? k : LIT(d, j, end, "past"), end, " = ");
-    k = digits(d, j, end);
-    if (k < 0)
+    j = group(digits, d, j, end, &b->ntok, &b->ntok_len);
+    j = group(digits, d, LIT(d, j, end, ", truncated = "), end, &b->trunc, &b->trunc_len);
+    if (j < 0)
         return -1;
-    b->ntok = j;
-    b->ntok_len = k - j;
-    j = LIT(d, k, end, ", truncated = ");
-    k = digits(d, j, end);
-    if (k < 0)
-        return -1;
-    b->trunc = j;
-    b->trunc_len = k - j;
-    while (k < end && d[k] != '|' && d[k] != '\n')
-        k++;
-    return (k < end && d[k] == '\n') ? k + 1 : -1;
+    while (j < end && d[j] != '|' && d[j] != '\n')
+        j++;
+    return (j < end && d[j] == '\n') ? j + 1 : -1;
 }
 
 /* blocks.SELECT_HEAD.fullmatch(data, start, at) names ``slot``:
