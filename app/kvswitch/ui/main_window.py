@@ -7,6 +7,7 @@ controller, whose outcome signals drive the message bar, so the tray and the win
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6 import QtCore
@@ -152,22 +153,23 @@ class MainWindow(QMainWindow):
         toolbar.addAction(self.undo_action)
         toolbar.addAction(self.verify_action)
         toolbar.addWidget(import_button)
-        file_menu = self.menuBar().addMenu(self.tr("&File"))
+        menu = self.menuBar().addMenu(self.tr("&File"))
         optional = self._optional_dialog_action
-        self.settings_action = optional(file_menu, "settings_dialog", self.tr("Settings…"))
-        self.first_run_action = optional(file_menu, "first_run", self.tr("Setup assistant…"))
-        file_menu.addMenu(self.import_menu)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
+        self.settings_action = optional(menu, "settings_dialog", self.tr("Settings…"), self.open_settings)
+        self.first_run_action = optional(menu, "first_run", self.tr("Setup assistant…"), self.open_first_run)
+        menu.addMenu(self.import_menu)
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
 
-    def _optional_dialog_action(self, menu: QMenu, module: str, text: str) -> QAction | None:
+    def _optional_dialog_action(self, menu: QMenu, module: str, text: str,
+                                open_dialog: Callable[[], None]) -> QAction | None:
         """Settings and the setup assistant ship separately; their entries exist only when they do."""
         import importlib.util  # noqa: PLC0415
 
         if importlib.util.find_spec(f"kvswitch.ui.{module}") is None:
             return None
         action = menu.addAction(text)
-        action.triggered.connect(lambda: self._open_optional_dialog(module))
+        action.triggered.connect(lambda: open_dialog())
         return action
 
     def _fill_new_menu(self) -> None:
@@ -356,12 +358,6 @@ class MainWindow(QMainWindow):
 
         message, ok = import_profiles(self.store, source)
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
-
-    def _open_optional_dialog(self, module: str) -> None:
-        if module == "settings_dialog":
-            self.open_settings()
-        else:
-            self.open_first_run()
 
     def open_settings(self) -> None:
         from kvswitch.core.settings import load_settings  # noqa: PLC0415
