@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from kvswitch.logs.blocks import (
     BLOCK,
@@ -90,41 +90,27 @@ def row_event(server: str, row: Row) -> CacheEvent:
                       first_line=first, last_line=last, reason=reason)
 
 
-def scan_records(
-    handle: BinaryIO, tracker: RequestTracker, *, stop: int | None = None, line_no: int = 1,
-    flush: bool = True, blocks: bool = True, lines_read: list[int] | None = None,
-) -> Iterator[list[Record]]:
-    """Lists of records, one per chunk, from the handle's position to ``stop`` (a line start) or the end.
-
-    ``line_no`` is the number of the first line read; ``flush`` emits the requests still open at the
-    end (only the end of the file does that); ``blocks=False`` keeps to the line-by-line path;
-    ``lines_read`` receives the number of lines read, once all are.
-    """
-    first_line = line_no
-    for data, end in read_chunks(handle, stop):
+def scan_records(handle: BinaryIO, tracker: RequestTracker, *, blocks: bool = True) -> Iterator[list[Record]]:
+    """Lists of records, one per chunk, from the handle's position to the end of the file, then the
+    requests still open there; ``blocks=False`` keeps to the line-by-line path."""
+    line_no = 1
+    for data, end in read_chunks(handle):
         out: list[Record] = []
         line_no = _chunk(data, end, line_no, tracker, out, blocks, native_scan)
         if out:
             yield out
-    if flush:
-        done = tracker.flush(line_no - 1)
-        if done:
-            yield list(done)
-    if lines_read is not None:
-        lines_read.append(line_no - first_line)
+    done = tracker.flush(line_no - 1)
+    if done:
+        yield list(done)
 
 
-def read_chunks(handle: BinaryIO, stop: int | None = None) -> Iterator[tuple[bytes, int]]:
-    """``(data, end)`` from the handle's position to ``stop`` or the end of the file: ``data[:end]`` is
-    whole lines, never a timing header without its block; the file's last line counts even unterminated.
+def read_chunks(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """``(data, end)`` from the handle's position to the end of the file: ``data[:end]`` is whole lines,
+    never a timing header without its block; the file's last line counts even unterminated.
     Memory is bounded by ``CHUNK_BYTES`` (and ``MAX_LINE_BYTES`` for a runaway line)."""
     carry = b""
-    left = -1 if stop is None else stop - handle.tell()
     while True:
-        size = CHUNK_BYTES if left < 0 else min(CHUNK_BYTES, left)
-        block = handle.read(size) if size else b""
-        if left >= 0:
-            left -= len(block)
+        block = handle.read(CHUNK_BYTES)
         data = carry + block if carry else block
         if not block:
             if data:
@@ -213,18 +199,36 @@ def _chunk(
 def _chunk_native(
     data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], native: NativeScan
 ) -> int:
-    """``_chunk`` with the block path in C: it returns the rows of a run of blocks and where the line path
-    must take over (text between blocks that carries facts, a block of a busy slot), then goes on."""
+    """``_chunk`` with the block path in C (see ``native_steps``)."""
+    steps = native_steps(data, end, line_no, tracker, native)
+    for (rows, *_), records, line_no in steps:  # noqa: B007 - the line after the last step
+        out += rows
+        out += records
+    return line_no
+
+
+def native_steps(
+    data: bytes, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
+    server_json: bytes | None = None,
+) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
+    """Walk ``data[:end]`` (whole lines) with the native scanner, the line path reading what it hands
+    back (text between blocks that carries facts, a block of a busy slot). Each step is what the scanner
+    returned (rows, or with ``server_json`` their JSON text and counts), the line path's records after
+    it, and the number of the line that follows both."""
     pending = tracker.pending
     pos = 0
     while pos < end:
-        rows, pos, line_no, until = native(data, pos, end, line_no, pending, MAX_PENDING)
-        out.extend(rows)
+        found: tuple[Any, ...] = (
+            native(data, pos, end, line_no, pending, MAX_PENDING) if server_json is None
+            else native(data, pos, end, line_no, pending, MAX_PENDING, server_json)
+        )
+        pos, line_no, until = found[1], found[2], found[3]
+        records: Records = []
         if until > pos:
-            read_lines(data, pos, until, line_no, tracker, out)
+            read_lines(data, pos, until, line_no, tracker, records)
             line_no += data.count(b"\n", pos, until)
             pos = until
-    return line_no
+        yield found, records, line_no
 
 
 def read_lines(

@@ -47,7 +47,7 @@ def scan_file(path: str | Path, kind_hint: str | None = None) -> Iterator[CacheE
 
 def scan_batches(path: str | Path, kind_hint: str | None = None) -> Iterator[list[Record]]:
     """``scan_file`` in per-chunk batches, whole requests of plain llama.cpp text left as ``Row`` tuples
-    (server ``server_name(kind_hint)``) for callers that format millions of them (``log scan --jsonl``)."""
+    (server ``server_name(kind_hint)``): what ``format_records`` turns into ``log scan --jsonl`` lines."""
     return _batches_open(open_log(path), kind_hint)
 
 
@@ -82,19 +82,20 @@ def _scan_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:
 
 def _batches_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[list[Record]]:
     with handle:
-        if fast_path_applies(handle, kind_hint):
-            yield from scan_records(handle, RequestTracker(server_name(kind_hint)))
-        else:
-            handle.seek(0)
-            yield from general_batches(handle, kind_hint)
+        yield from record_batches(handle, kind_hint, fast_path_applies(handle, kind_hint))
 
 
-def general_batches(handle: BinaryIO, kind_hint: str | None, size: int = 4096) -> Iterator[list[Record]]:
-    """The general path's events from the handle's position, in lists of ``size``."""
+def record_batches(handle: BinaryIO, kind_hint: str | None, fast: bool) -> Iterator[list[Record]]:
+    """The records of an open log from its start, by the fast path or (``fast=False``) the general one
+    in lists of 4096 events; ``fast`` is ``fast_path_applies(handle, kind_hint)``."""
+    if fast:
+        yield from scan_records(handle, RequestTracker(server_name(kind_hint)))
+        return
+    handle.seek(0)
     batch: list[Record] = []
     for event in _scan_general(handle, kind_hint):
         batch.append(event)
-        if len(batch) >= size:
+        if len(batch) >= 4096:
             yield batch
             batch = []
     if batch:
