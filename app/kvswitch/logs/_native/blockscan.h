@@ -24,7 +24,6 @@ enum how { HOW_LCP, HOW_LRU, HOW_ID };
 
 /* one BLOCK match: offsets of its groups in the data (a length of 0: the group did not match) */
 typedef struct {
-    Py_ssize_t at;                 /* where "selected slot by " starts */
     Py_ssize_t head, head_len;     /* \3: "id  S |" */
     Py_ssize_t task, task_len;     /* \5 */
     enum how how;                  /* group 1 */
@@ -55,7 +54,7 @@ enum reason { R_NONE, R_TRUNCATED, R_LRU_HIT, R_FULL_HIT, R_NOT_CACHED, R_PREFIX
 
 typedef struct {
     long long slot, task, cached, fresh, first, last;
-    double ms, similarity; /* similarity: for R_NOT_CACHED */
+    double ms, ratio, similarity; /* ratio: cached / prompt tokens; similarity: for R_NOT_CACHED */
     const unsigned char *ms_text; /* the prompt time as the log wrote it */
     Py_ssize_t ms_len;
     enum verdict verdict;

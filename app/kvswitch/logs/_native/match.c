@@ -215,7 +215,6 @@ Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
 {
     Py_ssize_t j = at + 17, k, e, unused; /* after "selected slot by " */
     memset(b, 0, sizeof(*b));
-    b->at = at;
     /* (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))? */
     if ((k = LIT(d, j, end, "LCP similarity")) >= 0)
         b->how = HOW_LCP;

@@ -71,6 +71,7 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
         row->cached = 0;
     long long cached = row->cached, prompt = cached + row->fresh;
     double ratio = prompt > 0 ? (double)cached / (double)prompt : 0.0;
+    row->ratio = ratio;
     row->verdict = ratio >= bs_config.hit_ratio                         ? V_HIT
                    : (cached <= 0 || ratio < bs_config.miss_ratio) ? V_MISS
                                                                         : V_PARTIAL;
@@ -260,14 +261,13 @@ int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize
 {
     static const char *verdicts[] = {"hit", "partial", "miss"};
     long long prompt = row->cached + row->fresh;
-    double ratio = prompt > 0 ? (double)row->cached / (double)prompt : 0.0;
     if (PUT(out, "{\"line\": ") || put_int(out, row->last) || PUT(out, ", \"server\": ") ||
         put(out, server_json, server_len) || PUT(out, ", \"slot\": ") || put_int(out, row->slot) ||
         PUT(out, ", \"task\": ") || put_int(out, row->task) ||
         PUT(out, ", \"request_id\": null, \"prompt_tokens\": ") || put_int(out, prompt) ||
         PUT(out, ", \"cached_tokens\": ") || put_int(out, row->cached) || PUT(out, ", \"new_tokens\": ") ||
         put_int(out, row->fresh) || PUT(out, ", \"prompt_ms\": ") || put_decimal(out, row->ms_text, row->ms_len, row->ms) ||
-        PUT(out, ", \"reuse_ratio\": ") || put_ratio(out, ratio) || PUT(out, ", \"verdict\": \"") ||
+        PUT(out, ", \"reuse_ratio\": ") || put_ratio(out, row->ratio) || PUT(out, ", \"verdict\": \"") ||
         put(out, verdicts[row->verdict], (Py_ssize_t)strlen(verdicts[row->verdict])) ||
         PUT(out, "\", \"first_line\": ") || put_int(out, row->first) || PUT(out, ", \"last_line\": ") ||
         put_int(out, row->last) || PUT(out, ", \"reason\": "))
