@@ -2,9 +2,10 @@
 log scanner (``kvswitch.logs._blockscan``) where a C compiler is available.
 
 Everything else is declared in pyproject.toml. The scanner is optional: without a compiler the build
-still succeeds and ``log scan`` uses its pure-Python path, which gives the same events, only slower. The icons live at the top of the repository (shared by
-the wheel, the PyInstaller spec and the Linux desktop files), so the wheel gets its own copy here and
-``kvswitch.core.resources.resource_path`` finds it next to the package.
+still succeeds and ``log scan`` uses its pure-Python path, which gives the same events, only slower.
+The icons live at the top of the repository (shared by the wheel, the PyInstaller spec and the Linux
+desktop files), so the wheel gets its own copy here and ``kvswitch.core.resources.resource_path`` finds
+it next to the package.
 """
 
 from __future__ import annotations
