@@ -17,11 +17,7 @@ _COUNTS = re.compile(r"(/ +| n_tokens = )(\d+)( tokens|,)")
 
 
 def fixture_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "shared" / "fixtures", here / "shared" / "fixtures"):
-        if candidate.is_dir():
-            return candidate / "llama.cpp-b11434"
-    raise SystemExit("the shared fixtures are not beside this checkout (../shared/fixtures)")
+    return Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "llama.cpp-b11434"
 
 
 def request_blocks(directory: Path) -> list[list[str]]:

@@ -25,16 +25,10 @@ def fake_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     return home
 
 
-@pytest.fixture
-def shared_dir() -> Path:
-    """The read-only shared fixtures and reference (``../shared`` beside the checkout)."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "shared", here / "shared"):
-        if (candidate / "fixtures").is_dir():
-            return candidate
-    pytest.skip("shared/ fixtures are not beside this checkout")
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture
-def fixtures_dir(shared_dir: Path) -> Path:
-    return shared_dir / "fixtures"
+def fixtures_dir() -> Path:
+    """The real captures committed under ``tests/fixtures`` (see its README for how each was made)."""
+    return FIXTURES

@@ -16,9 +16,8 @@ from kvswitch.logs import CacheEvent, LogAnalyzer
 from kvswitch.logs.scan import scan_file
 
 _HERE = Path(__file__).resolve()
-_CANDIDATES = [_HERE.parents[3] / "shared" / "fixtures", _HERE.parents[2] / "shared" / "fixtures"]
-FIXTURES = next((path for path in _CANDIDATES if path.is_dir()), None)
-FIXTURE_LOGS = sorted(FIXTURES.glob("*/*.log")) if FIXTURES else []
+FIXTURES = _HERE.parents[1] / "fixtures"
+FIXTURE_LOGS = sorted(FIXTURES.glob("*/*.log"))
 CLI_KEYS = ("line", "task", "slot", "prompt_tokens", "cached_tokens", "new_tokens", "prompt_ms", "verdict")
 TRUTH_LOGS = [log for log in FIXTURE_LOGS if log.with_suffix(".truth.json").is_file()]
 
@@ -44,7 +43,6 @@ def _check_against_truth(events: list[CacheEvent], truth: dict) -> None:
         assert event.prompt_tokens == event.new_tokens + event.cached_tokens
 
 
-@pytest.mark.skipif(not TRUTH_LOGS, reason="shared fixtures are not beside this checkout")
 @pytest.mark.parametrize("log", TRUTH_LOGS, ids=[log.stem for log in TRUTH_LOGS])
 def test_live_path_matches_truth(log: Path) -> None:
     truth = json.loads(log.with_suffix(".truth.json").read_text(encoding="utf-8"))
@@ -53,7 +51,6 @@ def test_live_path_matches_truth(log: Path) -> None:
     _check_against_truth(analyze_lines(lines, "llama.cpp"), truth)
 
 
-@pytest.mark.skipif(not TRUTH_LOGS, reason="shared fixtures are not beside this checkout")
 @pytest.mark.parametrize("log", TRUTH_LOGS, ids=[log.stem for log in TRUTH_LOGS])
 def test_fast_scan_matches_truth(log: Path) -> None:
     truth = json.loads(log.with_suffix(".truth.json").read_text(encoding="utf-8"))
@@ -61,7 +58,6 @@ def test_fast_scan_matches_truth(log: Path) -> None:
     _check_against_truth(list(scan_file(log, "llama.cpp")), truth)
 
 
-@pytest.mark.skipif(not TRUTH_LOGS, reason="shared fixtures are not beside this checkout")
 def test_similarity_is_not_taken_for_a_hit() -> None:
     """``cache_prompt: false`` shows f_sim_best = 1.000 yet re-processes everything: it must be a miss."""
     log = FIXTURES / "llama.cpp-b11434" / "llama_server_np1_default.log"  # type: ignore[operator]
@@ -90,7 +86,6 @@ def test_scan_file_agrees_with_live_path(sample: Sample, tmp_path: Path) -> None
     assert [e.to_json() for e in scanned] == [e.to_json() for e in live]
 
 
-@pytest.mark.skipif(not FIXTURE_LOGS, reason="shared fixtures are not beside this checkout")
 @pytest.mark.parametrize("log", FIXTURE_LOGS, ids=[log.stem for log in FIXTURE_LOGS])
 def test_fast_and_live_paths_agree_on_real_logs(log: Path) -> None:
     live = analyze_lines(log.read_text(encoding="utf-8", errors="replace").splitlines())

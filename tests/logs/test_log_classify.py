@@ -17,10 +17,7 @@ from kvswitch.logs.parsers import anchors_for, parsers_for
 from kvswitch.logs.parsers.base import What
 
 _HERE = Path(__file__).resolve()
-FIXTURE_LOGS = sorted(
-    p for base in (_HERE.parents[3] / "shared" / "fixtures", _HERE.parents[2] / "shared" / "fixtures")
-    if base.is_dir() for p in base.glob("*/*.log")
-)
+FIXTURE_LOGS = sorted((_HERE.parents[1] / "fixtures").glob("*/*.log"))
 
 
 @pytest.mark.parametrize(

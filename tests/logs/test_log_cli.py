@@ -15,11 +15,7 @@ from kvswitch.cli import main
 
 APP = Path(__file__).resolve().parents[2] / "app"
 _HERE = Path(__file__).resolve()
-_BASES = (_HERE.parents[3] / "shared" / "fixtures", _HERE.parents[2] / "shared" / "fixtures")
-DEFAULT_LOG = next(
-    (b / "llama.cpp-b11434" / "llama_server_np1_default.log" for b in _BASES if b.is_dir()), None
-)
-needs_fixtures = pytest.mark.skipif(DEFAULT_LOG is None, reason="shared fixtures are not beside the checkout")
+DEFAULT_LOG = _HERE.parents[1] / "fixtures" / "llama.cpp-b11434" / "llama_server_np1_default.log"
 CLI_KEYS = ("line", "task", "slot", "prompt_tokens", "cached_tokens", "new_tokens", "prompt_ms", "verdict")
 
 
@@ -29,7 +25,6 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=60, check=False)
 
 
-@needs_fixtures
 def test_scan_jsonl_is_one_object_per_request_then_a_summary() -> None:
     result = run_cli("log", "scan", str(DEFAULT_LOG), "--jsonl")
     assert result.returncode == 0, result.stderr
@@ -48,7 +43,6 @@ def test_scan_jsonl_is_one_object_per_request_then_a_summary() -> None:
     assert totals["cached_tokens"] == sum(r["cached_tokens"] for r in requests)
 
 
-@needs_fixtures
 def test_scan_table_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["log", "scan", str(DEFAULT_LOG)]) == 0
     out = capsys.readouterr().out
