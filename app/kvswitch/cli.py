@@ -19,6 +19,7 @@ from kvswitch.core.errors import KvSwitchError
 #: modules that expose ``register(subparsers) -> None``; each adds parsers with ``func=handler(args) -> int``
 COMMAND_MODULES = (
     "kvswitch.commands.profiles",
+    "kvswitch.commands.presets",
     "kvswitch.logs.cli",
     "kvswitch.verify.cli",
     "kvswitch.platform.cli",

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kvswitch.core.errors import ProfileError, UsageError
+from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.presets import preset
@@ -20,6 +21,7 @@ from kvswitch.core.store import ProfileStore
 from kvswitch.targets.keyed import is_secret_key
 
 KINDS = [k.value for k in ProfileKind]
+KEY_ENVS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
 MODEL_FLAGS = {field: f"--{field.replace('_', '-')}-model" for field in ModelMap.ENV_NAMES}
 
 
@@ -60,7 +62,12 @@ def register(subparsers: Any) -> None:
 
 
 def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
-    parser.add_argument("--kind", choices=KINDS, required=adding, help="backend kind")
+    parser.add_argument("--kind", choices=KINDS, help="backend kind (required unless --preset names one)")
+    if adding:
+        parser.add_argument("--preset", metavar="ID", help="fill URL, kind, key variable and models from "
+                            "'kvswitch preset list' (explicit flags still win)")
+        parser.add_argument("--for-codex", action="store_true",
+                            help="with --preset: use the vendor's Codex (Responses) endpoint, target codex")
     parser.add_argument("--base-url", help="server URL (default for local kinds: the usual port)")
     keys = parser.add_mutually_exclusive_group()
     keys.add_argument("--api-key", help="API key (prefer --api-key-stdin: this one lands in shell history)")
@@ -68,6 +75,10 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     if not adding:
         keys.add_argument("--no-api-key", action="store_true", help="remove the key")
     parser.add_argument("--model", help="model name (ANTHROPIC_MODEL, Codex model)")
+    parser.add_argument("--model-tier", action="append", default=[], metavar="TIER=M",
+                        help="model for one tier: main, opus, sonnet, haiku, subagent, small_fast")
+    parser.add_argument("--key-env", choices=KEY_ENVS, help="the variable the key goes in for Claude Code "
+                        "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)")
     for field, flag in MODEL_FLAGS.items():
         parser.add_argument(
             flag, dest=f"model_{field}", metavar="M", help=f"sets {ModelMap.ENV_NAMES[field]}"
@@ -163,7 +174,13 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         value = getattr(args, f"model_{field}")
         if value is not None:
             models[field] = value or None
+    main, main_given, tiers = split_tiers(parse_tier_assignments(args.model_tier))
+    if main_given:
+        data["model"] = main
+    models.update(tiers)
     data["models"] = models
+    if args.key_env:
+        data["key_env"] = args.key_env
     data["env"] = {**(data.get("env") or {}), **parse_env_pairs(args.env)}
     if args.target:
         data["targets"] = [normalise_target(t) for t in args.target]
@@ -174,16 +191,24 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    from kvswitch.commands.presets import preset_profile_data  # noqa: PLC0415 - the catalog is optional
+
     store = store_from(args)
-    chosen = preset(args.kind)
-    data: dict[str, Any] = {
-        "name": args.name,
-        "kind": args.kind,
-        "base_url": chosen.base_url,
-        "env": {} if args.no_preset_env else dict(chosen.env),
-    }
-    if chosen.log is not None:
-        data["log"] = chosen.log.model_dump()
+    data: dict[str, Any]
+    if args.preset:
+        data = preset_profile_data(args.name, args.preset, args.kind, args.no_preset_env, args.for_codex)
+    elif not args.kind:
+        raise UsageError("profile add: give --kind KIND or --preset ID ('kvswitch preset list' shows ids)")
+    else:
+        chosen = preset(args.kind)
+        data = {
+            "name": args.name,
+            "kind": args.kind,
+            "base_url": chosen.base_url,
+            "env": {} if args.no_preset_env else dict(chosen.env),
+        }
+        if chosen.log is not None:
+            data["log"] = chosen.log.model_dump()
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)

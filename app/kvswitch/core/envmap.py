@@ -20,7 +20,7 @@ def claude_env(profile: Profile) -> dict[str, str]:
     """
     env: dict[str, str] = {"ANTHROPIC_BASE_URL": profile.base_url}
     if profile.key:
-        env["ANTHROPIC_AUTH_TOKEN"] = profile.key
+        env[profile.key_env] = profile.key  # the variable the vendor reads (bearer vs x-api-key)
     if profile.model:
         env["ANTHROPIC_MODEL"] = profile.model
     env.update(profile.models.env())

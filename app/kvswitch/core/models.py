@@ -143,6 +143,7 @@ class Profile(BaseModel):
     kind: ProfileKind = ProfileKind.CUSTOM
     base_url: str
     api_key: SecretStr | None = None
+    key_env: Literal["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"] = "ANTHROPIC_AUTH_TOKEN"  # the vendor's
     model: str | None = None
     models: ModelMap = Field(default_factory=ModelMap)
     env: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,313 @@
+""""Test connection" and "Fetch models": one real request, and a verdict that names the likely fix.
+
+A gateway that does not work fails in a handful of ways that look alike from the client (Claude Code
+just says "API Error"): the name does not resolve, nothing listens, TLS is spoken to a plain port, the
+key is refused or sent in the header the vendor does not read, the base URL has a path segment too many
+or too few (404), the quota is spent (429), the server broke (5xx), or a web page or an error object
+came back where JSON with ``content``/``data`` was expected. Each gets its own ``outcome`` code, the
+server's own message (control characters stripped, key redacted) and a sentence saying what to change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import ssl
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from kvswitch.core.catalog import vendors_for_host
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.presets import codex_base_url
+from kvswitch.verify.probe import is_loopback_url
+
+USER_AGENT = "kvswitch-connection-test"
+MESSAGE_LIMIT = 300
+BODY_LIMIT = 1_000_000
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """``outcome`` is one of: ok, dns, refused, tls, timeout, network, redirect, auth, route, rate-limited,
+    bad-request, server-error, non-json, error-body, unexpected-body."""
+
+    ok: bool
+    outcome: str
+    url: str
+    summary: str
+    fix: str = ""
+    status: int | None = None
+    server_message: str = ""
+    elapsed_ms: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        head = "OK" if self.ok else "FAILED"
+        lines = [f"{head} [{self.outcome}] {self.url}: {self.summary} ({self.elapsed_ms} ms)"]
+        if self.server_message:
+            lines.append(f"server said: {self.server_message}")
+        if self.fix:
+            lines.append(f"fix: {self.fix}")
+        return lines
+
+
+@dataclass(frozen=True)
+class ModelListing:
+    url: str
+    models: tuple[str, ...]
+
+
+def uses_claude(profile: Profile) -> bool:
+    return any(t == "claude" or t.startswith("claude-") for t in profile.targets)
+
+
+def messages_url(profile: Profile) -> str:
+    """Where Claude Code sends its requests: it appends ``/v1/messages`` to ``ANTHROPIC_BASE_URL``."""
+    return profile.base_url.rstrip("/") + "/v1/messages"
+
+
+def models_url(profile: Profile) -> str:
+    if profile.kind == ProfileKind.OLLAMA:
+        root = profile.base_url.rstrip("/")
+        return root.removesuffix("/v1") + "/api/tags"
+    base = codex_base_url(profile) if not uses_claude(profile) else profile.base_url.rstrip("/")
+    return base + "/models" if base.endswith("/v1") else base + "/v1/models"
+
+
+def auth_headers(profile: Profile) -> dict[str, str]:
+    """What Claude Code sends: ``ANTHROPIC_API_KEY`` as ``x-api-key``, ``ANTHROPIC_AUTH_TOKEN`` as Bearer."""
+    headers = {"anthropic-version": "2023-06-01", "user-agent": USER_AGENT}
+    if profile.key:
+        if profile.key_env == "ANTHROPIC_API_KEY" and uses_claude(profile):
+            headers["x-api-key"] = profile.key
+        else:
+            headers["authorization"] = f"Bearer {profile.key}"
+    return headers
+
+
+def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """The server's words fit for one terminal line: no control characters, no key, bounded length."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "•" * 8)
+    text = _CONTROL.sub(" ", text).strip()
+    text = re.sub(r"\s{2,}", " ", text)
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"
+
+
+def server_message(body: bytes) -> str:
+    """``error.message`` (Anthropic, OpenAI), ``message``, ``detail``, or the start of the text."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        for key in ("error", "message", "detail", "msg"):
+            if isinstance(data.get(key), str) and data[key]:
+                return str(data[key])
+    return text
+
+
+def _failure_cause(exc: BaseException) -> str:
+    """dns / refused / tls / network, from the OS error at the bottom of httpx's exception chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return "dns"
+        if isinstance(seen, ConnectionRefusedError):
+            return "refused"
+        if isinstance(seen, ssl.SSLError):
+            return "tls"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).lower()
+    if "name or service not known" in text or "nodename nor servname" in text or "getaddrinfo" in text:
+        return "dns"
+    if "refused" in text:
+        return "refused"
+    if "ssl" in text or "certificate" in text:
+        return "tls"
+    return "network"
+
+
+def _vendor_hint(profile: Profile) -> str:
+    host = urlsplit(profile.base_url).hostname or ""
+    known = vendors_for_host(host)
+    if not known:
+        return ""
+    urls = " or ".join(v.base_url for v in known)
+    return f" The catalog's Anthropic endpoint for {host} is {urls}."
+
+
+def _transport_report(
+    profile: Profile, url: str, exc: Exception, elapsed: int, timeout: float
+) -> ConnectionReport:
+    parts = urlsplit(url)
+    host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
+    if isinstance(exc, httpx.TimeoutException):
+        return ConnectionReport(False, "timeout", url, f"no answer within {timeout:g} s",
+                                "The server is slow or a firewall drops the traffic; check the host and "
+                                "port, or raise --timeout for a big local model.", elapsed_ms=elapsed)
+    cause = _failure_cause(exc)
+    detail = clean_message(str(exc), (profile.key,))
+    if cause == "dns":
+        return ConnectionReport(False, "dns", url, f"the host name {host!r} does not resolve",
+                                "Check the spelling of the base URL, your DNS or proxy."
+                                + _vendor_hint(profile),
+                                server_message=detail, elapsed_ms=elapsed)
+    if cause == "refused":
+        return ConnectionReport(False, "refused", url, f"nothing listens on {host}:{port}",
+                                "Start the server, or fix the port in the base URL.", elapsed_ms=elapsed)
+    if cause == "tls":
+        fix = ("The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its "
+               "certificate is not trusted by this machine (a proxy, or a self-signed certificate).")
+        return ConnectionReport(False, "tls", url, "TLS handshake failed", fix, server_message=detail,
+                                elapsed_ms=elapsed)
+    return ConnectionReport(False, "network", url, "the connection failed", "Check the URL and the network.",
+                            server_message=detail, elapsed_ms=elapsed)
+
+
+def _status_report(profile: Profile, url: str, response: httpx.Response, body: bytes,
+                   elapsed: int) -> ConnectionReport | None:
+    """A failed report for a non-2xx answer, or None when the status is a success."""
+    status = response.status_code
+    said = clean_message(server_message(body), (profile.key,))
+    if 200 <= status < 300:
+        return None
+    if 300 <= status < 400:
+        location = clean_message(response.headers.get("location", "?"))
+        return ConnectionReport(False, "redirect", url, f"HTTP {status}: redirected to {location}",
+                                "Use the address it redirects to as the base URL (clients do not follow "
+                                "redirects for POST).", status, said, elapsed)
+    if status in (401, 403):
+        return ConnectionReport(False, "auth", url, f"HTTP {status}: the key was refused", _auth_fix(profile),
+                                status, said, elapsed)
+    if status in (404, 405):
+        path = urlsplit(url).path
+        return ConnectionReport(False, "route", url, f"HTTP {status}: the server has no route {path}",
+                                "The base URL has a path segment too many or too few (Claude Code appends "
+                                "/v1/messages itself)." + _vendor_hint(profile), status, said, elapsed)
+    if status == 429:
+        return ConnectionReport(False, "rate-limited", url, "HTTP 429: rate limit or quota reached",
+                                "Wait and retry, or check the plan's quota and balance with the vendor.",
+                                status, said, elapsed)
+    if status >= 500:
+        return ConnectionReport(False, "server-error", url, f"HTTP {status}: the server failed",
+                                "A fault on the server's side: retry later; for a local server read its log.",
+                                status, said, elapsed)
+    return ConnectionReport(False, "bad-request", url, f"HTTP {status}: the request was refused",
+                            f"Check the model name ('kvswitch models {profile.name}' lists what it serves).",
+                            status, said, elapsed)
+
+
+def _auth_fix(profile: Profile) -> str:
+    if not profile.key:
+        return f"The profile has no key: kvswitch profile edit {profile.name!r} --api-key-stdin"
+    host = urlsplit(profile.base_url).hostname or ""
+    for entry in vendors_for_host(host):
+        if entry.key_env != profile.key_env:
+            return (f"{entry.name.en} reads its key from {entry.key_env}, the profile writes it to "
+                    f"{profile.key_env}: kvswitch profile edit {profile.name!r} --key-env {entry.key_env}")
+        if entry.keys_url:
+            return f"Check the key; {entry.name.en} issues keys at {entry.keys_url}."
+    return "Check the key, and that it belongs to this server (keys are per vendor and per plan)."
+
+
+def _body_report(profile: Profile, url: str, status: int, body: bytes, expected: str,
+                 elapsed: int) -> tuple[ConnectionReport | None, Any]:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        said = clean_message(body.decode("utf-8", "replace"))
+        return ConnectionReport(False, "non-json", url, f"HTTP {status} but the body is not JSON",
+                                "The base URL probably points at a web page or a proxy, not at the API."
+                                + _vendor_hint(profile), status, said, elapsed), None
+    if isinstance(data, dict) and data.get("error"):
+        said = clean_message(server_message(body), (profile.key,))
+        return ConnectionReport(False, "error-body", url, f"HTTP {status} with an error object instead of "
+                                f"{expected!r}", "Read the server's message: the model name or the request "
+                                "shape is usually what it rejects.", status, said, elapsed), None
+    if not isinstance(data, dict) or expected not in data:
+        return ConnectionReport(False, "unexpected-body", url, f"HTTP {status} but no {expected!r} in the "
+                                "answer", "This URL does not serve the API the client speaks; check the base "
+                                "URL's path." + _vendor_hint(profile), status, clean_message(body.decode(
+                                    "utf-8", "replace")), elapsed), None
+    return None, data
+
+
+_Answer = tuple[ConnectionReport | None, httpx.Response | None, bytes, int]
+
+
+def _request(profile: Profile, method: str, url: str, timeout: float,
+             payload: dict[str, Any] | None = None) -> _Answer:
+    """``(failure or None, response, body capped at 1 MB, elapsed ms)``."""
+    started = time.monotonic()
+    limits = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+    try:
+        proxied = not is_loopback_url(url)
+        with httpx.Client(timeout=limits, follow_redirects=False, trust_env=proxied) as client, \
+                client.stream(method, url, headers=auth_headers(profile), json=payload) as response:
+            body = b""
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) >= BODY_LIMIT:
+                    break
+    except (httpx.HTTPError, OSError) as exc:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return _transport_report(profile, url, exc, elapsed, timeout), None, b"", elapsed
+    elapsed = int((time.monotonic() - started) * 1000)
+    return _status_report(profile, url, response, body, elapsed), response, body, elapsed
+
+
+def _probe_model(profile: Profile) -> str:
+    models = profile.models
+    return profile.model or models.sonnet or models.opus or models.haiku or "claude-sonnet-4-5"
+
+
+def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionReport:
+    """One real request on the route the profile's client uses: ``POST /v1/messages`` (1 token) for
+    Claude Code, ``GET /models`` for a Codex-only profile. Never raises for a network or server fault."""
+    if uses_claude(profile):
+        url, expected = messages_url(profile), "content"
+        payload: dict[str, Any] | None = {"model": _probe_model(profile), "max_tokens": 1,
+                                          "messages": [{"role": "user", "content": "ping"}]}
+        method = "POST"
+    else:
+        url, expected, payload, method = models_url(profile), "data", None, "GET"
+    failed, _response, body, elapsed = _request(profile, method, url, timeout, payload)
+    if failed is not None:
+        return failed
+    status = _response.status_code if _response is not None else 200
+    failed, data = _body_report(profile, url, status, body, expected, elapsed)
+    if failed is not None:
+        return failed
+    what = f"answered as {data.get('model') or 'the model'}" if expected == "content" else "listed its models"
+    return ConnectionReport(True, "ok", url, f"HTTP {status}, {what}", status=status, elapsed_ms=elapsed)
+
+
+def list_models(profile: Profile, timeout: float = 10.0) -> ModelListing:
+    """The model ids the backend serves (``/v1/models``, or Ollama's ``/api/tags``); a failure raises a
+    ``KvSwitchError`` carrying the same diagnosis as ``check_connection``."""
+    url = models_url(profile)
+    expected = "models" if profile.kind == ProfileKind.OLLAMA else "data"
+    failed, response, body, elapsed = _request(profile, "GET", url, timeout)
+    if failed is None and response is not None:
+        failed, data = _body_report(profile, url, response.status_code, body, expected, elapsed)
+    if failed is not None:
+        raise KvSwitchError(" — ".join(failed.lines()))
+    entries = data.get(expected) if isinstance(data.get(expected), list) else []
+    key = "name" if expected == "models" else "id"
+    ids = tuple(str(e[key]) for e in entries if isinstance(e, dict) and e.get(key))
+    return ModelListing(url, ids)
