@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kvswitch.core.envmap import claude_env
+from kvswitch.core.gateway_lint import check_gateway
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV
 
@@ -69,6 +70,7 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     if "codex" in profile.targets and profile.kind == ProfileKind.ANTHROPIC:
         warn("codex-anthropic", "Codex speaks the OpenAI Responses API, which Anthropic's API does not "
              "serve; remove the codex target from this profile.")
+    check_gateway(profile, warn, LOOPBACK_HOSTS)
     if profile.kind == ProfileKind.ANTHROPIC and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
         warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
     return found
