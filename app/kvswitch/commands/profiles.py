@@ -81,7 +81,8 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
                         "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)")
     for field, flag in MODEL_FLAGS.items():
         parser.add_argument(
-            flag, dest=f"model_{field}", metavar="M", help=f"sets {ModelMap.ENV_NAMES[field]}"
+            flag, f"--model-{field.replace('_', '-')}", dest=f"model_{field}", metavar="M",
+            help=f"sets {ModelMap.ENV_NAMES[field]}",
         )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
     parser.add_argument(
