@@ -20,6 +20,7 @@ from kvswitch.core.errors import KvSwitchError, UsageError
 from kvswitch.core.models import validate_base_url
 
 KeyEnv = Literal["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"]
+VerifiableField = Literal["base_url", "key_env", "models", "codex_base_url", "keys_url"]
 TierName = Literal["main", "opus", "sonnet", "haiku", "subagent", "small_fast"]
 
 
@@ -31,7 +32,8 @@ class VendorName(BaseModel):
 
 
 class Vendor(BaseModel):
-    """One vendor endpoint. ``verified`` is False until the facts were checked with the vendor's docs."""
+    """One vendor endpoint. ``verified`` names the fields checked against the vendor's own docs
+    (``docs_url``); the others are as ``source`` gives them, so checks built on them only advise."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -44,7 +46,7 @@ class Vendor(BaseModel):
     docs_url: str | None = None
     codex_base_url: str | None = None
     source: str
-    verified: bool = False
+    verified: tuple[VerifiableField, ...] = ()
     notes: str = ""
 
     @field_validator("base_url", "codex_base_url")

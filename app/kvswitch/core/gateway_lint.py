@@ -55,6 +55,8 @@ def check_gateway(profile: Profile, warn: Warn, loopback_hosts: frozenset[str]) 
         warn("url-vendor-path", f"{host} serves Claude Code's API at {expected}, not at {profile.base_url}; "
              "a missing or extra path segment gives a 404 on every request.")
     match = next((v for v in known if v.path == path), None)
+    if match and "key_env" not in match.verified:
+        return  # an unconfirmed key variable is a hint for 'kvswitch test', not a warning
     if claude and match and profile.key and profile.key_env != match.key_env:
         warn("key-variable", f"{match.name.en} reads the key from {match.key_env}, but the profile puts it "
              f"in {profile.key_env}: requests will be refused with 401. Fix: kvswitch profile edit "

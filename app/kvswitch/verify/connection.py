@@ -218,7 +218,8 @@ def _auth_fix(profile: Profile) -> str:
     host = urlsplit(profile.base_url).hostname or ""
     for entry in vendors_for_host(host):
         if entry.key_env != profile.key_env:
-            return (f"{entry.name.en} reads its key from {entry.key_env}, the profile writes it to "
+            said = "reads" if "key_env" in entry.verified else "is listed (unconfirmed) as reading"
+            return (f"{entry.name.en} {said} its key from {entry.key_env}, the profile writes it to "
                     f"{profile.key_env}: kvswitch profile edit {profile.name!r} --key-env {entry.key_env}")
         if entry.keys_url:
             return f"Check the key; {entry.name.en} issues keys at {entry.keys_url}."
