@@ -158,6 +158,12 @@ def test_preset_list_and_profile_add_from_a_preset(fake_home: Path) -> None:
     assert data["a"]["kind"] == "anthropic"
     assert data["a"]["key_env"] == "ANTHROPIC_AUTH_TOKEN"
 
+    plain = kvswitch("profile", "add", "k", "--kind", "anthropic", "--api-key", KEY)
+    assert plain.returncode == 0, plain.stderr
+    assert "key-variable" not in plain.stderr
+    keyed = {p["name"]: p for p in json.loads(kvswitch("profile", "list", "--json").stdout)}
+    assert keyed["k"]["key_env"] == "ANTHROPIC_API_KEY"
+
     local = kvswitch("profile", "add", "l", "--preset", "ollama")
     assert local.returncode == 0, local.stderr
     assert "CLAUDE_CODE_ATTRIBUTION_HEADER=0" in kvswitch("profile", "show", "l").stdout

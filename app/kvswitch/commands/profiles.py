@@ -210,6 +210,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         }
         if chosen.log is not None:
             data["log"] = chosen.log.model_dump()
+        if args.kind == ProfileKind.ANTHROPIC.value:
+            data["key_env"] = "ANTHROPIC_API_KEY"  # Console keys go in X-Api-Key, not Bearer
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)

@@ -145,7 +145,7 @@ def _failure_cause(exc: BaseException) -> str:
 def _vendor_hint(profile: Profile) -> str:
     host = urlsplit(profile.base_url).hostname or ""
     known = vendors_for_host(host)
-    if not known:
+    if not known or profile.base_url in {v.base_url for v in known}:
         return ""
     urls = " or ".join(v.base_url for v in known)
     return f" The catalog's Anthropic endpoint for {host} is {urls}."
