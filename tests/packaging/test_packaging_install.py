@@ -63,6 +63,11 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
     assert sorted(p.name for p in (package_dir / "ui" / "i18n").glob("*.qm")) == translations
     assert (package_dir / "verify" / "data" / "claude_code_request.json").is_file()
+    assert (package_dir / "core" / "data" / "vendors.json").is_file()
+    presets = subprocess.run([kvswitch, "preset", "list", "--json"], capture_output=True, text=True, env=env,
+                             cwd=tmp_path, timeout=60)
+    assert presets.returncode == 0, presets.stderr
+    assert any(entry["id"] == "deepseek" for entry in json.loads(presets.stdout))
     scanner = subprocess.run(  # compiled by the install, not copied from the source tree
         [str(bin_dir / "python"), "-c", "from kvswitch.logs import _blockscan; print(_blockscan.__file__)"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
