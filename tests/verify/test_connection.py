@@ -180,3 +180,17 @@ def test_cli_test_and_models_report_without_the_key(stub: StubServer) -> None:
     models = kvswitch("models", "gw")
     assert models.returncode == 0, models.stderr
     assert models.stdout.split() == ["m1", "m2"]
+
+
+def test_fixes_name_the_catalogs_endpoint_and_key_variable() -> None:
+    from kvswitch.verify.connection import _auth_fix, _vendor_hint  # noqa: PLC0415 - the wording itself
+
+    wrong_path = profile("https://api.deepseek.com/v1")
+    assert "https://api.deepseek.com/anthropic" in _vendor_hint(wrong_path)
+    assert _vendor_hint(profile("https://api.deepseek.com/anthropic")) == ""
+    assert _vendor_hint(profile("https://gw.example")) == ""
+    bearer_to_anthropic = profile("https://api.anthropic.com", kind="anthropic")
+    assert "--key-env ANTHROPIC_API_KEY" in _auth_fix(bearer_to_anthropic)
+    assert "reads its key from ANTHROPIC_API_KEY" in _auth_fix(bearer_to_anthropic)
+    assert "platform.deepseek.com/api_keys" in _auth_fix(profile("https://api.deepseek.com/anthropic"))
+    assert "--api-key-stdin" in _auth_fix(profile("https://gw.example", api_key=None))

@@ -285,6 +285,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     for field in ("name", "kind", "base_url", "api_key", "model", "codex_provider_id", "notes"):
         if view.get(field):
             out(f"{field}: {view[field]}")
+    if profile.key:
+        out(f"key sent as: {profile.key_env}")
     models = {k: v for k, v in view["models"].items() if v}
     for field, value in models.items():
         out(f"{ModelMap.ENV_NAMES[field]}: {value}")
