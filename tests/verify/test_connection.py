@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from verify_stubs import Reply, StubServer
+from verify_stubs import HangingServer, Reply, StubServer
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile
@@ -194,3 +194,10 @@ def test_fixes_name_the_catalogs_endpoint_and_key_variable() -> None:
     assert "reads its key from ANTHROPIC_API_KEY" in _auth_fix(bearer_to_anthropic)
     assert "platform.deepseek.com/api_keys" in _auth_fix(profile("https://api.deepseek.com/anthropic"))
     assert "--api-key-stdin" in _auth_fix(profile("https://gw.example", api_key=None))
+
+
+def test_trickling_answer_is_cut_at_the_overall_timeout(trickling: HangingServer) -> None:
+    started = time.monotonic()
+    report = check_connection(profile(trickling.url), timeout=1)
+    assert report.outcome == "timeout"
+    assert time.monotonic() - started < 4

@@ -265,6 +265,8 @@ def _request(profile: Profile, method: str, url: str, timeout: float,
                 body += chunk
                 if len(body) >= BODY_LIMIT:
                     break
+                if time.monotonic() - started > timeout:  # a trickling answer: the bound is overall
+                    raise httpx.ReadTimeout("the answer did not finish in time")
     except (httpx.HTTPError, OSError) as exc:
         elapsed = int((time.monotonic() - started) * 1000)
         return _transport_report(profile, url, exc, elapsed, timeout), None, b"", elapsed
