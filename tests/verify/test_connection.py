@@ -201,3 +201,18 @@ def test_trickling_answer_is_cut_at_the_overall_timeout(trickling: HangingServer
     report = check_connection(profile(trickling.url), timeout=1)
     assert report.outcome == "timeout"
     assert time.monotonic() - started < 4
+
+
+def test_models_fall_back_from_the_anthropic_path_to_the_vendors_root(stub: StubServer) -> None:
+    stub.routes["GET /v1/models"] = [Reply.json({"data": [{"id": "glm-5.1"}, {"id": "glm-4.7"}]})]
+    listing = list_models(profile(f"{stub.url}/anthropic"), timeout=5)
+    assert listing.url == f"{stub.url}/v1/models"
+    assert listing.models == ("glm-5.1", "glm-4.7")
+    assert [r[1] for r in stub.requests] == ["/anthropic/v1/models", "/v1/models"]
+
+
+def test_models_keep_the_first_failure_when_it_is_not_a_missing_route(stub: StubServer) -> None:
+    stub.routes["GET /anthropic/v1/models"] = [Reply.json({"error": {"message": "bad key"}}, 401)]
+    with pytest.raises(KvSwitchError, match=r"\[auth\].*bad key"):
+        list_models(profile(f"{stub.url}/anthropic"), timeout=5)
+    assert len(stub.requests) == 1

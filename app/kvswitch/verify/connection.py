@@ -300,17 +300,35 @@ def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionRepor
     return ConnectionReport(True, "ok", url, f"HTTP {status}, {what}", status=status, elapsed_ms=elapsed)
 
 
+def models_urls(profile: Profile) -> list[str]:
+    """Where to ask for the model list, best first: many vendors serve their Anthropic route under a
+    path (``/anthropic``, ``/apps/anthropic``) but list models only on their OpenAI root."""
+    urls = [models_url(profile)]
+    parts = urlsplit(profile.base_url)
+    path = parts.path.rstrip("/")
+    if profile.kind != ProfileKind.OLLAMA and path.endswith("/anthropic"):
+        root = profile.base_url.rstrip("/")[: -len(path)] + path[: -len("/anthropic")]
+        urls.append(root.rstrip("/") + "/v1/models")
+    return urls
+
+
 def list_models(profile: Profile, timeout: float = 10.0) -> ModelListing:
     """The model ids the backend serves (``/v1/models``, or Ollama's ``/api/tags``); a failure raises a
-    ``KvSwitchError`` carrying the same diagnosis as ``check_connection``."""
-    url = models_url(profile)
+    ``KvSwitchError`` carrying the same diagnosis as ``check_connection``. A 404 on the profile's own
+    path falls back to the vendor's root (see ``models_urls``)."""
     expected = "models" if profile.kind == ProfileKind.OLLAMA else "data"
-    failed, response, body, elapsed = _request(profile, "GET", url, timeout)
-    if failed is None and response is not None:
-        failed, data = _body_report(profile, url, response.status_code, body, expected, elapsed)
-    if failed is not None:
-        raise KvSwitchError(" — ".join(failed.lines()))
-    entries = data.get(expected) if isinstance(data.get(expected), list) else []
-    key = "name" if expected == "models" else "id"
-    ids = tuple(str(e[key]) for e in entries if isinstance(e, dict) and e.get(key))
-    return ModelListing(url, ids)
+    first_failure: ConnectionReport | None = None
+    for url in models_urls(profile):
+        failed, response, body, elapsed = _request(profile, "GET", url, timeout)
+        if failed is None and response is not None:
+            failed, data = _body_report(profile, url, response.status_code, body, expected, elapsed)
+        if failed is None:
+            entries = data.get(expected) if isinstance(data.get(expected), list) else []
+            key = "name" if expected == "models" else "id"
+            ids = tuple(str(e[key]) for e in entries if isinstance(e, dict) and e.get(key))
+            return ModelListing(url, ids)
+        first_failure = first_failure or failed
+        if failed.outcome != "route":
+            break
+    assert first_failure is not None
+    raise KvSwitchError(" — ".join(first_failure.lines()))
