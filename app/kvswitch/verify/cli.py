@@ -73,6 +73,14 @@ def register(subparsers: Any) -> None:
     diagnose.add_argument("a", type=Path, help="the earlier request (JSON body or capture)")
     diagnose.add_argument("b", type=Path, help="the later request")
     diagnose.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    diagnose.add_argument(
+        "--server",
+        metavar="URL",
+        help="render and tokenize both requests with this llama-server, so the numbers are its tokens",
+    )
+    diagnose.add_argument(
+        "--server-timeout", type=float, default=60.0, metavar="S", help="deadline for the server (default 60)"
+    )
     diagnose.set_defaults(func=_diagnose)
 
     record = subparsers.add_parser(
@@ -201,12 +209,33 @@ def _first_error(exc: ValueError) -> str:
 def _diagnose(args: argparse.Namespace) -> int:
     from kvswitch.verify.diagnose import diagnose_requests, load_request  # noqa: PLC0415
 
-    diagnosis = diagnose_requests(load_request(args.a), load_request(args.b))
+    a, b = load_request(args.a), load_request(args.b)
+    fallback_note = BYTES_NOTE
+    if args.server:
+        from kvswitch.verify.tokendiag import RenderError, ServerRenderer, diagnose_tokens  # noqa: PLC0415
+
+        try:
+            tokens = diagnose_tokens(ServerRenderer(args.server, timeout=args.server_timeout), a, b)
+        except RenderError as exc:
+            fallback_note = f"{exc}; compared the request JSON instead: the numbers are bytes, not tokens."
+        else:
+            as_json = json.dumps(tokens.to_json(), indent=2, ensure_ascii=False)
+            _out(as_json if args.json else tokens.describe())
+            return 0 if tokens.reusable else 1
+    diagnosis = diagnose_requests(a, b)
     if args.json:
-        _out(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        _out(json.dumps({"units": "bytes", **diagnosis.to_json(), "bytes_note": fallback_note}, indent=2,
+                        ensure_ascii=False))
     else:
-        _out(diagnosis.describe())
+        _out(diagnosis.describe() + f"\nNote: {fallback_note}")
     return 0 if diagnosis.identical or diagnosis.extends else 1
+
+
+#: said whenever ``diagnose`` compares JSON: a person must not read byte shares as reusable tokens
+BYTES_NOTE = (
+    "numbers are bytes of the request JSON, not tokens; give --server URL (a llama-server) to count "
+    "what the server can reuse in its own tokens."
+)
 
 
 def _record(args: argparse.Namespace) -> int:
