@@ -105,11 +105,13 @@ def _message(message: Any) -> list[Any]:
                 converted.append(image)
         elif kind == "tool_use":
             arguments = block.get("input", {})
-            calls.append({
-                "id": _text(block, "id"),
-                "type": "function",
-                "function": {"name": _text(block, "name"), "arguments": server_json_dump(arguments)},
-            })
+            calls.append(
+                {
+                    "id": _text(block, "id"),
+                    "type": "function",
+                    "function": {"name": _text(block, "name"), "arguments": server_json_dump(arguments)},
+                }
+            )
         elif kind == "tool_result":
             results.append(_tool_result(block))
     out: list[Any] = []

@@ -37,8 +37,18 @@ def register(subparsers: Any) -> None:
     verify.add_argument("profile", nargs="?", help="profile name (default: the active profile)")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.add_argument(
-        "--timeout", type=_positive, default=30.0, help="seconds for the whole check (default 30)"
+        "--timeout",
+        type=_positive,
+        default=None,
+        help="seconds for the whole check (default 30; 600 with --client)",
     )
+    verify.add_argument(
+        "--client",
+        choices=["claude"],
+        help="run the installed client headless through the profile (conversation 1 turns 1-3, "
+        "conversation 2 turn 1) and report the server's numbers for every request it sends",
+    )
+    verify.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
     verify.add_argument("--base-url", help="check this URL without a profile")
     verify.add_argument(
         "--kind",
@@ -172,6 +182,9 @@ def _verify(args: argparse.Namespace) -> int:
         if args.model:
             profile = profile.model_copy(update={"model": args.model})
     quiet = args.json or not sys.stderr.isatty()
+    if args.client:
+        return _verify_client(args, profile, quiet)
+    args.timeout = args.timeout or 30.0
 
     def progress(text: str, fraction: float) -> None:
         if not quiet:
@@ -204,6 +217,25 @@ def _first_error(exc: ValueError) -> str:
         if items:
             return str(items[0].get("msg", exc)).removeprefix("Value error, ")
     return str(exc)
+
+
+def _verify_client(args: argparse.Namespace, profile: Profile, quiet: bool) -> int:
+    from kvswitch.verify.client_report import build_report  # noqa: PLC0415
+    from kvswitch.verify.client_run import find_claude, run_session  # noqa: PLC0415
+    from kvswitch.verify.tokendiag import ServerRenderer  # noqa: PLC0415
+
+    binary = find_claude(args.claude_bin)
+    timeout = args.timeout or 600.0
+
+    def step(text: str) -> None:
+        if not quiet:
+            _err(f"[claude] {text}")
+
+    session = run_session(profile, binary, timeout=timeout, on_step=step)
+    renderer = ServerRenderer(profile.base_url, timeout=min(120.0, timeout))
+    report = build_report(profile, session, renderer)
+    _out(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else report.describe())
+    return report.exit_code
 
 
 def _diagnose(args: argparse.Namespace) -> int:

@@ -139,17 +139,34 @@ def diagnose_tokens(renderer: ServerRenderer, a: dict[str, Any], b: dict[str, An
     notes = [n for n in json_diag.notes if "model differs" in n]
     checked = ra.checked and rb.checked
     if not checked:
-        notes.append("the server's own token count differs from the rendered prompt's: the rendering may not "
-                     "be exactly what this server builds, so the numbers are approximate.")
+        notes.append(
+            "the server's own token count differs from the rendered prompt's: the rendering may not "
+            "be exactly what this server builds, so the numbers are approximate."
+        )
     identical = ra.tokens == rb.tokens
     extends = not identical and shared == len(ra.tokens)
     if identical or extends:
         if not json_diag.identical and not json_diag.extends:
-            notes.append(f"the request JSON differs ({json_diag.part}), but it renders to the same prompt "
-                         "tokens: no effect on reuse.")
+            notes.append(
+                f"the request JSON differs ({json_diag.part}), but it renders to the same prompt "
+                "tokens: no effect on reuse."
+            )
         return TokenDiagnosis(
-            renderer.name, len(ra.tokens), len(rb.tokens), shared, identical, extends,
-            None, None, None, "", "", "", checked, json_diff=_brief(json_diag), notes=notes,
+            renderer.name,
+            len(ra.tokens),
+            len(rb.tokens),
+            shared,
+            identical,
+            extends,
+            None,
+            None,
+            None,
+            "",
+            "",
+            "",
+            checked,
+            json_diff=_brief(json_diag),
+            notes=notes,
         )
     char_b = rb.char_offset(shared)
     char_a = ra.char_offset(shared)
@@ -160,18 +177,36 @@ def diagnose_tokens(renderer: ServerRenderer, a: dict[str, Any], b: dict[str, An
     elif part.startswith("template text"):
         text = "the chat template's own text differs here (for example a different set of messages or tools)."
     return TokenDiagnosis(
-        renderer.name, len(ra.tokens), len(rb.tokens), shared, False, False, shared, char_b, part,
+        renderer.name,
+        len(ra.tokens),
+        len(rb.tokens),
+        shared,
+        False,
+        False,
+        shared,
+        char_b,
+        part,
         _printable(rb.prompt[max(0, char_b - SNIPPET_CHARS) : char_b]),
         _printable(ra.prompt[char_a : char_a + SNIPPET_CHARS]),
         _printable(rb.prompt[char_b : char_b + SNIPPET_CHARS]),
-        checked, cause, text, fix, _brief(json_diag), notes,
+        checked,
+        cause,
+        text,
+        fix,
+        _brief(json_diag),
+        notes,
     )
 
 
 def _brief(diag: PrefixDiagnosis) -> dict[str, Any]:
     """What the byte-level JSON comparison said, kept beside the token numbers for reference."""
-    return {"identical": diag.identical, "extends": diag.extends, "part": diag.part,
-            "identical_bytes": diag.identical_bytes, "prompt_bytes": diag.prompt_bytes}
+    return {
+        "identical": diag.identical,
+        "extends": diag.extends,
+        "part": diag.part,
+        "identical_bytes": diag.identical_bytes,
+        "prompt_bytes": diag.prompt_bytes,
+    }
 
 
 def _printable(text: str) -> str:
