@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kvswitch.commands import verify_client
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.paths import AppPaths
@@ -49,6 +50,10 @@ def register(subparsers: Any) -> None:
         "conversation 2 turn 1) and report the server's numbers for every request it sends",
     )
     verify.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
+    verify.add_argument(
+        "--history", action="store_true", help="list the stored verify runs of PROFILE (or of every profile)"
+    )
+    verify.add_argument("--csv", action="store_true", help="with --history: print CSV")
     verify.add_argument("--base-url", help="check this URL without a profile")
     verify.add_argument(
         "--kind",
@@ -166,6 +171,9 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 def _verify(args: argparse.Namespace) -> int:
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
+    if args.history:
+        return verify_client.show_history(_paths(args), args, _out)
+
     if args.base_url:
         try:
             profile = Profile(
@@ -183,7 +191,7 @@ def _verify(args: argparse.Namespace) -> int:
             profile = profile.model_copy(update={"model": args.model})
     quiet = args.json or not sys.stderr.isatty()
     if args.client:
-        return _verify_client(args, profile, quiet)
+        return verify_client.run(_paths(args), args, profile, quiet, _out, _err)
     args.timeout = args.timeout or 30.0
 
     def progress(text: str, fraction: float) -> None:
@@ -203,6 +211,7 @@ def _verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         raise
+    verify_client.remember_synthetic(_paths(args), profile, result)
     if args.json:
         _out(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -217,25 +226,6 @@ def _first_error(exc: ValueError) -> str:
         if items:
             return str(items[0].get("msg", exc)).removeprefix("Value error, ")
     return str(exc)
-
-
-def _verify_client(args: argparse.Namespace, profile: Profile, quiet: bool) -> int:
-    from kvswitch.verify.client_report import build_report  # noqa: PLC0415
-    from kvswitch.verify.client_run import find_claude, run_session  # noqa: PLC0415
-    from kvswitch.verify.tokendiag import ServerRenderer  # noqa: PLC0415
-
-    binary = find_claude(args.claude_bin)
-    timeout = args.timeout or 600.0
-
-    def step(text: str) -> None:
-        if not quiet:
-            _err(f"[claude] {text}")
-
-    session = run_session(profile, binary, timeout=timeout, on_step=step)
-    renderer = ServerRenderer(profile.base_url, timeout=min(120.0, timeout))
-    report = build_report(profile, session, renderer)
-    _out(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else report.describe())
-    return report.exit_code
 
 
 def _diagnose(args: argparse.Namespace) -> int:
