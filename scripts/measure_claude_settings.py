@@ -60,7 +60,8 @@ def _free_port() -> int:
 
 def _eos_bias() -> str:
     spec = importlib.util.spec_from_file_location("make_tiny_model", REPO / "scripts" / "make_tiny_model.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return f"{256 + len(module.MERGES) + module.SPECIAL_TOKENS.index('<|im_end|>')}+100"
