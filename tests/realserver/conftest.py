@@ -22,3 +22,11 @@ def no_cache_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
         tmp_path_factory.mktemp("llama-nocache"), "--no-cache-prompt", "--cache-ram", "0"
     ) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def single_slot_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One slot and no host-RAM prompt cache: what a request reuses is exactly its prefix shared with
+    the one before it, the case the token diagnosis predicts."""
+    with llama_server(tmp_path_factory.mktemp("llama-np1"), "--cache-ram", "0") as server:
+        yield server

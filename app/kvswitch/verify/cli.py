@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kvswitch.commands import verify_client
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.paths import AppPaths
@@ -37,8 +38,22 @@ def register(subparsers: Any) -> None:
     verify.add_argument("profile", nargs="?", help="profile name (default: the active profile)")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.add_argument(
-        "--timeout", type=_positive, default=30.0, help="seconds for the whole check (default 30)"
+        "--timeout",
+        type=_positive,
+        default=None,
+        help="seconds for the whole check (default 30; 600 with --client)",
     )
+    verify.add_argument(
+        "--client",
+        choices=["claude"],
+        help="run the installed client headless through the profile (conversation 1 turns 1-3, "
+        "conversation 2 turn 1) and report the server's numbers for every request it sends",
+    )
+    verify.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
+    verify.add_argument(
+        "--history", action="store_true", help="list the stored verify runs of PROFILE (or of every profile)"
+    )
+    verify.add_argument("--csv", action="store_true", help="with --history: print CSV")
     verify.add_argument("--base-url", help="check this URL without a profile")
     verify.add_argument(
         "--kind",
@@ -73,6 +88,14 @@ def register(subparsers: Any) -> None:
     diagnose.add_argument("a", type=Path, help="the earlier request (JSON body or capture)")
     diagnose.add_argument("b", type=Path, help="the later request")
     diagnose.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    diagnose.add_argument(
+        "--server",
+        metavar="URL",
+        help="render and tokenize both requests with this llama-server, so the numbers are its tokens",
+    )
+    diagnose.add_argument(
+        "--server-timeout", type=float, default=60.0, metavar="S", help="deadline for the server (default 60)"
+    )
     diagnose.set_defaults(func=_diagnose)
 
     record = subparsers.add_parser(
@@ -148,6 +171,9 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 def _verify(args: argparse.Namespace) -> int:
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
+    if args.history:
+        return verify_client.show_history(_paths(args), args, _out)
+
     if args.base_url:
         try:
             profile = Profile(
@@ -164,6 +190,9 @@ def _verify(args: argparse.Namespace) -> int:
         if args.model:
             profile = profile.model_copy(update={"model": args.model})
     quiet = args.json or not sys.stderr.isatty()
+    if args.client:
+        return verify_client.run(_paths(args), args, profile, quiet, _out, _err)
+    args.timeout = args.timeout or 30.0
 
     def progress(text: str, fraction: float) -> None:
         if not quiet:
@@ -182,6 +211,7 @@ def _verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         raise
+    verify_client.remember_synthetic(_paths(args), profile, result)
     if args.json:
         _out(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
@@ -201,12 +231,33 @@ def _first_error(exc: ValueError) -> str:
 def _diagnose(args: argparse.Namespace) -> int:
     from kvswitch.verify.diagnose import diagnose_requests, load_request  # noqa: PLC0415
 
-    diagnosis = diagnose_requests(load_request(args.a), load_request(args.b))
+    a, b = load_request(args.a), load_request(args.b)
+    fallback_note = BYTES_NOTE
+    if args.server:
+        from kvswitch.verify.tokendiag import RenderError, ServerRenderer, diagnose_tokens  # noqa: PLC0415
+
+        try:
+            tokens = diagnose_tokens(ServerRenderer(args.server, timeout=args.server_timeout), a, b)
+        except RenderError as exc:
+            fallback_note = f"{exc}; compared the request JSON instead: the numbers are bytes, not tokens."
+        else:
+            as_json = json.dumps(tokens.to_json(), indent=2, ensure_ascii=False)
+            _out(as_json if args.json else tokens.describe())
+            return 0 if tokens.reusable else 1
+    diagnosis = diagnose_requests(a, b)
     if args.json:
-        _out(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        _out(json.dumps({"units": "bytes", **diagnosis.to_json(), "bytes_note": fallback_note}, indent=2,
+                        ensure_ascii=False))
     else:
-        _out(diagnosis.describe())
+        _out(diagnosis.describe() + f"\nNote: {fallback_note}")
     return 0 if diagnosis.identical or diagnosis.extends else 1
+
+
+#: said whenever ``diagnose`` compares JSON: a person must not read byte shares as reusable tokens
+BYTES_NOTE = (
+    "numbers are bytes of the request JSON, not tokens; give --server URL (a llama-server) to count "
+    "what the server can reuse in its own tokens."
+)
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -61,6 +61,9 @@ class Capture:
     previous: int | None = None
     #: the first bytes of the answer exactly as the upstream sent them (up to 4 MiB)
     response_sample: bytes = b""
+    #: from forwarding the request to the answer's first body bytes: for a streamed answer the time to
+    #: the first token, which on a local server is mostly the prompt's processing
+    first_byte_ms: float | None = None
 
     def summary(self) -> str:
         size = len(json.dumps(self.body)) if self.body is not None else 0
@@ -203,6 +206,7 @@ class Recorder:
         raw: bytes,
         status: int | None,
         response_sample: bytes,
+        first_byte_ms: float | None = None,
     ) -> Capture:
         with self._lock:
             number = next(self._counter)
@@ -244,6 +248,7 @@ class Recorder:
             diagnosis,
             previous,
             response_sample,
+            first_byte_ms,
         )
         with self._lock:
             self.captures.append(capture)
@@ -327,6 +332,8 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             conn = conn_class(upstream.hostname or "", upstream.port, timeout=recorder.upstream_timeout)
             sample = bytearray()
             status: int | None = None
+            first_byte_ms: float | None = None
+            started = time.monotonic()
             try:
                 conn.request(self.command, target, body=raw or None, headers=forward)
                 response = conn.getresponse()
@@ -352,6 +359,8 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     piece = response.read1(65536)
                     if not piece:
                         break
+                    if first_byte_ms is None:
+                        first_byte_ms = (time.monotonic() - started) * 1000
                     if len(sample) < RESPONSE_SAMPLE:
                         sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
@@ -381,7 +390,7 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     self.close_connection = True
             finally:
                 conn.close()
-                recorder.record(self.command, self.path, headers, raw, status, bytes(sample))
+                recorder.record(self.command, self.path, headers, raw, status, bytes(sample), first_byte_ms)
 
         do_GET = _proxy
         do_POST = _proxy

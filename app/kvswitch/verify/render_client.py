@@ -1,0 +1,105 @@
+"""Ask a llama-server to render a request with its chat template and to tokenize the result.
+
+``/apply-template`` gives the prompt text exactly as a completion would build it, ``/tokenize`` (with
+``add_special`` and ``parse_special``, as the completion path tokenizes) its tokens and their pieces.
+The pieces let a token index be turned back into a character offset of the prompt. The server's own
+count endpoint (``/v1/messages/count_tokens`` for Messages bodies, ``/v1/chat/completions/input_tokens``
+for Chat Completions bodies) counts the original body, which checks the rendering end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.verify.anthropic_oai import chat_body
+
+#: the most a render or tokenize answer may hold (a 32k-token prompt with pieces is about 2 MB)
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+
+def printable(text: str) -> str:
+    """Server text without control characters, so nothing a server sends can steer the terminal."""
+    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
+
+
+class RenderError(KvSwitchError):
+    """The server cannot render or tokenize (not a llama-server, an old build, a dead port)."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    prompt: str
+    tokens: list[int]
+    piece_bytes: list[int]
+    checked: bool
+
+    def char_offset(self, token_index: int) -> int:
+        """The character offset in ``prompt`` where token ``token_index`` starts."""
+        start = sum(self.piece_bytes[:token_index])
+        return len(self.prompt.encode("utf-8")[:start].decode("utf-8", errors="ignore"))
+
+
+class ServerRenderer:
+    """Renders request bodies the way the llama-server at ``base_url`` does; bounded by ``timeout``."""
+
+    name = "llama-server /apply-template + /tokenize"
+
+    def __init__(self, base_url: str, timeout: float = 30.0, headers: dict[str, str] | None = None) -> None:
+        self.base_url = base_url.rstrip("/").removesuffix("/v1")
+        self.deadline = time.monotonic() + timeout
+        self.headers = headers or {}
+
+    def _post(self, route: str, body: dict[str, Any]) -> Any:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise RenderError(f"{self.base_url}: no answer within the time allowed")
+        url = self.base_url + route
+        try:
+            with httpx.stream("POST", url, json=body, headers=self.headers, timeout=left) as answer:
+                data = bytearray()
+                for chunk in answer.iter_bytes():
+                    data += chunk
+                    if len(data) > MAX_ANSWER_BYTES or time.monotonic() > self.deadline:
+                        raise RenderError(f"{url}: the answer is too large or too slow")
+                status = answer.status_code
+        except httpx.HTTPError as exc:
+            raise RenderError(f"{url}: {type(exc).__name__}: {exc}") from None
+        if status in (404, 405, 501):
+            raise RenderError(f"{url}: HTTP {status}: this server cannot render prompts (llama-server can)")
+        try:
+            decoded = json.loads(bytes(data))
+        except ValueError:
+            raise RenderError(f"{url}: answered HTTP {status} with a body that is not JSON") from None
+        if status >= 400:
+            message = decoded.get("error", decoded) if isinstance(decoded, dict) else decoded
+            if isinstance(message, dict):
+                message = message.get("message", message)
+            raise RenderError(f"{url}: HTTP {status}: {printable(str(message))[:300]}")
+        return decoded
+
+    def render(self, body: dict[str, Any]) -> Rendered:
+        chat, anthropic = chat_body(body)
+        answer = self._post("/apply-template", chat)
+        prompt = answer.get("prompt") if isinstance(answer, dict) else None
+        if not isinstance(prompt, str):
+            raise RenderError(f"{self.base_url}/apply-template: the answer has no prompt text")
+        tokenized = self._post(
+            "/tokenize", {"content": prompt, "add_special": True, "parse_special": True, "with_pieces": True}
+        )
+        tokens, pieces = [], []
+        for item in tokenized.get("tokens", []) if isinstance(tokenized, dict) else []:
+            piece = item.get("piece", "")
+            tokens.append(int(item["id"]))
+            pieces.append(len(piece.encode("utf-8")) if isinstance(piece, str) else len(piece))
+        route = "/v1/messages/count_tokens" if anthropic else "/v1/chat/completions/input_tokens"
+        try:
+            counted = self._post(route, body if anthropic else chat).get("input_tokens")
+        except RenderError:
+            counted = None
+        return Rendered(prompt, tokens, pieces, counted == len(tokens))
