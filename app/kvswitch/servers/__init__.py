@@ -10,16 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
-from kvswitch.servers.base import (
-    CACHE_SAFE_ENV,
-    AnswerReader,
-    CacheCounter,
-    PortFacts,
-    Preset,
-    Reading,
-    Server,
-)
+from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
 from kvswitch.servers.identify import Identified, identify
 from kvswitch.servers.process_match import process_kind
 

@@ -13,13 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.core.models import LogSource, ProfileKind
-
-#: Env that keeps Claude Code's request prefix stable and keeps it from calling home from a local setup.
-CACHE_SAFE_ENV: dict[str, str] = {
-    "CLAUDE_CODE_ATTRIBUTION_HEADER": "0",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_ENABLE_TELEMETRY": "0",
-}
+from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 
 #: ``GET path`` → ``(status, parsed JSON or None)``; status 0 when the request failed.
 Get = Callable[[str], tuple[int, Any]]
@@ -150,19 +144,6 @@ class Advice:
     miss: str | None = None
     partial: str | None = None
     unknown: str | None = None
-
-
-@dataclass(frozen=True)
-class Preset:
-    """Defaults for one kind; ``log`` is where the server logs on this machine, when that is known."""
-
-    kind: ProfileKind
-    label: str
-    base_url: str
-    env: dict[str, str] = field(default_factory=dict)
-    log: LogSource | None = None
-    needs_key: bool = False
-    description: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,6 @@ from typing import Any
 from kvswitch.core.models import ProfileKind
 from kvswitch.servers.base import CacheSource, Reading, Server, as_int
 
-OPENAI_HOST = "api.openai.com"
-
 
 def is_responses_usage(usage: Mapping[str, Any]) -> bool:
     """Responses API usage (``input_tokens`` include the cached ones), told apart from Messages usage."""
