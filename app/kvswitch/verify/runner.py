@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from kvswitch import servers
 from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.servers.base import Advice
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
 from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
@@ -283,40 +285,27 @@ def _disagreement(readings: list[Reading], best: Reading) -> str | None:
     return None
 
 
+def _advice(target: Target) -> Advice:
+    """The detected server's own advice (an unknown server gets the generic texts)."""
+    known = servers.find(target.server.server)
+    return known.advice if known is not None else Advice()
+
+
 def _miss_hint(target: Target) -> str:
-    server = target.server.server
-    if server == "llama.cpp":
-        return (
-            "llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
-            "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
-            "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."
-        )
-    if server == "vllm":
-        return (
-            "vLLM did not reuse the prefix: check that prefix caching is on (no --no-enable-prefix-caching)."
-        )
-    if server == "ollama":
-        return (
-            "Ollama re-processed the prompt: the model may have been reloaded (keep_alive) or num_ctx changed"
-        )
-    return "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled."
+    return _advice(target).miss or (
+        "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.")
 
 
 def _partial_hint(target: Target) -> str:
-    if target.server.server == "vllm":
-        return "vLLM reuses whole blocks only; a low share means the cache was evicted or blocks are large."
-    return (
+    return _advice(target).partial or (
         "part of the identical prefix was re-processed: the cache may have been trimmed (context shift, "
         "--cache-reuse chunks) or evicted by another request in between."
     )
 
 
 def _unknown_hint(target: Target) -> str:
-    if target.server.server == "vllm":
-        return "start vLLM with --enable-prompt-tokens-details, or expose /metrics, to get cache numbers."
-    if target.server.server == "sglang":
-        return "start SGLang with --enable-cache-report to get cached_tokens in usage."
-    return "attach the server's log to the profile so the log engine can count reused tokens."
+    return _advice(target).unknown or (
+        "attach the server's log to the profile so the log engine can count reused tokens.")
 
 
 def _error_hint(exc: ProbeError, profile: Profile) -> str | None:
