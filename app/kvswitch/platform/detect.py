@@ -68,8 +68,8 @@ class DetectedServer:
 
     ``answering`` is false for a recognised process whose port did not answer (still loading, or
     bound elsewhere); such a server is still offered, since its command line is known.
-    ``context`` is what one request can use: the server's own answer when it gave one (llama-server
-    splits ``-c`` between its ``-np`` slots), else the command line's value.
+    ``context`` is what one request can use: the server's own answer when it gave one (a server may
+    split its context between its slots), else the command line's value.
     """
 
     kind: ProfileKind

@@ -123,6 +123,16 @@ def source_priority() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for _, name in sorted(ranked)))
 
 
+def infer_reuse(cold: list[Reading], warm: list[Reading]) -> tuple[Reading, str] | None:
+    """The first server-specific inference of reuse from readings that count no cached tokens."""
+    for server in _SERVERS:
+        if server.infer_reuse is not None:
+            inferred = server.infer_reuse(cold, warm)
+            if inferred is not None:
+                return inferred
+    return None
+
+
 def by_owner(owned_by: str) -> Server | None:
     """The server whose ``/v1/models`` entries say ``owned_by``."""
     for server in _SERVERS:
@@ -138,6 +148,6 @@ def routes() -> dict[str, str]:
 
 __all__ = [
     "CACHE_SAFE_ENV", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
-    "answer_readers", "by_owner", "cache_counters", "default_ports", "find", "get", "identify", "local",
-    "metrics_markers", "preset", "process_kind", "routes", "source_priority",
+    "answer_readers", "by_owner", "cache_counters", "default_ports", "find", "get", "identify",
+    "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",
 ]

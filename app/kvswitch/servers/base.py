@@ -102,6 +102,9 @@ class Reading:
         return f"{self.source} = {self.cached}"
 
 
+#: ``(cold readings, warm readings)`` → the inferred reading and why it is trusted, or ``None``.
+ReuseInference = Callable[[list["Reading"], list["Reading"]], "tuple[Reading, str] | None"]
+
 #: Reads the cache numbers of one answer object (a full answer or one stream event).
 AnswerReader = Callable[[Mapping[str, Any]], list[Reading]]
 
@@ -167,11 +170,14 @@ class Server:
         preferred_apis / fallback_apis: APIs to try before / after the client's own.
         only_apis: the only APIs it speaks (nothing else is tried).
         specific: a profile of this kind names this server (a gateway or custom one could be anything).
-        discoverable: it answers the cheap discovery GETs (a paid remote API is not asked).
+        vendor_api: the vendor's own hosted API: it serves no discovery route, and every request is
+            billed, so it is neither asked the discovery GETs nor sent the Claude Code replay.
         key_header: how an API key is sent: header name and value prefix.
         answer_sources / answer_reader: where its answers carry cache numbers and how to read them.
         metrics: its ``/metrics`` cache counters.
         advice: what to do when its cache misses.
+        infer_reuse: when no answer counts cached tokens, infer the reuse from the cold and warm
+            readings (returns the reading and a note saying why it is trusted).
     """
 
     kind: ProfileKind
@@ -196,10 +202,11 @@ class Server:
     answer_sources: tuple[CacheSource, ...] = ()
     answer_reader: AnswerReader | None = None
     specific: bool = True
-    discoverable: bool = True
+    vendor_api: bool = False
     key_header: tuple[str, str] = ("authorization", "Bearer ")
     metrics: Metrics = field(default_factory=Metrics)
     advice: Advice = field(default_factory=Advice)
+    infer_reuse: ReuseInference | None = None
     #: the server's name in verify results and log events (the kind's value)
     name: str = ""
 

@@ -66,6 +66,16 @@ def read_prompt_eval(obj: Mapping[str, Any]) -> list[Reading]:
     return [Reading("prompt_eval_count", None, evaluated)]
 
 
+def infer_from_drop(cold: list[Reading], warm: list[Reading]) -> tuple[Reading, str] | None:
+    """Older builds count only the tokens they processed: a warm count under half the cold one is reuse."""
+    before = next((r.prompt for r in cold if r.source == "prompt_eval_count" and r.prompt), None)
+    after = next((r.prompt for r in warm if r.source == "prompt_eval_count" and r.prompt is not None), None)
+    if before and after is not None and after < before * 0.5:
+        why = "older Ollama counts only new tokens"
+        return Reading("prompt_eval_count drop", before - after, before), why
+    return None
+
+
 SERVER = Server(
     kind=ProfileKind.OLLAMA,
     label="Ollama",
@@ -89,6 +99,7 @@ SERVER = Server(
     preferred_apis=(CHAT_API,),
     answer_sources=(CacheSource("prompt_eval_cached_count", 50), CacheSource("prompt_eval_count drop", 90)),
     answer_reader=read_prompt_eval,
+    infer_reuse=infer_from_drop,
     advice=Advice(
         miss=("Ollama re-processed the prompt: the model may have been reloaded (keep_alive) "
               "or num_ctx changed"),

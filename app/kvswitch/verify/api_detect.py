@@ -78,7 +78,7 @@ def detect_server(guard: Guard, profile: Profile) -> ServerInfo:
     """
     declared = servers.get(profile.kind)
     info = ServerInfo(server=declared.name if declared.specific else "unknown")
-    if not declared.discoverable:
+    if declared.vendor_api:
         return info
     root = api_root(profile.base_url)
     headers = auth_headers(profile, OPENAI_CHAT)
