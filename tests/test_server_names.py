@@ -35,8 +35,8 @@ STILL_NAMING = {
     "verify/parts.py",  # request-body shapes per API
     "verify/target.py",  # docstring: why scraping /metrics is needed
     "verify/claude_replay.py",  # the Messages endpoint Claude Code needs
-    "logs/model.py", "logs/diagnose.py", "logs/analyzer.py", "logs/process.py", "logs/sources.py",
-    "logs/tracker.py", "logs/scan.py",  # log formats and where servers log, in docs and defaults
+    "logs/model.py", "logs/diagnose.py", "logs/sources.py", "logs/tracker.py",
+    "logs/scan.py",  # log formats and where servers log, in docs and defaults
     "platform/cli.py",  # the ``detect`` command's help text
     "ui/smoke.py",  # the smoke test starts a llama.cpp profile
     "ui/profile_editor.py",  # the editor's default kind
