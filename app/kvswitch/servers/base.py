@@ -230,7 +230,7 @@ class Server:
         """Where this server logs, judged from the disk when it can be (else the preset's location)."""
         if self.discover_log is not None:
             return self.discover_log(env, unit_dirs)
-        return None
+        return self.log(env) if self.log is not None else None
 
 
 def as_int(value: Any) -> int | None:

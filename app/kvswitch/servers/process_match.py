@@ -41,26 +41,22 @@ def process_kind(argv: Sequence[str], servers: Iterable[Server] | None = None) -
         from kvswitch.servers import all as all_servers  # noqa: PLC0415 - the registry imports this module
 
         servers = all_servers()
-    known = [server for server in servers if server.process is not None]
+    known = [(server.kind, server.process) for server in servers if server.process is not None]
     program = program_name(argv)
     args = list(argv[1:])
-    for server in known:
-        sig = server.process
-        assert sig is not None
-        if program in sig.programs or any(program.startswith(prefix) for prefix in sig.program_prefixes):
+    for kind, sig in known:
+        if program in sig.programs or (sig.program_prefixes and program.startswith(sig.program_prefixes)):
             if sig.subcommand is not None and args[:1] != [sig.subcommand]:
                 return None  # the same program doing something else (``ollama run``)
-            if any(arg.startswith(sig.helper_arg_prefixes) for arg in args) and sig.helper_arg_prefixes:
-                return None
-            return server.kind
+            if sig.helper_arg_prefixes and any(arg.startswith(sig.helper_arg_prefixes) for arg in args):
+                return None  # a helper process of the app, not the one hosting the server
+            return kind
     module = python_module(argv)
     if module is None:
         return None
-    for server in known:
-        sig = server.process
-        assert sig is not None
+    for kind, sig in known:
         if (module in sig.python_modules
-                or any(module.startswith(prefix) for prefix in sig.python_module_prefixes)
+                or (sig.python_module_prefixes and module.startswith(sig.python_module_prefixes))
                 or (module in sig.python_serve_modules and "serve" in args)):
-            return server.kind
+            return kind
     return None
