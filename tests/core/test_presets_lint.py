@@ -8,7 +8,8 @@ import pytest
 
 from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import LOCAL_KINDS, Profile, ProfileKind
-from kvswitch.core.presets import CACHE_SAFE_ENV, PRESETS, codex_base_url, preset
+from kvswitch.core.presets import CACHE_SAFE_ENV, codex_base_url
+from kvswitch.servers import PRESETS, preset
 
 
 def test_every_kind_has_a_preset() -> None:

@@ -68,7 +68,7 @@ def test_api_key_is_masked_until_revealed(qtbot: Any, window: Any) -> None:
 
 def test_presets_fill_every_kind(qtbot: Any, window: Any) -> None:
     from kvswitch.core.models import ProfileKind
-    from kvswitch.core.presets import preset
+    from kvswitch.servers import preset
 
     for kind in ProfileKind:
         window.editor.apply_preset(kind)

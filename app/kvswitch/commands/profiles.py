@@ -16,8 +16,8 @@ from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
 from kvswitch.core.paths import AppPaths
-from kvswitch.core.presets import preset
 from kvswitch.core.store import ProfileStore
+from kvswitch.servers import preset
 from kvswitch.targets.keyed import is_secret_key
 
 KINDS = [k.value for k in ProfileKind]

@@ -12,7 +12,7 @@ from kvswitch.logs.tracker import RequestTracker
 class LogAnalyzer:
     """Classifies each line and assembles completed requests across lines.
 
-    ``kind_hint`` is the profile kind (``llama.cpp``, ``lm-studio``, ``vllm``, ``sglang``, ``ollama``);
+    ``kind_hint`` is the profile kind (its server module names the log formats to parse);
     without it every parser runs. The line that completes a request takes the request's verdict as its
     kind, so the panel colours the ``stop processing`` line green or red.
     """

@@ -164,7 +164,7 @@ class ProcessSource:
 
 
 class JournaldSource(ProcessSource):
-    """``journalctl -f -o cat -u UNIT``: Ollama and other servers installed as systemd services."""
+    """``journalctl -f -o cat -u UNIT``: servers installed as systemd services."""
 
     def __init__(self, unit: str, *, tail_lines: int = 200, journalctl: str | None = None) -> None:
         self.unit = unit

@@ -11,35 +11,28 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvswitch import servers
 from kvswitch.core.models import LogSource, Profile, ProfileKind
-from kvswitch.core.paths import claude_config_dir, codex_home, home_dir
-from kvswitch.core.presets import preset
+from kvswitch.core.paths import claude_config_dir, codex_home
 from kvswitch.platform.probe import DEFAULT_TIMEOUT, ProbeResult, identify_all
 from kvswitch.platform.procscan import DEFAULT_PORTS, LOOPBACK, ProcessInfo, ServerProcess, scan
 
 #: Ports probed on loopback when nothing else is asked for (one per server kind).
 PROBE_PORTS: tuple[int, ...] = tuple(sorted(DEFAULT_PORTS.values()))
 
-#: Where systemd keeps unit files; Ollama's Linux installer adds ``ollama.service`` to one of them.
+#: Where systemd keeps unit files (a server's Linux installer may add its unit to one of them).
 SYSTEMD_UNIT_DIRS: tuple[Path, ...] = (
     Path("/etc/systemd/system"),
     Path("/usr/lib/systemd/system"),
     Path("/lib/systemd/system"),
 )
 
-KIND_LABELS: dict[ProfileKind, str] = {
-    ProfileKind.LLAMA_CPP: "llama.cpp",
-    ProfileKind.LM_STUDIO: "LM Studio",
-    ProfileKind.OLLAMA: "Ollama",
-    ProfileKind.VLLM: "vLLM",
-    ProfileKind.SGLANG: "SGLang",
-}
+KIND_LABELS: dict[ProfileKind, str] = {server.kind: server.short_label for server in servers.local()}
 
 
 @dataclass(frozen=True)
@@ -75,8 +68,8 @@ class DetectedServer:
 
     ``answering`` is false for a recognised process whose port did not answer (still loading, or
     bound elsewhere); such a server is still offered, since its command line is known.
-    ``context`` is what one request can use: the server's own answer when it gave one (llama-server
-    splits ``-c`` between its ``-np`` slots), else the command line's value.
+    ``context`` is what one request can use: the server's own answer when it gave one (a server may
+    split its context between its slots), else the command line's value.
     """
 
     kind: ProfileKind
@@ -111,7 +104,7 @@ class DetectedServer:
 
     def to_profile(self, name: str | None = None, env: Mapping[str, str] | None = None) -> Profile:
         """A ready profile: the server's URL and model, the preset's cache-safe env, the log source."""
-        defaults = preset(self.kind, env)
+        defaults = servers.preset(self.kind, env)
         notes = [f"Detected {self.label}" + (f" {self.version}" if self.version else "")]
         if self.context:
             notes.append(f"context {self.context}")
@@ -182,7 +175,7 @@ def detect_servers(
         host: where to probe ``ports``.
         timeout: per connection and per HTTP request, in seconds.
         env: environment for home-relative log locations (default ``os.environ``).
-        unit_dirs: where to look for systemd units (Ollama's journald log).
+        unit_dirs: where to look for systemd units (a server logging to the journal).
     """
     found = scan(processes)
     addresses = [(host, port) for port in ports] + [(server.host, server.port) for server in found]
@@ -193,7 +186,7 @@ def detect_servers(
     for process in found:
         address = (process.host, process.port)
         if address in seen_processes:
-            continue  # several processes of one server (LM Studio): report it once
+            continue  # several processes of one server (an app and its helper): report it once
         seen_processes.add(address)
         probe = probes.get(address)
         if probe is not None and probe.kind != process.kind:
@@ -243,20 +236,10 @@ def _short_model(model: str) -> str:
 
 def _log_source(kind: ProfileKind, process: ServerProcess | None, env: Mapping[str, str] | None,
                 unit_dirs: Sequence[Path]) -> LogSource | None:
+    """The command line's log file when it names one, else where the server's module says it logs."""
     if process is not None and process.log_file:
         return LogSource(kind="file", path=process.log_file)
-    if kind == ProfileKind.LM_STUDIO:
-        home = home_dir(env)
-        for candidate in (home / ".lmstudio" / "server-logs", home / ".cache" / "lm-studio" / "server-logs"):
-            if candidate.is_dir():
-                return LogSource(kind="directory", path=str(candidate))
-        return preset(kind, env).log
-    if kind == ProfileKind.OLLAMA:
-        if sys.platform.startswith("linux"):
-            has_unit = any((directory / "ollama.service").is_file() for directory in unit_dirs)
-            return LogSource(kind="journald", unit="ollama") if has_unit else None
-        return preset(kind, env).log
-    return None
+    return servers.get(kind).find_log(env, unit_dirs)
 
 
 def detect(ports: Sequence[int] = PROBE_PORTS, *, processes: Iterable[ProcessInfo] | None = None,

@@ -2,8 +2,8 @@
 
 A command line says more than a port probe can: the model file, the context size, the slot count and
 where the server writes its log. Recognition is by the program's own name (``argv[0]``) or the Python
-module it runs (``-m vllm.entrypoints.openai.api_server``), never by a substring anywhere in the
-command line, so a shell that merely mentions ``llama-server`` is not mistaken for one.
+module it runs (``python -m MODULE``), never by a substring anywhere in the command line; each server's
+``process`` signature in :mod:`kvswitch.servers` says which names and flags are its.
 """
 
 from __future__ import annotations
@@ -17,20 +17,15 @@ from pathlib import Path
 
 import psutil
 
+from kvswitch import servers
 from kvswitch.core.models import ProfileKind
+from kvswitch.servers.process_match import process_kind
 
 #: Default ports of each server, used when the command line names none and no listening socket is seen.
-DEFAULT_PORTS: dict[ProfileKind, int] = {
-    ProfileKind.LLAMA_CPP: 8080,
-    ProfileKind.LM_STUDIO: 1234,
-    ProfileKind.OLLAMA: 11434,
-    ProfileKind.VLLM: 8000,
-    ProfileKind.SGLANG: 30000,
-}
+DEFAULT_PORTS: dict[ProfileKind, int] = servers.default_ports()
 
 LOOPBACK = "127.0.0.1"
 _WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]", "*"}
-_PYTHON_RE = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -92,8 +87,10 @@ def _describe(proc: psutil.Process, argv: tuple[str, ...]) -> ProcessInfo:
     with contextlib.suppress(psutil.Error, OSError):
         cwd = proc.cwd()
     listening = _listening(proc)
-    if not listening and server_kind(argv) == ProfileKind.LM_STUDIO:
-        # LM Studio serves from a helper process; its sockets count as the app's.
+    kind = server_kind(argv)
+    signature = servers.get(kind).process if kind is not None else None
+    if not listening and signature is not None and signature.listens_in_children:
+        # the server runs in a helper process; its sockets count as the app's
         with contextlib.suppress(psutil.Error, OSError):
             for child in proc.children(recursive=True):
                 listening.extend(_listening(child))
@@ -113,48 +110,9 @@ def _listening(proc: psutil.Process) -> list[tuple[str, int]]:
     return found
 
 
-def _program(argv: Sequence[str]) -> str:
-    name = re.split(r"[\\/]", argv[0])[-1] if argv else ""
-    return name.lower().removesuffix(".exe")
-
-
-def _python_module(argv: Sequence[str]) -> str | None:
-    """The module of ``python -m MODULE ...`` (``-m`` may follow interpreter flags)."""
-    if not _PYTHON_RE.fullmatch(_program(argv)):
-        return None
-    for index, arg in enumerate(argv[1:], start=1):
-        if arg == "-m" and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith("-m") and len(arg) > 2:
-            return arg[2:]
-        if not arg.startswith("-"):
-            return None  # a script path: not a module run
-    return None
-
-
 def server_kind(argv: Sequence[str]) -> ProfileKind | None:
     """Which server ``argv`` runs, or ``None`` for anything else."""
-    program = _program(argv)
-    args = list(argv[1:])
-    if program == "llama-server":
-        return ProfileKind.LLAMA_CPP
-    if program == "ollama":
-        return ProfileKind.OLLAMA if args[:1] == ["serve"] else None
-    if program == "vllm":
-        return ProfileKind.VLLM if args[:1] == ["serve"] else None
-    if program == "sglang":
-        return ProfileKind.SGLANG if args[:1] == ["serve"] else None
-    if program in ("lm studio", "lm-studio", "lmstudio", "llmster") or program.startswith("lm-studio"):
-        # Electron helpers (renderer, GPU) share the name; only the main process hosts the server.
-        return None if any(arg.startswith("--type=") for arg in args) else ProfileKind.LM_STUDIO
-    module = _python_module(argv)
-    if module is None:
-        return None
-    if module.startswith("vllm.entrypoints") or (module == "vllm" and "serve" in args):
-        return ProfileKind.VLLM
-    if module in ("sglang.launch_server", "sglang.srt.server") or module.startswith("sglang.launch"):
-        return ProfileKind.SGLANG
-    return None
+    return process_kind(argv)
 
 
 def option(argv: Sequence[str], *names: str) -> str | None:
@@ -179,7 +137,7 @@ def _int(value: str | None) -> int | None:
 
 
 def _host_port(value: str) -> tuple[str | None, int | None]:
-    """Split an ``OLLAMA_HOST``-style ``[scheme://]host[:port]``."""
+    """Split a ``[scheme://]host[:port]`` address given in an environment variable."""
     value = re.sub(r"^[a-z]+://", "", value.strip()).rstrip("/")
     if value.startswith("["):
         host, _, rest = value[1:].partition("]")
@@ -195,37 +153,31 @@ def classify(info: ProcessInfo) -> ServerProcess | None:
     kind = server_kind(info.argv)
     if kind is None:
         return None
+    sig = servers.get(kind).process
+    assert sig is not None  # only servers with a process signature are recognised
     parent_kind = server_kind(info.parent_argv) if info.parent_argv else None
-    if kind == ProfileKind.LLAMA_CPP and parent_kind == ProfileKind.OLLAMA:
-        return None  # Ollama's private runner: reached through Ollama, not directly
-    argv = info.argv
-    host = option(argv, "--host")
-    port = _int(option(argv, "--port"))
-    model = context = parallel = None
-    log_file = None
-    if kind == ProfileKind.LLAMA_CPP:
-        model = (option(argv, "-a", "--alias") or option(argv, "-m", "--model")
-                 or option(argv, "-hf", "--hf-repo"))
-        context = _int(option(argv, "-c", "--ctx-size"))
-        parallel = _int(option(argv, "-np", "--parallel"))
-        log_file = option(argv, "--log-file") or info.environ.get("LLAMA_LOG_FILE")
-    elif kind == ProfileKind.OLLAMA:
-        env_host, env_port = _host_port(info.environ.get("OLLAMA_HOST", ""))
-        host, port = env_host, env_port
-        context = _int(info.environ.get("OLLAMA_CONTEXT_LENGTH"))
-        parallel = _int(info.environ.get("OLLAMA_NUM_PARALLEL"))
-    elif kind == ProfileKind.VLLM:
-        served = option(argv, "--served-model-name")
-        positional = None
-        if _program(argv) == "vllm" and len(argv) > 2 and not argv[2].startswith("-"):
-            positional = argv[2]
-        model = served or option(argv, "--model") or positional
-        context = _int(option(argv, "--max-model-len"))
-        parallel = _int(option(argv, "--max-num-seqs"))
-    elif kind == ProfileKind.SGLANG:
-        model = option(argv, "--served-model-name") or option(argv, "--model-path", "--model")
-        context = _int(option(argv, "--context-length"))
-        parallel = _int(option(argv, "--max-running-requests"))
+    if parent_kind is not None and parent_kind in sig.private_under:
+        return None  # another server's private runner: reached through that server, not directly
+    argv, environ = info.argv, info.environ
+    host = option(argv, *sig.host_flags) if sig.host_flags else None
+    port = _int(option(argv, *sig.port_flags)) if sig.port_flags else None
+    if sig.address_env is not None:
+        host, port = _host_port(environ.get(sig.address_env, ""))
+    model = None
+    for group in sig.model_flags:
+        model = model or option(argv, *group)
+    if (model is None and sig.positional_model and sig.subcommand is not None
+            and argv[1:2] == (sig.subcommand,) and len(argv) > 2 and not argv[2].startswith("-")):
+        model = argv[2]  # ``PROGRAM serve MODEL``
+    context = _int(option(argv, *sig.context_flags)) if sig.context_flags else None
+    parallel = _int(option(argv, *sig.parallel_flags)) if sig.parallel_flags else None
+    if sig.context_env is not None:
+        context = _int(environ.get(sig.context_env))
+    if sig.parallel_env is not None:
+        parallel = _int(environ.get(sig.parallel_env))
+    log_file = option(argv, *sig.log_file_flags) if sig.log_file_flags else None
+    if log_file is None and sig.log_file_env is not None:
+        log_file = environ.get(sig.log_file_env)
     if log_file and info.cwd and not os.path.isabs(log_file):
         log_file = str(Path(info.cwd) / log_file)
     if port is None:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch import servers as known_servers
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.paths import AppPaths, home_dir
 from kvswitch.core.settings import load_settings, save_settings
@@ -209,8 +210,9 @@ class FirstRunDialog(QDialog):
                                                 "cache-safe settings and their log already set.", "",
                                                 len(servers)))
         else:
-            self.servers_status.setText(self.tr("No local server is running. Start llama-server, LM Studio, "
-                                                "Ollama, vLLM or SGLang and press “Detect servers”."))
+            names = ", ".join(server.short_label for server in known_servers.local())
+            self.servers_status.setText(self.tr("No local server is running. Start one (%1) and press "
+                                                "“Detect servers”.").replace("%1", names))
         self._on_server_list_item_changed()
 
     def checked_servers(self) -> list[DetectedServer]:

@@ -174,7 +174,7 @@ class MainWindow(QMainWindow):
 
     def _fill_new_menu(self) -> None:
         from kvswitch.core.models import ProfileKind  # noqa: PLC0415
-        from kvswitch.core.presets import PRESETS  # noqa: PLC0415
+        from kvswitch.servers import PRESETS  # noqa: PLC0415
 
         for kind in ProfileKind:
             label = PRESETS[kind].label if kind in PRESETS else kind.value

@@ -193,7 +193,7 @@ class ProfileEditor(QWidget):
 
     def apply_preset(self, kind: ProfileKind | str) -> None:
         """Fill URL, env and log source from the kind's preset; keeps name, key and model."""
-        from kvswitch.core.presets import preset  # noqa: PLC0415
+        from kvswitch.servers import preset  # noqa: PLC0415
 
         chosen = preset(kind)
         self._loading = True
@@ -335,7 +335,7 @@ class ProfileEditor(QWidget):
         label.show()
 
     def _kind_label(self, kind: ProfileKind) -> str:
-        from kvswitch.core.presets import PRESETS  # noqa: PLC0415
+        from kvswitch.servers import PRESETS  # noqa: PLC0415
 
         found = PRESETS.get(kind)
         return found.label if found is not None else kind.value

@@ -15,8 +15,8 @@ SAMPLE_TIMING_LINE = ("0.00.391.783 I slot print_timing: id  0 | task 9 | prompt
 
 def run_smoke_test(app: Any, paths: Any) -> int:
     from kvswitch.core.models import Profile, ProfileKind  # noqa: PLC0415
-    from kvswitch.core.presets import preset  # noqa: PLC0415
     from kvswitch.logs import classify_line  # noqa: PLC0415
+    from kvswitch.servers import preset  # noqa: PLC0415
     from kvswitch.ui.shell import AppShell  # noqa: PLC0415
     from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
 

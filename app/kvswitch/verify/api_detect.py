@@ -2,7 +2,7 @@
 
 Users paste base URLs with and without ``/v1`` (Claude Code wants the root, Codex and OpenAI clients
 the ``/v1`` form), so everything is resolved from the root. Detection only uses cheap GETs that every
-server answers quickly (``/props``, ``/api/version``, ``/v1/models``, ``/metrics``); the API is then
+server answers quickly (each server's identifying route, ``/v1/models``, ``/metrics``); the API is then
 confirmed by the probe itself: a 404/405 on the first request moves on to the next candidate.
 """
 
@@ -13,31 +13,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch import servers
+from kvswitch.core.models import Profile
+from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API
+from kvswitch.servers.llama_cpp import COMPLETION_API
+from kvswitch.servers.ollama import CHAT_API
 from kvswitch.verify.probe import Guard, get_json_or_text
 
-ANTHROPIC = "anthropic"
+ANTHROPIC = MESSAGES_API
 OPENAI_CHAT = "openai-chat"
 OPENAI_RESPONSES = "openai-responses"
-LLAMACPP_COMPLETION = "llamacpp-completion"
-OLLAMA = "ollama"
-APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, LLAMACPP_COMPLETION, OLLAMA)
+_SERVER_ROUTES = servers.routes()
+LLAMACPP_COMPLETION = COMPLETION_API
+OLLAMA = CHAT_API
+APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, *_SERVER_ROUTES)
 
 ENDPOINTS = {
     ANTHROPIC: "/v1/messages",
     OPENAI_CHAT: "/v1/chat/completions",
     OPENAI_RESPONSES: "/v1/responses",
-    LLAMACPP_COMPLETION: "/completion",
-    OLLAMA: "/api/chat",
-}
-
-_KIND_SERVER = {
-    ProfileKind.LLAMA_CPP: "llama.cpp",
-    ProfileKind.OLLAMA: "ollama",
-    ProfileKind.VLLM: "vllm",
-    ProfileKind.SGLANG: "sglang",
-    ProfileKind.LM_STUDIO: "lm-studio",
-    ProfileKind.ANTHROPIC: "anthropic",
+    **_SERVER_ROUTES,
 }
 
 
@@ -58,15 +53,13 @@ def api_root(base_url: str) -> str:
 
 
 def auth_headers(profile: Profile, api: str) -> dict[str, str]:
-    """The headers the agent itself would send; Anthropic proper wants ``x-api-key``."""
+    """The headers the agent itself would send (the key the way the profile's server wants it)."""
     headers: dict[str, str] = {}
     if api == ANTHROPIC:
-        headers["anthropic-version"] = "2023-06-01"
+        headers[API_VERSION_HEADER[0]] = API_VERSION_HEADER[1]
     if profile.key:
-        if profile.kind == ProfileKind.ANTHROPIC:
-            headers["x-api-key"] = profile.key
-        else:
-            headers["authorization"] = f"Bearer {profile.key}"
+        name, prefix = servers.get(profile.kind).key_header
+        headers[name] = prefix + profile.key
     return headers
 
 
@@ -78,41 +71,41 @@ def _json(raw: bytes) -> Any:
 
 
 def detect_server(guard: Guard, profile: Profile) -> ServerInfo:
-    """Identify the server with a few short GETs; never fails (an unknown server is still probed)."""
-    info = ServerInfo(server=_KIND_SERVER.get(profile.kind, "unknown"))
-    if profile.kind == ProfileKind.ANTHROPIC:
+    """Identify the server with a few short GETs; never fails (an unknown server is still probed).
+
+    The server is named by :func:`kvswitch.servers.identify` (the same routine port detection uses);
+    when no route answers in a known shape, the profile's kind (or ``owned_by`` in ``/v1/models``) says.
+    """
+    declared = servers.get(profile.kind)
+    info = ServerInfo(server=declared.name if declared.specific else "unknown")
+    if declared.vendor_api:
         return info
     root = api_root(profile.base_url)
     headers = auth_headers(profile, OPENAI_CHAT)
-    props = get_json_or_text(guard, root + "/props", headers)
-    if props and props[0] == 200:
-        data = _json(props[2])
-        if isinstance(data, Mapping) and ("default_generation_settings" in data or "build_info" in data):
-            info.server = "llama.cpp"
-    if info.server in ("unknown", "ollama"):
-        version = get_json_or_text(guard, root + "/api/version", headers)
-        data = _json(version[2]) if version and version[0] == 200 else None
-        if isinstance(data, Mapping) and "version" in data:
-            info.server = "ollama"
-            info.notes.append(f"Ollama {data['version']}")
-    models = get_json_or_text(guard, root + "/v1/models", headers)
-    data = _json(models[2]) if models and models[0] == 200 else None
-    if isinstance(data, Mapping) and isinstance(data.get("data"), list):
+    answers: dict[str, tuple[int, Any, bytes]] = {}
+
+    def get(path: str) -> tuple[int, Any]:
+        if path not in answers:
+            got = get_json_or_text(guard, root + path, headers)
+            answers[path] = (got[0], _json(got[2]), got[2]) if got else (0, None, b"")
+        return answers[path][:2]
+
+    found = servers.identify(get)
+    if found is not None:
+        info.server = found.server.name
+        if found.facts.version:
+            info.notes.append(f"{found.server.short_label} {found.facts.version}")
+    status, data = get("/v1/models")
+    if status == 200 and isinstance(data, Mapping) and isinstance(data.get("data"), list):
         for item in data["data"]:
             if isinstance(item, Mapping) and isinstance(item.get("id"), str):
                 info.models.append(item["id"])
-                owner = str(item.get("owned_by", "")).lower()
-                if info.server == "unknown" and owner in ("vllm", "sglang", "llamacpp"):
-                    info.server = {"llamacpp": "llama.cpp"}.get(owner, owner)
-    metrics = get_json_or_text(guard, root + "/metrics", headers)
-    if (
-        metrics
-        and metrics[0] == 200
-        and any(
-            marker in metrics[2]
-            for marker in (b"llamacpp:prompt_tokens_cached", b"vllm:prefix_cache", b"sglang:")
-        )
-    ):
+                owner = servers.by_owner(str(item.get("owned_by", "")).lower())
+                if info.server == "unknown" and owner is not None:
+                    info.server = owner.name
+    get("/metrics")
+    status, _, body = answers["/metrics"]
+    if status == 200 and any(marker.encode() in body for marker in servers.metrics_markers()):
         info.metrics_url = root + "/metrics"
     return info
 
@@ -121,23 +114,20 @@ def candidate_apis(profile: Profile, server: ServerInfo, forced: str | None = No
     """APIs to try, best first: the one the profile's agent speaks, then the richest one for the server."""
     if forced:
         return [forced]
-    if profile.kind == ProfileKind.ANTHROPIC or server.server == "anthropic":
-        return [ANTHROPIC]
+    known = servers.find(server.server)
+    only = servers.get(profile.kind).only_apis or (known.only_apis if known else ())
+    if only:
+        return list(only)
     wants_claude = any(t.startswith("claude") for t in profile.targets)
     wants_codex = "codex" in profile.targets
-    order: list[str] = []
-    if server.server == "ollama":
-        order.append(OLLAMA)
-    if server.server == "llama.cpp":
-        # its chat stream ends with timings.cache_n reliably; its Anthropic stream can drop message_start
-        order.append(OPENAI_CHAT)
+    order: list[str] = list(known.preferred_apis) if known else []
     if wants_claude:
         order.append(ANTHROPIC)
     if wants_codex:
         order.append(OPENAI_RESPONSES)
     order += [OPENAI_CHAT, ANTHROPIC, OPENAI_RESPONSES]
-    if server.server == "llama.cpp":
-        order.append(LLAMACPP_COMPLETION)
+    if known:
+        order += known.fallback_apis
     return list(dict.fromkeys(order))
 
 

@@ -1,9 +1,8 @@
 """Every cache number a server gives, read from its answers, its ``/metrics`` and its errors.
 
-Servers disagree on where they report prompt-cache reuse (llama.cpp ``timings``, OpenAI
-``prompt_tokens_details``, Anthropic ``cache_read_input_tokens``, Ollama ``prompt_eval_*``, Prometheus
-counters), and some omit a field when it is zero. Each source becomes a ``Reading`` that keeps its
-name, so the verdict can say exactly which number decided it.
+Servers disagree on where they report prompt-cache reuse, and some omit a field when it is zero;
+each server module in :mod:`kvswitch.servers` declares its fields, readers and counters. Each source
+becomes a ``Reading`` that keeps its name, so the verdict can say exactly which number decided it.
 """
 
 from __future__ import annotations
@@ -11,118 +10,41 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from kvswitch import servers
+from kvswitch.servers.base import Reading, as_int
+
 #: most trusted first: a per-request number from the server beats a shared counter or a log line
-SOURCE_PRIORITY = (
-    "timings.cache_n",
-    "usage.prompt_tokens_details.cached_tokens",
-    "usage.cache_read_input_tokens",
-    "usage.input_tokens_details.cached_tokens",
-    "prompt_eval_cached_count",
-    "metrics llamacpp:prompt_tokens_cached_total",
-    "metrics vllm:prefix_cache_hits",
-    "log",
-    "prompt_eval_count drop",
-)
+SOURCE_PRIORITY: tuple[str, ...] = servers.source_priority()
 
-CACHE_METRICS = {
-    # counter of cached tokens -> counter of tokens processed (to get the prompt size)
-    "llamacpp:prompt_tokens_cached_total": "llamacpp:prompt_tokens_total",
-    "vllm:prefix_cache_hits_total": "vllm:prefix_cache_queries_total",
-    "vllm:prefix_cache_hits": "vllm:prefix_cache_queries",
-    "vllm:gpu_prefix_cache_hits_total": "vllm:gpu_prefix_cache_queries_total",
-}
+#: counter of cached tokens -> counter of tokens processed (to get the prompt size)
+CACHE_METRICS: dict[str, str] = {counter.cached: counter.total for counter in servers.cache_counters()}
 
+_int = as_int
 
-@dataclass(frozen=True)
-class Reading:
-    """One source's view of one request: ``cached`` tokens reused out of ``prompt`` tokens in total."""
-
-    source: str
-    cached: int | None
-    prompt: int | None
-
-    def describe(self) -> str:
-        if self.cached is None:
-            return f"{self.source}: prompt {self.prompt} tokens, no cache count"
-        if self.prompt:
-            return f"{self.source} = {self.cached} of {self.prompt} prompt tokens"
-        return f"{self.source} = {self.cached}"
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+__all__ = ["CACHE_METRICS", "SOURCE_PRIORITY", "Reading", "best_reading", "context_limit", "error_message",
+           "merge_stream_readings", "metrics_reading", "order_readings", "parse_metrics",
+           "readings_from_payload"]
 
 
 def readings_from_payload(payload: Mapping[str, Any]) -> list[Reading]:
     """Cache numbers in one JSON object (a full answer or one stream event), whatever the API."""
-    found: list[Reading] = []
     obj: Mapping[str, Any] = payload
-    # Anthropic stream: message_start carries {"message": {"usage": ...}}; Responses: {"response": {...}}
+    # Messages stream: message_start carries {"message": {"usage": ...}}; Responses: {"response": {...}}
     for wrapper in ("message", "response"):
         inner = payload.get(wrapper)
         if isinstance(inner, Mapping) and ("usage" in inner or "timings" in inner):
             obj = inner
-    timings = obj.get("timings")
-    if isinstance(timings, Mapping):
-        cache_n, prompt_n = _int(timings.get("cache_n")), _int(timings.get("prompt_n"))
-        if cache_n is not None:
-            found.append(Reading("timings.cache_n", cache_n, cache_n + (prompt_n or 0)))
-    usage = obj.get("usage")
-    if isinstance(usage, Mapping):
-        found.extend(_usage_readings(usage))
-    if "prompt_eval_count" in obj or "prompt_eval_cached_count" in obj:
-        evaluated = _int(obj.get("prompt_eval_count"))
-        cached = _int(obj.get("prompt_eval_cached_count"))
-        if cached is not None:
-            found.append(Reading("prompt_eval_cached_count", cached, evaluated))
-        else:
-            found.append(Reading("prompt_eval_count", None, evaluated))
-    return found
-
-
-def _usage_readings(usage: Mapping[str, Any]) -> list[Reading]:
     found: list[Reading] = []
-    details = usage.get("prompt_tokens_details")
-    if "prompt_tokens" in usage:
-        prompt = _int(usage.get("prompt_tokens"))
-        cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else None
-        name = "usage.prompt_tokens_details.cached_tokens" if cached is not None else "usage.prompt_tokens"
-        found.append(Reading(name, cached, prompt))
-    if "input_tokens" in usage or "cache_read_input_tokens" in usage:
-        input_details = usage.get("input_tokens_details")
-        if (
-            isinstance(input_details, Mapping)
-            or "total_tokens" in usage
-            and "cache_read_input_tokens" not in usage
-        ):
-            # Responses API: input_tokens already includes the cached ones
-            cached = _int(input_details.get("cached_tokens")) if isinstance(input_details, Mapping) else None
-            name = "usage.input_tokens_details.cached_tokens" if cached is not None else "usage.input_tokens"
-            found.append(Reading(name, cached, _int(usage.get("input_tokens"))))
-        else:
-            # Anthropic: input_tokens are the uncached ones; the prompt is their sum
-            new = _int(usage.get("input_tokens")) or 0
-            read = _int(usage.get("cache_read_input_tokens"))
-            created = _int(usage.get("cache_creation_input_tokens")) or 0
-            if read is not None:
-                found.append(Reading("usage.cache_read_input_tokens", read, new + read + created))
-            elif "input_tokens" in usage:
-                found.append(Reading("usage.input_tokens", None, new + created))
+    for reader in servers.answer_readers():
+        found.extend(reader(obj))
     return found
 
 
 def merge_stream_readings(events: Iterable[Mapping[str, Any]]) -> list[Reading]:
     """Fold the readings of a whole stream: the last value per source wins, except that a zero
-    ``usage.cache_read_input_tokens`` in a later Anthropic ``message_delta`` never hides the start's."""
+    ``usage.cache_read_input_tokens`` in a later Messages ``message_delta`` never hides the start's."""
     latest: dict[str, Reading] = {}
     for event in events:
         for reading in readings_from_payload(event):
@@ -173,13 +95,12 @@ def parse_metrics(text: str) -> dict[str, float]:
 
 def metrics_reading(before: Mapping[str, float], after: Mapping[str, float]) -> Reading | None:
     """The cached-token delta between two scrapes, when the server exposes a cache counter."""
-    for cached_name, total_name in CACHE_METRICS.items():
-        if cached_name in before and cached_name in after:
-            cached = int(after[cached_name] - before[cached_name])
-            total_delta = int(after.get(total_name, 0.0) - before.get(total_name, 0.0))
-            label = cached_name.removesuffix("_total")
-            # llama.cpp's prompt_tokens_total excludes cached tokens; vLLM's queries count every one
-            prompt = cached + total_delta if cached_name.startswith("llamacpp:") else total_delta
+    for counter in servers.cache_counters():
+        if counter.cached in before and counter.cached in after:
+            cached = int(after[counter.cached] - before[counter.cached])
+            total_delta = int(after.get(counter.total, 0.0) - before.get(counter.total, 0.0))
+            label = counter.cached.removesuffix("_total")
+            prompt = cached + total_delta if counter.total_excludes_cached else total_delta
             return Reading(f"metrics {label}", cached, prompt or None)
     return None
 
@@ -208,7 +129,7 @@ def error_message(status: int, body: bytes, content_type: str | None) -> str:
 
 
 def context_limit(body: bytes) -> tuple[int, int] | None:
-    """``(prompt tokens, context size)`` from a llama.cpp 'exceeds the available context size' error."""
+    """``(prompt tokens, context size)`` from an 'exceeds the available context size' error body."""
     try:
         data = json.loads(body)
     except ValueError:

@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch import servers
+from kvswitch.core.models import Profile
+from kvswitch.servers.base import Advice
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
 from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
@@ -46,10 +48,10 @@ def run_verify(
         progress: called as ``progress(step_text, fraction)`` from this thread.
         log_events: returns the log engine's cache events seen so far (the GUI's live panel); without
             it the profile's log file, if any, is read directly.
-        api: force one API (``anthropic``, ``openai-chat``, ``openai-responses``,
-            ``llamacpp-completion``, ``ollama``) instead of detecting it.
+        api: force one API (one of ``api_detect.APIS``) instead of detecting it.
         claude_replay: also replay Claude Code-shaped requests with and without the billing header;
-            ``None`` does it for Claude profiles on a local (or loopback) server, never on Anthropic.
+            ``None`` does it for Claude profiles on a local (or loopback) server, never on a vendor's
+            own billed API.
     """
     report = progress or (lambda _text, _fraction: None)
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
@@ -122,9 +124,14 @@ def _wants_replay(flag: bool | None, target: Target) -> bool:
     return (
         uses_claude
         and local
-        and profile.kind != ProfileKind.ANTHROPIC
-        and target.server.server != "anthropic"
+        and not servers.get(profile.kind).vendor_api
+        and not _is_vendor_api(target.server.server)
     )
+
+
+def _is_vendor_api(name: str) -> bool:
+    known = servers.find(name)
+    return known is not None and known.vendor_api
 
 
 def display_url(url: str) -> str:
@@ -192,11 +199,10 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
     for reading in order_readings(cold.readings):
         evidence.append(f"cold request: {reading.describe()}")
     if best is None:
-        best = _ollama_drop(cold.readings, warm.readings)
-        if best is not None:
-            evidence.insert(
-                0, f"warm request: {best.describe()} (decided; older Ollama counts only new tokens)"
-            )
+        inferred = servers.infer_reuse(cold.readings, warm.readings)
+        if inferred is not None:
+            best, why = inferred
+            evidence.insert(0, f"warm request: {best.describe()} (decided; {why})")
     ttft_cold, ttft_warm = cold.result.ttft_ms, warm.result.ttft_ms
     speedup = ttft_cold / ttft_warm if ttft_cold and ttft_warm else None
     if ttft_cold is not None and ttft_warm is not None:
@@ -263,14 +269,6 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
     )
 
 
-def _ollama_drop(cold: list[Reading], warm: list[Reading]) -> Reading | None:
-    before = next((r.prompt for r in cold if r.source == "prompt_eval_count" and r.prompt), None)
-    after = next((r.prompt for r in warm if r.source == "prompt_eval_count" and r.prompt is not None), None)
-    if before and after is not None and after < before * 0.5:
-        return Reading("prompt_eval_count drop", before - after, before)
-    return None
-
-
 def _disagreement(readings: list[Reading], best: Reading) -> str | None:
     others = [r for r in readings if r is not best and r.cached is not None and r.prompt]
     best_verdict = verdict_for(best.cached or 0, best.prompt or 0) if best.prompt else None
@@ -283,40 +281,27 @@ def _disagreement(readings: list[Reading], best: Reading) -> str | None:
     return None
 
 
+def _advice(target: Target) -> Advice:
+    """The detected server's own advice (an unknown server gets the generic texts)."""
+    known = servers.find(target.server.server)
+    return known.advice if known is not None else Advice()
+
+
 def _miss_hint(target: Target) -> str:
-    server = target.server.server
-    if server == "llama.cpp":
-        return (
-            "llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
-            "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
-            "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."
-        )
-    if server == "vllm":
-        return (
-            "vLLM did not reuse the prefix: check that prefix caching is on (no --no-enable-prefix-caching)."
-        )
-    if server == "ollama":
-        return (
-            "Ollama re-processed the prompt: the model may have been reloaded (keep_alive) or num_ctx changed"
-        )
-    return "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled."
+    return _advice(target).miss or (
+        "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.")
 
 
 def _partial_hint(target: Target) -> str:
-    if target.server.server == "vllm":
-        return "vLLM reuses whole blocks only; a low share means the cache was evicted or blocks are large."
-    return (
+    return _advice(target).partial or (
         "part of the identical prefix was re-processed: the cache may have been trimmed (context shift, "
         "--cache-reuse chunks) or evicted by another request in between."
     )
 
 
 def _unknown_hint(target: Target) -> str:
-    if target.server.server == "vllm":
-        return "start vLLM with --enable-prompt-tokens-details, or expose /metrics, to get cache numbers."
-    if target.server.server == "sglang":
-        return "start SGLang with --enable-cache-report to get cached_tokens in usage."
-    return "attach the server's log to the profile so the log engine can count reused tokens."
+    return _advice(target).unknown or (
+        "attach the server's log to the profile so the log engine can count reused tokens.")
 
 
 def _error_hint(exc: ProbeError, profile: Profile) -> str | None:

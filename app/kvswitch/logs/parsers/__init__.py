@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kvswitch import servers
 from kvswitch.logs.parsers import llama_cpp, lmcache, lmstudio, ollama, sglang, vllm
 from kvswitch.logs.parsers.base import Fact, Parsed, What
 
@@ -22,27 +23,21 @@ _MODULES = {
     "ollama": ollama,
 }
 
-#: profile kind -> the parsers its logs need (LM Studio and Ollama embed llama.cpp; vLLM may run LMCache)
+#: profile kind -> the formats its logs carry, as each server module in ``kvswitch.servers`` declares
+#: them (LM Studio and Ollama embed llama.cpp; vLLM may run LMCache); aliases name the same family
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "llama.cpp": ("llama.cpp",),
-    "lm-studio": ("lm-studio", "llama.cpp"),
-    "vllm": ("vllm", "lmcache"),
-    "lmcache": ("vllm", "lmcache"),
-    "sglang": ("sglang",),
-    "ollama": ("ollama", "llama.cpp"),
+    name: server.log_formats
+    for server in servers.all() if server.log_formats
+    for name in (server.name, *server.aliases)
 }
-ALIASES = {
-    "llama-cpp": "llama.cpp", "llamacpp": "llama.cpp", "lmstudio": "lm-studio", "lm_studio": "lm-studio",
-}
-KINDS = tuple(FAMILIES)
+#: the kinds ``--kind`` accepts: one per format (each names its family)
+KINDS = tuple(_MODULES)
 
 
 def family(kind_hint: str | None) -> tuple[str, ...]:
     """Parser names for a profile kind; unknown or missing kinds (``custom``, ``auto``) get all of them."""
-    if kind_hint:
-        name = ALIASES.get(kind_hint.lower(), kind_hint.lower())
-        if name in FAMILIES:
-            return FAMILIES[name]
+    if kind_hint and kind_hint.lower() in FAMILIES:
+        return FAMILIES[kind_hint.lower()]
     return ("lm-studio", "vllm", "lmcache", "sglang", "ollama", "llama.cpp")
 
 

@@ -189,8 +189,8 @@
     </message>
     <message>
         <location filename="../first_run.py" line="212"/>
-        <source>No local server is running. Start llama-server, LM Studio, Ollama, vLLM or SGLang and press “Detect servers”.</source>
-        <translation>没有正在运行的本地服务器。请启动 llama-server、LM Studio、Ollama、vLLM 或 SGLang，然后点击“检测服务器”。</translation>
+        <source>No local server is running. Start one (%1) and press “Detect servers”.</source>
+        <translation>没有正在运行的本地服务器。请启动一个（%1），然后点击“检测服务器”。</translation>
     </message>
     <message>
         <location filename="../first_run.py" line="256"/>

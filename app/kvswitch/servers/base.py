@@ -1,0 +1,257 @@
+"""What KV Switch knows about one server kind, as data every other package looks up.
+
+Each server module builds one :class:`Server`; presets, process scanning, port identification, cache
+evidence, log-format selection and advice all read it instead of switching on the kind, so adding a
+server is one module (plus its tests and fixtures), not edits across the package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvswitch.core.models import LogSource, ProfileKind
+from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
+
+#: ``GET path`` → ``(status, parsed JSON or None)``; status 0 when the request failed.
+Get = Callable[[str], tuple[int, Any]]
+
+#: Where a server logs on this machine, from the environment (HOME, LOCALAPPDATA) alone.
+LogLocation = Callable[[Mapping[str, str] | None], LogSource | None]
+#: Where it logs, looking at the disk too (existing log dirs, systemd units in ``unit_dirs``).
+LogDiscovery = Callable[[Mapping[str, str] | None, Sequence[Path]], LogSource | None]
+
+
+@dataclass(frozen=True)
+class PortFacts:
+    """What a server said about itself on its port."""
+
+    version: str | None = None
+    models: tuple[str, ...] = ()
+    context: int | None = None
+    parallel: int | None = None
+    loading: bool = False
+
+
+@dataclass(frozen=True)
+class PortSignature:
+    """How a port answer is recognised: ``route`` answers in a shape only this server uses.
+
+    ``shape(status, payload)`` decides; ``facts(get, payload)`` may ask further routes for models and
+    limits. ``fallback(get, status)`` recognises a server that is up but not ready (still loading).
+    """
+
+    route: str
+    shape: Callable[[int, Any], bool]
+    facts: Callable[[Get, Any], PortFacts]
+    fallback: Callable[[Get, int], PortFacts | None] | None = None
+
+
+@dataclass(frozen=True)
+class ProcessSignature:
+    """How a running process is recognised from its command line, and which flags tell what.
+
+    Recognition is by ``argv[0]``'s name or the module of ``python -m``, never by a substring
+    anywhere in the command line. Flag groups are tried in order; within a group the last wins.
+    """
+
+    programs: tuple[str, ...] = ()
+    program_prefixes: tuple[str, ...] = ()
+    #: when set, ``argv[1]`` must be this (``ollama serve``, ``vllm serve``)
+    subcommand: str | None = None
+    #: argv prefixes that mark a helper process that does not host the server (Electron ``--type=``)
+    helper_arg_prefixes: tuple[str, ...] = ()
+    python_modules: tuple[str, ...] = ()
+    python_module_prefixes: tuple[str, ...] = ()
+    #: ``python -m MODULE ... serve`` (the module's own CLI with a ``serve`` subcommand)
+    python_serve_modules: tuple[str, ...] = ()
+    host_flags: tuple[str, ...] = ("--host",)
+    port_flags: tuple[str, ...] = ("--port",)
+    model_flags: tuple[tuple[str, ...], ...] = ()
+    #: ``PROGRAM serve MODEL``: the positional after the subcommand names the model
+    positional_model: bool = False
+    context_flags: tuple[str, ...] = ()
+    parallel_flags: tuple[str, ...] = ()
+    log_file_flags: tuple[str, ...] = ()
+    log_file_env: str | None = None
+    #: ``[scheme://]host[:port]`` in this env variable replaces the host/port flags
+    address_env: str | None = None
+    context_env: str | None = None
+    parallel_env: str | None = None
+    #: the server listens from a child process, whose sockets count as the app's
+    listens_in_children: bool = False
+    #: started by one of these kinds as a private runner: reached through the parent, not directly
+    private_under: tuple[ProfileKind, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One source's view of one request: ``cached`` tokens reused out of ``prompt`` tokens in total."""
+
+    source: str
+    cached: int | None
+    prompt: int | None
+
+    def describe(self) -> str:
+        if self.cached is None:
+            return f"{self.source}: prompt {self.prompt} tokens, no cache count"
+        if self.prompt:
+            return f"{self.source} = {self.cached} of {self.prompt} prompt tokens"
+        return f"{self.source} = {self.cached}"
+
+
+#: ``(cold readings, warm readings)`` → the inferred reading and why it is trusted, or ``None``.
+ReuseInference = Callable[[list["Reading"], list["Reading"]], "tuple[Reading, str] | None"]
+
+#: Reads the cache numbers of one answer object (a full answer or one stream event).
+AnswerReader = Callable[[Mapping[str, Any]], list[Reading]]
+
+
+@dataclass(frozen=True)
+class CacheSource:
+    """A named place a cache number comes from; lower ``trust`` ranks first when sources disagree."""
+
+    name: str
+    trust: int
+
+
+@dataclass(frozen=True)
+class CacheCounter:
+    """A Prometheus counter of cached prompt tokens and the counter that gives the prompt size.
+
+    ``trust`` 95 ranks it after every other source (where the verdict has always put these counters).
+    ``total_excludes_cached``: the total counts only freshly processed tokens, so the prompt is
+    cached + total (otherwise the total already includes the cached ones).
+    """
+
+    cached: str
+    total: str
+    trust: int
+    total_excludes_cached: bool = False
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The server's ``/metrics``: substrings that show cache counters are there, and the counters."""
+
+    markers: tuple[str, ...] = ()
+    counters: tuple[CacheCounter, ...] = ()
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What to tell the user when this server's cache missed, reused only part, or gave no number."""
+
+    miss: str | None = None
+    partial: str | None = None
+    unknown: str | None = None
+
+
+@dataclass(frozen=True)
+class Server:
+    """Everything KV Switch knows about one server kind.
+
+    Args:
+        kind: the profile kind this server is.
+        label: its product name, as shown to the user.
+        short_label: the name in detected-profile names (``llama.cpp :8080``).
+        base_url / port: the preset URL and the port it listens on by default (``None``: remote).
+        description: one line for the profile editor.
+        local: runs on the user's machine and keeps a KV cache (gets the cache-safe env).
+        needs_key: the preset asks for an API key.
+        aliases: other spellings of the kind (log hints, CLI flags).
+        log: where it usually logs; ``discover_log`` also looks at the disk.
+        log_formats: ids of the log formats it prints, as ``kvswitch.logs.parsers`` names them.
+        process / port_answer: how a running instance is recognised.
+        owned_by: the ``owned_by`` its ``/v1/models`` entries carry (a weak hint when nothing else said).
+        routes: API routes only it serves (``api id -> path``), besides the common ones.
+        preferred_apis / fallback_apis: APIs to try before / after the client's own.
+        only_apis: the only APIs it speaks (nothing else is tried).
+        specific: a profile of this kind names this server (a gateway or custom one could be anything).
+        vendor_api: the vendor's own hosted API: it serves no discovery route, and every request is
+            billed, so it is neither asked the discovery GETs nor sent the Claude Code replay.
+        key_header: how an API key is sent: header name and value prefix.
+        answer_sources / answer_reader: where its answers carry cache numbers and how to read them.
+        metrics: its ``/metrics`` cache counters.
+        advice: what to do when its cache misses.
+        infer_reuse: when no answer counts cached tokens, infer the reuse from the cold and warm
+            readings (returns the reading and a note saying why it is trusted).
+    """
+
+    kind: ProfileKind
+    label: str
+    short_label: str
+    base_url: str
+    port: int | None = None
+    description: str = ""
+    local: bool = False
+    needs_key: bool = False
+    aliases: tuple[str, ...] = ()
+    log: LogLocation | None = None
+    discover_log: LogDiscovery | None = None
+    log_formats: tuple[str, ...] = ()
+    process: ProcessSignature | None = None
+    port_answer: PortSignature | None = None
+    owned_by: tuple[str, ...] = ()
+    routes: tuple[tuple[str, str], ...] = ()
+    preferred_apis: tuple[str, ...] = ()
+    only_apis: tuple[str, ...] = ()
+    fallback_apis: tuple[str, ...] = ()
+    answer_sources: tuple[CacheSource, ...] = ()
+    answer_reader: AnswerReader | None = None
+    specific: bool = True
+    vendor_api: bool = False
+    key_header: tuple[str, str] = ("authorization", "Bearer ")
+    metrics: Metrics = field(default_factory=Metrics)
+    advice: Advice = field(default_factory=Advice)
+    infer_reuse: ReuseInference | None = None
+    #: the server's name in verify results and log events (the kind's value)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.kind.value)
+
+    def preset(self, env: Mapping[str, str] | None = None) -> Preset:
+        """The profile defaults; log locations are resolved against ``env``'s HOME."""
+        return Preset(
+            self.kind,
+            self.label,
+            self.base_url,
+            dict(CACHE_SAFE_ENV) if self.local else {},
+            self.log(env) if self.log else None,
+            self.needs_key,
+            self.description,
+        )
+
+    def find_log(self, env: Mapping[str, str] | None, unit_dirs: Sequence[Path]) -> LogSource | None:
+        """Where this server logs, judged from the disk when it can be (else the preset's location)."""
+        if self.discover_log is not None:
+            return self.discover_log(env, unit_dirs)
+        return self.log(env) if self.log is not None else None
+
+
+def as_int(value: Any) -> int | None:
+    """A JSON integer (``True`` and non-integral floats are not)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def positive_int(value: Any) -> int | None:
+    """A JSON integer above zero (servers report 0 or -1 for 'not set')."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def model_ids(payload: Any) -> tuple[str, ...]:
+    """The ids of an OpenAI ``/v1/models`` answer."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        return ()
+    return tuple(str(item["id"]) for item in data if isinstance(item, dict) and item.get("id"))

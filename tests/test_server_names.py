@@ -1,0 +1,64 @@
+"""Server knowledge lives in ``kvswitch.servers``: a bound on the modules elsewhere that name a server.
+
+Counting rule: a module *names a server* when its text (code, comments and docstrings alike) matches
+``SERVER_NAMES`` case-insensitively, after removing the Claude Code client's own vocabulary
+(``ANTHROPIC_*`` environment variables, the ``@anthropic-ai/`` npm scope, the
+``x-anthropic-billing-header`` block), which describes the client, not a server. Not counted:
+``kvswitch/servers/`` itself, and the modules that implement a log format (``logs/parsers/*``, and
+``logs/blocks.py`` / ``logs/fastscan.py``, the byte-level scanner of llama.cpp's text format): a
+format is named after the program that prints it, and several servers print the same one.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "app" / "kvswitch"
+
+SERVER_NAMES = re.compile(
+    r"ollama|lm[ _-]?studio|vllm|lmcache|sglang|llama[._-]cpp|llamacpp|llama-server|anthropic", re.IGNORECASE)
+CLIENT_VOCABULARY = re.compile(r"ANTHROPIC_[A-Z_]+|@anthropic-ai/|x-anthropic-billing-header")
+FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py")
+
+#: Modules outside ``servers/`` that still name a server, and why. The set may only shrink: a new
+#: module that needs to know about a server asks ``kvswitch.servers`` instead.
+STILL_NAMING = {
+    "core/models.py",  # ProfileKind: the kinds themselves
+    "core/importers.py",  # guessing a kind from an imported URL/port (core cannot import servers)
+    "core/lint.py",  # lint messages about Anthropic's API
+    "targets/codex.py",  # Codex's built-in provider ids; Codex cannot use Anthropic profiles
+    "verify/api_detect.py",  # API ids ("anthropic" Messages API, Ollama's native chat)
+    "verify/prompts.py",  # request bodies per API id
+    "verify/runner.py",  # API ids in the replay
+    "verify/probe.py",  # stream-end shapes per API
+    "verify/parts.py",  # request-body shapes per API
+    "verify/target.py",  # docstring: why scraping /metrics is needed
+    "verify/claude_replay.py",  # the Messages endpoint Claude Code needs
+    "logs/model.py", "logs/diagnose.py", "logs/sources.py", "logs/tracker.py",
+    "logs/scan.py",  # log formats and where servers log, in docs and defaults
+    "platform/cli.py",  # the ``detect`` command's help text
+    "ui/smoke.py",  # the smoke test starts a llama.cpp profile
+    "ui/profile_editor.py",  # the editor's default kind
+}
+
+
+def naming_modules() -> set[str]:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("servers/") or rel.startswith(FORMAT_MODULES):
+            continue
+        text = CLIENT_VOCABULARY.sub("", path.read_text(encoding="utf-8"))
+        if SERVER_NAMES.search(text):
+            found.add(rel)
+    return found
+
+
+def test_no_new_module_names_a_server() -> None:
+    assert naming_modules() - STILL_NAMING == set()
+
+
+def test_the_list_of_exceptions_is_current() -> None:
+    """A module that stopped naming servers leaves the list, so the bound keeps tightening."""
+    assert STILL_NAMING - naming_modules() == set()
