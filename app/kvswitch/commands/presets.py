@@ -14,7 +14,7 @@ from kvswitch.commands.profiles import out, store_from
 from kvswitch.core.catalog import Vendor, vendor, vendors
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import ProfileKind
-from kvswitch.core.presets import PRESETS, preset
+from kvswitch.servers import PRESETS, preset
 
 #: the catalog's vendors are gateways speaking Anthropic's API; Anthropic itself has its own kind
 VENDOR_KIND = {"anthropic": ProfileKind.ANTHROPIC}
