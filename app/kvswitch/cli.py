@@ -19,13 +19,14 @@ from kvswitch.core.errors import KvSwitchError
 #: modules that expose ``register(subparsers) -> None``; each adds parsers with ``func=handler(args) -> int``
 COMMAND_MODULES = (
     "kvswitch.commands.profiles",
-    "kvswitch.logs.cli",
-    "kvswitch.verify.cli",
-    "kvswitch.platform.cli",
+    "kvswitch.commands.switching",
+    "kvswitch.commands.log",
+    "kvswitch.commands.verify",
+    "kvswitch.commands.platform",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
-STANDALONE_COMMANDS = {"log": "kvswitch.logs.cli"}
+STANDALONE_COMMANDS = {"log": "kvswitch.commands.log"}
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:

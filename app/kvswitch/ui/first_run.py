@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.commands.platform import describe_server
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.paths import AppPaths, home_dir
 from kvswitch.core.settings import load_settings, save_settings
-from kvswitch.platform.cli import describe_server
 from kvswitch.platform.detect import (
     PROBE_PORTS,
     DetectedServer,
