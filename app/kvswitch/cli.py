@@ -115,6 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 70
 
 
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """``kvswitch-gui`` (no console on Windows): the same parser and the same one-line errors as
+    ``kvswitch``, so ``kvswitch-gui use nosuch`` says what is wrong instead of printing a traceback."""
+    return main(argv)
+
+
 def _launch_gui(args: argparse.Namespace, parser: argparse.ArgumentParser | None) -> int:
     try:
         from kvswitch.ui.app import run_app  # noqa: PLC0415 - Qt is imported only when the window is wanted

@@ -1,4 +1,7 @@
-"""Composition root of the desktop app: args → logging → paths → QApplication → single instance → UI.
+"""The desktop app's start: args → logging → paths → QApplication → single instance → UI.
+
+Reached only through ``kvswitch.cli`` (``kvswitch`` without a sub-command, and ``kvswitch-gui``), which
+parses the arguments and turns errors into one line; nothing here imports the CLI back.
 
 Imports stay lazy (Qt and the engines load inside the functions) so ``kvswitch --help`` never loads
 Qt and the window appears as fast as a bare PySide6 window would.
@@ -85,13 +88,6 @@ def _install_qt_message_handler() -> None:
     qInstallMessageHandler(handler)
 
 
-def load_app_settings(paths: Any) -> Any:
-    """The app's preferences (language, close-to-tray); defaults when the file is damaged."""
-    from kvswitch.core.settings import load_settings  # noqa: PLC0415
-
-    return load_settings(paths)
-
-
 def create_application(argv: Sequence[str] | None = None) -> Any:
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
@@ -163,19 +159,3 @@ def run_app(args: argparse.Namespace) -> int:
     shell.shutdown()
     instance.close()
     return code
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The GUI entry point (``kvswitch-gui``): the same flags as ``kvswitch`` without a sub-command."""
-    from kvswitch.cli import build_parser, gui_only_args  # noqa: PLC0415
-
-    args = gui_only_args(sys.argv[1:] if argv is None else argv)
-    if args is None:
-        args = build_parser().parse_args(list(argv) if argv is not None else None)
-    if getattr(args, "command", None):
-        return int(args.func(args))
-    return run_app(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -66,9 +66,7 @@ class AppShell(QObject):
     def _complete(self) -> None:
         """Everything that needs the engines: settings, language, window content, tray."""
         if self.settings is None:
-            from kvswitch.ui.app import load_app_settings  # noqa: PLC0415
-
-            self.settings = load_app_settings(self.paths)
+            self.settings = self.controller.settings
             self._apply_language_setting()
         self._apply_theme_setting()
         if not self.window.content_built:
