@@ -9,9 +9,11 @@ the imports hidden inside functions, which is where circles used to hide.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,3 +217,39 @@ def test_gui_entry_point_reports_errors_in_one_line(fake_home: Path) -> None:
     assert len(lines) == 1, run.stderr
     assert lines[0].startswith("kvswitch: ")
     assert "nosuch" in lines[0]
+
+
+def test_log_reader_process_loads_no_qt(tmp_path: Path) -> None:
+    """The reader process the log panel starts (``python -m kvswitch.logs.follow``) follows a real file,
+    sends its first batch, and never imports Qt: a flood costs it only the log engine."""
+    import pickle  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    written = ["srv  load_model: loading model", "slot launch_slot_: id  0 | task 1 | processing task"]
+    log_file = tmp_path / "server.log"
+    log_file.write_text("".join(line + "\n" for line in written), encoding="utf-8")
+    source = json.dumps({"kind": "file", "path": str(log_file)})
+    code = ("import atexit, runpy, sys; atexit.register(lambda: sys.stderr.write('QT=%r\\n' % sorted("
+            "m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6'))));"
+            f"sys.argv = ['follow', {source!r}, 'llama.cpp', '10', '100'];"
+            "runpy.run_module('kvswitch.logs.follow', run_name='__main__', alter_sys=True)")
+    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env)
+    try:
+        assert child.stdout is not None
+        seen: list[str] = []
+        deadline = time.monotonic() + 30
+        while len(seen) < 2 and time.monotonic() < deadline:
+            (size,) = struct.unpack(">I", child.stdout.read(4))
+            frame = pickle.loads(child.stdout.read(size))
+            assert "error" not in frame, frame
+            seen.extend(line.text for line in frame.get("lines", []))
+        assert seen == written
+        _, stderr = child.communicate(input=b"", timeout=30)  # stdin closes: the reader exits
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, stderr
+    assert "QT=[]" in stderr.decode(), stderr
