@@ -360,11 +360,10 @@ class MainWindow(QMainWindow):
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
 
     def open_settings(self) -> None:
-        from kvswitch.core.settings import load_settings  # noqa: PLC0415
         from kvswitch.ui.settings_dialog import SettingsDialog  # noqa: PLC0415
 
-        before = load_settings(self.controller.paths)
-        dialog = SettingsDialog(self.controller.paths, before, self, store=self.store)
+        before = self.controller.settings
+        dialog = SettingsDialog(self.controller, self)
         dialog.settings_saved.connect(lambda saved: self._on_settings_saved(before, saved))
         dialog.exec()
         dialog.deleteLater()
