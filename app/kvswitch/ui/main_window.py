@@ -371,7 +371,7 @@ class MainWindow(QMainWindow):
     def open_first_run(self) -> None:
         from kvswitch.ui.first_run import FirstRunDialog  # noqa: PLC0415
 
-        dialog = FirstRunDialog(self.store, self.controller.paths, self)
+        dialog = FirstRunDialog(self.controller, self)
         dialog.profiles_added.connect(self._on_first_run_profiles_added)
         dialog.exec()
         dialog.deleteLater()

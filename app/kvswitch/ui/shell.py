@@ -153,7 +153,7 @@ class AppShell(QObject):
         except ImportError:
             return
         try:
-            wanted = should_show(self.controller.store, self.paths)
+            wanted = should_show(self.controller)
         except KvSwitchError:
             return
         if wanted and (self.window.isVisible() or self.tray is None):
