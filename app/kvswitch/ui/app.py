@@ -16,14 +16,19 @@ import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from kvswitch.core.paths import AppPaths
 
 log = logging.getLogger("kvswitch.ui")
 
 EARLY_RECORDS = 1000
 
 
-def setup_logging(paths: Any) -> None:
+def setup_logging(paths: AppPaths) -> None:
     """The rotating, key-scrubbing log file in ``paths.log_dir`` (shared with the CLI)."""
     from kvswitch.core.applog import setup_logging as setup  # noqa: PLC0415
 
@@ -49,7 +54,7 @@ class _EarlyRecords(logging.Handler):
             self._open_file()
 
 
-def setup_logging_later(paths: Any) -> Callable[[], None]:
+def setup_logging_later(paths: AppPaths) -> Callable[[], None]:
     """Start logging now, to memory; the returned call opens the log file and writes what was held.
 
     Call it once the window has painted (``AppShell.ready``); calling it again does nothing.
@@ -88,7 +93,7 @@ def _install_qt_message_handler() -> None:
     qInstallMessageHandler(handler)
 
 
-def create_application(argv: Sequence[str] | None = None) -> Any:
+def create_application(argv: Sequence[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
     from kvswitch.core.paths import APP_ID  # noqa: PLC0415
