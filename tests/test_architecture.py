@@ -253,3 +253,22 @@ def test_log_reader_process_loads_no_qt(tmp_path: Path) -> None:
             child.wait()
     assert child.returncode == 0, stderr
     assert "QT=[]" in stderr.decode(), stderr
+
+
+def test_log_scan_loads_only_the_log_engine(tmp_path: Path) -> None:
+    """``kvswitch log scan`` in a script loop must not pay for the switching engine, pydantic or httpx:
+    the dispatcher loads its one command module, which needs the log engine and nothing else."""
+    log_file = tmp_path / "server.log"
+    log_file.write_text("srv  load_model: loading model\n", encoding="utf-8")
+    code = ("import json, sys; from kvswitch.cli import main;"
+            f"code = main(['log', 'scan', {str(log_file)!r}, '--jsonl']);"
+            "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    status, modules = json.loads(run.stderr.strip().splitlines()[-1])
+    assert status == 0
+    assert '"summary"' in run.stdout
+    ours = {m for m in modules if m.startswith("kvswitch")}
+    assert {m for m in ours if not m.startswith("kvswitch.logs")} == {
+        "kvswitch", "kvswitch.cli", "kvswitch.commands", "kvswitch.commands.log", "kvswitch.core",
+        "kvswitch.core.errors"}
+    assert not {"pydantic", "httpx", "platformdirs", "PySide6"} & set(modules)
