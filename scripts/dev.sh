@@ -59,6 +59,7 @@ case "$mode" in
     export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
     "$VENV/bin/ruff" check app tests benchmarks scripts
     "$VENV/bin/mypy"
+    "$VENV/bin/lint-imports"  # the layer contracts in pyproject.toml
     exec xvfb-run -a -s "-screen 0 1280x1024x24" "$VENV/bin/python" -m pytest "$@"
     ;;
   *)

@@ -19,14 +19,15 @@ from kvswitch.core.errors import KvSwitchError
 #: modules that expose ``register(subparsers) -> None``; each adds parsers with ``func=handler(args) -> int``
 COMMAND_MODULES = (
     "kvswitch.commands.profiles",
+    "kvswitch.commands.switching",
     "kvswitch.commands.presets",
-    "kvswitch.logs.cli",
-    "kvswitch.verify.cli",
-    "kvswitch.platform.cli",
+    "kvswitch.commands.log",
+    "kvswitch.commands.verify",
+    "kvswitch.commands.platform",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
-STANDALONE_COMMANDS = {"log": "kvswitch.logs.cli"}
+STANDALONE_COMMANDS = {"log": "kvswitch.commands.log"}
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
@@ -113,6 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = type(exc).__name__
         sys.stderr.write(f"kvswitch: internal error: {name}: {exc} (KVSWITCH_DEBUG=1 shows details)\n")
         return 70
+
+
+def gui_main(argv: Sequence[str] | None = None) -> int:
+    """``kvswitch-gui`` (no console on Windows): the same parser and the same one-line errors as
+    ``kvswitch``, so ``kvswitch-gui use nosuch`` says what is wrong instead of printing a traceback."""
+    return main(argv)
 
 
 def _launch_gui(args: argparse.Namespace, parser: argparse.ArgumentParser | None) -> int:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from kvswitch.commands.presets import preset_profile_data
+from kvswitch.commands.preset_data import preset_profile_data
 from kvswitch.core.catalog import parse_catalog, vendor, vendors, vendors_for_host
 from kvswitch.core.errors import KvSwitchError, UsageError
 from kvswitch.core.lint import lint_profile

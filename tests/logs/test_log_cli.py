@@ -115,7 +115,7 @@ def test_fast_json_lines_equal_json_dumps() -> None:
     from log_samples import ALL_SAMPLES
     from test_log_accuracy import analyze_lines
 
-    from kvswitch.logs.cli import event_json_line
+    from kvswitch.commands.log import event_json_line
 
     events = [e for s in ALL_SAMPLES for e in analyze_lines(s.text.splitlines(), s.kind)]
     assert len(events) > 20

@@ -56,21 +56,21 @@ def servers(tmp_path: Path) -> Iterator[dict[str, Any]]:
             proc.wait()
 
 
-def open_dialog(qtbot: Any, store: Any, paths: Any, detector: Any) -> FirstRunDialog:
-    dialog = FirstRunDialog(store, paths, detector=detector)
+def open_dialog(qtbot: Any, controller: Any, detector: Any) -> FirstRunDialog:
+    dialog = FirstRunDialog(controller, detector=detector)
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.detection_finished, timeout=15000):
         dialog.show()
     return dialog
 
 
-def test_detected_servers_become_profiles(qtbot: Any, store: Any, paths: Any,
+def test_detected_servers_become_profiles(qtbot: Any, store: Any, controller: Any,
                                           servers: dict[str, Any]) -> None:
-    assert should_show(store, paths)
+    assert should_show(controller)
     def detector() -> Any:
         return detect([servers["vllm_port"]], processes=list(iter_processes(pids=[servers["ollama_pid"]])))
 
-    dialog = open_dialog(qtbot, store, paths, detector)
+    dialog = open_dialog(qtbot, controller, detector)
 
     assert dialog.server_list.count() == 2
     assert {s.kind for s in dialog.checked_servers()} == {ProfileKind.VLLM, ProfileKind.OLLAMA}
@@ -91,46 +91,47 @@ def test_detected_servers_become_profiles(qtbot: Any, store: Any, paths: Any,
     assert dialog.checked_servers() == []
     assert not dialog.add_button.isEnabled()
     assert "already exists" in dialog.server_list.item(0).text()
-    assert not should_show(store, paths)
+    assert not should_show(controller)
 
 
-def test_unchecking_a_server_leaves_it_out(qtbot: Any, store: Any, paths: Any,
+def test_unchecking_a_server_leaves_it_out(qtbot: Any, store: Any, controller: Any,
                                           servers: dict[str, Any]) -> None:
-    dialog = open_dialog(qtbot, store, paths, lambda: detect([servers["vllm_port"]], processes=[]))
+    dialog = open_dialog(qtbot, controller, lambda: detect([servers["vllm_port"]], processes=[]))
     dialog.server_list.item(0).setCheckState(Qt.CheckState.Unchecked)
     assert not dialog.add_button.isEnabled()
     assert dialog.add_checked_servers() == []
     assert store.profiles() == []
 
 
-def test_empty_machine_offers_nothing_and_remembers_setup_ran(qtbot: Any, store: Any, paths: Any) -> None:
+def test_empty_machine_offers_nothing_and_remembers_setup_ran(qtbot: Any, paths: Any,
+                                                              controller: Any) -> None:
     closed = free_port()
-    dialog = open_dialog(qtbot, store, paths, lambda: detect([closed], processes=[]))
+    dialog = open_dialog(qtbot, controller, lambda: detect([closed], processes=[]))
     assert dialog.server_list.count() == 0
     assert "No local server is running" in dialog.servers_status.text()
     assert not dialog.add_button.isEnabled()
     assert dialog.detect_button.isEnabled()
     dialog.reject()
     assert load_settings(paths).first_run_done is True
-    assert not should_show(store, paths)
+    assert not should_show(controller)
 
 
-def test_detection_failure_is_shown_inline(qtbot: Any, store: Any, paths: Any) -> None:
+def test_detection_failure_is_shown_inline(qtbot: Any, controller: Any) -> None:
     def broken() -> Any:
         raise KvSwitchError("process list unreadable")
 
-    dialog = open_dialog(qtbot, store, paths, broken)
+    dialog = open_dialog(qtbot, controller, broken)
     assert dialog.servers_status.text() == "Detection failed: process list unreadable"
     assert dialog.detect_button.isEnabled()
 
 
-def test_import_claude_code_settings(qtbot: Any, store: Any, paths: Any, fake_home: Path) -> None:
+def test_import_claude_code_settings(qtbot: Any, store: Any, controller: Any, fake_home: Path) -> None:
     claude = fake_home / ".claude"
     claude.mkdir()
     (claude / "settings.json").write_text(json.dumps({"env": {
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:8080", "ANTHROPIC_MODEL": "qwen"}}))
     closed = free_port()
-    dialog = open_dialog(qtbot, store, paths, lambda: detect([closed], processes=[]))
+    dialog = open_dialog(qtbot, controller, lambda: detect([closed], processes=[]))
     assert dialog.import_claude_button.isEnabled()
     assert not dialog.import_cc_switch_button.isEnabled()  # no ~/.cc-switch here
 
@@ -143,15 +144,15 @@ def test_import_claude_code_settings(qtbot: Any, store: Any, paths: Any, fake_ho
     assert "Imported 1 profile(s)" in dialog.result_label.text()
 
 
-def test_accepts_the_short_constructor_form(qtbot: Any, store: Any, paths: Any) -> None:
-    """``FirstRunDialog(store, parent)`` as the main window calls it: paths come from the store."""
+def test_accepts_the_short_constructor_form(qtbot: Any, store: Any, controller: Any) -> None:
+    """``FirstRunDialog(controller, parent)`` as the main window calls it: the store is the controller's."""
     from PySide6.QtWidgets import QWidget
 
     parent = QWidget()
     qtbot.addWidget(parent)
     closed = free_port()
-    dialog = FirstRunDialog(store, parent, detector=lambda: detect([closed], processes=[]))
+    dialog = FirstRunDialog(controller, parent, detector=lambda: detect([closed], processes=[]))
     with qtbot.waitSignal(dialog.detection_finished, timeout=15000):
         pass
     assert dialog.parent() is parent
-    assert dialog.paths == store.paths
+    assert dialog.store is store

@@ -17,14 +17,15 @@ from kvswitch.core.applog import log_file
 from kvswitch.core.paths import APP_ID
 from kvswitch.core.settings import AppSettings, load_settings, save_settings
 from kvswitch.platform.autostart import XdgAutostart
+from kvswitch.ui.controller import AppController
 from kvswitch.ui.settings_dialog import SettingsDialog
 
 KEY = "sk-test-0123456789abcdef0123"
 
 
 @pytest.fixture
-def dialog(qtbot: Any, paths: Any, store: Any) -> SettingsDialog:
-    dlg = SettingsDialog(paths, store=store)
+def dialog(qtbot: Any, controller: AppController) -> SettingsDialog:
+    dlg = SettingsDialog(controller)
     qtbot.addWidget(dlg)
     dlg.show()
     return dlg
@@ -61,7 +62,7 @@ def test_ok_saves_settings_and_enables_autostart(qtbot: Any, dialog: SettingsDia
     entry = fake_home / ".config" / "autostart" / f"{APP_ID}.desktop"
     assert "--minimized" in entry.read_text()
 
-    again = SettingsDialog(paths)
+    again = SettingsDialog(AppController(paths))  # a fresh start reads what was saved
     qtbot.addWidget(again)
     assert again.autostart_check.isChecked()
     again.autostart_check.setChecked(False)
@@ -70,10 +71,11 @@ def test_ok_saves_settings_and_enables_autostart(qtbot: Any, dialog: SettingsDia
     assert load_settings(paths).autostart is False
 
 
-def test_autostart_failure_keeps_dialog_open(qtbot: Any, paths: Any, store: Any, fake_home: Path) -> None:
+def test_autostart_failure_keeps_dialog_open(qtbot: Any, paths: Any, controller: AppController,
+                                             fake_home: Path) -> None:
     (fake_home / ".config").mkdir(parents=True, exist_ok=True)
     (fake_home / ".config" / "autostart").write_text("a file where the folder belongs")
-    dlg = SettingsDialog(paths, store=store, autostart=XdgAutostart(["kvswitch", "--minimized"]))
+    dlg = SettingsDialog(controller, autostart=XdgAutostart(["kvswitch", "--minimized"]))
     qtbot.addWidget(dlg)
     dlg.show()
     dlg.autostart_check.setChecked(True)
@@ -114,16 +116,20 @@ def test_import_adds_profiles_and_reports_errors(qtbot: Any, dialog: SettingsDia
     assert "not a KV Switch profiles file" in dialog.status_label.text()
 
 
-def test_accepts_given_settings_and_the_short_form(qtbot: Any, paths: Any) -> None:
+def test_shows_the_settings_in_force_and_takes_a_parent(qtbot: Any, paths: Any) -> None:
+    """The dialog shows the controller's settings (read once at start), not a second read of the file."""
     save_settings(paths, AppSettings(theme="light", language="en"))
-    given = SettingsDialog(paths, AppSettings(theme="dark"))
-    qtbot.addWidget(given)
-    assert given.theme_combo.currentData() == "dark"
+    controller = AppController(paths)
     parent = QWidget()
     qtbot.addWidget(parent)
-    short = SettingsDialog(paths, parent)
+    short = SettingsDialog(controller, parent)
     assert short.parent() is parent
     assert (short.theme_combo.currentData(), short.language_combo.currentData()) == ("light", "en")
+    controller.save_settings(AppSettings(theme="dark"))
+    save_settings(paths, AppSettings(theme="light"))  # another process writes the file meanwhile
+    given = SettingsDialog(controller)
+    qtbot.addWidget(given)
+    assert given.theme_combo.currentData() == "dark"
 
 
 def test_open_location_creates_the_folder(dialog: SettingsDialog, paths: Any,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kvswitch.cli import main
-from kvswitch.verify.anthropic_oai import anthropic_to_chat, normalise_billing_header
+from kvswitch.servers.llama_cpp_messages import anthropic_to_chat, normalise_billing_header
 from kvswitch.verify.tokendiag import locate_part
 from support.net import free_port
 

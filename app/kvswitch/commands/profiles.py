@@ -1,5 +1,5 @@
 """``kvswitch profile ...``: create, edit, list and show profiles (the switching commands live in
-``commands.switching``; ``register`` adds both)."""
+``commands.switching``, which registers its own)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kvswitch.commands.common import out, store_from
+from kvswitch.commands.common import print_lint as _print_lint
+from kvswitch.commands.preset_data import preset_profile_data
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
-from kvswitch.core.paths import AppPaths
-from kvswitch.core.store import ProfileStore
 from kvswitch.servers import preset
 from kvswitch.targets.keyed import is_secret_key
 
@@ -27,8 +28,6 @@ MODEL_FLAGS = {field: f"--{field.replace('_', '-')}-model" for field in ModelMap
 
 def register(subparsers: Any) -> None:
     """Add ``profile``, ``use``, ``current``, ``undo``, ``import`` and ``doctor``."""
-    from kvswitch.commands import switching  # noqa: PLC0415 - sibling module, avoids a cycle
-
     profile = subparsers.add_parser("profile", help="add, edit, remove, list and show profiles")
     sub = profile.add_subparsers(dest="profile_command", metavar="ACTION", required=True)
 
@@ -57,8 +56,6 @@ def register(subparsers: Any) -> None:
     show = sub.add_parser("show", help="show one profile")
     show.add_argument("name")
     show.set_defaults(func=cmd_show)
-
-    switching.register(subparsers)
 
 
 def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
@@ -101,15 +98,6 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
         )
-
-
-def paths_from(args: argparse.Namespace) -> AppPaths:
-    config_dir = getattr(args, "config_dir", None)
-    return AppPaths.default(Path(config_dir) if config_dir else None)
-
-
-def store_from(args: argparse.Namespace) -> ProfileStore:
-    return ProfileStore(paths_from(args))
 
 
 def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
@@ -192,8 +180,6 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from kvswitch.commands.presets import preset_profile_data  # noqa: PLC0415 - the catalog is optional
-
     store = store_from(args)
     data: dict[str, Any]
     if args.preset:
@@ -299,24 +285,3 @@ def cmd_show(args: argparse.Namespace) -> int:
     out(f"active: {'yes' if view['active'] else 'no'}")
     _print_lint(profile)
     return 0
-
-
-def _print_lint(profile: Profile) -> None:
-    from kvswitch.core.lint import lint_profile  # noqa: PLC0415
-
-    for warning in lint_profile(profile):
-        fix = ""
-        if warning.fix_env:
-            flags = " ".join(f"--env {k}={v}" for k, v in warning.fix_env.items())
-            fix = f" (fix: kvswitch profile edit {profile.name!r} {flags})"
-        err(f"warning [{warning.code}]: {warning.message}{fix}")
-
-
-def out(text: str) -> None:
-    """One line for the user on stdout."""
-    sys.stdout.write(text + "\n")
-
-
-def err(text: str) -> None:
-    """One line of warning on stderr (the result itself goes to stdout)."""
-    sys.stderr.write(text + "\n")

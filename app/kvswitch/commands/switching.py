@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvswitch.commands.profiles import _print_lint, err, out, paths_from, store_from
+from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.importers import import_cc_switch, import_claude
 from kvswitch.core.lint import lint_profile

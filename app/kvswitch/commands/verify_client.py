@@ -24,7 +24,7 @@ def run(
 ) -> int:
     from kvswitch.verify.client_report import build_report  # noqa: PLC0415 - only this check needs them
     from kvswitch.verify.client_run import find_claude, run_session  # noqa: PLC0415
-    from kvswitch.verify.tokendiag import ServerRenderer  # noqa: PLC0415
+    from kvswitch.verify.tokendiag import RenderError, ServerRenderer  # noqa: PLC0415
 
     binary = find_claude(args.claude_bin)
     timeout = args.timeout or 600.0
@@ -34,7 +34,13 @@ def run(
             err(f"[claude] {text}")
 
     session = run_session(profile, binary, timeout=timeout, on_step=step)
-    report = build_report(profile, session, ServerRenderer(profile.base_url, timeout=min(120.0, timeout)))
+    try:
+        renderer: ServerRenderer | None = ServerRenderer(
+            profile.base_url, timeout=min(120.0, timeout), kind=profile.kind
+        )
+    except RenderError:
+        renderer = None  # the diagnosis falls back to the request JSON, in bytes
+    report = build_report(profile, session, renderer)
     data = report.to_json()
     turns = {(t["conversation"], t["turn"]): t for t in data["turns"]}
     cold, warm = turns.get((1, 1)), turns.get((1, 2))

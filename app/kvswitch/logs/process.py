@@ -19,8 +19,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 
-from kvswitch.logs.sources import LineSplitter
-from kvswitch.logs.text import MAX_LINE_BYTES
+from kvswitch.logs.text import MAX_LINE_BYTES, LineSplitter
 
 QUEUE_LINES = 50_000
 STOP_TIMEOUT = 5.0

@@ -68,7 +68,7 @@ def open_log(path: str | Path) -> BinaryIO:
 
 def fast_path_applies(handle: BinaryIO, kind_hint: str | None) -> bool:
     """Whether the byte-level llama.cpp scanner reads this file (else the general path does)."""
-    return family(kind_hint) in (family("llama.cpp"), family(None)) and not _looks_foreign(handle)
+    return family(kind_hint) in (("llama.cpp",), family(None)) and not _looks_foreign(handle)
 
 
 def _scan_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:

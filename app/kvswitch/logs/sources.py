@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from kvswitch.logs.text import MAX_LINE_BYTES
+from kvswitch.logs.process import JournaldSource, ProcessSource
+from kvswitch.logs.text import LineSplitter
 
 if TYPE_CHECKING:  # the profile model needs pydantic, which ``log scan`` in a script never has to load
     from kvswitch.core.models import LogSource
@@ -71,43 +72,6 @@ def read_tail(path: str | Path, lines: int) -> list[str]:
         out = splitter.feed(handle.read())
         out.extend(splitter.finish())
         return out[-lines:] if lines else []
-
-
-class LineSplitter:
-    """Bytes in, complete decoded lines out; keeps at most ``MAX_LINE_BYTES`` of any line."""
-
-    def __init__(self) -> None:
-        self._partial = b""
-        self._overlong = False  # the current line was already cut and emitted; drop until its newline
-
-    def feed(self, data: bytes) -> list[str]:
-        lines: list[str] = []
-        if not data:
-            return lines
-        data = self._partial + data if self._partial else data
-        parts = data.split(b"\n")
-        self._partial = parts.pop()
-        for part in parts:
-            if self._overlong:
-                self._overlong = False
-                continue
-            lines.append(_decode(part))
-        if len(self._partial) > MAX_LINE_BYTES:
-            if not self._overlong:
-                lines.append(_decode(self._partial))
-            self._overlong = True
-            self._partial = b""
-        return lines
-
-    def finish(self) -> list[str]:
-        """The held-back partial line, for a stream that has ended (a process that exited)."""
-        partial, self._partial = self._partial, b""
-        overlong, self._overlong = self._overlong, False
-        return [_decode(partial)] if partial and not overlong else []
-
-
-def _decode(raw: bytes) -> str:
-    return raw[:MAX_LINE_BYTES].decode("utf-8", errors="replace").rstrip("\r")
 
 
 class FileFollower:
@@ -282,8 +246,6 @@ class DirectoryFollower:
 def open_source(source: LogSource, *, start_at_end: bool = True, tail_lines: int = 200) -> LogReader:
     """A reader for a profile's log source. Nothing is started or opened until the first poll,
     except a ``command`` source, which starts its process here."""
-    from kvswitch.logs.process import JournaldSource, ProcessSource  # noqa: PLC0415 - avoids a cycle
-
     if source.kind == "file":
         assert source.path is not None
         return FileFollower(source.path, start_at_end=start_at_end, tail_lines=tail_lines)

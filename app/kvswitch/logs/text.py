@@ -1,4 +1,5 @@
-"""Text hygiene shared by every reader: ANSI removal, undecodable bytes, runaway line lengths."""
+"""Text hygiene shared by every reader: ANSI removal, undecodable bytes, runaway line lengths, and the
+splitter that turns the bytes a reader gets into complete lines."""
 
 from __future__ import annotations
 
@@ -23,3 +24,40 @@ def decode_line(raw: bytes) -> str:
     if len(raw) > MAX_LINE_BYTES:
         raw = raw[:MAX_LINE_BYTES]
     return raw.decode("utf-8", errors="replace")
+
+
+class LineSplitter:
+    """Bytes in, complete decoded lines out; keeps at most ``MAX_LINE_BYTES`` of any line."""
+
+    def __init__(self) -> None:
+        self._partial = b""
+        self._overlong = False  # the current line was already cut and emitted; drop until its newline
+
+    def feed(self, data: bytes) -> list[str]:
+        lines: list[str] = []
+        if not data:
+            return lines
+        data = self._partial + data if self._partial else data
+        parts = data.split(b"\n")
+        self._partial = parts.pop()
+        for part in parts:
+            if self._overlong:
+                self._overlong = False
+                continue
+            lines.append(_decode(part))
+        if len(self._partial) > MAX_LINE_BYTES:
+            if not self._overlong:
+                lines.append(_decode(self._partial))
+            self._overlong = True
+            self._partial = b""
+        return lines
+
+    def finish(self) -> list[str]:
+        """The held-back partial line, for a stream that has ended (a process that exited)."""
+        partial, self._partial = self._partial, b""
+        overlong, self._overlong = self._overlong, False
+        return [_decode(partial)] if partial and not overlong else []
+
+
+def _decode(raw: bytes) -> str:
+    return raw[:MAX_LINE_BYTES].decode("utf-8", errors="replace").rstrip("\r")

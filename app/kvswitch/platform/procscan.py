@@ -19,7 +19,6 @@ import psutil
 
 from kvswitch import servers
 from kvswitch.core.models import ProfileKind
-from kvswitch.servers.process_match import process_kind
 
 #: Default ports of each server, used when the command line names none and no listening socket is seen.
 DEFAULT_PORTS: dict[ProfileKind, int] = servers.default_ports()
@@ -112,7 +111,7 @@ def _listening(proc: psutil.Process) -> list[tuple[str, int]]:
 
 def server_kind(argv: Sequence[str]) -> ProfileKind | None:
     """Which server ``argv`` runs, or ``None`` for anything else."""
-    return process_kind(argv)
+    return servers.process_kind(argv)
 
 
 def option(argv: Sequence[str], *names: str) -> str | None:

@@ -7,14 +7,14 @@ by cache source, by metric) are what presets, detection, verification and log-fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
-from kvswitch.servers.identify import Identified, identify
-from kvswitch.servers.process_match import process_kind
+from kvswitch.servers.identify import Get, Identified, identify_among
+from kvswitch.servers.process_match import process_kind_among
 
 #: Port answers are tried in this order: llama-server's /props first (it is the most common and its
 #: shape the most specific), vLLM's bare /version last.
@@ -41,6 +41,21 @@ LOG_TRUST = 80
 def all() -> tuple[Server, ...]:  # noqa: A001 - the registry's natural name
     """Every known server, in the order port answers are tried."""
     return _SERVERS
+
+
+def identify(get: Get, servers: Iterable[Server] | None = None) -> Identified | None:
+    """The first server (of ``servers``, default every known one) whose route answers in its shape."""
+    return identify_among(get, _SERVERS if servers is None else servers)
+
+
+def process_kind(argv: Sequence[str], servers: Iterable[Server] | None = None) -> ProfileKind | None:
+    """Which known server ``argv`` runs, or ``None`` for anything else."""
+    return process_kind_among(argv, _SERVERS if servers is None else servers)
+
+
+def renderers() -> tuple[Server, ...]:
+    """Servers that can render a request into their prompt tokens, for the token-level diagnosis."""
+    return tuple(server for server in _SERVERS if server.rendering is not None)
 
 
 def get(kind: ProfileKind | str) -> Server:
@@ -148,6 +163,6 @@ def routes() -> dict[str, str]:
 
 __all__ = [
     "CACHE_SAFE_ENV", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
-    "answer_readers", "by_owner", "cache_counters", "default_ports", "find", "get", "identify",
+    "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
     "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",
 ]

@@ -150,6 +150,22 @@ class Advice:
 
 
 @dataclass(frozen=True)
+class PromptRendering:
+    """The routes that render a request the way a completion would, and count it.
+
+    ``template_route`` takes a Chat Completions body and answers ``{"prompt": text}``; ``tokenize_route``
+    takes ``{"content": text}`` and answers its tokens with their pieces; ``count_routes`` (``messages``
+    or ``chat`` -> route) count an original body, to check the rendering; ``chat_body`` turns a body into
+    the Chat Completions body the server itself would build from it (and says if it was a Messages body).
+    """
+
+    template_route: str
+    tokenize_route: str
+    count_routes: Mapping[str, str]
+    chat_body: Callable[[dict[str, Any]], tuple[dict[str, Any], bool]]
+
+
+@dataclass(frozen=True)
 class Server:
     """Everything KV Switch knows about one server kind.
 
@@ -178,6 +194,7 @@ class Server:
         advice: what to do when its cache misses.
         infer_reuse: when no answer counts cached tokens, infer the reuse from the cold and warm
             readings (returns the reading and a note saying why it is trusted).
+        rendering: how it renders a request into its prompt and tokens (token-level diagnosis).
     """
 
     kind: ProfileKind
@@ -207,6 +224,7 @@ class Server:
     metrics: Metrics = field(default_factory=Metrics)
     advice: Advice = field(default_factory=Advice)
     infer_reuse: ReuseInference | None = None
+    rendering: PromptRendering | None = None
     #: the server's name in verify results and log events (the kind's value)
     name: str = ""
 

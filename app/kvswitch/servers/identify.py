@@ -19,15 +19,11 @@ class Identified:
     facts: PortFacts
 
 
-def identify(get: Get, servers: Iterable[Server] | None = None) -> Identified | None:
+def identify_among(get: Get, servers: Iterable[Server]) -> Identified | None:
     """The first server whose route answers in its shape, with what it said; ``None`` otherwise.
 
     Exceptions from ``get`` (a hung port) propagate, so the caller can stop asking that port.
     """
-    if servers is None:
-        from kvswitch.servers import all as all_servers  # noqa: PLC0415 - the registry imports this module
-
-        servers = all_servers()
     for server in servers:
         signature = server.port_answer
         if signature is None:

@@ -15,12 +15,14 @@ from kvswitch.servers.base import (
     PortFacts,
     PortSignature,
     ProcessSignature,
+    PromptRendering,
     Reading,
     Server,
     as_int,
     model_ids,
     positive_int,
 )
+from kvswitch.servers.llama_cpp_messages import chat_body
 
 #: llama-server's own prompt API (its answers carry ``timings`` too)
 COMPLETION_API = "llamacpp-completion"
@@ -89,6 +91,12 @@ SERVER = Server(
     fallback_apis=(COMPLETION_API,),
     answer_sources=(CacheSource("timings.cache_n", 10),),
     answer_reader=read_timings,
+    rendering=PromptRendering(
+        "/apply-template",
+        "/tokenize",
+        {"messages": "/v1/messages/count_tokens", "chat": "/v1/chat/completions/input_tokens"},
+        chat_body,
+    ),
     metrics=Metrics(
         markers=("llamacpp:prompt_tokens_cached",),
         counters=(CacheCounter("llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", 95,

@@ -35,12 +35,8 @@ def python_module(argv: Sequence[str]) -> str | None:
     return None
 
 
-def process_kind(argv: Sequence[str], servers: Iterable[Server] | None = None) -> ProfileKind | None:
+def process_kind_among(argv: Sequence[str], servers: Iterable[Server]) -> ProfileKind | None:
     """Which server ``argv`` runs, or ``None`` for anything else."""
-    if servers is None:
-        from kvswitch.servers import all as all_servers  # noqa: PLC0415 - the registry imports this module
-
-        servers = all_servers()
     known = [(server.kind, server.process) for server in servers if server.process is not None]
     program = program_name(argv)
     args = list(argv[1:])

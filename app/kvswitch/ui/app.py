@@ -1,4 +1,7 @@
-"""Composition root of the desktop app: args → logging → paths → QApplication → single instance → UI.
+"""The desktop app's start: args → logging → paths → QApplication → single instance → UI.
+
+Reached only through ``kvswitch.cli`` (``kvswitch`` without a sub-command, and ``kvswitch-gui``), which
+parses the arguments and turns errors into one line; nothing here imports the CLI back.
 
 Imports stay lazy (Qt and the engines load inside the functions) so ``kvswitch --help`` never loads
 Qt and the window appears as fast as a bare PySide6 window would.
@@ -13,14 +16,19 @@ import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from kvswitch.core.paths import AppPaths
 
 log = logging.getLogger("kvswitch.ui")
 
 EARLY_RECORDS = 1000
 
 
-def setup_logging(paths: Any) -> None:
+def setup_logging(paths: AppPaths) -> None:
     """The rotating, key-scrubbing log file in ``paths.log_dir`` (shared with the CLI)."""
     from kvswitch.core.applog import setup_logging as setup  # noqa: PLC0415
 
@@ -46,7 +54,7 @@ class _EarlyRecords(logging.Handler):
             self._open_file()
 
 
-def setup_logging_later(paths: Any) -> Callable[[], None]:
+def setup_logging_later(paths: AppPaths) -> Callable[[], None]:
     """Start logging now, to memory; the returned call opens the log file and writes what was held.
 
     Call it once the window has painted (``AppShell.ready``); calling it again does nothing.
@@ -85,14 +93,7 @@ def _install_qt_message_handler() -> None:
     qInstallMessageHandler(handler)
 
 
-def load_app_settings(paths: Any) -> Any:
-    """The app's preferences (language, close-to-tray); defaults when the file is damaged."""
-    from kvswitch.core.settings import load_settings  # noqa: PLC0415
-
-    return load_settings(paths)
-
-
-def create_application(argv: Sequence[str] | None = None) -> Any:
+def create_application(argv: Sequence[str] | None = None) -> QApplication:
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
     from kvswitch.core.paths import APP_ID  # noqa: PLC0415
@@ -163,19 +164,3 @@ def run_app(args: argparse.Namespace) -> int:
     shell.shutdown()
     instance.close()
     return code
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The GUI entry point (``kvswitch-gui``): the same flags as ``kvswitch`` without a sub-command."""
-    from kvswitch.cli import build_parser, gui_only_args  # noqa: PLC0415
-
-    args = gui_only_args(sys.argv[1:] if argv is None else argv)
-    if args is None:
-        args = build_parser().parse_args(list(argv) if argv is not None else None)
-    if getattr(args, "command", None):
-        return int(args.func(args))
-    return run_app(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

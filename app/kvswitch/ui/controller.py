@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import tasks
 from kvswitch.ui.cache_state import CacheState
+
+if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
+    from kvswitch.core.paths import AppPaths
+    from kvswitch.core.settings import AppSettings
+    from kvswitch.core.store import ProfileStore
+    from kvswitch.targets.engine import Engine
 
 log = logging.getLogger("kvswitch.ui.controller")
 
@@ -62,11 +68,13 @@ class AppController(QObject):
     verify_finished = Signal(object)
     verify_failed = Signal(str)
 
-    def __init__(self, paths: Any, store: Any = None, engine: Any = None, parent: QObject | None = None):
+    def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.paths = paths
         self._store = store
         self._engine = engine
+        self._settings: AppSettings | None = None
         self.cache_state = CacheState.UNKNOWN
         self._verify_task: tasks.BackgroundTask | None = None
         self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
@@ -74,7 +82,7 @@ class AppController(QObject):
         self.verify_timeout_s = VERIFY_TIMEOUT_S
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ProfileStore:
         """The profile store, opened on first use (it imports the engine models, slow to load)."""
         if self._store is None:
             from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - keep start-up imports lazy
@@ -83,7 +91,7 @@ class AppController(QObject):
         return self._store
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         if self._engine is None:
             from kvswitch.targets.engine import Engine  # noqa: PLC0415 - keep start-up imports lazy
 
@@ -91,6 +99,22 @@ class AppController(QObject):
             # holds the lock freeze the window: give up quickly and say so instead
             self._engine = Engine(self.paths, lock_timeout=GUI_LOCK_TIMEOUT_S)
         return self._engine
+
+    @property
+    def settings(self) -> AppSettings:
+        """The app's preferences, read once (defaults when the file is damaged); widgets ask here."""
+        if self._settings is None:
+            from kvswitch.core.settings import load_settings  # noqa: PLC0415 - pydantic loads lazily
+
+            self._settings = load_settings(self.paths)
+        return self._settings
+
+    def save_settings(self, settings: AppSettings) -> None:
+        """Write the preferences (atomically) and keep them as the ones in force."""
+        from kvswitch.core.settings import save_settings  # noqa: PLC0415
+
+        save_settings(self.paths, settings)
+        self._settings = settings
 
     def active_profile(self) -> Any | None:
         name = self.store.active_name

@@ -5,11 +5,14 @@ from __future__ import annotations
 import time
 from collections import deque
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from kvswitch.ui import theme
+
+if TYPE_CHECKING:
+    from kvswitch.logs.model import CacheEvent
 
 COL_TIME, COL_TOKENS, COL_CACHED, COL_NEW, COL_PROMPT_MS, COL_VERDICT = range(6)
 EventRole = Qt.ItemDataRole.UserRole + 1
@@ -29,14 +32,14 @@ class CacheEventsModel(QAbstractTableModel):
                          self.tr("Prompt ms"), self.tr("Verdict")]
         self._verdicts = {"hit": self.tr("hit"), "partial": self.tr("partial"), "miss": self.tr("miss")}
 
-    def events(self, last: int | None = None) -> list[Any]:
+    def events(self, last: int | None = None) -> list[CacheEvent]:
         if last is None:
             return [row[0] for row in self._rows]
         newest = [row[0] for row in islice(reversed(self._rows), max(0, last))]
         newest.reverse()
         return newest
 
-    def add_events(self, events: list[Any]) -> None:
+    def add_events(self, events: list[CacheEvent]) -> None:
         if not events:
             return
         events = events[-self.max_events:]
@@ -97,7 +100,7 @@ class CacheEventsModel(QAbstractTableModel):
             return event.reason or None
         return None
 
-    def _format(self, event: Any, when: str) -> tuple[str, ...]:
+    def _format(self, event: CacheEvent, when: str) -> tuple[str, ...]:
         verdict = self._verdicts.get(event.verdict, event.verdict)
         return (when[11:19] if len(when) >= 19 and when[10] in "T " else when,
                 f"{event.prompt_tokens:,}", f"{event.cached_tokens:,}", f"{event.new_tokens:,}",

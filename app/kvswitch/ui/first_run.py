@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -27,10 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch import servers as known_servers
+from kvswitch.commands.platform import describe_server
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.paths import AppPaths, home_dir
-from kvswitch.core.settings import load_settings, save_settings
-from kvswitch.platform.cli import describe_server
+from kvswitch.core.paths import home_dir
 from kvswitch.platform.detect import (
     PROBE_PORTS,
     DetectedServer,
@@ -40,22 +39,26 @@ from kvswitch.platform.detect import (
     detect_tools,
 )
 
+if TYPE_CHECKING:
+    from kvswitch.core.store import ProfileStore
+    from kvswitch.ui.controller import AppController
+
 log = logging.getLogger("kvswitch.ui.first_run")
 
 SERVER_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-def should_show(store: Any, paths: AppPaths) -> bool:
+def should_show(controller: AppController) -> bool:
     """First start: no profiles yet and the assistant was never finished or dismissed."""
-    return not store.profiles() and not load_settings(paths).first_run_done
+    return not controller.store.profiles() and not controller.settings.first_run_done
 
 
 class FirstRunDialog(QDialog):
     """Find Claude Code, Codex and local servers; import or create profiles from what was found.
 
     Args:
-        store: the profile store (``profiles()``, ``add()``).
-        paths: KV Switch's directories (default: the store's), to remember that setup was done.
+        controller: the app's controller: its profile store receives the profiles, its settings
+            remember that setup was done.
         parent: the owning window.
         detector: returns a :class:`Detection`; tests pass one limited to their own servers.
 
@@ -67,13 +70,11 @@ class FirstRunDialog(QDialog):
     detection_finished = Signal(object)
     profiles_added = Signal(list)
 
-    def __init__(self, store: Any, paths: AppPaths | QWidget | None = None, parent: QWidget | None = None, *,
+    def __init__(self, controller: AppController, parent: QWidget | None = None, *,
                  detector: Callable[[], Detection] | None = None, ports: tuple[int, ...] = PROBE_PORTS):
-        if isinstance(paths, QWidget):  # also accept FirstRunDialog(store, parent)
-            parent, paths = paths, None
         super().__init__(parent)
-        self.store = store
-        self.paths: AppPaths = paths if isinstance(paths, AppPaths) else store.paths
+        self.controller = controller
+        self.store: ProfileStore = controller.store
         self._detector = detector or (lambda: detect(ports))
         self._task: Any = None
         self.detection: Detection | None = None
@@ -289,10 +290,9 @@ class FirstRunDialog(QDialog):
 
     def _remember_done(self) -> None:
         try:
-            settings = load_settings(self.paths)
+            settings = self.controller.settings
             if not settings.first_run_done:
-                settings.first_run_done = True
-                save_settings(self.paths, settings)
+                self.controller.save_settings(settings.model_copy(update={"first_run_done": True}))
         except KvSwitchError as exc:
             log.warning("could not remember that setup ran: %s", exc)
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from kvswitch.ui import theme
+
+if TYPE_CHECKING:
+    from kvswitch.core.lint import LintWarning
+    from kvswitch.core.models import Profile
 
 log = logging.getLogger("kvswitch.ui.lint")
 
@@ -28,11 +32,11 @@ class LintPanel(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(8, 6, 8, 6)
-        self.warnings: list[Any] = []
+        self.warnings: list[LintWarning] = []
         self.fix_buttons: dict[str, QPushButton] = {}
         self.hide()
 
-    def show_for(self, profile: Any | None) -> None:
+    def show_for(self, profile: Profile | None) -> None:
         while self._layout.count():
             item = self._layout.takeAt(0)
             widget = item.widget() if item is not None else None
@@ -48,7 +52,7 @@ class LintPanel(QFrame):
             self._layout.addWidget(self._row(warning))
         self.setVisible(bool(self.warnings))
 
-    def _row(self, warning: Any) -> QWidget:
+    def _row(self, warning: LintWarning) -> QWidget:
         row = QWidget()
         layout = QHBoxLayout(row)
         layout.setContentsMargins(0, 0, 0, 0)

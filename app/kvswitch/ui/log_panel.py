@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
@@ -34,8 +34,13 @@ from PySide6.QtWidgets import (
 
 from kvswitch.ui.events_model import CacheEventsModel
 from kvswitch.ui.log_highlighter import LogHighlighter
-from kvswitch.ui.log_worker import LogFollower, ProcessLogFollower
+from kvswitch.ui.log_worker import LogBatch, LogFollower, ProcessLogFollower
 from kvswitch.ui.reuse_chart import ReuseChart
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import LogSource
+    from kvswitch.logs.model import CacheEvent, ClassifiedLine
+
 
 log = logging.getLogger("kvswitch.ui.logpanel")
 
@@ -71,12 +76,13 @@ class LogPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._follower: LogFollower | ProcessLogFollower | None = None
-        self._source: Any = None
+        self._source: LogSource | None = None
         self._kind_hint: str | None = None
-        self._history: deque[Any] = deque(maxlen=MAX_KEPT_LINES)
-        self._undrawn: deque[Any] = deque(maxlen=MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
+        self._history: deque[ClassifiedLine] = deque(maxlen=MAX_KEPT_LINES)
+        # shown lines not drawn yet, oldest first
+        self._undrawn: deque[ClassifiedLine] = deque(maxlen=MAX_VIEW_LINES)
         self._ms_per_line = 0.05  # measured drawing cost, sizes the slices
-        self._unlisted: list[Any] = []  # requests not in the table yet, oldest first
+        self._unlisted: list[CacheEvent] = []  # requests not in the table yet, oldest first
         self._listed_clock = QElapsedTimer()
         self._listed_clock.start()
         self.dropped_lines = 0
@@ -155,7 +161,7 @@ class LogPanel(QWidget):
     def following(self) -> bool:
         return self._follower is not None
 
-    def bind(self, source: Any, kind_hint: str | None) -> None:
+    def bind(self, source: LogSource | None, kind_hint: str | None) -> None:
         """Follow ``source`` (a ``LogSource`` or None); unchanged sources keep following."""
         if self._follower is not None and source == self._source and kind_hint == self._kind_hint:
             return
@@ -189,7 +195,7 @@ class LogPanel(QWidget):
 
     # -- view --------------------------------------------------------------------------------------
 
-    def _shown(self, line: Any) -> bool:
+    def _shown(self, line: ClassifiedLine) -> bool:
         if not self.cache_only_box.isChecked():
             return True
         return str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS
@@ -205,7 +211,7 @@ class LogPanel(QWidget):
             self._list_unlisted()
         self._draw_undrawn(DRAW_BUDGET_MS)
 
-    def _flush(self, batch: Any, list_now: bool = True) -> None:
+    def _flush(self, batch: LogBatch, list_now: bool = True) -> None:
         """Take in a batch: its requests go to the table (now, or with the next listing when
         ``list_now`` is false), its lines wait to be drawn."""
         if batch.status:
@@ -266,10 +272,10 @@ class LogPanel(QWidget):
             self._scroll_if_following()
             self.lines_appended.emit(drawn)
 
-    def _newest_shown(self, lines: list[Any], limit: int) -> list[Any]:
+    def _newest_shown(self, lines: list[ClassifiedLine], limit: int) -> list[ClassifiedLine]:
         """The last ``limit`` lines that pass the filter (a flood is not filtered line by line)."""
         cache_only = self.cache_only_box.isChecked()
-        picked: list[Any] = []
+        picked: list[ClassifiedLine] = []
         for line in reversed(lines):
             if not cache_only or str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS:
                 picked.append(line)
@@ -279,7 +285,7 @@ class LogPanel(QWidget):
         picked.reverse()
         return picked
 
-    def _append(self, lines: list[Any], scroll: bool = True) -> None:
+    def _append(self, lines: list[ClassifiedLine], scroll: bool = True) -> None:
         if not lines:
             return
         bar = self.view.verticalScrollBar()
@@ -373,7 +379,7 @@ class LogPanel(QWidget):
         super().changeEvent(event)
 
 
-def _describe(source: Any) -> str:
+def _describe(source: LogSource) -> str:
     kind = getattr(source, "kind", "")
     if kind == "journald":
         return QCoreApplication.translate("LogPanel", "journald unit %1").replace("%1", str(source.unit))

@@ -7,7 +7,7 @@ The GUI takes everything waiting every 50 ms in one go and draws it in time-boxe
 counted) — events are never dropped before the table's own cap, because the table is how a broken
 cache is seen.
 
-Two workers share that contract: ``ProcessLogFollower`` (the default) runs ``log_child`` in its own
+Two workers share that contract: ``ProcessLogFollower`` (the default) runs ``kvswitch.logs.follow`` in its own
 process, because classifying a flood in a thread of the GUI process starves the GUI of the GIL;
 ``LogFollower`` is the in-process thread, used where a child interpreter cannot be started (a frozen
 bundle).
@@ -24,62 +24,29 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QProcess, QProcessEnvironment
+
+from kvswitch.logs.follow import DrawBudget, classify_lines
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import LogSource
+    from kvswitch.logs.model import CacheEvent, ClassifiedLine
+
+__all__ = ["DrawBudget", "LogBatch", "LogFollower", "ProcessLogFollower", "classify_lines"]
 
 log = logging.getLogger("kvswitch.ui.logs")
 
 POLL_INTERVAL_S = 0.05
 
 
-class DrawBudget:
-    """How many lines may be drawn now: bursts pass whole, a sustained flood is thinned to ``rate``.
-
-    A token bucket: ``rate`` lines a second refill it up to ``burst``. A server printing a few hundred
-    lines at start-up shows every one; 50,000 lines a second show ``rate`` of the newest, and the rest
-    are counted as not drawn. The rate is what the window draws within its per-tick budget
-    (``log_panel.DRAW_BUDGET_MS``) on a loaded machine; sending more would only be dropped there.
-    """
-
-    def __init__(self, rate: float = 2000.0, burst: int = 600):
-        self.rate = rate
-        self.burst = burst
-        self._tokens = float(burst)
-        self._last = time.monotonic()
-
-    def take(self, wanted: int) -> int:
-        now = time.monotonic()
-        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.rate)
-        self._last = now
-        granted = min(wanted, int(self._tokens))
-        self._tokens -= granted
-        return granted
-
-
-def classify_lines(analyzer: Any, texts: list[str], line_no: int) -> tuple[list[Any], list[Any], int]:
-    """Feed ``texts`` to a ``LogAnalyzer``: (ClassifiedLines, CacheEvents, the last line number).
-
-    Shared by the thread and the reader process, so both number and classify lines the same way.
-    """
-    classified: list[Any] = []
-    events: list[Any] = []
-    feed = analyzer.feed
-    for text in texts:
-        line_no += 1
-        result = feed(text, line_no)
-        classified.append(result.line)
-        if result.events:
-            events.extend(result.events)
-    return classified, events, line_no
-
-
 @dataclass
 class LogBatch:
     """Everything the worker produced since the last take."""
 
-    lines: list[Any] = field(default_factory=list)  # ClassifiedLine, oldest first
-    events: list[Any] = field(default_factory=list)  # CacheEvent, oldest first
+    lines: list[ClassifiedLine] = field(default_factory=list)  # oldest first
+    events: list[CacheEvent] = field(default_factory=list)  # oldest first
     dropped_lines: int = 0
     status: str | None = None  # the reader's status, when it changed
     error: str | None = None
@@ -96,13 +63,13 @@ class LogFollower:
         tail_lines: how many existing lines to show when following starts.
     """
 
-    def __init__(self, source: Any, kind_hint: str | None, *, max_pending_lines: int = 5000,
+    def __init__(self, source: LogSource, kind_hint: str | None, *, max_pending_lines: int = 5000,
                  max_pending_events: int = 5000, tail_lines: int = 200):
         self.source = source
         self.kind_hint = kind_hint
         self.tail_lines = tail_lines
-        self._lines: deque[Any] = deque(maxlen=max_pending_lines)
-        self._events: deque[Any] = deque(maxlen=max_pending_events)
+        self._lines: deque[ClassifiedLine] = deque(maxlen=max_pending_lines)
+        self._events: deque[CacheEvent] = deque(maxlen=max_pending_events)
         self._dropped = 0
         self._status: str | None = None
         self._status_changed = False
@@ -199,16 +166,16 @@ def _status_text(status: object) -> str | None:
 
 
 class ProcessLogFollower:
-    """Follows a log source in a child process (``kvswitch.ui.log_child``); same API as LogFollower."""
+    """Follows a log source in a child process (``kvswitch.logs.follow``); same API as LogFollower."""
 
-    def __init__(self, source: Any, kind_hint: str | None, *, max_pending_lines: int = 5000,
+    def __init__(self, source: LogSource, kind_hint: str | None, *, max_pending_lines: int = 5000,
                  max_pending_events: int = 5000, tail_lines: int = 200, max_lines_per_frame: int = 600):
         self.source = source
         self.kind_hint = kind_hint
         self.tail_lines = tail_lines
         self.max_lines_per_frame = max_lines_per_frame
-        self._lines: deque[Any] = deque(maxlen=max_pending_lines)
-        self._events: deque[Any] = deque(maxlen=max_pending_events)
+        self._lines: deque[ClassifiedLine] = deque(maxlen=max_pending_lines)
+        self._events: deque[CacheEvent] = deque(maxlen=max_pending_events)
         self._buffer = b""
         self._dropped = 0
         self._status: str | None = None
@@ -221,15 +188,14 @@ class ProcessLogFollower:
 
     @staticmethod
     def usable() -> bool:
-        """A child interpreter can run ``-m kvswitch.ui.log_child`` (not inside a frozen bundle)."""
+        """A child interpreter can run ``-m kvswitch.logs.follow`` (not inside a frozen bundle)."""
         return not getattr(sys, "frozen", False)
 
     def start(self) -> None:
         env = QProcessEnvironment.systemEnvironment()
         env.insert("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
-        env.insert("QT_QPA_PLATFORM", "offscreen")  # the child never opens a window
         self.process.setProcessEnvironment(env)
-        self.process.start(sys.executable, ["-m", "kvswitch.ui.log_child", self.source.model_dump_json(),
+        self.process.start(sys.executable, ["-m", "kvswitch.logs.follow", self.source.model_dump_json(),
                                             self.kind_hint or "", str(self.tail_lines),
                                             str(self.max_lines_per_frame)])
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
@@ -31,6 +31,11 @@ from PySide6.QtWidgets import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import ProfileKind
+    from kvswitch.core.settings import AppSettings
+    from kvswitch.verify.result import VerifyResult
 
 log = logging.getLogger("kvswitch.ui.window")
 
@@ -270,7 +275,7 @@ class MainWindow(QMainWindow):
             self.editor.new_profile()
         self._update_actions()
 
-    def _on_new_kind_chosen(self, kind: Any) -> None:
+    def _on_new_kind_chosen(self, kind: ProfileKind | None) -> None:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.new_profile(kind or self.editor.kind_combo.currentData())
@@ -335,7 +340,7 @@ class MainWindow(QMainWindow):
         self.verify_card.show_started(name)
 
     @Slot(object)
-    def _on_controller_verify_finished(self, result: object) -> None:
+    def _on_controller_verify_finished(self, result: VerifyResult) -> None:
         self.verify_card.show_result(result, self.controller.verifying)
 
     @Slot(str)
@@ -360,11 +365,10 @@ class MainWindow(QMainWindow):
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
 
     def open_settings(self) -> None:
-        from kvswitch.core.settings import load_settings  # noqa: PLC0415
         from kvswitch.ui.settings_dialog import SettingsDialog  # noqa: PLC0415
 
-        before = load_settings(self.controller.paths)
-        dialog = SettingsDialog(self.controller.paths, before, self, store=self.store)
+        before = self.controller.settings
+        dialog = SettingsDialog(self.controller, self)
         dialog.settings_saved.connect(lambda saved: self._on_settings_saved(before, saved))
         dialog.exec()
         dialog.deleteLater()
@@ -372,12 +376,12 @@ class MainWindow(QMainWindow):
     def open_first_run(self) -> None:
         from kvswitch.ui.first_run import FirstRunDialog  # noqa: PLC0415
 
-        dialog = FirstRunDialog(self.store, self.controller.paths, self)
+        dialog = FirstRunDialog(self.controller, self)
         dialog.profiles_added.connect(self._on_first_run_profiles_added)
         dialog.exec()
         dialog.deleteLater()
 
-    def _on_settings_saved(self, before: Any, saved: Any) -> None:
+    def _on_settings_saved(self, before: AppSettings, saved: AppSettings) -> None:
         self.close_to_tray = self.tray_present and bool(getattr(saved, "close_to_tray", True))
         if getattr(saved, "language", None) != getattr(before, "language", None):
             self.message_bar.show_info(self.tr("The new language applies the next time KV Switch starts."))

@@ -9,12 +9,16 @@ thing kept here is the list of names last shown, which row signals need to descr
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal, Slot
 from PySide6.QtGui import QFont
 
 from kvswitch.ui import theme
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import Profile
+    from kvswitch.core.store import ProfileStore
 
 log = logging.getLogger("kvswitch.ui.profiles")
 
@@ -35,7 +39,7 @@ class ProfileListModel(QAbstractListModel):
     store_changed = Signal()
     _store_notified = Signal()
 
-    def __init__(self, store: Any, parent: QObject | None = None):
+    def __init__(self, store: ProfileStore, parent: QObject | None = None):
         super().__init__(parent)
         self._store = store
         self._names: list[str] = [p.name for p in store.profiles()]
@@ -45,10 +49,10 @@ class ProfileListModel(QAbstractListModel):
         self._unsubscribe = store.subscribe(self._on_store_callback)
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ProfileStore:
         return self._store
 
-    def profile_at(self, row: int) -> Any | None:
+    def profile_at(self, row: int) -> Profile | None:
         if 0 <= row < len(self._names):
             try:
                 return self._store.get(self._names[row])

@@ -6,13 +6,16 @@ the whole point: a broken prompt cache is visible at a glance, before reading an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from kvswitch.ui import theme
+
+if TYPE_CHECKING:
+    from kvswitch.ui.events_model import CacheEventsModel
 
 MAX_BARS = 120
 # bars never get wider than this many to a plot, so a handful of requests do not look like a wall
@@ -24,7 +27,7 @@ REPAINT_INTERVAL_MS = 250
 class ReuseChart(QWidget):
     """Reads the last ``MAX_BARS`` events from the events model each time it paints."""
 
-    def __init__(self, model: Any, parent: QWidget | None = None):
+    def __init__(self, model: CacheEventsModel, parent: QWidget | None = None):
         super().__init__(parent)
         self._model = model
         self.setMinimumHeight(90)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, QUrl, Signal, Slot
@@ -32,9 +32,13 @@ from PySide6.QtWidgets import (
 from kvswitch import __version__
 from kvswitch.core.applog import log_file
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.paths import APP_ID, AppPaths, home_dir
-from kvswitch.core.settings import AppSettings, load_settings, save_settings
+from kvswitch.core.paths import APP_ID, home_dir
+from kvswitch.core.settings import AppSettings
 from kvswitch.platform import autostart as autostart_mod
+
+if TYPE_CHECKING:
+    from kvswitch.core.store import ProfileStore
+    from kvswitch.ui.controller import AppController
 
 log = logging.getLogger("kvswitch.ui.settings")
 
@@ -47,11 +51,10 @@ class SettingsDialog(QDialog):
     """Preferences, data locations and profile export/import.
 
     Args:
-        paths: KV Switch's directories.
-        settings: current settings (default: loaded from ``paths``).
+        controller: the app's controller, which owns the settings in force, the profile store (for
+            export/import) and KV Switch's directories (shown); the dialog saves through it.
         parent: the owning window.
         autostart: the login-item mechanism (default: this platform's).
-        store: the profile store for export/import (default: one over ``paths``).
 
     Signals:
         settings_saved(object): the saved :class:`AppSettings` after OK.
@@ -63,15 +66,12 @@ class SettingsDialog(QDialog):
     profiles_exported = Signal(str)
     profiles_imported = Signal(list)
 
-    def __init__(self, paths: AppPaths, settings: AppSettings | QWidget | None = None,
-                 parent: QWidget | None = None, *, autostart: Any = None, store: Any = None):
-        if isinstance(settings, QWidget):  # also accept SettingsDialog(paths, parent)
-            parent, settings = settings, None
+    def __init__(self, controller: AppController, parent: QWidget | None = None, *, autostart: Any = None):
         super().__init__(parent)
-        self.paths = paths
-        self.settings = (settings if isinstance(settings, AppSettings) else load_settings(paths)).model_copy()
+        self.controller = controller
+        self.paths = controller.paths
+        self.settings = controller.settings.model_copy()
         self.autostart = autostart if autostart is not None else autostart_mod.for_platform()
-        self._store = store
         self.setWindowTitle(self.tr("KV Switch Settings"))
         self.setMinimumWidth(600)
         layout = QVBoxLayout(self)
@@ -169,12 +169,8 @@ class SettingsDialog(QDialog):
             return self.settings.autostart
 
     @property
-    def store(self) -> Any:
-        if self._store is None:
-            from kvswitch.core.store import ProfileStore  # noqa: PLC0415
-
-            self._store = ProfileStore(self.paths)
-        return self._store
+    def store(self) -> ProfileStore:
+        return self.controller.store
 
     def collected_settings(self) -> AppSettings:
         """The settings as the widgets show them now."""
@@ -191,7 +187,7 @@ class SettingsDialog(QDialog):
         try:
             if wanted.autostart != self._autostart_enabled():
                 autostart_mod.set_enabled(self.autostart, wanted.autostart)
-            save_settings(self.paths, wanted)
+            self.controller.save_settings(wanted)
         except KvSwitchError as exc:
             self.status_label.setText(str(exc))
             return False

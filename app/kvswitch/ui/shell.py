@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
@@ -19,6 +19,11 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import errors
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.main_window import MainWindow
+
+if TYPE_CHECKING:
+    from kvswitch.core.paths import AppPaths
+    from kvswitch.core.settings import AppSettings
+    from kvswitch.ui.tray import TrayIcon
 
 log = logging.getLogger("kvswitch.ui.shell")
 
@@ -35,7 +40,7 @@ class AppShell(QObject):
 
     ready = Signal()
 
-    def __init__(self, paths: Any, settings: Any = None, *, minimized: bool = False,
+    def __init__(self, paths: AppPaths, settings: AppSettings | None = None, *, minimized: bool = False,
                  tray_available: bool | None = None, deferred: bool = False, parent: QObject | None = None):
         """Args:
             settings: the app's preferences; with ``deferred`` they are loaded after the window shows.
@@ -52,7 +57,7 @@ class AppShell(QObject):
         self.controller = AppController(paths, parent=self)
         self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
-        self.tray: Any = None  # a TrayIcon once loaded
+        self.tray: TrayIcon | None = None  # once loaded
         # Another process (the CLI) may change profiles or apply one; the store notices on refresh.
         self._poll = QTimer(self)
         self._poll.setInterval(STORE_POLL_MS)
@@ -66,9 +71,7 @@ class AppShell(QObject):
     def _complete(self) -> None:
         """Everything that needs the engines: settings, language, window content, tray."""
         if self.settings is None:
-            from kvswitch.ui.app import load_app_settings  # noqa: PLC0415
-
-            self.settings = load_app_settings(self.paths)
+            self.settings = self.controller.settings
             self._apply_language_setting()
         self._apply_theme_setting()
         if not self.window.content_built:
@@ -155,7 +158,7 @@ class AppShell(QObject):
         except ImportError:
             return
         try:
-            wanted = should_show(self.controller.store, self.paths)
+            wanted = should_show(self.controller)
         except KvSwitchError:
             return
         if wanted and (self.window.isVisible() or self.tray is None):

@@ -7,13 +7,18 @@ classifier recognises a cache-hit line, the tray menu builds, and the window sho
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from kvswitch.core.paths import AppPaths
 
 SAMPLE_TIMING_LINE = ("0.00.391.783 I slot print_timing: id  0 | task 9 | prompt eval time =      23.30 ms "
                       "/    23 tokens (    1.01 ms per token,   987.29 tokens per second)")
 
 
-def run_smoke_test(app: Any, paths: Any) -> int:
+def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
     from kvswitch.core.models import Profile, ProfileKind  # noqa: PLC0415
     from kvswitch.logs import classify_line  # noqa: PLC0415
     from kvswitch.servers import preset  # noqa: PLC0415

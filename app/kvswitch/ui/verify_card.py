@@ -6,7 +6,7 @@ background task, so this widget only displays what it is given.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QFont, QPalette
@@ -22,6 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui import theme
+
+if TYPE_CHECKING:
+    from kvswitch.verify.result import VerifyResult
 
 
 def _fmt_ms(value: float | None) -> str:
@@ -46,7 +49,7 @@ class VerifyCard(QWidget):
         self._fix_env: dict[str, str] | None = None
         self._state: theme.CacheState | None = None
         self._profile_name: str | None = None
-        self.result: Any = None
+        self.result: VerifyResult | None = None
 
         self.verify_button = QPushButton(self.tr("Verify cache"))
         self.cancel_button = QPushButton(self.tr("Cancel"))
@@ -159,7 +162,7 @@ class VerifyCard(QWidget):
         self.fix_button.hide()
         self.card.show()
 
-    def show_result(self, result: Any, profile_name: str | None = None) -> None:
+    def show_result(self, result: VerifyResult, profile_name: str | None = None) -> None:
         self._finish()
         self.result = result
         if profile_name:

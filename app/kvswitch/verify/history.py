@@ -3,7 +3,7 @@
 Users tune by experiment: change one server or client setting, run the same check, compare reuse and
 time to first token. Each run is one JSON line in ``<data>/verify-history/<profile>.jsonl`` (0600):
 when, what was checked (synthetic probe or the real client, with its version), which server answered
-(llama-server's ``/props`` build and settings when it has them), a digest of the env the profile applies,
+(the build and cache settings its ``/props`` reports, where it serves one), a digest of the applied env,
 the verdict, reuse, TTFT cold and warm, and the per-request numbers. No key is ever stored: URLs lose
 their user-info, the env is kept only as a digest that leaves keys out.
 """
@@ -81,7 +81,7 @@ def public_url(url: str) -> str:
 
 
 def server_identity(base_url: str, timeout: float = 5.0) -> dict[str, Any]:
-    """What the server says it is: llama-server's ``/props`` build and cache settings, when it answers."""
+    """What the server says it is: the build and cache settings of its ``/props``, when it answers."""
     root = base_url.rstrip("/").removesuffix("/v1")
     identity: dict[str, Any] = {"url": public_url(root)}
     with contextlib.suppress(httpx.HTTPError, ValueError, TypeError):

@@ -1,10 +1,10 @@
-"""Ask a llama-server to render a request with its chat template and to tokenize the result.
+"""Ask a server to render a request with its chat template and to tokenize the result.
 
-``/apply-template`` gives the prompt text exactly as a completion would build it, ``/tokenize`` (with
+Which routes do that is each server's own knowledge (``Server.rendering`` in ``kvswitch.servers``): a
+template route gives the prompt text exactly as a completion would build it, a tokenize route (with
 ``add_special`` and ``parse_special``, as the completion path tokenizes) its tokens and their pieces.
 The pieces let a token index be turned back into a character offset of the prompt. The server's own
-count endpoint (``/v1/messages/count_tokens`` for Messages bodies, ``/v1/chat/completions/input_tokens``
-for Chat Completions bodies) counts the original body, which checks the rendering end to end.
+count route counts the original body, which checks the rendering end to end.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from typing import Any
 
 import httpx
 
+from kvswitch import servers
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.verify.anthropic_oai import chat_body
+from kvswitch.core.models import ProfileKind
+from kvswitch.servers.base import Server
 
 #: the most a render or tokenize answer may hold (a 32k-token prompt with pieces is about 2 MB)
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -29,7 +31,7 @@ def printable(text: str) -> str:
 
 
 class RenderError(KvSwitchError):
-    """The server cannot render or tokenize (not a llama-server, an old build, a dead port)."""
+    """The server cannot render or tokenize (a kind without such routes, an old build, a dead port)."""
 
 
 @dataclass(frozen=True)
@@ -46,14 +48,34 @@ class Rendered:
 
 
 class ServerRenderer:
-    """Renders request bodies the way the llama-server at ``base_url`` does; bounded by ``timeout``."""
+    """Renders request bodies the way the server at ``base_url`` does; bounded by ``timeout``.
 
-    name = "llama-server /apply-template + /tokenize"
+    ``kind`` names the server when known (a profile's kind); otherwise every server that can render
+    is assumed, in the registry's order.
+    """
 
-    def __init__(self, base_url: str, timeout: float = 30.0, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float = 30.0,
+        headers: dict[str, str] | None = None,
+        kind: ProfileKind | str | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
         self.deadline = time.monotonic() + timeout
         self.headers = headers or {}
+        known = servers.find(str(kind.value if isinstance(kind, ProfileKind) else kind)) if kind else None
+        able = [known] if known is not None and known.specific else list(servers.renderers())
+        chosen: Server | None = next((s for s in able if s.rendering is not None), None)
+        if chosen is None or chosen.rendering is None:
+            raise RenderError(
+                f"{self.base_url}: a {known.label if known else 'server'} cannot render prompts"
+            )
+        self.server = chosen
+        self.rendering = chosen.rendering
+        self.name = (
+            f"{chosen.short_label} {chosen.rendering.template_route} + {chosen.rendering.tokenize_route}"
+        )
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
         left = self.deadline - time.monotonic()
@@ -71,7 +93,7 @@ class ServerRenderer:
         except httpx.HTTPError as exc:
             raise RenderError(f"{url}: {type(exc).__name__}: {exc}") from None
         if status in (404, 405, 501):
-            raise RenderError(f"{url}: HTTP {status}: this server cannot render prompts (llama-server can)")
+            raise RenderError(f"{url}: HTTP {status}: this server cannot render prompts")
         try:
             decoded = json.loads(bytes(data))
         except ValueError:
@@ -84,22 +106,25 @@ class ServerRenderer:
         return decoded
 
     def render(self, body: dict[str, Any]) -> Rendered:
-        chat, anthropic = chat_body(body)
-        answer = self._post("/apply-template", chat)
+        chat, messages = self.rendering.chat_body(body)
+        answer = self._post(self.rendering.template_route, chat)
         prompt = answer.get("prompt") if isinstance(answer, dict) else None
         if not isinstance(prompt, str):
-            raise RenderError(f"{self.base_url}/apply-template: the answer has no prompt text")
+            raise RenderError(
+                f"{self.base_url}{self.rendering.template_route}: the answer has no prompt text"
+            )
         tokenized = self._post(
-            "/tokenize", {"content": prompt, "add_special": True, "parse_special": True, "with_pieces": True}
+            self.rendering.tokenize_route,
+            {"content": prompt, "add_special": True, "parse_special": True, "with_pieces": True},
         )
         tokens, pieces = [], []
         for item in tokenized.get("tokens", []) if isinstance(tokenized, dict) else []:
             piece = item.get("piece", "")
             tokens.append(int(item["id"]))
             pieces.append(len(piece.encode("utf-8")) if isinstance(piece, str) else len(piece))
-        route = "/v1/messages/count_tokens" if anthropic else "/v1/chat/completions/input_tokens"
+        route = self.rendering.count_routes.get("messages" if messages else "chat")
         try:
-            counted = self._post(route, body if anthropic else chat).get("input_tokens")
+            counted = self._post(route, body if messages else chat).get("input_tokens") if route else None
         except RenderError:
             counted = None
         return Rendered(prompt, tokens, pieces, counted == len(tokens))

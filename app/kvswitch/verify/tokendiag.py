@@ -1,11 +1,12 @@
 """Where two requests stop sharing a prefix in the server's own tokens, and why.
 
 The JSON comparison in ``diagnose`` works on bytes of the request, which is not what a server reuses: a
-message whose content turns from a list into a string renders identically, and a few changed bytes can
-move the token boundary. Here both requests are rendered by the server's chat template and tokenized by
-its tokenizer (llama-server: ``/apply-template`` then ``/tokenize``), so ``shared_tokens`` is the common
-prefix the server can reuse from A for B. The place of the divergence is mapped back to the request part
-whose text holds it, and a cause is named only when the rendered prompts really differ there.
+message whose content turns from a list into a string renders identically, and a few changed bytes
+can move the token boundary. Here both requests are rendered by the server's chat template and
+tokenized by its tokenizer (the routes its server module declares as ``rendering``), so
+``shared_tokens`` is the common prefix the server can reuse from A for B. The place of the divergence
+is mapped back to the request part whose text holds it, and a cause is named only when the rendered
+prompts really differ there.
 """
 
 from __future__ import annotations

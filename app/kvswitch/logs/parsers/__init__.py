@@ -6,9 +6,9 @@ swapping engines, Ollama 0.30 starting llama-server) is still understood.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from kvswitch import servers
 from kvswitch.logs.parsers import llama_cpp, lmcache, lmstudio, ollama, sglang, vllm
 from kvswitch.logs.parsers.base import Fact, Parsed, What
 
@@ -23,21 +23,32 @@ _MODULES = {
     "ollama": ollama,
 }
 
-#: profile kind -> the formats its logs carry, as each server module in ``kvswitch.servers`` declares
-#: them (LM Studio and Ollama embed llama.cpp; vLLM may run LMCache); aliases name the same family
-FAMILIES: dict[str, tuple[str, ...]] = {
-    name: server.log_formats
-    for server in servers.all() if server.log_formats
-    for name in (server.name, *server.aliases)
-}
+
+
+@functools.cache
+def families() -> dict[str, tuple[str, ...]]:
+    """Profile kind -> the formats its logs carry, as each module in ``kvswitch.servers`` declares them
+    (LM Studio and Ollama embed llama.cpp; vLLM may run LMCache); aliases name the same family.
+
+    Read on first use: a hint-less ``kvswitch log scan`` never loads the registry (or pydantic with it).
+    """
+    from kvswitch import servers  # noqa: PLC0415 - see above; servers never imports the log engine
+
+    return {
+        name: server.log_formats
+        for server in servers.all() if server.log_formats
+        for name in (server.name, *server.aliases)
+    }
+
+
 #: the kinds ``--kind`` accepts: one per format (each names its family)
 KINDS = tuple(_MODULES)
 
 
 def family(kind_hint: str | None) -> tuple[str, ...]:
     """Parser names for a profile kind; unknown or missing kinds (``custom``, ``auto``) get all of them."""
-    if kind_hint and kind_hint.lower() in FAMILIES:
-        return FAMILIES[kind_hint.lower()]
+    if kind_hint and kind_hint.lower() in families():
+        return families()[kind_hint.lower()]
     return ("lm-studio", "vllm", "lmcache", "sglang", "ollama", "llama.cpp")
 
 

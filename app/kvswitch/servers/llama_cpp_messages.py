@@ -1,4 +1,4 @@
-"""An Anthropic Messages body as llama-server turns it into a Chat Completions body before rendering.
+"""A Messages body as llama-server turns it into a Chat Completions body before rendering.
 
 llama-server's ``/apply-template`` takes only Chat Completions bodies, while Claude Code sends Messages
 bodies. To render a Claude Code request exactly as the server does, this module repeats the server's own

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from kvswitch.commands.common import out, paths_from, store_from
 from kvswitch.core.errors import UsageError
-from kvswitch.core.paths import AppPaths
 from kvswitch.platform import autostart
 from kvswitch.platform.detect import PROBE_PORTS, DetectedServer, Detection, detect
 from kvswitch.platform.probe import DEFAULT_TIMEOUT
@@ -47,10 +46,6 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_autostart)
 
 
-def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
 def _port(value: str) -> int:
     try:
         port = int(value)
@@ -59,17 +54,6 @@ def _port(value: str) -> int:
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"port must be 1-65535, not {port}")
     return port
-
-
-def _paths(args: argparse.Namespace) -> AppPaths:
-    config_dir = getattr(args, "config_dir", None)
-    return AppPaths.default(Path(config_dir) if config_dir else None)
-
-
-def _store(args: argparse.Namespace) -> Any:
-    from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - only the commands that need it load it
-
-    return ProfileStore(_paths(args))
 
 
 def _detect(args: argparse.Namespace) -> int:
@@ -84,16 +68,16 @@ def _detect(args: argparse.Namespace) -> int:
         document = found.to_json()
         if args.add:
             document["added_profiles"] = added
-        _out(json.dumps(document, indent=2))
+        out(json.dumps(document, indent=2))
         return 0
-    _out(format_detection(found, ports))
+    out(format_detection(found, ports))
     if args.add:
-        _out(f"added profiles: {', '.join(added)}" if added else "no new profiles added")
+        out(f"added profiles: {', '.join(added)}" if added else "no new profiles added")
     return 0
 
 
 def _add_profiles(args: argparse.Namespace, servers: tuple[DetectedServer, ...]) -> list[str]:
-    store = _store(args)
+    store = store_from(args)
     taken = {name.casefold() for name in store.names()}
     added = []
     for server in servers:
@@ -146,30 +130,30 @@ def describe_server(server: DetectedServer) -> str:
 def _export(args: argparse.Namespace) -> int:
     from kvswitch.platform.transfer import export_profiles  # noqa: PLC0415
 
-    store = _store(args)
+    store = store_from(args)
     written = export_profiles(store, args.file, include_keys=args.include_keys)
     count = len(store.profiles())
     note = "with API keys (file readable by you only)" if args.include_keys else "without API keys"
-    _out(f"exported {count} profile(s) {note} to {written}")
+    out(f"exported {count} profile(s) {note} to {written}")
     return 0
 
 
 def _import(args: argparse.Namespace) -> int:
     from kvswitch.platform.transfer import import_profiles  # noqa: PLC0415
 
-    report = import_profiles(_store(args), args.file)
-    _out(report.summary())
+    report = import_profiles(store_from(args), args.file)
+    out(report.summary())
     return 0
 
 
 def _autostart(args: argparse.Namespace) -> int:
     entry = autostart.for_platform()
     if args.state == "status":
-        _out(f"autostart is {'on' if entry.enabled() else 'off'} ({entry.location})")
+        out(f"autostart is {'on' if entry.enabled() else 'off'} ({entry.location})")
         return 0
     autostart.set_enabled(entry, args.state == "on")
     _remember_autostart(args, args.state == "on")
-    _out(f"autostart {args.state} ({entry.location})")
+    out(f"autostart {args.state} ({entry.location})")
     return 0
 
 
@@ -177,7 +161,7 @@ def _remember_autostart(args: argparse.Namespace, enabled: bool) -> None:
     """Keep the Settings dialog's checkbox in step with what the command did."""
     from kvswitch.core.settings import load_settings, save_settings  # noqa: PLC0415
 
-    paths = _paths(args)
+    paths = paths_from(args)
     settings = load_settings(paths)
     settings.autostart = enabled
     save_settings(paths, settings)

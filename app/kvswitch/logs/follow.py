@@ -1,6 +1,8 @@
 """The log reader process: follows one source, classifies every line, and streams batches to the app.
 
-Run by ``log_worker.ProcessLogFollower`` as ``python -m kvswitch.ui.log_child SOURCE_JSON KIND TAIL``.
+Run by ``kvswitch.ui.log_worker.ProcessLogFollower`` as
+``python -m kvswitch.logs.follow SOURCE_JSON KIND TAIL MAX_LINES``. It imports no Qt (it lives below the
+``ui`` package for that reason), so a flood costs the reader only the log engine's own start-up.
 Classifying a flood is CPU-bound Python; in a thread it would fight the GUI for the GIL (every Qt call
 that releases the GIL then waits for the reader to give it back), so it runs in its own process and the
 window only unpickles what it will show. Every ``INTERVAL_S`` it writes one frame to stdout:
@@ -20,10 +22,56 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvswitch.logs.analyzer import LogAnalyzer
+    from kvswitch.logs.model import CacheEvent, ClassifiedLine
 
 INTERVAL_S = 0.05
 SLICE_LINES = 1000
+
+
+class DrawBudget:
+    """How many lines may be drawn now: bursts pass whole, a sustained flood is thinned to ``rate``.
+
+    A token bucket: ``rate`` lines a second refill it up to ``burst``. A server printing a few hundred
+    lines at start-up shows every one; 50,000 lines a second show ``rate`` of the newest, and the rest
+    are counted as not drawn. The rate is what the window draws within its per-tick budget
+    (``log_panel.DRAW_BUDGET_MS``) on a loaded machine; sending more would only be dropped there.
+    """
+
+    def __init__(self, rate: float = 2000.0, burst: int = 600):
+        self.rate = rate
+        self.burst = burst
+        self._tokens = float(burst)
+        self._last = time.monotonic()
+
+    def take(self, wanted: int) -> int:
+        now = time.monotonic()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.rate)
+        self._last = now
+        granted = min(wanted, int(self._tokens))
+        self._tokens -= granted
+        return granted
+
+
+def classify_lines(analyzer: LogAnalyzer, texts: list[str],
+                   line_no: int) -> tuple[list[ClassifiedLine], list[CacheEvent], int]:
+    """Feed ``texts`` to a ``LogAnalyzer``: (ClassifiedLines, CacheEvents, the last line number).
+
+    Shared by the app's reader thread and this process, so both number and classify lines the same way.
+    """
+    classified: list[ClassifiedLine] = []
+    events: list[CacheEvent] = []
+    feed = analyzer.feed
+    for text in texts:
+        line_no += 1
+        result = feed(text, line_no)
+        classified.append(result.line)
+        if result.events:
+            events.extend(result.events)
+    return classified, events, line_no
 
 
 def _watch_stdin(stop: threading.Event) -> None:
@@ -38,10 +86,10 @@ def _watch_stdin(stop: threading.Event) -> None:
 def _fast_pickling() -> None:
     """Pickle lines and events as constructor calls: the default for frozen slotted dataclasses
     rebuilds each object through ``dataclasses.fields()`` and costs the window ~20 µs per object."""
-    import copyreg
-    import dataclasses
+    import copyreg  # noqa: PLC0415
+    import dataclasses  # noqa: PLC0415
 
-    from kvswitch.logs.model import CacheEvent, ClassifiedLine
+    from kvswitch.logs.model import CacheEvent, ClassifiedLine  # noqa: PLC0415
 
     def reducer(cls: type) -> Any:
         names = tuple(f.name for f in dataclasses.fields(cls))
@@ -56,10 +104,10 @@ def _fast_pickling() -> None:
 
 
 def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int) -> int:
-    from kvswitch.core.errors import KvSwitchError
-    from kvswitch.core.models import LogSource
-    from kvswitch.logs import LogAnalyzer
-    from kvswitch.logs.sources import open_source
+    from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415 - only the reader process needs these
+    from kvswitch.core.models import LogSource  # noqa: PLC0415
+    from kvswitch.logs.analyzer import LogAnalyzer  # noqa: PLC0415
+    from kvswitch.logs.sources import open_source  # noqa: PLC0415
 
     _fast_pickling()
     out = sys.stdout.buffer
@@ -82,8 +130,6 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
     except KvSwitchError as exc:
         send({"error": str(exc)})
         return 0
-    from kvswitch.ui.log_worker import DrawBudget, classify_lines
-
     analyzer = LogAnalyzer(kind_hint)
     budget = DrawBudget(burst=max_lines)
     line_no = 0
@@ -91,8 +137,8 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
     try:
         while not stop.is_set():
             started = time.monotonic()
-            kept: deque[Any] = deque(maxlen=max_lines)
-            events: list[Any] = []
+            kept: deque[ClassifiedLine] = deque(maxlen=max_lines)
+            events: list[CacheEvent] = []
             read = 0
             while time.monotonic() - started < INTERVAL_S:
                 try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.commands import verify_client
+from kvswitch.commands.common import err, out, paths_from, store_from
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.paths import AppPaths
@@ -91,7 +92,8 @@ def register(subparsers: Any) -> None:
     diagnose.add_argument(
         "--server",
         metavar="URL",
-        help="render and tokenize both requests with this llama-server, so the numbers are its tokens",
+        help="render and tokenize both requests with this server's own template and tokenizer, so the "
+        "numbers are its tokens",
     )
     diagnose.add_argument(
         "--server-timeout", type=float, default=60.0, metavar="S", help="deadline for the server (default 60)"
@@ -127,15 +129,6 @@ def register(subparsers: Any) -> None:
     ps.set_defaults(func=_ps)
 
 
-def _out(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
-def _err(text: str) -> None:
-    sys.stderr.write(text + "\n")
-
-
 def _positive(text: str) -> float:
     try:
         value = float(text)
@@ -146,19 +139,8 @@ def _positive(text: str) -> float:
     return value
 
 
-def _paths(args: argparse.Namespace) -> AppPaths:
-    config_dir = getattr(args, "config_dir", None)
-    return AppPaths.default(Path(config_dir) if config_dir else None)
-
-
-def _store(args: argparse.Namespace) -> Any:
-    from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - only commands that need profiles load it
-
-    return ProfileStore(_paths(args))
-
-
 def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
-    store = _store(args)
+    store = store_from(args)
     name = name or store.active_name
     if not name:
         raise UsageError(
@@ -172,7 +154,7 @@ def _verify(args: argparse.Namespace) -> int:
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
     if args.history:
-        return verify_client.show_history(_paths(args), args, _out)
+        return verify_client.show_history(paths_from(args), args, out)
 
     if args.base_url:
         try:
@@ -191,12 +173,12 @@ def _verify(args: argparse.Namespace) -> int:
             profile = profile.model_copy(update={"model": args.model})
     quiet = args.json or not sys.stderr.isatty()
     if args.client:
-        return verify_client.run(_paths(args), args, profile, quiet, _out, _err)
+        return verify_client.run(paths_from(args), args, profile, quiet, out, err)
     args.timeout = args.timeout or 30.0
 
     def progress(text: str, fraction: float) -> None:
         if not quiet:
-            _err(f"[{fraction:4.0%}] {text}")
+            err(f"[{fraction:4.0%}] {text}")
 
     cancel = threading.Event()
     try:
@@ -211,11 +193,11 @@ def _verify(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         raise
-    verify_client.remember_synthetic(_paths(args), profile, result)
+    verify_client.remember_synthetic(paths_from(args), profile, result)
     if args.json:
-        _out(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        out(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:
-        _out(f"{profile.name}: {result.describe()}")
+        out(f"{profile.name}: {result.describe()}")
     return result.exit_code
 
 
@@ -242,21 +224,26 @@ def _diagnose(args: argparse.Namespace) -> int:
             fallback_note = f"{exc}; compared the request JSON instead: the numbers are bytes, not tokens."
         else:
             as_json = json.dumps(tokens.to_json(), indent=2, ensure_ascii=False)
-            _out(as_json if args.json else tokens.describe())
+            out(as_json if args.json else tokens.describe())
             return 0 if tokens.reusable else 1
     diagnosis = diagnose_requests(a, b)
     if args.json:
-        _out(json.dumps({"units": "bytes", **diagnosis.to_json(), "bytes_note": fallback_note}, indent=2,
-                        ensure_ascii=False))
+        out(
+            json.dumps(
+                {"units": "bytes", **diagnosis.to_json(), "bytes_note": fallback_note},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
-        _out(diagnosis.describe() + f"\nNote: {fallback_note}")
+        out(diagnosis.describe() + f"\nNote: {fallback_note}")
     return 0 if diagnosis.identical or diagnosis.extends else 1
 
 
 #: said whenever ``diagnose`` compares JSON: a person must not read byte shares as reusable tokens
 BYTES_NOTE = (
-    "numbers are bytes of the request JSON, not tokens; give --server URL (a llama-server) to count "
-    "what the server can reuse in its own tokens."
+    "numbers are bytes of the request JSON, not tokens; give --server URL (a server that renders "
+    "prompts) to count what the server can reuse in its own tokens."
 )
 
 
@@ -267,12 +254,13 @@ def _record(args: argparse.Namespace) -> int:
         raise UsageError("give exactly one of --upstream URL or --profile NAME")
     upstream = args.upstream or _load_profile(args, args.profile).base_url
     host, port = parse_listen(args.listen, args.allow_remote)
-    captures = args.captures or _paths(args).data_dir / "captures" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    captures = args.captures or paths_from(args).data_dir / "captures" / stamp
     done = threading.Event()
     seen = [0]
 
     def show(capture: Capture) -> None:
-        _out(capture.summary())
+        out(capture.summary())
         seen[0] += 1
         if args.max_requests is not None and seen[0] >= args.max_requests:
             done.set()
@@ -281,8 +269,8 @@ def _record(args: argparse.Namespace) -> int:
         upstream, captures, host=host, port=port, allow_remote=args.allow_remote, on_capture=show
     )
     recorder.start()
-    _out(f"Recording on {recorder.url} -> {recorder.upstream}; captures in {captures}")
-    _out(f"Point the client at it, e.g. ANTHROPIC_BASE_URL={recorder.url}   (Ctrl-C stops)")
+    out(f"Recording on {recorder.url} -> {recorder.upstream}; captures in {captures}")
+    out(f"Point the client at it, e.g. ANTHROPIC_BASE_URL={recorder.url}   (Ctrl-C stops)")
     try:
         while not done.wait(0.2):
             pass
@@ -290,7 +278,7 @@ def _record(args: argparse.Namespace) -> int:
         pass
     finally:
         recorder.stop()
-    _out(f"Stopped after {len(recorder.captures)} request(s).")
+    out(f"Stopped after {len(recorder.captures)} request(s).")
     return 0
 
 
@@ -298,29 +286,29 @@ def _ps(args: argparse.Namespace) -> int:
     from kvswitch.core.envmap import shell_env  # noqa: PLC0415
     from kvswitch.verify.processes import find_agent_processes  # noqa: PLC0415
 
-    store = _store(args)
+    store = store_from(args)
     name = args.profile or store.active_name
     expected: dict[str, str] = {}
     if name:
         profile = store.get(name)
         if any(t in ("bash", "zsh", "fish", "pwsh", "windows-env") for t in profile.targets):
             expected = shell_env(profile)
-    applied_at = _last_apply_time(_paths(args))
+    applied_at = _last_apply_time(paths_from(args))
     procs = find_agent_processes(expected, applied_at=applied_at)
     if args.json:
-        _out(
+        out(
             json.dumps(
                 {"profile": name, "applied_at": applied_at, "processes": [p.to_json() for p in procs]},
                 indent=2,
             )
         )
     elif not procs:
-        _out("No Claude Code or Codex process is running.")
+        out("No Claude Code or Codex process is running.")
     else:
         for proc in procs:
             started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(proc.started_at))
             flag = "RESTART" if proc.needs_restart else "ok"
-            _out(f"{flag:8} {proc.agent:6} pid {proc.pid:<7} started {started}  {proc.reason}")
+            out(f"{flag:8} {proc.agent:6} pid {proc.pid:<7} started {started}  {proc.reason}")
     return 1 if any(p.needs_restart for p in procs) else 0
 
 

@@ -1,0 +1,54 @@
+"""What every command module shares: one-line output, where KV Switch keeps its data, the profile store.
+
+Kept light on purpose (no pydantic, no engines at import time): ``kvswitch log scan`` in a script loop
+loads only the log engine, and the store's models load only when a command asks for the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kvswitch.core.paths import AppPaths
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import Profile
+    from kvswitch.core.store import ProfileStore
+
+
+def out(text: str) -> None:
+    """One line for the user on stdout, flushed (a caller may be reading it line by line)."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def err(text: str) -> None:
+    """One line of warning on stderr (the result itself goes to stdout)."""
+    sys.stderr.write(text + "\n")
+
+
+def paths_from(args: argparse.Namespace) -> AppPaths:
+    """KV Switch's own directories: ``--config-dir`` when given, else the platform default."""
+    config_dir = getattr(args, "config_dir", None)
+    return AppPaths.default(Path(config_dir) if config_dir else None)
+
+
+def store_from(args: argparse.Namespace) -> ProfileStore:
+    """The profile store of ``paths_from(args)``; its models load only for the commands that need it."""
+    from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - pydantic only when profiles are used
+
+    return ProfileStore(paths_from(args))
+
+
+def print_lint(profile: Profile) -> None:
+    """The profile's cache-safety warnings on stderr, each with the command that fixes it."""
+    from kvswitch.core.lint import lint_profile  # noqa: PLC0415
+
+    for warning in lint_profile(profile):
+        fix = ""
+        if warning.fix_env:
+            flags = " ".join(f"--env {k}={v}" for k, v in warning.fix_env.items())
+            fix = f" (fix: kvswitch profile edit {profile.name!r} {flags})"
+        err(f"warning [{warning.code}]: {warning.message}{fix}")
