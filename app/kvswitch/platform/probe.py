@@ -3,11 +3,14 @@
 Each server has a route only it serves (llama-server ``/props``, Ollama ``/api/version``, SGLang
 ``/get_server_info``, LM Studio ``/api/v0/models``, vLLM ``/version``), so a port is named only when
 one of those answers in that server's own shape. A port that is closed, or answers with anything
-else, yields nothing: a web server that happens to listen on 8080 is not a llama-server.
+else, yields nothing: a web server that happens to listen on 8080 is not a llama-server. Answers are
+read with ``kvswitch.core.http``'s bounds (a byte cap, one deadline per port) and every string in
+them is made printable, so a hostile port can neither hang the scan nor write escapes to a terminal.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,9 +19,15 @@ from typing import Any
 
 import httpx
 
+from kvswitch.core.http import MB, Deadline, NetworkLimitError, read_bounded
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.text import printable_data
 
 DEFAULT_TIMEOUT = 0.8
+#: identification answers are small JSON documents; LM Studio's model list is the largest
+MAX_ANSWER = 2 * MB
+#: a port gets this many per-read timeouts in total, whatever it does (several GETs answer in ms)
+PORT_BUDGET_READS = 5
 
 
 @dataclass(frozen=True)
@@ -48,18 +57,31 @@ class _Unresponsive(Exception):
     """The port accepted a connection but does not answer HTTP in time: stop asking it."""
 
 
-def _get_json(client: httpx.Client, path: str) -> tuple[int, Any]:
-    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on protocol errors."""
+class _Client:
+    """An httpx client plus the port's deadline and per-read timeout."""
+
+    def __init__(self, http: httpx.Client, deadline: Deadline, timeout: float):
+        self.http, self.deadline, self.timeout = http, deadline, timeout
+
+
+def _get_json(client: _Client, path: str) -> tuple[int, Any]:
+    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on protocol errors.
+
+    Strings in the body are made printable: model names and versions end up on screen.
+    """
     try:
-        response = client.get(path)
-    except (httpx.TimeoutException, httpx.NetworkError) as exc:
+        read_timeout = client.deadline.socket_timeout(client.timeout)
+        with client.http.stream("GET", path, timeout=read_timeout) as response:
+            body = read_bounded(response.iter_bytes(), MAX_ANSWER, client.deadline)
+            status = response.status_code
+    except (httpx.TimeoutException, httpx.NetworkError, NetworkLimitError) as exc:
         raise _Unresponsive(path) from exc
     except httpx.HTTPError:
         return 0, None
     try:
-        return response.status_code, response.json()
+        return status, printable_data(json.loads(body))
     except ValueError:
-        return response.status_code, None
+        return status, None
 
 
 def _model_ids(payload: Any) -> tuple[str, ...]:
@@ -78,7 +100,15 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     if not port_open(host, port, timeout):
         return None
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-    with httpx.Client(base_url=base, timeout=timeout, follow_redirects=False, trust_env=False) as client:
+    deadline = Deadline(timeout * PORT_BUDGET_READS)
+    with httpx.Client(
+        base_url=base,
+        timeout=timeout,
+        follow_redirects=False,
+        trust_env=False,
+        headers={"accept-encoding": "identity"},
+    ) as http:
+        client = _Client(http, deadline, timeout)
         for check in (_llama_cpp, _ollama, _sglang, _lm_studio, _vllm):
             try:
                 result = check(client, host, port)
@@ -89,7 +119,7 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     return None
 
 
-def _llama_cpp(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
+def _llama_cpp(client: _Client, host: str, port: int) -> ProbeResult | None:
     status, props = _get_json(client, "/props")
     if status == 200 and isinstance(props, dict) and ("default_generation_settings" in props
                                                        or "total_slots" in props):
@@ -107,7 +137,7 @@ def _llama_cpp(client: httpx.Client, host: str, port: int) -> ProbeResult | None
     return None
 
 
-def _ollama(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
+def _ollama(client: _Client, host: str, port: int) -> ProbeResult | None:
     status, payload = _get_json(client, "/api/version")
     if status != 200 or not isinstance(payload, dict) or not isinstance(payload.get("version"), str):
         return None
@@ -118,7 +148,7 @@ def _ollama(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
     return ProbeResult(ProfileKind.OLLAMA, host, port, payload["version"], models)
 
 
-def _sglang(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
+def _sglang(client: _Client, host: str, port: int) -> ProbeResult | None:
     status, info = _get_json(client, "/get_server_info")
     if status != 200 or not isinstance(info, dict) or not ("model_path" in info or "version" in info):
         return None
@@ -129,7 +159,7 @@ def _sglang(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
                        _as_int(info.get("context_length")), _as_int(info.get("max_running_requests")))
 
 
-def _lm_studio(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
+def _lm_studio(client: _Client, host: str, port: int) -> ProbeResult | None:
     status, payload = _get_json(client, "/api/v0/models")
     if status != 200 or not isinstance(payload, dict) or not isinstance(payload.get("data"), list):
         return None
@@ -143,7 +173,7 @@ def _lm_studio(client: httpx.Client, host: str, port: int) -> ProbeResult | None
     return ProbeResult(ProfileKind.LM_STUDIO, host, port, None, ids, context)
 
 
-def _vllm(client: httpx.Client, host: str, port: int) -> ProbeResult | None:
+def _vllm(client: _Client, host: str, port: int) -> ProbeResult | None:
     status, payload = _get_json(client, "/version")
     if status != 200 or not isinstance(payload, dict) or not isinstance(payload.get("version"), str):
         return None

@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
     verify.add_argument("profile", nargs="?", help="profile name (default: the active profile)")
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.add_argument(
-        "--timeout", type=_positive, default=30.0, help="seconds for the whole check (default 30)"
+        "--timeout",
+        type=_timeout,
+        default=30.0,
+        help="seconds for the whole check, every request included (default 30, at most 86400)",
     )
     verify.add_argument("--base-url", help="check this URL without a profile")
     verify.add_argument(
@@ -91,7 +94,9 @@ def register(subparsers: Any) -> None:
         "--captures", type=Path, help="directory for the captures (default: in KV Switch's data)"
     )
     record.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address")
-    record.add_argument("--max-requests", type=int, default=None, help="stop after this many requests")
+    record.add_argument(
+        "--max-requests", type=_count, default=None, help="stop after this many requests"
+    )
     record.set_defaults(func=_record)
 
     ps = subparsers.add_parser(
@@ -113,13 +118,24 @@ def _err(text: str) -> None:
     sys.stderr.write(text + "\n")
 
 
-def _positive(text: str) -> float:
+def _timeout(text: str) -> float:
+    """A finite number of seconds in (0, 86400]: ``inf`` never ends, ``nan`` never expires."""
+    from kvswitch.core.http import check_timeout  # noqa: PLC0415
+
     try:
-        value = float(text)
+        return check_timeout(float(text), "the timeout")
+    except ValueError as exc:
+        message = str(exc) if "timeout" in str(exc) else f"{text!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
@@ -146,10 +162,12 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from kvswitch.core.http import check_url_port  # noqa: PLC0415
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
     if args.base_url:
         try:
+            check_url_port(args.base_url)
             profile = Profile(
                 name="ad hoc",
                 kind=ProfileKind(args.kind or "custom"),

@@ -7,6 +7,11 @@ and compared with the previous request to the same path, so a cache-breaking cha
 
 It listens on loopback only unless explicitly allowed: it forwards whatever it receives with the
 client's credentials, which must not become an open relay on a network.
+
+Nothing is buffered without a bound: a request body is capped (``MAX_REQUEST_BODY``, else 413), an
+answer passes through chunk by chunk with an idle timeout per read, a cap on its total size and a
+deadline for the whole answer (``kvswitch.core.http``); past a limit the client's connection is
+closed, so the client sees a cut answer instead of waiting forever.
 """
 
 from __future__ import annotations
@@ -25,7 +30,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.core.errors import UsageError
+from kvswitch.core.http import (
+    MB,
+    Deadline,
+    NetworkLimitError,
+    ResponseTooLarge,
+    check_timeout,
+    check_url_port,
+    iter_bounded,
+)
 from kvswitch.core.models import Profile, validate_base_url
+from kvswitch.core.text import printable
 from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests
 from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
 from kvswitch.verify.probe import is_loopback_host
@@ -43,6 +58,12 @@ HOP_BY_HOP = (
     "proxy-connection",
 )
 RESPONSE_SAMPLE = 4 << 20  # bytes of each answer kept to read its cache numbers
+#: Anthropic's own request limit is 32 MB; Claude Code's bodies are a few hundred KB
+MAX_REQUEST_BODY = 64 * MB
+#: far above any model answer, low enough that an endless upstream cannot fill a disk or a client
+MAX_RESPONSE_BODY = 512 * MB
+#: one answer may stream this long in total (a long agent turn on a slow CPU takes minutes)
+MAX_RESPONSE_SECONDS = 3 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -78,13 +99,14 @@ class Capture:
                 )
                 if d.cause_text:
                     line += f"\n    cause: {d.cause_text}"
-        return line
+        return printable(line)  # the path and the snippets come from the client's request
 
 
 def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6); refuses a non-loopback host unless allowed."""
     host, sep, port_text = text.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    digits = port_text.isascii() and port_text.isdigit()
+    if not sep or not digits or not 0 <= int(port_text) <= 65535:
         raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8089")
     host = host.strip("[]") or "127.0.0.1"
     if not allow_remote and not is_loopback_host(host):
@@ -123,17 +145,22 @@ class Recorder:
         allow_remote: bool = False,
         on_capture: Callable[[Capture], None] | None = None,
         upstream_timeout: float = 900.0,
+        max_response_seconds: float = MAX_RESPONSE_SECONDS,
+        max_response_bytes: int = MAX_RESPONSE_BODY,
     ):
         try:
-            self.upstream = validate_base_url(upstream)
+            self.upstream = check_url_port(validate_base_url(upstream))
+            #: idle time allowed between two chunks of an answer (a model may think a long time)
+            self.upstream_timeout = check_timeout(upstream_timeout, "upstream timeout")
+            self.max_response_seconds = check_timeout(max_response_seconds, "answer time limit")
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
+        self.max_response_bytes = max_response_bytes
         if not allow_remote and not is_loopback_host(host):
             raise UsageError(f"refusing to listen on {host}: not a loopback address (use allow_remote)")
         self.captures_dir = Path(captures_dir)
         self.host, self.requested_port = host, port
         self.on_capture = on_capture
-        self.upstream_timeout = upstream_timeout
         self.captures: list[Capture] = []
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
@@ -288,18 +315,36 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _body(self) -> bytes:
+            """The request body, at most MAX_REQUEST_BODY bytes (``ResponseTooLarge`` beyond);
+            ``ValueError`` for a malformed length or chunk header."""
             if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-                chunks = []
+                chunks, total = [], 0
                 while True:
-                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
                     if size == 0:
-                        self.rfile.readline()
+                        self.rfile.readline(1024)
                         break
+                    total += size
+                    if size < 0 or total > MAX_REQUEST_BODY:
+                        raise ResponseTooLarge(MAX_REQUEST_BODY, "the client")
                     chunks.append(self.rfile.read(size))
-                    self.rfile.readline()
+                    self.rfile.readline(1024)
                 return b"".join(chunks)
             length = int(self.headers.get("content-length") or 0)
+            if length < 0 or length > MAX_REQUEST_BODY:
+                raise ResponseTooLarge(MAX_REQUEST_BODY, "the client")
             return self.rfile.read(length) if length else b""
+
+        def _refuse(self, status: int, message: str) -> None:
+            data = json.dumps({"type": "error", "error": {"type": "proxy_error", "message": message}})
+            with contextlib.suppress(OSError):
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(data.encode())
+            self.close_connection = True
 
         def _proxy(self) -> None:
             with recorder._idle:
@@ -312,7 +357,14 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     recorder._idle.notify_all()
 
         def _forward(self) -> None:
-            raw = self._body()
+            try:
+                raw = self._body()
+            except ResponseTooLarge as exc:
+                self._refuse(413, f"recorder: {exc}")
+                return
+            except ValueError:
+                self._refuse(400, "recorder: malformed request body framing")
+                return
             headers = {k: v for k, v in self.headers.items()}
             forward = {
                 k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "host"
@@ -348,10 +400,11 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Transfer-Encoding", "chunked")
                     chunked = True
                 self.end_headers()
-                while not bodiless:
-                    piece = response.read1(65536)
-                    if not piece:
-                        break
+                # each read1 waits at most upstream_timeout (idle); the whole answer is capped too
+                pieces = iter(lambda: b"" if bodiless else response.read1(65536), b"")
+                deadline = Deadline(recorder.max_response_seconds, f"upstream {recorder.upstream}")
+                what = f"upstream {recorder.upstream}"
+                for piece in iter_bounded(pieces, recorder.max_response_bytes, deadline, what=what):
                     if len(sample) < RESPONSE_SAMPLE:
                         sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
@@ -359,24 +412,10 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                 if chunked:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, http.client.HTTPException, NetworkLimitError) as exc:
                 if status is None:
-                    message = json.dumps(
-                        {
-                            "type": "error",
-                            "error": {
-                                "type": "proxy_error",
-                                "message": f"recorder: upstream {recorder.upstream} failed: {exc}",
-                            },
-                        }
-                    )
                     status = 502
-                    with contextlib.suppress(OSError):
-                        self.send_response(502)
-                        self.send_header("Content-Type", "application/json")
-                        self.send_header("Content-Length", str(len(message)))
-                        self.end_headers()
-                        self.wfile.write(message.encode())
+                    self._refuse(502, f"recorder: upstream {recorder.upstream} failed: {exc}")
                 else:
                     self.close_connection = True
             finally:

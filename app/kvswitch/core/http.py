@@ -1,0 +1,181 @@
+"""Bounded network reads: every answer a peer sends is capped in bytes and in time.
+
+A per-read socket timeout bounds nothing: a server that sends headers and then bytes without end,
+or one byte a second, never trips it, and reading "the whole body" then takes unbounded time and
+memory. Everything KV Switch reads from a network peer therefore goes through these helpers:
+a ``Deadline`` for the whole operation (all its requests, not each read), checked after every
+chunk, and a byte cap on what is read or passed through. Exceeding either raises a
+``NetworkLimitError`` whose message says which limit and how big it was.
+
+Pure Python, no HTTP library: callers hand in any iterator of byte chunks (httpx ``iter_bytes``,
+``http.client`` ``read1``), so the CLI, the window and the recorder share one set of limits.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Iterator
+from urllib.parse import urlsplit
+
+from kvswitch.core.errors import KvSwitchError
+
+MB = 1 << 20
+#: the longest whole-operation timeout accepted anywhere (a day); beyond that it is a typo
+MAX_TIMEOUT = 86400.0
+
+
+class NetworkLimitError(KvSwitchError):
+    """A peer's answer broke a limit (size or time); ``kvswitch verify`` reports it as ERROR."""
+
+    exit_code = 4
+
+
+class ResponseTooLarge(NetworkLimitError):
+    """More bytes than the cap for this kind of answer."""
+
+    def __init__(self, limit: int, what: str = "the server"):
+        self.limit = limit
+        super().__init__(f"{what} sent more than {format_size(limit)}; stopped reading")
+
+
+class DeadlineExceeded(NetworkLimitError):
+    """The whole operation ran past its deadline."""
+
+    def __init__(self, seconds: float, what: str = ""):
+        self.seconds = seconds
+        prefix = f"{what}: " if what else ""
+        super().__init__(f"{prefix}no complete answer within the {seconds:g} s timeout")
+
+
+def format_size(size: int) -> str:
+    if size >= MB and size % MB == 0:
+        return f"{size // MB} MB"
+    if size >= 1024 and size % 1024 == 0:
+        return f"{size // 1024} KB"
+    return f"{size} bytes"
+
+
+def check_timeout(value: float, name: str = "timeout") -> float:
+    """``value`` if it is a finite number of seconds in (0, MAX_TIMEOUT]; ``ValueError`` otherwise.
+
+    ``inf`` would overflow the clocks and socket calls below, ``nan`` compares false with every
+    deadline (so it would never expire), and 0 or less can never succeed.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a number of seconds")
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{name} must be a finite number of seconds, not {value}")
+    if value <= 0:
+        raise ValueError(f"{name} must be greater than 0 seconds")
+    if value > MAX_TIMEOUT:
+        raise ValueError(f"{name} must be at most {MAX_TIMEOUT:g} seconds (one day)")
+    return float(value)
+
+
+def check_url_port(url: str) -> str:
+    """``url`` if its port (when given) is 1-65535; ``ValueError`` otherwise (port 0 reaches nothing)."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"invalid URL {url!r}: the port must be a number from 1 to 65535")
+    return url
+
+
+class Deadline:
+    """One point in time by which a whole operation (every request and read in it) must be done."""
+
+    def __init__(self, seconds: float, what: str = "", clock: Callable[[], float] = time.monotonic):
+        self.seconds = check_timeout(seconds)
+        self.what = what
+        self._clock = clock
+        self.at = clock() + self.seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self.at - self._clock())
+
+    @property
+    def expired(self) -> bool:
+        return self._clock() >= self.at
+
+    def check(self) -> None:
+        if self.expired:
+            raise DeadlineExceeded(self.seconds, self.what)
+
+    def socket_timeout(self, cap: float | None = None, floor: float = 0.05) -> float:
+        """A per-read timeout that never outlives the deadline (``floor`` keeps it usable)."""
+        left = self.remaining()
+        return max(floor, min(left, cap) if cap is not None else left)
+
+
+def iter_bounded(
+    chunks: Iterable[bytes],
+    limit: int,
+    deadline: Deadline | None = None,
+    *,
+    what: str = "the server",
+    check: Callable[[], None] | None = None,
+) -> Iterator[bytes]:
+    """Pass ``chunks`` through while their total stays within ``limit`` bytes and the deadline holds.
+
+    ``check`` (e.g. a cancel test) runs after every chunk too. Nothing is buffered here: memory is
+    one chunk, whatever the peer sends.
+    """
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise ResponseTooLarge(limit, what)
+        if deadline is not None:
+            deadline.check()
+        if check is not None:
+            check()
+        yield chunk
+    if deadline is not None:
+        deadline.check()
+
+
+def read_bounded(
+    chunks: Iterable[bytes],
+    limit: int,
+    deadline: Deadline | None = None,
+    *,
+    what: str = "the server",
+    check: Callable[[], None] | None = None,
+) -> bytes:
+    """The whole body, at most ``limit`` bytes, read before the deadline; raises otherwise."""
+    return b"".join(iter_bounded(chunks, limit, deadline, what=what, check=check))
+
+
+def read_prefix(chunks: Iterable[bytes], limit: int, deadline: Deadline | None = None) -> bytes:
+    """The first ``limit`` bytes (the rest is not read): for error bodies, where a prefix is enough."""
+    kept = bytearray()
+    for chunk in chunks:
+        kept += chunk[: limit - len(kept)]
+        if len(kept) >= limit or (deadline is not None and deadline.expired):
+            break
+    return bytes(kept)
+
+
+def iter_lines_bounded(
+    chunks: Iterable[bytes], max_line: int, *, what: str = "the server"
+) -> Iterator[bytes]:
+    """Lines (without their ``\\n``/``\\r\\n``) from a byte stream, none longer than ``max_line``.
+
+    A generic line splitter keeps everything up to the next newline in memory, so a stream that
+    never sends one grows without end; this one raises ``ResponseTooLarge`` instead.
+    """
+    pending = bytearray()
+    for chunk in chunks:
+        pending += chunk
+        start = 0
+        while (end := pending.find(b"\n", start)) >= 0:
+            yield bytes(pending[start:end]).rstrip(b"\r")
+            start = end + 1
+        del pending[:start]
+        if len(pending) > max_line:
+            raise ResponseTooLarge(max_line, f"{what} (one line)")
+    if pending:
+        yield bytes(pending).rstrip(b"\r")
