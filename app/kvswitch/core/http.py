@@ -39,6 +39,15 @@ class ResponseTooLarge(NetworkLimitError):
         super().__init__(f"{what} sent more than {format_size(limit)}; stopped reading")
 
 
+class LineTooLong(ResponseTooLarge):
+    """A line-framed stream (SSE, NDJSON) sent a line longer than the cap, with no newline in sight."""
+
+    def __init__(self, limit: int, what: str = "the server"):
+        self.limit = limit
+        message = f"{what} sent a line longer than {format_size(limit)}; stopped reading"
+        NetworkLimitError.__init__(self, message)
+
+
 class DeadlineExceeded(NetworkLimitError):
     """The whole operation ran past its deadline."""
 
@@ -176,6 +185,6 @@ def iter_lines_bounded(
             start = end + 1
         del pending[:start]
         if len(pending) > max_line:
-            raise ResponseTooLarge(max_line, f"{what} (one line)")
+            raise LineTooLong(max_line, what)
     if pending:
         yield bytes(pending).rstrip(b"\r")
