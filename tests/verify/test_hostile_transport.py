@@ -162,3 +162,15 @@ def test_recorder_refuses_an_oversized_request_body_without_reading_it(
     assert answer.startswith(b"HTTP/1.1 413")
     assert b"the client sent more than 64 MB" in answer
     assert not stub.requests  # nothing was forwarded
+
+
+def test_recorder_closes_a_client_that_sends_nothing(stub: StubServer, tmp_path: Path) -> None:
+    with (
+        Recorder(stub.url, tmp_path / "caps", client_idle_timeout=1) as rec,
+        socket.create_connection(("127.0.0.1", rec.port)) as sock,
+    ):
+        sock.settimeout(10)
+        started = time.monotonic()
+        assert sock.recv(1024) == b""  # closed by the recorder, not by this test's own timeout
+        elapsed = time.monotonic() - started
+    assert 0.8 < elapsed < 1 + MARGIN

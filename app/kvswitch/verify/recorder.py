@@ -64,6 +64,8 @@ MAX_REQUEST_BODY = 64 * MB
 MAX_RESPONSE_BODY = 512 * MB
 #: one answer may stream this long in total (a long agent turn on a slow CPU takes minutes)
 MAX_RESPONSE_SECONDS = 3 * 3600.0
+#: a client connection that sends nothing this long is closed (a dead client must not hold a thread)
+CLIENT_IDLE_SECONDS = 600.0
 
 
 @dataclass(frozen=True)
@@ -147,12 +149,14 @@ class Recorder:
         upstream_timeout: float = 900.0,
         max_response_seconds: float = MAX_RESPONSE_SECONDS,
         max_response_bytes: int = MAX_RESPONSE_BODY,
+        client_idle_timeout: float = CLIENT_IDLE_SECONDS,
     ):
         try:
             self.upstream = check_url_port(validate_base_url(upstream))
             #: idle time allowed between two chunks of an answer (a model may think a long time)
             self.upstream_timeout = check_timeout(upstream_timeout, "upstream timeout")
             self.max_response_seconds = check_timeout(max_response_seconds, "answer time limit")
+            self.client_idle_timeout = check_timeout(client_idle_timeout, "client idle timeout")
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
         self.max_response_bytes = max_response_bytes
@@ -310,6 +314,7 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = recorder.client_idle_timeout  # per read from the client; keep-alive clients reconnect
 
         def log_message(self, *args: object) -> None:
             pass
