@@ -5,7 +5,8 @@ Each connection reads one request head, then answers according to ``mode``:
 - ``endless``: 200 with a JSON content type and no length, then bytes without end, as fast as it can;
 - ``endless_sse``: 200 ``text/event-stream``, then well-formed token events without end;
 - ``endless_line``: 200 ``text/event-stream``, then one line that never ends (no newline ever);
-- ``drip``: 200 with a JSON content type, then one byte a second.
+- ``drip``: 200 with a JSON content type, then one byte a second;
+- ``header_drip``: a status line, then header bytes every 0.2 s (under any per-read timeout) forever.
 
 ``only`` restricts the misbehaviour to one method (others get a quick 404), so a probe gets past its
 detection GETs and meets the hostile answer on its real request. ``sent`` counts bytes written.
@@ -94,6 +95,11 @@ class HostileServer:
             conn.sendall(_HEAD_JSON)
             while not self._stop.wait(1.0):
                 conn.sendall(b" ")
+                self.sent += 1
+        elif self.mode == "header_drip":
+            conn.sendall(b"HTTP/1.1 200 OK\r\nx-slow: ")
+            while not self._stop.wait(0.2):
+                conn.sendall(b"z")
                 self.sent += 1
         else:
             raise ValueError(self.mode)

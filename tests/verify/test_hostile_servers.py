@@ -95,12 +95,12 @@ def test_a_line_that_never_ends_is_cut(hostile: Callable[..., HostileServer]) ->
     assert peak < MEMORY_CAP
 
 
-@pytest.mark.parametrize("only", [None, "POST"])
+@pytest.mark.parametrize(("mode", "only"), [("drip", None), ("drip", "POST"), ("header_drip", None)])
 def test_one_byte_a_second_ends_at_the_whole_run_deadline(
-    hostile: Callable[..., HostileServer], only: str | None
+    hostile: Callable[..., HostileServer], mode: str, only: str | None
 ) -> None:
     """The deadline covers the whole run: the detection GETs and the request share the 3 s."""
-    server = hostile("drip", only)
+    server = hostile(mode, only)
     result, elapsed, _ = _verify(server.url, 3)
     assert result.verdict == "ERROR"
     assert "no complete answer within the 3 s timeout" in result.message

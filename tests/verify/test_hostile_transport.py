@@ -43,6 +43,13 @@ def drip() -> Iterator[HostileServer]:
     server.close()
 
 
+@pytest.fixture
+def header_drip() -> Iterator[HostileServer]:
+    server = HostileServer("header_drip")
+    yield server
+    server.close()
+
+
 # -- the helpers -------------------------------------------------------------------------------
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 0, -1, 1e9, True, "3"])
 def test_check_timeout_refuses_what_could_never_end(value: object) -> None:
@@ -84,7 +91,7 @@ def test_printable_strips_escapes_controls_and_bidi_but_keeps_text() -> None:
 
 
 # -- port probing ------------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["endless", "drip"])
+@pytest.mark.parametrize("kind", ["endless", "drip", "header_drip"])
 def test_port_probe_gives_up_on_a_hostile_port_in_bounded_time(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
@@ -174,3 +181,13 @@ def test_recorder_closes_a_client_that_sends_nothing(stub: StubServer, tmp_path:
         assert sock.recv(1024) == b""  # closed by the recorder, not by this test's own timeout
         elapsed = time.monotonic() - started
     assert 0.8 < elapsed < 1 + MARGIN
+
+
+def test_recorder_ends_headers_that_drip_forever(header_drip: HostileServer, tmp_path: Path) -> None:
+    with Recorder(header_drip.url, tmp_path / "caps", max_response_seconds=2) as rec:
+        started = time.monotonic()
+        response = httpx.get(rec.url + "/v1/models", timeout=10)
+        elapsed = time.monotonic() - started
+    assert response.status_code == 502
+    assert "no complete answer within the 2 s timeout" in response.text
+    assert 1.5 < elapsed < 2 + MARGIN

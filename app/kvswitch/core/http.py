@@ -13,9 +13,13 @@ Pure Python, no HTTP library: callers hand in any iterator of byte chunks (httpx
 
 from __future__ import annotations
 
+import contextlib
 import math
+import socket
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.core.errors import KvSwitchError
@@ -117,6 +121,55 @@ class Deadline:
         """A per-read timeout that never outlives the deadline (``floor`` keeps it usable)."""
         left = self.remaining()
         return max(floor, min(left, cap) if cap is not None else left)
+
+
+class SocketCutter:
+    """Shuts its sockets down when the deadline passes, ending any read blocked on them at once.
+
+    Checking the deadline between chunks is not enough on its own: a peer that drips header bytes
+    just faster than the per-read timeout keeps one read-headers call going for hours. Use as a
+    context manager; register sockets with ``register`` or, for httpx, ``trace`` (its ``trace``
+    request extension).
+    """
+
+    def __init__(self, deadline: Deadline):
+        self.deadline = deadline
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._cut = False
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> SocketCutter:
+        self._timer = threading.Timer(self.deadline.remaining(), self.cut)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def register(self, sock: socket.socket | None) -> None:
+        if not isinstance(sock, socket.socket):
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            cut = self._cut
+        if cut:
+            self.cut()
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            self.register(stream.get_extra_info("socket") if stream is not None else None)
+
+    def cut(self) -> None:
+        with self._lock:
+            self._cut = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 def iter_bounded(

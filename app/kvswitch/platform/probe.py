@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from kvswitch.core.http import MB, Deadline, NetworkLimitError, read_bounded
+from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter, read_bounded
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.text import printable_data
 
@@ -60,8 +60,8 @@ class _Unresponsive(Exception):
 class _Client:
     """An httpx client plus the port's deadline and per-read timeout."""
 
-    def __init__(self, http: httpx.Client, deadline: Deadline, timeout: float):
-        self.http, self.deadline, self.timeout = http, deadline, timeout
+    def __init__(self, http: httpx.Client, cutter: SocketCutter, timeout: float):
+        self.http, self.cutter, self.deadline, self.timeout = http, cutter, cutter.deadline, timeout
 
 
 def _get_json(client: _Client, path: str) -> tuple[int, Any]:
@@ -71,7 +71,9 @@ def _get_json(client: _Client, path: str) -> tuple[int, Any]:
     """
     try:
         read_timeout = client.deadline.socket_timeout(client.timeout)
-        with client.http.stream("GET", path, timeout=read_timeout) as response:
+        with client.http.stream(
+            "GET", path, timeout=read_timeout, extensions={"trace": client.cutter.trace}
+        ) as response:
             body = read_bounded(response.iter_bytes(), MAX_ANSWER, client.deadline)
             status = response.status_code
     except (httpx.TimeoutException, httpx.NetworkError, NetworkLimitError) as exc:
@@ -100,15 +102,17 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     if not port_open(host, port, timeout):
         return None
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-    deadline = Deadline(timeout * PORT_BUDGET_READS)
-    with httpx.Client(
-        base_url=base,
-        timeout=timeout,
-        follow_redirects=False,
-        trust_env=False,
-        headers={"accept-encoding": "identity"},
-    ) as http:
-        client = _Client(http, deadline, timeout)
+    with (
+        SocketCutter(Deadline(timeout * PORT_BUDGET_READS)) as cutter,
+        httpx.Client(
+            base_url=base,
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+            headers={"accept-encoding": "identity"},
+        ) as http,
+    ):
+        client = _Client(http, cutter, timeout)
         for check in (_llama_cpp, _ollama, _sglang, _lm_studio, _vllm):
             try:
                 result = check(client, host, port)

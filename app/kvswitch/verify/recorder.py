@@ -33,8 +33,10 @@ from kvswitch.core.errors import UsageError
 from kvswitch.core.http import (
     MB,
     Deadline,
+    DeadlineExceeded,
     NetworkLimitError,
     ResponseTooLarge,
+    SocketCutter,
     check_timeout,
     check_url_port,
     iter_bounded,
@@ -384,9 +386,15 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             conn = conn_class(upstream.hostname or "", upstream.port, timeout=recorder.upstream_timeout)
             sample = bytearray()
             status: int | None = None
+            what = f"upstream {recorder.upstream}"
+            deadline = Deadline(recorder.max_response_seconds, what)
+            cutter = SocketCutter(deadline).__enter__()  # also ends a header read dripping forever
             try:
+                conn.connect()
+                cutter.register(conn.sock)
                 conn.request(self.command, target, body=raw or None, headers=forward)
                 response = conn.getresponse()
+                deadline.check()  # a head cut short by the cutter parses as complete: not an answer
                 status = response.status
                 self.send_response_only(response.status, response.reason)
                 for name, value in response.getheaders():
@@ -407,8 +415,6 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 # each read1 waits at most upstream_timeout (idle); the whole answer is capped too
                 pieces = iter(lambda: b"" if bodiless else response.read1(65536), b"")
-                deadline = Deadline(recorder.max_response_seconds, f"upstream {recorder.upstream}")
-                what = f"upstream {recorder.upstream}"
                 for piece in iter_bounded(pieces, recorder.max_response_bytes, deadline, what=what):
                     if len(sample) < RESPONSE_SAMPLE:
                         sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
@@ -420,10 +426,12 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             except (OSError, http.client.HTTPException, NetworkLimitError) as exc:
                 if status is None:
                     status = 502
-                    self._refuse(502, f"recorder: upstream {recorder.upstream} failed: {exc}")
+                    why = DeadlineExceeded(deadline.seconds, what) if deadline.expired else exc
+                    self._refuse(502, f"recorder: upstream {recorder.upstream} failed: {why}")
                 else:
                     self.close_connection = True
             finally:
+                cutter.__exit__()
                 conn.close()
                 recorder.record(self.command, self.path, headers, raw, status, bytes(sample))
 
