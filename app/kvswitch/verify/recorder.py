@@ -23,7 +23,6 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -42,12 +41,12 @@ from kvswitch.core.http import (
     iter_bounded,
 )
 from kvswitch.core.models import Profile, validate_base_url
-from kvswitch.core.text import printable
-from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests
-from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
+from kvswitch.verify.capture import MASKED_HEADERS, Capture, mask_headers, response_reading
+from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.probe import is_loopback_host
 
-MASKED_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "api-key", "x-goog-api-key")
+__all__ = ["MASKED_HEADERS", "Capture", "Recorder", "mask_headers", "parse_listen", "routed_profile"]
+
 HOP_BY_HOP = (
     "connection",
     "keep-alive",
@@ -70,42 +69,6 @@ MAX_RESPONSE_SECONDS = 3 * 3600.0
 CLIENT_IDLE_SECONDS = 600.0
 
 
-@dataclass(frozen=True)
-class Capture:
-    """One recorded request (headers already masked) and what the answer said about the cache."""
-
-    number: int
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    file: Path
-    status: int | None = None
-    cache: Reading | None = None
-    diagnosis: PrefixDiagnosis | None = None
-    previous: int | None = None
-    #: the first bytes of the answer exactly as the upstream sent them (up to 4 MiB)
-    response_sample: bytes = b""
-
-    def summary(self) -> str:
-        size = len(json.dumps(self.body)) if self.body is not None else 0
-        line = f"#{self.number} {self.method} {self.path} {size / 1024:.1f} KB -> {self.status}"
-        if self.cache is not None and self.cache.cached is not None:
-            line += f", cached {self.cache.cached} of {self.cache.prompt} ({self.cache.source})"
-        if self.diagnosis is not None and self.previous is not None:
-            d = self.diagnosis
-            if d.identical or d.extends:
-                line += f"\n    vs #{self.previous}: prefix kept ({d.identical_bytes} bytes identical)"
-            else:
-                line += (
-                    f"\n    vs #{self.previous}: first divergence {d.part} at byte {d.part_offset} "
-                    f"({d.identical_share:.1%} identical)"
-                )
-                if d.cause_text:
-                    line += f"\n    cause: {d.cause_text}"
-        return printable(line)  # the path and the snippets come from the client's request
-
-
 def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6); refuses a non-loopback host unless allowed."""
     host, sep, port_text = text.rpartition(":")
@@ -119,13 +82,6 @@ def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
             "only; pass --allow-remote to listen on another address"
         )
     return host, int(port_text)
-
-
-def mask_headers(headers: dict[str, str]) -> dict[str, str]:
-    masked = {}
-    for name, value in headers.items():
-        masked[name] = "••••••••" if name.lower() in MASKED_HEADERS and value else value
-    return masked
 
 
 def routed_profile(profile: Profile, recorder_url: str) -> Profile:
@@ -273,7 +229,7 @@ class Recorder:
             body,
             file,
             status,
-            _response_reading(response_sample),
+            response_reading(response_sample),
             diagnosis,
             previous,
             response_sample,
@@ -290,25 +246,6 @@ class _IPv6Server(ThreadingHTTPServer):
     import socket as _socket
 
     address_family = _socket.AF_INET6
-
-
-def _response_reading(sample: bytes) -> Reading | None:
-    events = []
-    for line in sample.splitlines():
-        text = line.strip()
-        if text.startswith(b"data:"):
-            text = text[5:].strip()
-        if text.startswith(b"{"):
-            with contextlib.suppress(ValueError):
-                item = json.loads(text)
-                if isinstance(item, dict):
-                    events.append(item)
-    if not events:
-        with contextlib.suppress(ValueError):
-            whole = json.loads(sample)
-            if isinstance(whole, dict):
-                events.append(whole)
-    return best_reading(merge_stream_readings(events))
 
 
 def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
