@@ -196,7 +196,7 @@ def iter_bounded(
             check()
         yield chunk
     if deadline is not None:
-        deadline.check()
+        deadline.check()  # a read ended by a cut socket looks like a normal end: only the clock tells
 
 
 def read_bounded(

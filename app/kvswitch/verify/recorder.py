@@ -357,6 +357,7 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                         sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
                     self.wfile.flush()
+                deadline.check()  # the cutter ended the read: the answer is cut, never pass it as whole
                 if chunked:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
