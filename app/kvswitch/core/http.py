@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 from kvswitch.core.errors import KvSwitchError
@@ -124,48 +124,77 @@ class Deadline:
 
 
 class SocketCutter:
-    """Shuts its sockets down when the deadline passes, ending any read blocked on them at once.
+    """Shuts its sockets down when the deadline passes (or ``cancel`` is set): a blocked read ends at once.
 
     Checking the deadline between chunks is not enough on its own: a peer that drips header bytes
-    just faster than the per-read timeout keeps one read-headers call going for hours. Use as a
-    context manager; register sockets with ``register`` or, for httpx, ``trace`` (its ``trace``
-    request extension).
+    just faster than the per-read timeout keeps one read-headers call going for hours, and a blocked
+    read cannot see a cancel button. Use as a context manager (a watcher thread runs inside it);
+    register sockets with ``register`` or, for httpx, ``trace`` (its ``trace`` request extension).
+    ``tripped`` says why it cut: ``"cancelled"``, ``"timeout"`` or ``None``.
     """
 
-    def __init__(self, deadline: Deadline):
-        self.deadline = deadline
+    #: how often a cancel flag is looked at
+    CANCEL_POLL = 0.05
+
+    def __init__(self, deadline: Deadline, cancel: threading.Event | None = None):
+        self.clock = deadline
+        self.cancel = cancel
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._cut = False
-        self._timer: threading.Timer | None = None
+        self._stop = threading.Event()
+        self._tripped: str | None = None
+        self._watcher: threading.Thread | None = None
 
-    def __enter__(self) -> SocketCutter:
-        self._timer = threading.Timer(self.deadline.remaining(), self.cut)
-        self._timer.daemon = True
-        self._timer.start()
+    def __enter__(self) -> Self:
+        self._watcher = threading.Thread(target=self._watch, name="kvswitch-socket-cutter", daemon=True)
+        self._watcher.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=2)
 
-    def register(self, sock: socket.socket | None) -> None:
+    def _watch(self) -> None:
+        while True:
+            wait = self.clock.remaining()
+            if self.cancel is not None:
+                wait = min(wait, self.CANCEL_POLL)
+            if self._stop.wait(wait):
+                return
+            if self.cancel is not None and self.cancel.is_set():
+                self.cut("cancelled")
+                return
+            if self.clock.expired:
+                self.cut("timeout")
+                return
+
+    @property
+    def tripped(self) -> str | None:
+        if self.cancel is not None and self.cancel.is_set():
+            return "cancelled"
+        if self._tripped is None and self.clock.expired:
+            return "timeout"
+        return self._tripped
+
+    def register(self, sock: object) -> None:
         if not isinstance(sock, socket.socket):
             return
         with self._lock:
             self._sockets.append(sock)
-            cut = self._cut
-        if cut:
-            self.cut()
+            tripped = self._tripped
+        if tripped is not None:
+            self.cut(tripped)
 
     def trace(self, event: str, info: Mapping[str, Any]) -> None:
         if event == "connection.connect_tcp.complete":
             stream = info.get("return_value")
             self.register(stream.get_extra_info("socket") if stream is not None else None)
 
-    def cut(self) -> None:
+    def cut(self, why: str = "timeout") -> None:
         with self._lock:
-            self._cut = True
+            if self._tripped is None:
+                self._tripped = why
             sockets, self._sockets = self._sockets, []
         for sock in sockets:
             with contextlib.suppress(OSError):

@@ -61,7 +61,7 @@ class _Client:
     """An httpx client plus the port's deadline and per-read timeout."""
 
     def __init__(self, http: httpx.Client, cutter: SocketCutter, timeout: float):
-        self.http, self.cutter, self.deadline, self.timeout = http, cutter, cutter.deadline, timeout
+        self.http, self.cutter, self.deadline, self.timeout = http, cutter, cutter.clock, timeout
 
 
 def _get_json(client: _Client, path: str) -> tuple[int, Any]:

@@ -10,10 +10,8 @@ blocked read then returns at once and the call reports why it ended. Every body 
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -28,6 +26,7 @@ from kvswitch.core.http import (
     Deadline,
     DeadlineExceeded,
     NetworkLimitError,
+    SocketCutter,
     iter_bounded,
     iter_lines_bounded,
     read_bounded,
@@ -56,58 +55,18 @@ class ProbeError(Exception):
         self.body = body
 
 
-class Guard:
-    """A deadline and a cancel flag shared by every call of one verify run."""
+class Guard(SocketCutter):
+    """A deadline and a cancel flag shared by every call of one verify run, with verify's messages."""
 
     def __init__(self, timeout: float, cancel: threading.Event | None = None, secrets: tuple[str, ...] = ()):
-        self.clock = Deadline(timeout)  # ValueError for inf, nan, <= 0: such a run could never end well
+        # Deadline raises ValueError for inf, nan, <= 0: such a run could never end well
+        super().__init__(Deadline(timeout), cancel or threading.Event())
+        self.cancel: threading.Event
         self.timeout = self.clock.seconds
-        self.deadline = self.clock.at
-        self.cancel = cancel or threading.Event()
         self.secrets = tuple(s for s in secrets if s)
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._tripped: str | None = None
-        self._watcher: threading.Thread | None = None
-
-    def __enter__(self) -> Guard:
-        self._watcher = threading.Thread(target=self._watch, name="kvswitch-verify-guard", daemon=True)
-        self._watcher.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._watcher is not None:
-            self._watcher.join(timeout=2)
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            if self.cancel.is_set():
-                self._trip("cancelled")
-            elif time.monotonic() >= self.deadline:
-                self._trip("timeout")
-            self._stop.wait(0.05)
-
-    def _trip(self, why: str) -> None:
-        with self._lock:
-            if self._tripped is None:
-                self._tripped = why
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    @property
-    def tripped(self) -> str | None:
-        if self.cancel.is_set():
-            return "cancelled"
-        if self._tripped is None and time.monotonic() >= self.deadline:
-            return "timeout"
-        return self._tripped
 
     def remaining(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+        return self.clock.remaining()
 
     def check(self) -> None:
         """Raise if the run was cancelled or is out of time (called between steps)."""
@@ -116,17 +75,6 @@ class Guard:
             raise ProbeError("cancelled", "verification cancelled")
         if why == "timeout":
             raise ProbeError("timeout", f"no complete answer within the {self.timeout:g} s timeout")
-
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        if event != "connection.connect_tcp.complete":
-            return
-        stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if isinstance(sock, socket.socket):
-            with self._lock:
-                self._sockets.append(sock)
-            if self._tripped is not None:
-                self._trip(self._tripped)
 
     def check_chunk(self) -> None:
         """After every chunk read: cancelled or out of time ends the read at once."""
