@@ -40,9 +40,10 @@ def register(subparsers: Any) -> None:
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.add_argument(
         "--timeout",
-        type=_positive,
+        type=_timeout,
         default=None,
-        help="seconds for the whole check (default 30; 600 with --client)",
+        help="seconds for the whole check, every request included (default 30; 600 with --client; "
+        "at most 86400)",
     )
     verify.add_argument(
         "--client",
@@ -96,7 +97,11 @@ def register(subparsers: Any) -> None:
         "numbers are its tokens",
     )
     diagnose.add_argument(
-        "--server-timeout", type=float, default=60.0, metavar="S", help="deadline for the server (default 60)"
+        "--server-timeout",
+        type=_timeout,
+        default=60.0,
+        metavar="S",
+        help="deadline for the server (default 60 s)",
     )
     diagnose.set_defaults(func=_diagnose)
 
@@ -116,7 +121,9 @@ def register(subparsers: Any) -> None:
         "--captures", type=Path, help="directory for the captures (default: in KV Switch's data)"
     )
     record.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address")
-    record.add_argument("--max-requests", type=int, default=None, help="stop after this many requests")
+    record.add_argument(
+        "--max-requests", type=_count, default=None, help="stop after this many requests"
+    )
     record.set_defaults(func=_record)
 
     ps = subparsers.add_parser(
@@ -129,13 +136,24 @@ def register(subparsers: Any) -> None:
     ps.set_defaults(func=_ps)
 
 
-def _positive(text: str) -> float:
+def _timeout(text: str) -> float:
+    """A finite number of seconds in (0, 86400]: ``inf`` never ends, ``nan`` never expires."""
+    from kvswitch.core.http import check_timeout  # noqa: PLC0415
+
     try:
-        value = float(text)
+        return check_timeout(float(text), "the timeout")
+    except ValueError as exc:
+        message = str(exc) if "timeout" in str(exc) else f"{text!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError("must be greater than 0")
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
@@ -151,6 +169,7 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from kvswitch.core.http import check_url_port  # noqa: PLC0415
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
     if args.history:
@@ -158,6 +177,7 @@ def _verify(args: argparse.Namespace) -> int:
 
     if args.base_url:
         try:
+            check_url_port(args.base_url)
             profile = Profile(
                 name="ad hoc",
                 kind=ProfileKind(args.kind or "custom"),

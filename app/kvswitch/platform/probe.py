@@ -3,11 +3,14 @@
 Each server has a route only it serves (its module in :mod:`kvswitch.servers` names it and the shape
 of its answer), so a port is named only when one of those answers in that server's own shape. A port
 that is closed, or answers with anything else, yields nothing: a web server that happens to listen on
-8080 is not an inference server.
+8080 is not an inference server. Answers are read with ``kvswitch.core.http``'s bounds (a byte cap, one
+deadline per port) and every string in them is made printable, so a hostile port can neither hang the
+scan nor write escapes to a terminal.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,9 +20,15 @@ from typing import Any
 import httpx
 
 from kvswitch import servers
+from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter, read_bounded
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.text import printable_data
 
 DEFAULT_TIMEOUT = 0.8
+#: identification answers are small JSON documents (the longest, a model list, is a few hundred KB)
+MAX_ANSWER = 2 * MB
+#: a port gets this many per-read timeouts in total, whatever it does (several GETs answer in ms)
+PORT_BUDGET_READS = 5
 
 
 @dataclass(frozen=True)
@@ -49,18 +58,33 @@ class _Unresponsive(Exception):
     """The port accepted a connection but does not answer HTTP in time: stop asking it."""
 
 
-def _get_json(client: httpx.Client, path: str) -> tuple[int, Any]:
-    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on protocol errors."""
+class _Client:
+    """An httpx client plus the port's deadline and per-read timeout."""
+
+    def __init__(self, http: httpx.Client, cutter: SocketCutter, timeout: float):
+        self.http, self.cutter, self.deadline, self.timeout = http, cutter, cutter.clock, timeout
+
+
+def _get_json(client: _Client, path: str) -> tuple[int, Any]:
+    """Status and parsed JSON body (``None`` when the body is not JSON); status 0 on protocol errors.
+
+    Strings in the body are made printable: model names and versions end up on screen.
+    """
     try:
-        response = client.get(path)
-    except (httpx.TimeoutException, httpx.NetworkError) as exc:
+        read_timeout = client.deadline.socket_timeout(client.timeout)
+        with client.http.stream(
+            "GET", path, timeout=read_timeout, extensions={"trace": client.cutter.trace}
+        ) as response:
+            body = read_bounded(response.iter_bytes(), MAX_ANSWER, client.deadline)
+            status = response.status_code
+    except (httpx.TimeoutException, httpx.NetworkError, NetworkLimitError) as exc:
         raise _Unresponsive(path) from exc
     except httpx.HTTPError:
         return 0, None
     try:
-        return response.status_code, response.json()
+        return status, printable_data(json.loads(body))
     except ValueError:
-        return response.status_code, None
+        return status, None
 
 
 def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeResult | None:
@@ -68,7 +92,17 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     if not port_open(host, port, timeout):
         return None
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-    with httpx.Client(base_url=base, timeout=timeout, follow_redirects=False, trust_env=False) as client:
+    with (
+        SocketCutter(Deadline(timeout * PORT_BUDGET_READS)) as cutter,
+        httpx.Client(
+            base_url=base,
+            timeout=timeout,
+            follow_redirects=False,
+            trust_env=False,
+            headers={"accept-encoding": "identity"},
+        ) as http,
+    ):
+        client = _Client(http, cutter, timeout)
         try:
             found = servers.identify(lambda path: _get_json(client, path))
         except _Unresponsive:

@@ -4,15 +4,14 @@ A hung server must not hold the GUI's Verify button (or a CI job) hostage. httpx
 each read, but a server that trickles one byte a second never trips them, and a blocked read cannot
 see a cancel flag. So every socket a ``Guard`` opens is registered (httpx's ``trace`` extension), and
 a watcher thread shuts those sockets down the moment the deadline passes or ``cancel`` is set; the
-blocked read then returns at once and the call reports why it ended.
+blocked read then returns at once and the call reports why it ended. Every body is read through
+``kvswitch.core.http``'s bounded readers: one deadline for the whole run, a byte cap per answer.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import json
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -22,9 +21,26 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from kvswitch.core.http import (
+    MB,
+    Deadline,
+    DeadlineExceeded,
+    NetworkLimitError,
+    SocketCutter,
+    iter_bounded,
+    iter_lines_bounded,
+    read_bounded,
+    read_prefix,
+)
 from kvswitch.verify.evidence import Reading, error_message, merge_stream_readings
 
 MAX_ERROR_BODY = 64 * 1024
+#: detection and /metrics answers are a few KB; a real /metrics with many series stays well below
+MAX_GET_BODY = 8 * MB
+#: a probe answer is a few dozen events (max_tokens is tiny); the replay's plain answers a few KB
+MAX_STREAM_BODY = 16 * MB
+MAX_STREAM_LINE = 1 * MB
+MAX_STREAM_EVENTS = 20_000
 USER_AGENT = "kvswitch-verify"
 
 
@@ -33,63 +49,24 @@ class ProbeError(Exception):
 
     def __init__(self, kind: str, message: str, *, status: int | None = None, body: bytes = b""):
         super().__init__(message)
-        self.kind = kind  # refused | timeout | cancelled | http | network | bad_body
+        self.kind = kind  # refused | timeout | cancelled | http | network | bad_body | too_large
         self.message = message
         self.status = status
         self.body = body
 
 
-class Guard:
-    """A deadline and a cancel flag shared by every call of one verify run."""
+class Guard(SocketCutter):
+    """A deadline and a cancel flag shared by every call of one verify run, with verify's messages."""
 
     def __init__(self, timeout: float, cancel: threading.Event | None = None, secrets: tuple[str, ...] = ()):
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.cancel = cancel or threading.Event()
+        # Deadline raises ValueError for inf, nan, <= 0: such a run could never end well
+        super().__init__(Deadline(timeout), cancel or threading.Event())
+        self.cancel: threading.Event
+        self.timeout = self.clock.seconds
         self.secrets = tuple(s for s in secrets if s)
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._tripped: str | None = None
-        self._watcher: threading.Thread | None = None
-
-    def __enter__(self) -> Guard:
-        self._watcher = threading.Thread(target=self._watch, name="kvswitch-verify-guard", daemon=True)
-        self._watcher.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._watcher is not None:
-            self._watcher.join(timeout=2)
-
-    def _watch(self) -> None:
-        while not self._stop.is_set():
-            if self.cancel.is_set():
-                self._trip("cancelled")
-            elif time.monotonic() >= self.deadline:
-                self._trip("timeout")
-            self._stop.wait(0.05)
-
-    def _trip(self, why: str) -> None:
-        with self._lock:
-            if self._tripped is None:
-                self._tripped = why
-            sockets, self._sockets = self._sockets, []
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    @property
-    def tripped(self) -> str | None:
-        if self.cancel.is_set():
-            return "cancelled"
-        if self._tripped is None and time.monotonic() >= self.deadline:
-            return "timeout"
-        return self._tripped
 
     def remaining(self) -> float:
-        return max(0.0, self.deadline - time.monotonic())
+        return self.clock.remaining()
 
     def check(self) -> None:
         """Raise if the run was cancelled or is out of time (called between steps)."""
@@ -99,16 +76,15 @@ class Guard:
         if why == "timeout":
             raise ProbeError("timeout", f"no complete answer within the {self.timeout:g} s timeout")
 
-    def trace(self, event: str, info: Mapping[str, Any]) -> None:
-        if event != "connection.connect_tcp.complete":
-            return
-        stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if isinstance(sock, socket.socket):
-            with self._lock:
-                self._sockets.append(sock)
-            if self._tripped is not None:
-                self._trip(self._tripped)
+    def check_chunk(self) -> None:
+        """After every chunk read: cancelled or out of time ends the read at once."""
+        self.check()
+
+    def limited(self, exc: NetworkLimitError, url: str) -> ProbeError:
+        """A size or time limit hit while reading from ``url``, as a ProbeError with the limit named."""
+        if isinstance(exc, DeadlineExceeded):
+            return ProbeError("timeout", f"{url}: no complete answer within the {self.timeout:g} s timeout")
+        return ProbeError("too_large", f"{url}: {exc}")
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
@@ -124,7 +100,8 @@ class Guard:
             timeout=timeout,
             follow_redirects=False,
             trust_env=url is not None and not is_loopback_url(url),
-            headers={"user-agent": USER_AGENT},
+            # identity: a compressed body could inflate far beyond what the byte caps count on the wire
+            headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
         )
 
     def translate(self, exc: Exception, url: str) -> ProbeError:
@@ -179,11 +156,16 @@ def get_json_or_text(
     """A best-effort GET used for detection and metrics; ``None`` when it fails for any reason."""
     try:
         guard.check()
-        with guard.client(limit, url) as client:
-            response = client.get(url, headers=dict(headers), extensions={"trace": guard.trace})
-            return response.status_code, response.headers.get("content-type", ""), response.content[: 1 << 20]
+        with (
+            guard.client(limit, url) as client,
+            client.stream("GET", url, headers=dict(headers), extensions={"trace": guard.trace}) as response,
+        ):
+            body = read_bounded(response.iter_bytes(), MAX_GET_BODY, guard.clock, check=guard.check_chunk)
+            return response.status_code, response.headers.get("content-type", ""), body
     except ProbeError:
         raise
+    except NetworkLimitError as exc:
+        raise guard.limited(exc, url) from None
     except (httpx.HTTPError, OSError):
         guard.check()
         return None
@@ -207,7 +189,7 @@ def stream_request(
             ) as response,
         ):
             if response.status_code >= 400:
-                raw = _read_capped(response)
+                raw = read_prefix(response.iter_bytes(), MAX_ERROR_BODY, guard.clock)
                 message = guard.redact(
                     error_message(response.status_code, raw, response.headers.get("content-type"))
                 )
@@ -219,8 +201,12 @@ def stream_request(
                 )
             result = StreamResult(url, response.status_code, None, 0.0)
             content_type = response.headers.get("content-type", "")
-            for event in _events(response, content_type):
+            for event in _events(guard, response, content_type):
                 guard.check()
+                if len(result.events) >= MAX_STREAM_EVENTS:
+                    raise ProbeError(
+                        "too_large", f"{url}: the server sent more than {MAX_STREAM_EVENTS} events; stopped"
+                    )
                 if on_event is not None:
                     on_event()
                 _raise_stream_error(guard, url, event)
@@ -232,6 +218,8 @@ def stream_request(
                     result.text += token
     except ProbeError:
         raise
+    except NetworkLimitError as exc:
+        raise guard.limited(exc, url) from None
     except (httpx.HTTPError, OSError) as exc:
         raise guard.translate(exc, url) from None
     guard.check()
@@ -244,21 +232,11 @@ def stream_request(
     return result
 
 
-def _read_capped(response: httpx.Response) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= MAX_ERROR_BODY:
-            break
-    return b"".join(chunks)[:MAX_ERROR_BODY]
-
-
-def _events(response: httpx.Response, content_type: str) -> Iterator[dict[str, Any]]:
+def _events(guard: Guard, response: httpx.Response, content_type: str) -> Iterator[dict[str, Any]]:
     """JSON events from SSE (``data: {...}``), NDJSON, or a plain JSON body (server ignored ``stream``)."""
+    chunks = iter_bounded(response.iter_bytes(), MAX_STREAM_BODY, guard.clock, check=guard.check_chunk)
     if "event-stream" not in content_type and "ndjson" not in content_type:
-        raw = _read_capped_all(response)
+        raw = b"".join(chunks)
         try:
             data = json.loads(raw)
         except ValueError:
@@ -270,8 +248,8 @@ def _events(response: httpx.Response, content_type: str) -> Iterator[dict[str, A
         raise ProbeError(
             "bad_body", f"{response.request.url}: expected a JSON object, got {type(data).__name__}"
         )
-    for line in response.iter_lines():
-        line = line.strip()
+    for raw_line in iter_lines_bounded(chunks, MAX_STREAM_LINE):
+        line = raw_line.decode("utf-8", errors="replace").strip()
         if not line or line.startswith((":", "event:", "id:", "retry:")):
             continue
         payload = line[5:].strip() if line.startswith("data:") else line
@@ -285,10 +263,6 @@ def _events(response: httpx.Response, content_type: str) -> Iterator[dict[str, A
             ) from None
         if isinstance(data, dict):
             yield data
-
-
-def _read_capped_all(response: httpx.Response) -> bytes:
-    return b"".join(response.iter_bytes())
 
 
 def _ndjson_or_fail(raw: bytes, response: httpx.Response) -> Iterator[dict[str, Any]]:

@@ -7,6 +7,11 @@ and compared with the previous request to the same path, so a cache-breaking cha
 
 It listens on loopback only unless explicitly allowed: it forwards whatever it receives with the
 client's credentials, which must not become an open relay on a network.
+
+Nothing is buffered without a bound: a request body is capped (``MAX_REQUEST_BODY``, else 413), an
+answer passes through chunk by chunk with an idle timeout per read, a cap on its total size and a
+deadline for the whole answer (``kvswitch.core.http``); past a limit the client's connection is
+closed, so the client sees a cut answer instead of waiting forever.
 """
 
 from __future__ import annotations
@@ -18,19 +23,30 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch.core.errors import UsageError
+from kvswitch.core.http import (
+    MB,
+    Deadline,
+    DeadlineExceeded,
+    NetworkLimitError,
+    ResponseTooLarge,
+    SocketCutter,
+    check_timeout,
+    check_url_port,
+    iter_bounded,
+)
 from kvswitch.core.models import Profile, validate_base_url
-from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests
-from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
+from kvswitch.verify.capture import MASKED_HEADERS, Capture, mask_headers, response_reading
+from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.probe import is_loopback_host
 
-MASKED_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "api-key", "x-goog-api-key")
+__all__ = ["MASKED_HEADERS", "Capture", "Recorder", "mask_headers", "parse_listen", "routed_profile"]
+
 HOP_BY_HOP = (
     "connection",
     "keep-alive",
@@ -43,51 +59,21 @@ HOP_BY_HOP = (
     "proxy-connection",
 )
 RESPONSE_SAMPLE = 4 << 20  # bytes of each answer kept to read its cache numbers
-
-
-@dataclass(frozen=True)
-class Capture:
-    """One recorded request (headers already masked) and what the answer said about the cache."""
-
-    number: int
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-    file: Path
-    status: int | None = None
-    cache: Reading | None = None
-    diagnosis: PrefixDiagnosis | None = None
-    previous: int | None = None
-    #: the first bytes of the answer exactly as the upstream sent them (up to 4 MiB)
-    response_sample: bytes = b""
-    #: from forwarding the request to the answer's first body bytes: for a streamed answer the time to
-    #: the first token, which on a local server is mostly the prompt's processing
-    first_byte_ms: float | None = None
-
-    def summary(self) -> str:
-        size = len(json.dumps(self.body)) if self.body is not None else 0
-        line = f"#{self.number} {self.method} {self.path} {size / 1024:.1f} KB -> {self.status}"
-        if self.cache is not None and self.cache.cached is not None:
-            line += f", cached {self.cache.cached} of {self.cache.prompt} ({self.cache.source})"
-        if self.diagnosis is not None and self.previous is not None:
-            d = self.diagnosis
-            if d.identical or d.extends:
-                line += f"\n    vs #{self.previous}: prefix kept ({d.identical_bytes} bytes identical)"
-            else:
-                line += (
-                    f"\n    vs #{self.previous}: first divergence {d.part} at byte {d.part_offset} "
-                    f"({d.identical_share:.1%} identical)"
-                )
-                if d.cause_text:
-                    line += f"\n    cause: {d.cause_text}"
-        return line
+#: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
+MAX_REQUEST_BODY = 64 * MB
+#: far above any model answer, low enough that an endless upstream cannot fill a disk or a client
+MAX_RESPONSE_BODY = 512 * MB
+#: one answer may stream this long in total (a long agent turn on a slow CPU takes minutes)
+MAX_RESPONSE_SECONDS = 3 * 3600.0
+#: a client connection that sends nothing this long is closed (a dead client must not hold a thread)
+CLIENT_IDLE_SECONDS = 600.0
 
 
 def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6); refuses a non-loopback host unless allowed."""
     host, sep, port_text = text.rpartition(":")
-    if not sep or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+    digits = port_text.isascii() and port_text.isdigit()
+    if not sep or not digits or not 0 <= int(port_text) <= 65535:
         raise UsageError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8089")
     host = host.strip("[]") or "127.0.0.1"
     if not allow_remote and not is_loopback_host(host):
@@ -96,13 +82,6 @@ def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
             "only; pass --allow-remote to listen on another address"
         )
     return host, int(port_text)
-
-
-def mask_headers(headers: dict[str, str]) -> dict[str, str]:
-    masked = {}
-    for name, value in headers.items():
-        masked[name] = "••••••••" if name.lower() in MASKED_HEADERS and value else value
-    return masked
 
 
 def routed_profile(profile: Profile, recorder_url: str) -> Profile:
@@ -126,17 +105,24 @@ class Recorder:
         allow_remote: bool = False,
         on_capture: Callable[[Capture], None] | None = None,
         upstream_timeout: float = 900.0,
+        max_response_seconds: float = MAX_RESPONSE_SECONDS,
+        max_response_bytes: int = MAX_RESPONSE_BODY,
+        client_idle_timeout: float = CLIENT_IDLE_SECONDS,
     ):
         try:
-            self.upstream = validate_base_url(upstream)
+            self.upstream = check_url_port(validate_base_url(upstream))
+            #: idle time allowed between two chunks of an answer (a model may think a long time)
+            self.upstream_timeout = check_timeout(upstream_timeout, "upstream timeout")
+            self.max_response_seconds = check_timeout(max_response_seconds, "answer time limit")
+            self.client_idle_timeout = check_timeout(client_idle_timeout, "client idle timeout")
         except ValueError as exc:
             raise UsageError(f"--upstream: {exc}") from None
+        self.max_response_bytes = max_response_bytes
         if not allow_remote and not is_loopback_host(host):
             raise UsageError(f"refusing to listen on {host}: not a loopback address (use allow_remote)")
         self.captures_dir = Path(captures_dir)
         self.host, self.requested_port = host, port
         self.on_capture = on_capture
-        self.upstream_timeout = upstream_timeout
         self.captures: list[Capture] = []
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
@@ -244,7 +230,7 @@ class Recorder:
             body,
             file,
             status,
-            _response_reading(response_sample),
+            response_reading(response_sample),
             diagnosis,
             previous,
             response_sample,
@@ -264,47 +250,47 @@ class _IPv6Server(ThreadingHTTPServer):
     address_family = _socket.AF_INET6
 
 
-def _response_reading(sample: bytes) -> Reading | None:
-    events = []
-    for line in sample.splitlines():
-        text = line.strip()
-        if text.startswith(b"data:"):
-            text = text[5:].strip()
-        if text.startswith(b"{"):
-            with contextlib.suppress(ValueError):
-                item = json.loads(text)
-                if isinstance(item, dict):
-                    events.append(item)
-    if not events:
-        with contextlib.suppress(ValueError):
-            whole = json.loads(sample)
-            if isinstance(whole, dict):
-                events.append(whole)
-    return best_reading(merge_stream_readings(events))
-
-
 def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
     upstream = urlsplit(recorder.upstream)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = recorder.client_idle_timeout  # per read from the client; keep-alive clients reconnect
 
         def log_message(self, *args: object) -> None:
             pass
 
         def _body(self) -> bytes:
+            """The request body, at most MAX_REQUEST_BODY bytes (``ResponseTooLarge`` beyond);
+            ``ValueError`` for a malformed length or chunk header."""
             if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-                chunks = []
+                chunks, total = [], 0
                 while True:
-                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
                     if size == 0:
-                        self.rfile.readline()
+                        self.rfile.readline(1024)
                         break
+                    total += size
+                    if size < 0 or total > MAX_REQUEST_BODY:
+                        raise ResponseTooLarge(MAX_REQUEST_BODY, "the client")
                     chunks.append(self.rfile.read(size))
-                    self.rfile.readline()
+                    self.rfile.readline(1024)
                 return b"".join(chunks)
             length = int(self.headers.get("content-length") or 0)
+            if length < 0 or length > MAX_REQUEST_BODY:
+                raise ResponseTooLarge(MAX_REQUEST_BODY, "the client")
             return self.rfile.read(length) if length else b""
+
+        def _refuse(self, status: int, message: str) -> None:
+            data = json.dumps({"type": "error", "error": {"type": "proxy_error", "message": message}})
+            with contextlib.suppress(OSError):
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(data.encode())
+            self.close_connection = True
 
         def _proxy(self) -> None:
             with recorder._idle:
@@ -317,7 +303,14 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     recorder._idle.notify_all()
 
         def _forward(self) -> None:
-            raw = self._body()
+            try:
+                raw = self._body()
+            except ResponseTooLarge as exc:
+                self._refuse(413, f"recorder: {exc}")
+                return
+            except ValueError:
+                self._refuse(400, "recorder: malformed request body framing")
+                return
             headers = {k: v for k, v in self.headers.items()}
             forward = {
                 k: v for k, v in headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "host"
@@ -334,9 +327,15 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             status: int | None = None
             first_byte_ms: float | None = None
             started = time.monotonic()
+            what = f"upstream {recorder.upstream}"
+            deadline = Deadline(recorder.max_response_seconds, what)
+            cutter = SocketCutter(deadline).__enter__()  # also ends a header read dripping forever
             try:
+                conn.connect()
+                cutter.register(conn.sock)
                 conn.request(self.command, target, body=raw or None, headers=forward)
                 response = conn.getresponse()
+                deadline.check()  # a head cut short by the cutter parses as complete: not an answer
                 status = response.status
                 self.send_response_only(response.status, response.reason)
                 for name, value in response.getheaders():
@@ -355,40 +354,28 @@ def _make_handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                     self.send_header("Transfer-Encoding", "chunked")
                     chunked = True
                 self.end_headers()
-                while not bodiless:
-                    piece = response.read1(65536)
-                    if not piece:
-                        break
+                # each read1 waits at most upstream_timeout (idle); the whole answer is capped too
+                pieces = iter(lambda: b"" if bodiless else response.read1(65536), b"")
+                for piece in iter_bounded(pieces, recorder.max_response_bytes, deadline, what=what):
                     if first_byte_ms is None:
                         first_byte_ms = (time.monotonic() - started) * 1000
                     if len(sample) < RESPONSE_SAMPLE:
                         sample.extend(piece[: RESPONSE_SAMPLE - len(sample)])
                     self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece)
                     self.wfile.flush()
+                deadline.check()  # the cutter ended the read: the answer is cut, never pass it as whole
                 if chunked:
                     self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, http.client.HTTPException, NetworkLimitError) as exc:
                 if status is None:
-                    message = json.dumps(
-                        {
-                            "type": "error",
-                            "error": {
-                                "type": "proxy_error",
-                                "message": f"recorder: upstream {recorder.upstream} failed: {exc}",
-                            },
-                        }
-                    )
                     status = 502
-                    with contextlib.suppress(OSError):
-                        self.send_response(502)
-                        self.send_header("Content-Type", "application/json")
-                        self.send_header("Content-Length", str(len(message)))
-                        self.end_headers()
-                        self.wfile.write(message.encode())
+                    why = DeadlineExceeded(deadline.seconds, what) if deadline.expired else exc
+                    self._refuse(502, f"recorder: upstream {recorder.upstream} failed: {why}")
                 else:
                     self.close_connection = True
             finally:
+                cutter.__exit__()
                 conn.close()
                 recorder.record(self.command, self.path, headers, raw, status, bytes(sample), first_byte_ms)
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch import servers
+from kvswitch.core.errors import UsageError
+from kvswitch.core.http import check_timeout
 from kvswitch.core.models import Profile
+from kvswitch.core.text import printable
 from kvswitch.servers.base import Advice
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
@@ -53,19 +57,42 @@ def run_verify(
             ``None`` does it for Claude profiles on a local (or loopback) server, never on a vendor's
             own billed API.
     """
+    try:
+        timeout = check_timeout(timeout)
+    except ValueError as exc:
+        raise UsageError(f"verify: {exc}") from None
     report = progress or (lambda _text, _fraction: None)
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
     with Guard(timeout, cancel, secrets=secrets) as guard:
         try:
-            return _run(guard, profile, report, log_events, api, claude_replay)
+            result = _run(guard, profile, report, log_events, api, claude_replay)
         except ProbeError as exc:
-            return VerifyResult(
+            result = VerifyResult(
                 ERROR,
                 api=api,
                 message=guard.redact(exc.message),
                 base_url=display_url(profile.base_url),
                 diagnosis=_error_hint(exc, profile),
             )
+    return shown(result)
+
+
+def shown(result: Any) -> Any:
+    """The result with every text a server could have put in it (error words, model names, notes)
+    made printable, so neither the CLI (human or JSON) nor the window ever emits a server's escapes."""
+    changes: dict[str, Any] = {}
+    for item in fields(result):
+        value = getattr(result, item.name)
+        if isinstance(value, str):
+            changes[item.name] = printable(value, multiline=item.name in ("message", "diagnosis"))
+        elif isinstance(value, list):
+            changes[item.name] = [printable(v, multiline=False) if isinstance(v, str) else v for v in value]
+        elif isinstance(value, dict):
+            changes[item.name] = {printable(str(k), multiline=False): printable(str(v), multiline=False)
+                                  for k, v in value.items()}
+        elif is_dataclass(value) and not isinstance(value, type):
+            changes[item.name] = shown(value)
+    return replace(result, **changes)
 
 
 def _run(
@@ -147,8 +174,6 @@ def display_url(url: str) -> str:
 
 
 def _replace(result: VerifyResult, **changes: Any) -> VerifyResult:
-    from dataclasses import replace  # noqa: PLC0415
-
     return replace(result, **changes)
 
 
@@ -315,4 +340,6 @@ def _error_hint(exc: ProbeError, profile: Profile) -> str | None:
         return "the server does not know that model name: fix the profile's model."
     if exc.kind == "timeout":
         return "the server accepted the connection but did not answer in time (busy, loading, or hung)."
+    if exc.kind == "too_large":
+        return "the server sent far more than any API answer; is this URL really an inference server?"
     return None

@@ -1,0 +1,53 @@
+"""Make text that came from a server (or any other untrusted peer) safe to show.
+
+A server's error body, model name or header can carry terminal escape sequences (colour, cursor
+moves, window titles, OSC 8 links, "clear screen"), carriage returns that overwrite a line, C1
+controls and Unicode bidi overrides that make text read differently from what it is. Printed
+raw, they act on the user's terminal; shown in the window, they garble it. ``printable`` removes
+all of them and keeps everything else (any language, emoji) unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: ESC sequences: CSI (``ESC [ ... final``), OSC/DCS/SOS/PM/APC strings (up to BEL or ``ESC \``),
+#: then any other two-character escape; their 8-bit C1 forms (CSI 0x9b, OSC 0x9d...) likewise
+_ESCAPES = re.compile(
+    r"""
+    (?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?               # CSI ... final byte
+    | (?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])         # OSC, DCS, SOS, PM, APC ...
+      [^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?           # ... up to BEL / ST
+    | \x1b[ -/]*[0-~]?                                # any other ESC sequence (or a lone ESC)
+    """,
+    re.VERBOSE,
+)
+#: C0 controls except tab/newline, DEL, C1 controls
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: bidi embeddings, overrides, isolates and marks: they reorder what the reader sees
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, *, multiline: bool = True) -> str:
+    """``text`` without escape sequences, control characters or bidi overrides.
+
+    Tab and newline are kept when ``multiline`` (an error body may have several lines); otherwise
+    they become spaces, for values shown on one line (a model name, a header, a status line).
+    """
+    text = _ESCAPES.sub("", text)
+    if not multiline:
+        text = text.replace("\n", " ").replace("\t", " ")
+    text = _CONTROLS.sub("", text)
+    return _BIDI.sub("", text)
+
+
+def printable_data(value: Any) -> Any:
+    """Every string inside a JSON-like value (dicts, lists, tuples) made ``printable``; keys too."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_data(k): printable_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(printable_data(v) for v in value)
+    return value
