@@ -60,7 +60,8 @@ def cmd_use(args: argparse.Namespace) -> int:
         _print_lint(profile)
         out("(dry run: nothing was written)")
         return 0
-    result = engine.apply(profile)
+    engine.recover()  # so that the plan below is made from the files as the apply will find them
+    result = engine.apply(profile, engine.plan(profile))  # writes exactly this plan, or nothing
     for note in engine.recovery_notes:
         out(f"note: {note}")
     out(result.summary())
@@ -188,7 +189,9 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         except OSError:
             continue
         if mode & 0o077:
-            findings.append(f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'")
+            findings.append(
+                f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
+            )
     return findings
 
 
@@ -229,9 +232,18 @@ def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
 
 
 def _secret_files(paths: Any, engine: Engine) -> list[Path]:
+    """KV Switch's own key files, and every target file it wrote a key into (a symlink's target counts)."""
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
+    from kvswitch.targets.filetarget import holds_secret  # noqa: PLC0415
 
     files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
+    try:
+        records = list(engine.state().targets.values())
+    except KvSwitchError:
+        records = []
+    for record in records:
+        if holds_secret(record.owned):
+            files.append(Path(record.location))
     if paths.backups_dir.is_dir():
         files.extend(p for p in paths.backups_dir.rglob("*.bak"))
-    return files
+    return list(dict.fromkeys(files))

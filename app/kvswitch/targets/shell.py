@@ -23,9 +23,11 @@ from pathlib import Path
 from kvswitch.core.envmap import shell_env
 from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_delete, atomic_write, read_bytes, resolve_for_write
+from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.models import Profile, mask_secret
 from kvswitch.core.paths import home_dir
 from kvswitch.targets.base import Plan, Snapshot, Target
+from kvswitch.targets.filetarget import check_unchanged
 from kvswitch.targets.shell_block import (
     END_MARKER,
     START_MARKER,
@@ -128,6 +130,7 @@ class ShellRcTarget(Target):
             after=after,
             owned=dict(exports),
             existed=raw is not None,
+            source_digest=digest_bytes(raw),
         )
         plan.changes = _describe_changes(
             owned, exports, block_present=span is not None, removing=profile is None
@@ -143,12 +146,7 @@ class ShellRcTarget(Target):
 
     def apply(self, plan: Plan) -> None:
         self._check_plan(plan)
-        raw = read_bytes(self.path)
-        current = "" if raw is None else raw.decode(_ENCODING, _ERRORS)
-        if (raw is not None) != plan.existed or current != plan.before:
-            raise FileAccessError(
-                self.path, "changed since the switch was planned; nothing was written, please try again"
-            )
+        check_unchanged(self.path, plan)
         if not plan.changed:
             return
         if plan.after is None:
