@@ -96,6 +96,8 @@ class ShellRcTarget(Target):
         self.shell = shell
         self.path = path
         self.owns_whole_file = shell == "fish"
+        #: how here-documents look in this shell (see ``shell_heredoc``)
+        self.dialect = {"fish": "none", "pwsh": "pwsh"}.get(shell, "posix")
 
     def location(self) -> str:
         return str(self.path)
@@ -116,13 +118,13 @@ class ShellRcTarget(Target):
         exports = shell_env(profile) if profile is not None else {}
         for name, value in exports.items():
             check_variable(name, value, str(self.path))
-        span = find_block(before, self.path)  # raises on damaged markers before anything else
+        span = find_block(before, self.path, self.dialect)  # raises on damaged markers before anything else
         if profile is None:
-            after: str | None = remove_block(before, self.path)
+            after: str | None = remove_block(before, self.path, self.dialect)
             if raw is None or (self.owns_whole_file and not after):
                 after = None  # nothing to create; or KV Switch's own file, now empty
         else:
-            after = put_block(before, self._body(profile.name, exports), self.path)
+            after = put_block(before, self._body(profile.name, exports), self.path, self.dialect)
         plan = Plan(
             target_id=self.target_id,
             location=self.location(),
