@@ -182,7 +182,8 @@ def remove_temp_files(path: Path) -> None:
             *path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"),
             *real.parent.glob(f".{real.name}.*{TEMP_SUFFIX}"),
         }:
-            leftover.unlink(missing_ok=True)
+            if stat.S_ISREG(os.lstat(leftover).st_mode):  # ours are regular files; leave anything else
+                leftover.unlink(missing_ok=True)
     except OSError:
         pass
 
