@@ -170,7 +170,7 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
                 continue
             plan = target.plan(None, record.owned)
         except KvSwitchError as exc:
-            findings.append(f"{record.location}: {exc}")
+            findings.append(_about(record.location, exc))
             continue
         for warning in plan.warnings:
             if "hand" in warning:
@@ -211,8 +211,14 @@ def _unreadable_targets(profiles: list[Profile], checked: set[str], engine: Engi
             try:
                 target.plan(None, {})
             except KvSwitchError as exc:
-                findings.append(f"{target.location()}: {exc}")
+                findings.append(_about(target.location(), exc))
     return findings
+
+
+def _about(location: str, exc: KvSwitchError) -> str:
+    """A finding for one file; errors that already start with the file's name are not prefixed twice."""
+    text = str(exc)
+    return text if text.startswith(location) else f"{location}: {text}"
 
 
 def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
