@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_helpers import KEY, local_profile, make_engine, remote_profile
@@ -199,14 +200,14 @@ def test_unreadable_settings_are_refused(
     path = write_settings(fake_home, {"a": 1})
     path.chmod(0)
     if os.geteuid() == 0:  # root reads anything: make the read fail as it would for a user
-        real = Path.read_bytes
+        real = os.open
 
-        def denied(self: Path) -> bytes:
-            if self == path:
-                raise PermissionError(13, "Permission denied", str(self))
-            return real(self)
+        def denied(file: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+            if Path(file) == path:
+                raise PermissionError(13, "Permission denied", str(file))
+            return real(file, flags, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "read_bytes", denied)
+        monkeypatch.setattr(os, "open", denied)
     try:
         with pytest.raises(FileAccessError, match="permission denied"):
             engine.apply(local_profile())
@@ -246,9 +247,10 @@ def test_read_only_settings_fail_cleanly_and_roll_back_other_targets(engine: Eng
 
 
 def test_file_mode_is_kept(engine: Engine, fake_home: Path) -> None:
+    """A file that gets no key keeps its mode (one that does is tightened: see test_file_modes)."""
     path = write_settings(fake_home, {"theme": "dark"})
     path.chmod(0o640)
-    engine.apply(local_profile())
+    engine.apply(local_profile(api_key=None))
     assert path.stat().st_mode & 0o777 == 0o640
 
 

@@ -12,6 +12,7 @@ import os
 import random
 import shutil
 import signal
+import stat
 import sys
 import time
 import tomllib
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from kvswitch.core.fsutil import TEMP_SUFFIX
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.targets.engine import Engine
@@ -50,12 +52,52 @@ PROFILE_B = Profile(
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
 
 
-def seed(home: Path) -> None:
+def seed(home: Path, symlinked: bool = False) -> None:
+    """The user's files; ``symlinked``: each is a link into a dotfiles repo (absolute, relative, a chain),
+    with a FIFO and (as root) a device node named like KV Switch's temp files beside the real files."""
     (home / ".claude").mkdir(parents=True, exist_ok=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS, indent=2) + "\n")
     (home / ".codex").mkdir(parents=True, exist_ok=True)
-    (home / ".codex" / "config.toml").write_text(USER_CODEX)
-    (home / ".bashrc").write_text(USER_BASHRC)
+    files = {
+        home / ".claude" / "settings.json": json.dumps(USER_SETTINGS, indent=2) + "\n",
+        home / ".codex" / "config.toml": USER_CODEX,
+        home / ".bashrc": USER_BASHRC,
+    }
+    if not symlinked:
+        for path, text in files.items():
+            path.write_text(text)
+        return
+    repo = home / "dotfiles"
+    repo.mkdir()
+    (repo / "settings.json").write_text(files[home / ".claude" / "settings.json"])
+    (repo / "config.toml").write_text(USER_CODEX)
+    (repo / "bashrc").write_text(USER_BASHRC)
+    (home / ".claude" / "settings.json").symlink_to(repo / "settings.json")
+    (home / ".codex" / "config.toml").symlink_to(os.path.relpath(repo / "config.toml", home / ".codex"))
+    (repo / "bashrc-link").symlink_to("bashrc")
+    (home / ".bashrc").symlink_to(repo / "bashrc-link")
+    for special in special_files(home):
+        if special.name.startswith(".bashrc"):
+            os.mkfifo(special)
+        else:
+            os.mknod(special, 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+
+
+def special_files(home: Path) -> list[Path]:
+    names = [home / "dotfiles" / f".bashrc.keep{TEMP_SUFFIX}"]
+    if os.geteuid() == 0:
+        names.append(home / "dotfiles" / f".settings.json.keep{TEMP_SUFFIX}")
+    return names
+
+
+def layout(home: Path) -> list[object]:
+    """The links' text and the special files' identity: none of it may ever change."""
+    links = [home / ".claude" / "settings.json", home / ".codex" / "config.toml", home / ".bashrc",
+             home / "dotfiles" / "bashrc-link"]
+    shot: list[object] = [os.readlink(link) for link in links]
+    for special in special_files(home):
+        info = os.lstat(special)
+        shot.append((stat.S_IFMT(info.st_mode), info.st_ino, info.st_rdev))
+    return shot
 
 
 def engine_for(home: Path) -> Engine:
@@ -101,10 +143,12 @@ def child_loop(home: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points(tmp_path: Path) -> None:
+@pytest.mark.parametrize("symlinked", [False, True], ids=["plain", "symlinked"])
+def test_sigkill_at_random_points(tmp_path: Path, symlinked: bool) -> None:
     states = expected_states(tmp_path)
     home = tmp_path / "home"
-    seed(home)
+    seed(home, symlinked)
+    shape = layout(home) if symlinked else None
     engine_for(home).apply(PROFILE_A)
     rng = random.Random(1234)
     calibrate = engine_for(tmp_path / "scratch-initial")
@@ -129,6 +173,8 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
         )
         assert codex in (states["A"][1], states["B"][1], states["initial"][1]), f"run {run}: torn config.toml"
         assert bashrc in (states["A"][2], states["B"][2], states["initial"][2]), f"run {run}: torn .bashrc"
+        if shape is not None:
+            assert layout(home) == shape, f"run {run}: a link or a special file was changed"
         engine = engine_for(home)
         pending = engine.state().pending is not None
         seen_pending += pending
@@ -138,6 +184,7 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
                 *(home / ".claude").glob("*.kvswitch-tmp"),
                 *(home / ".codex").glob("*.kvswitch-tmp"),
                 *home.glob(".*.kvswitch-tmp"),
+                *(p for p in (home / "dotfiles").glob(".*.kvswitch-tmp") if p not in special_files(home)),
             ]
             assert leftovers == [], (
                 f"run {run}: recovery left temp files behind: {leftovers} {engine.recovery_notes}"
@@ -149,5 +196,7 @@ def test_sigkill_at_random_points(tmp_path: Path) -> None:
             assert parsed(home) == states["B"]
             engine.undo()
             assert parsed(home) == states["A"]
+        if shape is not None:
+            assert layout(home) == shape, f"run {run}: recovery changed a link or a special file"
     assert seen_pending > 0, "no kill landed inside an apply; the delays are too long for this machine"
     shutil.rmtree(tmp_path / "scratch-A")

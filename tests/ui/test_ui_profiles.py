@@ -185,3 +185,85 @@ def test_command_log_source_round_trips(qtbot: Any, window: Any, store: Any) -> 
     assert store.get("managed").log.command == expected
     editor.load_profile("managed")
     assert editor.log_path_edit.text() == "llama-server -m '/models/my model.gguf' --port 8080"
+
+
+def test_apply_writes_the_confirmed_preview_and_offers_a_fresh_one_when_the_file_changed(
+        qtbot: Any, window: Any, store: Any, fake_home: Path) -> None:
+    """The real diff dialog: the file is edited while it is open; Apply must not write unseen bytes."""
+    from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit
+
+    key = "sk-secret-abcdefghijklmnop"
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"theme": "dark"}\n')
+    store.add(make_profile("local", api_key=key))
+    window._select("local")
+    seen: list[dict[str, Any]] = []
+
+    def answer_dialog() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, ApplyDialog):
+            return
+        page = dialog.tabs.widget(0)
+        seen.append({
+            "diff": page.findChild(QPlainTextEdit).toPlainText(),
+            "labels": [label.text() for label in page.findChildren(QLabel)],
+        })
+        if len(seen) == 1:
+            settings.write_text('{"theme": "light", "mine": 1}\n')  # edited while the preview is open
+        dialog.apply_button.click()
+
+    timer = qtbot_timer(answer_dialog)
+    with qtbot.waitSignal(window.controller.profile_applied, timeout=10000):
+        window.apply_action.trigger()
+    timer.stop()
+    assert len(seen) == 2, "the changed file must bring up a fresh preview, not be written blindly"
+    assert '"dark"' in seen[0]["diff"]
+    assert '"light"' in seen[1]["diff"], "the second preview is computed from the edited file"
+    assert any("changed after the preview" in text for text in seen[1]["labels"])
+    data = json.loads(settings.read_text())
+    assert data["theme"] == "light"
+    assert data["mine"] == 1
+    assert data["env"]["ANTHROPIC_AUTH_TOKEN"] == key
+
+
+def test_cancelling_the_fresh_preview_writes_nothing(qtbot: Any, window: Any, store: Any,
+                                                    fake_home: Path) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"theme": "dark"}\n')
+    store.add(make_profile("local"))
+    window._select("local")
+    answers: list[str] = []
+
+    def answer_dialog() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, ApplyDialog):
+            return
+        if not answers:
+            settings.write_text('{"theme": "light"}\n')
+            answers.append("apply")
+            dialog.apply_button.click()
+        else:
+            answers.append("cancel")
+            dialog.reject()
+
+    timer = qtbot_timer(answer_dialog)
+    assert window.apply_profile("local") is False
+    timer.stop()
+    assert answers == ["apply", "cancel"]
+    assert settings.read_text() == '{"theme": "light"}\n'
+    assert store.active_name is None
+
+
+def qtbot_timer(callback: Any) -> Any:
+    """A timer that keeps answering whichever modal dialog is open (``exec`` blocks the test)."""
+    from PySide6.QtCore import QTimer
+
+    timer = QTimer()
+    timer.setInterval(50)
+    timer.timeout.connect(callback)
+    timer.start()
+    return timer

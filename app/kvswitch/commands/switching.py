@@ -61,7 +61,8 @@ def cmd_use(args: argparse.Namespace) -> int:
         _print_lint(profile)
         out("(dry run: nothing was written)")
         return 0
-    result = engine.apply(profile)
+    engine.recover()  # so that the plan below is made from the files as the apply will find them
+    result = engine.apply(profile, engine.plan(profile))  # writes exactly this plan, or nothing
     for note in engine.recovery_notes:
         out(f"note: {note}")
     out(result.summary())
@@ -170,7 +171,7 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
                 continue
             plan = target.plan(None, record.owned)
         except KvSwitchError as exc:
-            findings.append(f"{record.location}: {exc}")
+            findings.append(_about(record.location, exc))
             continue
         for warning in plan.warnings:
             if "hand" in warning:
@@ -189,7 +190,9 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         except OSError:
             continue
         if mode & 0o077:
-            findings.append(f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'")
+            findings.append(
+                f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
+            )
     return findings
 
 
@@ -209,8 +212,14 @@ def _unreadable_targets(profiles: list[Profile], checked: set[str], engine: Engi
             try:
                 target.plan(None, {})
             except KvSwitchError as exc:
-                findings.append(f"{target.location()}: {exc}")
+                findings.append(_about(target.location(), exc))
     return findings
+
+
+def _about(location: str, exc: KvSwitchError) -> str:
+    """A finding for one file; errors that already start with the file's name are not prefixed twice."""
+    text = str(exc)
+    return text if text.startswith(location) else f"{location}: {text}"
 
 
 def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
@@ -230,9 +239,18 @@ def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
 
 
 def _secret_files(paths: Any, engine: Engine) -> list[Path]:
+    """KV Switch's own key files, and every target file it wrote a key into (a symlink's target counts)."""
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
+    from kvswitch.targets.filetarget import holds_secret  # noqa: PLC0415
 
     files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
+    try:
+        records = list(engine.state().targets.values())
+    except KvSwitchError:
+        records = []
+    for record in records:
+        if holds_secret(record.owned):
+            files.append(Path(record.location))
     if paths.backups_dir.is_dir():
         files.extend(p for p in paths.backups_dir.rglob("*.bak"))
-    return files
+    return list(dict.fromkeys(files))

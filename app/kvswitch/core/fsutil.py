@@ -24,6 +24,9 @@ DEFAULT_MODE = 0o644
 
 #: the name ending of ``atomic_write``'s temp files, so that a crash's leftovers can be found and removed
 TEMP_SUFFIX = ".kvswitch-tmp"
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_NOCTTY = getattr(os, "O_NOCTTY", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
 
 
 def resolve_for_write(path: Path) -> Path:
@@ -39,19 +42,52 @@ def resolve_for_write(path: Path) -> Path:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """Read a file that may not exist yet; ``None`` means absent. Other failures are explained."""
+    """Read a file that may not exist yet; ``None`` means absent. Other failures are explained.
+
+    Only a regular file is read: a FIFO would block forever and a device could stream without end,
+    so the kind is checked before opening, and again on the open descriptor (``O_NONBLOCK`` keeps the
+    open itself from hanging if a FIFO is swapped in between).
+    """
     try:
-        return path.read_bytes()
+        info = os.stat(path)
     except FileNotFoundError:
-        if path.is_symlink() and not _symlink_loop(path):
-            return None  # dangling link: treated as a missing file, written through the link
-        if path.is_symlink():
-            raise FileAccessError(path, "symlink loop") from None
-        return None
-    except IsADirectoryError:
-        raise FileAccessError(path, "is a directory, expected a file") from None
+        return None  # missing, or a dangling link: written through the link
+    except NotADirectoryError:
+        raise FileAccessError(path, "a part of this path is a file, not a directory") from None
     except OSError as exc:
         raise FileAccessError(path, _describe(exc)) from exc
+    require_regular(path, info.st_mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY | _O_BINARY)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileAccessError(path, _describe(exc)) from exc
+    with os.fdopen(fd, "rb") as handle:
+        require_regular(path, os.fstat(fd).st_mode)
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise FileAccessError(path, _describe(exc)) from exc
+
+
+def require_regular(path: Path, mode: int) -> None:
+    """Refuse anything but a regular file: a device, FIFO, socket or directory is never read or replaced."""
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise FileAccessError(path, "is a directory, expected a file")
+    kind = (
+        "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+        else "a character device" if stat.S_ISCHR(mode)
+        else "a block device" if stat.S_ISBLK(mode)
+        else "a socket" if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    where = "" if not os.path.islink(path) else f" (through the symlink, at {os.path.realpath(path)})"
+    raise FileAccessError(
+        path, f"is {kind}{where}; KV Switch reads and writes only regular files, so it left it alone"
+    )
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bool = False) -> Path:
@@ -64,28 +100,16 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
         secret: the file holds a key: force 0600 whatever the old mode was.
     """
     target = resolve_for_write(path)
-    if target.is_dir():
-        raise FileAccessError(path, "is a directory, expected a file")
+    old = _existing(path, target)
+    if old is not None:
+        _check_replaceable(path, target, old)
+        final_mode = SECRET_MODE if secret else stat.S_IMODE(old.st_mode)
+    else:
+        final_mode = SECRET_MODE if secret else (mode if mode is not None else DEFAULT_MODE)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FileAccessError(target.parent, _describe(exc)) from exc
-    old: os.stat_result | None
-    try:
-        old = target.stat()
-    except FileNotFoundError:
-        old = None
-    except OSError as exc:
-        raise FileAccessError(path, _describe(exc)) from exc
-    if old is not None:
-        final_mode = stat.S_IMODE(old.st_mode)
-        if secret:
-            final_mode = SECRET_MODE
-        elif not old.st_mode & stat.S_IWUSR or (not os.access(target, os.W_OK) and not _is_root()):
-            # a file without its owner's write bit was made read-only on purpose (even root respects that)
-            raise FileAccessError(path, "file is read-only; make it writable or remove this target")
-    else:
-        final_mode = SECRET_MODE if secret else (mode if mode is not None else DEFAULT_MODE)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
@@ -103,6 +127,8 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
             os.fsync(handle.fileno())
         if sys.platform == "win32":
             os.chmod(tmp, final_mode)  # Windows maps this to the read-only attribute only
+        # rename(2) replaces a device or FIFO entry as happily as a file: look again right before it
+        _existing(path, target)
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -116,6 +142,38 @@ def atomic_write(path: Path, data: bytes, *, mode: int | None = None, secret: bo
     return target
 
 
+def _existing(path: Path, target: Path) -> os.stat_result | None:
+    """The stat of the real file about to be replaced (``None``: absent); refuses non-regular files."""
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileAccessError(path, _describe(exc)) from exc
+    if stat.S_ISLNK(info.st_mode):  # realpath gives up on a loop and hands back a link
+        raise FileAccessError(path, "symlink loop")
+    require_regular(path, info.st_mode)
+    return info
+
+
+def _check_replaceable(path: Path, target: Path, old: os.stat_result) -> None:
+    """Refuse a read-only file and a hard-linked one instead of replacing them.
+
+    A file without its owner's write bit was made read-only on purpose (even root respects that, and
+    so does a file that is to hold a key). A rename gives a file with hard links a new inode: the other
+    names would silently keep the old content, so such a file is refused too; a symlink does not have
+    this problem and is what to use instead.
+    """
+    if not old.st_mode & stat.S_IWUSR or (not os.access(target, os.W_OK) and not _is_root()):
+        raise FileAccessError(path, "file is read-only; make it writable or remove this target")
+    if old.st_nlink > 1:
+        raise FileAccessError(
+            path,
+            f"has {old.st_nlink} hard links; replacing it would leave the other names with the old "
+            "content. Replace the extra links with symlinks (or copies) and try again",
+        )
+
+
 def remove_temp_files(path: Path) -> None:
     """Delete the temp files a killed ``atomic_write`` left beside ``path`` (never ``path`` itself)."""
     try:
@@ -124,7 +182,8 @@ def remove_temp_files(path: Path) -> None:
             *path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"),
             *real.parent.glob(f".{real.name}.*{TEMP_SUFFIX}"),
         }:
-            leftover.unlink(missing_ok=True)
+            if stat.S_ISREG(os.lstat(leftover).st_mode):  # ours are regular files; leave anything else
+                leftover.unlink(missing_ok=True)
     except OSError:
         pass
 
@@ -132,6 +191,8 @@ def remove_temp_files(path: Path) -> None:
 def atomic_delete(path: Path) -> None:
     """Remove the real file behind ``path`` (a symlink itself is left dangling, as the user made it)."""
     target = resolve_for_write(path)
+    if _existing(path, target) is None:
+        return
     try:
         target.unlink()
     except FileNotFoundError:
@@ -156,14 +217,6 @@ def fsync_dir(directory: Path) -> None:
 
 def _is_root() -> bool:
     return sys.platform != "win32" and os.geteuid() == 0
-
-
-def _symlink_loop(path: Path) -> bool:
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return exc.errno == errno.ELOOP
-    return False
 
 
 def _describe(exc: OSError) -> str:

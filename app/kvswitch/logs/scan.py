@@ -55,10 +55,15 @@ def open_log(path: str | Path) -> BinaryIO:
     """The log opened for binary reading, or a ``FileAccessError`` that says why not."""
     path = Path(path)
     try:
-        handle = path.open("rb")
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; the check below then refuses it
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        handle = os.fdopen(os.open(path, flags), "rb")
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
             handle.close()
-            raise FileAccessError(path, "not a regular file")
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError
+            raise FileAccessError(path, "not a regular file (a FIFO, device or socket)")
     except IsADirectoryError:
         raise FileAccessError(path, "is a directory, not a log file") from None
     except OSError as exc:

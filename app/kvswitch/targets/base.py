@@ -45,6 +45,9 @@ class Plan:
         secrets: values to mask whenever this plan is displayed.
         new_values: for non-file targets, name -> value (``None`` = delete) to set.
         existed: whether the file existed when planned.
+        source_digest: digest of the exact bytes the plan was computed from (``absent`` for a
+            missing file; ``None`` for non-file targets); apply refuses when the file no longer has
+            them, so what is written is what the preview showed.
     """
 
     target_id: str
@@ -57,6 +60,7 @@ class Plan:
     secrets: list[str] = field(default_factory=list)
     new_values: dict[str, str | None] | None = None
     existed: bool = True
+    source_digest: str | None = None
 
     @property
     def changed(self) -> bool:

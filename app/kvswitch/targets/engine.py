@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
@@ -30,43 +30,20 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.outcome import (
+    ApplyFailed,
+    ApplyResult,
+    NothingToUndo,
+    PlanOutdated,
+    check_preview,
+    mode_note,
+)
 from kvswitch.targets.registry import target_for_id, targets_for_profile
+
+__all__ = ["UNDO_DEPTH", "ApplyFailed", "ApplyResult", "Engine", "NothingToUndo", "PlanOutdated"]
 
 #: how many applies ``undo`` can walk back (backups keep more copies per file than this)
 UNDO_DEPTH = 5
-
-
-class ApplyFailed(KvSwitchError):
-    """Writing one target failed; the ones already written were put back."""
-
-
-class NothingToUndo(KvSwitchError):
-    """No apply is recorded (or every recorded one was undone already)."""
-
-
-@dataclass
-class ApplyResult:
-    """What an apply or undo did. ``str()`` gives a one-paragraph summary for people."""
-
-    action: str
-    profile: str | None
-    plans: list[Plan] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    backups: dict[str, str] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        verb = {"apply": f"Applied {self.profile!r}", "undo": "Undid the last apply"}.get(
-            self.action, self.action
-        )
-        if self.action == "undo":
-            verb += f" (now {self.profile!r})" if self.profile else " (no profile active now)"
-        if not self.written:
-            return f"{verb}: nothing needed to change."
-        return f"{verb}: wrote " + ", ".join(self.written) + "."
-
-    def __str__(self) -> str:
-        return self.summary()
 
 
 @dataclass
@@ -133,12 +110,28 @@ class Engine:
         return render_plans(plans, show_secrets=show_secrets)
 
     # -- writing -----------------------------------------------------------------------------------
-    def apply(self, profile: Profile) -> ApplyResult:
-        """Write ``profile`` to all its targets, all or nothing (see the module docstring)."""
+    def recover(self) -> list[str]:
+        """Roll back an apply a crash interrupted, if any (what ``apply`` does first); returns notes."""
+        with self._lock():
+            self.recovery_notes = []
+            self._recover(self.ledger.load())
+            return list(self.recovery_notes)
+
+    def apply(self, profile: Profile, plans: list[Plan] | None = None) -> ApplyResult:
+        """Write ``profile`` to all its targets, all or nothing (see the module docstring).
+
+        ``plans``: the preview the user confirmed (from ``plan``). Exactly those bytes are written;
+        if any file or KV Switch's records changed since, ``PlanOutdated`` is raised and nothing is
+        written. Without it the engine plans and writes in one go.
+        """
         with self._lock():
             state = self._recover(self.ledger.load())
             pairs = self._pairs(profile, state)
-            plans = [target.plan(wanted, self._owned(state, target)) for target, wanted in pairs]
+            fresh = [target.plan(wanted, self._owned(state, target)) for target, wanted in pairs]
+            if plans is None:
+                plans = fresh
+            else:
+                check_preview(plans, fresh)
             ops: list[_Op] = []
             records: dict[str, TargetRecord | None] = {}
             for (target, wanted), plan in zip(pairs, plans, strict=True):
@@ -278,8 +271,11 @@ class Engine:
             for op, entry in zip(ops, tx.entries, strict=True):
                 op.write()
                 done.append(op)
-                entry.after_digest = state_digest(op.target.snapshot())
+                after = op.target.snapshot()
+                entry.after_digest = state_digest(after)
                 result.written.append(op.before.location)
+                if (note := mode_note(op.before.location, op.before.mode, after.mode)) is not None:
+                    result.notes.append(note)
         except BaseException as exc:
             problems = self._rollback(done)
             state.pending = None

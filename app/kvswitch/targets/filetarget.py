@@ -11,11 +11,19 @@ import stat
 from abc import abstractmethod
 from pathlib import Path
 
-from kvswitch.core.errors import ConfigParseError, FileAccessError, KvSwitchError
+from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
+from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.models import Profile
 from kvswitch.targets.base import Plan, Snapshot, Target
-from kvswitch.targets.keyed import KeyedDocument, KeyPlan, TextCodec, plan_keys, revert_keys
+from kvswitch.targets.keyed import (
+    KeyedDocument,
+    KeyPlan,
+    TextCodec,
+    is_secret_key,
+    plan_keys,
+    revert_keys,
+)
 
 
 class StructuredFileTarget(Target):
@@ -53,9 +61,7 @@ class StructuredFileTarget(Target):
         return str(self.path)
 
     def read_raw(self) -> bytes | None:
-        if self.path.is_dir():
-            raise FileAccessError(self.path, "is a directory, expected a file")
-        return read_bytes(self.path)
+        return read_bytes(self.path)  # refuses directories, FIFOs, devices and sockets
 
     def snapshot(self) -> Snapshot:
         raw = self.read_raw()
@@ -121,6 +127,7 @@ class StructuredFileTarget(Target):
             owned=result.owned,
             secrets=result.secrets,
             existed=raw is not None,
+            source_digest=digest_bytes(raw),
         )
         if raw is None and not result.changes:
             plan.after = None  # nothing to create
@@ -130,16 +137,12 @@ class StructuredFileTarget(Target):
     def apply(self, plan: Plan) -> None:
         if not plan.changed:
             return
-        raw = self.read_raw()
-        current = TextCodec(raw).encode_text(TextCodec(raw).decode(raw)) if raw is not None else None
-        if (current if current is not None else "") != plan.before or (raw is not None) != plan.existed:
-            raise KvSwitchError(
-                f"{self.path} changed while KV Switch was planning; nothing was written there, try again"
-            )
+        check_unchanged(self.path, plan)
         if plan.after is None:
             atomic_delete(self.path)
         else:
-            atomic_write(self.path, plan.after.encode("utf-8"), secret=self.secret_file)
+            secret = self.secret_file or holds_secret(plan.owned)
+            atomic_write(self.path, plan.after.encode("utf-8"), secret=secret)
 
     def restore(self, snapshot: Snapshot) -> None:
         if snapshot.content is None:
@@ -152,3 +155,18 @@ class StructuredFileTarget(Target):
                 os.chmod(resolve_for_write(self.path), snapshot.mode)
             except OSError as exc:
                 raise FileAccessError(self.path, exc.strerror or str(exc)) from exc
+
+
+def holds_secret(owned: dict[str, str]) -> bool:
+    """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600)."""
+    return any(value and not key.startswith("@") and is_secret_key(key) for key, value in owned.items())
+
+
+def check_unchanged(path: Path, plan: Plan) -> None:
+    """Refuse to write ``plan`` when the file no longer holds the bytes it was computed from."""
+    if plan.source_digest is None:
+        return
+    if digest_bytes(read_bytes(path)) != plan.source_digest:
+        raise FileAccessError(
+            path, "changed since KV Switch planned this change; nothing was written there, try again"
+        )

@@ -23,9 +23,11 @@ from pathlib import Path
 from kvswitch.core.envmap import shell_env
 from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_delete, atomic_write, read_bytes, resolve_for_write
+from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.models import Profile, mask_secret
 from kvswitch.core.paths import home_dir
 from kvswitch.targets.base import Plan, Snapshot, Target
+from kvswitch.targets.filetarget import check_unchanged
 from kvswitch.targets.shell_block import (
     END_MARKER,
     START_MARKER,
@@ -94,6 +96,8 @@ class ShellRcTarget(Target):
         self.shell = shell
         self.path = path
         self.owns_whole_file = shell == "fish"
+        #: how here-documents look in this shell (see ``shell_heredoc``)
+        self.dialect = {"fish": "none", "pwsh": "pwsh"}.get(shell, "posix")
 
     def location(self) -> str:
         return str(self.path)
@@ -114,13 +118,13 @@ class ShellRcTarget(Target):
         exports = shell_env(profile) if profile is not None else {}
         for name, value in exports.items():
             check_variable(name, value, str(self.path))
-        span = find_block(before, self.path)  # raises on damaged markers before anything else
+        span = find_block(before, self.path, self.dialect)  # raises on damaged markers before anything else
         if profile is None:
-            after: str | None = remove_block(before, self.path)
+            after: str | None = remove_block(before, self.path, self.dialect)
             if raw is None or (self.owns_whole_file and not after):
                 after = None  # nothing to create; or KV Switch's own file, now empty
         else:
-            after = put_block(before, self._body(profile.name, exports), self.path)
+            after = put_block(before, self._body(profile.name, exports), self.path, self.dialect)
         plan = Plan(
             target_id=self.target_id,
             location=self.location(),
@@ -128,6 +132,7 @@ class ShellRcTarget(Target):
             after=after,
             owned=dict(exports),
             existed=raw is not None,
+            source_digest=digest_bytes(raw),
         )
         plan.changes = _describe_changes(
             owned, exports, block_present=span is not None, removing=profile is None
@@ -143,12 +148,7 @@ class ShellRcTarget(Target):
 
     def apply(self, plan: Plan) -> None:
         self._check_plan(plan)
-        raw = read_bytes(self.path)
-        current = "" if raw is None else raw.decode(_ENCODING, _ERRORS)
-        if (raw is not None) != plan.existed or current != plan.before:
-            raise FileAccessError(
-                self.path, "changed since the switch was planned; nothing was written, please try again"
-            )
+        check_unchanged(self.path, plan)
         if not plan.changed:
             return
         if plan.after is None:

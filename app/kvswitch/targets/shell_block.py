@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch.core.errors import ConfigParseError
+from kvswitch.targets.shell_heredoc import heredoc_lines
 
 START_MARKER = "# >>> kvswitch >>>"
 END_MARKER = "# <<< kvswitch <<<"
@@ -59,8 +60,11 @@ def _is_marker(line: str, marker: str) -> bool:
     return line.strip().lstrip("\ufeff").strip() == marker
 
 
-def find_block(content: str, path: Path | str) -> BlockSpan | None:
+def find_block(content: str, path: Path | str, dialect: str = "posix") -> BlockSpan | None:
     """Locate the one managed block; ``None`` when there is none.
+
+    Marker lines inside a here-document body (``dialect``: see ``shell_heredoc``) are the user's
+    text, not a block.
 
     Raises:
         ConfigParseError: two blocks, a start without an end or an end without a start; the message
@@ -69,7 +73,10 @@ def find_block(content: str, path: Path | str) -> BlockSpan | None:
     span: BlockSpan | None = None
     open_at: tuple[int, int, str] | None = None  # (line number, offset, eol) of an unclosed start
     added_break = False
+    heredocs = heredoc_lines(content, dialect).body
     for number, offset, line in _lines(content):
+        if number in heredocs:
+            continue
         if _is_marker(line, START_MARKER):
             if open_at is not None:
                 raise ConfigParseError(
@@ -131,21 +138,33 @@ def render_block(body: list[str], eol: str, *, added_break: bool, final_eol: boo
     return text + eol if final_eol else text
 
 
-def put_block(content: str, body: list[str], path: Path | str) -> str:
-    """``content`` with the block holding ``body``: replaced in place, or appended at the end."""
-    span = find_block(content, path)
+def put_block(content: str, body: list[str], path: Path | str, dialect: str = "posix") -> str:
+    """``content`` with the block holding ``body``: replaced in place, or appended at the end.
+
+    Raises ``ConfigParseError`` when the file ends inside an unclosed here-document: an appended
+    block would be part of its text and never run.
+    """
+    span = find_block(content, path, dialect)
     if span is not None:
         block = render_block(body, span.eol, added_break=span.added_break, final_eol=span.final_eol)
         return content[: span.start] + block + content[span.end :]
+    unclosed = heredoc_lines(content, dialect).unclosed
+    if unclosed is not None:
+        raise ConfigParseError(
+            path,
+            "a here-document starts here and is never closed; the KV Switch block appended below it "
+            "would be part of its text. Add its end line and try again",
+            line=unclosed,
+        )
     eol = detect_eol(content)
     if not content or content.endswith("\n"):
         return content + render_block(body, eol, added_break=False)
     return content + eol + render_block(body, eol, added_break=True)
 
 
-def remove_block(content: str, path: Path | str) -> str:
+def remove_block(content: str, path: Path | str, dialect: str = "posix") -> str:
     """``content`` without the block (and without the line break KV Switch added for it)."""
-    span = find_block(content, path)
+    span = find_block(content, path, dialect)
     if span is None:
         return content
     head, tail = content[: span.start], content[span.end :]

@@ -49,6 +49,8 @@ class AppController(QObject):
     Signals:
         profile_applied(str): a profile was written to its targets (name).
         apply_failed(str, str): applying a profile failed (name, engine message); nothing changed.
+        plan_outdated(str, str): a confirmed preview no longer matches the files (name, message);
+            nothing changed.
         undo_finished(str): the last apply was undone (a message for the status bar).
         undo_failed(str): undo failed (engine message).
         cache_state_changed(str): the active profile's cache state (a ``CacheState`` value).
@@ -60,6 +62,7 @@ class AppController(QObject):
 
     profile_applied = Signal(str)
     apply_failed = Signal(str, str)
+    plan_outdated = Signal(str, str)
     undo_finished = Signal(str)
     undo_failed = Signal(str)
     cache_state_changed = Signal(str)
@@ -80,6 +83,7 @@ class AppController(QObject):
         self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
         self.verifying: str | None = None  # the profile the running (or last) verify is about
         self.verify_timeout_s = VERIFY_TIMEOUT_S
+        self.preview_outdated: Any = None  # the PlanOutdated of the last apply, if it was refused
 
     @property
     def store(self) -> ProfileStore:
@@ -131,11 +135,24 @@ class AppController(QObject):
         """Plans for a profile; raises ``KvSwitchError`` for the caller to show inline."""
         return list(self.engine.plan(self.store.get(name)))
 
-    def apply(self, name: str) -> bool:
-        """Write a profile to its targets; on failure nothing changes and ``apply_failed`` says why."""
+    def apply(self, name: str, plans: list[Any] | None = None) -> bool:
+        """Write a profile to its targets; on failure nothing changes and ``apply_failed`` says why.
+
+        ``plans``: the preview the user confirmed; exactly it is written. When a file changed since,
+        nothing is written, ``preview_outdated`` keeps the engine's ``PlanOutdated`` and
+        ``plan_outdated`` is emitted instead of ``apply_failed``, so the window can show a fresh preview.
+        """
+        from kvswitch.targets.outcome import PlanOutdated  # noqa: PLC0415 - keep start-up imports lazy
+
+        self.preview_outdated = None
         try:
             profile = self.store.get(name)
-            self.engine.apply(profile)
+            self.engine.apply(profile, plans)
+        except PlanOutdated as exc:
+            log.info("apply %s: preview outdated: %s", name, exc)
+            self.preview_outdated = exc
+            self.plan_outdated.emit(name, str(exc))
+            return False
         except KvSwitchError as exc:
             log.warning("apply %s failed: %s", name, exc)
             self.apply_failed.emit(name, str(exc))

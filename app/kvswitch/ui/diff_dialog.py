@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 
 
@@ -100,6 +102,32 @@ class ApplyDialog(QDialog):
             return dialog.exec() == QDialog.DialogCode.Accepted
         finally:
             dialog.deleteLater()
+
+
+def confirm_and_apply(parent: QWidget | None, controller: Any, name: str, plans: list[Any]) -> bool:
+    """Show ``plans``, apply exactly them when confirmed; when a file changed in between, nothing is
+    written and the fresh preview is shown instead (the changed files point it out), until the user
+    applies or cancels. Other failures reach the window through ``controller.apply_failed``."""
+    render = lambda ps: controller.engine.render_diff(ps, show_secrets=False)  # noqa: E731
+    while ApplyDialog.ask(parent, name, plans, render):
+        if controller.apply(name, plans):
+            return True
+        outdated = controller.preview_outdated
+        if outdated is None:
+            return False
+        try:
+            plans = controller.plan(name)
+        except KvSwitchError as exc:
+            controller.apply_failed.emit(name, str(exc))
+            return False
+        note = QCoreApplication.translate(
+            "ApplyDialog",
+            "This file changed after the preview you confirmed; this is what applying does now.",
+        )
+        flagged = [p for p in plans if p.location in outdated.locations] or plans[:1]
+        for plan in flagged:
+            plan.warnings.insert(0, note)
+    return False
 
 
 def _escape(text: str) -> str:

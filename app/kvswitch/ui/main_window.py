@@ -246,12 +246,9 @@ class MainWindow(QMainWindow):
             message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
             self.message_bar.show_error(message.replace("%2", str(exc)))
             return False
-        from kvswitch.ui.diff_dialog import ApplyDialog  # noqa: PLC0415
+        from kvswitch.ui.diff_dialog import confirm_and_apply  # noqa: PLC0415
 
-        engine = self.controller.engine
-        if not ApplyDialog.ask(self, name, plans, lambda ps: engine.render_diff(ps, show_secrets=False)):
-            return False
-        return self.controller.apply(name)
+        return confirm_and_apply(self, self.controller, name, plans)
 
     def show_and_raise(self) -> None:
         self.show()
