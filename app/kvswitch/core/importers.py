@@ -20,6 +20,7 @@ from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
 from kvswitch.core.fsutil import read_bytes
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind
 from kvswitch.core.paths import claude_config_dir, home_dir
+from kvswitch.core.strictparse import check_toml, loads_json
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: default ports of local servers, to guess a kind from an imported URL
@@ -79,7 +80,7 @@ def import_claude(path: Path | str | None = None, name: str = "imported") -> Pro
     if raw is None:
         raise FileAccessError(file, "not found; there is nothing to import")
     try:
-        data = json.loads(raw.decode("utf-8-sig")) if raw.strip() else {}
+        data = loads_json(file, raw.decode("utf-8-sig")) if raw.strip() else {}
     except UnicodeDecodeError:
         raise ConfigParseError(file, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -93,6 +94,7 @@ def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source
     """A Codex-only profile from a config.toml text and an auth.json object (CC Switch's snapshot)."""
     try:
         doc = tomlkit.parse(config_text or "").unwrap()
+        check_toml(source, config_text or "")
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigParseError(source, f"provider {name!r}: config is not valid TOML: {exc}") from None
     provider = doc.get("model_provider") or "openai"
@@ -175,7 +177,7 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
     result = []
     for app, name, settings in rows:
         try:
-            result.append((str(app), str(name), json.loads(settings) if settings else {}))
+            result.append((str(app), str(name), loads_json(path, settings) if settings else {}))
         except json.JSONDecodeError:
             raise ConfigParseError(path, f"provider {name!r}: settings_config is not valid JSON") from None
     return result
@@ -184,7 +186,7 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
 def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
     raw = read_bytes(path) or b""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = loads_json(path, raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigParseError(path, f"not valid JSON: {exc}") from None
     if not isinstance(data, dict):

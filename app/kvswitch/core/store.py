@@ -23,6 +23,7 @@ from kvswitch.core.ledger import Ledger
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.strictparse import loads_json
 
 SCHEMA_VERSION = 2
 Signature = tuple[int, int, int] | None
@@ -196,7 +197,7 @@ class ProfileStore:
         if raw is None or not raw.strip():
             return []
         try:
-            data = json.loads(raw.decode("utf-8-sig"))
+            data = loads_json(path, raw.decode("utf-8-sig"))
         except UnicodeDecodeError as exc:
             raise ConfigParseError(path, "not UTF-8 text") from exc
         except json.JSONDecodeError as exc:
