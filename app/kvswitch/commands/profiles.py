@@ -74,6 +74,12 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
     parser.add_argument(
+        "--allow-dangerous-env",
+        action="store_true",
+        help="accept env names that change how shells, the loader or Node behave (PATH, LD_*, "
+        "PROMPT_COMMAND, NODE_OPTIONS...); refused without it",
+    )
+    parser.add_argument(
         "--target",
         action="append",
         default=None,
@@ -143,9 +149,9 @@ def build_profile(data: dict[str, Any]) -> Profile:
         return Profile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "profile"
+        where = ".".join(str(p) for p in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise ProfileError(f"{where}: {message}") from None
+        raise ProfileError(f"{where}: {message}" if where else message) from None
 
 
 def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
@@ -165,6 +171,8 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
             models[field] = value or None
     data["models"] = models
     data["env"] = {**(data.get("env") or {}), **parse_env_pairs(args.env)}
+    if args.allow_dangerous_env:
+        data["allow_dangerous_env"] = True
     if args.target:
         data["targets"] = [normalise_target(t) for t in args.target]
     if args.log_file:
@@ -263,6 +271,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     out(f"targets: {', '.join(view['targets'])}")
     for name, value in view["env"].items():
         out(f"env {name}={value}")
+    if view.get("allow_dangerous_env"):
+        out("dangerous env names: allowed (confirmed with --allow-dangerous-env)")
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")

@@ -41,7 +41,7 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     def warn(code: str, message: str, fix: dict[str, str] | None = None) -> None:
         found.append(LintWarning(code, message, fix))
 
-    env = claude_env(profile)
+    env = claude_env(profile, checked=False)
     uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":

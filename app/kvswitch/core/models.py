@@ -17,10 +17,14 @@ from pydantic import (
     Field,
     SecretStr,
     SerializationInfo,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
 )
+
+from kvswitch.core.dangerous_env import dangerous_env
+from kvswitch.core.errors import ProfileError
 
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
@@ -150,6 +154,8 @@ class Profile(BaseModel):
     log: LogSource | None = None
     codex_provider_id: str | None = None
     notes: str = ""
+    #: the user confirmed env entries that change how a shell, the loader or Node behaves (PATH, LD_*...)
+    allow_dangerous_env: bool = False
 
     @field_validator("name")
     @classmethod
@@ -190,6 +196,25 @@ class Profile(BaseModel):
             raise ValueError("Codex provider id may use letters, digits, '-' and '_' only")
         return value
 
+    @model_validator(mode="after")
+    def _check_dangerous_env(self, info: ValidationInfo) -> Profile:
+        context: Any = info.context
+        if isinstance(context, dict) and context.get("stored"):
+            return self  # saved by an older version; writers still refuse it (``confirmed_env``)
+        if not self.allow_dangerous_env:
+            found = dangerous_env(self.env)
+            if found:
+                raise ValueError(dangerous_env_message(found))
+        return self
+
+    def confirmed_env(self) -> dict[str, str]:
+        """The env block for writers: refused while it holds dangerous names the user did not confirm."""
+        if not self.allow_dangerous_env:
+            found = dangerous_env(self.env)
+            if found:
+                raise ProfileError(f"profile {self.name!r}: {dangerous_env_message(found)}")
+        return self.env
+
     @field_serializer("api_key")
     def _dump_key(self, key: SecretStr | None, info: SerializationInfo) -> str | None:
         if key is None:
@@ -207,6 +232,14 @@ class Profile(BaseModel):
     @property
     def is_local(self) -> bool:
         return self.kind.is_local
+
+
+def dangerous_env_message(found: dict[str, str]) -> str:
+    listed = "; ".join(f"{name}: {reason}" for name, reason in found.items())
+    return (
+        f"env {listed}. KV Switch refuses such names unless you confirm "
+        "(kvswitch: --allow-dangerous-env; window: the \u201cAllow risky environment variables\u201d box)"
+    )
 
 
 def mask_secret(value: str) -> str:

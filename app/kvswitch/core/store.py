@@ -219,7 +219,8 @@ class ProfileStore:
         profiles: list[Profile] = []
         for number, item in enumerate(items, 1):
             try:
-                profiles.append(Profile.model_validate(item))
+                # the store holds what the user saved, maybe before dangerous env needed a confirmation
+                profiles.append(Profile.model_validate(item, context={"stored": True}))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
