@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kvswitch.core.errors import ProfileError, UsageError
-from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
+from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret, mask_url
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.presets import preset
 from kvswitch.core.store import ProfileStore
@@ -195,7 +195,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)
-    out(f"added profile {profile.name!r} ({profile.kind.value}, {profile.base_url})")
+    url = profile.base_url if args.show_secrets else mask_url(profile.base_url)
+    out(f"added profile {profile.name!r} ({profile.kind.value}, {url})")
     _print_lint(profile)
     return 0
 
@@ -236,6 +237,7 @@ def profile_view(profile: Profile, show_secrets: bool, active: bool = False) -> 
     data = profile.model_dump(mode="json", context={"secrets": show_secrets}, exclude_defaults=False)
     if not show_secrets:
         data["env"] = {k: mask_secret(v) if is_secret_key(k) else v for k, v in data["env"].items()}
+        data["base_url"] = mask_url(profile.base_url)
     data["active"] = active
     return data
 
@@ -254,7 +256,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len(p.name) for p in profiles)
     for p in profiles:
         marker = "*" if p.name == active else " "
-        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {p.base_url}  [{', '.join(p.targets)}]")
+        url = p.base_url if args.show_secrets else mask_url(p.base_url)
+        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
     return 0
 
 

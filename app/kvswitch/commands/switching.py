@@ -13,7 +13,7 @@ from kvswitch.commands.profiles import _print_lint, err, out, paths_from, store_
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.importers import import_cc_switch, import_claude
 from kvswitch.core.lint import lint_profile
-from kvswitch.core.models import Profile, mask_secret
+from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.registry import target_for_id, targets_for_profile
@@ -117,7 +117,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         taken.add(name.casefold())
         key = profile.key if args.show_secrets else mask_secret(profile.key)
         out(
-            f"imported {profile.name!r}: {profile.kind.value} {profile.base_url}"
+            f"imported {profile.name!r}: {profile.kind.value} "
+            f"{profile.base_url if args.show_secrets else mask_url(profile.base_url)}"
             + (f" key {key}" if profile.key else "")
             + f" [{', '.join(profile.targets)}]"
         )

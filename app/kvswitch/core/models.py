@@ -233,6 +233,11 @@ class Profile(BaseModel):
     def is_local(self) -> bool:
         return self.kind.is_local
 
+    @property
+    def secrets(self) -> list[str]:
+        """Every secret this profile holds in clear (key, password in the base URL): what masking hides."""
+        return [s for s in (self.key, url_password(self.base_url)) if s]
+
 
 def dangerous_env_message(found: dict[str, str]) -> str:
     listed = "; ".join(f"{name}: {reason}" for name, reason in found.items())
@@ -240,6 +245,34 @@ def dangerous_env_message(found: dict[str, str]) -> str:
         f"env {listed}. KV Switch refuses such names unless you confirm "
         "(kvswitch: --allow-dangerous-env; window: the \u201cAllow risky environment variables\u201d box)"
     )
+
+
+def url_password(url: str) -> str | None:
+    """The password of ``https://user:password@host`` (``None`` when the URL carries none)."""
+    try:
+        return urlsplit(url).password or None
+    except ValueError:
+        return None
+
+
+def _replace_password(url: str, replacement: str | None) -> str:
+    if url_password(url) is None:
+        return url
+    netloc = urlsplit(url).netloc
+    userinfo, _, host = netloc.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return url.replace(netloc, f"{user}{'' if replacement is None else ':' + replacement}@{host}", 1)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password masked like a key (for display)."""
+    password = url_password(url)
+    return url if password is None else _replace_password(url, mask_secret(password))
+
+
+def strip_url_password(url: str) -> str:
+    """``url`` without its password (for exports without keys: a masked one would import wrongly)."""
+    return _replace_password(url, None)
 
 
 def mask_secret(value: str) -> str:

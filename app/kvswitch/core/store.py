@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from kvswitch.core.errors import ConfigParseError, ProfileError
 from kvswitch.core.fsutil import atomic_write, read_bytes
+from kvswitch.core.knownsecrets import remember_secrets
 from kvswitch.core.ledger import Ledger
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
@@ -226,6 +227,7 @@ class ProfileStore:
                 where = ".".join(str(p) for p in first["loc"])
                 label = item.get("name") if isinstance(item, dict) else number
                 raise ConfigParseError(path, f"profile {label!r}: {where}: {first['msg']}") from exc
+        remember_secrets([secret for profile in profiles for secret in profile.secrets])
         return profiles
 
     def _write(self) -> None:

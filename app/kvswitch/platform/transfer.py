@@ -19,7 +19,7 @@ from kvswitch import __version__
 from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError, UsageError
 from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.importers import confirmed_imports, review_import
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, strip_url_password, url_password
 
 FORMAT = "kvswitch-profiles"
 FORMAT_VERSION = 1
@@ -61,6 +61,10 @@ def export_profiles(store: ProfileSource, path: Path, include_keys: bool = False
             omitted.append(profile.name)
         if not include_keys:
             data["api_key"] = None
+            if url_password(profile.base_url):  # a password in the URL is a key too
+                data["base_url"] = strip_url_password(profile.base_url)
+                if profile.name not in omitted:
+                    omitted.append(profile.name)
         entries.append(data)
     document = {
         "format": FORMAT,

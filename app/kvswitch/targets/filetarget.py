@@ -46,7 +46,7 @@ class StructuredFileTarget(Target):
         return []
 
     def profile_secrets(self, profile: Profile) -> list[str]:
-        return [profile.key] if profile.key else []
+        return profile.secrets
 
     # -- Target ------------------------------------------------------------------------------------
     def location(self) -> str:
