@@ -82,9 +82,11 @@ def validate_base_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"invalid base URL {url!r}: expected http(s)://host[:port][/path]")
     try:
-        _ = parts.port
+        port = parts.port
     except ValueError:
-        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535") from None
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535")
     if any(ch.isspace() for ch in url) or "\x00" in url:
         raise ValueError(f"invalid base URL {url!r}: it contains spaces or control characters")
     if parts.query or parts.fragment:
@@ -159,10 +161,16 @@ class Profile(BaseModel):
 
     @field_validator("name")
     @classmethod
-    def _check_name(cls, value: str) -> str:
+    def _check_name(cls, value: str, info: ValidationInfo) -> str:
         value = value.strip()
         if not PROFILE_NAME_RE.fullmatch(value):
             raise ValueError("profile name must be 1-64 characters, without '/', '\\' or control characters")
+        context: Any = info.context
+        if value.startswith("-") and not (isinstance(context, dict) and context.get("stored")):
+            raise ValueError(
+                f"profile name {value!r} starts with '-', which the command line reads as an option; "
+                "start it with a letter or digit"
+            )
         return value
 
     @field_validator("base_url")
