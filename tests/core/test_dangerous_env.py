@@ -95,6 +95,9 @@ def test_real_shell_never_runs_an_unconfirmed_dangerous_value(
     assert "--allow-dangerous-env" in output
     _shell_runs_ls(shell, fake_home)
     assert not (fake_home / SENTINEL).exists()
+    code, output = _run(capsys, "doctor")
+    assert code == 1, output
+    assert "[dangerous-env-unconfirmed]" in output
 
     # once the user confirms, the value is theirs: the same shell now picks it up (the check is real)
     assert main(["profile", "edit", "p", "--allow-dangerous-env"]) == 0

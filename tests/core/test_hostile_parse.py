@@ -129,3 +129,13 @@ def test_immutable_home_is_a_clear_error(fake_home: Path, capsys: pytest.Capture
     finally:
         subprocess.run(["chattr", "-i", str(fake_home)], check=True)
     assert not (fake_home / ".config").exists()
+
+
+def test_import_profiles_of_a_hostile_file_is_a_clear_error(
+    fake_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared = tmp_path / "shared.json"
+    shared.write_text('{"profiles": ' + "[" * 10000 + "]" * 10000 + "}")
+    code, output = _run(capsys, "import-profiles", str(shared))
+    _assert_refused(code, output, "shared.json:1:")
+    assert "nested more than 200 levels" in output

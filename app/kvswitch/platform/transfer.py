@@ -20,6 +20,7 @@ from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
 from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.importers import confirmed_imports, review_import
 from kvswitch.core.models import Profile, strip_url_password, url_password
+from kvswitch.core.strictparse import loads_json
 
 FORMAT = "kvswitch-profiles"
 FORMAT_VERSION = 1
@@ -86,7 +87,7 @@ def read_export(path: Path) -> list[Profile]:
     if raw is None:
         raise FileAccessError(path, "no such file")
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = loads_json(path, raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigParseError(path, f"not a KV Switch profiles file: {exc}", line) from None
