@@ -160,3 +160,6 @@ def test_import_claude_settings_refuses_dangerous_env(
     assert code == 2, output
     assert "LD_PRELOAD" in output
     assert ProfileStore(AppPaths.default()).names() == []
+    code, output = _run(capsys, "import", "claude", "--allow-dangerous-env")
+    assert code == 0, output
+    assert ProfileStore(AppPaths.default()).get("imported").allow_dangerous_env

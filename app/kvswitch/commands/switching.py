@@ -35,6 +35,8 @@ def register(subparsers: Any) -> None:
     imp.add_argument("source", choices=["claude", "cc-switch"])
     imp.add_argument("path", nargs="?", help="file to import (default: the usual location)")
     imp.add_argument("--name", default="imported", help="profile name for 'import claude'")
+    imp.add_argument("--allow-dangerous-env", action="store_true",
+                     help="accept env names that change how shells, the loader or Node behave")
     imp.set_defaults(func=cmd_import)
 
     doctor = subparsers.add_parser("doctor", help="check files, ownership, profiles and key file modes")
@@ -98,9 +100,9 @@ def cmd_undo(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     store = store_from(args)
     if args.source == "claude":
-        profiles = [import_claude(args.path, name=args.name)]
+        profiles = [import_claude(args.path, name=args.name, allow_dangerous_env=args.allow_dangerous_env)]
     else:
-        profiles = import_cc_switch(args.path)
+        profiles = import_cc_switch(args.path, allow_dangerous_env=args.allow_dangerous_env)
         if not profiles:
             out("no Claude or Codex providers found to import")
             return 0

@@ -27,7 +27,10 @@ from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.errors import ProfileError
 
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
+#: names a profile may get now; not starting with '-', which the command line would read as an option
+PROFILE_NAME_RE = re.compile(r"(?!-)[^\x00-\x1f/\\]{1,64}")
+#: names older versions accepted (a stored one still loads, so that it can be renamed)
+STORED_PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
 
 
 class ProfileKind(StrEnum):
@@ -163,10 +166,11 @@ class Profile(BaseModel):
     @classmethod
     def _check_name(cls, value: str, info: ValidationInfo) -> str:
         value = value.strip()
-        if not PROFILE_NAME_RE.fullmatch(value):
+        if not STORED_PROFILE_NAME_RE.fullmatch(value):
             raise ValueError("profile name must be 1-64 characters, without '/', '\\' or control characters")
         context: Any = info.context
-        if value.startswith("-") and not (isinstance(context, dict) and context.get("stored")):
+        stored = isinstance(context, dict) and context.get("stored")
+        if not stored and not PROFILE_NAME_RE.fullmatch(value):
             raise ValueError(
                 f"profile name {value!r} starts with '-', which the command line reads as an option; "
                 "start it with a letter or digit"
