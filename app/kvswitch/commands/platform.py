@@ -39,6 +39,8 @@ def register(subparsers: Any) -> None:
 
     parser = subparsers.add_parser("import-profiles", help="add the profiles of an exported JSON file")
     parser.add_argument("file", type=Path)
+    parser.add_argument("--yes", action="store_true",
+                        help="import profiles with dangerous env names or project-folder targets too")
     parser.set_defaults(func=_import)
 
     parser = subparsers.add_parser("autostart", help="start KV Switch in the tray at login (off by default)")
@@ -139,9 +141,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from kvswitch.platform.transfer import import_profiles  # noqa: PLC0415
+    from kvswitch.core.importers import review_import  # noqa: PLC0415
+    from kvswitch.platform.transfer import import_profiles, read_export  # noqa: PLC0415
 
-    report = import_profiles(store_from(args), args.file)
+    out(review_import(read_export(args.file)).text())  # what the file holds, before anything is saved
+    report = import_profiles(store_from(args), args.file, confirmed=args.yes)
     out(report.summary())
     return 0
 

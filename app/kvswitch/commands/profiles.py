@@ -17,7 +17,7 @@ from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.commands.preset_data import preset_profile_data
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
-from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret
+from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret, mask_url
 from kvswitch.servers import preset
 from kvswitch.targets.keyed import is_secret_key
 
@@ -83,6 +83,12 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
     parser.add_argument(
+        "--allow-dangerous-env",
+        action="store_true",
+        help="accept env names that change how shells, the loader or Node behave (PATH, LD_*, "
+        "PROMPT_COMMAND, NODE_OPTIONS...); refused without it",
+    )
+    parser.add_argument(
         "--target",
         action="append",
         default=None,
@@ -143,9 +149,9 @@ def build_profile(data: dict[str, Any]) -> Profile:
         return Profile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "profile"
+        where = ".".join(str(p) for p in first["loc"])
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise ProfileError(f"{where}: {message}") from None
+        raise ProfileError(f"{where}: {message}" if where else message) from None
 
 
 def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
@@ -171,6 +177,8 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
     if args.key_env:
         data["key_env"] = args.key_env
     data["env"] = {**(data.get("env") or {}), **parse_env_pairs(args.env)}
+    if args.allow_dangerous_env:
+        data["allow_dangerous_env"] = True
     if args.target:
         data["targets"] = [normalise_target(t) for t in args.target]
     if args.log_file:
@@ -201,7 +209,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)
-    out(f"added profile {profile.name!r} ({profile.kind.value}, {profile.base_url})")
+    url = profile.base_url if args.show_secrets else mask_url(profile.base_url)
+    out(f"added profile {profile.name!r} ({profile.kind.value}, {url})")
     _print_lint(profile)
     return 0
 
@@ -242,6 +251,7 @@ def profile_view(profile: Profile, show_secrets: bool, active: bool = False) -> 
     data = profile.model_dump(mode="json", context={"secrets": show_secrets}, exclude_defaults=False)
     if not show_secrets:
         data["env"] = {k: mask_secret(v) if is_secret_key(k) else v for k, v in data["env"].items()}
+        data["base_url"] = mask_url(profile.base_url)
     data["active"] = active
     return data
 
@@ -260,7 +270,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     width = max(len(p.name) for p in profiles)
     for p in profiles:
         marker = "*" if p.name == active else " "
-        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {p.base_url}  [{', '.join(p.targets)}]")
+        url = p.base_url if args.show_secrets else mask_url(p.base_url)
+        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
     return 0
 
 
@@ -279,6 +290,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     out(f"targets: {', '.join(view['targets'])}")
     for name, value in view["env"].items():
         out(f"env {name}={value}")
+    if view.get("allow_dangerous_env"):
+        out("dangerous env names: allowed (confirmed with --allow-dangerous-env)")
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")

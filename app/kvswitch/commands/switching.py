@@ -14,7 +14,7 @@ from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.importers import import_cc_switch, import_claude
 from kvswitch.core.lint import lint_profile
-from kvswitch.core.models import Profile, mask_secret
+from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.registry import target_for_id, targets_for_profile
@@ -36,6 +36,8 @@ def register(subparsers: Any) -> None:
     imp.add_argument("source", choices=["claude", "cc-switch"])
     imp.add_argument("path", nargs="?", help="file to import (default: the usual location)")
     imp.add_argument("--name", default="imported", help="profile name for 'import claude'")
+    imp.add_argument("--allow-dangerous-env", action="store_true",
+                     help="accept env names that change how shells, the loader or Node behave")
     imp.set_defaults(func=cmd_import)
 
     doctor = subparsers.add_parser("doctor", help="check files, ownership, profiles and key file modes")
@@ -100,9 +102,9 @@ def cmd_undo(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     store = store_from(args)
     if args.source == "claude":
-        profiles = [import_claude(args.path, name=args.name)]
+        profiles = [import_claude(args.path, name=args.name, allow_dangerous_env=args.allow_dangerous_env)]
     else:
-        profiles = import_cc_switch(args.path)
+        profiles = import_cc_switch(args.path, allow_dangerous_env=args.allow_dangerous_env)
         if not profiles:
             out("no Claude or Codex providers found to import")
             return 0
@@ -119,7 +121,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         taken.add(name.casefold())
         key = profile.key if args.show_secrets else mask_secret(profile.key)
         out(
-            f"imported {profile.name!r}: {profile.kind.value} {profile.base_url}"
+            f"imported {profile.name!r}: {profile.kind.value} "
+            f"{profile.base_url if args.show_secrets else mask_url(profile.base_url)}"
             + (f" key {key}" if profile.key else "")
             + f" [{', '.join(profile.targets)}]"
         )

@@ -11,6 +11,7 @@ import re
 import time
 from pathlib import Path
 
+from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import atomic_write
 
 DEFAULT_KEEP = 10
@@ -60,5 +61,9 @@ class BackupStore:
 
     def _ensure_private_dir(self, folder: Path) -> None:
         for directory in (self.root, folder):
-            directory.mkdir(parents=True, exist_ok=True)
-            directory.chmod(0o700)
+            try:
+                directory.mkdir(parents=True, exist_ok=True)
+                directory.chmod(0o700)
+            except (FileExistsError, NotADirectoryError):
+                raise FileAccessError(directory, "is a file where KV Switch keeps its backups folder; "
+                                      "move it away and try again (nothing was changed)") from None

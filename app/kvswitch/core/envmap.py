@@ -13,10 +13,12 @@ from kvswitch.core.models import Profile
 CODEX_KEY_ENV = "KVSWITCH_API_KEY"
 
 
-def claude_env(profile: Profile) -> dict[str, str]:
+def claude_env(profile: Profile, *, checked: bool = True) -> dict[str, str]:
     """The ``env`` entries Claude Code needs for this profile, in a stable, readable order.
 
     The profile's own env block comes last and wins, so a user can override anything we derive.
+    Writers get a ``ProfileError`` for dangerous names the user never confirmed (a profile saved by
+    an older version); ``checked=False`` is for readers such as the lint.
     """
     env: dict[str, str] = {"ANTHROPIC_BASE_URL": profile.base_url}
     if profile.key:
@@ -24,7 +26,7 @@ def claude_env(profile: Profile) -> dict[str, str]:
     if profile.model:
         env["ANTHROPIC_MODEL"] = profile.model
     env.update(profile.models.env())
-    env.update(profile.env)
+    env.update(profile.confirmed_env() if checked else profile.env)
     return env
 
 

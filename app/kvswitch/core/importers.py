@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,10 +17,12 @@ import tomlkit
 import tomlkit.exceptions
 from pydantic import ValidationError
 
+from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
 from kvswitch.core.fsutil import read_bytes
-from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind
+from kvswitch.core.models import ENV_NAME_RE, PATH_TARGETS, ModelMap, Profile, ProfileKind
 from kvswitch.core.paths import claude_config_dir, home_dir
+from kvswitch.core.strictparse import check_toml, loads_json
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 #: default ports of local servers, to guess a kind from an imported URL
@@ -45,8 +48,14 @@ def guess_kind(url: str) -> ProfileKind:
     return ProfileKind.CUSTOM
 
 
-def profile_from_claude_settings(name: str, settings: dict[str, Any], source: str) -> Profile:
-    """A profile equivalent to a Claude Code settings object (its ``env`` and ``model``)."""
+def profile_from_claude_settings(
+    name: str, settings: dict[str, Any], source: str, allow_dangerous_env: bool = False
+) -> Profile:
+    """A profile equivalent to a Claude Code settings object (its ``env`` and ``model``).
+
+    Env names that change how shells or Node behave (PATH, NODE_OPTIONS...) are refused unless the
+    caller has shown them to the user and got a yes (``allow_dangerous_env``).
+    """
     raw_env = settings.get("env") or {}
     if not isinstance(raw_env, dict):
         raise ConfigParseError(source, "'env' must be an object")
@@ -69,30 +78,34 @@ def profile_from_claude_settings(name: str, settings: dict[str, Any], source: st
         env=extra,
         targets=["claude"],
         notes=f"imported from {source}",
+        allow_dangerous_env=allow_dangerous_env,
     )
 
 
-def import_claude(path: Path | str | None = None, name: str = "imported") -> Profile:
+def import_claude(
+    path: Path | str | None = None, name: str = "imported", allow_dangerous_env: bool = False
+) -> Profile:
     """The current Claude Code settings (default ``~/.claude/settings.json``) as a new profile."""
     file = Path(path) if path else claude_config_dir() / "settings.json"
     raw = read_bytes(file)
     if raw is None:
         raise FileAccessError(file, "not found; there is nothing to import")
     try:
-        data = json.loads(raw.decode("utf-8-sig")) if raw.strip() else {}
+        data = loads_json(file, raw.decode("utf-8-sig")) if raw.strip() else {}
     except UnicodeDecodeError:
         raise ConfigParseError(file, "not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ConfigParseError(file, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     if not isinstance(data, dict):
         raise ConfigParseError(file, "expected a JSON object at the top level")
-    return profile_from_claude_settings(name, data, str(file))
+    return profile_from_claude_settings(name, data, str(file), allow_dangerous_env)
 
 
 def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source: str) -> Profile:
     """A Codex-only profile from a config.toml text and an auth.json object (CC Switch's snapshot)."""
     try:
         doc = tomlkit.parse(config_text or "").unwrap()
+        check_toml(source, config_text or "")
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigParseError(source, f"provider {name!r}: config is not valid TOML: {exc}") from None
     provider = doc.get("model_provider") or "openai"
@@ -118,7 +131,7 @@ def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source
     )
 
 
-def import_cc_switch(path: Path | str | None = None) -> list[Profile]:
+def import_cc_switch(path: Path | str | None = None, allow_dangerous_env: bool = False) -> list[Profile]:
     """CC Switch's Claude and Codex providers (``~/.cc-switch/cc-switch.db``, or an older ``config.json``).
 
     ``path`` may be the database, the JSON file or the ``.cc-switch`` folder. Providers of other apps
@@ -140,7 +153,7 @@ def import_cc_switch(path: Path | str | None = None) -> list[Profile]:
         label = name if name.casefold() not in taken else f"{name} ({app})"
         source = f"{base} [{app}: {name}]"
         if app == "claude" and isinstance(settings, dict):
-            profile = profile_from_claude_settings(label, settings, source)
+            profile = profile_from_claude_settings(label, settings, source, allow_dangerous_env)
         elif app == "codex" and isinstance(settings, dict):
             profile = profile_from_codex(
                 label, str(settings.get("config") or ""), settings.get("auth") or {}, source
@@ -175,7 +188,7 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
     result = []
     for app, name, settings in rows:
         try:
-            result.append((str(app), str(name), json.loads(settings) if settings else {}))
+            result.append((str(app), str(name), loads_json(path, settings) if settings else {}))
         except json.JSONDecodeError:
             raise ConfigParseError(path, f"provider {name!r}: settings_config is not valid JSON") from None
     return result
@@ -184,7 +197,7 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
 def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
     raw = read_bytes(path) or b""
     try:
-        data = json.loads(raw.decode("utf-8-sig"))
+        data = loads_json(path, raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigParseError(path, f"not valid JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -198,6 +211,46 @@ def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
                 settings = entry.get("settingsConfig") or entry.get("settings_config") or {}
                 rows.append((app, str(entry.get("name") or entry.get("id") or "provider"), settings))
     return rows
+
+
+@dataclass(frozen=True)
+class ImportReview:
+    """What incoming profiles would do, shown before anything is saved.
+
+    ``lines`` has one line per profile (its targets and dangerous env names); ``risky`` names the
+    profiles that need the user's explicit yes: dangerous env, or a target that writes into a
+    project folder the user may never have seen.
+    """
+
+    lines: tuple[str, ...]
+    risky: tuple[str, ...]
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def review_import(profiles: list[Profile]) -> ImportReview:
+    lines, risky = [], []
+    for profile in profiles:
+        dangerous = dangerous_env(profile.env)
+        projects = [t for t in profile.targets if t.partition(":")[0] in PATH_TARGETS]
+        line = f"{profile.name!r}: targets {', '.join(profile.targets)}"
+        if projects:
+            line += " (writes into a project folder)"
+        if dangerous:
+            line += "; dangerous env: " + "; ".join(f"{k} ({why})" for k, why in dangerous.items())
+        lines.append(line)
+        if dangerous or projects:
+            risky.append(profile.name)
+    return ImportReview(tuple(lines), tuple(risky))
+
+
+def confirmed_imports(profiles: list[Profile]) -> list[Profile]:
+    """The profiles as the user accepted them: dangerous env allowed exactly where there is some.
+
+    A file's own ``allow_dangerous_env`` is never trusted; only the user's yes after the review is.
+    """
+    return [p.model_copy(update={"allow_dangerous_env": bool(dangerous_env(p.env))}) for p in profiles]
 
 
 def _build(name: str, source: str, **fields: Any) -> Profile:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.envmap import claude_env
 from kvswitch.core.gateway_lint import check_gateway
 from kvswitch.core.models import Profile, ProfileKind
@@ -42,7 +43,7 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     def warn(code: str, message: str, fix: dict[str, str] | None = None) -> None:
         found.append(LintWarning(code, message, fix))
 
-    env = claude_env(profile)
+    env = claude_env(profile, checked=False)
     uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
@@ -71,6 +72,11 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
         warn("codex-anthropic", "Codex speaks the OpenAI Responses API, which Anthropic's API does not "
              "serve; remove the codex target from this profile.")
     check_gateway(profile, warn, LOOPBACK_HOSTS)
+    risky = dangerous_env(profile.env)
+    if risky and not profile.allow_dangerous_env:
+        warn("dangerous-env-unconfirmed", f"The env block sets {', '.join(risky)}, which change how shells, "
+             "the loader or Claude Code run programs; KV Switch will not write the profile until you confirm "
+             "(--allow-dangerous-env, or the editor's box) or remove them.")
     if profile.kind == ProfileKind.ANTHROPIC and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
         warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
     return found

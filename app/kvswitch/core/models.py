@@ -17,13 +17,20 @@ from pydantic import (
     Field,
     SecretStr,
     SerializationInfo,
+    ValidationInfo,
     field_serializer,
     field_validator,
     model_validator,
 )
 
+from kvswitch.core.dangerous_env import dangerous_env
+from kvswitch.core.errors import ProfileError
+
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
+#: names a profile may get now; not starting with '-', which the command line would read as an option
+PROFILE_NAME_RE = re.compile(r"(?!-)[^\x00-\x1f/\\]{1,64}")
+#: names older versions accepted (a stored one still loads, so that it can be renamed)
+STORED_PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
 
 
 class ProfileKind(StrEnum):
@@ -78,9 +85,11 @@ def validate_base_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"invalid base URL {url!r}: expected http(s)://host[:port][/path]")
     try:
-        _ = parts.port
+        port = parts.port
     except ValueError:
-        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535") from None
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535")
     if any(ch.isspace() for ch in url) or "\x00" in url:
         raise ValueError(f"invalid base URL {url!r}: it contains spaces or control characters")
     if parts.query or parts.fragment:
@@ -151,13 +160,22 @@ class Profile(BaseModel):
     log: LogSource | None = None
     codex_provider_id: str | None = None
     notes: str = ""
+    #: the user confirmed env entries that change how a shell, the loader or Node behaves (PATH, LD_*...)
+    allow_dangerous_env: bool = False
 
     @field_validator("name")
     @classmethod
-    def _check_name(cls, value: str) -> str:
+    def _check_name(cls, value: str, info: ValidationInfo) -> str:
         value = value.strip()
-        if not PROFILE_NAME_RE.fullmatch(value):
+        if not STORED_PROFILE_NAME_RE.fullmatch(value):
             raise ValueError("profile name must be 1-64 characters, without '/', '\\' or control characters")
+        context: Any = info.context
+        stored = isinstance(context, dict) and context.get("stored")
+        if not stored and not PROFILE_NAME_RE.fullmatch(value):
+            raise ValueError(
+                f"profile name {value!r} starts with '-', which the command line reads as an option; "
+                "start it with a letter or digit"
+            )
         return value
 
     @field_validator("base_url")
@@ -191,6 +209,25 @@ class Profile(BaseModel):
             raise ValueError("Codex provider id may use letters, digits, '-' and '_' only")
         return value
 
+    @model_validator(mode="after")
+    def _check_dangerous_env(self, info: ValidationInfo) -> Profile:
+        context: Any = info.context
+        if isinstance(context, dict) and context.get("stored"):
+            return self  # saved by an older version; writers still refuse it (``confirmed_env``)
+        if not self.allow_dangerous_env:
+            found = dangerous_env(self.env)
+            if found:
+                raise ValueError(dangerous_env_message(found))
+        return self
+
+    def confirmed_env(self) -> dict[str, str]:
+        """The env block for writers: refused while it holds dangerous names the user did not confirm."""
+        if not self.allow_dangerous_env:
+            found = dangerous_env(self.env)
+            if found:
+                raise ProfileError(f"profile {self.name!r}: {dangerous_env_message(found)}")
+        return self.env
+
     @field_serializer("api_key")
     def _dump_key(self, key: SecretStr | None, info: SerializationInfo) -> str | None:
         if key is None:
@@ -208,6 +245,47 @@ class Profile(BaseModel):
     @property
     def is_local(self) -> bool:
         return self.kind.is_local
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every secret this profile holds in clear (key, password in the base URL): what masking hides."""
+        return [s for s in (self.key, url_password(self.base_url)) if s]
+
+
+def dangerous_env_message(found: dict[str, str]) -> str:
+    listed = "; ".join(f"{name}: {reason}" for name, reason in found.items())
+    return (
+        f"env {listed}. KV Switch refuses such names unless you confirm "
+        "(kvswitch: --allow-dangerous-env; window: the \u201cAllow risky environment variables\u201d box)"
+    )
+
+
+def url_password(url: str) -> str | None:
+    """The password of ``https://user:password@host`` (``None`` when the URL carries none)."""
+    try:
+        return urlsplit(url).password or None
+    except ValueError:
+        return None
+
+
+def _replace_password(url: str, replacement: str | None) -> str:
+    if url_password(url) is None:
+        return url
+    netloc = urlsplit(url).netloc
+    userinfo, _, host = netloc.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return url.replace(netloc, f"{user}{'' if replacement is None else ':' + replacement}@{host}", 1)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password masked like a key (for display)."""
+    password = url_password(url)
+    return url if password is None else _replace_password(url, mask_secret(password))
+
+
+def strip_url_password(url: str) -> str:
+    """``url`` without its password (for exports without keys: a masked one would import wrongly)."""
+    return _replace_password(url, None)
 
 
 def mask_secret(value: str) -> str:

@@ -14,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.errors import ConfigParseError, KvSwitchError
 from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.strictparse import loads_json
 
 SCHEMA_VERSION = 1
 SETTINGS_NAME = "settings.json"
@@ -72,10 +73,10 @@ def load_settings(paths: AppPaths) -> AppSettings:
     if raw is None:
         return AppSettings()
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = loads_json(path, raw.decode("utf-8"))
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, ConfigParseError) as exc:
         _set_aside(path, raw)
         log.warning("%s is not valid JSON (%s); kept a copy as %s.bak, using defaults", path, exc, path.name)
         return AppSettings()

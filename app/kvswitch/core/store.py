@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,14 +19,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from kvswitch.core.errors import ConfigParseError, ProfileError
-from kvswitch.core.fsutil import atomic_write, read_bytes
+from kvswitch.core.fsutil import TEMP_SUFFIX, atomic_write, read_bytes
+from kvswitch.core.knownsecrets import remember_secrets
 from kvswitch.core.ledger import Ledger
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.strictparse import loads_json
 
 SCHEMA_VERSION = 2
 Signature = tuple[int, int, int] | None
+#: an atomic write lives for milliseconds; a temp file this old was left by a killed writer
+STALE_TEMP_SECONDS = 600
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +121,8 @@ class ProfileStore:
         ledger_signature = _stat_signature(self.paths.state_file)
         first = not self._loaded
         changed = False
+        if first:
+            remove_stale_temps(self.paths.profiles_file)
         if first or signature != self._signature:
             self._profiles = self._read()
             self._signature = signature
@@ -196,7 +203,7 @@ class ProfileStore:
         if raw is None or not raw.strip():
             return []
         try:
-            data = json.loads(raw.decode("utf-8-sig"))
+            data = loads_json(path, raw.decode("utf-8-sig"))
         except UnicodeDecodeError as exc:
             raise ConfigParseError(path, "not UTF-8 text") from exc
         except json.JSONDecodeError as exc:
@@ -218,12 +225,14 @@ class ProfileStore:
         profiles: list[Profile] = []
         for number, item in enumerate(items, 1):
             try:
-                profiles.append(Profile.model_validate(item))
+                # the store holds what the user saved, maybe before dangerous env needed a confirmation
+                profiles.append(Profile.model_validate(item, context={"stored": True}))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
                 label = item.get("name") if isinstance(item, dict) else number
                 raise ConfigParseError(path, f"profile {label!r}: {where}: {first['msg']}") from exc
+        remember_secrets([secret for profile in profiles for secret in profile.secrets])
         return profiles
 
     def _write(self) -> None:
@@ -273,3 +282,21 @@ def _stat_signature(path: Path) -> Signature:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def remove_stale_temps(path: Path, max_age: float = STALE_TEMP_SECONDS) -> list[Path]:
+    """Delete ``.<name>.*.kvswitch-tmp`` files a killed write left beside ``path``; returns them.
+
+    Only KV Switch's own temp pattern, and only files older than ``max_age``: a younger one may
+    belong to another process writing right now (its pid is not in the name, so age decides).
+    """
+    removed = []
+    now = time.time()
+    try:
+        for leftover in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
+            if leftover.is_file() and not leftover.is_symlink() and now - leftover.stat().st_mtime > max_age:
+                leftover.unlink(missing_ok=True)
+                removed.append(leftover)
+    except OSError:
+        pass  # cleaning up is a courtesy; reading the profiles must not fail for it
+    return removed

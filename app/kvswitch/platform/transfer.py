@@ -16,9 +16,11 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from kvswitch import __version__
-from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
+from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError, UsageError
 from kvswitch.core.fsutil import atomic_write, read_bytes
-from kvswitch.core.models import Profile
+from kvswitch.core.importers import confirmed_imports, review_import
+from kvswitch.core.models import Profile, strip_url_password, url_password
+from kvswitch.core.strictparse import loads_json
 
 FORMAT = "kvswitch-profiles"
 FORMAT_VERSION = 1
@@ -60,6 +62,10 @@ def export_profiles(store: ProfileSource, path: Path, include_keys: bool = False
             omitted.append(profile.name)
         if not include_keys:
             data["api_key"] = None
+            if url_password(profile.base_url):  # a password in the URL is a key too
+                data["base_url"] = strip_url_password(profile.base_url)
+                if profile.name not in omitted:
+                    omitted.append(profile.name)
         entries.append(data)
     document = {
         "format": FORMAT,
@@ -81,7 +87,7 @@ def read_export(path: Path) -> list[Profile]:
     if raw is None:
         raise FileAccessError(path, "no such file")
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = loads_json(path, raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigParseError(path, f"not a KV Switch profiles file: {exc}", line) from None
@@ -94,8 +100,9 @@ def read_export(path: Path) -> list[Profile]:
     for index, entry in enumerate(document["profiles"], start=1):
         if not isinstance(entry, dict):
             raise ConfigParseError(path, f"profile #{index} is not an object")
-        try:
-            profiles.append(Profile.model_validate(entry))
+        try:  # dangerous env is reviewed by ``import_profiles``; the file's own "allowed" never counts
+            checked = Profile.model_validate({**entry, "allow_dangerous_env": True})
+            profiles.append(checked.model_copy(update={"allow_dangerous_env": False}))
         except ValidationError as exc:
             name = entry.get("name", f"#{index}")
             problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in exc.errors())
@@ -103,12 +110,21 @@ def read_export(path: Path) -> list[Profile]:
     return profiles
 
 
-def import_profiles(store: ProfileSink, path: Path) -> ImportReport:
+def import_profiles(store: ProfileSink, path: Path, confirmed: bool = False) -> ImportReport:
     """Add every profile of an export to ``store``; a name already taken gets an ``(imported)`` suffix.
 
-    Everything is validated before the first profile is added, so a bad file adds nothing.
+    Everything is validated before the first profile is added, so a bad file adds nothing. Profiles
+    with dangerous env or project-folder targets need ``confirmed`` (the user saw ``review_import``).
     """
     incoming = read_export(path)
+    review = review_import(incoming)
+    if review.risky and not confirmed:
+        raise UsageError(
+            f"{path}: nothing was imported: {', '.join(map(repr, review.risky))} set dangerous env names "
+            f"or write into project folders:\n{review.text()}\nimport only if you trust this file "
+            "(kvswitch import-profiles --yes)"
+        )
+    incoming = confirmed_imports(incoming)
     taken = {profile.name.casefold() for profile in store.profiles()}
     report = ImportReport()
     for profile in incoming:

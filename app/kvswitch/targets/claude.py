@@ -17,6 +17,7 @@ from typing import Any
 from kvswitch.core.envmap import claude_env
 from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.models import Profile
+from kvswitch.core.strictparse import loads_json
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.jsonsplice import splice_json
 from kvswitch.targets.keyed import MISSING
@@ -97,7 +98,7 @@ def parse_json_object(path: Path, text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text, object_pairs_hook=_reject_duplicates)
+        data = loads_json(path, text, object_pairs_hook=_reject_duplicates)
     except _DuplicateKey as exc:
         line = _line_of_key(text, exc.key)
         raise ConfigParseError(path, f"the key {exc.key!r} appears twice; keep one of them", line) from None

@@ -25,6 +25,7 @@ from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
 from kvswitch.core.errors import ConfigParseError, ProfileError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.presets import codex_base_url, is_openai_hosted
+from kvswitch.core.strictparse import check_toml
 from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.keyed import MISSING
@@ -107,10 +108,12 @@ class CodexConfigTarget(StructuredFileTarget):
 
     def parse(self, text: str) -> TomlDocument:
         try:
-            return TomlDocument(tomlkit.parse(text), self.path)
+            doc = tomlkit.parse(text)
         except tomlkit.exceptions.ParseError as exc:
             reason = str(exc).split(" at line ")[0]
             raise ConfigParseError(self.path, f"not valid TOML: {reason}", exc.line, exc.col) from None
+        check_toml(self.path, text)  # tomlkit is laxer than Codex (trailing commas in inline tables)
+        return TomlDocument(doc, self.path)
 
     def render(self, doc: Any, original: str) -> str:
         text = tomlkit.dumps(doc.doc)

@@ -54,7 +54,7 @@ class StructuredFileTarget(Target):
         return []
 
     def profile_secrets(self, profile: Profile) -> list[str]:
-        return [profile.key] if profile.key else []
+        return profile.secrets
 
     # -- Target ------------------------------------------------------------------------------------
     def location(self) -> str:

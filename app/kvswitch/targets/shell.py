@@ -180,7 +180,7 @@ class ShellRcTarget(Target):
     def _secrets(
         self, profile: Profile | None, owned: Mapping[str, str], exports: Mapping[str, str]
     ) -> list[str]:
-        values = [profile.key] if profile is not None and profile.key else []
+        values = profile.secrets if profile is not None else []
         for mapping in (owned, exports):
             values.extend(value for name, value in mapping.items() if _SECRET_NAME.search(name) and value)
         secrets: list[str] = []

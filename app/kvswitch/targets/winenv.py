@@ -92,7 +92,7 @@ class WindowsEnvTarget(Target):
         plan = EnvPlan(self.target_id, LOCATION, before="", after="", new_values={})
         assert plan.new_values is not None
         current = {name: self.registry.get(name) for name in [*desired, *written]}
-        secrets = [profile.key] if profile is not None and profile.key else []
+        secrets = profile.secrets if profile is not None else []
 
         for name, value in desired.items():
             now = current[name]

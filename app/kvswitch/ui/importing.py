@@ -1,15 +1,24 @@
-"""Import profiles from Claude Code's settings or CC Switch into the store, with a one-line outcome."""
+"""Import profiles from Claude Code's settings or CC Switch into the store, with a one-line outcome.
+
+Before anything is saved the user sees every incoming profile's targets and dangerous env names
+(``review_import``); profiles that need a yes (PATH, LD_*, NODE_OPTIONS..., project folders) are only
+added when ``confirm`` returns True.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QMessageBox
 
 from kvswitch.core.errors import KvSwitchError
 
 log = logging.getLogger("kvswitch.ui.import")
+
+Confirm = Callable[[str], bool]
 
 
 def _unique_name(store: Any, name: str) -> str:
@@ -22,26 +31,39 @@ def _unique_name(store: Any, name: str) -> str:
     return f"{name} ({number})"
 
 
-def import_profiles(store: Any, source: str) -> tuple[str, bool]:
+def ask_user(review: str) -> bool:
+    """The default ``confirm``: a Yes/No box listing what the risky profiles would do."""
+    title = QCoreApplication.translate("importing", "Import risky profiles?")
+    text = QCoreApplication.translate(
+        "importing", "Some profiles set environment variables that change how shells or Claude Code "
+        "run programs, or write into project folders:\n\n%1\n\nImport them only if you trust the source."
+    ).replace("%1", review)
+    answer = QMessageBox.question(None, title, text)
+    return answer == QMessageBox.StandardButton.Yes
+
+
+def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tuple[str, bool]:
     """Run an importer and add what it found; returns (message, success). Never raises for user errors."""
     try:
         from kvswitch.core import importers  # noqa: PLC0415
     except ImportError:
         return QCoreApplication.translate("importing", "Importing is not available in this build."), False
     try:
-        found = importers.import_claude() if source == "claude" else importers.import_cc_switch()
+        found = (importers.import_claude(allow_dangerous_env=True) if source == "claude"
+                 else importers.import_cc_switch(allow_dangerous_env=True))
     except KvSwitchError as exc:
         return str(exc), False
     profiles = found if isinstance(found, list) else ([found] if found is not None else [])
     if not profiles:
         return QCoreApplication.translate("importing", "Nothing to import: no backend settings found."), False
+    review = importers.review_import(profiles)
+    if review.risky and not confirm(review.text()):
+        return QCoreApplication.translate("importing", "Nothing was imported."), False
     added = []
-    for profile in profiles:
+    for profile in importers.confirmed_imports(profiles):
         name = _unique_name(store, profile.name)
         if name != profile.name:
-            data = profile.model_dump(context={"secrets": True})
-            data["name"] = name
-            profile = type(profile).model_validate(data)
+            profile = profile.model_copy(update={"name": name})
         try:
             store.add(profile)
         except KvSwitchError as exc:

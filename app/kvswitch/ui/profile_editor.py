@@ -97,6 +97,10 @@ class ProfileEditor(QWidget):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("CLAUDE_CODE_ATTRIBUTION_HEADER=0")
         self.env_edit.setFixedHeight(96)
+        self.allow_dangerous_box = QCheckBox(self.tr("Allow risky environment variables (PATH, LD_*, "
+                                                     "PROMPT_COMMAND, NODE_OPTIONS…)"))
+        self.allow_dangerous_box.setToolTip(self.tr("They change how shells, the loader or Claude Code "
+                                                    "run programs; tick only if you set them on purpose"))
         self.target_boxes = {spec: QCheckBox(spec) for spec in EDITABLE_TARGETS}
         self.log_kind_combo = QComboBox()
         for kind in LOG_KINDS:
@@ -118,6 +122,7 @@ class ProfileEditor(QWidget):
         self._add_row(form, "api_key", self.tr("API key"), key_row)
         self._add_row(form, "model", self.tr("Model"), self.model_edit)
         self._add_row(form, "env", self.tr("Environment"), self.env_edit)
+        form.addRow("", self.allow_dangerous_box)
         targets_row = QHBoxLayout()
         for box in self.target_boxes.values():
             targets_row.addWidget(box)
@@ -149,7 +154,7 @@ class ProfileEditor(QWidget):
         self.env_edit.textChanged.connect(self._on_field_changed)
         self.kind_combo.currentIndexChanged.connect(self._on_field_changed)
         self.log_kind_combo.currentIndexChanged.connect(self._on_field_changed)
-        for box in self.target_boxes.values():
+        for box in (*self.target_boxes.values(), self.allow_dangerous_box):
             box.toggled.connect(self._on_field_changed)
         self.reveal_button.toggled.connect(self._on_reveal_toggled)
         self.preset_button.clicked.connect(self._on_preset_clicked)
@@ -186,6 +191,7 @@ class ProfileEditor(QWidget):
         self.name_edit.clear()
         self.key_edit.clear()
         self.model_edit.clear()
+        self.allow_dangerous_box.setChecked(False)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec == "claude")
         self._loading = False
@@ -233,6 +239,7 @@ class ProfileEditor(QWidget):
         self.key_edit.setText(profile.key)
         self.model_edit.setText(profile.model or "")
         self.env_edit.setPlainText(format_env_block(profile.env))
+        self.allow_dangerous_box.setChecked(profile.allow_dangerous_env)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec in profile.targets)
         self._set_log(profile.log)
@@ -259,6 +266,7 @@ class ProfileEditor(QWidget):
             "api_key": self.key_edit.text() or None,
             "model": self.model_edit.text().strip() or None,
             "env": env,
+            "allow_dangerous_env": self.allow_dangerous_box.isChecked(),
         }
         kept = []
         if self._editing is not None:
@@ -292,8 +300,9 @@ class ProfileEditor(QWidget):
             profile = Profile.model_validate(data)
         except ValidationError as exc:
             for error in exc.errors():
-                field = str(error["loc"][0]) if error["loc"] else "name"
                 message = str(error["msg"]).removeprefix("Value error, ")
+                whole = "env" if message.startswith("env ") else "name"  # a check of the whole profile
+                field = str(error["loc"][0]) if error["loc"] else whole
                 self._show_error(field if field in self.errors else "name", message)
         if env_errors:
             self._show_error("env", "; ".join(env_errors))
