@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,22 @@ def test_scanning_never_modifies_the_file(tmp_path: Path) -> None:
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     assert len(list(scan_file(path))) == 2
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def _scan_seconds(path: Path) -> float:
+    start = time.perf_counter()
+    assert list(scan_file(path)) == []
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("blank", [b"\n", b" \n", b"\r\n", b"\t \n"], ids=repr)
+def test_blank_lines_scan_in_linear_time(blank: bytes, tmp_path: Path) -> None:
+    """Blank lines once made the format sniffing quadratic (1 MB of newlines took minutes): 4x the
+    lines must cost about 4x the time (16x if quadratic), and 1 MB stays far below a second's work."""
+    small, big = tmp_path / "small.log", tmp_path / "big.log"
+    small.write_bytes(blank * ((1 << 20) // len(blank)))
+    big.write_bytes(blank * ((4 << 20) // len(blank)))
+    small_s = min(_scan_seconds(small) for _ in range(3))
+    big_s = min(_scan_seconds(big) for _ in range(3))
+    assert small_s < 5
+    assert big_s < 8 * small_s + 0.2, (small_s, big_s)

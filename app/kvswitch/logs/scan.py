@@ -29,7 +29,7 @@ _SAMPLE_BYTES = 256 << 10
 
 #: text only the general path understands; one of these in the sampled parts sends the file there
 _FOREIGN = re.compile(
-    rb"^\s*\{|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
+    rb"^[ \t]*\{|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
     rb"|Prompt cache restore"
     rb"|\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]|\[GIN\]|Prefix cache hit rate|level=\w+ source=",
     re.MULTILINE,
