@@ -26,6 +26,8 @@ from kvswitch.logs.text import MAX_LINE_BYTES, decode_line
 from kvswitch.logs.tracker import RequestTracker
 
 _SAMPLE_BYTES = 256 << 10
+#: a ``--log-jsonl`` message line: no clock field, so without an anchor it carries no fact at all
+_JSONL_LOG = b'{"type":"log",'
 
 #: text only the general path understands; one of these in the sampled parts sends the file there
 _FOREIGN = re.compile(
@@ -146,7 +148,9 @@ def _scan_general(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEven
     anchors = tuple(anchor.encode() for anchor in anchors_for(kind_hint))
     line_no = 0
     for line_no, raw in enumerate(iter_lines(handle), 1):
-        if any(anchor in raw for anchor in anchors) or raw.startswith(b"{") or b"[" in raw[:40]:
+        if any(anchor in raw for anchor in anchors) or (
+            raw.startswith(b"{") and not raw.startswith(_JSONL_LOG)  # 2024 JSON lines carry a clock
+        ) or b"[" in raw[:40]:
             yield from analyzer.feed(decode_line(raw), line_no).events
         else:
             analyzer.note_line(line_no)
