@@ -29,9 +29,13 @@ _SAMPLE_BYTES = 256 << 10
 #: a ``--log-jsonl`` message line: no clock field, so without an anchor it carries no fact at all
 _JSONL_LOG = b'{"type":"log",'
 
-#: text only the general path understands; one of these in the sampled parts sends the file there
+#: text only the general path understands; one of these in the sampled parts sends the file there.
+#: ``--log-jsonl`` lines stay on the fast path: each message is one classic text line (with its
+#: ``id S | task T |`` prefix) that the byte scanner reads inside the JSON; a message with a newline
+#: inside (a slot prefix carried over to unprefixed parts) is left to the general path.
 _FOREIGN = re.compile(
-    rb"^[ \t]*\{|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
+    rb"^[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")|^\{\"type\":\"log\"[^\n]*\\n(?!\"\})"
+    rb"|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
     rb"|Prompt cache restore"
     rb"|\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]|\[GIN\]|Prefix cache hit rate|level=\w+ source=",
     re.MULTILINE,
