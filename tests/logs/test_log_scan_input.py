@@ -96,7 +96,7 @@ def test_log_jsonl_takes_the_fast_path_unless_a_message_spans_lines(tmp_path: Pa
     with open_log(real) as handle:
         assert fast_path_applies(handle, None)
     spanning = tmp_path / "spanning.log"
-    spanning.write_bytes(real.read_bytes() + b'{"type":"log","time":1,"level":"info","msg":"slot print_timing: '
-                         b'id  0 | task 9 |\\n prompt eval time = 1.00 ms / 5 tokens\\n"}\n')
+    spanning.write_bytes(real.read_bytes() + b'{"type":"log","time":1,"level":"info","msg":"slot print_timing'
+                         b': id  0 | task 9 |\\n prompt eval time = 1.00 ms / 5 tokens\\n"}\n')
     with open_log(spanning) as handle:
         assert not fast_path_applies(handle, None)
