@@ -51,7 +51,7 @@ Row = tuple[int, int, int, int, float, int, int, str | None, str]
 
 #: slot lines that never carry a fact, by what follows ``| task T |``
 _HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sampler|total time|graphs reused"
-             rb"|n_past was set|draft acceptance)")
+             rb"|n_past was set|prompt processing|prompt done|draft acceptance)")
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
 _FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact

@@ -239,8 +239,8 @@ def _native_range(
         )
         pos, line_no, until = found[1], found[2], found[3]
         records: Records = []
-        if until > pos:
-            read_lines(data, pos, until, line_no, tracker, records)
+        if until > pos:  # no bare reason line here (``native_steps`` took them out)
+            _read_slot_lines(data, pos, until, line_no, tracker, records)
             line_no += data.count(b"\n", pos, until)
             pos = until
         yield found, records, line_no
