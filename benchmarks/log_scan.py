@@ -1,11 +1,12 @@
-"""Log engine benchmark: ``kvswitch log scan`` against ``grep -cE`` on the same big log, the time to show
-the last 1,000 lines of it, and peak memory at two file sizes.
+"""Log engine benchmark, per log format: ``kvswitch log scan --jsonl`` against ``grep -cE`` on the same
+big log, peak memory at two file sizes, the time to show the last 1,000 lines, and blank-line input.
 
-Usage: ``PYTHONPATH=app python3 benchmarks/log_scan.py [--size-mb 1024] [--keep DIR]``
+Usage: ``PYTHONPATH=app python3 benchmarks/log_scan.py [--size-mb 200] [--only NAME ...] [--keep DIR]``
 
-The log is built from the real llama-server captures (``logbench_data``) in a temporary directory and
-deleted afterwards. Figures are ratios against a baseline run on the same file in the same run, so they
-compare across machines: scan throughput / grep throughput, peak RSS at size S / at size S/4.
+Every ``*.log`` under ``tests/fixtures/llama.cpp-b11434/`` (new captures included) is grouped by its
+configuration (``configuration_of``); each group's captures are repeated to ``--size-mb`` in a temporary
+directory, deleted afterwards. Figures are ratios against a baseline run on the same file in the same
+run, so they compare across machines: scan throughput / grep throughput, peak RSS at size S / at S/4.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +25,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
-from logbench_data import write_log  # noqa: E402
 
 from kvswitch.logs import LogAnalyzer  # noqa: E402
 from kvswitch.logs.blocks import native_scan  # noqa: E402
@@ -84,9 +85,45 @@ def tail_seconds(path: Path, lines: int = 1000) -> tuple[float, int]:
     return time.perf_counter() - start, len(tail)
 
 
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "llama.cpp-b11434"
+#: the configuration a capture's name says: ``llama_server_np1_trace_lv4.log`` and ``formats/trace_lv4.log``
+#: are both ``trace_lv4``; ``np1_anthropic`` (default flags, another endpoint) is ``default``
+_ALIASES = {"anthropic": "default", "np4_default": "np4"}
+
+
+def configuration_of(log: Path) -> str:
+    name = re.sub(r"^llama_server_", "", log.stem)
+    name = re.sub(r"^np1_", "", name)
+    name = re.sub(r"[_-]\d+$", "", name)
+    return _ALIASES.get(name, name)
+
+
+def captures_by_configuration(directory: Path = FIXTURES) -> dict[str, list[Path]]:
+    groups: dict[str, list[Path]] = {}
+    for log in sorted(directory.rglob("*.log")):
+        groups.setdefault(configuration_of(log), []).append(log)
+    return groups
+
+
+def write_repeated(path: Path, captures: list[Path], size_bytes: int) -> int:
+    """Repeat the captures (whole, in turn) until ``size_bytes``; returns the number of copies."""
+    unit = b"".join(capture.read_bytes() for capture in captures)
+    unit = unit if unit.endswith(b"\n") else unit + b"\n"
+    copies = max(size_bytes // len(unit), 1)
+    block = unit * max((8 << 20) // len(unit), 1)
+    with path.open("wb") as out:
+        written = 0
+        while written + len(block) <= copies * len(unit):
+            out.write(block)
+            written += len(block)
+        out.write(unit * ((copies * len(unit) - written) // len(unit)))
+    return copies
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=1024, help="size of the big log (default 1024 MB)")
+    parser.add_argument("--size-mb", type=int, default=200, help="size of each configuration's log (200 MB)")
+    parser.add_argument("--only", nargs="*", help="configurations to run (default: every one found)")
     parser.add_argument("--keep", help="write the logs here and keep them (default: a temp dir, deleted)")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args()
@@ -96,76 +133,88 @@ def main() -> int:
         raise SystemExit("the native block scanner is not built (pip install -e . with a C compiler)")
     directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="kvswitch-logbench-"))
     directory.mkdir(parents=True, exist_ok=True)
+    results: dict[str, object] = {}
     try:
-        results = run(directory, args.size_mb)
+        for name, captures in captures_by_configuration().items():
+            if args.only and name not in args.only:
+                continue
+            results[name] = run_configuration(directory, name, captures, args.size_mb)
+            if not args.json:
+                report_configuration(name, results[name])  # type: ignore[arg-type]
+        results["memory"] = run_memory(directory, captures_by_configuration()["default"], args.size_mb)
+        results["blank_lines"] = run_blank_lines(directory)
     finally:
         if not args.keep:
             shutil.rmtree(directory, ignore_errors=True)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        report(results)
+        print(json.dumps({key: results[key] for key in ("memory", "blank_lines")}, indent=2))
     return 0
 
 
-def run(directory: Path, size_mb: int) -> dict[str, float | int]:
-    big = directory / "big.log"
-    small = directory / "small.log"
-    t0 = time.perf_counter()
-    requests = write_log(big, size_mb << 20)
-    write_log(small, max(size_mb // 4, 1) << 20)
-    build = time.perf_counter() - t0
-    size = big.stat().st_size
-    warm(big)
+def _grep_and_scan(directory: Path, log: Path) -> tuple[float, float, int, int]:
+    """(grep seconds, scan seconds, scan peak RSS KiB, events) on one warm file."""
+    warm(log)
     # grep stops at the first match when its output is /dev/null, so it writes to a real file
-    grep_s, grep_rss, grep_rc = run_measured(grep_command(big), str(directory / "grep.out"))
+    grep_s, _rss, grep_rc = run_measured(grep_command(log), str(directory / "grep.out"))
     if grep_rc not in (0, 1):
         raise SystemExit(f"grep failed with exit code {grep_rc}")
     out = directory / "events.jsonl"
-    scan_s, scan_rss, scan_rc = run_measured(scan_command(big), str(out))
+    scan_s, scan_rss, scan_rc = run_measured(scan_command(log), str(out))
     if scan_rc != 0:
         raise SystemExit(f"kvswitch log scan failed with exit code {scan_rc}")
     with out.open("rb") as handle:
         events = sum(1 for _ in handle) - 1
-    pure_out = directory / "events-pure-python.jsonl"
-    pure_s, _rss, pure_rc = run_measured(scan_command(big), str(pure_out), {"KVSWITCH_NATIVE_SCAN": "0"})
-    if pure_rc != 0 or not same_file(out, pure_out):
-        raise SystemExit("the pure-Python scan failed or wrote other lines than the native scan")
-    pure_out.unlink()
-    warm(small)
-    _small_s, small_rss, _rc = run_measured(scan_command(small))
-    tail_s, tail_lines = tail_seconds(big)
+    out.unlink()
+    return grep_s, scan_s, scan_rss, events
+
+
+def run_configuration(
+    directory: Path, name: str, captures: list[Path], size_mb: int
+) -> dict[str, float | int]:
+    log = directory / f"{name}.log"
+    write_repeated(log, captures, size_mb << 20)
+    size_mb_real = log.stat().st_size / (1 << 20)
+    grep_s, scan_s, scan_rss, events = _grep_and_scan(directory, log)
+    log.unlink()
     return {
-        "file_mb": round(size / (1 << 20), 1),
-        "requests_written": requests,
-        "events_found": events,
-        "build_s": round(build, 2),
-        "grep_s": round(grep_s, 3),
-        "scan_s": round(scan_s, 3),
-        "grep_mb_per_s": round(size / (1 << 20) / grep_s, 1),
-        "scan_mb_per_s": round(size / (1 << 20) / scan_s, 1),
-        "scan_vs_grep": round(grep_s / scan_s, 3),
-        "scan_pure_python_s": round(pure_s, 3),
-        "scan_pure_python_vs_grep": round(grep_s / pure_s, 3),
-        "tail_1000_lines_s": round(tail_s, 4),
-        "tail_lines": tail_lines,
-        "rss_big_mib": round(scan_rss / 1024, 1),
-        "rss_quarter_mib": round(small_rss / 1024, 1),
-        "rss_big_vs_quarter": round(scan_rss / small_rss, 3),
-        "grep_rss_mib": round(grep_rss / 1024, 1),
+        "captures": len(captures), "file_mb": round(size_mb_real, 1), "events": events,
+        "grep_s": round(grep_s, 3), "scan_s": round(scan_s, 3),
+        "scan_mb_per_s": round(size_mb_real / scan_s, 1), "scan_vs_grep": round(grep_s / scan_s, 3),
+        "rss_mib": round(scan_rss / 1024, 1),
     }
 
 
-def report(r: dict[str, float | int]) -> None:
-    print(f"log: {r['file_mb']} MB, {r['requests_written']} requests written, {r['events_found']} found")
-    print(f"grep -cE (cache keywords): {r['grep_s']} s ({r['grep_mb_per_s']} MB/s)")
-    print(f"kvswitch log scan --jsonl: {r['scan_s']} s ({r['scan_mb_per_s']} MB/s)")
-    print(f"  scan throughput / grep throughput = {r['scan_vs_grep']}  (target >= 0.5)")
-    print(f"  without the native block scanner (KVSWITCH_NATIVE_SCAN=0, same output): "
-          f"{r['scan_pure_python_s']} s, ratio {r['scan_pure_python_vs_grep']}")
-    print(f"last 1,000 lines (seek from the end + classify): {r['tail_1000_lines_s']} s  (target < 0.3 s)")
-    print(f"peak RSS of scan: {r['rss_big_mib']} MiB at full size, {r['rss_quarter_mib']} MiB at a quarter"
-          f"  (ratio {r['rss_big_vs_quarter']}; 1.0 = independent of file size)")
+def run_memory(directory: Path, captures: list[Path], size_mb: int) -> dict[str, float]:
+    """Peak RSS of the scan at full size and at a quarter, and the tail time, on the default format."""
+    big, small = directory / "rss-big.log", directory / "rss-small.log"
+    write_repeated(big, captures, size_mb << 20)
+    write_repeated(small, captures, max(size_mb // 4, 1) << 20)
+    _s, big_rss, _rc = run_measured(scan_command(big))
+    _s, small_rss, _rc = run_measured(scan_command(small))
+    tail_s, _lines = tail_seconds(big)
+    big.unlink()
+    small.unlink()
+    return {"rss_big_mib": round(big_rss / 1024, 1), "rss_quarter_mib": round(small_rss / 1024, 1),
+            "rss_big_vs_quarter": round(big_rss / small_rss, 3), "tail_1000_lines_s": round(tail_s, 4)}
+
+
+def run_blank_lines(directory: Path) -> dict[str, float]:
+    """1 MB and 4 MB of bare newlines: the scan must grow linearly (it was quadratic)."""
+    found: dict[str, float] = {}
+    for mb in (1, 4):
+        log = directory / f"blank-{mb}.log"
+        log.write_bytes(b"\n" * (mb << 20))
+        found[f"blank_{mb}mb_s"] = round(run_measured(scan_command(log))[0], 3)
+        log.unlink()
+    return found
+
+
+def report_configuration(name: str, r: dict[str, float | int]) -> None:
+    print(f"{name:18} {r['file_mb']:7.1f} MB  grep {r['grep_s']:7.3f} s  scan {r['scan_s']:8.3f} s "
+          f"({r['scan_mb_per_s']:6.1f} MB/s)  scan/grep {r['scan_vs_grep']:.3f}  RSS {r['rss_mib']} MiB",
+          flush=True)
 
 
 if __name__ == "__main__":

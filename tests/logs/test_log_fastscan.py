@@ -164,3 +164,19 @@ def test_unusual_selection_lines_agree_with_the_line_path(selection: str, tmp_pa
     expected = [e.to_json() for e in _events(_records(path, blocks=False))]
     assert [e.to_json() for e in scan_file(path)] == expected
     assert expected
+
+
+FORMAT_LOGS = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "llama.cpp-b11434").rglob("*.log"))
+
+
+@pytest.mark.parametrize("log", FORMAT_LOGS, ids=lambda log: log.stem)
+def test_every_real_format_scans_to_the_events_of_the_live_path(log: Path, tmp_path: Path) -> None:
+    """Every real capture (each log format llama-server b11434 writes, see formats/README.md): the
+    whole-file scan, with and without the native scanner, and its JSON lines agree with ``LogAnalyzer``."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    live = [e.to_json() for e in analyze_lines(lines)]
+    assert live, "no request found"
+    assert [e.to_json() for e in scan_file(log)] == live
+    totals = Totals()
+    text = b"".join(jsonl_file(log, None, totals)).decode()
+    assert [json.loads(line) for line in text.splitlines()] == live

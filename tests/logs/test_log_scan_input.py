@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from log_samples import ERA_B_JSON, ERA_D_TEXT, LMSTUDIO_0_4, Sample
 
 from kvswitch.core.errors import FileAccessError
 from kvswitch.logs import fastscan
-from kvswitch.logs.scan import scan_file
+from kvswitch.logs.scan import fast_path_applies, open_log, scan_file
 from kvswitch.logs.text import MAX_LINE_BYTES
 
 JUNK = b"\x00\x00binary\xff\xfe\xc3 junk\x00\n" + b"y" * (10 * 1024 * 1024) + b"\n" + b"\xe2\x82 cut\n"
@@ -69,3 +70,33 @@ def test_scanning_never_modifies_the_file(tmp_path: Path) -> None:
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     assert len(list(scan_file(path))) == 2
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def _scan_seconds(path: Path) -> float:
+    start = time.perf_counter()
+    assert list(scan_file(path)) == []
+    return time.perf_counter() - start
+
+
+@pytest.mark.parametrize("blank", [b"\n", b" \n", b"\r\n", b"\t \n"], ids=repr)
+def test_blank_lines_scan_in_linear_time(blank: bytes, tmp_path: Path) -> None:
+    """Blank lines once made the format sniffing quadratic (1 MB of newlines took minutes): 4x the
+    lines must cost about 4x the time (16x if quadratic), and 1 MB stays far below a second's work."""
+    small, big = tmp_path / "small.log", tmp_path / "big.log"
+    small.write_bytes(blank * ((1 << 20) // len(blank)))
+    big.write_bytes(blank * ((4 << 20) // len(blank)))
+    small_s = min(_scan_seconds(small) for _ in range(3))
+    big_s = min(_scan_seconds(big) for _ in range(3))
+    assert small_s < 5
+    assert big_s < 8 * small_s + 0.2, (small_s, big_s)
+
+
+def test_log_jsonl_takes_the_fast_path_unless_a_message_spans_lines(tmp_path: Path) -> None:
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "llama.cpp-b11434" / "formats" / "log_jsonl.log"
+    with open_log(real) as handle:
+        assert fast_path_applies(handle, None)
+    spanning = tmp_path / "spanning.log"
+    spanning.write_bytes(real.read_bytes() + b'{"type":"log","time":1,"level":"info","msg":"slot print_timing'
+                         b': id  0 | task 9 |\\n prompt eval time = 1.00 ms / 5 tokens\\n"}\n')
+    with open_log(spanning) as handle:
+        assert not fast_path_applies(handle, None)

@@ -22,14 +22,36 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol, overload
 
-from kvswitch.logs.model import HIT_RATIO, MISS_RATIO
+from kvswitch.core.verdicts import (
+    FULL_HIT as _FULL_HIT,
+)
+from kvswitch.core.verdicts import (
+    HIT,
+    HIT_RATIO,
+    MISS,
+    MISS_RATIO,
+    NOT_CACHED_MIN_SIM,
+    PARTIAL,
+)
+from kvswitch.core.verdicts import (
+    LRU_HIT as _LRU_HIT,
+)
+from kvswitch.core.verdicts import (
+    NOT_CACHED as _NOT_CACHED,
+)
+from kvswitch.core.verdicts import (
+    PREFIX as _PREFIX,
+)
+from kvswitch.core.verdicts import (
+    TRUNCATED as _TRUNCATED,
+)
 
 #: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
 Row = tuple[int, int, int, int, float, int, int, str | None, str]
 
 #: slot lines that never carry a fact, by what follows ``| task T |``
 _HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sampler|total time|graphs reused"
-             rb"|n_past was set|draft acceptance)")
+             rb"|n_past was set|prompt processing|prompt done|draft acceptance)")
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
 _FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
@@ -56,12 +78,6 @@ SELECT_HEAD = re.compile(
     rb"[^|\n]*id +(\d+) \| task -?\d+ \| *"
 )
 
-_TRUNCATED = "the context was truncated (context shift)"
-_LRU_HIT = "restored from the host-RAM prompt cache (slot chosen by LRU)"
-_FULL_HIT = "identical prompt: only the last token was re-evaluated"
-_NOT_CACHED = ("the slot already held this prompt (similarity {:.3f}) but processed it again: prompt "
-               "caching was off for this request (cache_prompt: false?)")
-_PREFIX = "the first {} tokens were reused, then the prompt differs"
 
 
 LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD leaves to the line path
@@ -94,7 +110,7 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
         cached = 0
     prompt = cached + new
     ratio = cached / prompt if prompt > 0 else 0.0
-    verdict = "hit" if ratio >= HIT_RATIO else "miss" if cached <= 0 or ratio < MISS_RATIO else "partial"
+    verdict = HIT if ratio >= HIT_RATIO else MISS if cached <= 0 or ratio < MISS_RATIO else PARTIAL
     reason: str | None = None
     if int(groups[12]):  # type: ignore[arg-type]
         reason = _TRUNCATED
@@ -102,7 +118,7 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
         sim = groups[1]
         if groups[0] == b"LCP similarity" and sim is not None:
             similarity = round(float(sim) * 1000)
-            if similarity >= 500:
+            if similarity >= NOT_CACHED_MIN_SIM:
                 reason = _NOT_CACHED.format(similarity / 1000)
         if reason is None and cached > 0:
             reason = _PREFIX.format(cached)
@@ -141,8 +157,8 @@ def _load_native() -> NativeScan | None:
     except ImportError:
         return None
     head, tail = _PREFIX.split("{}")
-    _blockscan.configure(HIT_RATIO, MISS_RATIO, ("hit", "partial", "miss"), (_TRUNCATED, _LRU_HIT, _FULL_HIT),
-                         _NOT_CACHED, head, tail, json.dumps)
+    _blockscan.configure(HIT_RATIO, MISS_RATIO, float(NOT_CACHED_MIN_SIM), (HIT, PARTIAL, MISS),
+                         (_TRUNCATED, _LRU_HIT, _FULL_HIT), _NOT_CACHED, head, tail, json.dumps)
     scan: NativeScan = _blockscan.scan
     return scan
 

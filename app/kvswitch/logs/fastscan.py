@@ -35,8 +35,8 @@ from kvswitch.logs.blocks import (
     selection_slot_is,
 )
 from kvswitch.logs.model import CacheEvent, make_event
-from kvswitch.logs.parsers.base import What
-from kvswitch.logs.parsers.llama_cpp import reason_for
+from kvswitch.logs.parsers.base import Fact, What
+from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
@@ -62,9 +62,7 @@ _LINE = re.compile(
     rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
     rb"|need to evaluate at least 1 token()"  # 21
-    rb"|(forcing full prompt re-processing|failed to truncate tokens|(?:erased invalidated|failed to restore"
-    rb"|restored) context checkpoint|clearing (?:slot|prompt) with|failed to load prompt from cache"
-    rb"|reusing chunk with size|cache reuse is not supported)()"  # 22-23
+    rb"|((?:" + b"|".join(re.escape(prefix.encode()) for prefix in REASON_PREFIXES) + rb")[^\n]*)()"  # 22-23
     rb"|\r?\n())"  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
@@ -167,6 +165,7 @@ def _chunk(
     startswith = data.startswith
     quiet = QUIET.fullmatch
     select_task, select_len = SELECT_TASK, len(SELECT_TASK)
+    bare = [line_start for line_start, _end, _reason in bare_reasons(data, 0, end)]  # almost always none
     pos = 0
     for m in BLOCK.finditer(data, 0, end):
         at, after = m.span()
@@ -180,12 +179,12 @@ def _chunk(
                 and find(b"|", start, head_at) < 0) and not selection_slot_is(data, start, at, slot):
             continue
         if start > pos:
-            if quiet(data, pos, start) is None:
+            if quiet(data, pos, start) is None or (bare and any(pos <= at < start for at in bare)):
                 read_lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
         pos = after
         lines = count(b"\n", start, pos)
-        if slot in pending or len(pending) >= MAX_PENDING:
+        if slot in pending or len(pending) >= MAX_PENDING or (bare and any(start <= at < pos for at in bare)):
             read_lines(data, start, pos, line_no, tracker, out)
         else:
             out.append(block_row(groups, slot, line_no, line_no + lines - 1))
@@ -215,8 +214,24 @@ def native_steps(
     back (text between blocks that carries facts, a block of a busy slot). Each step is what the scanner
     returned (rows, or with ``server_json`` their JSON text and counts), the line path's records after
     it, and the number of the line that follows both."""
-    pending = tracker.pending
     pos = 0
+    # a bare reason line (rare) must be read in order, never inside a block: scan around it
+    for line_start, line_end, reason in bare_reasons(data, 0, end):
+        yield from _native_range(data, pos, line_start, line_no, tracker, native, server_json)
+        line_no += data.count(b"\n", pos, line_start)
+        records: Records = list(tracker.apply(Fact(What.REASON, note=reason), line_no))
+        line_no += 1
+        pos = line_end
+        yield ([] if server_json is None else b"", pos, line_no, pos, (0,) * 6), records, line_no
+    yield from _native_range(data, pos, end, line_no, tracker, native, server_json)
+
+
+def _native_range(
+    data: bytes, pos: int, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
+    server_json: bytes | None,
+) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
+    """``native_steps`` over ``data[pos:end]``, which has no bare reason line."""
+    pending = tracker.pending
     while pos < end:
         found: tuple[Any, ...] = (
             native(data, pos, end, line_no, pending, MAX_PENDING) if server_json is None
@@ -224,17 +239,52 @@ def native_steps(
         )
         pos, line_no, until = found[1], found[2], found[3]
         records: Records = []
-        if until > pos:
-            read_lines(data, pos, until, line_no, tracker, records)
+        if until > pos:  # no bare reason line here (``native_steps`` took them out)
+            _read_slot_lines(data, pos, until, line_no, tracker, records)
             line_no += data.count(b"\n", pos, until)
             pos = until
         yield found, records, line_no
+
+
+def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]]:
+    """``(line start, line end, reason)`` of every reason line in ``data[start:end]`` that has no
+    ``| task T |`` prefix (``srv load: - found better prompt ...``): the tracker gives it to the slot
+    last seen, so it must be read in order with the slot lines around it, never inside a block."""
+    found: list[tuple[int, int, str]] = []
+    for prefix in _REASON_BYTES:
+        at = data.find(prefix, start, end)
+        while at >= 0:
+            line_start = data.rfind(b"\n", start, at) + 1 if at > start else start
+            line_end = data.find(b"\n", at, end)
+            line_end = end if line_end < 0 else line_end + 1
+            line = data[line_start:line_end]
+            if b"| task " not in line and (reason := reason_for(line.decode("utf-8", "replace"))):
+                found.append((line_start, line_end, reason))
+            at = data.find(prefix, line_end, end)
+    return sorted(set(found))
+
+
+_REASON_BYTES = tuple(prefix.encode() for prefix in REASON_PREFIXES)
 
 
 def read_lines(
     data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
 ) -> None:
     """Every fact of ``data[start:end]`` (whole lines); ``line_no`` is the number of its first line."""
+    pos = start
+    for line_start, line_end, reason in bare_reasons(data, start, end):
+        _read_slot_lines(data, pos, line_start, line_no, tracker, out)
+        line_no += data.count(b"\n", pos, line_start)
+        out.extend(tracker.apply(Fact(What.REASON, note=reason), line_no))
+        line_no += 1
+        pos = line_end
+    _read_slot_lines(data, pos, end, line_no, tracker, out)
+
+
+def _read_slot_lines(
+    data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
+) -> None:
+    """``read_lines`` for text without bare reason lines: every fact is on a ``| task T |`` line."""
     fact = tracker.slot_fact
     count = data.count
     counted_to = start

@@ -37,17 +37,28 @@ def _json_number(value: int | float | None) -> str:
     return "null" if value is None else repr(value)
 
 
+def json_line(
+    last: int, server: str, slot: str, task: str, request_id: str, prompt: int, cached: int, new: int,
+    prompt_ms: str, ratio: str, verdict: str, first: int, reason: str, timestamp: str,
+) -> str:
+    """The one Python writer of a cache event's JSON line (the str arguments are JSON text already):
+    exactly ``json.dumps(event.to_json())`` plus a newline; the C scanner writes the same bytes (tested)."""
+    return (
+        f'{{"line": {last}, "server": {server}, "slot": {slot}, "task": {task}, '
+        f'"request_id": {request_id}, "prompt_tokens": {prompt}, "cached_tokens": {cached}, '
+        f'"new_tokens": {new}, "prompt_ms": {prompt_ms}, '
+        f'"reuse_ratio": {ratio}, "verdict": "{verdict}", "first_line": {first}, "last_line": {last}, '
+        f'"reason": {reason}, "timestamp": {timestamp}}}\n'
+    )
+
+
 def event_json_line(event: CacheEvent) -> str:
     """``json.dumps(event.to_json())`` plus a newline, several times faster."""
-    return (
-        f'{{"line": {event.last_line}, "server": {json_text(event.server)}, '
-        f'"slot": {_json_number(event.slot)}, '
-        f'"task": {_json_number(event.task)}, "request_id": {json_text(event.request_id)}, '
-        f'"prompt_tokens": {event.prompt_tokens}, "cached_tokens": {event.cached_tokens}, '
-        f'"new_tokens": {event.new_tokens}, "prompt_ms": {_json_number(event.prompt_ms)}, '
-        f'"reuse_ratio": {_json_number(round(event.reuse_ratio, 4))}, "verdict": "{event.verdict}", '
-        f'"first_line": {event.first_line}, "last_line": {event.last_line}, '
-        f'"reason": {json_text(event.reason)}, "timestamp": {json_text(event.timestamp)}}}\n'
+    return json_line(
+        event.last_line, json_text(event.server), _json_number(event.slot), _json_number(event.task),
+        json_text(event.request_id), event.prompt_tokens, event.cached_tokens, event.new_tokens,
+        _json_number(event.prompt_ms), _json_number(round(event.reuse_ratio, 4)), event.verdict,
+        event.first_line, json_text(event.reason), json_text(event.timestamp),
     )
 
 
@@ -155,13 +166,9 @@ def format_records(records: list[Record], server: str, totals: Totals, remember:
             ms_json = ms_text.get(prompt_ms)
             if ms_json is None:
                 ms_json = ms_text[prompt_ms] = repr(prompt_ms)
-            append(
-                f'{{"line": {last}, "server": {server_json}, "slot": {slot}, "task": {task}, '
-                f'"request_id": null, "prompt_tokens": {prompt}, "cached_tokens": {cached}, '
-                f'"new_tokens": {new}, "prompt_ms": {ms_json}, "reuse_ratio": {ratio_json}, '
-                f'"verdict": "{verdict}", "first_line": {first}, "last_line": {last}, '
-                f'"reason": {"null" if reason is None else json_text(reason)}, "timestamp": null}}\n'
-            )
+            reason_json = "null" if reason is None else json_text(reason)
+            append(json_line(last, server_json, str(slot), str(task), "null", prompt, cached, new, ms_json,
+                             ratio_json, verdict, first, reason_json, "null"))
         else:
             event = _as_event(record, server)
             append(event_json_line(event))

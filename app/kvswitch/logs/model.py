@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-#: a request that reused at least this share of its prompt is a hit
-HIT_RATIO = 0.9
-#: below this share (or with nothing reused) it is a miss; in between it is partial
-MISS_RATIO = 0.1
+from kvswitch.core.verdicts import HIT_RATIO, MISS_RATIO, verdict_for
+
+__all__ = ["HIT_RATIO", "MISS_RATIO", "verdict_for"]  # re-exported: the log engine's users import them here
 
 
 class LineKind(StrEnum):
@@ -49,15 +48,6 @@ class ClassifiedLine:
     text: str
     kind: LineKind
     spans: list[Span] = field(default_factory=list)
-
-
-def verdict_for(cached: int, prompt: int) -> str:
-    ratio = cached / prompt if prompt > 0 else 0.0
-    if ratio >= HIT_RATIO:
-        return "hit"
-    if cached <= 0 or ratio < MISS_RATIO:
-        return "miss"
-    return "partial"
 
 
 def kind_for_verdict(verdict: str) -> LineKind:

@@ -26,10 +26,16 @@ from kvswitch.logs.text import MAX_LINE_BYTES, decode_line
 from kvswitch.logs.tracker import RequestTracker
 
 _SAMPLE_BYTES = 256 << 10
+#: a ``--log-jsonl`` message line: no clock field, so without an anchor it carries no fact at all
+_JSONL_LOG = b'{"type":"log",'
 
-#: text only the general path understands; one of these in the sampled parts sends the file there
+#: text only the general path understands; one of these in the sampled parts sends the file there.
+#: ``--log-jsonl`` lines stay on the fast path: each message is one classic text line (with its
+#: ``id S | task T |`` prefix) that the byte scanner reads inside the JSON; a message with a newline
+#: inside (a slot prefix carried over to unprefixed parts) is left to the general path.
 _FOREIGN = re.compile(
-    rb"^\s*\{|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
+    rb"^[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")|^\{\"type\":\"log\"[^\n]*\\n(?!\"\})"
+    rb"|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
     rb"|Prompt cache restore"
     rb"|\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]|\[GIN\]|Prefix cache hit rate|level=\w+ source=",
     re.MULTILINE,
@@ -151,7 +157,9 @@ def _scan_general(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEven
     anchors = tuple(anchor.encode() for anchor in anchors_for(kind_hint))
     line_no = 0
     for line_no, raw in enumerate(iter_lines(handle), 1):
-        if any(anchor in raw for anchor in anchors) or raw.startswith(b"{") or b"[" in raw[:40]:
+        if any(anchor in raw for anchor in anchors) or (
+            raw.startswith(b"{") and not raw.startswith(_JSONL_LOG)  # 2024 JSON lines carry a clock
+        ) or b"[" in raw[:40]:
             yield from analyzer.feed(decode_line(raw), line_no).events
         else:
             analyzer.note_line(line_no)

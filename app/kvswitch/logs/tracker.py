@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kvswitch.core import verdicts
 from kvswitch.logs.model import CacheEvent, make_event, verdict_for
 from kvswitch.logs.parsers.base import Fact, What
 
@@ -184,19 +185,17 @@ class RequestTracker:
         reasons = list(req.reasons)
         verdict = verdict_for(cached, cached + new)
         if req.truncated:
-            reasons.append("the context was truncated (context shift)")
+            reasons.append(verdicts.TRUNCATED)
         if not reasons:
-            if verdict == "miss" and req.select_how == "lcp" and req.sim is not None and req.sim >= 500:
-                reasons.append(
-                    f"the slot already held this prompt (similarity {req.sim / 1000:.3f}) but processed it "
-                    "again: prompt caching was off for this request (cache_prompt: false?)"
-                )
+            if (verdict == "miss" and req.select_how == "lcp" and req.sim is not None
+                    and req.sim >= verdicts.NOT_CACHED_MIN_SIM):
+                reasons.append(verdicts.NOT_CACHED.format(req.sim / 1000))
             elif verdict == "hit" and req.select_how == "lru":
-                reasons.append("restored from the host-RAM prompt cache (slot chosen by LRU)")
+                reasons.append(verdicts.LRU_HIT)
             elif verdict == "hit" and req.full_hit:
-                reasons.append("identical prompt: only the last token was re-evaluated")
+                reasons.append(verdicts.FULL_HIT)
             elif verdict != "hit" and cached > 0:
-                reasons.append(f"the first {cached} tokens were reused, then the prompt differs")
+                reasons.append(verdicts.PREFIX.format(cached))
         return "; ".join(reasons) or None
 
     def _single_line_event(self, fact: Fact, line_no: int) -> CacheEvent:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kvswitch.core import verdicts
+
 HIT = "HIT"
 PARTIAL = "PARTIAL"
 MISS = "MISS"
@@ -12,21 +14,17 @@ UNKNOWN = "UNKNOWN"
 ERROR = "ERROR"
 VERDICTS = (HIT, PARTIAL, MISS, UNKNOWN, ERROR)
 
-#: same thresholds as the live log panel, so both say the same thing about the same request
-HIT_RATIO = 0.9
-MISS_RATIO = 0.1
+#: the live log panel's thresholds (one place: ``core.verdicts``), so both say the same thing
+HIT_RATIO = verdicts.HIT_RATIO
+MISS_RATIO = verdicts.MISS_RATIO
 
 #: ``kvswitch verify`` exit status per verdict (documented in the CLI help)
 EXIT_CODES = {HIT: 0, PARTIAL: 1, MISS: 1, UNKNOWN: 3, ERROR: 4}
 
 
 def verdict_for(cached: int, prompt: int) -> str:
-    ratio = cached / prompt if prompt > 0 else 0.0
-    if ratio >= HIT_RATIO:
-        return HIT
-    if cached <= 0 or ratio < MISS_RATIO:
-        return MISS
-    return PARTIAL
+    """``core.verdicts.verdict_for`` in verify's upper-case spelling."""
+    return verdicts.verdict_for(cached, prompt).upper()
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,9 @@ typedef struct {
     Py_ssize_t len, cap;
 } text_t;
 
-/* the texts and thresholds of ``blocks`` and ``model``, given once by ``configure`` */
+/* the texts and thresholds of ``core.verdicts``, given once by ``configure`` */
 typedef struct {
-    double hit_ratio, miss_ratio;
+    double hit_ratio, miss_ratio, not_cached_min_sim;
     PyObject *verdicts[3];        /* "hit", "partial", "miss" */
     PyObject *reasons[4];         /* None, truncated, LRU hit, full hit */
     PyObject *reasons_json[4];    /* the same as JSON text (bytes) */

@@ -121,6 +121,10 @@ static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
         return j;
     if ((j = LIT(d, i, end, "n_past was set")) >= 0)
         return j;
+    if ((j = LIT(d, i, end, "prompt processing")) >= 0)
+        return j;
+    if ((j = LIT(d, i, end, "prompt done")) >= 0)
+        return j;
     return LIT(d, i, end, "draft acceptance");
 }
 

@@ -165,17 +165,18 @@ static int plain_json(PyObject *text)
 }
 
 PyDoc_STRVAR(configure_doc,
-"configure(hit_ratio, miss_ratio, verdicts, reasons, not_cached, prefix_head, prefix_tail, json_dumps)\n"
+"configure(hit_ratio, miss_ratio, not_cached_min_sim, verdicts, reasons, not_cached, prefix_head, prefix_tail,\n"
+"          json_dumps)\n"
 "\n"
-"The thresholds and texts of the Python side: verdicts (hit, partial, miss), reasons (truncated,\n"
+"The thresholds and texts of core.verdicts: not_cached_min_sim is similarity x1000; verdicts (hit, partial, miss), reasons (truncated,\n"
 "LRU hit, full hit), the not-cached template, the two parts of the reused-prefix reason, json.dumps.");
 
 static PyObject *configure(PyObject *self, PyObject *args)
 {
-    double hit, miss;
+    double hit, miss, min_sim;
     PyObject *verdicts, *reasons, *not_cached, *head, *tail, *dumps;
     (void)self;
-    if (!PyArg_ParseTuple(args, "ddO!O!UUUO", &hit, &miss, &PyTuple_Type, &verdicts, &PyTuple_Type, &reasons,
+    if (!PyArg_ParseTuple(args, "dddO!O!UUUO", &hit, &miss, &min_sim, &PyTuple_Type, &verdicts, &PyTuple_Type, &reasons,
                           &not_cached, &head, &tail, &dumps))
         return NULL;
     if (PyTuple_GET_SIZE(verdicts) != 3 || PyTuple_GET_SIZE(reasons) != 3 || !PyCallable_Check(dumps)) {
@@ -203,6 +204,7 @@ static PyObject *configure(PyObject *self, PyObject *args)
         return NULL;
     bs_config.hit_ratio = hit;
     bs_config.miss_ratio = miss;
+    bs_config.not_cached_min_sim = min_sim;
     bs_config.ready = 1;
     Py_RETURN_NONE;
 }

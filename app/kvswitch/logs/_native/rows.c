@@ -86,7 +86,7 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
             if (!small_float(d, b->sim, b->sim_len, &sim))
                 return 0;
             double similarity = nearbyint(sim * 1000.0); /* round(): half to even */
-            if (similarity >= 500.0) {
+            if (similarity >= bs_config.not_cached_min_sim) {
                 row->reason = R_NOT_CACHED;
                 row->similarity = similarity / 1000.0;
             }

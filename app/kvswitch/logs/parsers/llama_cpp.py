@@ -91,6 +91,12 @@ _REASONS: tuple[tuple[re.Pattern[str], str, LineKind], ...] = (
 )
 
 
+#: the literal start of each reason pattern: the fast scanner finds reason lines by these (derived)
+REASON_PREFIXES = tuple(
+    re.match(r"[\w \-]+", pattern.pattern).group() for pattern, _r, _k in _REASONS  # type: ignore[union-attr]
+)
+
+
 def reason_for(text: str) -> str | None:
     """The plain-words reason for a cache-relevant warning line (used by the fast scanner too)."""
     for pattern, reason, _kind in _REASONS:
