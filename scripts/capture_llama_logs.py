@@ -51,7 +51,7 @@ CONFIGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "cc_prefix_ts": (["--log-timestamps", "--log-prefix"], {}),
     "cc_lv3": (["-lv", "3"], {}),
     "cc_lv4": (["-lv", "4"], {}),
-    "cc_slots_debug": ([], {"LLAMA_SERVER_SLOTS_DEBUG": "1"}),
+    "cc_slots_debug": ([], {"LLAMA_SERVER_SLOTS_DEBUG": "1", "LLAMA_SERVER_SLOTS_N_DIFF": "16"}),
     "cc_jsonl": (["--log-jsonl"], {}),
     "cc_np1": (["-np", "1"], {}),
     "cc_np2": (["-np", "2", "-c", str(2 * CONTEXT)], {}),
@@ -59,6 +59,13 @@ CONFIGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "cc_cache_ram0": (["--cache-ram", "0"], {}),
     "cc_small_batch": (["-b", "256", "-ub", "128"], {}),
     "cc_verbose": (["-v"], {}),
+}
+
+#: configurations whose log is large per request (``-v`` logs every request body): fewer requests, so
+#: the capture stays small enough to commit; name -> (Claude Code runs, synthetic steps)
+SMALLER: dict[str, tuple[int, tuple[str, ...]]] = {
+    "cc_verbose": (1, ("completion_first", "completion_hit", "completion_miss", "anthropic_first",
+                       "anthropic_stream_hit")),
 }
 
 
@@ -262,7 +269,7 @@ def follow_up(question: str) -> list[dict[str, str]]:
     return [{"role": "assistant", "content": "ok"}, {"role": "user", "content": question}]
 
 
-def synthetic(proxy: int, recording: Recording) -> None:
+def synthetic(proxy: int, recording: Recording, only: tuple[str, ...] = ()) -> None:
     """Cold (several batches), hit, miss, no-cache, chat and Anthropic, plain and streaming."""
     first = document("completion", 110)  # ~6000 tokens: three default batches
     steps: list[tuple[str, str, dict[str, Any]]] = [
@@ -300,6 +307,8 @@ def synthetic(proxy: int, recording: Recording) -> None:
         ),
     ]
     for name, path, payload in steps:
+        if only and name not in only:
+            continue
         recording.label = name
         if path == "/completion":
             payload.setdefault("n_predict", 8)
@@ -307,7 +316,7 @@ def synthetic(proxy: int, recording: Recording) -> None:
         post(proxy, path, payload)
 
 
-def claude_runs(claude: Path, proxy: int, work: Path, recording: Recording) -> None:
+def claude_runs(claude: Path, proxy: int, work: Path, recording: Recording, count: int = 3) -> None:
     """A new conversation, a ``--continue`` turn and a second conversation, one turn each."""
     home, project = work / "home", work / "project"
     (home / ".claude").mkdir(parents=True, exist_ok=True)
@@ -327,7 +336,7 @@ def claude_runs(claude: Path, proxy: int, work: Path, recording: Recording) -> N
         ("claude_continue", ["--continue", "-p", "and again"]),
         ("claude_other", ["-p", "list the files here"]),
     ]
-    for label, args in runs:
+    for label, args in runs[:count]:
         recording.label = label
         try:
             subprocess.run(
@@ -360,9 +369,10 @@ def capture(name: str, out: Path, binary: Path, model: Path, claude: Path | None
         with llama_server(binary, model, log, flags, env) as port:
             proxy = make_proxy(port, recording)
             try:
+                runs, steps = SMALLER.get(name, (3, ()))
                 if claude is not None:
-                    claude_runs(claude, proxy.server_address[1], work, recording)
-                synthetic(proxy.server_address[1], recording)
+                    claude_runs(claude, proxy.server_address[1], work, recording, runs)
+                synthetic(proxy.server_address[1], recording, steps)
             finally:
                 proxy.shutdown()
                 proxy.server_close()

@@ -31,8 +31,6 @@ TRUTH_LOGS = [log for log in FIXTURE_LOGS if log.with_suffix(".truth.json").is_f
 #: every way the engine reads a log: the live path (with and without a kind), the whole-file scan with the
 #: native scanner and without it (what KVSWITCH_NATIVE_SCAN=0 gives), and ``kvswitch log scan --jsonl``
 PATHS = ("live", "live_llama", "scan", "scan_llama", "scan_python", "jsonl_native", "jsonl_python")
-#: (path, log, request) comparisons where a reader disagrees with the server, with the reason; strict xfail
-KNOWN_WRONG: dict[tuple[str, str, str], str] = {}
 
 
 def analyze_lines(lines: list[str], kind: str | None = None) -> list[CacheEvent]:
@@ -173,12 +171,7 @@ def _read(path: str, log: Path) -> tuple[tuple[int, int, int], ...]:
 
 
 REQUEST_CASES = [
-    pytest.param(
-        path, log, index,
-        id=f"{path}-{log.stem}-{request['name']}",
-        marks=[pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[key])] if (
-            key := (path, log.name, request["name"])) in KNOWN_WRONG else [],
-    )
+    pytest.param(path, log, index, id=f"{path}-{log.stem}-{request['name']}")
     for log in TRUTH_LOGS
     for index, request in enumerate(_truth(log)["requests"])
     for path in PATHS
