@@ -230,3 +230,22 @@ def test_a_cache_cut_back_mid_request_counts_the_lower_statement() -> None:
     ]
     (event,) = analyze_lines(lines)
     assert (event.new_tokens, event.cached_tokens) == (1700, 0)
+
+
+def test_the_capture_script_takes_truth_from_the_servers_answers() -> None:
+    """``scripts/capture_llama_logs.py`` reads the truth from real b11434 answers, streams included."""
+    import importlib.util  # noqa: PLC0415 - the script is not a package module
+
+    script = _HERE.parents[2] / "scripts" / "capture_llama_logs.py"
+    spec = importlib.util.spec_from_file_location("capture_llama_logs", script)
+    assert spec is not None
+    assert spec.loader is not None
+    capture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(capture)
+    responses = FIXTURES / "llama.cpp-b11434" / "responses"
+    completion = json.loads((responses / "resp_completion_first.json").read_text(encoding="utf-8"))
+    wanted = (completion["timings"]["prompt_n"], completion["timings"]["cache_n"], "timings")
+    assert capture.truth_from_answer((responses / "resp_completion_first.json").read_bytes()) == wanted
+    stream = (responses / "resp_anthropic_stream.json").read_bytes()
+    assert capture.truth_from_answer(stream) == (1, 1563, "usage")  # message_start's usage
+    assert capture.truth_from_answer(b"event: ping\ndata: {}\n\n") is None
