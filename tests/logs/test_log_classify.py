@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from kvswitch.logs.parsers.base import What
 
 _HERE = Path(__file__).resolve()
 FIXTURE_LOGS = sorted((_HERE.parents[1] / "fixtures").glob("*/*.log"))
+PASTED = sorted((_HERE.parents[1] / "fixtures" / "pasted-lines").glob("*.log"))
 
 
 @pytest.mark.parametrize(
@@ -159,3 +161,77 @@ def test_endless_unfinished_slots_keep_memory_bounded() -> None:
     for slot in range(5 * MAX_PENDING):
         analyzer.feed(f"slot launch_slot_: id {slot} | task {slot} | processing task", slot + 1)
     assert len(analyzer._tracker._pending) <= MAX_PENDING
+
+
+def _expected(log: Path) -> dict:
+    return json.loads(log.with_suffix(".expected.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("log", PASTED, ids=[log.stem for log in PASTED])
+def test_pasted_lines_have_their_kinds(log: Path) -> None:
+    """Lines as users paste them (other builds' spellings, other servers): each line's kind."""
+    expected = _expected(log)
+    lines = log.read_text(encoding="utf-8").splitlines()
+    kinds = [classify_line(line, expected["kind_hint"]).kind.value for line in lines]
+    assert kinds == expected["line_kinds"]
+
+
+@pytest.mark.parametrize("log", PASTED, ids=[log.stem for log in PASTED])
+def test_pasted_lines_give_their_requests_on_both_paths(log: Path) -> None:
+    from kvswitch.logs.scan import scan_file
+
+    expected = _expected(log)
+    hint = expected["kind_hint"]
+    analyzer = LogAnalyzer(hint)
+    events = []
+    for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+        events.extend(analyzer.feed(line, number).events)
+    events.extend(analyzer.flush())
+    for found in (events, list(scan_file(log, hint))):
+        got = [{"line": e.last_line, "server": e.server, "new_tokens": e.new_tokens,
+                "cached_tokens": e.cached_tokens, "verdict": e.verdict} for e in found]
+        assert got == expected["events"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "KV cache reuse failed. Forcing full prompt re-processing ... common_prefix 0",
+        "kv cache reuse failed, forcing full prompt re-processing",
+        "slot update_slots: id  0 | task 4 | Forcing full prompt re-processing due to lack of cache data",
+        "slot update_slots: id  0 | task 4 | FORCING FULL PROMPT RE-PROCESSING",
+    ],
+)
+def test_forced_re_processing_is_a_miss_in_any_spelling(line: str) -> None:
+    classified = classify_line(line)
+    assert classified.kind is LineKind.MISS
+    facts = run_parsers(line, parsers_for("llama.cpp")).facts
+    assert any(f.what is What.REASON and "process" in (f.note or "") for f in facts)
+
+
+def test_pasted_cache_fields_are_coloured_by_what_they_say() -> None:
+    line = classify_line("KV cache reuse failed. Forcing full prompt re-processing ... common_prefix 0")
+    assert {line.text[s:e]: k for s, e, k in line.spans}["common_prefix 0"] is LineKind.MISS
+    kept = classify_line("slot update_slots: id  0 | task 7 | n_past = 13800, new_tokens = 240")
+    assert kept.kind is LineKind.HIT
+    few = classify_line("slot update_slots: id  0 | task 7 | common_prefix: 48, new_tokens: 14072")
+    assert few.kind is LineKind.MISS
+    routed = classify_line("slot get_availabl: id  3 | task -1 | f_sim_best = 1.000, f_keep = 1.000")
+    assert routed.kind is LineKind.REQUEST  # a similarity is routing, never a hit
+    assert classify_line("slot   operator(): id  3 | task 74 | n_past was set to 14537").kind is LineKind.OTHER
+
+
+def test_lmcache_skip_retrieve_counts_only_what_vllm_held() -> None:
+    """``need to load: L < min_retrieve M, skip retrieve``: LMCache loads nothing, so only the engine's
+    own prefix (``Inference Engine computed tokens``) was reused, not LMCache's larger hit."""
+    analyzer = LogAnalyzer("vllm")
+    line = ("[2026-11-02 09:16:44,510] LMCache INFO: Reqid: chatcmpl-91ce02, Total tokens 14200, Inference Engine "
+            "computed tokens: 6080, LMCache hit tokens: 6144, but need to load: 64 < min_retrieve 256, skip "
+            "retrieve but record for save skip (vllm_v1_adapter.py:1301:lmcache.integration.vllm.vllm_v1_adapter)")
+    (event,) = analyzer.feed(line, 1).events
+    assert (event.cached_tokens, event.new_tokens) == (6080, 8120)
+    assert "min_retrieve" in (event.reason or "")
+    loaded = line.replace(", but need to load: 64 < min_retrieve 256, skip retrieve but record for save skip",
+                          ", need to load: 64")
+    (event,) = LogAnalyzer("vllm").feed(loaded, 1).events
+    assert event.cached_tokens == 6144

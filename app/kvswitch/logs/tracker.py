@@ -7,6 +7,9 @@ How many prompt tokens came from the cache, best evidence first:
 3. at default verbosity of current builds, ``stop processing: n_tokens = T`` (the slot after the request)
    with N processed and G generated: cached = T - N - (G - 1), because the last generated token is
    sampled but never written to the KV cache. This matched every request of the captured real logs.
+A request may state its cached tokens more than once: ``-lv 4`` repeats the statement after every batch
+of a long prompt (counting tokens already processed, so it only grows), and a cache cut back mid-request
+is restated lower; the smallest statement is the one that counts.
 ``selected slot by LCP similarity`` is only a routing decision and never counts as a hit: a
 ``cache_prompt: false`` request shows ``f_sim_best = 1.000`` and still processes everything.
 """
@@ -123,7 +126,10 @@ class RequestTracker:
             self._last_slot = slot
         elif what is What.PROMPT_SIZE:
             req.prompt_size = n1
-        elif what is What.CACHED:
+        elif what is What.CACHED and (req.cached is None or (n1 is not None and n1 < req.cached)):
+            # the smallest statement counts: b11434 at -lv 4 repeats ``cached n_tokens = K, memory_seq_rm
+            # [K, end)`` after every batch of a long prompt (K = tokens done so far), while a cache cut back
+            # mid-request (``failed to truncate ... clearing the memory``) is restated lower
             req.cached = n1
         elif what is What.FULL_HIT:
             req.full_hit = True

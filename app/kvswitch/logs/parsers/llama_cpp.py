@@ -12,7 +12,7 @@ import json
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Fact, Parsed, What, status_kind
+from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind, status_kind
 
 SERVER = "llama.cpp"
 
@@ -30,6 +30,9 @@ ANCHORS = (
     "prompt tokenized",
     "need to evaluate",
     "forcing full",
+    "orcing full",  # "Forcing full prompt re-processing" as LM Studio and older builds print it
+    "ORCING FULL",
+    "does not match fully",
     "failed to truncate",
     "checkpoint",
     "reusing chunk",
@@ -66,11 +69,20 @@ _SELECT = re.compile(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_b
 _START = re.compile(r"processing task|slot is processing task")
 _FULL_HIT = re.compile(r"need to evaluate at least 1 token")
 _REQUEST = re.compile(r"\b(?:done )?request: ([A-Z]+) (\S+) (?:\S+ )?(\d{3})\b")
+#: cache fields other builds and wrappers print in their own spellings (``common_prefix 0``, ``n_past: 12``,
+#: ``new_tokens = 5``, ``sim_best = 0.98``); they colour a line but never become numbers, because what they
+#: count differs between builds (a forced re-processing may still print a non-zero common prefix)
+_FIELD = re.compile(r"\b(common_prefix|n_past|new_tokens|f_sim_best|sim_best)\b *[=:]? *(\d+(?:\.\d+)?)\b",
+                    re.IGNORECASE)
 
 #: (pattern, reason shown to the user, line kind)
 _REASONS: tuple[tuple[re.Pattern[str], str, LineKind], ...] = (
-    (re.compile(r"forcing full prompt re-processing[^(]*"),
+    (re.compile(r"kv cache reuse failed\W*forcing full prompt re-processing[^(]*", re.IGNORECASE),
+     "KV cache reuse failed: the whole prompt was processed again", LineKind.MISS),
+    (re.compile(r"forcing full prompt re-processing[^(]*", re.IGNORECASE),
      "full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint", LineKind.MISS),
+    (re.compile(r"common part does not match fully", re.IGNORECASE),
+     "the cached prompt and the new one differ (common part does not match fully)", LineKind.WARNING),
     (re.compile(r"failed to truncate tokens.*clearing the memory"),
      "the cache could not be truncated (hybrid/recurrent model): memory cleared", LineKind.MISS),
     (re.compile(r"erased invalidated context checkpoint"), "a context checkpoint was invalidated",
@@ -202,6 +214,7 @@ def _message(msg: str, slot: int | None, task: int | None, parsed: Parsed, offse
         if m := pattern.search(msg):
             facts.append(Fact(What.REASON, slot, task, note=reason))
             parsed.mark(m, kind, offset=offset)
+            _fields(msg, parsed, offset)
             return
     if m := _TIMING.search(msg):
         parsed.mark(m, LineKind.TIMING, offset=offset)
@@ -209,6 +222,30 @@ def _message(msg: str, slot: int | None, task: int | None, parsed: Parsed, offse
     if "request: " in msg and (m := _REQUEST.search(msg)):
         status = int(m.group(3))
         parsed.mark(m, status_kind(status), offset=offset)
+        return
+    _fields(msg, parsed, offset)
+
+
+def _fields(msg: str, parsed: Parsed, offset: int) -> None:
+    """Spans for pasted cache fields: a kept prefix of 0 is a miss; with ``new_tokens`` beside it, the
+    share decides; a similarity is only a routing decision (a request line), never a hit."""
+    found = list(_FIELD.finditer(msg))
+    if not found:
+        return
+    values = {m.group(1).lower(): float(m.group(2)) for m in found}
+    kept = values.get("common_prefix", values.get("n_past"))
+    new = values.get("new_tokens")
+    for m in found:
+        name = m.group(1).lower()
+        if name.endswith("sim_best"):
+            kind = LineKind.REQUEST
+        elif kept is not None and new is not None:
+            kind = ratio_kind(int(kept), int(kept + new))
+        elif name != "new_tokens" and not float(m.group(2)):
+            kind = LineKind.MISS
+        else:
+            kind = LineKind.TIMING
+        parsed.mark(m, kind, offset=offset)
 
 
 def _field_int(fields: dict[str, object], *names: str) -> int | None:

@@ -1,7 +1,10 @@
 """LMCache (with vLLM): the per-request lookup line, and store/retrieve lines.
 
-``LMCache hit tokens`` counts what LMCache holds; vLLM may already hold part of it on the GPU
-(``Inference Engine computed tokens``), so the prompt tokens not recomputed are the larger of the two.
+``LMCache hit tokens`` counts the prompt prefix LMCache holds; ``Inference Engine computed tokens`` is
+the prefix vLLM's own GPU prefix cache already holds, and ``need to load`` is what LMCache copies in on
+top of it. So the prompt tokens not recomputed are the larger of the two, except in the
+``..., but need to load: L < min_retrieve M, skip retrieve`` variant: LMCache then loads nothing and
+only vLLM's own prefix was reused.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ ANCHORS = ("LMCache hit tokens",)
 _HEADER = re.compile(r"\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)[,.]?\d*\] LMCache (\w+):")
 _LOOKUP = re.compile(
     r"Reqid: ([^,\s]+), Total tokens (\d+), (?:Inference Engine computed tokens: (\d+), )?"
-    r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)"
+    r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)( < min_retrieve \d+, skip retrieve)?"
 )
 _RETRIEVED = re.compile(
     r"Retrieved (\d+) out of (?:total )?(\d+) (?:required )?tokens|Retrieved (\d+) chunks"
@@ -35,10 +38,14 @@ def parse(text: str) -> Parsed | None:
         parsed.mark_level(m, 3)
     if m := _LOOKUP.search(text):
         total, engine, hit, load = int(m.group(2)), int(m.group(3) or 0), int(m.group(4)), int(m.group(5))
-        cached = min(max(hit, engine), total)
+        skipped = m.group(6) is not None
+        cached = min(engine if skipped else max(hit, engine), total)
         if clock:
             parsed.facts.append(Fact(What.CLOCK, note=clock))
         reason = f"vLLM prefix cache held {engine} tokens, LMCache {hit} (loads {load})"
+        if skipped:
+            reason = (f"vLLM prefix cache held {engine} tokens; LMCache held {hit} but skipped loading "
+                      f"{load} (below min_retrieve_tokens)")
         parsed.facts.append(Fact(What.EVENT, n1=cached, n2=total - cached, note=m.group(1), server=SERVER,
                                  reason=reason))
         parsed.mark(m, ratio_kind(cached, total))
