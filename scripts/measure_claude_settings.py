@@ -123,28 +123,31 @@ def _measure(url: str, binary: Path, env: dict[str, str]) -> dict[str, Any]:
     new = turns.get((2, 1))
     return {
         "client_version": report.session.version,
-        "inside_reuse_min": min((t.cached_tokens or 0) / (t.prompt_tokens or 1) for t in inside)
-        if inside
-        else None,
-        "new_conversation_cached": new.cached_tokens if new else None,
-        "new_conversation_prompt": new.prompt_tokens if new else None,
-        "new_conversation_cause": (new.diagnosis or {}).get("cause") if new else None,
         "first_prompt_tokens": turns[(1, 1)].prompt_tokens if (1, 1) in turns else None,
+        "inside_reprocessed_max": max((t.reprocessed_tokens or 0) for t in inside) if inside else None,
+        "new_conversation_prompt": new.prompt_tokens if new else None,
+        "new_conversation_cached": new.cached_tokens if new else None,
+        "new_conversation_reprocessed": new.reprocessed_tokens if new else None,
+        "new_conversation_cause": (new.diagnosis or {}).get("cause") if new else None,
     }
 
 
+#: a difference in re-processed tokens below this is noise of the client's own text (a date, a count)
+SIGNIFICANT = 100
+
+
 def _effect(with_it: dict[str, Any], without: dict[str, Any]) -> str:
-    """What setting it does, from the two runs: the one with it against the one without."""
-    inside = (with_it["inside_reuse_min"] or 0) - (without["inside_reuse_min"] or 0)
-    new = (with_it["new_conversation_cached"] or 0) - (without["new_conversation_cached"] or 0)
-    if inside > 0.05:
-        return "keeps reuse inside a conversation"
-    if inside < -0.05:
-        return "breaks reuse inside a conversation"
-    if new > 100:
-        return "keeps reuse across conversations"
-    if new < -100:
-        return "breaks reuse across conversations"
+    """What the setting does, from the run with it against the run without: re-processed tokens."""
+    inside = (without["inside_reprocessed_max"] or 0) - (with_it["inside_reprocessed_max"] or 0)
+    new = (without["new_conversation_reprocessed"] or 0) - (with_it["new_conversation_reprocessed"] or 0)
+    if inside > SIGNIFICANT:
+        return f"saves {inside} re-processed tokens per turn inside a conversation"
+    if inside < -SIGNIFICANT:
+        return f"costs {-inside} re-processed tokens per turn inside a conversation"
+    if new > SIGNIFICANT:
+        return f"saves {new} re-processed tokens per new conversation"
+    if new < -SIGNIFICANT:
+        return f"costs {-new} re-processed tokens per new conversation"
     if with_it["first_prompt_tokens"] != without["first_prompt_tokens"]:
         return "changes the prompt, not its reuse"
     return "no effect measured"

@@ -42,11 +42,11 @@ def run(
         renderer = None  # the diagnosis falls back to the request JSON, in bytes
     report = build_report(profile, session, renderer)
     data = report.to_json()
-    turns = {(t["conversation"], t["turn"]): t for t in data["turns"]}
+    turns = {(t.conversation, t.turn): t for t in report.turns}
+    inside = [t for t in report.turns if t.conversation == 1 and t.turn > 1 and t.prompt_tokens]
+    prompt = sum(t.prompt_tokens or 0 for t in inside)
+    cached = sum(t.cached_tokens or 0 for t in inside)
     cold, warm = turns.get((1, 1)), turns.get((1, 2))
-    main_requests = [r for r in data["requests"] if r["prompt_tokens"]]
-    prompt = sum(r["prompt_tokens"] for r in main_requests if r["conversation"] == 1 and r["turn"] > 1)
-    cached = sum(r["cached_tokens"] or 0 for r in main_requests if r["conversation"] == 1 and r["turn"] > 1)
     history(paths).append(
         HistoryEntry(
             time=now(),
@@ -60,26 +60,13 @@ def run(
             reuse_ratio=cached / prompt if prompt else None,
             cached_tokens=cached,
             prompt_tokens=prompt,
-            ttft_cold_ms=_ms(data, cold),
-            ttft_warm_ms=_ms(data, warm),
+            ttft_cold_ms=cold.prompt_ms if cold else None,
+            ttft_warm_ms=warm.prompt_ms if warm else None,
             requests=data["requests"],
         )
     )
     out(json.dumps(data, indent=2, ensure_ascii=False) if args.json else report.describe())
     return report.exit_code
-
-
-def _ms(data: dict[str, object], turn: dict[str, object] | None) -> float | None:
-    """The time to first byte of a turn's main request (the one with the largest prompt)."""
-    if turn is None:
-        return None
-    requests = [
-        r
-        for r in data["requests"]  # type: ignore[attr-defined]
-        if (r["conversation"], r["turn"]) == (turn["conversation"], turn["turn"])
-    ]
-    main = max(requests, key=lambda r: r["prompt_tokens"] or 0, default=None)
-    return main["prompt_ms"] if main else None
 
 
 def remember_synthetic(paths: AppPaths, profile: Profile, result: VerifyResult) -> None:

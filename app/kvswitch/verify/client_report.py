@@ -34,6 +34,8 @@ class TurnVerdict:
     reprocessed_tokens: int | None
     cost_ms: float | None
     diagnosis: dict[str, Any] | None = None
+    #: time to the first byte of the turn's answer, at the recorder
+    prompt_ms: float | None = None
 
     @property
     def lost(self) -> bool:
@@ -138,13 +140,14 @@ def env_fingerprint(profile: Profile) -> str:
 
 
 def _main_requests(session: ClientSession) -> dict[tuple[int, int], ClientRequest]:
-    """Per turn, the request carrying the conversation (the largest prompt; side requests are small)."""
+    """Per turn, the request that carries the turn's new user message: the first one it sends.
+
+    A turn can send more (a retry when an answer came back empty, a side request); those follow the
+    first and reuse what it left in the cache, so they say nothing about what the turn itself cost.
+    """
     main: dict[tuple[int, int], ClientRequest] = {}
-    for request in session.requests:
-        key = (request.conversation, request.turn)
-        best = main.get(key)
-        if best is None or (request.prompt_tokens or 0) > (best.prompt_tokens or 0):
-            main[key] = request
+    for request in sorted(session.requests, key=lambda r: r.number):
+        main.setdefault((request.conversation, request.turn), request)
     return main
 
 
@@ -178,14 +181,16 @@ def build_report(profile: Profile, session: ClientSession, renderer: ServerRende
         reprocessed = prompt - cached if prompt is not None and cached is not None else None
         cost = reprocessed * per_token if reprocessed is not None and per_token else None
         if previous is None:
-            turns.append(TurnVerdict(*key, "cold", prompt, cached, 0, reprocessed, cost))
+            turns.append(
+                TurnVerdict(*key, "cold", prompt, cached, 0, reprocessed, cost, None, request.prompt_ms)
+            )
             previous = request
             continue
         diagnosis, shared = _diagnosis(renderer, previous.body, request.body)
         verdict = _verdict(key[1] == 1, prompt, cached, shared, diagnosis)
         turns.append(
             TurnVerdict(
-                *key, verdict, prompt, cached, shared, reprocessed, cost, diagnosis if diagnosis else None
+                *key, verdict, prompt, cached, shared, reprocessed, cost, diagnosis or None, request.prompt_ms
             )
         )
         fix = diagnosis.get("fix_env") if diagnosis else None
