@@ -139,3 +139,13 @@ def test_import_profiles_of_a_hostile_file_is_a_clear_error(
     code, output = _run(capsys, "import-profiles", str(shared))
     _assert_refused(code, output, "shared.json:1:")
     assert "nested more than 200 levels" in output
+
+
+def test_hostile_ledger_is_a_clear_error(profile: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """KV Switch's own state.json gets the same strict reading as the client files it guards."""
+    ledger = AppPaths.default().config_dir / "state.json"
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text('{\n  "schema_version": NaN\n}')
+    code, output = _run(capsys, "use", profile)
+    _assert_refused(code, output, "state.json:2:21")
+    assert "NaN is not a JSON number" in output

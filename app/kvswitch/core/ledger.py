@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.fsutil import atomic_write, read_bytes
+from kvswitch.core.strictparse import loads_json
 
 LEDGER_SCHEMA = 1
 
@@ -92,7 +93,7 @@ class Ledger:
         if raw is None or not raw.strip():
             return LedgerState()
         try:
-            data: Any = json.loads(raw.decode("utf-8"))
+            data: Any = loads_json(self.path, raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             line = getattr(exc, "lineno", None)
             col = getattr(exc, "colno", None)
