@@ -35,7 +35,7 @@ from kvswitch.verify.tokendiag import ServerRenderer
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "kvswitch"
-OUT = REPO / "app" / "kvswitch" / "verify" / "data" / "claude_settings.json"
+OUT = REPO / "app" / "kvswitch" / "core" / "data" / "claude_settings.json"
 #: the cache-safe env as it stands: each member is measured by removing it
 BASELINE = {
     "CLAUDE_CODE_ATTRIBUTION_HEADER": "0",

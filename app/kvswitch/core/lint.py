@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from kvswitch.core.client_settings import claude_settings
 from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.envmap import claude_env
 from kvswitch.core.gateway_lint import check_gateway
@@ -27,11 +28,19 @@ class LintWarning:
     fix_env: dict[str, str] | None = None
 
 
-ATTRIBUTION_MESSAGE = (
-    "Claude Code puts a billing block that changes every conversation at the very start of the prompt, "
-    "so the local server cannot reuse its KV cache: full prompt re-processing every new conversation. "
-    "Set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
-)
+def attribution_message() -> str:
+    """Why the billing header matters, with the cost measured on the client version named."""
+    catalog = claude_settings()
+    header = catalog.get("CLAUDE_CODE_ATTRIBUTION_HEADER")
+    saved = header.saved_per_new_conversation if header is not None else 0
+    cost = f"about {saved:,} prompt tokens re-processed per new conversation" if saved else "re-processing"
+    return (
+        "Claude Code puts a billing block that changes every conversation at the very start of the prompt, "
+        f"so the local server cannot reuse its KV cache across conversations: {cost} ({catalog.where()}). "
+        "Set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
+    )
+
+
 CACHING_SWITCHES = ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET", "DISABLE_PROMPT_CACHING_OPUS",
                     "DISABLE_PROMPT_CACHING_HAIKU")
 
@@ -47,7 +56,7 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
-            warn("attribution-header", ATTRIBUTION_MESSAGE, {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
+            warn("attribution-header", attribution_message(), {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
         missing = {k: v for k, v in CACHE_SAFE_ENV.items()
                    if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env}
         if missing:

@@ -68,19 +68,25 @@ class PrefixDiagnosis:
                 f"First divergence: {self.part}, byte {self.part_offset} of the part "
                 f"(byte {self.offset} of the prompt); {self.identical_share:.1%} of B's prompt is identical "
                 f"before it ({self.identical_bytes} of {self.prompt_bytes} bytes).",
-                f"  same:  …{self.snippet_common}",
-                f"  A:     {self.snippet_a}…",
-                f"  B:     {self.snippet_b}…",
+                *snippet_lines(self.snippet_common, self.snippet_a, self.snippet_b),
             ]
             if self.other_parts:
                 shown = ", ".join(self.other_parts[:6]) + (" …" if len(self.other_parts) > 6 else "")
                 lines.append(f"  other parts that differ: {shown}")
-        if self.cause_text:
-            lines.append(f"Cause: {self.cause_text}")
-        if self.fix_env:
-            lines.append("Fix: set " + " ".join(f"{k}={v}" for k, v in self.fix_env.items()))
-        lines.extend(f"Note: {note}" for note in self.notes)
-        return "\n".join(lines)
+        return "\n".join(lines + closing_lines(self.cause_text, self.fix_env, self.notes))
+
+
+def snippet_lines(common: str, a: str, b: str) -> list[str]:
+    """The text just before a divergence and how A and B go on from there."""
+    return [f"  same:  …{common}", f"  A:     {a}…", f"  B:     {b}…"]
+
+
+def closing_lines(cause_text: str | None, fix_env: dict[str, str] | None, notes: list[str]) -> list[str]:
+    """The cause, the fix and the notes, as every diagnosis ends."""
+    lines = [f"Cause: {cause_text}"] if cause_text else []
+    if fix_env:
+        lines.append("Fix: set " + " ".join(f"{k}={v}" for k, v in fix_env.items()))
+    return lines + [f"Note: {note}" for note in notes]
 
 
 def diagnose_requests(a: dict[str, Any], b: dict[str, Any]) -> PrefixDiagnosis:

@@ -15,7 +15,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kvswitch.verify.diagnose import PrefixDiagnosis, diagnose_requests, request_body
+from kvswitch.verify.diagnose import (
+    PrefixDiagnosis,
+    closing_lines,
+    diagnose_requests,
+    request_body,
+    snippet_lines,
+)
 from kvswitch.verify.parts import prompt_parts
 from kvswitch.verify.render_client import RenderError, ServerRenderer
 
@@ -74,16 +80,9 @@ class TokenDiagnosis:
                 head,
                 f"The server can reuse {self.shared_tokens} tokens ({share:.1%} of B); the prompts part at "
                 f"token {self.divergence_token}, inside {self.part}.",
-                f"  same:  …{self.snippet_common}",
-                f"  A:     {self.snippet_a}…",
-                f"  B:     {self.snippet_b}…",
+                *snippet_lines(self.snippet_common, self.snippet_a, self.snippet_b),
             ]
-        if self.cause_text:
-            lines.append(f"Cause: {self.cause_text}")
-        if self.fix_env:
-            lines.append("Fix: set " + " ".join(f"{k}={v}" for k, v in self.fix_env.items()))
-        lines.extend(f"Note: {note}" for note in self.notes)
-        return "\n".join(lines)
+        return "\n".join(lines + closing_lines(self.cause_text, self.fix_env, self.notes))
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
