@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_measured_on_the_pinned_client() -> None:
-    pinned = re.search(r'CLAUDE_CODE_VERSION:-([0-9.]+)', (REPO / "scripts" / "install_claude_code.sh").read_text())
+    script = (REPO / "scripts" / "install_claude_code.sh").read_text()
+    pinned = re.search(r"CLAUDE_CODE_VERSION:-([0-9.]+)", script)
     assert pinned is not None
     assert claude_settings().client_version == pinned.group(1)
 
