@@ -3,7 +3,7 @@
 Claude Code changes every few days, and a claim such as "this variable keeps the cache" is only true
 of the version it was measured on. ``data/claude_settings.json`` is written by
 ``scripts/measure_claude_settings.py``: for each candidate setting the real client ran the scripted
-session (three turns of one conversation, then a new one) against a real llama-server with and
+session (three turns of one conversation, then a new one) against a real local server with and
 without it, and the re-processed tokens were compared. The cache-safe env, the lint and the README
 follow this data; a test keeps them in agreement.
 """
