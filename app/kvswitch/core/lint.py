@@ -33,11 +33,11 @@ def attribution_message() -> str:
     catalog = claude_settings()
     header = catalog.get("CLAUDE_CODE_ATTRIBUTION_HEADER")
     saved = header.saved_per_new_conversation if header is not None else 0
-    cost = f"about {saved:,} prompt tokens re-processed per new conversation" if saved else "re-processing"
+    cost = f" (about {saved:,} prompt tokens more than without it; {catalog.where()})" if saved else ""
     return (
         "Claude Code puts a billing block that changes every conversation at the very start of the prompt, "
-        f"so the local server cannot reuse its KV cache across conversations: {cost} ({catalog.where()}). "
-        "Set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
+        "so the local server cannot reuse its KV cache: full prompt re-processing every new conversation"
+        f"{cost}. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0."
     )
 
 
