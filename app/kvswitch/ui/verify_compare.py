@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 def _value(value: Any) -> str:
     if value is None:
         return "–"
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float):
         return f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
     return str(value)
 
 

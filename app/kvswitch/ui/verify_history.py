@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.reuse_chart import paint_strip
 
@@ -174,9 +175,8 @@ class VerifyHistoryPanel(QWidget):
             return
         try:
             atomic_write(Path(target), to_csv(self.entries).encode("utf-8"), mode=0o644)
-        except OSError as exc:
-            self.status_label.setText(self.tr("Could not write %1: %2").replace("%1", target)
-                                      .replace("%2", exc.strerror or str(exc)))
+        except (OSError, KvSwitchError) as exc:  # atomic_write names the file in its error
+            self.status_label.setText(self.tr("Could not export: %1").replace("%1", str(exc)))
             return
         self.status_label.setText(self.tr("Exported %1 runs to %2").replace("%1", str(len(self.entries)))
                                   .replace("%2", target))
