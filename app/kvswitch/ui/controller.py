@@ -64,6 +64,7 @@ class AppController(QObject):
         verify_failed(str): verify could not run at all (message).
         client_verify_finished(object): the ``ClientReport`` of a "Verify with Claude Code" run.
         history_changed(str): a verify of this profile was added to its history (name).
+        alert_raised(str, str): something the user should hear about now, in the tray (title, text).
     """
 
     profile_applied = Signal(str)
@@ -78,6 +79,7 @@ class AppController(QObject):
     verify_failed = Signal(str)
     client_verify_finished = Signal(object)
     history_changed = Signal(str)
+    alert_raised = Signal(str, str)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -336,6 +338,12 @@ class AppController(QObject):
 
         report_exception(type(exc), exc, exc.__traceback__, "verify")
         self.verify_failed.emit(self.tr("Verify stopped because of an internal error (it was reported)."))
+
+    @Slot(str)
+    def raise_reuse_alert(self, message: str) -> None:
+        """The log panel saw reuse stay low; passed on unless the user switched alerts off in Settings."""
+        if self.settings.reuse_alerts:
+            self.alert_raised.emit(self.tr("Prompt cache keeps missing"), message)
 
     def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:
         """Merge a diagnosis' fix into the stored profile; the caller offers re-apply."""

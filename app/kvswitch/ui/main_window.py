@@ -215,6 +215,7 @@ class MainWindow(QMainWindow):
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
         self.log_panel.verdict_seen.connect(c.note_verdict)
+        self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
 
     # -- helpers -----------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ class ReuseChart(QWidget):
         return QSize(400, 110)
 
     def paintEvent(self, _event: QPaintEvent) -> None:
-        events = self._model.events(MAX_BARS)
+        events = self._model.points(MAX_BARS)
         legend = self.tr("bars: reuse %   line: prompt ms   (last %1 requests)")
         empty = self.tr("No requests yet: cache reuse per request appears here.")
         paint_strip(self, events, empty, legend.replace("%1", str(len(events))))

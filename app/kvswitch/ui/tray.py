@@ -52,6 +52,7 @@ class TrayIcon(QObject):
         controller.verify_finished.connect(self._on_controller_verify_finished)
         controller.verify_failed.connect(self._on_controller_verify_failed)
         controller.client_verify_finished.connect(self._on_controller_client_verify_finished)
+        controller.alert_raised.connect(self._on_controller_alert_raised)
         hints = QGuiApplication.styleHints()
         if hints is not None:
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -183,3 +184,7 @@ class TrayIcon(QObject):
         self.notify(self.tr("Verify with Claude Code"),
                     self.tr("Claude Code through “%1”: %2").replace("%1", str(getattr(report, "profile", "")))
                     .replace("%2", verdict.upper()), error=verdict in ("miss", "partial"))
+
+    @Slot(str, str)
+    def _on_controller_alert_raised(self, title: str, message: str) -> None:
+        self.notify(title, message, error=True)
