@@ -96,6 +96,7 @@ def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any,
         with qtbot.waitSignal(window.controller.verify_finished, timeout=10000):
             window.verify_card.cancel_button.click()
         assert window.verify_card.verify_button.isEnabled()
+        assert window.verify_card.history.entries == []  # a cancelled run is not recorded
     finally:
         listener.close()
 

@@ -245,8 +245,9 @@ class AppController(QObject):
             from kvswitch.verify.records import remember_synthetic  # noqa: PLC0415
 
             result = run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
-            with contextlib.suppress(OSError):  # a full disk must not hide the verdict
-                remember_synthetic(paths, profile, result)
+            if not cancel.is_set():  # a cancelled run says nothing about the server
+                with contextlib.suppress(OSError):  # a full disk must not hide the verdict
+                    remember_synthetic(paths, profile, result)
             return result
 
         self.verifying = name

@@ -18,6 +18,7 @@ from PySide6.QtCore import QCoreApplication
 
 if TYPE_CHECKING:
     from kvswitch.logs.model import CacheEvent
+    from kvswitch.ui.events_model import CacheEventsModel
 
 THROTTLE_S = 60.0
 #: the diagnosis looks at this many of the latest requests
@@ -41,6 +42,15 @@ class ReuseAlerts:
         self._run = 0
         self._recent.clear()
 
+    def feed_listed(self, events: list[CacheEvent], model: CacheEventsModel) -> str | None:
+        """Feed requests just added to ``model`` (its last rows), with the verdicts it shows for them."""
+        first = model.rowCount() - len(events)
+        alert = None
+        for offset, event in enumerate(events):
+            row = first + offset
+            alert = self.feed(event, model.verdict_at(row) if row >= 0 else event.verdict) or alert
+        return alert
+
     def feed(self, event: CacheEvent, shown_verdict: str) -> str | None:
         self._recent.append(event)
         if shown_verdict in ("cold", "shared_prefix"):
@@ -61,14 +71,14 @@ class ReuseAlerts:
     def _message(self) -> str:
         from kvswitch.logs.diagnose import diagnose  # noqa: PLC0415 - loaded with the first alert
 
-        tr = QCoreApplication.translate
-        text = tr("ReuseAlerts", "The last %1 requests reused less than %2 % of their prompt.") \
-            .replace("%1", str(self.requests)).replace("%2", f"{self.threshold * 100:.0f}")
+        translate = QCoreApplication.translate
+        text = translate("ReuseAlerts", "The last %1 requests reused less than %2 % of their prompt.")
+        text = text.replace("%1", str(self.requests)).replace("%2", f"{self.threshold * 100:.0f}")
         found = diagnose(list(self._recent))
         if found is None:
-            return text + " " + tr("ReuseAlerts", "Open the Cache log or run Verify to see why.")
-        cause = tr("ReuseAlerts", "Likely cause: %1").replace("%1", found.message)
+            return text + " " + translate("ReuseAlerts", "Open the Cache log or run Verify to see why.")
+        cause = translate("ReuseAlerts", "Likely cause: %1").replace("%1", found.message)
         if found.fix_env:
             fix = ", ".join(f"{k}={v}" for k, v in found.fix_env.items())
-            cause += " " + tr("ReuseAlerts", "Fix: add %1 to the profile's env.").replace("%1", fix)
+            cause += " " + translate("ReuseAlerts", "Fix: add %1 to the profile's env.").replace("%1", fix)
         return f"{text} {cause}"

@@ -254,12 +254,7 @@ class LogPanel(QWidget):
         self.events_added.emit(len(events))
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:
-        model = self.events_model
-        first = model.rowCount() - len(events)
-        alert = None
-        for offset, event in enumerate(events):
-            row = first + offset
-            alert = self.alerts.feed(event, model.verdict_at(row) if row >= 0 else event.verdict) or alert
+        alert = self.alerts.feed_listed(events, self.events_model)
         if alert:
             self.reuse_alert.emit(alert)
 

@@ -261,6 +261,7 @@ class VerifyCard(QWidget):
         controller.client_verify_finished.connect(
             lambda report: self.show_client_report(report, controller.verifying))
         controller.history_changed.connect(self._on_controller_history_changed)
+        controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
         self.history.bind(controller.paths.data_dir / "verify-history", controller.store.active_name)
 
     @Slot(str)

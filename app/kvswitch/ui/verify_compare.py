@@ -19,10 +19,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvswitch.ui.verify_history import client_text, ttft_text
-
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
+
+
+def ttft_text(entry: HistoryEntry) -> str:
+    cold, warm = entry.ttft_cold_ms, entry.ttft_warm_ms
+    if cold is None and warm is None:
+        return "–"
+    return f"{'–' if cold is None else f'{cold:,.0f}'} → {'–' if warm is None else f'{warm:,.0f}'} ms"
+
+
+def client_text(entry: HistoryEntry) -> str:
+    return f"{entry.client} {entry.client_version or ''}".strip() if entry.client else "–"
 
 
 def _value(value: Any) -> str:

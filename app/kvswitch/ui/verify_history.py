@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.reuse_chart import paint_strip
+from kvswitch.ui.verify_compare import CompareDialog, client_text, ttft_text
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
@@ -41,17 +42,6 @@ class _RunPoint:
     reuse_ratio: float
     verdict: str
     prompt_ms: float | None
-
-
-def ttft_text(entry: HistoryEntry) -> str:
-    cold, warm = entry.ttft_cold_ms, entry.ttft_warm_ms
-    if cold is None and warm is None:
-        return "–"
-    return f"{'–' if cold is None else f'{cold:,.0f}'} → {'–' if warm is None else f'{warm:,.0f}'} ms"
-
-
-def client_text(entry: HistoryEntry) -> str:
-    return f"{entry.client} {entry.client_version or ''}".strip() if entry.client else "–"
 
 
 class HistoryChart(QWidget):
@@ -152,8 +142,6 @@ class VerifyHistoryPanel(QWidget):
 
     @Slot()
     def _on_compare_clicked(self) -> None:
-        from kvswitch.ui.verify_compare import CompareDialog  # noqa: PLC0415
-
         chosen = self.selected_entries()
         if len(chosen) != 2:
             return
