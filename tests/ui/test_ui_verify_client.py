@@ -29,9 +29,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
-def _activate(window: Any, store: Any, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+def _activate(window: Any, store: Any, monkeypatch: pytest.MonkeyPatch, url: str,
+              env: dict[str, str] | None = None) -> None:
     store.add(make_profile("local", base_url=url, api_key=KEY, model="tiny",
-                           models={"small_fast": "tiny"}, env=dict(CACHE_SAFE_ENV)))
+                           models={"small_fast": "tiny"}, env=dict(CACHE_SAFE_ENV) if env is None else env))
     monkeypatch.setattr(ApplyDialog, "ask", staticmethod(lambda *a: True))
     window._select("local")
     assert window.apply_profile("local")
@@ -82,6 +83,37 @@ def test_verify_with_real_claude_code_shows_turns_and_records_history(
     assert history.table.item(0, 2).text() == "claude 2.1.332"
     assert history.table.item(0, 6).text() == str(entry.server["build"])
     assert KEY not in (paths.data_dir / "verify-history" / "local.jsonl").read_text()
+
+
+@pytest.mark.real_server
+@pytest.mark.timeout(900)
+def test_real_claude_code_loss_names_the_cause_and_fixes_in_one_click(
+        qtbot: Any, window: Any, store: Any, server: RunningServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without CLAUDE_CODE_ATTRIBUTION_HEADER=0 a new conversation loses the cache; the card says why
+    and its fix button writes the setting into the profile."""
+    from PySide6.QtWidgets import QMessageBox
+
+    window.controller.claude_bin = str(claude_binary())
+    env = {k: v for k, v in CACHE_SAFE_ENV.items() if k != "CLAUDE_CODE_ATTRIBUTION_HEADER"}
+    _activate(window, store, monkeypatch, server.url, env)
+    card = window.verify_card
+    with qtbot.waitSignal(window.controller.client_verify_finished, timeout=800_000) as blocker:
+        card.client_button.click()
+    report = blocker.args[0]
+    assert report.fixes == {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+    table = card.client_view.table
+    last = table.rowCount() - 1
+    assert table.item(last, 0).text() == "2"
+    assert table.item(last, 2).data(Qt.ItemDataRole.UserRole) in ("miss", "partial")
+    assert table.item(last, 7).text()  # why, from the diagnosis
+    assert card.message_label.text().startswith("Why: ")
+    assert not card.fix_button.isHidden()
+    assert card.fix_button.text() == "Fix: add CLAUDE_CODE_ATTRIBUTION_HEADER=0 to “local”"
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.No))
+    card.fix_button.click()
+    assert store.get("local").env["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "0"
+    assert [e.verdict for e in card.history.entries] == [report.verdict]
 
 
 def test_no_claude_binary_says_so_inline(qtbot: Any, window: Any, store: Any, tmp_path: Path,
