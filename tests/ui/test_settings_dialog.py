@@ -140,3 +140,15 @@ def test_open_location_creates_the_folder(dialog: SettingsDialog, paths: Any,
     assert dialog.open_location(paths.backups_dir)
     assert paths.backups_dir.is_dir()
     assert opened == [str(paths.backups_dir)]
+
+
+def test_reuse_alerts_switch_is_on_by_default_and_saved(qtbot: Any, dialog: SettingsDialog,
+                                                        paths: Any) -> None:
+    assert dialog.alerts_check.isChecked()
+    assert "3 requests in a row reuse less than 50 %" in dialog.alerts_check.toolTip()
+    dialog.alerts_check.setChecked(False)
+    assert dialog.save()
+    assert load_settings(paths).reuse_alerts is False
+    again = SettingsDialog(AppController(paths))
+    qtbot.addWidget(again)
+    assert not again.alerts_check.isChecked()

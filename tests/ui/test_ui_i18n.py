@@ -47,6 +47,8 @@ def test_window_speaks_chinese(qtbot: Any, chinese: str, controller: Any) -> Non
     assert window.verify_action.text() == "验证缓存"
     assert window.tabs.tabText(1) == "缓存日志"
     assert window.editor.save_button.text() == "保存"
+    assert window.verify_card.client_button.text() == "用 Claude Code 验证"
+    assert window.verify_card.history.compare_button.text() == "比较所选"
     window.log_panel.stop()
 
 

@@ -53,10 +53,10 @@ def _block_colors(panel: Any, needle: str) -> set[str]:
 def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, followed: Path,
                                                       demo_lines: list[str]) -> None:
     panel = window.log_panel
-    _append(followed, demo_lines[:23])  # cold request (miss), then a hit
+    _append(followed, demo_lines[:23])  # cold request, then a hit
     qtbot.waitUntil(lambda: panel.events_model.rowCount() == 2, timeout=10000)
     model = panel.events_model
-    assert model.index(0, COL_VERDICT).data().startswith("miss")
+    assert model.index(0, COL_VERDICT).data().startswith("cold")  # nothing to reuse yet: not a miss
     assert model.index(1, COL_VERDICT).data().startswith("hit")
     assert model.index(1, 2).data() == "1,536"
     assert "prompt eval time" in panel.shown_text()
@@ -187,3 +187,106 @@ def test_emitting_many_signals_keeps_true_alive(qtbot: Any) -> None:
     assert len(seen) == 5000
     assert sys.getrefcount(True) > 1 << 30 or sys.version_info >= (3, 12) \
         or qtcompat.true_refs_lost_per_emit() == 0
+
+
+def _block(task: int, prompt: int, new: int, gen: int = 8) -> list[str]:
+    """One llama-server request as b11434 logs it: ``new`` tokens evaluated of a ``prompt``-token prompt."""
+    slot = f"0.09.000.000 I slot launch_slot_: id  0 | task {task} |"
+    head = f"0.09.000.000 I slot print_timing: id  0 | task {task} |"
+    release = f"0.09.000.000 I slot      release: id  0 | task {task} |"
+    return [
+        f"{slot} processing task, is_child = 0",
+        f"{head} prompt eval time =      50.00 ms /  {new} tokens (    0.05 ms per token, 19416.98 "
+        "tokens per second)",
+        f"{head}        eval time =      10.50 ms /     {gen} tokens (    1.50 ms per token,   666.60 "
+        "tokens per second)",
+        f"{head}       total time =      60.50 ms /  {new + gen} tokens",
+        f"{release} stop processing: n_tokens = {prompt + gen - 1}, truncated = 0",
+    ]
+
+
+def test_cold_and_shared_prefix_are_not_red(qtbot: Any, window: Any, followed: Path,
+                                            demo_lines: list[str]) -> None:
+    """First sight of a prompt: cold. A shorter prompt (a new conversation) that reused its first 1,000
+    tokens: shared prefix. A prompt that grew and lost everything: still a miss, red."""
+    from PySide6.QtCore import Qt
+
+    panel = window.log_panel
+    _append(followed, demo_lines[:23] + _block(100, 1200, 200) + _block(101, 1300, 1300))
+    model = panel.events_model
+    qtbot.waitUntil(lambda: model.rowCount() == 4, timeout=10000)
+    texts = [model.index(row, COL_VERDICT).data() for row in range(4)]
+    assert texts == ["cold 0%", "hit 99%", "shared prefix 83%", "miss 0%"]
+    neutral = theme.state_color("unknown").name()
+    colors = [model.index(row, COL_VERDICT).data(Qt.ItemDataRole.ForegroundRole).name() for row in range(4)]
+    assert colors == [neutral, theme.state_color("hit").name(), neutral, theme.state_color("miss").name()]
+    # the chart draws the same display verdicts; the engine's own verdicts are unchanged
+    assert [p.verdict for p in model.points()] == ["cold", "hit", "shared_prefix", "miss"]
+    assert [e.verdict for e in model.events()] == ["miss", "hit", "partial", "miss"]
+    panel.chart.repaint()
+
+
+def test_low_reuse_in_a_row_raises_one_tray_alert_naming_the_cause(
+        qtbot: Any, window: Any, followed: Path, demo_lines: list[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    from kvswitch.ui.tray import TrayIcon
+
+    tray = TrayIcon(window.controller)  # not shown offscreen: its notifications go to the log
+    alerts: list[tuple[str, str]] = []
+    window.controller.alert_raised.connect(lambda title, text: alerts.append((title, text)))
+    panel = window.log_panel
+    # cold, hit, then two misses: not yet three in a row
+    _append(followed, demo_lines[:23] + _block(101, 1600, 1600) + _block(102, 1700, 1700))
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 4, timeout=10000)
+    assert alerts == []
+    caplog.set_level("INFO", logger="kvswitch.ui.tray")
+    _append(followed, _block(103, 1800, 1800))
+    qtbot.waitUntil(lambda: len(alerts) == 1, timeout=10000)
+    title, text = alerts[0]
+    assert title == "Prompt cache keeps missing"
+    assert text.startswith("The last 3 requests reused less than 50 % of their prompt. Likely cause: ")
+    assert "reused nothing from the cache" in text  # the log engine's diagnosis
+    assert any("Prompt cache keeps missing" in r.getMessage() for r in caplog.records)
+    # three more within the minute: throttled, no second alert
+    _append(followed, _block(104, 1900, 1900) + _block(105, 2000, 2000) + _block(106, 2100, 2100))
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 8, timeout=10000)
+    qtbot.wait(300)
+    assert len(alerts) == 1
+    tray.hide()
+
+
+def test_alerts_switched_off_in_settings_stay_silent(qtbot: Any, window: Any, followed: Path,
+                                                     demo_lines: list[str]) -> None:
+    controller = window.controller
+    controller.save_settings(controller.settings.model_copy(update={"reuse_alerts": False}))
+    alerts: list[str] = []
+    controller.alert_raised.connect(lambda _title, text: alerts.append(text))
+    panel = window.log_panel
+    misses = [line for task in (201, 202, 203) for line in _block(task, 1600, 1600)]
+    _append(followed, demo_lines[:23] + misses)
+    qtbot.waitUntil(lambda: panel.events_model.rowCount() == 5, timeout=10000)
+    qtbot.wait(300)
+    assert alerts == []
+
+
+def test_alert_throttle_and_expected_requests() -> None:
+    from kvswitch.logs.model import make_event
+    from kvswitch.ui.log_alerts import THROTTLE_S, ReuseAlerts
+
+    now = [1000.0]
+    alerts = ReuseAlerts(threshold=0.5, requests=3, clock=lambda: now[0])
+
+    def miss(line: int) -> Any:
+        return make_event(server="llama.cpp", cached=0, new=2000, first_line=line, last_line=line, slot=0)
+
+    assert alerts.feed(miss(1), "cold") is None  # expected: neither counts nor breaks a run
+    assert alerts.feed(miss(2), "miss") is None
+    assert alerts.feed(miss(3), "shared_prefix") is None
+    assert alerts.feed(miss(4), "miss") is None
+    assert alerts.feed(miss(5), "miss") is not None
+    for line in (6, 7, 8):
+        assert alerts.feed(miss(line), "miss") is None  # within the minute
+    now[0] += THROTTLE_S
+    hit = make_event(server="llama.cpp", cached=1900, new=100, first_line=9, last_line=9, slot=0)
+    assert alerts.feed(hit, "hit") is None  # a hit breaks the run
+    assert [alerts.feed(miss(line), "miss") is not None for line in (10, 11, 12)] == [False, False, True]

@@ -55,6 +55,8 @@ def test_verify_against_real_llama_server_shows_hit_card(qtbot: Any, window: Any
     assert progress[-1] == 1.0
     assert window.controller.cache_state == "hit"
     assert card.cancel_button.isHidden()
+    assert [(e.check, e.verdict) for e in card.history.entries] == [("synthetic", "HIT")]
+    assert card.history.entries[0].cached_tokens == result.cached_tokens
 
 
 def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: Any, store: Any,
@@ -70,6 +72,9 @@ def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: 
     assert card.verdict_label.text() == "Verify failed"
     assert "127.0.0.1" in card.message_label.text() or "connect" in card.message_label.text().lower()
     assert card.verify_button.isEnabled()
+    # a failed synthetic verify from the window is recorded too, as the CLI records it
+    assert [(e.check, e.verdict) for e in card.history.entries] == [("synthetic", "ERROR")]
+    assert card.history.table.rowCount() == 1
 
 
 def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any,
@@ -91,6 +96,7 @@ def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any,
         with qtbot.waitSignal(window.controller.verify_finished, timeout=10000):
             window.verify_card.cancel_button.click()
         assert window.verify_card.verify_button.isEnabled()
+        assert window.verify_card.history.entries == []  # a cancelled run is not recorded
     finally:
         listener.close()
 

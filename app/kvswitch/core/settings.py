@@ -1,4 +1,4 @@
-"""KV Switch's own preferences (language, autostart, tray, theme), kept in ``settings.json``.
+"""KV Switch's own preferences (language, autostart, tray, theme, reuse alerts), kept in ``settings.json``.
 
 Preferences are small and harmless, so a damaged file must never stop the app: a file that fails to
 parse is set aside as ``settings.json.bak`` and defaults are used; a file with some bad values keeps its
@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
 from kvswitch.core.fsutil import atomic_write, read_bytes
@@ -38,6 +38,10 @@ class AppSettings(BaseModel):
     close_to_tray: bool = True
     theme: Theme = "system"
     first_run_done: bool = False
+    #: a tray notification when reuse inside a conversation stays low (see ``ui.log_alerts``)
+    reuse_alerts: bool = True
+    reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    reuse_alert_requests: int = Field(default=3, ge=1, le=100)
 
     @field_validator("language")
     @classmethod

@@ -7,7 +7,9 @@ with the engine's message; the window shows them inline.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,8 @@ log = logging.getLogger("kvswitch.ui.controller")
 
 GUI_LOCK_TIMEOUT_S = 0.5
 VERIFY_TIMEOUT_S = 30.0
+#: four headless Claude Code runs against a local model: minutes on a slow machine
+CLIENT_VERIFY_TIMEOUT_S = 600.0
 
 _VERDICT_STATE = {
     "HIT": CacheState.HIT,
@@ -58,6 +62,9 @@ class AppController(QObject):
         verify_progressed(str, float): a verify reported progress.
         verify_finished(object): the ``VerifyResult``.
         verify_failed(str): verify could not run at all (message).
+        client_verify_finished(object): the ``ClientReport`` of a "Verify with Claude Code" run.
+        history_changed(str): a verify of this profile was added to its history (name).
+        alert_raised(str, str): something the user should hear about now, in the tray (title, text).
     """
 
     profile_applied = Signal(str)
@@ -70,6 +77,9 @@ class AppController(QObject):
     verify_progressed = Signal(str, float)
     verify_finished = Signal(object)
     verify_failed = Signal(str)
+    client_verify_finished = Signal(object)
+    history_changed = Signal(str)
+    alert_raised = Signal(str, str)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -83,6 +93,10 @@ class AppController(QObject):
         self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
         self.verifying: str | None = None  # the profile the running (or last) verify is about
         self.verify_timeout_s = VERIFY_TIMEOUT_S
+        self.client_verify_timeout_s = CLIENT_VERIFY_TIMEOUT_S
+        #: the Claude Code to run; empty means the ``claude`` on PATH
+        self.claude_bin: str | None = os.environ.get("KVSWITCH_CLAUDE_BIN") or None
+        self.verify_kind = "synthetic"  # or "client": which check the running (or last) verify is
         self.preview_outdated: Any = None  # the PlanOutdated of the last apply, if it was refused
 
     @property
@@ -224,18 +238,82 @@ class AppController(QObject):
             self.verify_failed.emit(str(exc))
             return False
         timeout = self.verify_timeout_s
+        paths = self.paths
 
         def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
             from kvswitch.verify import run_verify  # noqa: PLC0415 - loaded on first use
+            from kvswitch.verify.records import remember_synthetic  # noqa: PLC0415
 
-            return run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
+            result = run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
+            if not cancel.is_set():  # a cancelled run says nothing about the server
+                with contextlib.suppress(OSError):  # a full disk must not hide the verdict
+                    remember_synthetic(paths, profile, result)
+            return result
 
         self.verifying = name
+        self.verify_kind = "synthetic"
         self._verify_task = tasks.run_in_background(
             self, op, on_success=self._on_verify_succeeded, on_failure=self._on_verify_raised,
             on_progress=self.verify_progressed.emit)
         self.verify_started.emit(name)
         return True
+
+    def start_client_verify(self, name: str | None = None) -> bool:
+        """Run the scripted session of the user's own Claude Code through a profile, in the background.
+
+        Progress comes per conversation turn; Cancel stops the running ``claude``. The run is added to
+        the profile's history, as ``kvswitch verify --client claude`` adds it.
+        """
+        from kvswitch.verify.client_run import SCRIPT, ClientMissing, find_claude  # noqa: PLC0415
+
+        self.cancel_verify()
+        name = name or self.store.active_name
+        if not name:
+            self.verify_failed.emit(self.tr("No active profile: apply a profile first, then verify it."))
+            return False
+        try:
+            profile = self.store.get(name)
+            binary = find_claude(self.claude_bin)
+        except ClientMissing:
+            self.verifying = name
+            self.verify_kind = "client"
+            self.verify_failed.emit(self.tr("Claude Code is not installed here (no “claude” on PATH), so "
+                                            "nothing was verified. Install Claude Code, or use “Verify "
+                                            "cache” for the synthetic check."))
+            return False
+        except KvSwitchError as exc:
+            self.verify_failed.emit(str(exc))
+            return False
+        timeout, paths = self.client_verify_timeout_s, self.paths
+        label = self.tr("Claude Code: %1")
+
+        def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
+            from kvswitch.verify.records import run_client_check  # noqa: PLC0415
+
+            done = [0]
+
+            def step(text: str) -> None:
+                progress(label.replace("%1", text), done[0] / len(SCRIPT))
+                done[0] += 1
+
+            report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step, cancel=cancel)
+            progress(label.replace("%1", "done"), 1.0)
+            return report
+
+        self.verifying = name
+        self.verify_kind = "client"
+        self._verify_task = tasks.run_in_background(
+            self, op, on_success=self._on_client_verify_succeeded, on_failure=self._on_verify_raised,
+            on_progress=self.verify_progressed.emit)
+        self.verify_started.emit(name)
+        return True
+
+    def _on_client_verify_succeeded(self, report: object) -> None:
+        self.last_verify_result = report
+        self.note_verdict(getattr(report, "verdict", None))
+        self.client_verify_finished.emit(report)
+        if self.verifying:
+            self.history_changed.emit(self.verifying)
 
     def cancel_verify(self) -> None:
         if self._verify_task is not None and self._verify_task.running:
@@ -245,8 +323,15 @@ class AppController(QObject):
         self.last_verify_result = result
         self.note_verdict(getattr(result, "verdict", None))
         self.verify_finished.emit(result)
+        if self.verifying:
+            self.history_changed.emit(self.verifying)
 
     def _on_verify_raised(self, exc: BaseException) -> None:
+        from kvswitch.verify.client_run import ClientCancelled  # noqa: PLC0415
+
+        if isinstance(exc, ClientCancelled):
+            self.verify_failed.emit(self.tr("Verify cancelled; the running Claude Code was stopped."))
+            return
         if isinstance(exc, KvSwitchError):
             self.verify_failed.emit(str(exc))
             return
@@ -254,6 +339,12 @@ class AppController(QObject):
 
         report_exception(type(exc), exc, exc.__traceback__, "verify")
         self.verify_failed.emit(self.tr("Verify stopped because of an internal error (it was reported)."))
+
+    @Slot(str)
+    def raise_reuse_alert(self, message: str) -> None:
+        """The log panel saw reuse stay low; passed on unless the user switched alerts off in Settings."""
+        if self.settings.reuse_alerts:
+            self.alert_raised.emit(self.tr("Prompt cache keeps missing"), message)
 
     def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:
         """Merge a diagnosis' fix into the stored profile; the caller offers re-apply."""

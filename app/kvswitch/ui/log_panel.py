@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui.events_model import CacheEventsModel
+from kvswitch.ui.log_alerts import ReuseAlerts
 from kvswitch.ui.log_highlighter import LogHighlighter
 from kvswitch.ui.log_worker import LogBatch, LogFollower, ProcessLogFollower
 from kvswitch.ui.reuse_chart import ReuseChart
@@ -40,6 +41,7 @@ from kvswitch.ui.reuse_chart import ReuseChart
 if TYPE_CHECKING:
     from kvswitch.core.models import LogSource
     from kvswitch.logs.model import CacheEvent, ClassifiedLine
+    from kvswitch.ui.controller import AppController
 
 
 log = logging.getLogger("kvswitch.ui.logpanel")
@@ -67,9 +69,11 @@ class LogPanel(QWidget):
         verdict_seen(str): the latest request's verdict (``hit``/``partial``/``miss``).
         lines_appended(int): lines were appended to the view this tick (how many).
         events_added(int): cache events were added to the table this tick (how many).
+        reuse_alert(str): reuse inside a conversation stayed low (``log_alerts``); the message.
     """
 
     verdict_seen = Signal(str)
+    reuse_alert = Signal(str)
     lines_appended = Signal(int)
     events_added = Signal(int)
 
@@ -112,6 +116,7 @@ class LogPanel(QWidget):
         self.clear_button = QPushButton(self.tr("Clear"))
 
         self.events_model = CacheEventsModel(MAX_EVENTS, self)
+        self.alerts = ReuseAlerts()
         self.table = QTableView()
         self.table.setModel(self.events_model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -242,10 +247,23 @@ class LogPanel(QWidget):
             return
         events, self._unlisted = self._unlisted, []
         self.events_model.add_events(events)
+        self._check_alerts(events)
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
         self.verdict_seen.emit(str(events[-1].verdict))
         self.events_added.emit(len(events))
+
+    def _check_alerts(self, events: list[CacheEvent]) -> None:
+        alert = self.alerts.feed_listed(events, self.events_model)
+        if alert:
+            self.reuse_alert.emit(alert)
+
+    def attach_alerts(self, controller: AppController) -> None:
+        """Alerts go to the controller (the tray shows them); thresholds come from the app settings."""
+        settings = controller.settings
+        self.alerts.threshold = settings.reuse_alert_threshold
+        self.alerts.requests = settings.reuse_alert_requests
+        self.reuse_alert.connect(controller.raise_reuse_alert)
 
     def _draw_undrawn(self, budget_ms: float | None) -> None:
         """Draw waiting lines, oldest first, until ``budget_ms`` is spent (None: all of them)."""
@@ -317,6 +335,7 @@ class LogPanel(QWidget):
         self._unlisted.clear()
         self._history.clear()
         self.events_model.clear()
+        self.alerts.reset()
         self.dropped_lines = 0
 
     def shown_text(self) -> str:

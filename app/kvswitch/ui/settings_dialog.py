@@ -112,6 +112,14 @@ class SettingsDialog(QDialog):
         self.tray_check = QCheckBox(self.tr("Keep running in the tray when the window is closed"))
         self.tray_check.setChecked(self.settings.close_to_tray)
         form.addRow(self.tray_check)
+        self.alerts_check = QCheckBox(self.tr("Notify when the followed server keeps losing the cache "
+                                              "inside a conversation"))
+        self.alerts_check.setToolTip(self.tr("A tray notification when %1 requests in a row reuse less "
+                                             "than %2 %, at most one a minute")
+                                     .replace("%1", str(self.settings.reuse_alert_requests))
+                                     .replace("%2", f"{self.settings.reuse_alert_threshold * 100:.0f}"))
+        self.alerts_check.setChecked(self.settings.reuse_alerts)
+        form.addRow(self.alerts_check)
         return box
 
     def _locations_box(self) -> QGroupBox:
@@ -179,6 +187,7 @@ class SettingsDialog(QDialog):
             "theme": self.theme_combo.currentData(),
             "autostart": self.autostart_check.isChecked(),
             "close_to_tray": self.tray_check.isChecked(),
+            "reuse_alerts": self.alerts_check.isChecked(),
         })
 
     def save(self) -> bool:

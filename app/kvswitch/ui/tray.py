@@ -51,6 +51,8 @@ class TrayIcon(QObject):
         controller.apply_failed.connect(self._on_controller_apply_failed)
         controller.verify_finished.connect(self._on_controller_verify_finished)
         controller.verify_failed.connect(self._on_controller_verify_failed)
+        controller.client_verify_finished.connect(self._on_controller_client_verify_finished)
+        controller.alert_raised.connect(self._on_controller_alert_raised)
         hints = QGuiApplication.styleHints()
         if hints is not None:
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -98,6 +100,9 @@ class TrayIcon(QObject):
             self.tr("Cancel verify") if self.controller.verify_running else self.tr("Verify cache"))
         self.verify_action.setEnabled(bool(active))
         self.verify_action.triggered.connect(self._on_verify_chosen)
+        self.client_verify_action = self.menu.addAction(self.tr("Verify with Claude Code"))
+        self.client_verify_action.setEnabled(bool(active) and not self.controller.verify_running)
+        self.client_verify_action.triggered.connect(self._on_client_verify_chosen)
         self.show_action = self.menu.addAction(self.tr("Show window"))
         self.show_action.triggered.connect(self.show_window_requested)
         self.menu.addSeparator()
@@ -135,6 +140,11 @@ class TrayIcon(QObject):
         else:
             self.verify_requested.emit()
 
+    @Slot()
+    def _on_client_verify_chosen(self) -> None:
+        """Runs in the background; the window's Verify tab shows its progress and turns."""
+        self.controller.start_client_verify()
+
     @Slot(QSystemTrayIcon.ActivationReason)
     def _on_icon_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason == QSystemTrayIcon.ActivationReason.Trigger:
@@ -167,3 +177,14 @@ class TrayIcon(QObject):
     @Slot(str)
     def _on_controller_verify_failed(self, message: str) -> None:
         self.notify(self.tr("Verify cache"), message, error=True)
+
+    @Slot(object)
+    def _on_controller_client_verify_finished(self, report: object) -> None:
+        verdict = str(getattr(report, "verdict", "unknown"))
+        self.notify(self.tr("Verify with Claude Code"),
+                    self.tr("Claude Code through “%1”: %2").replace("%1", str(getattr(report, "profile", "")))
+                    .replace("%2", verdict.upper()), error=verdict in ("miss", "partial"))
+
+    @Slot(str, str)
+    def _on_controller_alert_raised(self, title: str, message: str) -> None:
+        self.notify(title, message, error=True)

@@ -22,8 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui import theme
+from kvswitch.ui.verify_client_view import ClientReportView
+from kvswitch.ui.verify_history import VerifyHistoryPanel
 
 if TYPE_CHECKING:
+    from kvswitch.ui.controller import AppController
+    from kvswitch.verify.client_report import ClientReport
     from kvswitch.verify.result import VerifyResult
 
 
@@ -36,11 +40,13 @@ class VerifyCard(QWidget):
 
     Signals:
         verify_requested(): the user asked for a (new) verify.
+        client_verify_requested(): the user asked to verify with their own Claude Code.
         cancel_requested(): the user cancelled the running verify.
         fix_requested(str, dict): add the diagnosis' fix env to a profile (name, env).
     """
 
     verify_requested = Signal()
+    client_verify_requested = Signal()
     cancel_requested = Signal()
     fix_requested = Signal(str, dict)
 
@@ -52,6 +58,10 @@ class VerifyCard(QWidget):
         self.result: VerifyResult | None = None
 
         self.verify_button = QPushButton(self.tr("Verify cache"))
+        self.client_button = QPushButton(self.tr("Verify with Claude Code"))
+        self.client_button.setToolTip(self.tr("Runs your installed Claude Code headless through the "
+                                              "profile (two conversations, four turns) and judges every "
+                                              "turn with the server's own numbers."))
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.hide()
         self.progress = QProgressBar()
@@ -84,7 +94,13 @@ class VerifyCard(QWidget):
         self.diagnosis_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.fix_button = QPushButton()
         self.fix_button.hide()
+        self.client_view = ClientReportView()
+        self.client_view.hide()
+        self.history = VerifyHistoryPanel()
         grid = QGridLayout()
+        self.grid_box = QWidget()
+        self.grid_box.setLayout(grid)
+        grid.setContentsMargins(0, 0, 0, 0)
         self.replay_value = QLabel()
         self.replay_value.setWordWrap(True)
         rows = ((self.tr("Cached tokens"), self.cached_value), (self.tr("Reuse"), self.reuse_value),
@@ -99,7 +115,8 @@ class VerifyCard(QWidget):
         card_layout = QVBoxLayout(self.card)
         card_layout.addWidget(self.verdict_label)
         card_layout.addWidget(self.message_label)
-        card_layout.addLayout(grid)
+        card_layout.addWidget(self.grid_box)
+        card_layout.addWidget(self.client_view)
         card_layout.addWidget(self.diagnosis_label)
         fix_row = QHBoxLayout()
         fix_row.addWidget(self.fix_button)
@@ -109,6 +126,7 @@ class VerifyCard(QWidget):
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.verify_button)
+        buttons.addWidget(self.client_button)
         buttons.addWidget(self.cancel_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
@@ -117,9 +135,10 @@ class VerifyCard(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.card)
-        layout.addStretch(1)
+        layout.addWidget(self.history, 1)
 
         self.verify_button.clicked.connect(self.verify_requested)
+        self.client_button.clicked.connect(self.client_verify_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.fix_button.clicked.connect(self._on_fix_clicked)
 
@@ -131,6 +150,7 @@ class VerifyCard(QWidget):
         self.result = None
         self.card.hide()
         self.verify_button.setEnabled(False)
+        self.client_button.setEnabled(False)
         self.cancel_button.show()
         self.progress.setValue(0)
         self.progress.show()
@@ -144,6 +164,7 @@ class VerifyCard(QWidget):
 
     def _finish(self) -> None:
         self.verify_button.setEnabled(True)
+        self.client_button.setEnabled(True)
         self.cancel_button.hide()
         self.progress.hide()
         self.progress_label.hide()
@@ -160,6 +181,8 @@ class VerifyCard(QWidget):
             value.setText("–")
         self.diagnosis_label.hide()
         self.fix_button.hide()
+        self.client_view.hide()
+        self.grid_box.hide()
         self.card.show()
 
     def show_result(self, result: VerifyResult, profile_name: str | None = None) -> None:
@@ -167,6 +190,8 @@ class VerifyCard(QWidget):
         self.result = result
         if profile_name:
             self._profile_name = profile_name
+        self.client_view.hide()
+        self.grid_box.show()
         verdict = str(getattr(result.verdict, "value", result.verdict)).upper()
         titles = {"HIT": self.tr("Cache hit"), "PARTIAL": self.tr("Partial reuse"),
                   "MISS": self.tr("Cache miss"), "UNKNOWN": self.tr("Unknown"),
@@ -197,7 +222,31 @@ class VerifyCard(QWidget):
         self.diagnosis_label.setText(self.tr("Why: %1").replace("%1", str(text)) if text else "")
         self.diagnosis_label.setVisible(bool(text))
         fix_env = getattr(result, "fix_env", None) or getattr(diagnosis, "fix_env", None)
-        self._fix_env = dict(fix_env) if fix_env else None
+        self._offer_fix(dict(fix_env) if fix_env else None)
+        self.card.show()
+
+    def show_client_report(self, report: ClientReport, profile_name: str | None = None) -> None:
+        """The per-turn verdicts of a real-client run, with the fix its diagnosis found."""
+        self._finish()
+        self.result = None
+        self._profile_name = profile_name or report.profile
+        titles = {"hit": self.tr("Claude Code keeps the cache"),
+                  "partial": self.tr("Claude Code: partial reuse"),
+                  "miss": self.tr("Claude Code loses the cache"), "unknown": self.tr("Unknown")}
+        self.verdict_label.setText(titles.get(report.verdict, report.verdict))
+        self._paint(theme.as_state(report.verdict))
+        lost = next((t for t in report.turns if t.lost and t.diagnosis), None)
+        cause = str((lost.diagnosis or {}).get("cause_text") or "") if lost is not None else ""
+        self.message_label.setText(self.tr("Why: %1").replace("%1", cause) if cause else "")
+        self.grid_box.hide()
+        self.diagnosis_label.hide()
+        self.client_view.show_report(report)
+        self.client_view.show()
+        self._offer_fix(dict(report.fixes) or None)
+        self.card.show()
+
+    def _offer_fix(self, fix_env: dict[str, str] | None) -> None:
+        self._fix_env = fix_env
         if self._fix_env and self._profile_name:
             summary = ", ".join(f"{k}={v}" for k, v in self._fix_env.items())
             self.fix_button.setText(self.tr("Fix: add %1 to “%2”").replace("%1", summary)
@@ -205,7 +254,19 @@ class VerifyCard(QWidget):
             self.fix_button.show()
         else:
             self.fix_button.hide()
-        self.card.show()
+
+    def attach(self, controller: AppController) -> None:
+        """Follow the controller's real-client verify and history; the window wires the rest."""
+        self.client_verify_requested.connect(lambda: controller.start_client_verify())
+        controller.client_verify_finished.connect(
+            lambda report: self.show_client_report(report, controller.verifying))
+        controller.history_changed.connect(self._on_controller_history_changed)
+        controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
+        self.history.bind(controller.paths.data_dir / "verify-history", controller.store.active_name)
+
+    @Slot(str)
+    def _on_controller_history_changed(self, name: str) -> None:
+        self.history.bind(self.history.directory, name)
 
     def _paint(self, state: theme.CacheState) -> None:
         self._state = state

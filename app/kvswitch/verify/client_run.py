@@ -40,6 +40,8 @@ SCRIPT: tuple[tuple[int, int, str], ...] = (
 )
 #: Claude Code's own text when it cannot authenticate; a verify must say so, not wait
 LOGIN_HINTS = ("/login", "Invalid API key", "Please run", "not logged in")
+#: how often a running client checks for Cancel
+CANCEL_POLL_S = 0.1
 
 
 class ClientMissing(KvSwitchError):
@@ -52,6 +54,10 @@ class ClientFailed(KvSwitchError):
     """The client ran but did not finish a turn (error exit, login prompt, time limit)."""
 
     exit_code = 4
+
+
+class ClientCancelled(ClientFailed):
+    """The user cancelled the session; the running client was stopped."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +103,18 @@ def find_claude(explicit: str | None) -> Path:
     return Path(found)
 
 
-def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run the client in its own process group; on time-out the whole group is killed and reaped."""
+def _run(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the client in its own process group; on time-out or cancel the whole group is killed and reaped.
+
+    The cancel event is polled every ``CANCEL_POLL_S`` while the client runs, so Cancel in the window
+    stops a running ``claude`` within a fraction of a second instead of after its turn.
+    """
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -109,14 +125,23 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> sub
         text=True,
         start_new_session=True,
     )
-    try:
-        out, err = proc.communicate(timeout=max(timeout, 0.1))
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        message = f"{argv[0]} did not finish a turn within {timeout:.0f} s; it was stopped"
-        raise ClientFailed(message) from None
+    deadline = time.monotonic() + max(timeout, 0.1)
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=max(0.01, min(CANCEL_POLL_S, left)))
+            break
+        except subprocess.TimeoutExpired:
+            cancelled = cancel is not None and cancel.is_set()
+            if not cancelled and time.monotonic() < deadline:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            if cancelled:
+                raise ClientCancelled("cancelled") from None
+            message = f"{argv[0]} did not finish a turn within {timeout:.0f} s; it was stopped"
+            raise ClientFailed(message) from None
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
@@ -169,13 +194,13 @@ def run_session(
             run_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
             for conversation, turn, prompt in SCRIPT:
                 if cancel is not None and cancel.is_set():
-                    raise ClientFailed("cancelled")
+                    raise ClientCancelled("cancelled")
                 step(f"conversation {conversation}, turn {turn}")
                 seen = len(captures)
                 argv = [str(binary), "-p", prompt, "--max-turns", "1"]
                 if turn > 1:
                     argv.insert(2, "--continue")
-                done = _run(argv, project, run_env, deadline - time.monotonic())
+                done = _run(argv, project, run_env, deadline - time.monotonic(), cancel)
                 output = done.stdout + done.stderr
                 if done.returncode != 0 and any(hint in output for hint in LOGIN_HINTS):
                     raise ClientFailed(f"Claude Code asks to log in: {_clean(output, [profile.key])}")

@@ -4,95 +4,240 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="138"/>
+        <location filename="../controller.py" line="198"/>
         <source>Undid the last apply.</source>
+        <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="173"/>
+        <location filename="../controller.py" line="233"/>
+        <location filename="../controller.py" line="271"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="208"/>
+        <location filename="../controller.py" line="279"/>
+        <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
+        <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="287"/>
+        <source>Claude Code: %1</source>
+        <translation>Claude Code：%1</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="332"/>
+        <source>Verify cancelled; the running Claude Code was stopped.</source>
+        <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="340"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
+    </message>
+    <message>
+        <location filename="../controller.py" line="346"/>
+        <source>Prompt cache keeps missing</source>
+        <translation>提示词缓存持续未命中</translation>
     </message>
 </context>
 <context>
     <name>ApplyDialog</name>
     <message>
-        <location filename="../diff_dialog.py" line="50"/>
+        <location filename="../diff_dialog.py" line="52"/>
         <source>Apply “%1”</source>
         <translation>应用“%1”</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="57"/>
+        <location filename="../diff_dialog.py" line="59"/>
         <source>%1 file(s) will change. Every file is backed up first; Undo puts them back.</source>
         <translation>将修改 %1 个文件。每个文件都会先备份；“撤销”可以还原。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="60"/>
+        <location filename="../diff_dialog.py" line="62"/>
         <source>Nothing to change: every file already matches this profile.</source>
         <translation>无需修改：所有文件已与此配置一致。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="81"/>
+        <location filename="../diff_dialog.py" line="83"/>
         <source>(no change)</source>
         <translation>（无修改）</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="89"/>
+        <location filename="../diff_dialog.py" line="91"/>
         <source>Apply</source>
         <translation>应用</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="123"/>
+        <source>This file changed after the preview you confirmed; this is what applying does now.</source>
+        <translation>确认预览后此文件已被修改；以下是现在应用时的实际改动。</translation>
     </message>
 </context>
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../events_model.py" line="26"/>
+        <location filename="../events_model.py" line="54"/>
         <source>Time</source>
+        <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``)</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="26"/>
+        <location filename="../events_model.py" line="54"/>
         <source>Tokens</source>
         <translation>令牌数</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="26"/>
+        <location filename="../events_model.py" line="54"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="26"/>
+        <location filename="../events_model.py" line="54"/>
         <source>New</source>
         <translation>新建</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="27"/>
+        <location filename="../events_model.py" line="55"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="27"/>
+        <location filename="../events_model.py" line="55"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="28"/>
+        <location filename="../events_model.py" line="56"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="28"/>
+        <location filename="../events_model.py" line="56"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="28"/>
+        <location filename="../events_model.py" line="56"/>
         <source>miss</source>
         <translation>未命中</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="57"/>
+        <source>cold</source>
+        <translation>冷启动</translation>
+    </message>
+    <message>
+        <location filename="../events_model.py" line="57"/>
+        <source>shared prefix</source>
+        <translation>共享前缀</translation>
+    </message>
+</context>
+<context>
+    <name>ClientReportView</name>
+    <message>
+        <location filename="../verify_client_view.py" line="50"/>
+        <source>Conversation</source>
+        <extracomment>a turn&apos;s verdict → the cache state whose colour it wears (the neutral ones are expected)</extracomment>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="50"/>
+        <source>Turn</source>
+        <translation>轮次</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="50"/>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="50"/>
+        <source>Reused</source>
+        <translation>已复用</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="51"/>
+        <source>Re-processed</source>
+        <translation>重新处理</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="51"/>
+        <source>Cost</source>
+        <translation>代价</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="51"/>
+        <source>First byte</source>
+        <translation>首字节</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="51"/>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="62"/>
+        <source>hit</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="62"/>
+        <source>partial</source>
+        <translation>部分</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="62"/>
+        <source>miss</source>
+        <translation>未命中</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="63"/>
+        <source>cold</source>
+        <translation>冷启动</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="63"/>
+        <source>shared prefix</source>
+        <translation>共享前缀</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="64"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="91"/>
+        <source>Claude Code %1 through “%2”: %3</source>
+        <translation>Claude Code %1 经由“%2”：%3</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="97"/>
+        <source>Per turn inside a conversation: up to %1 tokens re-processed</source>
+        <translation>会话内每轮：最多重新处理 %1 个 token</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="100"/>
+        <source>, about %1 s</source>
+        <translation>，约 %1 秒</translation>
+    </message>
+    <message>
+        <location filename="../verify_client_view.py" line="104"/>
+        <source>Per new conversation: %1 of %2 tokens reused.</source>
+        <translation>每个新会话：%2 个 token 中复用了 %1 个。</translation>
+    </message>
+</context>
+<context>
+    <name>CompareDialog</name>
+    <message>
+        <location filename="../verify_compare.py" line="91"/>
+        <source>Compare verify runs</source>
+        <translation>比较验证记录</translation>
+    </message>
+    <message>
+        <location filename="../verify_compare.py" line="95"/>
+        <source>Field</source>
+        <translation>字段</translation>
     </message>
 </context>
 <context>
@@ -106,107 +251,125 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../first_run.py" line="80"/>
+        <location filename="../first_run.py" line="82"/>
         <source>Set up KV Switch</source>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="90"/>
+        <location filename="../first_run.py" line="92"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="95"/>
+        <location filename="../first_run.py" line="97"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="102"/>
+        <location filename="../first_run.py" line="104"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="104"/>
+        <location filename="../first_run.py" line="106"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="112"/>
+        <location filename="../first_run.py" line="114"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="121"/>
+        <location filename="../first_run.py" line="123"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="123"/>
+        <location filename="../first_run.py" line="125"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="145"/>
+        <location filename="../first_run.py" line="147"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="147"/>
+        <location filename="../first_run.py" line="149"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="148"/>
+        <location filename="../first_run.py" line="150"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="149"/>
+        <location filename="../first_run.py" line="151"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="166"/>
+        <location filename="../first_run.py" line="168"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="187"/>
+        <location filename="../first_run.py" line="189"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="198"/>
+        <location filename="../first_run.py" line="200"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../first_run.py" line="208"/>
+        <location filename="../first_run.py" line="210"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="212"/>
+        <location filename="../first_run.py" line="215"/>
         <source>No local server is running. Start one (%1) and press “Detect servers”.</source>
         <translation>没有正在运行的本地服务器。请启动一个（%1），然后点击“检测服务器”。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="256"/>
+        <location filename="../first_run.py" line="259"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
 </context>
 <context>
+    <name>HistoryChart</name>
+    <message>
+        <location filename="../verify_history.py" line="65"/>
+        <source>Cache reuse and time to first token per verify run</source>
+        <translation>每次验证的缓存复用率与首 token 时间</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="74"/>
+        <source>bars: reuse %   line: warm TTFT ms   (%1 runs)</source>
+        <translation>柱：复用率 %   线：热启动首 token 毫秒   （%1 次）</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="75"/>
+        <source>No verify runs recorded yet.</source>
+        <translation>尚无验证记录。</translation>
+    </message>
+</context>
+<context>
     <name>LintPanel</name>
     <message>
-        <location filename="../lint_panel.py" line="65"/>
+        <location filename="../lint_panel.py" line="69"/>
         <source>Fix</source>
         <translation>修复</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="66"/>
+        <location filename="../lint_panel.py" line="70"/>
         <source>Add %1 to the profile</source>
         <translation>将 %1 添加到配置</translation>
     </message>
@@ -214,63 +377,63 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../log_panel.py" line="83"/>
+        <location filename="../log_panel.py" line="106"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="85"/>
+        <location filename="../log_panel.py" line="108"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="86"/>
+        <location filename="../log_panel.py" line="109"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="87"/>
+        <location filename="../log_panel.py" line="110"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="89"/>
+        <location filename="../log_panel.py" line="112"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="91"/>
+        <location filename="../log_panel.py" line="114"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="92"/>
+        <location filename="../log_panel.py" line="115"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="93"/>
+        <location filename="../log_panel.py" line="116"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="137"/>
-        <location filename="../log_panel.py" line="154"/>
+        <location filename="../log_panel.py" line="161"/>
+        <location filename="../log_panel.py" line="178"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="156"/>
+        <location filename="../log_panel.py" line="180"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="290"/>
+        <location filename="../log_panel.py" line="389"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="305"/>
+        <location filename="../log_panel.py" line="404"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -278,143 +441,143 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="59"/>
+        <location filename="../main_window.py" line="69"/>
         <source>Loading profiles…</source>
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="81"/>
+        <location filename="../main_window.py" line="94"/>
         <source>New</source>
         <translation>新建</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="86"/>
+        <location filename="../main_window.py" line="99"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="90"/>
+        <location filename="../main_window.py" line="103"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="101"/>
+        <location filename="../main_window.py" line="114"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="102"/>
+        <location filename="../main_window.py" line="115"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="103"/>
+        <location filename="../main_window.py" line="116"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="128"/>
+        <location filename="../main_window.py" line="141"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="131"/>
+        <location filename="../main_window.py" line="144"/>
         <source>Apply…</source>
         <translation>应用…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="133"/>
+        <location filename="../main_window.py" line="146"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="134"/>
+        <location filename="../main_window.py" line="147"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135"/>
-        <location filename="../main_window.py" line="139"/>
+        <location filename="../main_window.py" line="148"/>
+        <location filename="../main_window.py" line="152"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="136"/>
+        <location filename="../main_window.py" line="149"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="137"/>
+        <location filename="../main_window.py" line="150"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="142"/>
+        <location filename="../main_window.py" line="155"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="148"/>
+        <location filename="../main_window.py" line="161"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150"/>
+        <location filename="../main_window.py" line="163"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151"/>
+        <location filename="../main_window.py" line="164"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="232"/>
+        <location filename="../main_window.py" line="248"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="276"/>
+        <location filename="../main_window.py" line="289"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="277"/>
+        <location filename="../main_window.py" line="290"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="300"/>
+        <location filename="../main_window.py" line="313"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="306"/>
+        <location filename="../main_window.py" line="319"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="315"/>
+        <location filename="../main_window.py" line="328"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="341"/>
+        <location filename="../main_window.py" line="354"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="342"/>
+        <location filename="../main_window.py" line="355"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="380"/>
+        <location filename="../main_window.py" line="386"/>
         <source>The new language applies the next time KV Switch starts.</source>
         <translation>新语言将在下次启动 KV Switch 时生效。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="385"/>
+        <location filename="../main_window.py" line="391"/>
         <source>Added %1 profile(s): %2. Select one and click Apply.</source>
         <translation>已添加 %1 个配置：%2。选择一个并点击“应用”。</translation>
     </message>
@@ -451,7 +614,7 @@
     </message>
     <message>
         <location filename="../profile_editor.py" line="93"/>
-        <location filename="../profile_editor.py" line="353"/>
+        <location filename="../profile_editor.py" line="362"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
@@ -461,72 +624,82 @@
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="103"/>
+        <location filename="../profile_editor.py" line="100"/>
+        <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
+        <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="102"/>
+        <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
+        <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="107"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="105"/>
+        <location filename="../profile_editor.py" line="109"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="116"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="113"/>
+        <location filename="../profile_editor.py" line="117"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="114"/>
+        <location filename="../profile_editor.py" line="118"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="118"/>
+        <location filename="../profile_editor.py" line="122"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="119"/>
+        <location filename="../profile_editor.py" line="123"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="120"/>
+        <location filename="../profile_editor.py" line="124"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="128"/>
+        <location filename="../profile_editor.py" line="133"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="132"/>
+        <location filename="../profile_editor.py" line="137"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="135"/>
+        <location filename="../profile_editor.py" line="140"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="136"/>
+        <location filename="../profile_editor.py" line="141"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="302"/>
+        <location filename="../profile_editor.py" line="311"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="353"/>
+        <location filename="../profile_editor.py" line="362"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
@@ -534,30 +707,54 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profile_model.py" line="119"/>
+        <location filename="../profile_model.py" line="123"/>
         <source> (active)</source>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profile_model.py" line="122"/>
+        <location filename="../profile_model.py" line="126"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
 </context>
 <context>
+    <name>ReuseAlerts</name>
+    <message>
+        <location filename="../log_alerts.py" line="75"/>
+        <source>The last %1 requests reused less than %2 % of their prompt.</source>
+        <extracomment>the diagnosis looks at this many of the latest requests</extracomment>
+        <translation>最近 %1 个请求复用的提示词不足 %2 %。</translation>
+    </message>
+    <message>
+        <location filename="../log_alerts.py" line="79"/>
+        <source>Open the Cache log or run Verify to see why.</source>
+        <translation>打开“缓存日志”或运行“验证”查看原因。</translation>
+    </message>
+    <message>
+        <location filename="../log_alerts.py" line="80"/>
+        <source>Likely cause: %1</source>
+        <translation>可能的原因：%1</translation>
+    </message>
+    <message>
+        <location filename="../log_alerts.py" line="83"/>
+        <source>Fix: add %1 to the profile&apos;s env.</source>
+        <translation>修复：把 %1 加入配置的环境变量。</translation>
+    </message>
+</context>
+<context>
     <name>ReuseChart</name>
     <message>
-        <location filename="../reuse_chart.py" line="32"/>
+        <location filename="../reuse_chart.py" line="42"/>
         <source>Prompt cache reuse per request</source>
         <translation>每个请求的提示缓存复用</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="66"/>
+        <location filename="../reuse_chart.py" line="59"/>
         <source>No requests yet: cache reuse per request appears here.</source>
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="101"/>
+        <location filename="../reuse_chart.py" line="58"/>
         <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
         <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
     </message>
@@ -616,87 +813,97 @@
         <translation>关闭窗口后继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="118"/>
+        <location filename="../settings_dialog.py" line="115"/>
+        <source>Notify when the followed server keeps losing the cache inside a conversation</source>
+        <translation>所跟踪的服务器在会话内持续丢失缓存时发出通知</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="117"/>
+        <source>A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute</source>
+        <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="126"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="122"/>
+        <location filename="../settings_dialog.py" line="130"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="123"/>
+        <location filename="../settings_dialog.py" line="131"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="124"/>
+        <location filename="../settings_dialog.py" line="132"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="129"/>
+        <location filename="../settings_dialog.py" line="137"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="140"/>
+        <location filename="../settings_dialog.py" line="148"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="142"/>
+        <location filename="../settings_dialog.py" line="150"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="146"/>
+        <location filename="../settings_dialog.py" line="154"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="148"/>
+        <location filename="../settings_dialog.py" line="156"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="157"/>
+        <location filename="../settings_dialog.py" line="165"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="216"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="211"/>
+        <location filename="../settings_dialog.py" line="216"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="212"/>
+        <location filename="../settings_dialog.py" line="217"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="241"/>
+        <location filename="../settings_dialog.py" line="246"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="243"/>
+        <location filename="../settings_dialog.py" line="248"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="249"/>
+        <location filename="../settings_dialog.py" line="254"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="250"/>
+        <location filename="../settings_dialog.py" line="255"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -704,182 +911,303 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="82"/>
+        <location filename="../tray.py" line="84"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="85"/>
+        <location filename="../tray.py" line="87"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="85"/>
+        <location filename="../tray.py" line="87"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="98"/>
+        <location filename="../tray.py" line="100"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="98"/>
-        <location filename="../tray.py" line="165"/>
-        <location filename="../tray.py" line="169"/>
+        <location filename="../tray.py" line="100"/>
+        <location filename="../tray.py" line="175"/>
+        <location filename="../tray.py" line="179"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
+        <location filename="../tray.py" line="103"/>
+        <location filename="../tray.py" line="184"/>
+        <source>Verify with Claude Code</source>
+        <translation>用 Claude Code 验证</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="106"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="104"/>
+        <location filename="../tray.py" line="109"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="116"/>
+        <location filename="../tray.py" line="121"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="116"/>
+        <location filename="../tray.py" line="121"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="117"/>
+        <location filename="../tray.py" line="122"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="117"/>
+        <location filename="../tray.py" line="122"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="120"/>
+        <location filename="../tray.py" line="125"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="127"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="155"/>
+        <location filename="../tray.py" line="165"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="156"/>
+        <location filename="../tray.py" line="166"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="160"/>
+        <location filename="../tray.py" line="170"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="185"/>
+        <source>Claude Code through “%1”: %2</source>
+        <translation>Claude Code 经由“%1”：%2</translation>
     </message>
 </context>
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify_card.py" line="51"/>
+        <location filename="../verify_card.py" line="60"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="52"/>
+        <location filename="../verify_card.py" line="61"/>
+        <source>Verify with Claude Code</source>
+        <translation>用 Claude Code 验证</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="62"/>
+        <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
+        <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="65"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="58"/>
+        <location filename="../verify_card.py" line="71"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="87"/>
+        <location filename="../verify_card.py" line="106"/>
         <source>Cached tokens</source>
         <translation>已缓存令牌</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="87"/>
+        <location filename="../verify_card.py" line="106"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="88"/>
+        <location filename="../verify_card.py" line="107"/>
         <source>Time to first token</source>
         <translation>首个令牌时间</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="88"/>
+        <location filename="../verify_card.py" line="107"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="89"/>
+        <location filename="../verify_card.py" line="108"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="134"/>
+        <location filename="../verify_card.py" line="157"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="153"/>
-        <location filename="../verify_card.py" line="170"/>
+        <location filename="../verify_card.py" line="177"/>
+        <location filename="../verify_card.py" line="198"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="168"/>
+        <location filename="../verify_card.py" line="196"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="168"/>
+        <location filename="../verify_card.py" line="196"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="169"/>
+        <location filename="../verify_card.py" line="197"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="169"/>
+        <location filename="../verify_card.py" line="197"/>
+        <location filename="../verify_card.py" line="235"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="183"/>
+        <location filename="../verify_card.py" line="211"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="194"/>
+        <location filename="../verify_card.py" line="222"/>
+        <location filename="../verify_card.py" line="240"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="200"/>
+        <location filename="../verify_card.py" line="233"/>
+        <source>Claude Code keeps the cache</source>
+        <translation>Claude Code 保持了缓存</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="234"/>
+        <source>Claude Code: partial reuse</source>
+        <translation>Claude Code：部分复用</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="235"/>
+        <source>Claude Code loses the cache</source>
+        <translation>Claude Code 丢失了缓存</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="252"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
 </context>
 <context>
+    <name>VerifyHistoryPanel</name>
+    <message>
+        <location filename="../verify_history.py" line="93"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="93"/>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="93"/>
+        <source>Client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="93"/>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="93"/>
+        <source>Reuse</source>
+        <translation>复用率</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="94"/>
+        <source>TTFT cold → warm</source>
+        <translation>首 token 时间 冷 → 热</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="94"/>
+        <source>Server build</source>
+        <translation>服务器版本</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="101"/>
+        <source>Compare selected</source>
+        <translation>比较所选</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="102"/>
+        <source>Select two runs to see them side by side.</source>
+        <translation>选择两次记录以并排查看。</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="104"/>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="127"/>
+        <source>Verify history of “%1”</source>
+        <translation>“%1”的验证记录</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="128"/>
+        <source>Verify history</source>
+        <translation>验证记录</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="172"/>
+        <source>Export verify history</source>
+        <translation>导出验证记录</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="173"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="179"/>
+        <source>Could not export: %1</source>
+        <translation>无法导出：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify_history.py" line="181"/>
+        <source>Exported %1 runs to %2</source>
+        <translation>已将 %1 次记录导出到 %2</translation>
+    </message>
+</context>
+<context>
     <name>app</name>
     <message>
-        <location filename="../app.py" line="105"/>
-        <location filename="../shell.py" line="139"/>
+        <location filename="../app.py" line="157"/>
+        <location filename="../shell.py" line="147"/>
         <source>KV Switch cannot start</source>
         <translation>KV Switch 无法启动</translation>
     </message>
@@ -887,12 +1215,12 @@
 <context>
     <name>errors</name>
     <message>
-        <location filename="../errors.py" line="122"/>
+        <location filename="../errors.py" line="123"/>
         <source>KV Switch: unexpected error</source>
         <translation>KV Switch：意外错误</translation>
     </message>
     <message>
-        <location filename="../errors.py" line="123"/>
+        <location filename="../errors.py" line="124"/>
         <source>Something went wrong inside KV Switch. Your files were not changed by this error. The report below contains no API keys; copy it when you report the problem.</source>
         <translation>KV Switch 内部出错。此错误没有修改你的文件。下面的报告不包含任何 API 密钥；报告问题时请复制它。</translation>
     </message>
@@ -900,22 +1228,41 @@
 <context>
     <name>importing</name>
     <message>
-        <location filename="../importing.py" line="30"/>
+        <location filename="../importing.py" line="36"/>
+        <source>Import risky profiles?</source>
+        <translation>导入有风险的配置？</translation>
+    </message>
+    <message>
+        <location filename="../importing.py" line="37"/>
+        <source>Some profiles set environment variables that change how shells or Claude Code run programs, or write into project folders:
+
+%1
+
+Import them only if you trust the source.</source>
+        <translation>部分配置设置了会改变 shell 或 Claude Code 运行程序方式的环境变量，或会写入项目文件夹：
+
+%1
+
+仅在你信任来源时导入。</translation>
+    </message>
+    <message>
+        <location filename="../importing.py" line="50"/>
         <source>Importing is not available in this build.</source>
         <translation>此版本不支持导入。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="37"/>
+        <location filename="../importing.py" line="58"/>
         <source>Nothing to import: no backend settings found.</source>
         <translation>没有可导入的内容：未找到后端设置。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="52"/>
+        <location filename="../importing.py" line="61"/>
+        <location filename="../importing.py" line="74"/>
         <source>Nothing was imported.</source>
         <translation>没有导入任何内容。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="53"/>
+        <location filename="../importing.py" line="75"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
     </message>
