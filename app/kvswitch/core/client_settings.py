@@ -18,7 +18,7 @@ from typing import Any
 
 #: cache-safe members kept for a reason other than the cache: a local setup should not call home
 PRIVACY_SETTINGS = {
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "keeps Claude Code from reaching Anthropic for updates "
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "keeps Claude Code from calling home for updates "
     "and other non-essential traffic while it talks to a local server",
     "CLAUDE_CODE_ENABLE_TELEMETRY": "keeps telemetry off while Claude Code talks to a local server",
 }
