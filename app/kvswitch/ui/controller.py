@@ -179,6 +179,34 @@ class AppController(QObject):
         self.undo_finished.emit(self._describe_undo(result))
         return True
 
+    def can_undo(self) -> bool:
+        """Whether the ledger records an apply that undo can walk back (the engine's own test)."""
+        from kvswitch.core.ledger import Ledger  # noqa: PLC0415
+
+        try:
+            return bool(Ledger(self.paths.state_file).load().history)
+        except KvSwitchError:
+            return False
+
+    def duplicate_profile(self, name: str) -> str | None:
+        """Copy a profile right after itself; returns the copy's name (None: ``apply_failed`` said why)."""
+        try:
+            return self.store.duplicate(name).name
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))
+            return None
+
+    def move_profile(self, name: str, offset: int) -> None:
+        try:
+            self.store.move(name, offset)
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))
+
+    def run_task(self, fn: Any, on_success: Any, on_failure: Any) -> tasks.BackgroundTask:
+        """Run ``fn()`` (detection, a model listing, a connection test) off the GUI thread."""
+        return tasks.run_in_background(self, lambda _cancel, _progress: fn(),
+                                       on_success=on_success, on_failure=on_failure)
+
     def _describe_undo(self, result: object) -> str:
         text = str(result) if result is not None else ""
         return text or self.tr("Undid the last apply.")
@@ -228,7 +256,9 @@ class AppController(QObject):
         def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
             from kvswitch.verify import run_verify  # noqa: PLC0415 - loaded on first use
 
-            return run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
+            result = run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
+            self._remember_verify(profile, result)
+            return result
 
         self.verifying = name
         self._verify_task = tasks.run_in_background(
@@ -236,6 +266,26 @@ class AppController(QObject):
             on_progress=self.verify_progressed.emit)
         self.verify_started.emit(name)
         return True
+
+    def _remember_verify(self, profile: Any, result: Any) -> None:
+        """Keep the verdict in the profile's verify history (as ``kvswitch verify`` does), so the
+        profile's card shows it; a history that cannot be written never fails the verify."""
+        from kvswitch.commands.verify_client import remember_synthetic  # noqa: PLC0415
+
+        try:
+            remember_synthetic(self.paths, profile, result)
+        except (KvSwitchError, OSError) as exc:
+            log.warning("verify history for %s not written: %s", profile.name, exc)
+
+    def last_verify(self, name: str) -> Any | None:
+        """The profile's latest recorded verify (a ``HistoryEntry``), or None when never verified."""
+        from kvswitch.verify.history import VerifyHistory  # noqa: PLC0415
+
+        try:
+            entries = VerifyHistory(self.paths.data_dir / "verify-history").load(name)
+        except OSError:
+            return None
+        return entries[-1] if entries else None
 
     def cancel_verify(self) -> None:
         if self._verify_task is not None and self._verify_task.running:
