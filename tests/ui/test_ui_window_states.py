@@ -223,3 +223,24 @@ def test_tray_shows_the_active_profile_and_its_last_verdict(qtbot: Any, shell: A
     assert tray.profile_actions["alpha"].text() == "alpha"
     assert "beta" in tray.icon.toolTip()
     assert "Last verify: PARTIAL · just now" in tray.icon.toolTip()
+
+
+def test_empty_state_and_gallery_speak_chinese_with_vendor_names_in_chinese(qtbot: Any, qapp: Any,
+                                                                          controller: Any) -> None:
+    from kvswitch.ui import i18n
+    from kvswitch.ui.main_window import MainWindow
+
+    assert i18n.install(qapp, "zh_CN") == "zh_CN"
+    try:
+        window = MainWindow(controller)
+        qtbot.addWidget(window)
+        assert window.empty_state.add_button.text() == "添加第一个配置"
+        assert window.profile_buttons.duplicate_button.text() == "复制"
+        assert window.editor.models_box.fetch_button.text() == "获取模型列表"
+        gallery = open_gallery(qtbot, window)
+        assert "深度求索 DeepSeek" in gallery.entry_titles()
+        assert gallery.status.text() == "本机当前没有运行中的服务器。"
+        gallery.close()
+        window.log_panel.stop()
+    finally:
+        i18n.install(qapp, "en")

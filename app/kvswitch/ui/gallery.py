@@ -154,7 +154,8 @@ class PresetGallery(QDialog):
             except KvSwitchError as exc:  # a name or URL the model refuses: say so, offer the rest
                 log.info("detected server not offered: %s", exc)
                 continue
-            detail = f"{server.base_url} · {server.model or self.tr('model not reported')}"
+            model = server.model or self.tr("model not reported")
+            detail = f"{server.base_url} · {model}"
             self._entry(server.profile_name(), detail, data, row)
             row += 1
         self.status.setText(self.tr("%1 server(s) running on this machine.").replace("%1", str(row - 1))

@@ -29,10 +29,6 @@ PAD = 8
 _Index = QModelIndex | QPersistentModelIndex
 
 
-def tr(text: str) -> str:
-    return QApplication.translate("ProfileCard", text)
-
-
 def age_text(when: str, now: dt.datetime | None = None) -> str:
     """``2 min ago`` / ``3 h ago`` / ``5 d ago`` for an ISO time; empty for an unreadable one."""
     try:
@@ -43,8 +39,11 @@ def age_text(when: str, now: dt.datetime | None = None) -> str:
         moment = moment.replace(tzinfo=dt.UTC)
     seconds = max(0, int(((now or dt.datetime.now(dt.UTC)) - moment).total_seconds()))
     if seconds < 60:
-        return tr("just now")
-    for unit, size in ((tr("%1 d ago"), 86400), (tr("%1 h ago"), 3600), (tr("%1 min ago"), 60)):
+        return QApplication.translate("ProfileCard", "just now")
+    units = ((QApplication.translate("ProfileCard", "%1 d ago"), 86400),
+             (QApplication.translate("ProfileCard", "%1 h ago"), 3600),
+             (QApplication.translate("ProfileCard", "%1 min ago"), 60))
+    for unit, size in units:
         if seconds >= size:
             return unit.replace("%1", str(seconds // size))
     return ""
@@ -53,7 +52,7 @@ def age_text(when: str, now: dt.datetime | None = None) -> str:
 def verdict_line(entry: Any) -> str:
     """The last verify as a card shows it: ``HIT · 2 min ago`` or ``not verified yet``."""
     if entry is None:
-        return tr("not verified yet")
+        return QApplication.translate("ProfileCard", "not verified yet")
     age = age_text(str(getattr(entry, "time", "")))
     return f"{entry.verdict} · {age}" if age else str(entry.verdict)
 
@@ -65,7 +64,7 @@ def card_lines(index: _Index) -> tuple[str, str, str]:
     if profile is None:
         return name, "", ""
     host = urlsplit(profile.base_url).netloc or profile.base_url
-    model = profile.model or tr("server's model")
+    model = profile.model or QApplication.translate("ProfileCard", "server's model")
     return name, f"{host} · {model}", verdict_line(index.data(VerifyRole))
 
 
@@ -116,7 +115,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.setFont(bold)
         painter.setPen(pal.color(text_role))
         if index.data(IsActiveRole):
-            badge_text = tr("active")
+            badge_text = QApplication.translate("ProfileCard", "active")
             metrics = QFontMetrics(small)
             width = metrics.horizontalAdvance(badge_text) + 10
             badge = QRect(title.right() - width, title.top(), width, line)

@@ -418,6 +418,36 @@
         <source>Added %1 profile(s): %2. Select one and click Apply.</source>
         <translation>已添加 %1 个配置：%2。选择一个并点击“应用”。</translation>
     </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="99"/>
+        <source>Filter profiles (Ctrl+F)</source>
+        <translation>筛选配置（Ctrl+F）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="164"/>
+        <source>New profile…</source>
+        <translation>新建配置…</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="166"/>
+        <source>Find profile</source>
+        <translation>查找配置</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="207"/>
+        <source>From a server or vendor…</source>
+        <translation>从服务器或服务商…</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="336"/>
+        <source>Copied “%1” as “%2”.</source>
+        <translation>已将“%1”复制为“%2”。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/main_window.py" line="364"/>
+        <source>Add the API key if the backend needs one, then Save.</source>
+        <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
+    </message>
 </context>
 <context>
     <name>MessageBar</name>
@@ -529,6 +559,16 @@
         <location filename="../profile_editor.py" line="353"/>
         <source>Hide</source>
         <translation>隐藏</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_editor.py" line="105"/>
+        <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
+        <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_editor.py" line="107"/>
+        <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
+        <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
 </context>
 <context>
@@ -785,6 +825,11 @@
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/tray.py" line="128"/>
+        <source>Last verify: %1</source>
+        <translation>上次验证：%1</translation>
+    </message>
 </context>
 <context>
     <name>VerifyCard</name>
@@ -918,6 +963,231 @@
         <location filename="../importing.py" line="53"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
+    </message>
+</context>
+<context>
+    <name>EmptyState</name>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="26"/>
+        <source>No profiles yet</source>
+        <translation>还没有配置</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="31"/>
+        <source>A profile says where Claude Code and Codex send requests: a server on this machine or a cloud vendor. Pick one and add your key.</source>
+        <translation>配置决定 Claude Code 和 Codex 把请求发往何处：本机上的服务器，或云端服务商。选一个，再填上你的密钥。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="34"/>
+        <source>Add your first profile</source>
+        <translation>添加第一个配置</translation>
+    </message>
+</context>
+<context>
+    <name>ModelMapBox</name>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="57"/>
+        <source>Models per role (Claude Code)</source>
+        <translation>按角色指定模型（Claude Code）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="61"/>
+        <source>Opus</source>
+        <translation>Opus</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="61"/>
+        <source>Sonnet</source>
+        <translation>Sonnet</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="61"/>
+        <source>Haiku</source>
+        <translation>Haiku</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="62"/>
+        <source>Subagent</source>
+        <translation>子代理</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="62"/>
+        <source>Small/fast</source>
+        <translation>小型/快速</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="71"/>
+        <source>same as Model</source>
+        <translation>与“模型”相同</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="76"/>
+        <source>Fetch models</source>
+        <translation>获取模型列表</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="77"/>
+        <source>List the models the backend serves (/v1/models)</source>
+        <translation>列出后端提供的模型（/v1/models）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="78"/>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="79"/>
+        <source>Send one small request and explain any failure</source>
+        <translation>发送一个小请求，并解释任何失败原因</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="126"/>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="140"/>
+        <source>Asking %1 for its models…</source>
+        <translation>正在向 %1 查询模型…</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="146"/>
+        <source>%1 model(s) served: %2</source>
+        <translation>提供 %1 个模型：%2</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="147"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_models.py" line="158"/>
+        <source>Testing %1…</source>
+        <translation>正在测试 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>PresetGallery</name>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="69"/>
+        <source>Add a profile</source>
+        <translation>添加配置</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="74"/>
+        <source>Search servers and vendors (name, URL, model)</source>
+        <translation>搜索服务器和服务商（名称、URL、模型）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="78"/>
+        <source>Looking for servers running on this machine…</source>
+        <translation>正在查找本机上运行的服务器…</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="81"/>
+        <source>Use this</source>
+        <translation>使用此项</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="87"/>
+        <source>Running on this machine</source>
+        <translation>本机正在运行</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="122"/>
+        <source>Local servers (default ports)</source>
+        <translation>本地服务器（默认端口）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="127"/>
+        <source>Cloud vendors</source>
+        <translation>云端服务商</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="157"/>
+        <source>model not reported</source>
+        <translation>未报告模型</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="161"/>
+        <source>%1 server(s) running on this machine.</source>
+        <translation>本机有 %1 个服务器正在运行。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="162"/>
+        <source>No server is running on this machine right now.</source>
+        <translation>本机当前没有运行中的服务器。</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/gallery.py" line="167"/>
+        <source>Detection failed: %1</source>
+        <translation>检测失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileButtons</name>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="60"/>
+        <source>Duplicate</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="63"/>
+        <source>Move up (Alt+Up)</source>
+        <translation>上移（Alt+Up）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="65"/>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="68"/>
+        <source>Move down (Alt+Down)</source>
+        <translation>下移（Alt+Down）</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_panel.py" line="70"/>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileCard</name>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="42"/>
+        <source>just now</source>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="43"/>
+        <source>%1 d ago</source>
+        <translation>%1 天前</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="44"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="45"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="55"/>
+        <source>not verified yet</source>
+        <translation>尚未验证</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="67"/>
+        <source>server's model</source>
+        <translation>服务器的模型</translation>
+    </message>
+    <message>
+        <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="118"/>
+        <source>active</source>
+        <translation>使用中</translation>
     </message>
 </context>
 </TS>
