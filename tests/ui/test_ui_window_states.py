@@ -244,3 +244,18 @@ def test_empty_state_and_gallery_speak_chinese_with_vendor_names_in_chinese(qtbo
         window.log_panel.stop()
     finally:
         i18n.install(qapp, "en")
+
+
+def test_gallery_search_hides_sections_without_a_match(qtbot: Any, window: Any) -> None:
+    gallery = open_gallery(qtbot, window)
+    headers = {gallery.list.item(i).text(): gallery.list.item(i) for i in range(gallery.list.count())
+               if gallery.list.item(i).flags() == Qt.ItemFlag.NoItemFlags}
+    assert headers["Running on this machine"].isHidden()  # the detector found nothing
+    assert not headers["Local servers (default ports)"].isHidden()
+    qtbot.keyClicks(gallery.search_edit, "deepseek")
+    assert headers["Local servers (default ports)"].isHidden()
+    assert not headers["Cloud vendors"].isHidden()
+    gallery.search_edit.setText("no such vendor at all")
+    assert gallery.entry_titles() == []
+    assert not gallery.buttons.button(gallery.buttons.StandardButton.Ok).isEnabled()
+    gallery.close()

@@ -75,6 +75,8 @@ class PresetGallery(QDialog):
         self.search_edit.setClearButtonEnabled(True)
         self.list = QListWidget()
         self.list.setAlternatingRowColors(True)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.status = QLabel(self.tr("Looking for servers running on this machine…"))
         ok, cancel = QDialogButtonBox.StandardButton.Ok, QDialogButtonBox.StandardButton.Cancel
         self.buttons = QDialogButtonBox(ok | cancel)
@@ -86,6 +88,7 @@ class PresetGallery(QDialog):
         layout.addWidget(self.buttons)
         self._detected_header = self._header(self.tr("Running on this machine"))
         self._fill_static()
+        self._hide_empty_headers()
         self.search_edit.textChanged.connect(self._on_search_text_changed)
         self.list.itemDoubleClicked.connect(self._on_list_item_activated)
         self.list.currentItemChanged.connect(self._on_list_current_changed)
@@ -175,11 +178,25 @@ class PresetGallery(QDialog):
             haystack = item.data(SEARCH_ROLE)
             if haystack is not None:
                 item.setHidden(not all(word in haystack for word in words))
+        self._hide_empty_headers()
         if self.list.currentItem() is None or self.list.currentItem().isHidden():
             visible = [self.list.item(i) for i in range(self.list.count())
                        if self.list.item(i).data(DATA_ROLE) is not None and not self.list.item(i).isHidden()]
-            if visible:
-                self.list.setCurrentItem(visible[0])
+            self.list.setCurrentItem(visible[0] if visible else None)  # type: ignore[arg-type]
+        self._on_list_current_changed()
+
+    def _hide_empty_headers(self) -> None:
+        """A section header shows only while one of its entries does."""
+        header: QListWidgetItem | None = None
+        shown = False
+        for i in range(self.list.count() + 1):
+            item = self.list.item(i) if i < self.list.count() else None
+            if item is None or item.data(DATA_ROLE) is None:
+                if header is not None:
+                    header.setHidden(not shown)
+                header, shown = item, False
+            elif not item.isHidden():
+                shown = True
 
     @Slot()
     def _on_list_current_changed(self, *_args: object) -> None:

@@ -64,7 +64,7 @@ def card_lines(index: _Index) -> tuple[str, str, str]:
     if profile is None:
         return name, "", ""
     host = urlsplit(profile.base_url).netloc or profile.base_url
-    model = profile.model or QApplication.translate("ProfileCard", "server's model")
+    model = profile.model or QApplication.translate("ProfileCard", "default model")
     return name, f"{host} · {model}", verdict_line(index.data(VerifyRole))
 
 
@@ -130,7 +130,9 @@ class ProfileCardDelegate(QStyledItemDelegate):
             painter.setPen(pal.color(text_role))
         elided = QFontMetrics(bold).elidedText(name, Qt.TextElideMode.ElideRight, title.width())
         painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
-        painter.setFont(option.font)
+        plain = QFont(option.font)
+        plain.setBold(False)  # the model makes the active row's font bold; only its name should be
+        painter.setFont(plain)
         muted = pal.color(text_role) if selected else theme.muted_color(pal)
         for number, text in enumerate((detail, verdict), 1):
             row = QRect(left, rect.top() + number * (line + 2), rect.right() - left, line)
@@ -138,6 +140,6 @@ class ProfileCardDelegate(QStyledItemDelegate):
             if number == 2 and index.data(VerifyRole) is not None and not selected:
                 color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)
             painter.setPen(color)
-            shown = QFontMetrics(option.font).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
+            shown = QFontMetrics(plain).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
             painter.drawText(row, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
         painter.restore()

@@ -34,12 +34,13 @@ class EmptyState(QWidget):
         self.add_button = QPushButton(self.tr("Add your first profile"))
         self.add_button.setDefault(True)
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 16)
         layout.addStretch(1)
-        for widget in (self.title, self.text, self.add_button):
-            layout.addWidget(widget, 0, Qt.AlignmentFlag.AlignHCenter)
-            widget.setMaximumWidth(260)
-        self.title.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-        self.text.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        for label in (self.title, self.text):
+            label.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            layout.addWidget(label)  # full width: a wrapped label only gets its height when unconstrained
+        layout.addSpacing(8)
+        layout.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addStretch(2)
         self.add_button.clicked.connect(self.add_requested)
 

@@ -1181,8 +1181,8 @@
     </message>
     <message>
         <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="67"/>
-        <source>server's model</source>
-        <translation>服务器的模型</translation>
+        <source>default model</source>
+        <translation>默认模型</translation>
     </message>
     <message>
         <location filename="../work/wt/ui-window/app/kvswitch/ui/profile_card.py" line="118"/>
