@@ -62,6 +62,16 @@ def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window
     env = json.loads((fake_home / ".claude" / "settings.json").read_text())["env"]
     assert env["ANTHROPIC_BASE_URL"] == llama_server.url
 
+    # a verify from the window lands in the history the card reads
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=60000) as verified:
+        window.verify_action.trigger()
+    entry = window.controller.last_verify(ours)
+    assert entry is not None
+    assert entry.verdict == verified.args[0].verdict
+    from kvswitch.ui.profile_card import card_lines
+
+    assert card_lines(window.model.index(window.model.row_of(ours)))[2] == f"{entry.verdict} · just now"
+
 
 def test_test_connection_to_a_dead_port_names_the_failure_and_the_fix(qtbot: Any, window: Any) -> None:
     editor = window.editor
