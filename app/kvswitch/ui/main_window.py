@@ -14,16 +14,10 @@ from PySide6 import QtCore
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListView,
     QMainWindow,
     QMenu,
     QMessageBox,
-    QPushButton,
     QSplitter,
-    QStackedWidget,
     QStatusBar,
     QTabWidget,
     QToolButton,
@@ -33,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
+from kvswitch.ui.profile_column import ProfileColumnMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
@@ -42,7 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ProfileColumnMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -78,10 +73,8 @@ class MainWindow(QMainWindow):
         from kvswitch.ui import theme  # noqa: PLC0415
         from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
-        from kvswitch.ui.profile_card import ProfileCardDelegate  # noqa: PLC0415
         from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
-        from kvswitch.ui.profile_panel import EmptyState, ProfileButtons  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
         loading_bar = getattr(self, "_loading_bar", None)
@@ -91,36 +84,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         self.model = ProfileListModel(self.store, self, last_verify=self.controller.last_verify)
-        self.list_view = QListView()
-        self.list_view.setModel(self.model)
-        self.list_view.setUniformItemSizes(True)
-        self.list_view.setItemDelegate(ProfileCardDelegate(self.list_view))
-        self.filter_edit = QLineEdit()
-        self.filter_edit.setPlaceholderText(self.tr("Filter profiles (Ctrl+F)"))
-        self.filter_edit.setClearButtonEnabled(True)
-        self.empty_state = EmptyState()
-        self.list_stack = QStackedWidget()
-        self.list_stack.addWidget(self.list_view)
-        self.list_stack.addWidget(self.empty_state)
-        self.new_button = QToolButton()
-        self.new_button.setText(self.tr("New"))
-        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        self.new_menu = QMenu(self.new_button)
-        self._fill_new_menu()
-        self.new_button.setMenu(self.new_menu)
-        self.remove_button = QPushButton(self.tr("Remove"))
-        self.profile_buttons = ProfileButtons()
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(QLabel(self.tr("Profiles")))
-        left_layout.addWidget(self.filter_edit)
-        left_layout.addWidget(self.list_stack, 1)
-        left_layout.addWidget(self.profile_buttons)
-        row = QHBoxLayout()
-        row.addWidget(self.new_button)
-        row.addWidget(self.remove_button)
-        left_layout.addLayout(row)
+        left = self._build_profile_column()
 
         self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
         self.log_panel = LogPanel()
@@ -312,56 +276,6 @@ class MainWindow(QMainWindow):
         if name is not None and self.selected_name() is None:
             self._select(name)  # a reorder resets the rows; keep the profile being edited selected
         self._update_actions()
-
-    @Slot(str)
-    def _on_filter_text_changed(self, text: str) -> None:
-        from kvswitch.ui.profile_card import card_lines  # noqa: PLC0415
-
-        words = text.casefold().split()
-        for row in range(self.model.rowCount()):
-            haystack = " ".join(card_lines(self.model.index(row))).casefold()
-            self.list_view.setRowHidden(row, not all(word in haystack for word in words))
-
-    @Slot()
-    def _on_find_triggered(self) -> None:
-        self.filter_edit.setFocus()
-        self.filter_edit.selectAll()
-
-    @Slot()
-    def _on_duplicate_requested(self) -> None:
-        name = self.selected_name()
-        copy = self.controller.duplicate_profile(name) if name else None
-        if copy is not None:
-            self._select(copy)
-            self.message_bar.show_info(self.tr("Copied “%1” as “%2”.").replace("%1", name or "")
-                                       .replace("%2", copy))
-
-    @Slot(int)
-    def _on_move_requested(self, offset: int) -> None:
-        name = self.selected_name()
-        if name is not None:
-            self.controller.move_profile(name, offset)
-            self._select(name)
-            self._update_actions()
-
-    def open_gallery(self, detector: Callable[[], list[object]] | None = None) -> object:
-        """The preset gallery (modeless, so tests and the user can search while detection runs)."""
-        from kvswitch.ui.gallery import PresetGallery  # noqa: PLC0415
-
-        self.gallery = PresetGallery(self.controller, self, detector=detector)  # type: ignore[arg-type]
-        self.gallery.picked.connect(self._on_gallery_picked)
-        self.gallery.finished.connect(self.gallery.deleteLater)
-        self.gallery.open()
-        return self.gallery
-
-    @Slot(dict)
-    def _on_gallery_picked(self, data: dict[str, object]) -> None:
-        self.list_view.clearSelection()
-        self.list_view.setCurrentIndex(QModelIndex())
-        self.editor.fill_from_preset(data)
-        self.tabs.setCurrentWidget(self.editor)
-        self.editor.key_edit.setFocus()
-        self.message_bar.show_info(self.tr("Add the API key if the backend needs one, then Save."))
 
     def _on_new_kind_chosen(self, kind: ProfileKind | None) -> None:
         self.list_view.clearSelection()
