@@ -259,3 +259,31 @@ def test_gallery_search_hides_sections_without_a_match(qtbot: Any, window: Any) 
     assert gallery.entry_titles() == []
     assert not gallery.buttons.button(gallery.buttons.StandardButton.Ok).isEnabled()
     gallery.close()
+
+
+def _mean_lightness(widget: Any) -> float:
+    image = widget.grab().toImage()
+    points = [(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)]
+    return sum(image.pixelColor(x, y).lightness() for x, y in points) / len(points)
+
+
+def test_cards_follow_light_and_dark_palettes(qtbot: Any, qapp: Any, window: Any, store: Any) -> None:
+    from PySide6.QtGui import QColor, QPalette
+
+    from kvswitch.ui.profile_card import glyph_color
+
+    store.add(make_profile("alpha", model="qwen3-8b", env=SAFE))
+    light_palette = qapp.palette()
+    dark = QPalette()
+    for role, color in ((QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e0e0e0"),
+                        (QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e0e0e0"),
+                        (QPalette.ColorRole.AlternateBase, "#262626")):
+        dark.setColor(role, QColor(color))
+    light = _mean_lightness(window.list_view)
+    qapp.setPalette(dark)
+    try:
+        qtbot.wait(50)
+        assert _mean_lightness(window.list_view) < 80 < light
+        assert glyph_color("vllm", dark).lightness() > glyph_color("vllm", light_palette).lightness()
+    finally:
+        qapp.setPalette(light_palette)

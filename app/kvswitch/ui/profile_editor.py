@@ -13,7 +13,7 @@ import shlex
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QCoreApplication, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.ui import theme
+from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.lint_panel import LintPanel
 from kvswitch.ui.profile_models import ModelMapBox, RunTask
 
@@ -39,27 +40,6 @@ log = logging.getLogger("kvswitch.ui.editor")
 
 EDITABLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish")
 LOG_KINDS = ("", "file", "directory", "journald", "command")
-
-
-def parse_env_block(text: str) -> tuple[dict[str, str], list[str]]:
-    """``KEY=value`` per line (``#`` comments and blank lines skipped); returns env and line errors."""
-    env: dict[str, str] = {}
-    errors: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep:
-            errors.append(QCoreApplication.translate("ProfileEditor", "line %1: expected KEY=value")
-                          .replace("%1", str(number)))
-            continue
-        env[key.strip()] = value.strip()
-    return env, errors
-
-
-def format_env_block(env: dict[str, str]) -> str:
-    return "\n".join(f"{key}={value}" for key, value in env.items())
 
 
 class ProfileEditor(QWidget):
