@@ -287,3 +287,25 @@ def test_cards_follow_light_and_dark_palettes(qtbot: Any, qapp: Any, window: Any
         assert glyph_color("vllm", dark).lightness() > glyph_color("vllm", light_palette).lightness()
     finally:
         qapp.setPalette(light_palette)
+
+
+def test_a_vendor_whose_key_goes_in_anthropic_api_key_writes_it_there(qtbot: Any, window: Any, store: Any,
+                                                                      fake_home: Path,
+                                                                      confirm_apply: None) -> None:
+    gallery = open_gallery(qtbot, window)
+    assert gallery.select_title("Alibaba Cloud Bailian")
+    gallery.buttons.accepted.emit()
+    editor = window.editor
+    assert editor.key_env_combo.currentText() == "ANTHROPIC_API_KEY"
+    qtbot.keyClicks(editor.key_edit, "sk-bailian-test-123456789")
+    with qtbot.waitSignal(window.model.rowsInserted, timeout=2000):
+        editor.save_button.click()
+    name = window.selected_name()
+    assert store.get(name).key_env == "ANTHROPIC_API_KEY"
+    window.editor.load_profile(name)  # reloading keeps the variable
+    assert editor.key_env_combo.currentText() == "ANTHROPIC_API_KEY"
+    with qtbot.waitSignal(window.controller.profile_applied, timeout=5000):
+        window.apply_action.trigger()
+    env = json.loads((fake_home / ".claude" / "settings.json").read_text())["env"]
+    assert env["ANTHROPIC_API_KEY"] == "sk-bailian-test-123456789"
+    assert "ANTHROPIC_AUTH_TOKEN" not in env

@@ -61,7 +61,7 @@ class ProfileEditor(QWidget):
         self._valid: Profile | None = None
         self._touched: set[str] = set()  # fields the user edited: only their errors are shown
         self._show_all = False  # Save was tried (or a preset filled the form): every error shows
-        self._extra: dict[str, Any] = {}  # what a preset sets that the form has no field for (key_env)
+        self._extra: dict[str, Any] = {}  # what a preset sets that the form has no field for (notes)
 
         self.kind_combo = QComboBox()
         for each in ProfileKind:
@@ -104,6 +104,11 @@ class ProfileEditor(QWidget):
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.reveal_button)
+        self.key_env_combo = QComboBox()
+        self.key_env_combo.setToolTip(self.tr("The variable the key goes in; the vendor's docs say which"))
+        for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
+            self.key_env_combo.addItem(name, name)
+        key_row.addWidget(self.key_env_combo)
         self._add_row(form, "api_key", self.tr("API key"), key_row)
         self._add_row(form, "model", self.tr("Model"), self.model_edit)
         self._add_row(form, "env", self.tr("Environment"), self.env_edit)
@@ -142,6 +147,7 @@ class ProfileEditor(QWidget):
             edit.textChanged.connect(lambda _text, f=field: self._on_field_edited(f))
         self.env_edit.textChanged.connect(lambda: self._on_field_edited("env"))
         self.kind_combo.currentIndexChanged.connect(self._on_field_changed)
+        self.key_env_combo.currentIndexChanged.connect(self._on_field_changed)
         self.log_kind_combo.currentIndexChanged.connect(lambda _i: self._on_field_edited("log"))
         for box in self.target_boxes.values():
             box.toggled.connect(lambda _on: self._on_field_edited("targets"))
@@ -180,7 +186,7 @@ class ProfileEditor(QWidget):
         """A new profile from a gallery entry's data (``preset_profile_data``); the user adds a key."""
         self._editing = None
         self._reset_touched()
-        self._extra = {k: data[k] for k in ("key_env", "notes") if data.get(k)}
+        self._extra = {k: data[k] for k in ("notes",) if data.get(k)}
         draft = {"targets": ["claude"], **data}
         try:
             profile = Profile.model_validate(draft, context={"stored": True})
@@ -203,6 +209,7 @@ class ProfileEditor(QWidget):
         self.kind_combo.setCurrentIndex(self.kind_combo.findData(ProfileKind(kind).value))
         self.name_edit.clear()
         self.key_edit.clear()
+        self.key_env_combo.setCurrentIndex(0)
         self.model_edit.clear()
         self.models_box.set_values({})
         self.allow_dangerous_box.setChecked(False)
@@ -252,6 +259,7 @@ class ProfileEditor(QWidget):
         self.name_edit.setText(profile.name)
         self.url_edit.setText(profile.base_url)
         self.key_edit.setText(profile.key)
+        self.key_env_combo.setCurrentIndex(max(0, self.key_env_combo.findData(profile.key_env)))
         self.model_edit.setText(profile.model or "")
         self.models_box.set_values(profile.models.model_dump())
         self.env_edit.setPlainText(format_env_block(profile.env))
@@ -280,6 +288,7 @@ class ProfileEditor(QWidget):
             "kind": self.kind_combo.currentData(),
             "base_url": self.url_edit.text(),
             "api_key": self.key_edit.text() or None,
+            "key_env": self.key_env_combo.currentData(),
             "model": self.model_edit.text().strip() or None,
             "env": env,
             "allow_dangerous_env": self.allow_dangerous_box.isChecked(),
@@ -290,7 +299,6 @@ class ProfileEditor(QWidget):
             try:  # keep what the form does not show (project targets, notes, model map)
                 stored = self._store.get(self._editing)
                 kept = [t for t in stored.targets if t not in EDITABLE_TARGETS]
-                data["key_env"] = stored.key_env
                 data["notes"] = stored.notes
                 data["codex_provider_id"] = stored.codex_provider_id
             except KvSwitchError:

@@ -570,6 +570,11 @@
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
+    <message>
+        <location filename="../profile_editor.py" line="108"/>
+        <source>The variable the key goes in; the vendor&apos;s docs say which</source>
+        <translation>密钥写入的变量；以服务商文档为准</translation>
+    </message>
 </context>
 <context>
     <name>ProfileListModel</name>
