@@ -309,3 +309,18 @@ def test_a_vendor_whose_key_goes_in_anthropic_api_key_writes_it_there(qtbot: Any
     env = json.loads((fake_home / ".claude" / "settings.json").read_text())["env"]
     assert env["ANTHROPIC_API_KEY"] == "sk-bailian-test-123456789"
     assert "ANTHROPIC_AUTH_TOKEN" not in env
+
+
+def test_closing_the_gallery_while_detection_runs_is_harmless(qtbot: Any, window: Any) -> None:
+    import time
+
+    def slow_detector() -> list[Any]:
+        time.sleep(0.4)
+        return []
+
+    gallery = window.open_gallery(detector=slow_detector)
+    seen: list[int] = []
+    gallery.detection_finished.connect(seen.append)
+    gallery.reject()
+    qtbot.wait(700)
+    assert seen == []  # the late answer went nowhere, and raised nothing

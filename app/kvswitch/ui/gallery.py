@@ -8,6 +8,7 @@ ports and reads the process list, so it runs off the GUI thread through the cont
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -99,6 +100,14 @@ class PresetGallery(QDialog):
         self._task = controller.run_task(detector or detect_local, self._on_detection_succeeded,
                                          self._on_detection_failed)
         self.search_edit.setFocus()
+
+    def done(self, result: int) -> None:
+        """Closing while detection runs: its answer must not reach a dialog that is being deleted."""
+        for signal, slot in ((self._task.finished, self._on_detection_succeeded),
+                             (self._task.failed, self._on_detection_failed)):
+            with contextlib.suppress(RuntimeError, TypeError):  # already disconnected
+                signal.disconnect(slot)
+        super().done(result)
 
     # -- entries -----------------------------------------------------------------------------------
 
