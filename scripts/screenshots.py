@@ -6,8 +6,13 @@
 Re-runs itself under ``xvfb-run -a`` when there is no display. Everything happens in a temporary
 HOME: demo profiles, a demo llama-server log (built from ``tests/ui/data/llama_server_demo.log``, a
 real capture, or generated when that file is absent), and — when the llama-server binary is built — a
-real verify against a tiny local model. Saves main window, log panel (hit and miss), verify card, apply
-diff and tray menu.
+real verify against a tiny local model. Saves the empty window, the preset gallery, main window (profile
+cards, light and dark), log panel (hit and miss), verify card, apply diff and tray menu.
+
+    QT_SCALE_FACTOR=2 scripts/screenshots.py --quick
+
+``--quick`` saves only the window states (empty, gallery, cards), with ``@2x`` in the names when
+``QT_SCALE_FACTOR`` is 2, to check the layout at 200%.
 """
 
 from __future__ import annotations
@@ -88,15 +93,16 @@ class Session:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "docs" / "screenshots"))
+    parser.add_argument("--quick", action="store_true", help="only the empty state, gallery and cards")
     args = parser.parse_args()
     if not os.environ.get("DISPLAY") and not os.environ.get("KVSWITCH_SCREENSHOTS_CHILD"):
         if not shutil.which("xvfb-run"):
             sys.exit("xvfb-run is needed (apt-get install xvfb)")
         env = {**os.environ, "KVSWITCH_SCREENSHOTS_CHILD": "1"}
-        return subprocess.call(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, __file__,
-                                "--out", args.out], env=env)
+        return subprocess.call(["xvfb-run", "-a", "-s", "-screen 0 2600x1800x24", sys.executable, __file__,
+                                "--out", args.out, *(["--quick"] if args.quick else [])], env=env)
     with tempfile.TemporaryDirectory(prefix="kvswitch-demo-") as tmp:
-        return shoot(Path(tmp), Path(args.out))
+        return shoot(Path(tmp), Path(args.out), args.quick)
 
 
 def _demo_env(home: Path) -> None:
@@ -140,12 +146,12 @@ def _start_llama(home: Path) -> tuple[subprocess.Popen[bytes] | None, str | None
     return None, None
 
 
-def shoot(home: Path, out: Path) -> int:
+def shoot(home: Path, out: Path, quick: bool = False) -> int:
     _demo_env(home)
     out.mkdir(parents=True, exist_ok=True)
     llama, llama_url = _start_llama(home)
     try:
-        return _shoot(home, out, llama_url)
+        return _shoot(home, out, llama_url, quick)
     finally:
         if llama is not None:
             llama.terminate()
@@ -166,6 +172,20 @@ def _dark_palette() -> object:
         pal.setColor(role, QColor(color))
     pal.setColor(QPalette.ColorGroup.Disabled, roles.Text, QColor("#7a7a7a"))
     return pal
+
+
+def _remember_demo_verdicts(paths: object) -> None:
+    """Verdicts for two demo profiles' cards, as ``kvswitch verify`` records them."""
+    import datetime as dt  # noqa: PLC0415
+
+    from kvswitch.verify.history import HistoryEntry, VerifyHistory  # noqa: PLC0415
+
+    history = VerifyHistory(paths.data_dir / "verify-history")  # type: ignore[attr-defined]
+    earlier = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=12)).isoformat(timespec="seconds")
+    history.append(HistoryEntry(time=earlier, profile="Local llama.cpp", check="synthetic", verdict="HIT"))
+    yesterday = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=26)).isoformat(timespec="seconds")
+    history.append(HistoryEntry(time=yesterday, profile="llama.cpp, stock Claude env", check="synthetic",
+                                verdict="MISS"))
 
 
 def _shoot_chinese(app: object, shell: object, out: Path, pump: object) -> None:
@@ -193,12 +213,31 @@ def _shoot_chinese(app: object, shell: object, out: Path, pump: object) -> None:
     i18n.install(app, "en")  # type: ignore[arg-type]
 
 
-def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
+def _shoot_first_start(window: object, out: Path, pump: object, llama_url: str | None, tag: str) -> None:
+    """The window before any profile exists, and the gallery it opens (a real server detected first)."""
+    from kvswitch.platform.detect import detect_servers  # noqa: PLC0415
+
+    window.grab().save(str(out / f"empty-state{tag}.png"))  # type: ignore[attr-defined]
+    ports = [int(llama_url.rsplit(":", 1)[1])] if llama_url else []
+    def demo_servers() -> list[object]:  # only the demo server, not others this machine runs
+        return [found for found in detect_servers(ports) if found.port in ports] if ports else []
+
+    gallery = window.open_gallery(detector=demo_servers)  # type: ignore[attr-defined]
+    pump(2500)  # type: ignore[operator]
+    gallery.grab().save(str(out / f"gallery{tag}.png"))
+    gallery.search_edit.setText("deepseek")
+    pump(200)  # type: ignore[operator]
+    gallery.grab().save(str(out / f"gallery-search{tag}.png"))
+    gallery.close()
+
+
+def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) -> int:
     from PySide6.QtCore import QEventLoop, QPoint, QTimer  # noqa: PLC0415
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
     from kvswitch.core.models import Profile  # noqa: PLC0415
     from kvswitch.core.paths import AppPaths  # noqa: PLC0415
+    from kvswitch.servers.preset_data import preset_profile_data  # noqa: PLC0415
     from kvswitch.ui import i18n  # noqa: PLC0415
     from kvswitch.ui.app import create_application  # noqa: PLC0415
     from kvswitch.ui.diff_dialog import ApplyDialog  # noqa: PLC0415
@@ -217,6 +256,13 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     server_log.write_text("")
     paths = AppPaths.default()
     shell = AppShell(paths, None, tray_available=False)
+    tag = "@2x" if os.environ.get("QT_SCALE_FACTOR") == "2" else ""
+    shell.window.resize(1180, 760)
+    if not shell.window.content_built:
+        shell.window.build_content()
+    shell.window.show()
+    pump(300)
+    _shoot_first_start(shell.window, out, pump, llama_url, tag)
     store = shell.controller.store
     safe = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "CLAUDE_CODE_ENABLE_TELEMETRY": "0"}
@@ -227,6 +273,8 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
                       api_key="sk-ant-api03-demo-0000000000000000000000"))
     store.add(Profile(name="LM Studio", kind="lm-studio", base_url="http://127.0.0.1:1234",
                       model="qwen3-coder-30b", env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}))
+    deepseek = preset_profile_data("DeepSeek", "deepseek", None, False, False)
+    store.add(Profile.model_validate({**deepseek, "api_key": "sk-demo-2222222222222222"}))
     store.add(Profile(name="Team gateway", kind="openai-compatible", base_url="https://llm.example.com/v1",
                       api_key="sk-team-demo-1111111111111111", model="gpt-5-codex", targets=["codex"]))
     store.add(Profile(name="llama.cpp, stock Claude env", kind="llama.cpp",
@@ -244,8 +292,18 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     dialog.grab().save(str(out / "apply-diff.png"))
     dialog.close()
     shell.controller.apply("Local llama.cpp")
+    _remember_demo_verdicts(paths)
+    window.model.store_changed.emit()
     pump(400)
-    window.grab().save(str(out / "main-window.png"))
+    window.grab().save(str(out / f"main-window{tag}.png"))
+    if quick:
+        app.setStyle("Fusion")
+        app.setPalette(_dark_palette())
+        pump(300)
+        window.grab().save(str(out / f"main-window-dark{tag}.png"))
+        shell.shutdown()
+        window.close()
+        return 0
 
     window._select("LM Studio")
     pump(200)
@@ -300,6 +358,9 @@ def _shoot(home: Path, out: Path, llama_url: str | None) -> int:
     window.tabs.setCurrentWidget(window.log_panel)
     pump(800)
     window.grab().save(str(out / "log-panel-dark.png"))
+    window.tabs.setCurrentWidget(window.editor)
+    pump(300)
+    window.grab().save(str(out / "main-window-dark.png"))
     app.setPalette(light)
 
     tray = TrayIcon(shell.controller)

@@ -40,7 +40,7 @@ STILL_NAMING = {
     "commands/platform.py",  # the ``detect`` command's help text
     # the vendor catalog speaks of the Anthropic Messages API its vendors expose (and of Anthropic's
     # own kind, whose key variable differs); Ollama's native model list in the connection test
-    "core/catalog.py", "core/gateway_lint.py", "commands/preset_data.py", "commands/profiles.py",
+    "core/catalog.py", "core/gateway_lint.py", "commands/profiles.py",
     "verify/connection.py",
     "ui/smoke.py",  # the smoke test starts a llama.cpp profile
     "ui/profile_editor.py",  # the editor's default kind

@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from kvswitch.commands.preset_data import preset_profile_data
 from kvswitch.core.catalog import parse_catalog, vendor, vendors, vendors_for_host
 from kvswitch.core.errors import KvSwitchError, UsageError
 from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import Profile
+from kvswitch.servers.preset_data import preset_profile_data
 
 APP = Path(__file__).resolve().parents[2] / "app"
 KEY = "sk-catalog-0123456789abcdef"

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from kvswitch.commands.common import out, store_from
-from kvswitch.commands.preset_data import preset_entries
+from kvswitch.servers.preset_data import preset_entries
 
 
 def register(subparsers: Any) -> None:

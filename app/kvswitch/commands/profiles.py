@@ -14,11 +14,11 @@ from pydantic import ValidationError
 
 from kvswitch.commands.common import out, store_from
 from kvswitch.commands.common import print_lint as _print_lint
-from kvswitch.commands.preset_data import preset_profile_data
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret, mask_url
 from kvswitch.servers import preset
+from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.targets.keyed import is_secret_key
 
 KINDS = [k.value for k in ProfileKind]

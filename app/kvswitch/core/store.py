@@ -63,6 +63,7 @@ class ProfileStore:
 
     - ``profiles()`` / ``get(name)``: current profiles (reloaded if another process changed the file).
     - ``add`` / ``update(old_name, profile)`` / ``remove``: validated, locked, atomic, 0600.
+    - ``duplicate(name)`` / ``move(name, offset)``: a copy after the original; the user's order.
     - ``active_name``: the profile last applied (from the engine's ledger).
     - ``subscribe(callback)``: called with no arguments after any change, ours or on disk.
     """
@@ -168,6 +169,48 @@ class ProfileStore:
             self._write()
         self._notify()
         return removed
+
+    def duplicate(self, name: str, new_name: str | None = None) -> Profile:
+        """Copy a profile (key included) under a free name, placed right after the original.
+
+        Without ``new_name`` the copy is called "NAME copy", then "NAME copy 2" and so on, so
+        duplicating twice never collides.
+        """
+        with self._locked():
+            index = self._index(name)
+            original = self._profiles[index]
+            chosen = new_name if new_name is not None else self._free_copy_name(original.name)
+            if self._find(chosen) is not None:
+                raise ProfileError(f"a profile named {chosen!r} already exists; choose another name")
+            data = original.model_dump(context={"secrets": True})
+            data["name"] = chosen
+            copy = Profile.model_validate(data, context={"stored": True})
+            self._profiles.insert(index + 1, copy)
+            self._write()
+        self._notify()
+        return copy.model_copy(deep=True)
+
+    def move(self, name: str, offset: int) -> int:
+        """Move a profile ``offset`` places (negative: up) in the user's order; returns its new index.
+
+        The order is the order of the list in profiles.json, so the CLI lists profiles the same way.
+        """
+        with self._locked():
+            index = self._index(name)
+            target = max(0, min(len(self._profiles) - 1, index + offset))
+            if target != index:
+                self._profiles.insert(target, self._profiles.pop(index))
+                self._write()
+        if target != index:
+            self._notify()
+        return target
+
+    def _free_copy_name(self, name: str) -> str:
+        base = f"{name[:54]} copy"  # room left for " 999"
+        candidate, number = base, 2
+        while self._find(candidate) is not None:
+            candidate, number = f"{base} {number}", number + 1
+        return candidate
 
     def replace_all(self, profiles: list[Profile]) -> None:
         """Reorder or bulk-replace (the GUI's drag and drop); names must be unique."""

@@ -35,6 +35,7 @@ SERVER = Server(
     kind=ProfileKind.ANTHROPIC,
     label="Anthropic",
     short_label="Anthropic",
+    badge="An",
     base_url="https://api.anthropic.com",
     description="Anthropic's own API (Claude Code's default backend).",
     needs_key=True,

@@ -201,6 +201,8 @@ class Server:
     label: str
     short_label: str
     base_url: str
+    #: two letters for the kind's glyph in the profile list
+    badge: str = "•"
     port: int | None = None
     description: str = ""
     local: bool = False

@@ -9,6 +9,7 @@ SERVER = Server(
     kind=ProfileKind.CUSTOM,
     label="Custom",
     short_label="custom",
+    badge="··",
     base_url="http://127.0.0.1:8080",
     specific=False,
     description="Anything else; nothing is pre-filled.",

@@ -43,6 +43,7 @@ SERVER = Server(
     kind=ProfileKind.LM_STUDIO,
     label="LM Studio",
     short_label="LM Studio",
+    badge="LM",
     base_url="http://127.0.0.1:1234",
     port=1234,
     description="LM Studio's local server; logs in ~/.lmstudio/server-logs.",

@@ -43,6 +43,7 @@ SERVER = Server(
     kind=ProfileKind.OPENAI_COMPATIBLE,
     label="OpenAI-compatible gateway",
     short_label="gateway",
+    badge="Ai",
     base_url="https://api.openai.com/v1",
     specific=False,
     description="Any gateway speaking the OpenAI API (Codex) or Anthropic API (Claude Code).",

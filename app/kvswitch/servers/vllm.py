@@ -36,6 +36,7 @@ SERVER = Server(
     kind=ProfileKind.VLLM,
     label="vLLM",
     short_label="vLLM",
+    badge="vL",
     base_url="http://127.0.0.1:8000",
     port=8000,
     description="vLLM (optionally with LMCache).",

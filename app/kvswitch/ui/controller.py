@@ -193,6 +193,34 @@ class AppController(QObject):
         self.undo_finished.emit(self._describe_undo(result))
         return True
 
+    def can_undo(self) -> bool:
+        """Whether the ledger records an apply that undo can walk back (the engine's own test)."""
+        from kvswitch.core.ledger import Ledger  # noqa: PLC0415
+
+        try:
+            return bool(Ledger(self.paths.state_file).load().history)
+        except KvSwitchError:
+            return False
+
+    def duplicate_profile(self, name: str) -> str | None:
+        """Copy a profile right after itself; returns the copy's name (None: ``apply_failed`` said why)."""
+        try:
+            return self.store.duplicate(name).name
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))
+            return None
+
+    def move_profile(self, name: str, offset: int) -> None:
+        try:
+            self.store.move(name, offset)
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))
+
+    def run_task(self, fn: Any, on_success: Any, on_failure: Any) -> tasks.BackgroundTask:
+        """Run ``fn()`` (detection, a model listing, a connection test) off the GUI thread."""
+        return tasks.run_in_background(self, lambda _cancel, _progress: fn(),
+                                       on_success=on_success, on_failure=on_failure)
+
     def _describe_undo(self, result: object) -> str:
         text = str(result) if result is not None else ""
         return text or self.tr("Undid the last apply.")
@@ -246,7 +274,7 @@ class AppController(QObject):
 
             result = run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
             if not cancel.is_set():  # a cancelled run says nothing about the server
-                with contextlib.suppress(OSError):  # a full disk must not hide the verdict
+                with contextlib.suppress(OSError, KvSwitchError):  # a full disk must not hide the verdict
                     remember_synthetic(paths, profile, result)
             return result
 
@@ -314,6 +342,16 @@ class AppController(QObject):
         self.client_verify_finished.emit(report)
         if self.verifying:
             self.history_changed.emit(self.verifying)
+
+    def last_verify(self, name: str) -> Any | None:
+        """The profile's latest recorded verify (a ``HistoryEntry``), or None when never verified."""
+        from kvswitch.verify.records import history  # noqa: PLC0415
+
+        try:
+            entries = history(self.paths).load(name)
+        except OSError:
+            return None
+        return entries[-1] if entries else None
 
     def cancel_verify(self) -> None:
         if self._verify_task is not None and self._verify_task.running:

@@ -14,13 +14,9 @@ from PySide6 import QtCore
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QListView,
     QMainWindow,
     QMenu,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QStatusBar,
     QTabWidget,
@@ -31,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
+from kvswitch.ui.profile_column import ProfileColumnMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
@@ -40,7 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(QMainWindow):
+class MainWindow(ProfileColumnMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -86,28 +83,10 @@ class MainWindow(QMainWindow):
             self._loading_bar = None
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
-        self.model = ProfileListModel(self.store, self)
-        self.list_view = QListView()
-        self.list_view.setModel(self.model)
-        self.list_view.setUniformItemSizes(True)
-        self.new_button = QToolButton()
-        self.new_button.setText(self.tr("New"))
-        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        self.new_menu = QMenu(self.new_button)
-        self._fill_new_menu()
-        self.new_button.setMenu(self.new_menu)
-        self.remove_button = QPushButton(self.tr("Remove"))
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(QLabel(self.tr("Profiles")))
-        left_layout.addWidget(self.list_view, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.new_button)
-        row.addWidget(self.remove_button)
-        left_layout.addLayout(row)
+        self.model = ProfileListModel(self.store, self, last_verify=self.controller.last_verify)
+        left = self._build_profile_column()
 
-        self.editor = ProfileEditor(self.store)
+        self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
         self.log_panel = LogPanel()
         self.verify_card = VerifyCard()
         self.tabs = QTabWidget()
@@ -124,7 +103,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([240, 860])
+        splitter.setSizes([300, 800])
         self.setCentralWidget(splitter)
 
         self._build_actions()
@@ -145,6 +124,12 @@ class MainWindow(QMainWindow):
         self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.undo_action = QAction(self.tr("Undo last apply"), self)
         self.verify_action = QAction(self.tr("Verify cache"), self)
+        self.verify_action.setShortcut(QKeySequence("Ctrl+R"))
+        self.new_action = QAction(self.tr("New profile…"), self)
+        self.new_action.setShortcut(QKeySequence.StandardKey.New)
+        self.find_action = QAction(self.tr("Find profile"), self)
+        self.find_action.setShortcut(QKeySequence.StandardKey.Find)
+        self.addAction(self.find_action)
         self.import_menu = QMenu(self.tr("Import"), self)
         self.import_claude_action = self.import_menu.addAction(self.tr("From Claude Code settings"))
         self.import_cc_switch_action = self.import_menu.addAction(self.tr("From CC Switch"))
@@ -154,11 +139,13 @@ class MainWindow(QMainWindow):
         import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.quit_action = QAction(self.tr("Quit"), self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        toolbar.addAction(self.new_action)
         toolbar.addAction(self.apply_action)
         toolbar.addAction(self.undo_action)
         toolbar.addAction(self.verify_action)
         toolbar.addWidget(import_button)
         menu = self.menuBar().addMenu(self.tr("&File"))
+        menu.addAction(self.new_action)
         optional = self._optional_dialog_action
         self.settings_action = optional(menu, "settings_dialog", self.tr("Settings…"), self.open_settings)
         self.first_run_action = optional(menu, "first_run", self.tr("Setup assistant…"), self.open_first_run)
@@ -181,6 +168,9 @@ class MainWindow(QMainWindow):
         from kvswitch.core.models import ProfileKind  # noqa: PLC0415
         from kvswitch.servers import PRESETS  # noqa: PLC0415
 
+        gallery = self.new_menu.addAction(self.tr("From a server or vendor…"))
+        gallery.triggered.connect(lambda: self.open_gallery())
+        self.new_menu.addSeparator()
         for kind in ProfileKind:
             label = PRESETS[kind].label if kind in PRESETS else kind.value
             action = self.new_menu.addAction(label)
@@ -193,6 +183,12 @@ class MainWindow(QMainWindow):
         self.model.store_changed.connect(self._on_store_changed)
         self.new_button.clicked.connect(lambda: self._on_new_kind_chosen(None))
         self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.new_action.triggered.connect(lambda: self.open_gallery())
+        self.find_action.triggered.connect(self._on_find_triggered)
+        self.filter_edit.textChanged.connect(self._on_filter_text_changed)
+        self.empty_state.add_requested.connect(lambda: self.open_gallery())
+        self.profile_buttons.duplicate_requested.connect(self._on_duplicate_requested)
+        self.profile_buttons.move_requested.connect(self._on_move_requested)
         self.apply_action.triggered.connect(self._on_apply_triggered)
         self.undo_action.triggered.connect(self.controller.undo)
         self.verify_action.triggered.connect(self._on_verify_triggered)
@@ -230,10 +226,16 @@ class MainWindow(QMainWindow):
                 self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _update_actions(self) -> None:
-        has = self.selected_name() is not None
+        name = self.selected_name()
+        has = name is not None
         self.apply_action.setEnabled(has)
         self.remove_button.setEnabled(has)
-        self.verify_action.setEnabled(bool(self.store.active_name))
+        self.verify_action.setEnabled(has and bool(self.store.active_name))
+        self.undo_action.setEnabled(self.controller.can_undo())
+        row = self.model.row_of(name) if name else -1
+        self.profile_buttons.update_for(row, self.model.rowCount())
+        self.list_stack.setCurrentWidget(self.list_view if self.model.rowCount() else self.empty_state)
+        self.filter_edit.setEnabled(self.model.rowCount() > 0)
 
     def bind_log_to_active(self) -> None:
         profile = self.controller.active_profile()
@@ -272,6 +274,9 @@ class MainWindow(QMainWindow):
         name = self.editor.editing
         if name is not None and self.model.row_of(name) < 0:
             self.editor.new_profile()
+        self._on_filter_text_changed(self.filter_edit.text())
+        if name is not None and self.selected_name() is None:
+            self._select(name)  # a reorder resets the rows; keep the profile being edited selected
         self._update_actions()
 
     def _on_new_kind_chosen(self, kind: ProfileKind | None) -> None:

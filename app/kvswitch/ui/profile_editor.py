@@ -2,7 +2,8 @@
 
 The form holds a draft only while the user types; saving goes through the store, which owns profiles.
 Validation messages are the model's own (``Profile.model_validate``), shown next to the field they
-belong to, so the window and the CLI reject the same things with the same words.
+belong to, so the window and the CLI reject the same things with the same words — but only for a field
+the user has edited (or all of them once Save is tried): a blank new form is not an error.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import shlex
 from typing import Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QCoreApplication, Signal, Slot
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,33 +32,14 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.ui import theme
+from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.lint_panel import LintPanel
+from kvswitch.ui.profile_models import ModelMapBox, RunTask
 
 log = logging.getLogger("kvswitch.ui.editor")
 
 EDITABLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish")
 LOG_KINDS = ("", "file", "directory", "journald", "command")
-
-
-def parse_env_block(text: str) -> tuple[dict[str, str], list[str]]:
-    """``KEY=value`` per line (``#`` comments and blank lines skipped); returns env and line errors."""
-    env: dict[str, str] = {}
-    errors: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, value = line.partition("=")
-        if not sep:
-            errors.append(QCoreApplication.translate("ProfileEditor", "line %1: expected KEY=value")
-                          .replace("%1", str(number)))
-            continue
-        env[key.strip()] = value.strip()
-    return env, errors
-
-
-def format_env_block(env: dict[str, str]) -> str:
-    return "\n".join(f"{key}={value}" for key, value in env.items())
 
 
 class ProfileEditor(QWidget):
@@ -71,12 +53,15 @@ class ProfileEditor(QWidget):
     profile_saved = Signal(str)
     save_failed = Signal(str)
 
-    def __init__(self, store: Any, parent: QWidget | None = None):
+    def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None):
         super().__init__(parent)
         self._store = store
         self._editing: str | None = None  # name in the store, None for a new profile
         self._loading = False
         self._valid: Profile | None = None
+        self._touched: set[str] = set()  # fields the user edited: only their errors are shown
+        self._show_all = False  # Save was tried (or a preset filled the form): every error shows
+        self._extra: dict[str, Any] = {}  # what a preset sets that the form has no field for (notes)
 
         self.kind_combo = QComboBox()
         for each in ProfileKind:
@@ -119,6 +104,11 @@ class ProfileEditor(QWidget):
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.reveal_button)
+        self.key_env_combo = QComboBox()
+        self.key_env_combo.setToolTip(self.tr("The variable the key goes in; the vendor's docs say which"))
+        for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
+            self.key_env_combo.addItem(name, name)
+        key_row.addWidget(self.key_env_combo)
         self._add_row(form, "api_key", self.tr("API key"), key_row)
         self._add_row(form, "model", self.tr("Model"), self.model_edit)
         self._add_row(form, "env", self.tr("Environment"), self.env_edit)
@@ -135,6 +125,7 @@ class ProfileEditor(QWidget):
         log_row.addWidget(self.log_kind_combo)
         log_row.addWidget(self.log_path_edit, 1)
         self._add_row(form, "log", self.tr("Server log"), log_row)
+        self.models_box = ModelMapBox(lambda: self._valid, run_task, self)
 
         self.lint_panel = LintPanel(self)
         self.save_button = QPushButton(self.tr("Save"))
@@ -145,17 +136,23 @@ class ProfileEditor(QWidget):
         buttons.addWidget(self.save_button)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.models_box)
         layout.addWidget(self.lint_panel)
         layout.addStretch(1)
         layout.addLayout(buttons)
 
-        for edit in (self.name_edit, self.url_edit, self.key_edit, self.model_edit, self.log_path_edit):
-            edit.textChanged.connect(self._on_field_changed)
-        self.env_edit.textChanged.connect(self._on_field_changed)
+        fields = {"name": self.name_edit, "base_url": self.url_edit, "api_key": self.key_edit,
+                  "model": self.model_edit, "log": self.log_path_edit}
+        for field, edit in fields.items():
+            edit.textChanged.connect(lambda _text, f=field: self._on_field_edited(f))
+        self.env_edit.textChanged.connect(lambda: self._on_field_edited("env"))
         self.kind_combo.currentIndexChanged.connect(self._on_field_changed)
-        self.log_kind_combo.currentIndexChanged.connect(self._on_field_changed)
-        for box in (*self.target_boxes.values(), self.allow_dangerous_box):
-            box.toggled.connect(self._on_field_changed)
+        self.key_env_combo.currentIndexChanged.connect(self._on_field_changed)
+        self.log_kind_combo.currentIndexChanged.connect(lambda _i: self._on_field_edited("log"))
+        for box in self.target_boxes.values():
+            box.toggled.connect(lambda _on: self._on_field_edited("targets"))
+        self.allow_dangerous_box.toggled.connect(lambda _on: self._on_field_edited("env"))
+        self.models_box.changed.connect(self._on_field_changed)
         self.reveal_button.toggled.connect(self._on_reveal_toggled)
         self.preset_button.clicked.connect(self._on_preset_clicked)
         self.save_button.clicked.connect(self.save)
@@ -182,15 +179,39 @@ class ProfileEditor(QWidget):
             self.save_failed.emit(str(exc))
             return
         self._editing = profile.name
+        self._reset_touched()
         self._fill(profile)
+
+    def fill_from_preset(self, data: dict[str, Any]) -> None:
+        """A new profile from a gallery entry's data (``preset_profile_data``); the user adds a key."""
+        self._editing = None
+        self._reset_touched()
+        self._extra = {k: data[k] for k in ("notes",) if data.get(k)}
+        draft = {"targets": ["claude"], **data}
+        try:
+            profile = Profile.model_validate(draft, context={"stored": True})
+        except ValidationError as exc:
+            self.save_failed.emit(str(exc))
+            return
+        self._fill(profile)
+        self._show_all = True  # the user chose this: a clash with an existing name should show now
+        self._validate()
+
+    def _reset_touched(self) -> None:
+        self._touched = set()
+        self._show_all = False
+        self._extra = {}
 
     def new_profile(self, kind: ProfileKind | str = ProfileKind.LLAMA_CPP) -> None:
         self._editing = None
+        self._reset_touched()
         self._loading = True
         self.kind_combo.setCurrentIndex(self.kind_combo.findData(ProfileKind(kind).value))
         self.name_edit.clear()
         self.key_edit.clear()
+        self.key_env_combo.setCurrentIndex(0)
         self.model_edit.clear()
+        self.models_box.set_values({})
         self.allow_dangerous_box.setChecked(False)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec == "claude")
@@ -213,6 +234,7 @@ class ProfileEditor(QWidget):
         self._validate()
 
     def save(self) -> bool:
+        self._show_all = True
         profile = self._validate()
         if profile is None:
             return False
@@ -237,7 +259,9 @@ class ProfileEditor(QWidget):
         self.name_edit.setText(profile.name)
         self.url_edit.setText(profile.base_url)
         self.key_edit.setText(profile.key)
+        self.key_env_combo.setCurrentIndex(max(0, self.key_env_combo.findData(profile.key_env)))
         self.model_edit.setText(profile.model or "")
+        self.models_box.set_values(profile.models.model_dump())
         self.env_edit.setPlainText(format_env_block(profile.env))
         self.allow_dangerous_box.setChecked(profile.allow_dangerous_env)
         for spec, box in self.target_boxes.items():
@@ -264,20 +288,22 @@ class ProfileEditor(QWidget):
             "kind": self.kind_combo.currentData(),
             "base_url": self.url_edit.text(),
             "api_key": self.key_edit.text() or None,
+            "key_env": self.key_env_combo.currentData(),
             "model": self.model_edit.text().strip() or None,
             "env": env,
             "allow_dangerous_env": self.allow_dangerous_box.isChecked(),
+            **self._extra,
         }
         kept = []
         if self._editing is not None:
             try:  # keep what the form does not show (project targets, notes, model map)
                 stored = self._store.get(self._editing)
                 kept = [t for t in stored.targets if t not in EDITABLE_TARGETS]
-                data["models"] = stored.models.model_dump()
                 data["notes"] = stored.notes
                 data["codex_provider_id"] = stored.codex_provider_id
             except KvSwitchError:
                 pass
+        data["models"] = self.models_box.values()
         data["targets"] = [spec for spec, box in self.target_boxes.items() if box.isChecked()] + kept
         log_kind = self.log_kind_combo.currentData()
         value = self.log_path_edit.text().strip()
@@ -312,6 +338,7 @@ class ProfileEditor(QWidget):
             profile = None
         self._valid = profile
         self.save_button.setEnabled(profile is not None)
+        self.models_box.update_buttons()
         self.lint_panel.show_for(profile)
         return profile
 
@@ -339,6 +366,8 @@ class ProfileEditor(QWidget):
         form.addRow(label, box)
 
     def _show_error(self, field: str, message: str) -> None:
+        if not self._show_all and field not in self._touched:
+            return
         label = self.errors[field]
         label.setText(message if label.isHidden() else f"{label.text()}\n{message}")
         label.show()
@@ -350,6 +379,11 @@ class ProfileEditor(QWidget):
         return found.label if found is not None else kind.value
 
     # -- slots -------------------------------------------------------------------------------------
+
+    def _on_field_edited(self, field: str) -> None:
+        if not self._loading:
+            self._touched.add(field)
+        self._on_field_changed()
 
     @Slot()
     def _on_field_changed(self, *_args: object) -> None:

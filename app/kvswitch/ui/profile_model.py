@@ -9,6 +9,7 @@ thing kept here is the list of names last shown, which row signals need to descr
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal, Slot
@@ -25,6 +26,8 @@ log = logging.getLogger("kvswitch.ui.profiles")
 ProfileRole = Qt.ItemDataRole.UserRole + 1
 IsActiveRole = Qt.ItemDataRole.UserRole + 2
 NameRole = Qt.ItemDataRole.UserRole + 3
+#: the latest recorded verify of the row's profile (a ``HistoryEntry``) or None
+VerifyRole = Qt.ItemDataRole.UserRole + 4
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -39,9 +42,11 @@ class ProfileListModel(QAbstractListModel):
     store_changed = Signal()
     _store_notified = Signal()
 
-    def __init__(self, store: ProfileStore, parent: QObject | None = None):
+    def __init__(self, store: ProfileStore, parent: QObject | None = None,
+                 last_verify: Callable[[str], Any] | None = None):
         super().__init__(parent)
         self._store = store
+        self._last_verify = last_verify or (lambda _name: None)
         self._names: list[str] = [p.name for p in store.profiles()]
         # The store may notify from a worker thread (apply in the background); the signal hop makes the
         # row update run on the model's thread.
@@ -110,6 +115,8 @@ class ProfileListModel(QAbstractListModel):
             return active
         if role == ProfileRole:
             return self.profile_at(index.row())
+        if role == VerifyRole:
+            return self._last_verify(name)
         if role == Qt.ItemDataRole.FontRole:
             font = QFont()
             font.setBold(active)
@@ -123,7 +130,9 @@ class ProfileListModel(QAbstractListModel):
             marker = self.tr(" (active)") if active else ""
             return f"{name}{marker}\n{profile.kind.value} · {profile.base_url}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return self.tr("%1, active").replace("%1", name) if active else name
+            profile = self.profile_at(index.row())
+            kind = f", {profile.kind.value}" if profile is not None else ""
+            return (self.tr("%1, active").replace("%1", name) if active else name) + kind
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:

@@ -87,7 +87,7 @@ class TrayIcon(QObject):
         header = self.menu.addAction(self.tr("Profiles") if profiles else self.tr("No profiles yet"))
         header.setEnabled(False)
         for profile in sorted(profiles, key=lambda p: p.name.casefold()):
-            action = QAction(profile.name, self.menu)
+            action = QAction(self._profile_label(profile.name, active), self.menu)
             action.setCheckable(True)
             action.setChecked(profile.name == active)
             action.setToolTip(f"{profile.kind.value} · {profile.base_url}")
@@ -122,9 +122,23 @@ class TrayIcon(QObject):
                   "partial": self.tr("partial cache reuse"), "miss": self.tr("cache miss")}
         state = states.get(self.controller.cache_state.value, "")
         if active:
-            self.icon.setToolTip(self.tr("KV Switch: %1 (%2)").replace("%1", active).replace("%2", state))
+            text = self.tr("KV Switch: %1 (%2)").replace("%1", active).replace("%2", state)
+            self.icon.setToolTip(f"{text}\n{self._last_verify_text(active)}")
         else:
             self.icon.setToolTip(self.tr("KV Switch: no profile applied"))
+
+    def _last_verify_text(self, name: str) -> str:
+        from kvswitch.ui.profile_card import verdict_line  # noqa: PLC0415
+
+        return self.tr("Last verify: %1").replace("%1", verdict_line(self.controller.last_verify(name)))
+
+    def _profile_label(self, name: str, active: str | None) -> str:
+        """The active profile's item also says its last verdict, so the menu answers "is it cached?"."""
+        if name != active:
+            return name
+        from kvswitch.ui.profile_card import verdict_line  # noqa: PLC0415
+
+        return f"{name} — {verdict_line(self.controller.last_verify(name))}"
 
     # -- slots -------------------------------------------------------------------------------------
 

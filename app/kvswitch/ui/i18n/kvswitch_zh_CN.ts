@@ -4,39 +4,39 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="198"/>
+        <location filename="../controller.py" line="226"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="233"/>
-        <location filename="../controller.py" line="271"/>
+        <location filename="../controller.py" line="261"/>
+        <location filename="../controller.py" line="300"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="279"/>
+        <location filename="../controller.py" line="308"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="287"/>
+        <location filename="../controller.py" line="316"/>
         <source>Claude Code: %1</source>
         <translation>Claude Code：%1</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="332"/>
+        <location filename="../controller.py" line="371"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="340"/>
+        <location filename="../controller.py" line="379"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="346"/>
+        <location filename="../controller.py" line="385"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -230,14 +230,32 @@
 <context>
     <name>CompareDialog</name>
     <message>
-        <location filename="../verify_compare.py" line="91"/>
+        <location filename="../verify_compare.py" line="100"/>
         <source>Compare verify runs</source>
         <translation>比较验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_compare.py" line="95"/>
+        <location filename="../verify_compare.py" line="104"/>
         <source>Field</source>
         <translation>字段</translation>
+    </message>
+</context>
+<context>
+    <name>EmptyState</name>
+    <message>
+        <location filename="../profile_panel.py" line="26"/>
+        <source>No profiles yet</source>
+        <translation>还没有配置</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="31"/>
+        <source>A profile says where Claude Code and Codex send requests: a server on this machine or a cloud vendor. Pick one and add your key.</source>
+        <translation>配置决定 Claude Code 和 Codex 把请求发往何处：本机上的服务器，或云端服务商。选一个，再填上你的密钥。</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="34"/>
+        <source>Add your first profile</source>
+        <translation>添加第一个配置</translation>
     </message>
 </context>
 <context>
@@ -346,17 +364,17 @@
 <context>
     <name>HistoryChart</name>
     <message>
-        <location filename="../verify_history.py" line="65"/>
+        <location filename="../verify_history.py" line="55"/>
         <source>Cache reuse and time to first token per verify run</source>
         <translation>每次验证的缓存复用率与首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="74"/>
+        <location filename="../verify_history.py" line="64"/>
         <source>bars: reuse %   line: warm TTFT ms   (%1 runs)</source>
         <translation>柱：复用率 %   线：热启动首 token 毫秒   （%1 次）</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="75"/>
+        <location filename="../verify_history.py" line="65"/>
         <source>No verify runs recorded yet.</source>
         <translation>尚无验证记录。</translation>
     </message>
@@ -441,145 +459,175 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="69"/>
+        <location filename="../main_window.py" line="66"/>
         <source>Loading profiles…</source>
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="94"/>
+        <location filename="../profile_column.py" line="65"/>
         <source>New</source>
         <translation>新建</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="99"/>
+        <location filename="../profile_column.py" line="70"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="103"/>
+        <location filename="../profile_column.py" line="75"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="114"/>
+        <location filename="../main_window.py" line="93"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="115"/>
+        <location filename="../main_window.py" line="94"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="116"/>
+        <location filename="../main_window.py" line="95"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="141"/>
+        <location filename="../main_window.py" line="120"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="144"/>
+        <location filename="../main_window.py" line="123"/>
         <source>Apply…</source>
         <translation>应用…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="146"/>
+        <location filename="../main_window.py" line="125"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="147"/>
+        <location filename="../main_window.py" line="126"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="148"/>
-        <location filename="../main_window.py" line="152"/>
+        <location filename="../main_window.py" line="133"/>
+        <location filename="../main_window.py" line="137"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="149"/>
+        <location filename="../main_window.py" line="134"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150"/>
+        <location filename="../main_window.py" line="135"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="155"/>
+        <location filename="../main_window.py" line="140"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161"/>
+        <location filename="../main_window.py" line="147"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="163"/>
+        <location filename="../main_window.py" line="150"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="164"/>
+        <location filename="../main_window.py" line="151"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="248"/>
+        <location filename="../main_window.py" line="250"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="289"/>
+        <location filename="../main_window.py" line="294"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="290"/>
+        <location filename="../main_window.py" line="295"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="313"/>
+        <location filename="../main_window.py" line="318"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="319"/>
+        <location filename="../main_window.py" line="324"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="328"/>
+        <location filename="../main_window.py" line="333"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="354"/>
+        <location filename="../main_window.py" line="359"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="355"/>
+        <location filename="../main_window.py" line="360"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="386"/>
+        <location filename="../main_window.py" line="391"/>
         <source>The new language applies the next time KV Switch starts.</source>
         <translation>新语言将在下次启动 KV Switch 时生效。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="391"/>
+        <location filename="../main_window.py" line="396"/>
         <source>Added %1 profile(s): %2. Select one and click Apply.</source>
         <translation>已添加 %1 个配置：%2。选择一个并点击“应用”。</translation>
+    </message>
+    <message>
+        <location filename="../profile_column.py" line="58"/>
+        <source>Filter profiles (Ctrl+F)</source>
+        <translation>筛选配置（Ctrl+F）</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="128"/>
+        <source>New profile…</source>
+        <translation>新建配置…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="130"/>
+        <source>Find profile</source>
+        <translation>查找配置</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="171"/>
+        <source>From a server or vendor…</source>
+        <translation>从服务器或服务商…</translation>
+    </message>
+    <message>
+        <location filename="../profile_column.py" line="103"/>
+        <source>Copied “%1” as “%2”.</source>
+        <translation>已将“%1”复制为“%2”。</translation>
+    </message>
+    <message>
+        <location filename="../profile_column.py" line="132"/>
+        <source>Add the API key if the backend needs one, then Save.</source>
+        <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
 </context>
 <context>
@@ -591,128 +639,343 @@
     </message>
 </context>
 <context>
-    <name>ProfileEditor</name>
+    <name>ModelMapBox</name>
     <message>
-        <location filename="../profile_editor.py" line="52"/>
-        <source>line %1: expected KEY=value</source>
-        <translation>第 %1 行：应为 KEY=value</translation>
+        <location filename="../profile_models.py" line="57"/>
+        <source>Models per role (Claude Code)</source>
+        <translation>按角色指定模型（Claude Code）</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="84"/>
-        <source>Use preset</source>
-        <translation>使用预设</translation>
+        <location filename="../profile_models.py" line="61"/>
+        <source>Opus</source>
+        <translation>Opus</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="85"/>
-        <source>Fill the base URL, env block and log source for this kind</source>
-        <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
+        <location filename="../profile_models.py" line="61"/>
+        <source>Sonnet</source>
+        <translation>Sonnet</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="91"/>
-        <source>optional</source>
-        <translation>可选</translation>
+        <location filename="../profile_models.py" line="61"/>
+        <source>Haiku</source>
+        <translation>Haiku</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="93"/>
-        <location filename="../profile_editor.py" line="362"/>
-        <source>Show</source>
-        <translation>显示</translation>
+        <location filename="../profile_models.py" line="62"/>
+        <source>Subagent</source>
+        <translation>子代理</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="95"/>
-        <source>Show or hide the API key</source>
-        <translation>显示或隐藏 API 密钥</translation>
+        <location filename="../profile_models.py" line="62"/>
+        <source>Small/fast</source>
+        <translation>小型/快速</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="100"/>
-        <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
-        <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
+        <location filename="../profile_models.py" line="71"/>
+        <source>same as Model</source>
+        <translation>与“模型”相同</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
-        <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
-        <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
+        <location filename="../profile_models.py" line="76"/>
+        <source>Fetch models</source>
+        <translation>获取模型列表</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="107"/>
+        <location filename="../profile_models.py" line="77"/>
+        <source>List the models the backend serves (/v1/models)</source>
+        <translation>列出后端提供的模型（/v1/models）</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="78"/>
+        <source>Test connection</source>
+        <translation>测试连接</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="79"/>
+        <source>Send one small request and explain any failure</source>
+        <translation>发送一个小请求，并解释任何失败原因</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="126"/>
+        <source>Failed: %1</source>
+        <translation>失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="140"/>
+        <source>Asking %1 for its models…</source>
+        <translation>正在向 %1 查询模型…</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="146"/>
+        <source>%1 model(s) served: %2</source>
+        <translation>提供 %1 个模型：%2</translation>
+    </message>
+    <message>
+        <location filename="../profile_models.py" line="147"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="109"/>
+        <location filename="../profile_models.py" line="158"/>
+        <source>Testing %1…</source>
+        <translation>正在测试 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>PresetGallery</name>
+    <message>
+        <location filename="../gallery.py" line="70"/>
+        <source>Add a profile</source>
+        <extracomment>each entry&apos;s starting profile data (a dict for ``Profile.model_validate`` without a name)</extracomment>
+        <translation>添加配置</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="75"/>
+        <source>Search servers and vendors (name, URL, model)</source>
+        <translation>搜索服务器和服务商（名称、URL、模型）</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="81"/>
+        <source>Looking for servers running on this machine…</source>
+        <translation>正在查找本机上运行的服务器…</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="84"/>
+        <source>Use this</source>
+        <translation>使用此项</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="90"/>
+        <source>Running on this machine</source>
+        <translation>本机正在运行</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="134"/>
+        <source>Local servers (default ports)</source>
+        <translation>本地服务器（默认端口）</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="139"/>
+        <source>Cloud vendors</source>
+        <translation>云端服务商</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="169"/>
+        <source>model not reported</source>
+        <translation>未报告模型</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="173"/>
+        <source>%1 server(s) running on this machine.</source>
+        <translation>本机有 %1 个服务器正在运行。</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="174"/>
+        <source>No server is running on this machine right now.</source>
+        <translation>本机当前没有运行中的服务器。</translation>
+    </message>
+    <message>
+        <location filename="../gallery.py" line="179"/>
+        <source>Detection failed: %1</source>
+        <translation>检测失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileButtons</name>
+    <message>
+        <location filename="../profile_panel.py" line="61"/>
+        <source>Duplicate</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="64"/>
+        <source>Move up (Alt+Up)</source>
+        <translation>上移（Alt+Up）</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="66"/>
+        <source>Move up</source>
+        <translation>上移</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="69"/>
+        <source>Move down (Alt+Down)</source>
+        <translation>下移（Alt+Down）</translation>
+    </message>
+    <message>
+        <location filename="../profile_panel.py" line="71"/>
+        <source>Move down</source>
+        <translation>下移</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileCard</name>
+    <message>
+        <location filename="../profile_card.py" line="42"/>
+        <source>just now</source>
+        <extracomment>two letters per kind in the glyph; an unknown kind gets a neutral dot</extracomment>
+        <translation>刚刚</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="43"/>
+        <source>%1 d ago</source>
+        <translation>%1 天前</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="44"/>
+        <source>%1 h ago</source>
+        <translation>%1 小时前</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="45"/>
+        <source>%1 min ago</source>
+        <translation>%1 分钟前</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="55"/>
+        <source>not verified yet</source>
+        <translation>尚未验证</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="67"/>
+        <source>default model</source>
+        <translation>默认模型</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="118"/>
+        <source>active</source>
+        <translation>使用中</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileEditor</name>
+    <message>
+        <location filename="../env_block.py" line="21"/>
+        <source>line %1: expected KEY=value</source>
+        <translation>第 %1 行：应为 KEY=value</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="69"/>
+        <source>Use preset</source>
+        <translation>使用预设</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="70"/>
+        <source>Fill the base URL, env block and log source for this kind</source>
+        <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="76"/>
+        <source>optional</source>
+        <translation>可选</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="78"/>
+        <location filename="../profile_editor.py" line="396"/>
+        <source>Show</source>
+        <translation>显示</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="80"/>
+        <source>Show or hide the API key</source>
+        <translation>显示或隐藏 API 密钥</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="85"/>
+        <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
+        <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="87"/>
+        <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
+        <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="92"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="94"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="116"/>
+        <location filename="../profile_editor.py" line="101"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="117"/>
+        <location filename="../profile_editor.py" line="102"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="118"/>
+        <location filename="../profile_editor.py" line="103"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="122"/>
+        <location filename="../profile_editor.py" line="112"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="123"/>
+        <location filename="../profile_editor.py" line="113"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="124"/>
+        <location filename="../profile_editor.py" line="114"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="133"/>
+        <location filename="../profile_editor.py" line="123"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="137"/>
+        <location filename="../profile_editor.py" line="127"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="140"/>
+        <location filename="../profile_editor.py" line="131"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="141"/>
+        <location filename="../profile_editor.py" line="132"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="311"/>
+        <location filename="../profile_editor.py" line="337"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="362"/>
+        <location filename="../profile_editor.py" line="396"/>
         <source>Hide</source>
         <translation>隐藏</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="108"/>
+        <source>The variable the key goes in; the vendor&apos;s docs say which</source>
+        <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
 </context>
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profile_model.py" line="123"/>
+        <location filename="../profile_model.py" line="130"/>
         <source> (active)</source>
+        <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profile_model.py" line="126"/>
+        <location filename="../profile_model.py" line="135"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -932,14 +1195,14 @@
     </message>
     <message>
         <location filename="../tray.py" line="100"/>
-        <location filename="../tray.py" line="175"/>
-        <location filename="../tray.py" line="179"/>
+        <location filename="../tray.py" line="189"/>
+        <location filename="../tray.py" line="193"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
         <location filename="../tray.py" line="103"/>
-        <location filename="../tray.py" line="184"/>
+        <location filename="../tray.py" line="198"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
@@ -979,29 +1242,34 @@
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="127"/>
+        <location filename="../tray.py" line="128"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="165"/>
+        <location filename="../tray.py" line="179"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="166"/>
+        <location filename="../tray.py" line="180"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="170"/>
+        <location filename="../tray.py" line="184"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="185"/>
+        <location filename="../tray.py" line="199"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
+    </message>
+    <message>
+        <location filename="../tray.py" line="133"/>
+        <source>Last verify: %1</source>
+        <translation>上次验证：%1</translation>
     </message>
 </context>
 <context>
@@ -1123,82 +1391,82 @@
 <context>
     <name>VerifyHistoryPanel</name>
     <message>
-        <location filename="../verify_history.py" line="93"/>
+        <location filename="../verify_history.py" line="83"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="93"/>
+        <location filename="../verify_history.py" line="83"/>
         <source>Check</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="93"/>
+        <location filename="../verify_history.py" line="83"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="93"/>
+        <location filename="../verify_history.py" line="83"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="93"/>
+        <location filename="../verify_history.py" line="83"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="94"/>
+        <location filename="../verify_history.py" line="84"/>
         <source>TTFT cold → warm</source>
         <translation>首 token 时间 冷 → 热</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="94"/>
+        <location filename="../verify_history.py" line="84"/>
         <source>Server build</source>
         <translation>服务器版本</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="101"/>
+        <location filename="../verify_history.py" line="91"/>
         <source>Compare selected</source>
         <translation>比较所选</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="102"/>
+        <location filename="../verify_history.py" line="92"/>
         <source>Select two runs to see them side by side.</source>
         <translation>选择两次记录以并排查看。</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="104"/>
+        <location filename="../verify_history.py" line="94"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="127"/>
+        <location filename="../verify_history.py" line="117"/>
         <source>Verify history of “%1”</source>
         <translation>“%1”的验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="128"/>
+        <location filename="../verify_history.py" line="118"/>
         <source>Verify history</source>
         <translation>验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="172"/>
+        <location filename="../verify_history.py" line="160"/>
         <source>Export verify history</source>
         <translation>导出验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="173"/>
+        <location filename="../verify_history.py" line="161"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="179"/>
+        <location filename="../verify_history.py" line="167"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="181"/>
+        <location filename="../verify_history.py" line="169"/>
         <source>Exported %1 runs to %2</source>
         <translation>已将 %1 次记录导出到 %2</translation>
     </message>

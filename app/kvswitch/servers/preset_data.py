@@ -1,8 +1,8 @@
-"""Presets as data for the command line: the local kinds (from the servers registry) and the catalog's
-cloud vendors, and the starting data ``profile add --preset ID`` builds from one.
+"""Presets as data: the local kinds (from the servers registry) and the catalog's cloud vendors, and
+the starting data a profile made from one begins with.
 
-Kept apart from the command modules so ``preset`` and ``profile`` can both use it without importing
-each other.
+Below the command modules so ``preset``, ``profile add --preset`` and the window's gallery all build
+the same profile from the same preset id without importing each other.
 """
 
 from __future__ import annotations

@@ -1,0 +1,147 @@
+"""Profiles drawn as cards: the kind's glyph, name, an "active" badge, host and model, the last verdict.
+
+A delegate rather than item widgets: the list stays one model (filtering, keyboard, accessibility work
+as for any list) and a hundred profiles cost a hundred paints, not a hundred widget trees. The texts a
+card shows come from ``card_lines`` so tests read what the user reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
+from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from kvswitch import servers
+from kvswitch.ui import theme
+from kvswitch.ui.profile_model import IsActiveRole, ProfileRole, VerifyRole
+
+
+def kind_badge(kind: str) -> str:
+    """The kind's two letters, as its server module declares them; an unknown kind gets a dot."""
+    server = servers.find(kind)
+    return server.badge if server is not None else "•"
+GLYPH = 34
+PAD = 8
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def age_text(when: str, now: dt.datetime | None = None) -> str:
+    """``2 min ago`` / ``3 h ago`` / ``5 d ago`` for an ISO time; empty for an unreadable one."""
+    try:
+        moment = dt.datetime.fromisoformat(when)
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    seconds = max(0, int(((now or dt.datetime.now(dt.UTC)) - moment).total_seconds()))
+    if seconds < 60:
+        return QApplication.translate("ProfileCard", "just now")
+    units = ((QApplication.translate("ProfileCard", "%1 d ago"), 86400),
+             (QApplication.translate("ProfileCard", "%1 h ago"), 3600),
+             (QApplication.translate("ProfileCard", "%1 min ago"), 60))
+    for unit, size in units:
+        if seconds >= size:
+            return unit.replace("%1", str(seconds // size))
+    return ""
+
+
+def verdict_line(entry: Any) -> str:
+    """The last verify as a card shows it: ``HIT · 2 min ago`` or ``not verified yet``."""
+    if entry is None:
+        return QApplication.translate("ProfileCard", "not verified yet")
+    age = age_text(str(getattr(entry, "time", "")))
+    return f"{entry.verdict} · {age}" if age else str(entry.verdict)
+
+
+def card_lines(index: _Index) -> tuple[str, str, str]:
+    """Name, ``host · model`` and the verdict line of a row."""
+    profile = index.data(ProfileRole)
+    name = str(index.data(Qt.ItemDataRole.DisplayRole))
+    if profile is None:
+        return name, "", ""
+    host = urlsplit(profile.base_url).netloc or profile.base_url
+    model = profile.model or QApplication.translate("ProfileCard", "default model")
+    return name, f"{host} · {model}", verdict_line(index.data(VerifyRole))
+
+
+def glyph_color(kind: str, pal: QPalette) -> QColor:
+    """A stable hue per kind, toned to the palette so dark mode keeps the contrast."""
+    names = sorted(server.name for server in servers.all())
+    if kind not in names:
+        return theme.muted_color(pal)
+    hue = (names.index(kind) * 47) % 360
+    return QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
+
+
+class ProfileCardDelegate(QStyledItemDelegate):
+    """Paints a row of ``ProfileListModel`` as a three-line card."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
+        line = QFontMetrics(option.font).height()
+        return QSize(220, max(GLYPH, 3 * line + 4) + 2 * PAD)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        self.initStyleOption(option, index)
+        option.text = ""
+        option.icon = QIcon()
+        style = option.widget.style() if option.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
+        pal = option.palette
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        name, detail, verdict = card_lines(index)
+        profile = index.data(ProfileRole)
+        kind = profile.kind.value if profile is not None else ""
+        rect = option.rect.adjusted(PAD, PAD, -PAD, -PAD)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        glyph = QRect(rect.left(), rect.top(), GLYPH, GLYPH)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(glyph_color(kind, pal))
+        painter.drawEllipse(glyph)
+        painter.setPen(QColor("white"))
+        small = QFont(option.font)
+        small.setBold(True)
+        painter.setFont(small)
+        painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
+        left = glyph.right() + PAD
+        line = QFontMetrics(option.font).height()
+        title = QRect(left, rect.top(), rect.right() - left, line)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(pal.color(text_role))
+        if index.data(IsActiveRole):
+            badge_text = QApplication.translate("ProfileCard", "active")
+            metrics = QFontMetrics(small)
+            width = metrics.horizontalAdvance(badge_text) + 10
+            badge = QRect(title.right() - width, title.top(), width, line)
+            painter.setBrush(theme.state_color(theme.CacheState.HIT, pal))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.drawRoundedRect(badge, line / 2, line / 2)
+            painter.setPen(QColor("white"))
+            painter.setFont(small)
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, badge_text)
+            title.setRight(badge.left() - 4)
+            painter.setFont(bold)
+            painter.setPen(pal.color(text_role))
+        elided = QFontMetrics(bold).elidedText(name, Qt.TextElideMode.ElideRight, title.width())
+        painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
+        plain = QFont(option.font)
+        plain.setBold(False)  # the model makes the active row's font bold; only its name should be
+        painter.setFont(plain)
+        muted = pal.color(text_role) if selected else theme.muted_color(pal)
+        for number, text in enumerate((detail, verdict), 1):
+            row = QRect(left, rect.top() + number * (line + 2), rect.right() - left, line)
+            color = muted
+            if number == 2 and index.data(VerifyRole) is not None and not selected:
+                color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)
+            painter.setPen(color)
+            shown = QFontMetrics(plain).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
+            painter.drawText(row, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
+        painter.restore()

@@ -1,0 +1,87 @@
+"""The gallery and the editor's backend checks against a real llama-server: detected first, its models
+listed by "Fetch models", "Test connection" answered by the server, and a one-click tray switch to it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvswitch.ui.diff_dialog import ApplyDialog
+from support.llama import RunningServer
+from support.llama import llama_server as start_llama_server
+from support.net import free_port
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    workdir = tmp_path_factory.mktemp("llama-gallery")
+    with start_llama_server(workdir, context=4096, metrics=False) as server:
+        yield server
+
+
+@pytest.mark.real_server
+def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window: Any, store: Any,
+                                                               llama_server: RunningServer,
+                                                               fake_home: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvswitch.platform.detect import detect_servers
+
+    gallery = window.open_gallery(detector=lambda: detect_servers([llama_server.port]))
+    with qtbot.waitSignal(gallery.detection_finished, timeout=20000) as blocker:
+        pass
+    assert blocker.args[0] >= 1  # the process list may show other servers on this machine too
+    titles = gallery.entry_titles()
+    ours = next(t for t in titles if t.endswith(f":{llama_server.port}"))
+    assert titles.index(ours) < blocker.args[0]  # detected servers come before every preset
+    assert gallery.select_title(ours)
+    gallery.buttons.accepted.emit()
+    editor = window.editor
+    assert editor.url_edit.text() == llama_server.url
+
+    box = editor.models_box
+    assert box.fetch_button.isEnabled()
+    with qtbot.waitSignal(box.models_fetched, timeout=20000) as fetched:
+        box.fetch_button.click()
+    assert fetched.args[0]  # the tiny model's id, as the server reports it
+    assert fetched.args[0][0] in box.result_label.text()
+    assert box.fetched.stringList() == fetched.args[0]
+    with qtbot.waitSignal(box.connection_tested, timeout=30000) as tested:
+        box.test_button.click()
+    report = tested.args[0]
+    assert report.ok, report.lines()
+    assert box.result_label.text().startswith("OK")
+
+    with qtbot.waitSignal(window.model.rowsInserted, timeout=2000):
+        editor.save_button.click()
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(lambda *a: True))
+    assert window.apply_profile(ours)
+    env = json.loads((fake_home / ".claude" / "settings.json").read_text())["env"]
+    assert env["ANTHROPIC_BASE_URL"] == llama_server.url
+
+    # a verify from the window lands in the history the card reads
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=60000) as verified:
+        window.verify_action.trigger()
+    entry = window.controller.last_verify(ours)
+    assert entry is not None
+    assert entry.verdict == verified.args[0].verdict
+    from kvswitch.ui.profile_card import card_lines
+
+    assert card_lines(window.model.index(window.model.row_of(ours)))[2] == f"{entry.verdict} · just now"
+
+
+def test_test_connection_to_a_dead_port_names_the_failure_and_the_fix(qtbot: Any, window: Any) -> None:
+    editor = window.editor
+    editor.name_edit.setText("dead")
+    editor.url_edit.setText(f"http://127.0.0.1:{free_port()}")
+    box = editor.models_box
+    with qtbot.waitSignal(box.connection_tested, timeout=30000) as tested:
+        box.test_button.click()
+    report = tested.args[0]
+    assert not report.ok
+    assert report.outcome == "refused"
+    assert "[refused]" in box.result_label.text()
+    assert "fix:" in box.result_label.text()
