@@ -45,6 +45,7 @@ from kvswitch.core.verdicts import (
 from kvswitch.core.verdicts import (
     TRUNCATED as _TRUNCATED,
 )
+from kvswitch.logs.parsers.base import bounded
 
 #: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
 Row = tuple[int, int, int, int, float, int, int, str | None, str]
@@ -61,7 +62,7 @@ QUIET = re.compile(rb"(?:[^|]*+\|(?: task -?\d+ \| *" + _HARMLESS + rb"|(?! task
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
 BLOCK = re.compile(
-    rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
+    bounded(rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
     + _FILL + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task" + _NEXT  # 3-5
     + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
@@ -69,13 +70,13 @@ BLOCK = re.compile(
     + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT + rb")?"  # 8
     + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 9-10
     + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 11
-    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n"  # 12-13
+    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n")  # 12-13
 )
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
 SELECT_HEAD = re.compile(
-    rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
-    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *"
+    bounded(rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
+    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *")
 )
 
 

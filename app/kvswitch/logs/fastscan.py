@@ -35,7 +35,7 @@ from kvswitch.logs.blocks import (
     selection_slot_is,
 )
 from kvswitch.logs.model import CacheEvent, make_event
-from kvswitch.logs.parsers.base import Fact, What
+from kvswitch.logs.parsers.base import Fact, What, bounded
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
@@ -51,7 +51,7 @@ Record = CacheEvent | Row
 Records = list[Record]
 
 _LINE = re.compile(
-    rb"id +(\d+) \| task (-?\d+) \| *(?:"
+    bounded(rb"id +(\d+) \| task (-?\d+) \| *(?:"
     rb"processing task()"  # 3
     rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
     rb"|eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)()"  # 7-8
@@ -63,12 +63,12 @@ _LINE = re.compile(
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
     rb"|need to evaluate at least 1 token()"  # 21
     rb"|((?:" + b"|".join(re.escape(prefix.encode()) for prefix in REASON_PREFIXES) + rb")[^\n]*)()"  # 22-23
-    rb"|\r?\n())"  # 24: an empty print_timing header; its block follows on unprefixed lines
+    rb"|\r?\n())")  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
-    rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
+    bounded(rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
     rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
-    rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
+    rb"|total time|graphs reused|draft acceptance)[^\n]*\n")
 )
 _EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")
 _HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
