@@ -36,7 +36,7 @@ from kvswitch.logs.blocks import (
 )
 from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import Fact, What, bounded
-from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, reason_for
+from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, REASON_START, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
@@ -62,7 +62,7 @@ _LINE = re.compile(
     rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
     rb"|need to evaluate at least 1 token()"  # 21
-    rb"|((?:" + b"|".join(re.escape(prefix.encode()) for prefix in REASON_PREFIXES) + rb")[^\n]*)()"  # 22-23
+    rb"|((?:" + REASON_START + rb")[^\n]*)()"  # 22-23
     rb"|\r?\n())")  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
@@ -251,20 +251,22 @@ def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]
     ``| task T |`` prefix (``srv load: - found better prompt ...``): the tracker gives it to the slot
     last seen, so it must be read in order with the slot lines around it, never inside a block."""
     found: list[tuple[int, int, str]] = []
+    # candidates in every spelling (lower() keeps byte positions); reason_for applies the patterns' case rules
+    folded = data[start:end].lower()
     for prefix in _REASON_BYTES:
-        at = data.find(prefix, start, end)
+        at = folded.find(prefix)
         while at >= 0:
-            line_start = data.rfind(b"\n", start, at) + 1 if at > start else start
-            line_end = data.find(b"\n", at, end)
-            line_end = end if line_end < 0 else line_end + 1
-            line = data[line_start:line_end]
+            line_start = folded.rfind(b"\n", 0, at) + 1
+            line_end = folded.find(b"\n", at)
+            line_end = len(folded) if line_end < 0 else line_end + 1
+            line = data[start + line_start:start + line_end]
             if b"| task " not in line and (reason := reason_for(line.decode("utf-8", "replace"))):
-                found.append((line_start, line_end, reason))
-            at = data.find(prefix, line_end, end)
+                found.append((start + line_start, start + line_end, reason))
+            at = folded.find(prefix, line_end)
     return sorted(set(found))
 
 
-_REASON_BYTES = tuple(prefix.encode() for prefix in REASON_PREFIXES)
+_REASON_BYTES = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
 
 
 def read_lines(
@@ -321,6 +323,8 @@ def _read_slot_lines(
             continue
         else:
             what, n1, n2, ms, note = _decode(m, branch)
+            if what is What.REASON and note is None:
+                continue  # a reason's start without the rest of its pattern: no fact, as in the parser
             done = fact(what, int(m.group(1)), int(m.group(2)), n1, n2, ms, note, line_no)
         if done:
             out.extend(done)
@@ -350,4 +354,4 @@ def _decode(m: re.Match[bytes], branch: int | None) -> _Decoded:
         return What.PROMPT_SIZE, int(m.group(19)), None, None, None
     if branch == 21:
         return What.FULL_HIT, None, None, None, None
-    return What.REASON, None, None, None, reason_for(m.group(22).decode())
+    return What.REASON, None, None, None, reason_for(m.group(22).decode("utf-8", "replace"))

@@ -117,6 +117,14 @@ REASON_PREFIXES = tuple(
 )
 
 
+#: the same starts as a bytes alternation, each with its pattern's own case rule: the fast scanner's line
+#: regex finds reason text by it, so both paths read every spelling the grammar reads
+REASON_START = b"|".join(
+    b"(?i:%s)" % re.escape(prefix).encode() if pattern.flags & re.IGNORECASE else re.escape(prefix).encode()
+    for prefix, (pattern, _r, _k) in zip(REASON_PREFIXES, _REASONS, strict=True)
+)
+
+
 def reason_for(text: str) -> str | None:
     """The plain-words reason for a cache-relevant warning line (used by the fast scanner too)."""
     for pattern, reason, _kind in _REASONS:
