@@ -46,18 +46,28 @@ from kvswitch.core.verdicts import (
     TRUNCATED as _TRUNCATED,
 )
 from kvswitch.logs.parsers.base import bounded
+from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES
 
 #: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
 Row = tuple[int, int, int, int, float, int, int, str | None, str]
 
-#: slot lines that never carry a fact, by what follows ``| task T |``
-_HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sampler|total time|graphs reused"
-             rb"|n_past was set|prompt processing|prompt done|draft acceptance)")
-#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
-_FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
+#: what may start a fact after ``| task T |`` in ``fastscan._LINE`` (a superset of its alternatives' literal
+#: starts, tested): a slot line that starts with none of these, nor ends right there, is harmless
+FACT_STARTS = (
+    b"processing task", b"prompt eval time", b"eval time", b"stop processing", b"selected slot", b"n_tokens",
+    b"cached ", b"kv cache rm", b"new prompt", b"prompt tokenized", b"need to evaluate",
+)
+#: the reason starts of the grammar, in any case (a superset of the case rules ``_LINE`` applies to them)
+FACT_STARTS_ANY_CASE = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
+_HARMLESS = (rb" *+(?![\r\n]|\Z|" + b"|".join(map(re.escape, FACT_STARTS))
+             + rb"|(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb"))")
+_TASK_PIPE = rb" task -?\d+ \|"
+#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line or is a pipe of
+#: some other text (prompt text in a ``LLAMA_SERVER_SLOTS_DEBUG`` dump, a memory breakdown table)
+_FILL = rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
-#: line always has ``| task T |``, so other pipes, as in a memory breakdown table, never start one)
-QUIET = re.compile(rb"(?:[^|]*+\|(?: task -?\d+ \| *" + _HARMLESS + rb"|(?! task -?\d+ \|)))*+[^|]*+")
+#: line always has ``| task T |``, so other pipes never start one)
+QUIET = re.compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*+[^|]*+")
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
@@ -160,6 +170,7 @@ def _load_native() -> NativeScan | None:
     head, tail = _PREFIX.split("{}")
     _blockscan.configure(HIT_RATIO, MISS_RATIO, float(NOT_CACHED_MIN_SIM), (HIT, PARTIAL, MISS),
                          (_TRUNCATED, _LRU_HIT, _FULL_HIT), _NOT_CACHED, head, tail, json.dumps)
+    _blockscan.set_fact_starts(FACT_STARTS, FACT_STARTS_ANY_CASE)
     scan: NativeScan = _blockscan.scan
     return scan
 

@@ -63,8 +63,8 @@ static PyObject *scan(PyObject *self, PyObject *args)
                           &max_pending, &server_json))
         return NULL;
     output_t out = {0};
-    if (!bs_config.ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_blockscan.configure() was not called");
+    if (!bs_config.ready || !bs_fact_starts.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_blockscan.configure() and set_fact_starts() were not called");
         goto fail;
     }
     if (pos < 0 || end > view.len || pos > end) {
@@ -209,7 +209,53 @@ static PyObject *configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* copy a tuple of bytes into ``texts``; lower-case it when ``fold`` */
+static int copy_starts(PyObject *tuple, char texts[][64], Py_ssize_t *lens, int *count, int fold)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    if (n > MAX_FACT_STARTS) {
+        PyErr_SetString(PyExc_ValueError, "set_fact_starts(): too many texts");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) < 1 || PyBytes_GET_SIZE(item) >= 64) {
+            PyErr_SetString(PyExc_ValueError, "set_fact_starts(): texts are bytes of 1 to 63 bytes");
+            return -1;
+        }
+        const char *text = PyBytes_AS_STRING(item);
+        Py_ssize_t len = PyBytes_GET_SIZE(item);
+        for (Py_ssize_t k = 0; k < len; k++)
+            texts[i][k] = (char)(fold && text[k] >= 'A' && text[k] <= 'Z' ? text[k] + ('a' - 'A') : text[k]);
+        lens[i] = len;
+    }
+    *count = (int)n;
+    return 0;
+}
+
+PyDoc_STRVAR(set_fact_starts_doc,
+"set_fact_starts(exact, any_case)\n"
+"\n"
+"The texts that may start a fact after ``| task T |`` (``blocks.FACT_STARTS``, derived from the line grammar):\n"
+"a slot line starting with none of them (nor a line end) is harmless inside and between blocks.\n"
+"``any_case`` ones are compared in any ASCII case (the reason starts).");
+
+static PyObject *set_fact_starts(PyObject *self, PyObject *args)
+{
+    PyObject *exact, *folded;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &exact, &PyTuple_Type, &folded))
+        return NULL;
+    bs_fact_starts.ready = 0;
+    if (copy_starts(exact, bs_fact_starts.exact, bs_fact_starts.exact_len, &bs_fact_starts.exact_n, 0) < 0 ||
+        copy_starts(folded, bs_fact_starts.folded, bs_fact_starts.folded_len, &bs_fact_starts.folded_n, 1) < 0)
+        return NULL;
+    bs_fact_starts.ready = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_fact_starts", set_fact_starts, METH_VARARGS, set_fact_starts_doc},
     {"scan", scan, METH_VARARGS, scan_doc},
     {"configure", configure, METH_VARARGS, configure_doc},
     {NULL, NULL, 0, NULL},
