@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, overload
 
 from kvswitch.core.verdicts import (
@@ -160,6 +160,12 @@ class NativeScan(Protocol):
 Counts = tuple[int, int, int, int, int, int]
 
 
+def _blockscan_module() -> Any:
+    from kvswitch.logs import _blockscan  # type: ignore[attr-defined]  # noqa: PLC0415
+
+    return _blockscan
+
+
 def _load_native() -> NativeScan | None:
     if os.environ.get("KVSWITCH_NATIVE_SCAN", "1") == "0":
         return None
@@ -176,3 +182,7 @@ def _load_native() -> NativeScan | None:
 
 
 native_scan = _load_native()
+#: ``_blockscan.bare_reason_lines`` (``fastscan.bare_reasons``'s candidate lines in one pass) with the scanner
+native_bare_reason_lines: Callable[[bytes, int, int], list[tuple[int, int]]] | None = (
+    None if native_scan is None else _blockscan_module().bare_reason_lines
+)

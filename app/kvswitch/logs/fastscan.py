@@ -34,6 +34,7 @@ from kvswitch.logs.blocks import (
     native_scan,
     selection_slot_is,
 )
+from kvswitch.logs.blocks import native_bare_reason_lines as native_lines
 from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import Fact, What, bounded
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, REASON_START, reason_for
@@ -251,19 +252,28 @@ def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]
     ``| task T |`` prefix (``srv load: - found better prompt ...``): the tracker gives it to the slot
     last seen, so it must be read in order with the slot lines around it, never inside a block."""
     found: list[tuple[int, int, str]] = []
-    # candidates in every spelling (lower() keeps byte positions); reason_for applies the patterns' case rules
+    lines = _candidate_lines if native_lines is None else native_lines
+    for line_start, line_end in lines(data, start, end):
+        if reason := reason_for(data[line_start:line_end].decode("utf-8", "replace")):
+            found.append((line_start, line_end, reason))
+    return found
+
+
+def _candidate_lines(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of the lines of ``data[start:end]`` without ``| task `` that hold a reason start in
+    any spelling (lower() keeps byte positions; ``reason_for`` then applies the patterns' case rules)."""
     folded = data[start:end].lower()
+    found: set[tuple[int, int]] = set()
     for prefix in _REASON_BYTES:
         at = folded.find(prefix)
         while at >= 0:
             line_start = folded.rfind(b"\n", 0, at) + 1
             line_end = folded.find(b"\n", at)
             line_end = len(folded) if line_end < 0 else line_end + 1
-            line = data[start + line_start:start + line_end]
-            if b"| task " not in line and (reason := reason_for(line.decode("utf-8", "replace"))):
-                found.append((start + line_start, start + line_end, reason))
+            if b"| task " not in data[start + line_start:start + line_end]:
+                found.add((start + line_start, start + line_end))
             at = folded.find(prefix, line_end)
-    return sorted(set(found))
+    return sorted(found)
 
 
 _REASON_BYTES = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
