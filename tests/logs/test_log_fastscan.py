@@ -29,11 +29,11 @@ GENERATED = {
 REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
 #: real captures the line path reads correctly but ``BLOCK`` never matches (a speed gap, not a wrong number)
 BLOCKLESS = {
-    "llama_server_cc_lv4": "4 slots at -lv 4: every request has other slots' 'saving idle slot to prompt "
-                           "cache' / 'clearing prompt with 0 tokens' lines inside, and long prompts restate "
-                           "'cached n_tokens = K, memory_seq_rm' after every batch; BLOCK allows neither",
-    "llama_server_cc_verbose": "-v: the same idle-slot lines plus D-level slot lines ('launching slot', "
-                               "'main/do_checkpoint', 'n_gen = ...', 'slot decode token') in every request",
+    "llama_server_cc_lv4": "4 slots at -lv 4: every request has other slots' 'clearing prompt with 0 tokens' "
+                           "lines inside (a reason: the tracker opens a request for that slot), and long "
+                           "prompts restate 'cached n_tokens = K, memory_seq_rm' after every batch",
+    "llama_server_cc_verbose": "-v: the same idle slots' 'clearing prompt with 0 tokens' lines inside a "
+                               "request, and repeated 'cached n_tokens' (D-level slot lines are harmless)",
 }
 
 

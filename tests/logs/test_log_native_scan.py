@@ -178,7 +178,8 @@ def test_every_fact_of_the_line_regex_starts_with_a_fact_start() -> None:
     ``fastscan._LINE`` reads, in every real capture, sample and generated log, and in the reason spellings
     of the grammar in any case."""
     texts = [log.read_bytes() for log in REAL_LOGS] + [t() for t in _TEXTS.values()]
-    texts.append(b"".join(b"id  0 | task 1 | %s x\n" % prefix.upper() for prefix in blocks.FACT_STARTS_ANY_CASE))
+    upper = [b"id  0 | task 1 | %s x\n" % prefix.upper() for prefix in blocks.FACT_STARTS_ANY_CASE]
+    texts.append(b"".join(upper))
     exact, folded = blocks.FACT_STARTS, blocks.FACT_STARTS_ANY_CASE
     seen = 0
     for data in texts:
@@ -211,4 +212,5 @@ def test_bare_reason_candidates_are_the_same_in_c(parts: list[bytes], cut_start:
 def test_bare_reason_candidates_of_real_logs_are_the_same_in_c() -> None:
     assert blocks.native_bare_reason_lines is not None
     for data in [log.read_bytes() for log in REAL_LOGS] + [t() for t in _TEXTS.values()]:
-        assert blocks.native_bare_reason_lines(data, 0, len(data)) == fastscan._candidate_lines(data, 0, len(data))
+        size = len(data)
+        assert blocks.native_bare_reason_lines(data, 0, size) == fastscan._candidate_lines(data, 0, size)

@@ -2,16 +2,16 @@
 
 An ordinary request is one slot's run of lines from ``selected slot by ...`` to ``stop processing``:
 processing task, optionally the prompt size / full-hit / cached-tokens lines (``-lv 4``), the prompt and
-generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|``
-(pipe-less lines, such as server lines and sampler parameters, can never carry a fact and are skipped
-in one step) and every ``| task T |`` it passes must open either a slot line of a harmless kind
-(``total time``, ``graphs reused``, ``sampler chain`` ...) or the next fact of the block, in the order
-llama-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
-``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly
-the facts the block names, in the same order, and ``block_row`` gives exactly the event
-``RequestTracker`` assembles from them (tested against the line-by-line path). Anything else (another
-slot's fact in between, a reason line, another order) makes the match fail, and those lines go through
-the line-by-line path.
+generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|`` (pipe-less
+lines, such as server lines and sampler parameters, can never carry a fact and are skipped in one step, and
+so are pipes of other text such as prompt text in a slots-debug dump) and every ``| task T |`` it passes
+must open either a harmless slot line (one that starts with none of ``FACT_STARTS``, the texts the line
+regex can read a fact from, reason starts in any case) or the next fact of the block, in the order llama-
+server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
+``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly the
+facts the block names, in the same order, and ``block_row`` gives exactly the event ``RequestTracker``
+assembles from them (tested against the line-by-line path). Anything else (another slot's fact in between, a
+reason line, another order) makes the match fail, and those lines go through the line-by-line path.
 """
 
 from __future__ import annotations
