@@ -6,8 +6,8 @@ generation timings, the release. ``BLOCK`` matches such a run whole. It walks fr
 lines, such as server lines and sampler parameters, can never carry a fact and are skipped in one step, and
 so are pipes of other text such as prompt text in a slots-debug dump) and every ``| task T |`` it passes
 must open either a harmless slot line (one that starts with none of ``FACT_STARTS``, the texts the line
-regex can read a fact from, reason starts in any case) or the next fact of the block, in the order llama-
-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
+regex can read a fact from, reason starts in any case) or the next fact of the block, in the order
+llama-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
 ``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly the
 facts the block names, in the same order, and ``block_row`` gives exactly the event ``RequestTracker``
 assembles from them (tested against the line-by-line path). Anything else (another slot's fact in between, a
@@ -59,7 +59,13 @@ FACT_STARTS = (
 )
 #: the reason starts of the grammar, in any case (a superset of the case rules ``_LINE`` applies to them)
 FACT_STARTS_ANY_CASE = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
-_HARMLESS = (rb" *+(?![\r\n]|\Z|" + b"|".join(map(re.escape, FACT_STARTS))
+#: the lines that continue an empty ``print_timing`` header (``fastscan._CONTINUATION``): an empty slot line
+#: is harmless unless one of these follows it (as the slots-debug token lists of a full hit print it)
+TIMING_CONTINUATIONS = (
+    b"prompt eval time", b"eval time", b"total time", b"graphs reused", b"draft acceptance",
+)
+_HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+(?:" + b"|".join(TIMING_CONTINUATIONS) + rb")|\Z)|\r(?!\n)|\Z|"
+             + b"|".join(map(re.escape, FACT_STARTS))
              + rb"|(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb"))")
 _TASK_PIPE = rb" task -?\d+ \|"
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line or is a pipe of

@@ -119,10 +119,27 @@ static int starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s,
     return 1;
 }
 
-/* _HARMLESS: `` *+`` not followed by a fact start, a line end or the end; the position after the spaces */
+/* _HARMLESS: `` *+`` not followed by a fact start, an empty message that a timing block continues, a lone
+   "\r" or the end; the position after the spaces */
 static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
-    if (i < 0 || i >= end || d[i] == '\r' || d[i] == '\n')
+    if (i < 0 || i >= end)
+        return -1;
+    Py_ssize_t nl = d[i] == '\r' ? i + 1 : i;
+    if (nl < end && d[nl] == '\n') {
+        /* an empty message: harmless unless a timing continuation follows (blocks.TIMING_CONTINUATIONS) */
+        Py_ssize_t j = nl + 1;
+        if (j >= end)
+            return -1;
+        while (j < end && (d[j] == ' ' || d[j] == '\t'))
+            j++;
+        if (LIT(d, j, end, "prompt eval time") >= 0 || LIT(d, j, end, "eval time") >= 0 ||
+            LIT(d, j, end, "total time") >= 0 || LIT(d, j, end, "graphs reused") >= 0 ||
+            LIT(d, j, end, "draft acceptance") >= 0)
+            return -1;
+        return i;
+    }
+    if (d[i] == '\r')
         return -1;
     for (int k = 0; k < bs_fact_starts.exact_n; k++)
         if (lit(d, i, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
