@@ -270,5 +270,5 @@ def test_log_scan_loads_only_the_log_engine(tmp_path: Path) -> None:
     ours = {m for m in modules if m.startswith("kvswitch")}
     assert {m for m in ours if not m.startswith("kvswitch.logs")} == {
         "kvswitch", "kvswitch.cli", "kvswitch.commands", "kvswitch.commands.log", "kvswitch.core",
-        "kvswitch.core.errors"}
+        "kvswitch.core.errors", "kvswitch.core.verdicts"}
     assert not {"pydantic", "httpx", "platformdirs", "PySide6"} & set(modules)
