@@ -29,11 +29,11 @@ GENERATED = {
 REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
 #: real captures the line path reads correctly but ``BLOCK`` never matches (a speed gap, not a wrong number)
 BLOCKLESS = {
-    "llama_server_cc_lv4": "4 slots at -lv 4: every request has other slots' 'saving idle slot to prompt "
-                           "cache' / 'clearing prompt with 0 tokens' lines inside, and long prompts restate "
-                           "'cached n_tokens = K, memory_seq_rm' after every batch; BLOCK allows neither",
-    "llama_server_cc_verbose": "-v: the same idle-slot lines plus D-level slot lines ('launching slot', "
-                               "'main/do_checkpoint', 'n_gen = ...', 'slot decode token') in every request",
+    "llama_server_cc_lv4": "4 slots at -lv 4: every request has other slots' 'clearing prompt with 0 tokens' "
+                           "lines inside (a reason: the tracker opens a request for that slot), and long "
+                           "prompts restate 'cached n_tokens = K, memory_seq_rm' after every batch",
+    "llama_server_cc_verbose": "-v: the same idle slots' 'clearing prompt with 0 tokens' lines inside a "
+                               "request, and repeated 'cached n_tokens' (D-level slot lines are harmless)",
 }
 
 
@@ -192,3 +192,37 @@ def test_every_real_format_scans_to_the_events_of_the_live_path(log: Path, tmp_p
     totals = Totals()
     text = b"".join(jsonl_file(log, None, totals)).decode()
     assert [json.loads(line) for line in text.splitlines()] == live
+
+
+@pytest.mark.parametrize("reason_line", [
+    "slot update_slots: id  0 | task 9 | KV cache reuse failed. Forcing full prompt re-processing",
+    "slot update_slots: id  0 | task 9 | Forcing full prompt re-processing due to lack of cache data",
+    "slot update_slots: id  0 | task 9 | FORCING FULL PROMPT RE-PROCESSING",
+    "slot update_slots: id  0 | task 9 | Common part does not match fully",
+    "srv  load: KV Cache Reuse Failed - forcing full prompt re-processing",  # bare: the last slot's
+    "slot update_slots: id  0 | task 9 | Clearing slot with 5 tokens",  # case-sensitive: no reason
+    "slot update_slots: id  0 | task 9 | failed to truncate tokens",  # a start without the rest: no fact
+])
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_reason_spellings_are_those_of_the_grammar(reason_line: str, native: bool, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pasted and older spellings of a reason (capitalised, upper case) get the reason on every path:
+    the fast scanner's reason starts and case rules are derived from the parser's patterns."""
+    if not native:
+        monkeypatch.setattr(fastscan, "native_scan", None)
+    request = (
+        "slot get_availabl: id  0 | task -1 | selected slot by LRU, t_last = -1\n"
+        "slot launch_slot_: id  0 | task 9 | processing task\n"
+        f"{reason_line}\n"
+        "slot print_timing: id  0 | task 9 | prompt eval time =      17.50 ms /    23 tokens (x)\n"
+        "slot print_timing: id  0 | task 9 |        eval time =       0.00 ms /     1 tokens (x)\n"
+        "slot      release: id  0 | task 9 | stop processing: n_tokens = 1559, truncated = 0\n"
+    )
+    text = request * 3
+    path = tmp_path / "server.log"
+    path.write_text(text, encoding="utf-8")
+    live = [e.to_json() for e in analyze_lines(text.splitlines())]
+    assert len(live) == 3
+    assert [e.to_json() for e in scan_file(path)] == live
+    assert [e.to_json() for e in _events(_records(path, blocks=False))] == live
+    assert b"".join(jsonl_file(path, None, Totals())).decode().splitlines() == [json.dumps(e) for e in live]

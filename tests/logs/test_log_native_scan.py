@@ -171,3 +171,46 @@ def test_crafted_text_cannot_make_the_scan_quadratic(name: str) -> None:
     line_path: list[Record] = []
     fastscan._chunk(data, len(data), 1, RequestTracker(), line_path, False, None)
     assert out == line_path
+
+
+def test_every_fact_of_the_line_regex_starts_with_a_fact_start() -> None:
+    """``blocks.FACT_STARTS`` (what makes a slot line not harmless, in both scanners) covers every fact
+    ``fastscan._LINE`` reads, in every real capture, sample and generated log, and in the reason spellings
+    of the grammar in any case."""
+    texts = [log.read_bytes() for log in REAL_LOGS] + [t() for t in _TEXTS.values()]
+    upper = [b"id  0 | task 1 | %s x\n" % prefix.upper() for prefix in blocks.FACT_STARTS_ANY_CASE]
+    texts.append(b"".join(upper))
+    exact, folded = blocks.FACT_STARTS, blocks.FACT_STARTS_ANY_CASE
+    seen = 0
+    for data in texts:
+        for m in fastscan._LINE.finditer(data):
+            if m.lastindex == 24:  # an empty message: never harmless either
+                continue
+            start = data.find(b"|", data.find(b"| task ", m.start()) + 1) + 1
+            while data[start:start + 1] == b" ":
+                start += 1
+            text = data[start:m.end()]
+            assert text.startswith(exact) or text.lower().startswith(folded), text
+            seen += 1
+    assert seen > 1000
+
+
+@given(st.lists(st.sampled_from([
+    b"srv  load: - found better prompt with f_keep = 0.5, sim = 0.9\n", b"KV CACHE REUSE FAILED\n",
+    b"slot x: id  0 | task 1 | Clearing slot with 3 tokens\n", b"| task ", b"clearing ", b"\n", b"x", b"\r",
+    b"Forcing Full Prompt Re-Processing", b"reusing chunk with size 3", b"\xc3", b"|",
+]), max_size=40), st.integers(0, 5), st.integers(0, 5))
+@settings(max_examples=300, deadline=None)
+def test_bare_reason_candidates_are_the_same_in_c(parts: list[bytes], cut_start: int, cut_end: int) -> None:
+    data = b"".join(parts)
+    start, end = min(cut_start, len(data)), max(min(len(data) - cut_end, len(data)), 0)
+    start = min(start, end)
+    assert blocks.native_bare_reason_lines is not None
+    assert blocks.native_bare_reason_lines(data, start, end) == fastscan._candidate_lines(data, start, end)
+
+
+def test_bare_reason_candidates_of_real_logs_are_the_same_in_c() -> None:
+    assert blocks.native_bare_reason_lines is not None
+    for data in [log.read_bytes() for log in REAL_LOGS] + [t() for t in _TEXTS.values()]:
+        size = len(data)
+        assert blocks.native_bare_reason_lines(data, 0, size) == fastscan._candidate_lines(data, 0, size)

@@ -100,3 +100,55 @@ def test_log_jsonl_takes_the_fast_path_unless_a_message_spans_lines(tmp_path: Pa
                          b': id  0 | task 9 |\\n prompt eval time = 1.00 ms / 5 tokens\\n"}\n')
     with open_log(spanning) as handle:
         assert not fast_path_applies(handle, None)
+
+
+_HUGE = "9" * 5000  # beyond Python's int-conversion limit (4,300 digits)
+_HUGE_NUMBER_LINES = [
+    f"slot launch_slot_: id  {_HUGE} | task 1 | processing task",
+    f"slot launch_slot_: id  0 | task -{_HUGE} | processing task",
+    f"slot get_availabl: id  0 | task -1 | selected slot by LCP similarity, sim_best = {_HUGE}",
+    f"slot update_slots: id  0 | task 1 | new prompt, n_ctx_slot = 4096, n_keep = 0, task.n_tokens = {_HUGE}",
+    f"slot update_slots: id  0 | task 1 | n_tokens = {_HUGE}, memory_seq_rm [{_HUGE}, end)",
+    f"slot print_timing: id  0 | task 1 | prompt eval time = {_HUGE}.5 ms / {_HUGE} tokens",
+    f"slot print_timing: id  0 | task 1 | eval time = 1.0 ms / {_HUGE} tokens",
+    f"slot      release: id  0 | task 1 | stop processing: n_tokens = {_HUGE}, truncated = {_HUGE}",
+    f"slot 0 : in cache: {_HUGE} tokens | to process: 3 tokens",
+    f"srv  log: common_prefix = {_HUGE}, new_tokens = {_HUGE}",
+    '{"type":"log","msg":"slot update_slots: id  0 | task 1 | n_tokens = ' + _HUGE
+    + ', memory_seq_rm [0, end)"}',
+    f'time=2026-01-01T00:00:00Z level=DEBUG msg="loading cache slot" id={_HUGE} cache={_HUGE} prompt=1 used=1'
+    " remaining=1",
+    f"Prefill batch, #new-seq: 1, #new-token: {_HUGE}, #cached-token: {_HUGE}",
+]
+
+
+@pytest.mark.parametrize("native", ["1", "0"], ids=["native", "python"])
+def test_numbers_too_long_for_int_are_no_facts_through_the_cli(native: str, tmp_path: Path) -> None:
+    """A 5,000-digit "number" once ended ``log scan`` in an internal error (exit 70): every grammar bounds
+    its numbers (``parsers.base.bounded``), so such a line is just not a fact and the real requests
+    around it still count."""
+    import json  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "llama.cpp-b11434"
+    real = real / "llama_server_np1_default.log"
+    clean = tmp_path / "clean.log"
+    clean.write_bytes(real.read_bytes())
+    hostile = tmp_path / "hostile.log"
+    hostile.write_text("\n".join([*_HUGE_NUMBER_LINES, real.read_text(encoding="utf-8")]), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "app"),
+           "KVSWITCH_NATIVE_SCAN": native}
+
+    def scan(path: Path) -> list[dict[str, object]]:
+        result = subprocess.run([sys.executable, "-m", "kvswitch", "log", "scan", str(path), "--jsonl"],
+                                capture_output=True, text=True, env=env, timeout=60, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "internal error" not in result.stderr
+        return [json.loads(line) for line in result.stdout.splitlines()]
+
+    clean_rows, hostile_rows = scan(clean), scan(hostile)
+    assert clean_rows[-1]["summary"]["requests"] == 13  # type: ignore[index]
+    assert hostile_rows[-1]["summary"] == clean_rows[-1]["summary"]

@@ -2,16 +2,16 @@
 
 An ordinary request is one slot's run of lines from ``selected slot by ...`` to ``stop processing``:
 processing task, optionally the prompt size / full-hit / cached-tokens lines (``-lv 4``), the prompt and
-generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|``
-(pipe-less lines, such as server lines and sampler parameters, can never carry a fact and are skipped
-in one step) and every ``| task T |`` it passes must open either a slot line of a harmless kind
-(``total time``, ``graphs reused``, ``sampler chain`` ...) or the next fact of the block, in the order
+generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|`` (pipe-less
+lines, such as server lines and sampler parameters, can never carry a fact and are skipped in one step, and
+so are pipes of other text such as prompt text in a slots-debug dump) and every ``| task T |`` it passes
+must open either a harmless slot line (one that starts with none of ``FACT_STARTS``, the texts the line
+regex can read a fact from, reason starts in any case) or the next fact of the block, in the order
 llama-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
-``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly
-the facts the block names, in the same order, and ``block_row`` gives exactly the event
-``RequestTracker`` assembles from them (tested against the line-by-line path). Anything else (another
-slot's fact in between, a reason line, another order) makes the match fail, and those lines go through
-the line-by-line path.
+``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly the
+facts the block names, in the same order, and ``block_row`` gives exactly the event ``RequestTracker``
+assembles from them (tested against the line-by-line path). Anything else (another slot's fact in between, a
+reason line, another order) makes the match fail, and those lines go through the line-by-line path.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, overload
 
 from kvswitch.core.verdicts import (
@@ -45,23 +45,40 @@ from kvswitch.core.verdicts import (
 from kvswitch.core.verdicts import (
     TRUNCATED as _TRUNCATED,
 )
+from kvswitch.logs.parsers.base import bounded
+from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES
 
 #: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
 Row = tuple[int, int, int, int, float, int, int, str | None, str]
 
-#: slot lines that never carry a fact, by what follows ``| task T |``
-_HARMLESS = (rb"(?:- (?:checking sim|skipping)|sampler (?:chain|params)|init sampler|total time|graphs reused"
-             rb"|n_past was set|prompt processing|prompt done|draft acceptance)")
-#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line
-_FILL = rb"(?:[^|]*+\| task -?\d+ \| *" + _HARMLESS + rb")*"
+#: what may start a fact after ``| task T |`` in ``fastscan._LINE`` (a superset of its alternatives' literal
+#: starts, tested): a slot line that starts with none of these, nor ends right there, is harmless
+FACT_STARTS = (
+    b"processing task", b"prompt eval time", b"eval time", b"stop processing", b"selected slot", b"n_tokens",
+    b"cached ", b"kv cache rm", b"new prompt", b"prompt tokenized", b"need to evaluate",
+)
+#: the reason starts of the grammar, in any case (a superset of the case rules ``_LINE`` applies to them)
+FACT_STARTS_ANY_CASE = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
+#: the lines that continue an empty ``print_timing`` header (``fastscan._CONTINUATION``): an empty slot line
+#: is harmless unless one of these follows it (as the slots-debug token lists of a full hit print it)
+TIMING_CONTINUATIONS = (
+    b"prompt eval time", b"eval time", b"total time", b"graphs reused", b"draft acceptance",
+)
+_HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+(?:" + b"|".join(TIMING_CONTINUATIONS) + rb")|\Z)|\r(?!\n)|\Z|"
+             + b"|".join(map(re.escape, FACT_STARTS))
+             + rb"|(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb"))")
+_TASK_PIPE = rb" task -?\d+ \|"
+#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line or is a pipe of
+#: some other text (prompt text in a ``LLAMA_SERVER_SLOTS_DEBUG`` dump, a memory breakdown table)
+_FILL = rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
-#: line always has ``| task T |``, so other pipes, as in a memory breakdown table, never start one)
-QUIET = re.compile(rb"(?:[^|]*+\|(?: task -?\d+ \| *" + _HARMLESS + rb"|(?! task -?\d+ \|)))*+[^|]*+")
+#: line always has ``| task T |``, so other pipes never start one)
+QUIET = re.compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*+[^|]*+")
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
 BLOCK = re.compile(
-    rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
+    bounded(rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
     + _FILL + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task" + _NEXT  # 3-5
     + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
@@ -69,13 +86,13 @@ BLOCK = re.compile(
     + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT + rb")?"  # 8
     + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 9-10
     + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 11
-    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n"  # 12-13
+    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n")  # 12-13
 )
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
 SELECT_HEAD = re.compile(
-    rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
-    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *"
+    bounded(rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
+    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *")
 )
 
 
@@ -149,6 +166,12 @@ class NativeScan(Protocol):
 Counts = tuple[int, int, int, int, int, int]
 
 
+def _blockscan_module() -> Any:
+    from kvswitch.logs import _blockscan  # type: ignore[attr-defined]  # noqa: PLC0415
+
+    return _blockscan
+
+
 def _load_native() -> NativeScan | None:
     if os.environ.get("KVSWITCH_NATIVE_SCAN", "1") == "0":
         return None
@@ -159,8 +182,13 @@ def _load_native() -> NativeScan | None:
     head, tail = _PREFIX.split("{}")
     _blockscan.configure(HIT_RATIO, MISS_RATIO, float(NOT_CACHED_MIN_SIM), (HIT, PARTIAL, MISS),
                          (_TRUNCATED, _LRU_HIT, _FULL_HIT), _NOT_CACHED, head, tail, json.dumps)
+    _blockscan.set_fact_starts(FACT_STARTS, FACT_STARTS_ANY_CASE)
     scan: NativeScan = _blockscan.scan
     return scan
 
 
 native_scan = _load_native()
+#: ``_blockscan.bare_reason_lines`` (``fastscan.bare_reasons``'s candidate lines in one pass) with the scanner
+native_bare_reason_lines: Callable[[bytes, int, int], list[tuple[int, int]]] | None = (
+    None if native_scan is None else _blockscan_module().bare_reason_lines
+)

@@ -34,9 +34,10 @@ from kvswitch.logs.blocks import (
     native_scan,
     selection_slot_is,
 )
+from kvswitch.logs.blocks import native_bare_reason_lines as native_lines
 from kvswitch.logs.model import CacheEvent, make_event
-from kvswitch.logs.parsers.base import Fact, What
-from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, reason_for
+from kvswitch.logs.parsers.base import Fact, What, bounded
+from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, REASON_START, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
@@ -51,7 +52,7 @@ Record = CacheEvent | Row
 Records = list[Record]
 
 _LINE = re.compile(
-    rb"id +(\d+) \| task (-?\d+) \| *(?:"
+    bounded(rb"id +(\d+) \| task (-?\d+) \| *(?:"
     rb"processing task()"  # 3
     rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
     rb"|eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)()"  # 7-8
@@ -62,13 +63,13 @@ _LINE = re.compile(
     rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
     rb"|need to evaluate at least 1 token()"  # 21
-    rb"|((?:" + b"|".join(re.escape(prefix.encode()) for prefix in REASON_PREFIXES) + rb")[^\n]*)()"  # 22-23
-    rb"|\r?\n())"  # 24: an empty print_timing header; its block follows on unprefixed lines
+    rb"|((?:" + REASON_START + rb")[^\n]*)()"  # 22-23
+    rb"|\r?\n())")  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = re.compile(
-    rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
+    bounded(rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
     rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
-    rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
+    rb"|total time|graphs reused|draft acceptance)[^\n]*\n")
 )
 _EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")
 _HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
@@ -251,20 +252,31 @@ def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]
     ``| task T |`` prefix (``srv load: - found better prompt ...``): the tracker gives it to the slot
     last seen, so it must be read in order with the slot lines around it, never inside a block."""
     found: list[tuple[int, int, str]] = []
+    lines = _candidate_lines if native_lines is None else native_lines
+    for line_start, line_end in lines(data, start, end):
+        if reason := reason_for(data[line_start:line_end].decode("utf-8", "replace")):
+            found.append((line_start, line_end, reason))
+    return found
+
+
+def _candidate_lines(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of the lines of ``data[start:end]`` without ``| task `` that hold a reason start in
+    any spelling (lower() keeps byte positions; ``reason_for`` then applies the patterns' case rules)."""
+    folded = data[start:end].lower()
+    found: set[tuple[int, int]] = set()
     for prefix in _REASON_BYTES:
-        at = data.find(prefix, start, end)
+        at = folded.find(prefix)
         while at >= 0:
-            line_start = data.rfind(b"\n", start, at) + 1 if at > start else start
-            line_end = data.find(b"\n", at, end)
-            line_end = end if line_end < 0 else line_end + 1
-            line = data[line_start:line_end]
-            if b"| task " not in line and (reason := reason_for(line.decode("utf-8", "replace"))):
-                found.append((line_start, line_end, reason))
-            at = data.find(prefix, line_end, end)
-    return sorted(set(found))
+            line_start = folded.rfind(b"\n", 0, at) + 1
+            line_end = folded.find(b"\n", at)
+            line_end = len(folded) if line_end < 0 else line_end + 1
+            if b"| task " not in data[start + line_start:start + line_end]:
+                found.add((start + line_start, start + line_end))
+            at = folded.find(prefix, line_end)
+    return sorted(found)
 
 
-_REASON_BYTES = tuple(prefix.encode() for prefix in REASON_PREFIXES)
+_REASON_BYTES = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
 
 
 def read_lines(
@@ -321,6 +333,8 @@ def _read_slot_lines(
             continue
         else:
             what, n1, n2, ms, note = _decode(m, branch)
+            if what is What.REASON and note is None:
+                continue  # a reason's start without the rest of its pattern: no fact, as in the parser
             done = fact(what, int(m.group(1)), int(m.group(2)), n1, n2, ms, note, line_no)
         if done:
             out.extend(done)
@@ -350,4 +364,4 @@ def _decode(m: re.Match[bytes], branch: int | None) -> _Decoded:
         return What.PROMPT_SIZE, int(m.group(19)), None, None, None
     if branch == 21:
         return What.FULL_HIT, None, None, None, None
-    return What.REASON, None, None, None, reason_for(m.group(22).decode())
+    return What.REASON, None, None, None, reason_for(m.group(22).decode("utf-8", "replace"))

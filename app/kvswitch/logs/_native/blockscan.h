@@ -41,6 +41,14 @@ typedef struct {
 
 /* match.c */
 extern Py_ssize_t bs_walked;
+#define MAX_FACT_STARTS 64
+typedef struct {
+    int ready, exact_n, folded_n;
+    char exact[MAX_FACT_STARTS][64], folded[MAX_FACT_STARTS][64]; /* folded: lower case */
+    Py_ssize_t exact_len[MAX_FACT_STARTS], folded_len[MAX_FACT_STARTS];
+    unsigned char first_bytes[256]; /* the first bytes of the folded ones */
+} fact_starts_t;
+extern fact_starts_t bs_fact_starts;
 Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b);
 int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b);

@@ -101,47 +101,77 @@ Py_ssize_t bs_count_newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 
 /* ---- the parts of BLOCK ------------------------------------------------------------------------- */
 
-/* _HARMLESS */
-static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+/* the texts that may start a fact after "| task T |" (blocks.FACT_STARTS, set by configure()):
+   exact ones, and ones compared in any ASCII case (the reason starts) */
+fact_starts_t bs_fact_starts;
+
+static int starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
 {
-    Py_ssize_t j;
-    if ((j = LIT(d, i, end, "- ")) >= 0) {
-        Py_ssize_t k = LIT(d, j, end, "checking sim");
-        return k >= 0 ? k : LIT(d, j, end, "skipping");
+    if (end - i < n)
+        return 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned char c = d[i + k];
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c + ('a' - 'A'));
+        if (c != (unsigned char)s[k])
+            return 0;
     }
-    if ((j = LIT(d, i, end, "sampler ")) >= 0) {
-        Py_ssize_t k = LIT(d, j, end, "chain");
-        return k >= 0 ? k : LIT(d, j, end, "params");
-    }
-    if ((j = LIT(d, i, end, "init sampler")) >= 0)
-        return j;
-    if ((j = LIT(d, i, end, "total time")) >= 0)
-        return j;
-    if ((j = LIT(d, i, end, "graphs reused")) >= 0)
-        return j;
-    if ((j = LIT(d, i, end, "n_past was set")) >= 0)
-        return j;
-    if ((j = LIT(d, i, end, "prompt processing")) >= 0)
-        return j;
-    if ((j = LIT(d, i, end, "prompt done")) >= 0)
-        return j;
-    return LIT(d, i, end, "draft acceptance");
+    return 1;
 }
 
-/* _FILL: (?:[^|]*+\| task -?\d+ \| *_HARMLESS)* -- as many whole repetitions as match (never fails) */
+/* _HARMLESS: `` *+`` not followed by a fact start, an empty message that a timing block continues, a lone
+   "\r" or the end; the position after the spaces */
+static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i < 0 || i >= end)
+        return -1;
+    Py_ssize_t nl = d[i] == '\r' ? i + 1 : i;
+    if (nl < end && d[nl] == '\n') {
+        /* an empty message: harmless unless a timing continuation follows (blocks.TIMING_CONTINUATIONS) */
+        Py_ssize_t j = nl + 1;
+        if (j >= end)
+            return -1;
+        while (j < end && (d[j] == ' ' || d[j] == '\t'))
+            j++;
+        if (LIT(d, j, end, "prompt eval time") >= 0 || LIT(d, j, end, "eval time") >= 0 ||
+            LIT(d, j, end, "total time") >= 0 || LIT(d, j, end, "graphs reused") >= 0 ||
+            LIT(d, j, end, "draft acceptance") >= 0)
+            return -1;
+        return i;
+    }
+    if (d[i] == '\r')
+        return -1;
+    for (int k = 0; k < bs_fact_starts.exact_n; k++)
+        if (lit(d, i, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
+            return -1;
+    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+        if (starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+            return -1;
+    return i;
+}
+
+/* " task -?\d+ |" right after the "|" at ``bar``: the position after it, or -1 */
+static Py_ssize_t task_pipe(bytes_t d, Py_ssize_t bar, Py_ssize_t end)
+{
+    Py_ssize_t j = LIT(d, bar + 1, end, " task ");
+    if (j >= 0 && j < end && d[j] == '-')
+        j++;
+    return LIT(d, digits(d, j, end), end, " |");
+}
+
+/* _FILL: (?:[^|]*+\|(?: task -?\d+ \| *+_HARMLESS|(?! task -?\d+ \|)))* -- as many whole repetitions as
+   match (never fails): a "| task T |" line that is no fact, or a pipe of some other text */
 static Py_ssize_t fill(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     for (;;) {
-        Py_ssize_t j = find_byte(d, i, end, '|');
-        if (j < 0)
+        Py_ssize_t bar = find_byte(d, i, end, '|');
+        if (bar < 0)
             return i;
-        j = LIT(d, j + 1, end, " task ");
-        if (j >= 0 && j < end && d[j] == '-')
-            j++;
-        j = digits(d, j, end);
-        j = LIT(d, j, end, " |");
-        if (j < 0)
-            return i;
+        Py_ssize_t j = task_pipe(d, bar, end);
+        if (j < 0) {
+            i = bar + 1;
+            continue;
+        }
         j = harmless(d, spaces(d, j, end), end);
         if (j < 0)
             return i;
@@ -333,10 +363,7 @@ int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const bl
 int bs_quiet(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     while ((i = find_byte(d, i, end, '|')) >= 0) {
-        Py_ssize_t j = LIT(d, i + 1, end, " task ");
-        if (j >= 0 && j < end && d[j] == '-')
-            j++;
-        j = LIT(d, digits(d, j, end), end, " |");
+        Py_ssize_t j = task_pipe(d, i, end);
         if (j < 0) {
             i++;
             continue;

@@ -63,8 +63,8 @@ static PyObject *scan(PyObject *self, PyObject *args)
                           &max_pending, &server_json))
         return NULL;
     output_t out = {0};
-    if (!bs_config.ready) {
-        PyErr_SetString(PyExc_RuntimeError, "_blockscan.configure() was not called");
+    if (!bs_config.ready || !bs_fact_starts.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_blockscan.configure() and set_fact_starts() were not called");
         goto fail;
     }
     if (pos < 0 || end > view.len || pos > end) {
@@ -209,7 +209,137 @@ static PyObject *configure(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* copy a tuple of bytes into ``texts``; lower-case it when ``fold`` */
+static int copy_starts(PyObject *tuple, char texts[][64], Py_ssize_t *lens, int *count, int fold)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    if (n > MAX_FACT_STARTS) {
+        PyErr_SetString(PyExc_ValueError, "set_fact_starts(): too many texts");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) < 1 || PyBytes_GET_SIZE(item) >= 64) {
+            PyErr_SetString(PyExc_ValueError, "set_fact_starts(): texts are bytes of 1 to 63 bytes");
+            return -1;
+        }
+        const char *text = PyBytes_AS_STRING(item);
+        Py_ssize_t len = PyBytes_GET_SIZE(item);
+        for (Py_ssize_t k = 0; k < len; k++)
+            texts[i][k] = (char)(fold && text[k] >= 'A' && text[k] <= 'Z' ? text[k] + ('a' - 'A') : text[k]);
+        lens[i] = len;
+    }
+    *count = (int)n;
+    return 0;
+}
+
+PyDoc_STRVAR(set_fact_starts_doc,
+"set_fact_starts(exact, any_case)\n"
+"\n"
+"The texts that may start a fact after ``| task T |`` (``blocks.FACT_STARTS``, derived from the line grammar):\n"
+"a slot line starting with none of them (nor a line end) is harmless inside and between blocks.\n"
+"``any_case`` ones are compared in any ASCII case (the reason starts).");
+
+static PyObject *set_fact_starts(PyObject *self, PyObject *args)
+{
+    PyObject *exact, *folded;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &exact, &PyTuple_Type, &folded))
+        return NULL;
+    bs_fact_starts.ready = 0;
+    if (copy_starts(exact, bs_fact_starts.exact, bs_fact_starts.exact_len, &bs_fact_starts.exact_n, 0) < 0 ||
+        copy_starts(folded, bs_fact_starts.folded, bs_fact_starts.folded_len, &bs_fact_starts.folded_n, 1) < 0)
+        return NULL;
+    memset(bs_fact_starts.first_bytes, 0, sizeof(bs_fact_starts.first_bytes));
+    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+        bs_fact_starts.first_bytes[(unsigned char)bs_fact_starts.folded[k][0]] = 1;
+    bs_fact_starts.ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* whether d[i:end] starts with the lower-case ``s`` in any ASCII case */
+static int folded_at(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
+{
+    if (end - i < n)
+        return 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned char c = d[i + k];
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c + ('a' - 'A'));
+        if (c != (unsigned char)s[k])
+            return 0;
+    }
+    return 1;
+}
+
+/* whether the line d[i:end] holds one of the any-case fact starts (the reason starts) */
+static int line_has_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    for (; i < end; i++) {
+        unsigned char c = d[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c + ('a' - 'A'));
+        if (!bs_fact_starts.first_bytes[c])
+            continue;
+        for (int k = 0; k < bs_fact_starts.folded_n; k++)
+            if ((unsigned char)bs_fact_starts.folded[k][0] == c &&
+                folded_at(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+                return 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(bare_reason_lines_doc,
+"bare_reason_lines(data, start, end)\n"
+"\n"
+"``[(line_start, line_end), ...]`` of the lines of ``data[start:end]`` without ``| task `` that hold one of\n"
+"the any-case fact starts (``set_fact_starts``): the candidates ``fastscan.bare_reasons`` gives to the\n"
+"grammar, found in one pass instead of one search per reason.");
+
+static PyObject *bare_reason_lines(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end))
+        return NULL;
+    PyObject *found = NULL;
+    if (!bs_fact_starts.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "_blockscan.set_fact_starts() was not called");
+        goto done;
+    }
+    if (start < 0 || end > view.len || start > end) {
+        PyErr_SetString(PyExc_ValueError, "start and end must satisfy 0 <= start <= end <= len(data)");
+        goto done;
+    }
+    if ((found = PyList_New(0)) == NULL)
+        goto done;
+    bytes_t d = view.buf;
+    static const char task[] = "| task ";
+    Py_ssize_t i = start;
+    while (i < end) {
+        const unsigned char *nl = memchr(d + i, '\n', (size_t)(end - i));
+        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - d) + 1 : end;
+        if (memmem(d + i, (size_t)(line_end - i), task, sizeof(task) - 1) == NULL &&
+            line_has_reason_start(d, i, line_end)) {
+            PyObject *pair = Py_BuildValue("(nn)", i, line_end);
+            if (pair == NULL || PyList_Append(found, pair) < 0) {
+                Py_XDECREF(pair);
+                Py_CLEAR(found);
+                goto done;
+            }
+            Py_DECREF(pair);
+        }
+        i = line_end;
+    }
+done:
+    PyBuffer_Release(&view);
+    return found;
+}
+
 static PyMethodDef methods[] = {
+    {"bare_reason_lines", bare_reason_lines, METH_VARARGS, bare_reason_lines_doc},
+    {"set_fact_starts", set_fact_starts, METH_VARARGS, set_fact_starts_doc},
     {"scan", scan, METH_VARARGS, scan_doc},
     {"configure", configure, METH_VARARGS, configure_doc},
     {NULL, NULL, 0, NULL},

@@ -10,8 +10,30 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import AnyStr
 
 from kvswitch.logs.model import KIND_PRIORITY, LineKind, Span, kind_for_verdict, verdict_for
+
+#: the longest digit run read as a number: far below Python's int-conversion limit (4,300 digits), so a line
+#: with a longer run (a pasted 5,000-digit "number") is no fact instead of an internal error
+MAX_DIGITS = 1000
+#: the longest integer part read as a decimal (milliseconds, similarity): ``float()`` stays finite
+MAX_DECIMAL_DIGITS = 300
+_CAPTURED_NUMBER = re.compile(r"\((-\?)?\\d\+(\(\?:\\\.\\d\+\)\?)?")
+
+
+def bounded(pattern: AnyStr) -> AnyStr:
+    """``pattern`` with every captured number (``(\\d+``, ``(-?\\d+``, ``(\\d+(?:\\.\\d+)?``) bounded in
+    length and not followed by another digit: every parser and the fast scanner read numbers alike, and
+    ``int()``/``float()`` never see a digit run they refuse or overflow on."""
+    text = pattern if isinstance(pattern, str) else pattern.decode("ascii")
+
+    def bound(m: re.Match[str]) -> str:
+        digits = MAX_DECIMAL_DIGITS if m.group(2) else MAX_DIGITS
+        return "(" + (m.group(1) or "") + rf"\d{{1,{digits}}}(?!\d)" + (m.group(2) or "")
+
+    rewritten = _CAPTURED_NUMBER.sub(bound, text)
+    return rewritten if isinstance(pattern, str) else rewritten.encode("ascii")
 
 
 class What(StrEnum):

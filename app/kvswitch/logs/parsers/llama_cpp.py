@@ -12,7 +12,7 @@ import json
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind, status_kind
+from kvswitch.logs.parsers.base import MAX_DIGITS, Fact, Parsed, What, bounded, ratio_kind, status_kind
 
 SERVER = "llama.cpp"
 
@@ -48,32 +48,40 @@ ANCHORS = (
 )
 
 _TS_LEVEL = re.compile(r"^\s*(?:\d+\.\d\d\.\d{3}\.\d{3} )?([IWEDT]) ")
+#: slot and task are not ``bounded``: a line whose slot or task is too long to be a number is no fact at all
+#: (``_numbers_fit``), as in the fast scanner, rather than a fact without its slot
 _PREFIX = re.compile(r"\b(slot|srv) {1,30}([\w()~]{1,25}): (?:id +(\d+) \| task (-?\d+) \|)? ?")
-_ERA_A_CACHE = re.compile(r"\bslot (\d+) ?: in cache: (\d+) tokens \| to process: (\d+) tokens")
-_ERA_A_START = re.compile(r"\bslot (\d+) is processing \[task id: (\d+)\]")
-_ERA_A_RELEASE = re.compile(r"\bslot (\d+) released \((\d+) tokens in cache\)")
+_ERA_A_CACHE = re.compile(bounded(r"\bslot (\d+) ?: in cache: (\d+) tokens \| to process: (\d+) tokens"))
+_ERA_A_START = re.compile(bounded(r"\bslot (\d+) is processing \[task id: (\d+)\]"))
+_ERA_A_RELEASE = re.compile(bounded(r"\bslot (\d+) released \((\d+) tokens in cache\)"))
 
-_PROMPT_EVAL = re.compile(r"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens")
-_GEN_EVAL = re.compile(r"(?<!prompt )\beval time = +(\d+(?:\.\d+)?) ms / +(\d+) (?:tokens|runs)")
+_PROMPT_EVAL = re.compile(bounded(r"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"))
+_GEN_EVAL = re.compile(bounded(r"(?<!prompt )\beval time = +(\d+(?:\.\d+)?) ms / +(\d+) (?:tokens|runs)"))
 _TIMING = re.compile(
     r"total time = +[\d.]+ ms(?: / +\d+ tokens)?|graphs reused = +\d+|draft acceptance(?: rate)? = [^,]*"
     r"|prompt processing(?: progress)?, n_(?:past|tokens) = +\d+.*|prompt done, n_\w+ = \d+.*|n_gen = +\d+.*"
 )
-_RELEASE = re.compile(r"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)")
-_CACHED = re.compile(r"(?:cached )?n_tokens = (\d+), memory_seq_rm \[(\d+), end\)|kv cache rm \[(\d+), end\)")
-_NEW_PROMPT = re.compile(
+_RELEASE = re.compile(bounded(r"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)"))
+_CACHED = re.compile(
+    bounded(r"(?:cached )?n_tokens = (\d+), memory_seq_rm \[(\d+), end\)|kv cache rm \[(\d+), end\)")
+)
+_NEW_PROMPT = re.compile(bounded(
     r"(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     r"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"
+))
+_SELECT = re.compile(
+    bounded(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?")
 )
-_SELECT = re.compile(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?")
 _START = re.compile(r"processing task|slot is processing task")
 _FULL_HIT = re.compile(r"need to evaluate at least 1 token")
 _REQUEST = re.compile(r"\b(?:done )?request: ([A-Z]+) (\S+) (?:\S+ )?(\d{3})\b")
 #: cache fields other builds and wrappers print in their own spellings (``common_prefix 0``, ``n_past: 12``,
 #: ``new_tokens = 5``, ``sim_best = 0.98``); they colour a line but never become numbers, because what they
 #: count differs between builds (a forced re-processing may still print a non-zero common prefix)
-_FIELD = re.compile(r"\b(common_prefix|n_past|new_tokens|f_sim_best|sim_best)\b *[=:]? *(\d+(?:\.\d+)?)\b",
-                    re.IGNORECASE)
+_FIELD = re.compile(
+    bounded(r"\b(common_prefix|n_past|new_tokens|f_sim_best|sim_best)\b *[=:]? *(\d+(?:\.\d+)?)\b"),
+    re.IGNORECASE,
+)
 
 #: (pattern, reason shown to the user, line kind)
 _REASONS: tuple[tuple[re.Pattern[str], str, LineKind], ...] = (
@@ -109,6 +117,14 @@ REASON_PREFIXES = tuple(
 )
 
 
+#: the same starts as a bytes alternation, each with its pattern's own case rule: the fast scanner's line
+#: regex finds reason text by it, so both paths read every spelling the grammar reads
+REASON_START = b"|".join(
+    b"(?i:%s)" % re.escape(prefix).encode() if pattern.flags & re.IGNORECASE else re.escape(prefix).encode()
+    for prefix, (pattern, _r, _k) in zip(REASON_PREFIXES, _REASONS, strict=True)
+)
+
+
 def reason_for(text: str) -> str | None:
     """The plain-words reason for a cache-relevant warning line (used by the fast scanner too)."""
     for pattern, reason, _kind in _REASONS:
@@ -137,6 +153,8 @@ def parse(text: str) -> Parsed | None:
     if prefix:
         offset = prefix.end()
         if prefix.group(3) is not None:
+            if not _numbers_fit(prefix):
+                return None
             slot = int(prefix.group(3))
             task = int(prefix.group(4))
         if prefix.group(2).startswith("print_timing") and not text[offset:].strip():
@@ -149,6 +167,11 @@ def parse(text: str) -> Parsed | None:
     if parsed.facts or parsed.kind is not LineKind.OTHER or prefix:
         return parsed
     return None
+
+
+def _numbers_fit(prefix: re.Match[str]) -> bool:
+    """Whether the prefix's slot and task are numbers (at most ``MAX_DIGITS`` digits)."""
+    return len(prefix.group(3)) <= MAX_DIGITS and len(prefix.group(4).lstrip("-")) <= MAX_DIGITS
 
 
 def _era_a(text: str, parsed: Parsed) -> None:
@@ -314,6 +337,8 @@ def _jsonl_message(text: str, msg: str, parsed: Parsed) -> None:
         if prefix:
             start = prefix.end()
             if prefix.group(3) is not None:
+                if not _numbers_fit(prefix):
+                    continue
                 slot, task = int(prefix.group(3)), int(prefix.group(4))
         sub = Parsed()
         _message(part[start:], slot, task, sub, 0)

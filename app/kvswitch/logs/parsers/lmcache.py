@@ -12,20 +12,20 @@ from __future__ import annotations
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind
+from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind
 
 SERVER = "lmcache"
 ANCHORS = ("LMCache hit tokens",)
 
 _HEADER = re.compile(r"\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)[,.]?\d*\] LMCache (\w+):")
 _LOOKUP = re.compile(
-    r"Reqid: ([^,\s]+), Total tokens (\d+), (?:Inference Engine computed tokens: (\d+), )?"
-    r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)( < min_retrieve \d+, skip retrieve)?"
+    bounded(r"Reqid: ([^,\s]+), Total tokens (\d+), (?:Inference Engine computed tokens: (\d+), )?"
+    r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)( < min_retrieve \d+, skip retrieve)?")
 )
 _RETRIEVED = re.compile(
-    r"Retrieved (\d+) out of (?:total )?(\d+) (?:required )?tokens|Retrieved (\d+) chunks"
+    bounded(r"Retrieved (\d+) out of (?:total )?(\d+) (?:required )?tokens|Retrieved (\d+) chunks")
 )
-_STORED = re.compile(r"Stor(?:ed|ing KV cache for) (\d+) out of (?:total )?(\d+) tokens")
+_STORED = re.compile(bounded(r"Stor(?:ed|ing KV cache for) (\d+) out of (?:total )?(\d+) tokens"))
 
 
 def parse(text: str) -> Parsed | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind
+from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind
 
 SERVER = "lm-studio"
 ANCHORS = ("Prompt cache restore", "[DEBUG]", "[INFO]", "[WARN", "[ERROR]")
@@ -19,7 +19,7 @@ ANCHORS = ("Prompt cache restore", "[DEBUG]", "[INFO]", "[WARN", "[ERROR]")
 _WRAPPER = re.compile(
     r"^\[?(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)?\]? ?\[(DEBUG|INFO|WARN|WARNING|ERROR)\]"
 )
-_MLX = re.compile(r"Prompt cache restore: cached_tokens=(\d+) uncached_tokens=(\d+)")
+_MLX = re.compile(bounded(r"Prompt cache restore: cached_tokens=(\d+) uncached_tokens=(\d+)"))
 _REQUEST = re.compile(
     r"Received (?:request|POST request)[: ]+(?:(GET|POST|DELETE) to )?(\S+)|Running chat completion.*"
 )

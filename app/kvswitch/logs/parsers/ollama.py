@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import re
 
-from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind, status_kind
+from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind, status_kind
 
 SERVER = "ollama"
 ANCHORS = ("loading cache slot",)
 
 _SLOG = re.compile(r"\btime=(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)\S* level=(\w+)")
 _CACHE_SLOT = re.compile(
-    r"msg=\"?loading cache slot\"? id=(\d+) cache=(\d+) prompt=(\d+) used=(\d+) remaining=(\d+)"
+    bounded(r"msg=\"?loading cache slot\"? id=(\d+) cache=(\d+) prompt=(\d+) used=(\d+) remaining=(\d+)")
 )
 _GIN = re.compile(
     r"\[GIN\] \d{4}/\d\d/\d\d - \d\d:\d\d:\d\d \| (\d{3}) \|[^|]*\|[^|]*\| +(\w+) +\"([^\"]*)\""

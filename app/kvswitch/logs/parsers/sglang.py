@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Fact, Parsed, What, ratio_kind, status_kind
+from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind, status_kind
 
 SERVER = "sglang"
 ANCHORS = ("#cached-token",)
 
 _HEADER = re.compile(r"^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?: [A-Z_]+\d+)*\]")
-_PREFILL = re.compile(r"Prefill batch[.,] #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+)")
+_PREFILL = re.compile(bounded(r"Prefill batch[.,] #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+)"))
 _DECODE = re.compile(r"Decode batch[.,] #running-req: \d+.*")
 _REQUEST = re.compile(r"\"(GET|POST|PUT|DELETE) (\S+) HTTP/[\d.]+\" (\d{3})")
 

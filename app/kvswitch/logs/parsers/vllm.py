@@ -9,15 +9,15 @@ from __future__ import annotations
 import re
 
 from kvswitch.logs.model import LineKind
-from kvswitch.logs.parsers.base import Parsed, status_kind
+from kvswitch.logs.parsers.base import Parsed, bounded, status_kind
 
 SERVER = "vllm"
 ANCHORS: tuple[str, ...] = ()
 
 _LEVEL = re.compile(r"\b(INFO|WARNING|ERROR|CRITICAL|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b")
 _RATE = re.compile(
-    r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?(\d+(?:\.\d+)?)%"
-    r"(?:, CPU: (\d+(?:\.\d+)?)%)?"
+    bounded(r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?(\d+(?:\.\d+)?)%"
+    r"(?:, CPU: (\d+(?:\.\d+)?)%)?")
 )
 _STATS = re.compile(r"Avg prompt throughput: [\d.]+ tokens/s")
 _REQUEST = re.compile(r"\"(GET|POST|PUT|DELETE) (\S+) HTTP/[\d.]+\" (\d{3})|\b(?:Received|Added) request \S+")
