@@ -109,3 +109,46 @@ def test_cli_json_counts_tokens(
     assert data["shared_tokens"] > 0
     assert data["tokens_b"] > data["shared_tokens"]
     assert data["cause"] == "user_before_system"
+
+
+def test_recorder_says_what_the_server_can_reuse_in_its_tokens(
+    single_slot_server: RunningServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``kvswitch record`` in front of a server that renders: each request against the one before, in
+    the server's own tokens, and that number is what the server then reports as cached."""
+    import re
+    import threading
+
+    from support.net import free_port
+
+    port = free_port()
+    result: list[int] = []
+    argv = [
+        "record",
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--upstream",
+        single_slot_server.url,
+        "--max-requests",
+        "3",  # the health probe below is the first
+    ]
+    thread = threading.Thread(target=lambda: result.append(main(argv)))
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            httpx.get(f"{url}/health", timeout=1)
+            break
+        except httpx.HTTPError:
+            threading.Event().wait(0.1)
+    for name in ("0_1", "0_3"):
+        body = {**_capture(name), "max_tokens": 1, "stream": False}
+        httpx.post(f"{url}/v1/messages", json=body, timeout=120).raise_for_status()
+    thread.join(timeout=180)
+    assert result == [0]
+    out = capsys.readouterr().out
+    said = re.search(r"#(\d+) vs #\d+ in the server's tokens: (\d+) of (\d+) reusable", out)
+    assert said is not None, out
+    cached = re.search(rf"#{said.group(1)} POST /v1/messages .*cached (\d+) of", out)
+    assert cached is not None, out
+    assert abs(int(said.group(2)) - int(cached.group(1))) <= 1

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import queue
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -279,8 +281,11 @@ def _record(args: argparse.Namespace) -> int:
     done = threading.Event()
     seen = [0]
 
+    tokens = TokenFollower(upstream, out)
+
     def show(capture: Capture) -> None:
         out(capture.summary())
+        tokens.follow(capture)
         seen[0] += 1
         if args.max_requests is not None and seen[0] >= args.max_requests:
             done.set()
@@ -298,8 +303,51 @@ def _record(args: argparse.Namespace) -> int:
         pass
     finally:
         recorder.stop()
+        tokens.stop()
     out(f"Stopped after {len(recorder.captures)} request(s).")
     return 0
+
+
+class TokenFollower:
+    """Says, for each recorded request, what the upstream can reuse from the one before, in its own tokens.
+
+    Rendering two long prompts takes the server a moment, so it runs on its own thread: the proxy
+    never waits for it. After the first request the upstream cannot render, it stays quiet.
+    """
+
+    def __init__(self, upstream: str, show: Callable[[str], None]) -> None:
+        self.upstream, self.show = upstream, show
+        self.last: dict[str, Any] = {}
+        self.jobs: queue.Queue[tuple[int, int, Any, Any] | None] = queue.Queue()
+        self.thread = threading.Thread(target=self._run, name="kvswitch-token-diagnosis", daemon=True)
+        self.thread.start()
+
+    def follow(self, capture: Any) -> None:
+        if not isinstance(capture.body, dict) or capture.method != "POST":
+            return
+        route = capture.path.split("?")[0]
+        prior = self.last.get(route)
+        self.last[route] = (capture.number, capture.body)
+        if prior is not None:
+            self.jobs.put((prior[0], capture.number, prior[1], capture.body))
+
+    def stop(self) -> None:
+        self.jobs.put(None)
+        self.thread.join(timeout=30)
+
+    def _run(self) -> None:
+        from kvswitch.verify.tokendiag import RenderError, ServerRenderer, diagnose_tokens  # noqa: PLC0415
+
+        while (job := self.jobs.get()) is not None:
+            before, number, a, b = job
+            try:
+                diag = diagnose_tokens(ServerRenderer(self.upstream, timeout=60), a, b)
+            except RenderError:
+                return  # this upstream cannot render: the byte diagnosis above is all there is
+            where = f", the prompts part at token {diag.divergence_token} in {diag.part}"
+            where = "" if diag.reusable else where
+            self.show(f"    #{number} vs #{before} in the server's tokens: {diag.shared_tokens} of "
+                      f"{diag.tokens_b} reusable{where}")
 
 
 def _ps(args: argparse.Namespace) -> int:
