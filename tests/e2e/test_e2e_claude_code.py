@@ -3,7 +3,6 @@ recorder to a real llama-server: the log engine must see the second run reuse >=
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,40 +15,10 @@ from kvswitch.core.paths import claude_config_dir
 from kvswitch.logs.scan import scan_file
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.recorder import Capture, Recorder
-from support.llama import CACHE, REPO, llama_server
+from support.claude import claude_binary, eos_token_id
+from support.llama import llama_server
 
 pytestmark = pytest.mark.real_server
-CLAUDE_VERSION = "2.1.332"
-
-
-def _claude_binary() -> Path:
-    configured = os.environ.get("KVSWITCH_CLAUDE_BIN")
-    default = (
-        CACHE
-        / "claude-code"
-        / CLAUDE_VERSION
-        / "node_modules"
-        / "@anthropic-ai"
-        / "claude-code-linux-x64"
-        / "claude"
-    )
-    binary = Path(configured) if configured else default
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(
-            f"end-to-end tier skipped: no Claude Code binary at {binary} (install it with "
-            "scripts/install_claude_code.sh, which needs npm, or set KVSWITCH_CLAUDE_BIN)"
-        )
-    return binary
-
-
-def _eos_token_id() -> int:
-    """The tiny model's end-of-turn token, so the server can make every answer end at once."""
-    spec = importlib.util.spec_from_file_location("make_tiny_model", REPO / "scripts" / "make_tiny_model.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return 256 + len(module.MERGES) + module.SPECIAL_TOKENS.index("<|im_end|>")
 
 
 def _run_claude(binary: Path, home: Path, project: Path) -> subprocess.CompletedProcess[str]:
@@ -66,14 +35,14 @@ def _run_claude(binary: Path, home: Path, project: Path) -> subprocess.Completed
 
 
 def test_second_claude_run_reuses_the_prompt(fake_home: Path, tmp_path: Path) -> None:
-    binary = _claude_binary()
+    binary = claude_binary()
     project = tmp_path / "project"
     project.mkdir()
     captures: list[Capture] = []
     # random weights never pick <|im_end|> on their own; a server-side bias ends every answer at once,
     # so each run is one short turn instead of thousands of garbage tokens
     with (
-        llama_server(tmp_path / "server", "-l", f"{_eos_token_id()}+100") as server,
+        llama_server(tmp_path / "server", "-l", f"{eos_token_id()}+100") as server,
         Recorder(server.url, tmp_path / "captures", on_capture=captures.append) as recorder,
     ):
         assert (

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_e2e_claude_code import _claude_binary, _eos_token_id
 
 from kvswitch.cli import main
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
@@ -23,6 +22,7 @@ from kvswitch.core.presets import CACHE_SAFE_ENV
 from kvswitch.verify.client_report import build_report
 from kvswitch.verify.client_run import ClientMissing, find_claude, run_session
 from kvswitch.verify.tokendiag import ServerRenderer
+from support.claude import claude_binary, eos_token_id
 from support.llama import REPO, RunningServer, llama_server
 
 pytestmark = pytest.mark.real_server
@@ -50,13 +50,13 @@ def _metrics(server: RunningServer) -> dict[str, float]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     with llama_server(
-        tmp_path_factory.mktemp("llama-client"), "-l", f"{_eos_token_id()}+100", "--cache-ram", "0"
+        tmp_path_factory.mktemp("llama-client"), "-l", f"{eos_token_id()}+100", "--cache-ram", "0"
     ) as running:
         yield running
 
 
 def test_cache_safe_profile_keeps_the_cache_across_turns(server: RunningServer) -> None:
-    binary = _claude_binary()
+    binary = claude_binary()
     profile = _profile(server.url, dict(CACHE_SAFE_ENV))
     before = _metrics(server)
     session = run_session(profile, binary, timeout=600)
@@ -86,7 +86,7 @@ def test_cache_safe_profile_keeps_the_cache_across_turns(server: RunningServer) 
 
 
 def test_profile_without_attribution_off_names_the_header(server: RunningServer) -> None:
-    binary = _claude_binary()
+    binary = claude_binary()
     env = {k: v for k, v in CACHE_SAFE_ENV.items() if k != "CLAUDE_CODE_ATTRIBUTION_HEADER"}
     profile = _profile(server.url, env)
     report = build_report(

@@ -19,7 +19,10 @@ def claude_binary() -> Path:
     package = CACHE / "claude-code" / CLAUDE_VERSION / "node_modules" / "@anthropic-ai"
     binary = Path(configured) if configured else package / "claude-code-linux-x64" / "claude"
     if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(f"no Claude Code binary at {binary} (set KVSWITCH_CLAUDE_BIN)")
+        pytest.skip(
+            f"end-to-end tier skipped: no Claude Code binary at {binary} (install it with "
+            "scripts/install_claude_code.sh, which needs npm, or set KVSWITCH_CLAUDE_BIN)"
+        )
     return binary
 
 

@@ -278,13 +278,7 @@ class AppController(QObject):
                     remember_synthetic(paths, profile, result)
             return result
 
-        self.verifying = name
-        self.verify_kind = "synthetic"
-        self._verify_task = tasks.run_in_background(
-            self, op, on_success=self._on_verify_succeeded, on_failure=self._on_verify_raised,
-            on_progress=self.verify_progressed.emit)
-        self.verify_started.emit(name)
-        return True
+        return self._start_verify_task(name, "synthetic", op, self._on_verify_succeeded)
 
     def start_client_verify(self, name: str | None = None) -> bool:
         """Run the scripted session of the user's own Claude Code through a profile, in the background.
@@ -328,10 +322,14 @@ class AppController(QObject):
             progress(label.replace("%1", "done"), 1.0)
             return report
 
+        return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
+
+    def _start_verify_task(self, name: str, kind: str, op: Any, on_success: Any) -> bool:
+        """One verify at a time, on the thread pool; progress and the outcome come back by signal."""
         self.verifying = name
-        self.verify_kind = "client"
+        self.verify_kind = kind
         self._verify_task = tasks.run_in_background(
-            self, op, on_success=self._on_client_verify_succeeded, on_failure=self._on_verify_raised,
+            self, op, on_success=on_success, on_failure=self._on_verify_raised,
             on_progress=self.verify_progressed.emit)
         self.verify_started.emit(name)
         return True

@@ -140,14 +140,20 @@ def env_fingerprint(profile: Profile) -> str:
 
 
 def _main_requests(session: ClientSession) -> dict[tuple[int, int], ClientRequest]:
-    """Per turn, the request that carries the turn's new user message: the first one it sends.
+    """Per turn, the request that carries the turn's new user message.
 
-    A turn can send more (a retry when an answer came back empty, a side request); those follow the
-    first and reuse what it left in the cache, so they say nothing about what the turn itself cost.
+    A turn can send more: a retry when an answer came back empty (it follows the first and reuses
+    what the first left in the cache) and small side requests, which may run alongside and finish
+    first. So: the earliest of the turn's requests whose prompt is at least half its largest.
     """
+    turns: dict[tuple[int, int], list[ClientRequest]] = {}
+    for request in session.requests:
+        turns.setdefault((request.conversation, request.turn), []).append(request)
     main: dict[tuple[int, int], ClientRequest] = {}
-    for request in sorted(session.requests, key=lambda r: r.number):
-        main.setdefault((request.conversation, request.turn), request)
+    for key, requests in turns.items():
+        largest = max(r.prompt_tokens or 0 for r in requests)
+        big = [r for r in requests if (r.prompt_tokens or 0) * 2 >= largest]
+        main[key] = min(big, key=lambda r: r.number)
     return main
 
 
