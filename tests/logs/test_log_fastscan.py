@@ -226,3 +226,37 @@ def test_reason_spellings_are_those_of_the_grammar(reason_line: str, native: boo
     assert [e.to_json() for e in scan_file(path)] == live
     assert [e.to_json() for e in _events(_records(path, blocks=False))] == live
     assert b"".join(jsonl_file(path, None, Totals())).decode().splitlines() == [json.dumps(e) for e in live]
+
+
+def _restating_request(task: int, statements: list[int], new: int) -> str:
+    """One ``-lv 4`` request (b11434's lines) that states its cached tokens once per batch."""
+    head = f"id  0 | task {task} |"
+    lines = ["slot get_availabl: id  0 | task -1 | selected slot by LRU, t_last = -1",
+             f"slot launch_slot_: {head} processing task",
+             f"slot update_slots: {head} new prompt, n_ctx_slot = 16384, n_keep = 0, task.n_tokens = 9000"]
+    for done in statements:
+        lines += [f"slot   operator(): {head} cached n_tokens = {done}, memory_seq_rm [{done}, end)",
+                  f"slot print_timing: {head} prompt processing, n_tokens = {done + 2048}, progress = 0.5"]
+    lines += [f"slot print_timing: {head} prompt eval time =     900.00 ms / {new:5d} tokens (x)",
+              f"slot print_timing: {head}        eval time =      40.00 ms /     4 tokens (x)",
+              f"slot      release: {head} stop processing: n_tokens = 9003, truncated = 0"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("statements", [
+    [0, 2048, 4096, 6144],  # a long prompt's batches: the first (smallest) counts
+    [4096, 6144, 1024, 3072],  # cut back mid-request: restated lower
+    [5000, 5000],
+    [8191, 0, 99999999999999999999],  # a number too long for the native path
+])
+def test_restated_cached_tokens_stay_one_block_with_the_smallest(statements: list[int],
+                                                                 tmp_path: Path) -> None:
+    path = tmp_path / "server.log"
+    path.write_text(_restating_request(7, statements, 6000) + _restating_request(8, statements[::-1], 500),
+                    encoding="utf-8")
+    with_blocks = _records(path, blocks=True)
+    line_by_line = _events(_records(path, blocks=False))
+    assert [e.to_json() for e in _events(with_blocks)] == [e.to_json() for e in line_by_line]
+    assert [e.cached_tokens for e in line_by_line] == [min(statements)] * 2
+    if max(statements) < 10**15:
+        assert all(isinstance(r, tuple) for r in with_blocks), "a restating request should be one block"

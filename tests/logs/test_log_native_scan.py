@@ -60,6 +60,7 @@ _TEXTS = {
     "two_slots": lambda: generated_log(seed=13, requests=300, slots=2).encode(),
     "four_slots": lambda: generated_log(seed=14, requests=300, slots=4).encode(),
     "samples": lambda: "\n".join(s.text for s in ALL_SAMPLES).encode(),
+    "restated_cached_tokens": lambda: _restating_log(),
 }
 
 
@@ -102,8 +103,24 @@ _PIECES = [b"|", b" | ", b"\n", b" ", b"  ", b"0", b"7", b"-1", b".", b"1.5", b"
            b"stop processing: n_past = ", b", truncated = 1", b"cached ", b"n_tokens = ",
            b", memory_seq_rm [", b"need to evaluate at least 1 token", b"total time", b"- skipping",
            b"new prompt, n_ctx_slot = 9, n_keep = 0, n_prompt_tokens = 12", b"\t", b"\xff"]
+def _restating_log() -> bytes:
+    """``-lv 4`` requests stating their cached tokens after every batch, growing or cut back lower."""
+    text = ""
+    for task, statements in enumerate(([0, 2048, 4096], [4096, 1024, 3072], [12, 12], [7, 5])):
+        head = f"id  {task % 2} | task {task} |"
+        text += f"slot get_availabl: id  {task % 2} | task -1 | selected slot by LRU, t_last = -1\n"
+        text += f"slot launch_slot_: {head} processing task\n"
+        for done in statements:
+            text += f"slot   operator(): {head} cached n_tokens = {done:03d}, memory_seq_rm [{done}, end)\n"
+            text += f"slot print_timing: {head} prompt processing, n_tokens = {done + 9}, progress = 0.5\n"
+        text += (f"slot print_timing: {head} prompt eval time =      90.00 ms /   300 tokens (x)\n"
+                 f"slot print_timing: {head}        eval time =      40.00 ms /     4 tokens (x)\n"
+                 f"slot      release: {head} stop processing: n_tokens = 5003, truncated = 0\n")
+    return text.encode()
+
+
 _BASE = [generated_log(seed=seed, requests=12, slots=1 + seed % 3, old_style=seed == 3).encode()
-         for seed in range(4)]
+         for seed in range(4)] + [_restating_log()]
 
 
 @st.composite

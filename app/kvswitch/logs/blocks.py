@@ -2,7 +2,9 @@
 
 An ordinary request is one slot's run of lines from ``selected slot by ...`` to ``stop processing``:
 processing task, optionally the prompt size / full-hit / cached-tokens lines (``-lv 4``), the prompt and
-generation timings, the release. ``BLOCK`` matches such a run whole. It walks from ``|`` to ``|`` (pipe-less
+generation timings, the release. ``BLOCK`` matches such a run whole; ``-lv 4`` restating the cached tokens
+after every batch of a long prompt stays one block, whose cached tokens are the smallest statement, as in
+the tracker. It walks from ``|`` to ``|`` (pipe-less
 lines, such as server lines and sampler parameters, can never carry a fact and are skipped in one step, and
 so are pipes of other text such as prompt text in a slots-debug dump) and every ``| task T |`` it passes
 must open either a harmless slot line (one that starts with none of ``FACT_STARTS``, the texts the line
@@ -83,11 +85,16 @@ BLOCK = re.compile(
     + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
     rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
     + rb"(?:need to evaluate at least 1 token()" + _NEXT + rb")?"  # 7
-    + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT + rb")?"  # 8
-    + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 9-10
-    + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 11
-    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n")  # 12-13
+    + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT  # 8
+    + rb"((?:(?:cached )?n_tokens = \d+, memory_seq_rm \[" + _NEXT + rb")*))?"  # 9: restatements
+    + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 10-11
+    + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 12
+    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n")  # 13-14
 )
+#: one restatement of group 9 of ``BLOCK`` (its ``_NEXT`` without the back-references, which ``BLOCK``
+#: already checked): matched one after another from the group's start they take exactly its repetitions
+RESTATED = re.compile(rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FILL
+                      + rb"[^|]*\| task -?\d+ \| *")
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
 SELECT_HEAD = re.compile(
@@ -112,24 +119,37 @@ def selection_slot_is(data: bytes, line_start: int, at: int, slot: int) -> bool:
     return found is not None and int(found[1]) == slot
 
 
+def least_cached(first: int, restated: bytes | None) -> int:
+    """The smallest of a block's cached-tokens statements, as ``RequestTracker`` keeps it: ``first`` and
+    those of ``BLOCK``'s group 9 (``-lv 4`` restates it after every batch of a long prompt)."""
+    least, pos, end = first, 0, len(restated or b"")
+    while pos < end:
+        again = RESTATED.match(restated, pos)  # type: ignore[arg-type]
+        if again is None:  # cannot happen (the group is these repetitions); never guess a number
+            raise AssertionError("BLOCK's restatements do not parse again")
+        least = min(least, int(again[1]))
+        pos = again.end()
+    return least
+
+
 def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int) -> Row:
     """The event of one block, as ``RequestTracker._finish`` and ``make_event`` compute it."""
-    new = int(groups[9])  # type: ignore[arg-type]
+    new = int(groups[10])  # type: ignore[arg-type]
     cached_text, size = groups[7], groups[5]
     if cached_text is not None:
-        cached = int(cached_text)
+        cached = least_cached(int(cached_text), groups[8])
     elif size is not None:
         cached = int(size) - new
     else:
-        generated = int(groups[10])  # type: ignore[arg-type]
-        cached = int(groups[11]) - new - (generated - 1 if generated > 1 else 0)  # type: ignore[arg-type]
+        generated = int(groups[11])  # type: ignore[arg-type]
+        cached = int(groups[12]) - new - (generated - 1 if generated > 1 else 0)  # type: ignore[arg-type]
     if cached < 0:
         cached = 0
     prompt = cached + new
     ratio = cached / prompt if prompt > 0 else 0.0
     verdict = HIT if ratio >= HIT_RATIO else MISS if cached <= 0 or ratio < MISS_RATIO else PARTIAL
     reason: str | None = None
-    if int(groups[12]):  # type: ignore[arg-type]
+    if int(groups[13]):  # type: ignore[arg-type]
         reason = _TRUNCATED
     elif verdict == "miss":
         sim = groups[1]
@@ -146,7 +166,7 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
             reason = _FULL_HIT
     else:
         reason = _PREFIX.format(cached)
-    return (slot, int(groups[4]), cached, new, float(groups[8]), first, last, reason,  # type: ignore[arg-type]
+    return (slot, int(groups[4]), cached, new, float(groups[9]), first, last, reason,  # type: ignore[arg-type]
             verdict)
 
 

@@ -31,12 +31,12 @@ typedef struct {
     Py_ssize_t slot, slot_len;     /* group 4 */
     Py_ssize_t size, size_len;     /* group 6 */
     int full_hit;                  /* group 7 */
-    Py_ssize_t cached, cached_len; /* group 8 */
-    Py_ssize_t ms, ms_len;         /* group 9 */
-    Py_ssize_t fresh, fresh_len;   /* group 10: new tokens */
-    Py_ssize_t gen, gen_len;       /* group 11 */
-    Py_ssize_t ntok, ntok_len;     /* group 12 */
-    Py_ssize_t trunc, trunc_len;   /* group 13 */
+    Py_ssize_t cached, cached_len; /* group 8, or the smallest restatement (9) */
+    Py_ssize_t ms, ms_len;         /* group 10 */
+    Py_ssize_t fresh, fresh_len;   /* group 11: new tokens */
+    Py_ssize_t gen, gen_len;       /* group 12 */
+    Py_ssize_t ntok, ntok_len;     /* group 13 */
+    Py_ssize_t trunc, trunc_len;   /* group 14 */
 } block_t;
 
 /* match.c */

@@ -230,6 +230,23 @@ static inline Py_ssize_t digits_or_dots(bytes_t d, Py_ssize_t i, Py_ssize_t end)
     return j > i ? j : -1;
 }
 
+/* whether the digits at a (a_len of them) are a smaller number than those at c: by value, leading zeros
+   aside, so numbers of any length compare exactly */
+static int digits_less(bytes_t d, Py_ssize_t a, Py_ssize_t a_len, Py_ssize_t c, Py_ssize_t c_len)
+{
+    while (a_len > 1 && d[a] == '0') {
+        a++;
+        a_len--;
+    }
+    while (c_len > 1 && d[c] == '0') {
+        c++;
+        c_len--;
+    }
+    if (a_len != c_len)
+        return a_len < c_len;
+    return memcmp(d + a, d + c, (size_t)a_len) < 0;
+}
+
 typedef Py_ssize_t (*part_t)(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 
 /* a group: ``part`` at i, its span kept in *at and *len when it matches */
@@ -294,11 +311,19 @@ Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b)
         b->full_hit = 1;
         j = k;
     }
-    /* optional: (?:cached )?n_tokens = (\d+), memory_seq_rm \[ _NEXT */
-    k = LIT(d, j, end, "cached ");
-    k = LIT(d, k >= 0 ? k : j, end, "n_tokens = ");
-    if ((e = next_line(d, LIT(d, digits(d, k, end), end, ", memory_seq_rm ["), end, b)) >= 0) {
-        group(digits, d, k, end, &b->cached, &b->cached_len);
+    /* optional: (?:cached )?n_tokens = (\d+), memory_seq_rm \[ _NEXT, and any restatements of it (group 9):
+       the smallest statement is kept, as RequestTracker keeps it */
+    for (;;) {
+        Py_ssize_t at, len;
+        k = LIT(d, j, end, "cached ");
+        k = LIT(d, k >= 0 ? k : j, end, "n_tokens = ");
+        if ((e = next_line(d, LIT(d, digits(d, k, end), end, ", memory_seq_rm ["), end, b)) < 0)
+            break;
+        group(digits, d, k, end, &at, &len);
+        if (!b->cached_len || digits_less(d, at, len, b->cached, b->cached_len)) {
+            b->cached = at;
+            b->cached_len = len;
+        }
         j = e;
     }
     /* prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens _NEXT */
