@@ -12,9 +12,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
+from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
 from kvswitch.servers.identify import Get, Identified, identify_among
 from kvswitch.servers.process_match import process_kind_among
+
+#: API ids other packages speak without naming the server that defines them: the Messages API, and
+#: the native prompt and chat APIs of the servers that have one
+NATIVE_COMPLETION_API = llama_cpp.COMPLETION_API
+NATIVE_CHAT_API = ollama.CHAT_API
+#: the kind a new profile, the log tracker and the GUI smoke test start from (the most common local server)
+DEFAULT_LOCAL_KIND = llama_cpp.SERVER.kind
 
 #: Port answers are tried in this order: llama-server's /props first (it is the most common and its
 #: shape the most specific), vLLM's bare /version last.
@@ -162,7 +170,8 @@ def routes() -> dict[str, str]:
 
 
 __all__ = [
-    "CACHE_SAFE_ENV", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
+    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "NATIVE_CHAT_API",
+    "NATIVE_COMPLETION_API", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
     "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
     "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",
 ]

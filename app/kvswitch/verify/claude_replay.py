@@ -48,7 +48,7 @@ def claude_code_body(*, model: str, user_words: str, header: bool, max_tokens: i
     body: dict[str, Any] = copy.deepcopy(template["body"])
     body["model"] = model
     body["max_tokens"] = max_tokens
-    # not streamed: the usage then always arrives (llama-server b11434 can drop a stream's message_start)
+    # not streamed: the usage then always arrives (a server build may drop a stream's message_start)
     body["stream"] = False
     msg_index, block_index = template["user_block"]
     body["messages"][msg_index]["content"][block_index]["text"] = user_words
