@@ -28,14 +28,9 @@ STILL_NAMING = {
     "core/importers.py",  # guessing a kind from an imported URL/port (core cannot import servers)
     "core/lint.py",  # lint messages about Anthropic's API
     "targets/codex.py",  # Codex's built-in provider ids; Codex cannot use Anthropic profiles
-    "verify/claude_replay.py",  # the Messages endpoint Claude Code needs
-    "logs/diagnose.py",
-    "logs/scan.py",  # log formats and where servers log, in docs and defaults
-    "commands/platform.py",  # the ``detect`` command's help text
-    # the vendor catalog speaks of the Anthropic Messages API its vendors expose (and of Anthropic's
-    # own kind, whose key variable differs); Ollama's native model list in the connection test
-    "commands/profiles.py",
-    "verify/connection.py",
+    "logs/diagnose.py",  # the SWA hint names the llama-server flag to pass
+    "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
+    "verify/connection.py",  # Ollama's native model list; vendors' ``/anthropic`` route segment
 }
 
 

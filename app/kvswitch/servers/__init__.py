@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
-from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API
+from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API, MESSAGES_API_LABEL
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
 from kvswitch.servers.identify import Get, Identified, identify_among
 from kvswitch.servers.process_match import process_kind_among
@@ -170,7 +170,8 @@ def routes() -> dict[str, str]:
 
 
 __all__ = [
-    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "NATIVE_CHAT_API",
+    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "MESSAGES_API_LABEL",
+    "NATIVE_CHAT_API",
     "NATIVE_COMPLETION_API", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
     "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
     "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",

@@ -11,6 +11,8 @@ from kvswitch.servers.openai_compatible import is_responses_usage
 
 #: the Messages API (``/v1/messages``), spoken by Anthropic and by many local servers and gateways
 MESSAGES_API = "anthropic"
+#: how messages to the user name that API's family of endpoints
+MESSAGES_API_LABEL = "Anthropic"
 API_VERSION_HEADER = ("anthropic-version", "2023-06-01")
 
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.servers import MESSAGES_API_LABEL
 from kvswitch.verify.causes import ATTRIBUTION_FIX
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.evidence import best_reading
@@ -101,7 +102,7 @@ def replay(guard: Guard, target: Target, nonce: str) -> ReplayResult:
         message = exc.message
         if exc.status in (404, 405) and b"model" not in exc.body.lower():
             message = (
-                f"the server has no Anthropic /v1/messages endpoint ({exc.message}); Claude Code "
+                f"the server has no {MESSAGES_API_LABEL} /v1/messages endpoint ({exc.message}); Claude Code "
                 "needs one, or a gateway that translates"
             )
         return ReplayResult(
