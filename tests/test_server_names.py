@@ -30,7 +30,6 @@ STILL_NAMING = {
     "targets/codex.py",  # Codex's built-in provider ids; Codex cannot use Anthropic profiles
     "logs/diagnose.py",  # the SWA hint names the llama-server flag to pass
     "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
-    "verify/connection.py",  # Ollama's native model list; vendors' ``/anthropic`` route segment
 }
 
 

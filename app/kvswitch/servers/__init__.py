@@ -12,7 +12,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
-from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API, MESSAGES_API_LABEL
+from kvswitch.servers.anthropic import (
+    API_VERSION_HEADER,
+    MESSAGES_API,
+    MESSAGES_API_LABEL,
+    VENDOR_MESSAGES_SEGMENT,
+)
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
 from kvswitch.servers.identify import Get, Identified, identify_among
 from kvswitch.servers.process_match import process_kind_among
@@ -164,6 +169,12 @@ def by_owner(owned_by: str) -> Server | None:
     return None
 
 
+def native_model_list(kind: ProfileKind | str) -> tuple[str, str, str] | None:
+    """A server's own model list (route, list key, id key) when it has one instead of ``/v1/models``."""
+    found = find(kind.value if isinstance(kind, ProfileKind) else kind)
+    return ollama.MODEL_LIST if found is not None and found.kind == ollama.SERVER.kind else None
+
+
 def routes() -> dict[str, str]:
     """API routes particular servers serve (``api id -> path``)."""
     return {api: path for server in _SERVERS for api, path in server.routes}
@@ -174,5 +185,6 @@ __all__ = [
     "NATIVE_CHAT_API",
     "NATIVE_COMPLETION_API", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
     "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
-    "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",
+    "infer_reuse", "local", "metrics_markers", "native_model_list", "preset", "process_kind", "routes",
+    "source_priority", "VENDOR_MESSAGES_SEGMENT",
 ]
