@@ -27,7 +27,6 @@ STILL_NAMING = {
     "core/models.py",  # ProfileKind: the kinds themselves
     "core/importers.py",  # guessing a kind from an imported URL/port (core cannot import servers)
     "core/lint.py",  # lint messages about Anthropic's API
-    "targets/codex.py",  # Codex's built-in provider ids; Codex cannot use Anthropic profiles
     "logs/diagnose.py",  # the SWA hint names the llama-server flag to pass
     "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
 }

@@ -175,6 +175,11 @@ def native_model_list(kind: ProfileKind | str) -> tuple[str, str, str] | None:
     return ollama.MODEL_LIST if found is not None and found.kind == ollama.SERVER.kind else None
 
 
+def codex_provider_ids() -> frozenset[str]:
+    """The provider ids Codex has built in for local servers."""
+    return frozenset({ollama.CODEX_PROVIDER_ID, lm_studio.CODEX_PROVIDER_ID})
+
+
 def routes() -> dict[str, str]:
     """API routes particular servers serve (``api id -> path``)."""
     return {api: path for server in _SERVERS for api, path in server.routes}
@@ -182,9 +187,9 @@ def routes() -> dict[str, str]:
 
 __all__ = [
     "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "MESSAGES_API_LABEL",
-    "NATIVE_CHAT_API",
-    "NATIVE_COMPLETION_API", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
-    "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
-    "infer_reuse", "local", "metrics_markers", "native_model_list", "preset", "process_kind", "routes",
-    "source_priority", "VENDOR_MESSAGES_SEGMENT",
+    "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified",
+    "PortFacts", "Preset", "Reading", "Server", "all", "answer_readers", "by_owner", "cache_counters",
+    "codex_provider_ids", "default_ports", "find", "get", "identify", "infer_reuse", "local",
+    "metrics_markers", "native_model_list", "preset", "process_kind", "renderers", "routes",
+    "source_priority",
 ]
