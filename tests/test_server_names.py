@@ -27,23 +27,8 @@ STILL_NAMING = {
     "core/models.py",  # ProfileKind: the kinds themselves
     "core/importers.py",  # guessing a kind from an imported URL/port (core cannot import servers)
     "core/lint.py",  # lint messages about Anthropic's API
-    "targets/codex.py",  # Codex's built-in provider ids; Codex cannot use Anthropic profiles
-    "verify/api_detect.py",  # API ids ("anthropic" Messages API, Ollama's native chat)
-    "verify/prompts.py",  # request bodies per API id
-    "verify/runner.py",  # API ids in the replay
-    "verify/probe.py",  # stream-end shapes per API
-    "verify/parts.py",  # request-body shapes per API
-    "verify/target.py",  # docstring: why scraping /metrics is needed
-    "verify/claude_replay.py",  # the Messages endpoint Claude Code needs
-    "logs/model.py", "logs/diagnose.py", "logs/sources.py", "logs/tracker.py",
-    "logs/scan.py",  # log formats and where servers log, in docs and defaults
-    "commands/platform.py",  # the ``detect`` command's help text
-    # the vendor catalog speaks of the Anthropic Messages API its vendors expose (and of Anthropic's
-    # own kind, whose key variable differs); Ollama's native model list in the connection test
-    "core/catalog.py", "core/gateway_lint.py", "commands/profiles.py",
-    "verify/connection.py",
-    "ui/smoke.py",  # the smoke test starts a llama.cpp profile
-    "ui/profile_editor.py",  # the editor's default kind
+    "logs/diagnose.py",  # the SWA hint names the llama-server flag to pass
+    "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
 }
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kvswitch import servers
 from kvswitch.commands.common import out, paths_from, store_from
 from kvswitch.core.errors import UsageError
 from kvswitch.platform import autostart
@@ -17,8 +18,9 @@ from kvswitch.platform.probe import DEFAULT_TIMEOUT
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "detect", help="find Claude Code, Codex and running local servers",
-        description="Find Claude Code and Codex, and local servers (llama-server, LM Studio, Ollama, vLLM, "
-                    "SGLang) from running processes and by probing their usual ports on loopback.")
+        description="Find Claude Code and Codex, and local servers ("
+                    + ", ".join(server.label for server in servers.local())
+                    + ") from running processes and by probing their usual ports on loopback.")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--port", type=_port, action="append", dest="ports", metavar="PORT",
                         help="probe this loopback port (repeatable; default: "

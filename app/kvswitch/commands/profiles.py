@@ -17,6 +17,7 @@ from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
 from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret, mask_url
+from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.targets.keyed import is_secret_key
@@ -204,8 +205,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         }
         if chosen.log is not None:
             data["log"] = chosen.log.model_dump()
-        if args.kind == ProfileKind.ANTHROPIC.value:
-            data["key_env"] = "ANTHROPIC_API_KEY"  # Console keys go in X-Api-Key, not Bearer
+        if server_of(args.kind).key_header[0] == "x-api-key":
+            data["key_env"] = "ANTHROPIC_API_KEY"  # the vendor's Console keys go in X-Api-Key, not Bearer
     _apply_options(data, args)
     profile = build_profile(data)
     store.add(profile)

@@ -1,6 +1,6 @@
-"""Cloud vendors' Anthropic-compatible endpoints, as data (``core/data/vendors.json``).
+"""Cloud vendors' Messages-API-compatible endpoints, as data (``core/data/vendors.json``).
 
-Adding a DeepSeek or Kimi profile by hand means knowing the vendor's Anthropic path, its model IDs per
+Adding a DeepSeek or Kimi profile by hand means knowing the vendor's Messages API path, its model IDs per
 tier and which variable its key goes in; the catalog carries those facts with the source each was taken
 from, so a profile can be filled from an id and lint can compare a typed URL with the vendor's own.
 Local servers are not here: their defaults come from ``core.presets``.

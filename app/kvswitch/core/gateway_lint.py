@@ -1,7 +1,7 @@
 """Lint of a gateway's base URL and key placement: the mistakes that give a 404 or a 401 on first use.
 
 Claude Code appends ``/v1/messages`` to ``ANTHROPIC_BASE_URL``, so a URL ending in the route, or in
-``/v1``, or missing the vendor's ``/anthropic`` segment sends every request to a path that does not
+``/v1``, or missing the vendor's own path segment sends every request to a path that does not
 exist. A vendor that reads ``x-api-key`` refuses a key sent as Bearer, and the other way round.
 """
 

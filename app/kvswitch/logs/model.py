@@ -60,7 +60,7 @@ class CacheEvent:
 
     ``first_line``/``last_line`` are 1-based line numbers in the followed stream; ``timestamp`` is the
     wall-clock time printed by the server or its wrapper (ISO 8601 text), ``None`` when the log only has
-    relative times (llama-server's ``M.SS.mmm.uuu``).
+    relative times (the text format's ``M.SS.mmm.uuu``).
     """
 
     server: str

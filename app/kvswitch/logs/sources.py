@@ -1,5 +1,5 @@
 """Readers that follow a server's log: a file (``tail -F``), the newest file of a dated directory tree
-(LM Studio), a child process, or a systemd unit.
+(a server writing one log per day), a child process, or a systemd unit.
 
 Every reader is polled: ``read_lines()`` never blocks, returns the complete lines that arrived since the
 last call (a partial last line is held back until its newline comes) and updates ``status``, a short
@@ -176,7 +176,7 @@ def _newest_key(path: Path) -> tuple[float, list[int], str]:
 
 
 class DirectoryFollower:
-    """Follows the newest ``*.log`` in a dated tree such as ``~/.lmstudio/server-logs/YYYY-MM/``."""
+    """Follows the newest ``*.log`` in a dated tree such as a server's ``server-logs/YYYY-MM/``."""
 
     def __init__(self, directory: str | Path, *, start_at_end: bool = True, tail_lines: int = 200,
                  pattern: str = "*.log") -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from kvswitch.core import verdicts
 from kvswitch.logs.model import CacheEvent, make_event, verdict_for
+from kvswitch.logs.parsers import server_name
 from kvswitch.logs.parsers.base import Fact, What
 
 #: requests assembled at once; a real server has a few slots, so more means a garbled log
@@ -53,7 +54,7 @@ class PendingRequest:
 class RequestTracker:
     """Turns facts into events. One instance per followed stream; it never looks at text."""
 
-    def __init__(self, server: str = "llama.cpp") -> None:
+    def __init__(self, server: str = server_name(None)) -> None:
         self.server = server
         self._pending: dict[int | None, PendingRequest] = {}
         self._timing_owner: tuple[int | None, int | None] | None = None

@@ -12,9 +12,22 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from kvswitch.core.models import ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 from kvswitch.servers import anthropic, custom, llama_cpp, lm_studio, ollama, openai_compatible, sglang, vllm
+from kvswitch.servers.anthropic import (
+    API_VERSION_HEADER,
+    MESSAGES_API,
+    MESSAGES_API_LABEL,
+    VENDOR_MESSAGES_SEGMENT,
+)
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
 from kvswitch.servers.identify import Get, Identified, identify_among
 from kvswitch.servers.process_match import process_kind_among
+
+#: API ids other packages speak without naming the server that defines them: the Messages API, and
+#: the native prompt and chat APIs of the servers that have one
+NATIVE_COMPLETION_API = llama_cpp.COMPLETION_API
+NATIVE_CHAT_API = ollama.CHAT_API
+#: the kind a new profile, the log tracker and the GUI smoke test start from (the most common local server)
+DEFAULT_LOCAL_KIND = llama_cpp.SERVER.kind
 
 #: Port answers are tried in this order: llama-server's /props first (it is the most common and its
 #: shape the most specific), vLLM's bare /version last.
@@ -156,13 +169,27 @@ def by_owner(owned_by: str) -> Server | None:
     return None
 
 
+def native_model_list(kind: ProfileKind | str) -> tuple[str, str, str] | None:
+    """A server's own model list (route, list key, id key) when it has one instead of ``/v1/models``."""
+    found = find(kind.value if isinstance(kind, ProfileKind) else kind)
+    return ollama.MODEL_LIST if found is not None and found.kind == ollama.SERVER.kind else None
+
+
+def codex_provider_ids() -> frozenset[str]:
+    """The provider ids Codex has built in for local servers."""
+    return frozenset({ollama.CODEX_PROVIDER_ID, lm_studio.CODEX_PROVIDER_ID})
+
+
 def routes() -> dict[str, str]:
     """API routes particular servers serve (``api id -> path``)."""
     return {api: path for server in _SERVERS for api, path in server.routes}
 
 
 __all__ = [
-    "CACHE_SAFE_ENV", "PRESETS", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
-    "answer_readers", "by_owner", "renderers", "cache_counters", "default_ports", "find", "get", "identify",
-    "infer_reuse", "local", "metrics_markers", "preset", "process_kind", "routes", "source_priority",
+    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "MESSAGES_API_LABEL",
+    "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified",
+    "PortFacts", "Preset", "Reading", "Server", "all", "answer_readers", "by_owner", "cache_counters",
+    "codex_provider_ids", "default_ports", "find", "get", "identify", "infer_reuse", "local",
+    "metrics_markers", "native_model_list", "preset", "process_kind", "renderers", "routes",
+    "source_priority",
 ]

@@ -11,6 +11,10 @@ from kvswitch.servers.openai_compatible import is_responses_usage
 
 #: the Messages API (``/v1/messages``), spoken by Anthropic and by many local servers and gateways
 MESSAGES_API = "anthropic"
+#: how messages to the user name that API's family of endpoints
+MESSAGES_API_LABEL = "Anthropic"
+#: the path segment many vendors serve their Messages route under (``/anthropic``, ``/apps/anthropic``)
+VENDOR_MESSAGES_SEGMENT = "/anthropic"
 API_VERSION_HEADER = ("anthropic-version", "2023-06-01")
 
 

@@ -10,6 +10,9 @@ from kvswitch.core.models import LogSource, ProfileKind
 from kvswitch.core.paths import home_dir
 from kvswitch.servers.base import Get, PortFacts, PortSignature, ProcessSignature, Server, positive_int
 
+#: the provider id Codex has built in for it (a ``config.toml`` must not redefine it)
+CODEX_PROVIDER_ID = "lmstudio"
+
 
 def _log(env: Mapping[str, str] | None) -> LogSource:
     return LogSource(kind="directory", path=str(home_dir(env) / ".lmstudio" / "server-logs"))

@@ -24,6 +24,10 @@ from kvswitch.servers.base import (
 #: Ollama's native chat API
 CHAT_API = "ollama"
 SYSTEMD_UNIT = "ollama.service"
+#: the provider id Codex has built in for it (a ``config.toml`` must not redefine it)
+CODEX_PROVIDER_ID = "ollama"
+#: its native model list: route, the list's key, each entry's id key (instead of ``/v1/models``)
+MODEL_LIST = ("/api/tags", "models", "name")
 
 
 def _log(env: Mapping[str, str] | None) -> LogSource:

@@ -21,9 +21,10 @@ import tomlkit.exceptions
 from tomlkit.container import Container
 from tomlkit.items import Table
 
+from kvswitch import servers
 from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
 from kvswitch.core.errors import ConfigParseError, ProfileError
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.models import Profile
 from kvswitch.core.presets import codex_base_url, is_openai_hosted
 from kvswitch.core.strictparse import check_toml
 from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
@@ -31,7 +32,7 @@ from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.keyed import MISSING
 
 DEFAULT_PROVIDER_ID = "kvswitch"
-BUILTIN_PROVIDERS = frozenset({"openai", "ollama", "lmstudio", "amazon-bedrock", "oss"})
+BUILTIN_PROVIDERS = frozenset({"openai", "amazon-bedrock", "oss", *servers.codex_provider_ids()})
 SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
 
 
@@ -120,9 +121,10 @@ class CodexConfigTarget(StructuredFileTarget):
         return text.rstrip("\n") + "\n" if text.strip() else ""
 
     def desired(self, profile: Profile) -> dict[str, str]:
-        if profile.kind == ProfileKind.ANTHROPIC:
+        if servers.get(profile.kind).only_apis == (servers.MESSAGES_API,):
+            label = servers.MESSAGES_API_LABEL
             raise ProfileError(
-                f"profile {profile.name!r} is an Anthropic profile, which Codex cannot use "
+                f"profile {profile.name!r} is an {label} profile, which Codex cannot use "
                 f"(Codex needs an OpenAI Responses API); remove its codex target"
             )
         wanted: dict[str, str] = {}

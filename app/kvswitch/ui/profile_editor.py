@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.servers import DEFAULT_LOCAL_KIND
 from kvswitch.ui import theme
 from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.lint_panel import LintPanel
@@ -158,7 +159,7 @@ class ProfileEditor(QWidget):
         self.save_button.clicked.connect(self.save)
         self.revert_button.clicked.connect(self._on_revert_clicked)
         self.lint_panel.fix_requested.connect(self._on_lint_fix_requested)
-        self.new_profile(ProfileKind.LLAMA_CPP)
+        self.new_profile(DEFAULT_LOCAL_KIND)
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -202,7 +203,7 @@ class ProfileEditor(QWidget):
         self._show_all = False
         self._extra = {}
 
-    def new_profile(self, kind: ProfileKind | str = ProfileKind.LLAMA_CPP) -> None:
+    def new_profile(self, kind: ProfileKind | str = DEFAULT_LOCAL_KIND) -> None:
         self._editing = None
         self._reset_touched()
         self._loading = True

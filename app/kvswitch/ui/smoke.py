@@ -19,9 +19,9 @@ SAMPLE_TIMING_LINE = ("0.00.391.783 I slot print_timing: id  0 | task 9 | prompt
 
 
 def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
-    from kvswitch.core.models import Profile, ProfileKind  # noqa: PLC0415
+    from kvswitch.core.models import Profile  # noqa: PLC0415
     from kvswitch.logs import classify_line  # noqa: PLC0415
-    from kvswitch.servers import preset  # noqa: PLC0415
+    from kvswitch.servers import DEFAULT_LOCAL_KIND, preset  # noqa: PLC0415
     from kvswitch.ui.shell import AppShell  # noqa: PLC0415
     from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
 
@@ -31,11 +31,11 @@ def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
         profiles = shell.controller.store.profiles()
         checks.append(f"store {len(profiles)} profile(s)")
         chosen = profiles[0] if profiles else Profile(
-            name="smoke", kind=ProfileKind.LLAMA_CPP, base_url=preset(ProfileKind.LLAMA_CPP).base_url,
+            name="smoke", kind=DEFAULT_LOCAL_KIND, base_url=preset(DEFAULT_LOCAL_KIND).base_url,
             targets=["claude"])
         plans = shell.controller.engine.plan(chosen)
         checks.append(f"engine planned {len(plans)} target(s)")
-        kind = classify_line(SAMPLE_TIMING_LINE, "llama.cpp").kind
+        kind = classify_line(SAMPLE_TIMING_LINE, DEFAULT_LOCAL_KIND.value).kind
         if str(kind) != "timing":
             raise RuntimeError(f"the log classifier saw a timing line as {kind}")
         checks.append(f"classifier {kind}")

@@ -15,21 +15,19 @@ from typing import Any
 
 from kvswitch import servers
 from kvswitch.core.models import Profile
-from kvswitch.servers.anthropic import API_VERSION_HEADER, MESSAGES_API
-from kvswitch.servers.llama_cpp import COMPLETION_API
-from kvswitch.servers.ollama import CHAT_API
+from kvswitch.servers import API_VERSION_HEADER, MESSAGES_API, NATIVE_CHAT_API, NATIVE_COMPLETION_API
 from kvswitch.verify.probe import Guard, get_json_or_text
 
-ANTHROPIC = MESSAGES_API
+MESSAGES = MESSAGES_API
 OPENAI_CHAT = "openai-chat"
 OPENAI_RESPONSES = "openai-responses"
 _SERVER_ROUTES = servers.routes()
-LLAMACPP_COMPLETION = COMPLETION_API
-OLLAMA = CHAT_API
-APIS = (ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES, *_SERVER_ROUTES)
+NATIVE_COMPLETION = NATIVE_COMPLETION_API
+NATIVE_CHAT = NATIVE_CHAT_API
+APIS = (MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, *_SERVER_ROUTES)
 
 ENDPOINTS = {
-    ANTHROPIC: "/v1/messages",
+    MESSAGES: "/v1/messages",
     OPENAI_CHAT: "/v1/chat/completions",
     OPENAI_RESPONSES: "/v1/responses",
     **_SERVER_ROUTES,
@@ -55,7 +53,7 @@ def api_root(base_url: str) -> str:
 def auth_headers(profile: Profile, api: str) -> dict[str, str]:
     """The headers the agent itself would send (the key the way the profile's server wants it)."""
     headers: dict[str, str] = {}
-    if api == ANTHROPIC:
+    if api == MESSAGES:
         headers[API_VERSION_HEADER[0]] = API_VERSION_HEADER[1]
     if profile.key:
         name, prefix = servers.get(profile.kind).key_header
@@ -122,10 +120,10 @@ def candidate_apis(profile: Profile, server: ServerInfo, forced: str | None = No
     wants_codex = "codex" in profile.targets
     order: list[str] = list(known.preferred_apis) if known else []
     if wants_claude:
-        order.append(ANTHROPIC)
+        order.append(MESSAGES)
     if wants_codex:
         order.append(OPENAI_RESPONSES)
-    order += [OPENAI_CHAT, ANTHROPIC, OPENAI_RESPONSES]
+    order += [OPENAI_CHAT, MESSAGES, OPENAI_RESPONSES]
     if known:
         order += known.fallback_apis
     return list(dict.fromkeys(order))

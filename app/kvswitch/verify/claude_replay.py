@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.servers import MESSAGES_API_LABEL
 from kvswitch.verify.causes import ATTRIBUTION_FIX
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.evidence import best_reading
@@ -48,7 +49,7 @@ def claude_code_body(*, model: str, user_words: str, header: bool, max_tokens: i
     body: dict[str, Any] = copy.deepcopy(template["body"])
     body["model"] = model
     body["max_tokens"] = max_tokens
-    # not streamed: the usage then always arrives (llama-server b11434 can drop a stream's message_start)
+    # not streamed: the usage then always arrives (a server build may drop a stream's message_start)
     body["stream"] = False
     msg_index, block_index = template["user_block"]
     body["messages"][msg_index]["content"][block_index]["text"] = user_words
@@ -101,7 +102,7 @@ def replay(guard: Guard, target: Target, nonce: str) -> ReplayResult:
         message = exc.message
         if exc.status in (404, 405) and b"model" not in exc.body.lower():
             message = (
-                f"the server has no Anthropic /v1/messages endpoint ({exc.message}); Claude Code "
+                f"the server has no {MESSAGES_API_LABEL} /v1/messages endpoint ({exc.message}); Claude Code "
                 "needs one, or a gateway that translates"
             )
         return ReplayResult(

@@ -23,8 +23,14 @@ import httpx
 
 from kvswitch.core.catalog import vendors_for_host
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.models import Profile
 from kvswitch.core.presets import codex_base_url
+from kvswitch.servers import (
+    API_VERSION_HEADER,
+    MESSAGES_API_LABEL,
+    VENDOR_MESSAGES_SEGMENT,
+    native_model_list,
+)
 from kvswitch.verify.probe import is_loopback_url
 
 USER_AGENT = "kvswitch-connection-test"
@@ -76,16 +82,17 @@ def messages_url(profile: Profile) -> str:
 
 
 def models_url(profile: Profile) -> str:
-    if profile.kind == ProfileKind.OLLAMA:
+    native = native_model_list(profile.kind)
+    if native is not None:
         root = profile.base_url.rstrip("/")
-        return root.removesuffix("/v1") + "/api/tags"
+        return root.removesuffix("/v1") + native[0]
     base = codex_base_url(profile) if not uses_claude(profile) else profile.base_url.rstrip("/")
     return base + "/models" if base.endswith("/v1") else base + "/v1/models"
 
 
 def auth_headers(profile: Profile) -> dict[str, str]:
     """What Claude Code sends: ``ANTHROPIC_API_KEY`` as ``x-api-key``, ``ANTHROPIC_AUTH_TOKEN`` as Bearer."""
-    headers = {"anthropic-version": "2023-06-01", "user-agent": USER_AGENT}
+    headers = {API_VERSION_HEADER[0]: API_VERSION_HEADER[1], "user-agent": USER_AGENT}
     if profile.key:
         if profile.key_env == "ANTHROPIC_API_KEY" and uses_claude(profile):
             headers["x-api-key"] = profile.key
@@ -105,7 +112,7 @@ def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:
 
 
 def server_message(body: bytes) -> str:
-    """``error.message`` (Anthropic, OpenAI), ``message``, ``detail``, or the start of the text."""
+    """``error.message`` (Messages API, OpenAI), ``message``, ``detail``, or the start of the text."""
     text = body.decode("utf-8", "replace")
     try:
         data = json.loads(text)
@@ -148,7 +155,7 @@ def _vendor_hint(profile: Profile) -> str:
     if not known or profile.base_url in {v.base_url for v in known}:
         return ""
     urls = " or ".join(v.base_url for v in known)
-    return f" The catalog's Anthropic endpoint for {host} is {urls}."
+    return f" The catalog's {MESSAGES_API_LABEL} endpoint for {host} is {urls}."
 
 
 def _transport_report(
@@ -301,22 +308,23 @@ def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionRepor
 
 
 def models_urls(profile: Profile) -> list[str]:
-    """Where to ask for the model list, best first: many vendors serve their Anthropic route under a
-    path (``/anthropic``, ``/apps/anthropic``) but list models only on their OpenAI root."""
+    """Where to ask for the model list, best first: many vendors serve their Messages route under a
+    path (``VENDOR_MESSAGES_SEGMENT``) but list models only on their OpenAI root."""
     urls = [models_url(profile)]
     parts = urlsplit(profile.base_url)
     path = parts.path.rstrip("/")
-    if profile.kind != ProfileKind.OLLAMA and path.endswith("/anthropic"):
-        root = profile.base_url.rstrip("/")[: -len(path)] + path[: -len("/anthropic")]
+    if native_model_list(profile.kind) is None and path.endswith(VENDOR_MESSAGES_SEGMENT):
+        root = profile.base_url.rstrip("/")[: -len(path)] + path[: -len(VENDOR_MESSAGES_SEGMENT)]
         urls.append(root.rstrip("/") + "/v1/models")
     return urls
 
 
 def list_models(profile: Profile, timeout: float = 10.0) -> ModelListing:
-    """The model ids the backend serves (``/v1/models``, or Ollama's ``/api/tags``); a failure raises a
+    """The model ids the backend serves (``/v1/models``, or the server's own list); a failure raises a
     ``KvSwitchError`` carrying the same diagnosis as ``check_connection``. A 404 on the profile's own
     path falls back to the vendor's root (see ``models_urls``)."""
-    expected = "models" if profile.kind == ProfileKind.OLLAMA else "data"
+    native = native_model_list(profile.kind)
+    expected, key = native[1:] if native is not None else ("data", "id")
     first_failure: ConnectionReport | None = None
     for url in models_urls(profile):
         failed, response, body, elapsed = _request(profile, "GET", url, timeout)
@@ -324,7 +332,6 @@ def list_models(profile: Profile, timeout: float = 10.0) -> ModelListing:
             failed, data = _body_report(profile, url, response.status_code, body, expected, elapsed)
         if failed is None:
             entries = data.get(expected) if isinstance(data.get(expected), list) else []
-            key = "name" if expected == "models" else "id"
             ids = tuple(str(e[key]) for e in entries if isinstance(e, dict) and e.get(key))
             return ModelListing(url, ids)
         first_failure = first_failure or failed

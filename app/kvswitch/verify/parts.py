@@ -44,7 +44,7 @@ def _strip_cache_control(value: Any) -> Any:
 
 
 def prompt_parts(body: dict[str, Any]) -> list[PromptPart]:
-    """Cut a request body (Anthropic, OpenAI chat/Responses, llama.cpp, Ollama) into prompt parts."""
+    """Cut a request body (Messages, OpenAI chat/Responses, a native completion or chat API) into parts."""
     return list(_iter_parts(body))
 
 

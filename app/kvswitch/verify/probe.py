@@ -316,10 +316,10 @@ def _token_text(event: Mapping[str, Any]) -> str | None:
         return str(event.get("delta") or "")
     if isinstance(kind, str):
         return None
-    if "content" in event and "stop" in event:  # llama.cpp /completion
+    if "content" in event and "stop" in event:  # a native /completion stream
         return str(event.get("content") or "") if not event.get("stop") else None
     message = event.get("message")
-    if "done" in event:  # Ollama native
+    if "done" in event:  # a native /api/chat stream
         if event.get("done"):
             return None
         if isinstance(message, Mapping):

@@ -12,9 +12,9 @@ import secrets
 from typing import Any
 
 from kvswitch.verify.api_detect import (
-    ANTHROPIC,
-    LLAMACPP_COMPLETION,
-    OLLAMA,
+    MESSAGES,
+    NATIVE_CHAT,
+    NATIVE_COMPLETION,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
 )
@@ -101,7 +101,7 @@ def build_body(
 
     No cache hints (``cache_prompt``...) are sent: the probe must see what the agents get by default.
     """
-    if api == ANTHROPIC:
+    if api == MESSAGES:
         return {
             "model": model,
             "max_tokens": max_tokens,
@@ -127,14 +127,14 @@ def build_body(
             "instructions": prefix,
             "input": suffix,
         }
-    if api == LLAMACPP_COMPLETION:
+    if api == NATIVE_COMPLETION:
         return {
             "prompt": prefix + "\n" + suffix,
             "n_predict": max_tokens,
             "stream": True,
             "temperature": 0,
         }
-    if api == OLLAMA:
+    if api == NATIVE_CHAT:
         return {
             "model": model,
             "stream": True,

@@ -126,7 +126,7 @@ def _run(
         report("Replaying Claude Code-shaped requests", 0.65)
         from kvswitch.verify.claude_replay import replay  # noqa: PLC0415 - loads the request template lazily
 
-        outcome = replay(guard, Target(profile, target.server, api_detect.ANTHROPIC, target.model), nonce)
+        outcome = replay(guard, Target(profile, target.server, api_detect.MESSAGES, target.model), nonce)
         fix = dict(result.fix_env or {})
         diagnosis = result.diagnosis
         if outcome.fix_env and profile.env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":

@@ -1,7 +1,7 @@
 """One probe request, measured: the answer's own cache numbers plus the ``/metrics`` delta around it.
 
-Answers alone are not enough: llama-server b11434 sometimes drops the ``message_start`` event (which
-carries the Anthropic usage) from a stream, and vLLM omits ``cached_tokens`` when it is zero. Scraping
+Answers alone are not enough: a server build may drop the ``message_start`` event (which carries the
+Messages API usage) from a stream, and another omits ``cached_tokens`` when it is zero. Scraping
 the Prometheus counters right before and after each request gives an independent count.
 """
 
