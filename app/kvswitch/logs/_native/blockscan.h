@@ -49,6 +49,8 @@ typedef struct {
     unsigned char first_bytes[256]; /* the first bytes of the folded ones */
 } fact_starts_t;
 extern fact_starts_t bs_fact_starts;
+/* whether d[i:end] starts with the lower-case ``s`` (length n) in any ASCII case */
+int bs_starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n);
 Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b);
 int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b);

@@ -105,7 +105,7 @@ Py_ssize_t bs_count_newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
    exact ones, and ones compared in any ASCII case (the reason starts) */
 fact_starts_t bs_fact_starts;
 
-static int starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
+int bs_starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
 {
     if (end - i < n)
         return 0;
@@ -145,7 +145,7 @@ static Py_ssize_t harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
         if (lit(d, i, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
             return -1;
     for (int k = 0; k < bs_fact_starts.folded_n; k++)
-        if (starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+        if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
             return -1;
     return i;
 }

@@ -257,21 +257,6 @@ static PyObject *set_fact_starts(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* whether d[i:end] starts with the lower-case ``s`` in any ASCII case */
-static int folded_at(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
-{
-    if (end - i < n)
-        return 0;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        unsigned char c = d[i + k];
-        if (c >= 'A' && c <= 'Z')
-            c = (unsigned char)(c + ('a' - 'A'));
-        if (c != (unsigned char)s[k])
-            return 0;
-    }
-    return 1;
-}
-
 /* whether the line d[i:end] holds one of the any-case fact starts (the reason starts) */
 static int line_has_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
@@ -283,7 +268,7 @@ static int line_has_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
             continue;
         for (int k = 0; k < bs_fact_starts.folded_n; k++)
             if ((unsigned char)bs_fact_starts.folded[k][0] == c &&
-                folded_at(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+                bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
                 return 1;
     }
     return 0;
