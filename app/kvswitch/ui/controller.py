@@ -255,16 +255,10 @@ class AppController(QObject):
 
     def start_verify(self, name: str | None = None) -> bool:
         """Run the cache probe for a profile (default: the active one); a running one is cancelled."""
-        self.cancel_verify()
-        name = name or self.store.active_name
-        if not name:
-            self.verify_failed.emit(self.tr("No active profile: apply a profile first, then verify it."))
+        target = self._verify_target(name)
+        if target is None:
             return False
-        try:
-            profile = self.store.get(name)
-        except KvSwitchError as exc:
-            self.verify_failed.emit(str(exc))
-            return False
+        name, profile = target
         timeout = self.verify_timeout_s
         paths = self.paths
 
@@ -288,13 +282,11 @@ class AppController(QObject):
         """
         from kvswitch.verify.client_run import SCRIPT, ClientMissing, find_claude  # noqa: PLC0415
 
-        self.cancel_verify()
-        name = name or self.store.active_name
-        if not name:
-            self.verify_failed.emit(self.tr("No active profile: apply a profile first, then verify it."))
+        target = self._verify_target(name)
+        if target is None:
             return False
+        name, profile = target
         try:
-            profile = self.store.get(name)
             binary = find_claude(self.claude_bin)
         except ClientMissing:
             self.verifying = name
@@ -323,6 +315,20 @@ class AppController(QObject):
             return report
 
         return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
+
+    def _verify_target(self, name: str | None) -> tuple[str, Any] | None:
+        """The profile a verify is for (default: the active one), after cancelling a running verify;
+        ``None`` when there is none, the reason already said by ``verify_failed``."""
+        self.cancel_verify()
+        name = name or self.store.active_name
+        if not name:
+            self.verify_failed.emit(self.tr("No active profile: apply a profile first, then verify it."))
+            return None
+        try:
+            return name, self.store.get(name)
+        except KvSwitchError as exc:
+            self.verify_failed.emit(str(exc))
+            return None
 
     def _start_verify_task(self, name: str, kind: str, op: Any, on_success: Any) -> bool:
         """One verify at a time, on the thread pool; progress and the outcome come back by signal."""
