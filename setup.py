@@ -36,7 +36,7 @@ setup(
     ext_modules=[
         Extension(
             "kvswitch.logs._blockscan",
-            [f"app/kvswitch/logs/_native/{name}.c" for name in ("match", "rows", "module")],
+            [f"app/kvswitch/logs/_native/{name}.c" for name in ("match", "walk", "rows", "module")],
             depends=["app/kvswitch/logs/_native/blockscan.h"],
             optional=True,
         ),

@@ -1,10 +1,12 @@
-"""The native block scanner (``_blockscan``) takes exactly the blocks the ``BLOCK`` regex path takes and
-builds exactly its rows, so the events of a scan never depend on whether the extension is built.
+"""The native walk (``_blockscan.scan``) ends every chunk in exactly the state of the line path, so the
+events of a scan never depend on whether the extension is built.
 
-Both paths run on the same bytes with fresh trackers; their records (rows and line-path events alike),
-the line count and the requests left open must be identical: on the real captures, on generated logs of
-every request shape, and on those logs damaged at random (hypothesis) where the two are most likely to
-part ways: pipes, digits, spaces, newlines and fact words inserted, deleted or replaced.
+The walk, the ``BLOCK`` regex path and the line path run on the same bytes with fresh trackers: their
+events, the line count and the requests left open (field by field) must be identical, and the walk must
+leave the tracker's last slot where the line path does. This holds on the real captures, on generated
+logs of every request shape (interleaved slots too), and on those logs damaged at random (hypothesis)
+where the paths are most likely to part ways: pipes, digits, spaces, newlines, fact words, other slots'
+lines and idle slots' reasons inserted, deleted or replaced.
 """
 
 from __future__ import annotations
@@ -17,35 +19,43 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from log_generator import generated_log
 from log_samples import ALL_SAMPLES
-from test_log_accuracy import FIXTURE_LOGS
+from test_log_accuracy import FIXTURE_LOGS, FIXTURES
 
 from kvswitch.logs import blocks, fastscan
 from kvswitch.logs.fastscan import Record
 from kvswitch.logs.parsers.base import What
-from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
+from kvswitch.logs.model import CacheEvent
+from kvswitch.logs.tracker import MAX_PENDING, PendingRequest, RequestTracker
 
 native = blocks.native_scan
 REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
 
 
-Outcome = tuple[list[Record], int, list[int | None]]
+Outcome = tuple[list[dict[str, object]], int, dict[int | None, PendingRequest], int | None]
 
 
-def _run(data: bytes, use_native: bool, busy: tuple[int, ...] = ()) -> Outcome:
+def _run(data: bytes, how: str, busy: tuple[int, ...] = ()) -> tuple[Outcome, list[Record]]:
+    """The events, the next line number, the requests left open and the tracker's last slot after one
+    chunk read ``how``: ``native`` (the walk), ``regex`` (``BLOCK``) or ``lines`` (the line path)."""
     tracker = RequestTracker()
     for slot in busy:  # a selection whose request has not finished yet
         tracker.slot_fact(What.SELECT, slot, -1, None, None, None, "lru", 0)
     out: list[Record] = []
-    line_no = fastscan._chunk(data, len(data), 1, tracker, out, True, native if use_native else None)
-    return out, line_no, sorted(tracker.pending, key=str)
+    line_no = fastscan._chunk(data, len(data), 1, tracker, out, how != "lines", native if how == "native" else None)
+    events = [(r if isinstance(r, CacheEvent) else fastscan.row_event("llama.cpp", r)).to_json() for r in out]
+    return (events, line_no, dict(tracker.pending), tracker._last_slot), out
 
 
 def _assert_same(data: bytes, busy: tuple[int, ...] = ()) -> list[Record]:
+    """The walk ends in exactly the state of the line path (events, line number, open requests field by
+    field, last slot), and gives the events of the ``BLOCK`` path too."""
     if not data.endswith(b"\n"):
         data += b"\n"
-    with_native = _run(data, True, busy)
-    assert with_native == _run(data, False, busy)
-    return with_native[0]
+    with_native, records = _run(data, "native", busy)
+    line_by_line, _records = _run(data, "lines", busy)
+    assert with_native == line_by_line
+    assert with_native[:3] == _run(data, "regex", busy)[0][:3]
+    return records
 
 
 def test_the_native_scanner_is_built() -> None:
@@ -94,7 +104,7 @@ def test_out_of_range_positions_are_refused() -> None:
         native(b"abc\n", 0, 9, 1, {}, MAX_PENDING)
     with pytest.raises(ValueError, match="pos and end"):
         native(b"abc\n", 3, 2, 1, {}, MAX_PENDING)
-    assert native(b"abc\n", 0, 4, 1, {}, MAX_PENDING) == ([], 0, 1, 4)
+    assert native(b"abc\n", 0, 4, 1, {}, MAX_PENDING) == ([], 4, 2, 4, [], None)
 
 
 _PIECES = [b"|", b" | ", b"\n", b" ", b"  ", b"0", b"7", b"-1", b".", b"1.5", b"id ", b"id  0 |", b" task ",
@@ -102,7 +112,10 @@ _PIECES = [b"|", b" | ", b"\n", b" ", b"  ", b"0", b"7", b"-1", b".", b"1.5", b"
            b"processing task", b"prompt eval time =", b"eval time =", b" ms /", b" tokens", b" runs",
            b"stop processing: n_past = ", b", truncated = 1", b"cached ", b"n_tokens = ",
            b", memory_seq_rm [", b"need to evaluate at least 1 token", b"total time", b"- skipping",
-           b"new prompt, n_ctx_slot = 9, n_keep = 0, n_prompt_tokens = 12", b"\t", b"\xff"]
+           b"new prompt, n_ctx_slot = 9, n_keep = 0, n_prompt_tokens = 12", b"\t", b"\xff",
+           # an idle slot's reason, a reason of a slot at work, another slot's line (the walk's cases)
+           b"id  2 | task -1 | clearing prompt with 0 tokens", b"Forcing full prompt re-processing",
+           b"id  1 | task -1 | ", b"id  3 | task 9 | ", b"selected slot by LRU, t_last = -1\n"]
 def _restating_log() -> bytes:
     """``-lv 4`` requests stating their cached tokens after every batch, growing or cut back lower."""
     text = ""
@@ -121,6 +134,9 @@ def _restating_log() -> bytes:
 
 _BASE = [generated_log(seed=seed, requests=12, slots=1 + seed % 3, old_style=seed == 3).encode()
          for seed in range(4)] + [_restating_log()]
+#: real interleaving: four slots at once, and idle slots' reasons inside a request (first 40 lines)
+_BASE += [b"".join((FIXTURES / "llama.cpp-b11434" / name).read_bytes().splitlines(keepends=True)[start:start + 40])
+          for name, start in (("formats/np4_unified.log", 60), ("llama_server_cc_lv4.log", 170))]
 
 
 @st.composite
@@ -179,8 +195,8 @@ _CRAFTED = {
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", list(_CRAFTED))
 def test_crafted_text_cannot_make_the_scan_quadratic(name: str) -> None:
-    """Each failed attempt would walk the same megabytes again; past a work budget (a multiple of the
-    text's size) the line path, which is linear, takes the rest. The regex path has no such guard."""
+    """Text made so that a scanner trying a match at every selection would walk the same megabytes again:
+    the walk reads each pipe once and hands what it cannot read to the line path, which is linear."""
     data = _CRAFTED[name]
     tracker = RequestTracker()
     out: list[Record] = []

@@ -238,7 +238,8 @@ def _native_range(
             native(data, pos, end, line_no, pending, MAX_PENDING) if server_json is None
             else native(data, pos, end, line_no, pending, MAX_PENDING, server_json)
         )
-        pos, line_no, until = found[1], found[2], found[3]
+        pos, line_no, until, opened, last_slot = found[1:6]
+        tracker.adopt(opened, last_slot)
         records: Records = []
         if until > pos:  # no bare reason line here (``native_steps`` took them out)
             _read_slot_lines(data, pos, until, line_no, tracker, records)

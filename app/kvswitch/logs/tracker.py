@@ -16,7 +16,7 @@ is restated lower; the smallest statement is the one that counts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kvswitch.core import verdicts
@@ -24,6 +24,9 @@ from kvswitch.logs.model import CacheEvent, make_event, verdict_for
 from kvswitch.logs.parsers import server_name
 from kvswitch.logs.parsers.base import Fact, What
 
+#: a request read elsewhere, as ``RequestTracker.adopt`` takes it
+Adopted = tuple[int, int, int | None, str, int | None, int | None, int | None, int | None, float | None,
+                int | None, bool]
 #: requests assembled at once; a real server has a few slots, so more means a garbled log
 MAX_PENDING = 256
 
@@ -96,6 +99,11 @@ class RequestTracker:
             self._last_slot = slot
             return done
         req = self._pending.get(slot)
+        if req is None and what is What.REASON and task is not None and task < 0:
+            # an idle slot's own housekeeping (``clearing prompt with 0 tokens`` for the slots not chosen):
+            # no request is being assembled there, and the slot's next request starts with its selection,
+            # which would drop the note anyway
+            return done
         if req is None or (task is not None and task >= 0 and req.task is not None and req.task != task):
             if req is not None:
                 done = self._finish(req, line_no - 1)
@@ -154,11 +162,17 @@ class RequestTracker:
         which slots are busy without paying a call per request."""
         return self._pending
 
-    def whole_request(self, req: PendingRequest, last_line: int) -> tuple[CacheEvent, ...]:
-        """A request read in one piece (the fast scanner): the same event as from its facts one by one."""
-        self._last_slot = req.slot
-        self._timing_owner = None
-        return self._finish(req, last_line)
+    def adopt(self, requests: Sequence[Adopted], last_slot: int | None) -> None:
+        """Take over requests whose facts were read elsewhere (the native walk), in the state those facts
+        build: ``(slot, first line, task, how, sim, prompt size, cached, new, prompt ms, generated,
+        full hit)`` each, selected in that order; ``last_slot``: the slot last selected or started."""
+        for slot, first, task, how, sim, size, cached, new, ms, generated, full_hit in requests:
+            self._pending.pop(slot, None)
+            self._pending[slot] = PendingRequest(
+                slot=slot, first_line=first, task=task, select_how=how, sim=sim, prompt_size=size,
+                cached=cached, new=new, prompt_ms=ms, generated=generated, full_hit=full_hit)
+        if last_slot is not None:
+            self._last_slot = last_slot
 
     def flush(self, line_no: int) -> list[CacheEvent]:
         """Requests whose end the stream never showed (log cut short): emitted if their numbers are known."""

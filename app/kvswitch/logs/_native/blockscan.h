@@ -4,8 +4,8 @@
  * A big llama-server log is millions of ordinary requests. In Python every one costs a regex match
  * over ~1 KB, a tuple of groups, a dozen int() calls and an f-string; here it costs a few memchr calls.
  *
- * match.c  matches exactly the language of ``blocks.BLOCK`` (each part commented with the regex it
- *          stands for) and the checks ``fastscan._chunk`` makes around it;
+ * walk.c   reads the slot lines' facts in file order, one request per slot, as ``RequestTracker``;
+ * match.c  the fact starts and text tests shared by the walk and the module;
  * rows.c   computes ``blocks.block_row`` and writes ``jsonl.format_records``'s line for it;
  * module.c the Python entry points.
  *
@@ -40,22 +40,20 @@ typedef struct {
 } block_t;
 
 /* match.c */
-extern Py_ssize_t bs_walked;
 #define MAX_FACT_STARTS 64
 typedef struct {
     int ready, exact_n, folded_n;
     char exact[MAX_FACT_STARTS][64], folded[MAX_FACT_STARTS][64]; /* folded: lower case */
     Py_ssize_t exact_len[MAX_FACT_STARTS], folded_len[MAX_FACT_STARTS];
+    unsigned char exact_first[256]; /* the first bytes of the exact ones */
     unsigned char first_bytes[256]; /* the first bytes of the folded ones */
 } fact_starts_t;
 extern fact_starts_t bs_fact_starts;
 /* whether d[i:end] starts with the lower-case ``s`` (length n) in any ASCII case */
 int bs_starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n);
 Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
-Py_ssize_t bs_match_block(bytes_t d, Py_ssize_t at, Py_ssize_t end, block_t *b);
-int bs_selection_names_slot(bytes_t d, Py_ssize_t start, Py_ssize_t at, const block_t *b);
-int bs_quiet(bytes_t d, Py_ssize_t i, Py_ssize_t end);
-Py_ssize_t bs_count_newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+/* i when the slot line message at i carries no fact, else -1 */
+Py_ssize_t bs_harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out);
 
 /* rows.c */
@@ -90,9 +88,21 @@ typedef struct {
 
 extern config_t bs_config;
 
+int bs_parse_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out);
 int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row);
 PyObject *bs_row_tuple(const row_t *row);
 int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len);
 int bs_text_reserve(text_t *out, Py_ssize_t extra);
+
+/* walk.c */
+typedef int (*bs_emit_t)(void *out, const row_t *row);
+typedef struct {
+    Py_ssize_t pos, until;
+    long long line_no;
+    PyObject *opened;    /* new reference: the open requests, for RequestTracker.adopt */
+    PyObject *last_slot; /* new reference: the slot last selected or started, or None */
+} walk_result_t;
+int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObject *pending, Py_ssize_t max_pending,
+            bs_emit_t emit, void *out, walk_result_t *result);
 
 #endif

@@ -1,16 +1,17 @@
 /* Python entry points of kvswitch.logs._blockscan (see blockscan.h). */
 #include "blockscan.h"
 
-#define WORK_PER_BYTE 64
-
 typedef struct {
     PyObject *rows; /* tuple mode: list of Row tuples */
     text_t text;    /* JSON mode: the lines */
+    const char *server_json;
+    Py_ssize_t server_len;
     long long counts[6]; /* JSON mode: hits, partial, misses, prompt, cached, new tokens */
 } output_t;
 
-static int emit(output_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len)
+static int emit(void *where, const row_t *row)
 {
+    output_t *out = where;
     if (out->rows != NULL) {
         PyObject *tuple = bs_row_tuple(row);
         if (tuple == NULL)
@@ -23,41 +24,27 @@ static int emit(output_t *out, const row_t *row, const char *server_json, Py_ssi
     out->counts[3] += row->cached + row->fresh;
     out->counts[4] += row->cached;
     out->counts[5] += row->fresh;
-    return bs_row_json(&out->text, row, server_json, server_len);
-}
-
-/* 1: the line path must read this block (its slot is busy or the tracker is full), 0: not, -1: error */
-static int slot_is_busy(bytes_t d, const block_t *b, PyObject *pending, Py_ssize_t max_pending)
-{
-    long long slot;
-    if (PyDict_GET_SIZE(pending) >= max_pending)
-        return 1;
-    if (!bs_small_int(d, b->slot, b->slot_len, &slot))
-        return 1;
-    PyObject *key = PyLong_FromLongLong(slot);
-    if (key == NULL)
-        return -1;
-    int busy = PyDict_Contains(pending, key);
-    Py_DECREF(key);
-    return busy;
+    return bs_row_json(&out->text, row, out->server_json, out->server_len);
 }
 
 PyDoc_STRVAR(scan_doc,
 "scan(data, pos, end, line_no, pending, max_pending, server_json=None)\n"
 "\n"
-"Whole blocks from ``pos`` (a line start) as long as the line path has nothing to add in between.\n"
-"Returns ``(rows, pos, line_no, until)``: the caller feeds ``data[pos:until]`` to the line path and\n"
-"calls again from ``until`` (``until == end``: nothing left). With ``server_json`` (the server name as\n"
-"JSON bytes) the blocks come as their ``log scan --jsonl`` lines instead:\n"
-"``(text, pos, line_no, until, (hits, partial, misses, prompt, cached, new))``.");
+"The requests of ``data[pos:end]`` (``pos`` a line start, ``line_no`` its number) read in order for as\n"
+"long as their facts follow the usual order; ``pending`` is the tracker's requests by slot (their lines\n"
+"are left to the line path). Returns ``(rows, pos, line_no, until, opened, last_slot)``: the walk\n"
+"stopped right before a fact at ``pos`` (line ``line_no``), the caller gives ``opened`` (the requests open\n"
+"there) to ``RequestTracker.adopt``, feeds ``data[pos:until]`` to the line path and calls again from\n"
+"``until`` (``pos == end``: nothing left). With ``server_json`` (the server name as JSON bytes) the rows\n"
+"come as their ``log scan --jsonl`` lines instead, with their counts:\n"
+"``(text, pos, line_no, until, opened, last_slot, (hits, partial, misses, prompt, cached, new))``.");
 
 static PyObject *scan(PyObject *self, PyObject *args)
 {
     Py_buffer view;
-    Py_ssize_t pos, end, max_pending, server_len = 0;
+    Py_ssize_t pos, end, max_pending;
     long long line_no;
     PyObject *pending, *server_json = Py_None;
-    const char *server = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*nnLO!n|O", &view, &pos, &end, &line_no, &PyDict_Type, &pending,
                           &max_pending, &server_json))
@@ -75,61 +62,23 @@ static PyObject *scan(PyObject *self, PyObject *args)
         if ((out.rows = PyList_New(0)) == NULL)
             goto fail;
     } else if (PyBytes_Check(server_json)) {
-        server = PyBytes_AS_STRING(server_json);
-        server_len = PyBytes_GET_SIZE(server_json);
+        out.server_json = PyBytes_AS_STRING(server_json);
+        out.server_len = PyBytes_GET_SIZE(server_json);
     } else {
         PyErr_SetString(PyExc_TypeError, "server_json must be bytes or None");
         goto fail;
     }
-    bytes_t d = view.buf;
-    Py_ssize_t until = end, search = pos, at;
-    block_t b;
-    /* Matching is linear on any real log; text crafted so that many failed attempts walk the same
-       bytes again is left to the line path (linear) once the work exceeds this budget. */
-    const Py_ssize_t budget = WORK_PER_BYTE * (end - pos) + (1 << 20);
-    bs_walked = 0;
-    while ((at = bs_find_selection(d, search, end)) >= 0) {
-        if (bs_walked > budget)
-            break;
-        Py_ssize_t after = bs_match_block(d, at, end, &b);
-        if (after < 0) {
-            search = at + 1;
-            continue;
-        }
-        search = after;
-        Py_ssize_t start = at;
-        while (start > 0 && d[start - 1] != '\n')
-            start--;
-        if (start < pos || !bs_selection_names_slot(d, start, at, &b))
-            continue; /* left in the text between blocks: the line path reads it */
-        if (start > pos) {
-            if (!bs_quiet(d, pos, start)) {
-                until = start;
-                break;
-            }
-            line_no += bs_count_newlines(d, pos, start);
-            pos = start;
-        }
-        int busy = slot_is_busy(d, &b, pending, max_pending);
-        if (busy < 0)
-            goto fail;
-        long long lines = bs_count_newlines(d, start, after);
-        row_t row;
-        if (busy || !bs_row_values(d, &b, line_no, line_no + lines - 1, &row)) {
-            until = after; /* a busy slot or an outsized number: the line path takes this block */
-            break;
-        }
-        if (emit(&out, &row, server, server_len) < 0)
-            goto fail;
-        line_no += lines;
-        pos = after;
-    }
+    walk_result_t walked = {0};
+    if (bs_walk(view.buf, pos, end, line_no, pending, max_pending, emit, &out, &walked) < 0)
+        goto fail;
     PyBuffer_Release(&view);
     if (out.rows != NULL)
-        return Py_BuildValue("(NnLn)", out.rows, pos, line_no, until);
-    PyObject *result = Py_BuildValue("(y#nLn(LLLLLL))", out.text.data ? out.text.data : "", out.text.len, pos,
-                                     line_no, until, out.counts[0], out.counts[1], out.counts[2],
-                                     out.counts[3], out.counts[4], out.counts[5]);
+        return Py_BuildValue("(NnLnNN)", out.rows, walked.pos, walked.line_no, walked.until, walked.opened,
+                             walked.last_slot);
+    PyObject *result = Py_BuildValue("(y#nLnNN(LLLLLL))", out.text.data ? out.text.data : "", out.text.len,
+                                     walked.pos, walked.line_no, walked.until, walked.opened, walked.last_slot,
+                                     out.counts[0], out.counts[1], out.counts[2], out.counts[3],
+                                     out.counts[4], out.counts[5]);
     PyMem_Free(out.text.data);
     return result;
 fail:
@@ -251,6 +200,9 @@ static PyObject *set_fact_starts(PyObject *self, PyObject *args)
         copy_starts(folded, bs_fact_starts.folded, bs_fact_starts.folded_len, &bs_fact_starts.folded_n, 1) < 0)
         return NULL;
     memset(bs_fact_starts.first_bytes, 0, sizeof(bs_fact_starts.first_bytes));
+    memset(bs_fact_starts.exact_first, 0, sizeof(bs_fact_starts.exact_first));
+    for (int k = 0; k < bs_fact_starts.exact_n; k++)
+        bs_fact_starts.exact_first[(unsigned char)bs_fact_starts.exact[k][0]] = 1;
     for (int k = 0; k < bs_fact_starts.folded_n; k++)
         bs_fact_starts.first_bytes[(unsigned char)bs_fact_starts.folded[k][0]] = 1;
     bs_fact_starts.ready = 1;

@@ -10,7 +10,7 @@ config_t bs_config;
 
 /* float(text) for a short decimal: exact without a conversion routine when the digits fit a double
  * (fewer than 16 of them, at most 22 after the point: one correctly rounded division, as in strtod) */
-static int small_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out)
+int bs_parse_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out)
 {
     static const double powers_of_ten[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -53,7 +53,7 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
     if (!bs_small_int(d, b->slot, b->slot_len, &row->slot) || !bs_small_int(d, b->task, b->task_len, &row->task) ||
         !bs_small_int(d, b->fresh, b->fresh_len, &row->fresh) || !bs_small_int(d, b->gen, b->gen_len, &gen) ||
         !bs_small_int(d, b->ntok, b->ntok_len, &ntok) || !bs_small_int(d, b->trunc, b->trunc_len, &trunc) ||
-        !small_float(d, b->ms, b->ms_len, &row->ms))
+        !bs_parse_float(d, b->ms, b->ms_len, &row->ms))
         return 0;
     row->ms_text = d + b->ms;
     row->ms_len = b->ms_len;
@@ -83,7 +83,7 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
     } else if (row->verdict == V_MISS) {
         if (b->how == HOW_LCP && b->sim_len) {
             double sim;
-            if (!small_float(d, b->sim, b->sim_len, &sim))
+            if (!bs_parse_float(d, b->sim, b->sim_len, &sim))
                 return 0;
             double similarity = nearbyint(sim * 1000.0); /* round(): half to even */
             if (similarity >= bs_config.not_cached_min_sim) {

@@ -1,0 +1,515 @@
+/* The slot-line walk: ``RequestTracker`` for the requests whose lines follow the usual order, in C.
+ *
+ * The walk visits every ``| task T |`` in the text, as the line regex (``fastscan._LINE``) would find
+ * them, and reads the fact each one opens. A fact of a request that began with its selection in this
+ * walk advances that request's state (one per slot, so interleaved slots are fine); the release gives the
+ * request's row. Anything the walk does not know for certain (a slot the tracker is still assembling, a
+ * fact out of the usual order, a reason of a busy slot, a number too long) stops it right before that
+ * fact: the requests open at that point are handed over with exactly the state the tracker would have
+ * built from the same facts (``RequestTracker.adopt``), and the Python line path goes on from there.
+ * So the events are those of the line path, fact for fact (tested on every capture and on damaged logs).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "blockscan.h"
+
+#define MAX_OPEN 32
+
+enum stage { S_SELECTED, S_STARTED, S_SIZED, S_FULL, S_CACHED, S_EVALUATED, S_GENERATED };
+
+typedef struct {
+    long long slot, task, first_line, sim, size, cached, fresh, gen;
+    int has_sim, has_size, has_cached, has_fresh, has_gen, full_hit;
+    double ms;
+    enum stage stage;
+    block_t b; /* the offsets ``bs_row_values`` reads */
+} open_t;
+
+static const char *const HOW_NAMES[] = {"lcp", "lru", "id"};
+
+/* ---- line numbers ------------------------------------------------------------------------------- */
+
+/* newlines in d[i:end], eight bytes at a time */
+static Py_ssize_t newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t n = 0;
+    const unsigned long long ones = 0x0101010101010101ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
+    for (; i + 8 <= end; i += 8) {
+        unsigned long long x;
+        memcpy(&x, d + i, 8);
+        x ^= ones * '\n';
+        unsigned long long t = ((x & low7) + low7) | x | low7; /* high bit clear: a zero byte */
+        n += __builtin_popcountll(~t);
+    }
+    for (; i < end; i++)
+        n += d[i] == '\n';
+    return n;
+}
+
+typedef struct {
+    Py_ssize_t at;
+    long long line_no; /* the number of the line holding ``at`` */
+} counter_t;
+
+static long long line_at(bytes_t d, counter_t *c, Py_ssize_t at)
+{
+    c->line_no += newlines(d, c->at, at);
+    c->at = at;
+    return c->line_no;
+}
+
+/* ---- pieces of the facts ------------------------------------------------------------------------ */
+
+static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
+{
+    return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
+}
+#define LIT(d, i, end, s) lit((d), (i), (end), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = i;
+    if (i < 0)
+        return -1;
+    while (j < end && d[j] >= '0' && d[j] <= '9')
+        j++;
+    return j > i ? j : -1;
+}
+
+static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i < 0)
+        return -1;
+    while (i < end && d[i] == ' ')
+        i++;
+    return i;
+}
+
+static inline Py_ssize_t spaces1(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    return (i < 0 || i >= end || d[i] != ' ') ? -1 : spaces(d, i, end);
+}
+
+/* \d+(?:\.\d+)? */
+static Py_ssize_t decimal(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = digits(d, i, end);
+    if (j >= 0 && j < end && d[j] == '.') {
+        Py_ssize_t k = digits(d, j + 1, end);
+        if (k >= 0)
+            return k;
+    }
+    return j;
+}
+
+/* [\d.]+ */
+static Py_ssize_t digits_or_dots(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = i;
+    if (i < 0)
+        return -1;
+    while (j < end && ((d[j] >= '0' && d[j] <= '9') || d[j] == '.'))
+        j++;
+    return j > i ? j : -1;
+}
+
+/* the digits d[i:k] as a number (k from ``digits``), or -1 when there are none or too many */
+static int number(bytes_t d, Py_ssize_t i, Py_ssize_t k, long long *out)
+{
+    return i >= 0 && k > i && bs_small_int(d, i, k - i, out);
+}
+
+/* ``id +(\d+) `` right before the "|" at ``bar``: its start, the slot's digits in *slot_at / *slot_len */
+static Py_ssize_t head_before(bytes_t d, Py_ssize_t floor, Py_ssize_t bar, Py_ssize_t *slot_at,
+                              Py_ssize_t *slot_len)
+{
+    if (bar - 1 < floor || d[bar - 1] != ' ')
+        return -1;
+    Py_ssize_t num = bar - 1;
+    while (num > floor && d[num - 1] >= '0' && d[num - 1] <= '9')
+        num--;
+    Py_ssize_t gap = num;
+    while (gap > floor && d[gap - 1] == ' ')
+        gap--;
+    if (num == bar - 1 || gap == num || gap - 2 < floor || d[gap - 2] != 'i' || d[gap - 1] != 'd')
+        return -1;
+    *slot_at = num;
+    *slot_len = bar - 1 - num;
+    return gap - 2;
+}
+
+/* ---- the walk ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    open_t open[MAX_OPEN];
+    int n_open;
+    long long last_slot;
+    int has_last_slot;
+} walk_t;
+
+static open_t *open_slot(walk_t *w, long long slot)
+{
+    for (int k = 0; k < w->n_open; k++)
+        if (w->open[k].slot == slot)
+            return &w->open[k];
+    return NULL;
+}
+
+static void close_slot(walk_t *w, open_t *o)
+{
+    int k = (int)(o - w->open);
+    memmove(&w->open[k], &w->open[k + 1], (size_t)(w->n_open - k - 1) * sizeof(open_t));
+    w->n_open--;
+}
+
+/* 1: the tracker is assembling a request on this slot, 0: not, -1: error */
+static int tracker_busy(PyObject *pending, long long slot)
+{
+    PyObject *key = PyLong_FromLongLong(slot);
+    if (key == NULL)
+        return -1;
+    int busy = PyDict_Contains(pending, key);
+    Py_DECREF(key);
+    return busy;
+}
+
+/* whether a message at m starts with one of the fact starts compared exactly */
+static int exact_start(bytes_t d, Py_ssize_t m, Py_ssize_t end)
+{
+    for (int k = 0; k < bs_fact_starts.exact_n; k++)
+        if (lit(d, m, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
+            return 1;
+    return 0;
+}
+
+static int reason_start(bytes_t d, Py_ssize_t m, Py_ssize_t end)
+{
+    unsigned char c = m < end ? d[m] : 0;
+    if (c >= 'A' && c <= 'Z')
+        c = (unsigned char)(c + ('a' - 'A'));
+    if (!bs_fact_starts.first_bytes[c])
+        return 0;
+    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+        if (bs_starts_folded(d, m, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+            return 1;
+    return 0;
+}
+
+/* the open requests as ``RequestTracker.adopt`` takes them */
+static PyObject *opened_list(const walk_t *w)
+{
+    PyObject *list = PyList_New(w->n_open);
+    if (list == NULL)
+        return NULL;
+    for (int k = 0; k < w->n_open; k++) {
+        const open_t *o = &w->open[k];
+        PyObject *none = Py_None;
+        PyObject *item = Py_BuildValue(
+            "(LLNsNNNNNNO)", o->slot, o->first_line,
+            o->stage >= S_STARTED ? PyLong_FromLongLong(o->task) : Py_NewRef(none), HOW_NAMES[o->b.how],
+            o->has_sim ? PyLong_FromLongLong(o->sim) : Py_NewRef(none),
+            o->has_size ? PyLong_FromLongLong(o->size) : Py_NewRef(none),
+            o->has_cached ? PyLong_FromLongLong(o->cached) : Py_NewRef(none),
+            o->has_fresh ? PyLong_FromLongLong(o->fresh) : Py_NewRef(none),
+            o->has_fresh ? PyFloat_FromDouble(o->ms) : Py_NewRef(none),
+            o->has_gen ? PyLong_FromLongLong(o->gen) : Py_NewRef(none), o->full_hit ? Py_True : Py_False);
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, k, item);
+    }
+    return list;
+}
+
+/* The fact at one ``| task T |`` of a request open in the walk. Returns the end of the fact's text (where
+ * the line regex goes on) when applied, ``*row_ready`` set when it was the release; -1 when the walk must
+ * stop before it. */
+static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, const block_t *line, long long task,
+                   long long line_no, row_t *row, int *row_ready)
+{
+    Py_ssize_t j, k, at;
+    long long value;
+    block_t *b = &o->b;
+    if (o->stage == S_SELECTED) {
+        if ((j = LIT(d, m, end, "processing task")) < 0 || task < 0)
+            return -1;
+        o->stage = S_STARTED;
+        o->task = task;
+        b->slot = line->slot;
+        b->slot_len = line->slot_len;
+        b->task = line->task;
+        b->task_len = line->task_len;
+        return j;
+    }
+    if (task != o->task)
+        return -1;
+    /* (?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, (?:task\.)?n_(?:prompt_)?tokens = (\d+) */
+    if ((k = LIT(d, m, end, "new prompt")) >= 0 || (k = LIT(d, m, end, "prompt tokenized")) >= 0) {
+        k = LIT(d, k, end, ", n_ctx_slot = ");
+        k = LIT(d, digits(d, k, end), end, ", n_keep = ");
+        k = LIT(d, digits(d, k, end), end, ", ");
+        Py_ssize_t t = LIT(d, k, end, "task.");
+        k = LIT(d, t >= 0 ? t : k, end, "n_");
+        Py_ssize_t p = LIT(d, k, end, "prompt_");
+        k = LIT(d, p >= 0 ? p : k, end, "tokens = ");
+        j = digits(d, k, end);
+        if (o->stage != S_STARTED || !number(d, k, j, &o->size))
+            return -1;
+        b->size = k;
+        b->size_len = j - k;
+        o->has_size = 1;
+        o->stage = S_SIZED;
+        return j;
+    }
+    if ((j = LIT(d, m, end, "need to evaluate at least 1 token")) >= 0) {
+        if (o->stage != S_STARTED && o->stage != S_SIZED)
+            return -1;
+        o->full_hit = b->full_hit = 1;
+        o->stage = S_FULL;
+        return j;
+    }
+    /* (?:cached )?n_tokens = (\d+), memory_seq_rm \[ : the smallest statement counts */
+    k = LIT(d, m, end, "cached ");
+    if ((k = LIT(d, k >= 0 ? k : m, end, "n_tokens = ")) >= 0) {
+        j = digits(d, k, end);
+        Py_ssize_t e = LIT(d, j, end, ", memory_seq_rm [");
+        if (o->stage < S_STARTED || o->stage > S_CACHED || e < 0 || !number(d, k, j, &value))
+            return -1;
+        if (!o->has_cached || value < o->cached) {
+            o->cached = value;
+            b->cached = k;
+            b->cached_len = j - k;
+        }
+        o->has_cached = 1;
+        o->stage = S_CACHED;
+        return e;
+    }
+    /* prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens */
+    if ((j = LIT(d, m, end, "prompt eval time =")) >= 0) {
+        j = spaces1(d, j, end);
+        at = j;
+        j = decimal(d, j, end);
+        Py_ssize_t ms_end = j;
+        j = spaces1(d, LIT(d, j, end, " ms /"), end);
+        k = digits(d, j, end);
+        Py_ssize_t e = LIT(d, k, end, " tokens");
+        if (o->stage < S_STARTED || o->stage > S_CACHED || e < 0 || !number(d, j, k, &o->fresh) ||
+            !bs_parse_float(d, at, ms_end - at, &o->ms))
+            return -1;
+        b->ms = at;
+        b->ms_len = ms_end - at;
+        b->fresh = j;
+        b->fresh_len = k - j;
+        o->has_fresh = 1;
+        o->stage = S_EVALUATED;
+        return e;
+    }
+    /* eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs) */
+    if ((j = LIT(d, m, end, "eval time =")) >= 0) {
+        j = digits_or_dots(d, spaces1(d, j, end), end);
+        j = spaces1(d, LIT(d, j, end, " ms /"), end);
+        k = digits(d, j, end);
+        Py_ssize_t unit = LIT(d, k, end, " "), e = LIT(d, unit, end, "tokens");
+        if (e < 0)
+            e = LIT(d, unit, end, "runs");
+        if (o->stage != S_EVALUATED || e < 0 || !number(d, j, k, &o->gen))
+            return -1;
+        b->gen = j;
+        b->gen_len = k - j;
+        o->has_gen = 1;
+        o->stage = S_GENERATED;
+        return e;
+    }
+    /* stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+) */
+    if ((j = LIT(d, m, end, "stop processing: n_")) >= 0) {
+        k = LIT(d, j, end, "tokens");
+        j = LIT(d, k >= 0 ? k : LIT(d, j, end, "past"), end, " = ");
+        k = digits(d, j, end);
+        Py_ssize_t t = LIT(d, k, end, ", truncated = ");
+        Py_ssize_t t_end = digits(d, t, end);
+        if (o->stage != S_GENERATED || t_end < 0)
+            return -1;
+        b->ntok = j;
+        b->ntok_len = k - j;
+        b->trunc = t;
+        b->trunc_len = t_end - t;
+        if (!bs_row_values(d, b, o->first_line, line_no, row))
+            return -1;
+        *row_ready = 1;
+        return t_end;
+    }
+    return -1;
+}
+
+/* ``selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?`` at m: a new open
+ * request and the end of that text, or -1 when the text does not read as one */
+static Py_ssize_t select_slot(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o)
+{
+    Py_ssize_t j = LIT(d, m, end, "selected slot by "), k;
+    memset(o, 0, sizeof(*o));
+    if (j < 0)
+        return -1;
+    if ((k = LIT(d, j, end, "LCP similarity")) >= 0)
+        o->b.how = HOW_LCP;
+    else if ((k = LIT(d, j, end, "LRU")) >= 0)
+        o->b.how = HOW_LRU;
+    else if ((k = LIT(d, j, end, "id")) >= 0)
+        o->b.how = HOW_ID;
+    else
+        return -1;
+    if ((j = LIT(d, k, end, ", ")) >= 0) {
+        Py_ssize_t f = LIT(d, j, end, "f_");
+        j = LIT(d, f >= 0 ? f : j, end, "sim_best = ");
+        Py_ssize_t e = decimal(d, j, end);
+        if (e >= 0) {
+            double sim;
+            if (!bs_parse_float(d, j, e - j, &sim))
+                return -1;
+            o->b.sim = j;
+            o->b.sim_len = e - j;
+            o->sim = (long long)nearbyint(sim * 1000.0); /* round(): half to even */
+            o->has_sim = 1;
+            k = e;
+        }
+    }
+    o->stage = S_SELECTED;
+    return k;
+}
+
+/* whether the line at ``at`` may continue an empty timing header (``fastscan._CONTINUATION``) */
+static int may_continue_timing(bytes_t d, Py_ssize_t at, Py_ssize_t end)
+{
+    while (at < end && (d[at] == ' ' || d[at] == '\t'))
+        at++;
+    return LIT(d, at, end, "prompt eval time") >= 0 || LIT(d, at, end, "eval time") >= 0 ||
+           LIT(d, at, end, "total time") >= 0 || LIT(d, at, end, "graphs reused") >= 0 ||
+           LIT(d, at, end, "draft acceptance") >= 0;
+}
+
+/* where the line path should hand back: the start of the line of the next selection after ``from``'s
+ * line, a place where no fact of the line regex nor a timing block can straddle; or ``end`` */
+static Py_ssize_t next_selection_line(bytes_t d, Py_ssize_t from, Py_ssize_t end)
+{
+    for (;;) {
+        const unsigned char *nl = memchr(d + from, '\n', (size_t)(end - from));
+        if (nl == NULL)
+            return end;
+        Py_ssize_t at = bs_find_selection(d, (Py_ssize_t)(nl - d) + 1, end);
+        if (at < 0)
+            return end;
+        Py_ssize_t start = at;
+        while (start > 0 && d[start - 1] != '\n')
+            start--;
+        if (!may_continue_timing(d, start, end))
+            return start;
+        from = at;
+    }
+}
+
+int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObject *pending, Py_ssize_t max_pending,
+            bs_emit_t emit, void *out, walk_result_t *result)
+{
+    walk_t w;
+    w.n_open = 0;
+    w.has_last_slot = 0;
+    counter_t lines = {pos, line_no};
+    /* i: where the search for the next pipe goes on; floor: where the line regex would go on (the end of
+       the last fact read), so a fact's ``id S`` must start there or later */
+    Py_ssize_t i = pos, floor = pos, stop;
+    for (;;) {
+        const unsigned char *p = i < end ? memchr(d + i, '|', (size_t)(end - i)) : NULL;
+        if (p == NULL)
+            break;
+        Py_ssize_t bar = (Py_ssize_t)(p - d);
+        /* " task -?\d+ |" */
+        Py_ssize_t t = LIT(d, bar + 1, end, " task "), task_at = t;
+        if (t >= 0 && t < end && d[t] == '-')
+            t++;
+        Py_ssize_t t_end = digits(d, t, end);
+        Py_ssize_t after = LIT(d, t_end, end, " |");
+        if (after < 0) {
+            i = bar + 1;
+            continue;
+        }
+        Py_ssize_t m = spaces(d, after, end);
+        if (bs_harmless(d, m, end) >= 0) {
+            i = m;
+            continue;
+        }
+        /* a fact, or what may be one: the line regex reads it only after ``id S`` */
+        block_t line;
+        memset(&line, 0, sizeof(line));
+        long long slot, task;
+        Py_ssize_t head = head_before(d, floor, bar, &line.slot, &line.slot_len);
+        stop = head >= 0 ? head : bar;
+        if (head < 0 || !number(d, line.slot, line.slot + line.slot_len, &slot) ||
+            !bs_small_int(d, t, t_end - t, &task))
+            goto bail;
+        line.task = t;
+        line.task_len = t_end - t;
+        if (t != task_at)
+            task = -task;
+        open_t *o = open_slot(&w, slot);
+        int busy = o != NULL ? 1 : tracker_busy(pending, slot);
+        if (busy < 0)
+            return -1;
+        Py_ssize_t fact_end;
+        if (LIT(d, m, end, "selected slot by ") >= 0) {
+            if (busy || w.n_open >= MAX_OPEN || PyDict_GET_SIZE(pending) + w.n_open >= max_pending)
+                goto bail;
+            open_t *fresh = &w.open[w.n_open];
+            if ((fact_end = select_slot(d, m, end, fresh)) < 0)
+                goto bail;
+            fresh->slot = slot;
+            fresh->task = -1;
+            fresh->first_line = line_at(d, &lines, bar);
+            w.n_open++;
+            w.last_slot = slot;
+            w.has_last_slot = 1;
+        } else if (o == NULL) {
+            /* an idle slot's reason (task -1, nothing assembled there): the tracker drops it. The line regex
+               takes the rest of the line as the reason's text, so a pipe there is left to it. */
+            if (busy || task >= 0 || exact_start(d, m, end) || !reason_start(d, m, end))
+                goto bail;
+            const unsigned char *nl = memchr(d + m, '\n', (size_t)(end - m));
+            fact_end = nl ? (Py_ssize_t)(nl - d) : end;
+            if (memchr(d + m, '|', (size_t)(fact_end - m)) != NULL)
+                goto bail;
+        } else {
+            row_t row;
+            int row_ready = 0, was_selected = o->stage == S_SELECTED;
+            if ((fact_end = advance(d, m, end, o, &line, task, line_at(d, &lines, bar), &row, &row_ready)) < 0)
+                goto bail;
+            if (was_selected) { /* processing task: the tracker's last slot */
+                w.last_slot = slot;
+                w.has_last_slot = 1;
+            }
+            if (row_ready) {
+                if (emit(out, &row) < 0)
+                    return -1;
+                close_slot(&w, o);
+            }
+        }
+        i = floor = fact_end;
+    }
+    result->pos = end;
+    result->until = end;
+    result->line_no = line_at(d, &lines, end);
+    goto done;
+bail:
+    result->pos = stop;
+    result->line_no = line_at(d, &lines, stop);
+    result->until = next_selection_line(d, stop, end);
+done:
+    result->opened = opened_list(&w);
+    if (result->opened == NULL)
+        return -1;
+    result->last_slot = w.has_last_slot ? PyLong_FromLongLong(w.last_slot) : Py_NewRef(Py_None);
+    if (result->last_slot == NULL) {
+        Py_CLEAR(result->opened);
+        return -1;
+    }
+    return 0;
+}
