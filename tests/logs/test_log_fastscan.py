@@ -30,9 +30,10 @@ REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
 #: real captures the line path reads correctly but ``BLOCK`` (the regex path without the native walk) never
 #: matches: a speed gap of that path only, not a wrong number
 BLOCKLESS_REGEX = {
-    "llama_server_cc_lv4": "4 slots at -lv 4: other slots' 'clearing prompt with 0 tokens' lines inside every "
-                           "request",
-    "llama_server_cc_verbose": "-v: the same idle slots' 'clearing prompt with 0 tokens' lines inside a request",
+    "llama_server_cc_lv4": "4 slots at -lv 4: other slots' 'clearing prompt with 0 tokens' lines inside "
+                           "every request",
+    "llama_server_cc_verbose": "-v: the same idle slots' 'clearing prompt with 0 tokens' lines inside a "
+                               "request",
 }
 
 

@@ -23,8 +23,8 @@ from test_log_accuracy import FIXTURE_LOGS, FIXTURES
 
 from kvswitch.logs import blocks, fastscan
 from kvswitch.logs.fastscan import Record
-from kvswitch.logs.parsers.base import What
 from kvswitch.logs.model import CacheEvent
+from kvswitch.logs.parsers.base import What
 from kvswitch.logs.tracker import MAX_PENDING, PendingRequest, RequestTracker
 
 native = blocks.native_scan
@@ -41,7 +41,8 @@ def _run(data: bytes, how: str, busy: tuple[int, ...] = ()) -> tuple[Outcome, li
     for slot in busy:  # a selection whose request has not finished yet
         tracker.slot_fact(What.SELECT, slot, -1, None, None, None, "lru", 0)
     out: list[Record] = []
-    line_no = fastscan._chunk(data, len(data), 1, tracker, out, how != "lines", native if how == "native" else None)
+    walk = native if how == "native" else None
+    line_no = fastscan._chunk(data, len(data), 1, tracker, out, how != "lines", walk)
     events = [(r if isinstance(r, CacheEvent) else fastscan.row_event("llama.cpp", r)).to_json() for r in out]
     return (events, line_no, dict(tracker.pending), tracker._last_slot), out
 
@@ -135,7 +136,7 @@ def _restating_log() -> bytes:
 _BASE = [generated_log(seed=seed, requests=12, slots=1 + seed % 3, old_style=seed == 3).encode()
          for seed in range(4)] + [_restating_log()]
 #: real interleaving: four slots at once, and idle slots' reasons inside a request (first 40 lines)
-_BASE += [b"".join((FIXTURES / "llama.cpp-b11434" / name).read_bytes().splitlines(keepends=True)[start:start + 40])
+_BASE += [b"".join((FIXTURES / "llama.cpp-b11434" / name).read_bytes().splitlines(True)[start:start + 40])
           for name, start in (("formats/np4_unified.log", 60), ("llama_server_cc_lv4.log", 170))]
 
 
