@@ -248,3 +248,18 @@ def test_bare_reason_candidates_of_real_logs_are_the_same_in_c() -> None:
     for data in [log.read_bytes() for log in REAL_LOGS] + [t() for t in _TEXTS.values()]:
         size = len(data)
         assert blocks.native_bare_reason_lines(data, 0, size) == fastscan._candidate_lines(data, 0, size)
+
+
+def test_a_slot_line_inside_a_timing_block_keeps_the_line_numbers() -> None:
+    """A slot fact pasted into the unprefixed lines of an empty timing header (found by the damaged-log
+    test): the line path counted that block's lines twice, so every later request was a line off."""
+    text = (b"slot get_availabl: id  0 | task -1 | selected slot by LRU, t_last = -1\n"
+            b"slot launch_slot_: id  0 | task 7 | processing task\n"
+            b"slot print_timing: id  0 | task 7 | \n"
+            b"prompt eval time =     720.42 ms /  2257 tokens (x)\n"
+            b"       eval time =     200.00 ms /    31 tokensid  2 | task -1 | clearing prompt with 0 tokens\n"
+            b"      total time =     280.00 ms /  2288 tokens\n"
+            b"slot      release: id  0 | task 7 | stop processing: n_tokens = 2299, truncated = 0\n")
+    records = _assert_same(text * 3)
+    events = [fastscan.row_event("llama.cpp", r) if type(r) is tuple else r for r in records]
+    assert [(e.first_line, e.last_line) for e in events] == [(1, 7), (8, 14), (15, 21)]  # type: ignore[union-attr]

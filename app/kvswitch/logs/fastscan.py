@@ -212,27 +212,11 @@ def native_steps(
     server_json: bytes | None = None,
 ) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
     """Walk ``data[:end]`` (whole lines) with the native scanner, the line path reading what it hands
-    back (text between blocks that carries facts, a block of a busy slot). Each step is what the scanner
-    returned (rows, or with ``server_json`` their JSON text and counts), the line path's records after
-    it, and the number of the line that follows both."""
-    pos = 0
-    # a bare reason line (rare) must be read in order, never inside a block: scan around it
-    for line_start, line_end, reason in bare_reasons(data, 0, end):
-        yield from _native_range(data, pos, line_start, line_no, tracker, native, server_json)
-        line_no += data.count(b"\n", pos, line_start)
-        records: Records = list(tracker.apply(Fact(What.REASON, note=reason), line_no))
-        line_no += 1
-        pos = line_end
-        yield ([] if server_json is None else b"", pos, line_no, pos, (0,) * 6), records, line_no
-    yield from _native_range(data, pos, end, line_no, tracker, native, server_json)
-
-
-def _native_range(
-    data: bytes, pos: int, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
-    server_json: bytes | None,
-) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
-    """``native_steps`` over ``data[pos:end]``, which has no bare reason line."""
+    back (a fact it leaves to the tracker, a reason line without a slot) from where it stopped. Each step
+    is what the scanner returned (rows, or with ``server_json`` their JSON text and counts), the line
+    path's records after it, and the number of the line that follows both."""
     pending = tracker.pending
+    pos = 0
     while pos < end:
         found: tuple[Any, ...] = (
             native(data, pos, end, line_no, pending, MAX_PENDING) if server_json is None
@@ -241,8 +225,8 @@ def _native_range(
         pos, line_no, until, opened, last_slot = found[1:6]
         tracker.adopt(opened, last_slot)
         records: Records = []
-        if until > pos:  # no bare reason line here (``native_steps`` took them out)
-            _read_slot_lines(data, pos, until, line_no, tracker, records)
+        if until > pos:
+            read_lines(data, pos, until, line_no, tracker, records)
             line_no += data.count(b"\n", pos, until)
             pos = until
         yield found, records, line_no
@@ -304,7 +288,10 @@ def _read_slot_lines(
     done: tuple[CacheEvent, ...]
     for m in _LINE.finditer(data, start, end):
         at = m.start()
-        line_no += count(b"\n", counted_to, at)
+        if at >= counted_to:
+            line_no += count(b"\n", counted_to, at)
+        else:  # a fact inside a timing block's lines, which the loop below already counted
+            line_no -= count(b"\n", at, counted_to)
         counted_to = at
         branch = m.lastindex
         # the four lines every request prints come first: no call, no tuple

@@ -41,12 +41,14 @@ typedef struct {
 
 /* match.c */
 #define MAX_FACT_STARTS 64
+#define REASON_BLOOM_BITS_LOG2 14
 typedef struct {
     int ready, exact_n, folded_n;
     char exact[MAX_FACT_STARTS][64], folded[MAX_FACT_STARTS][64]; /* folded: lower case */
     Py_ssize_t exact_len[MAX_FACT_STARTS], folded_len[MAX_FACT_STARTS];
     unsigned char exact_first[256]; /* the first bytes of the exact ones */
     unsigned char first_bytes[256]; /* the first bytes of the folded ones */
+    unsigned char bloom[1 << (REASON_BLOOM_BITS_LOG2 - 3)]; /* their first four bytes (match.c) */
 } fact_starts_t;
 extern fact_starts_t bs_fact_starts;
 /* whether d[i:end] starts with the lower-case ``s`` (length n) in any ASCII case */
@@ -55,6 +57,10 @@ Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 /* i when the slot line message at i carries no fact, else -1 */
 Py_ssize_t bs_harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out);
+/* the first position in d[i:end] where an any-case fact start (a reason start) begins, or -1 */
+Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+/* enter an any-case fact start (lower case, at least 4 bytes) into the filter bs_find_reason_start uses */
+void bs_reason_bloom_add(const char *folded, Py_ssize_t len);
 
 /* rows.c */
 enum verdict { V_HIT, V_PARTIAL, V_MISS };

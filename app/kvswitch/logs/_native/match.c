@@ -2,6 +2,7 @@
  *
  * ``bs_harmless`` is ``blocks._HARMLESS``: a slot line whose message starts with none of the texts the line
  * regex can read a fact from (``blocks.FACT_STARTS``, given by ``set_fact_starts``) carries no fact. */
+#include <stdint.h>
 #include <string.h>
 
 #include "blockscan.h"
@@ -101,4 +102,35 @@ int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out)
         v = v * 10 + (d[at + i] - '0');
     *out = v;
     return 1;
+}
+
+/* the bloom filter's bit of four bytes, compared in any case: letters differ from their capitals only in
+   0x20, so OR-ing it in is a superset test (tested on every spelling of every reason start) */
+static inline unsigned quad_bit(bytes_t d, Py_ssize_t i)
+{
+    uint32_t x;
+    memcpy(&x, d + i, 4);
+    x |= 0x20202020u;
+    return (unsigned)((x * 0x9E3779B1u) >> (32 - REASON_BLOOM_BITS_LOG2));
+}
+
+void bs_reason_bloom_add(const char *folded, Py_ssize_t len)
+{
+    unsigned char quad[4] = {' ', ' ', ' ', ' '};
+    memcpy(quad, folded, (size_t)(len < 4 ? len : 4));
+    unsigned bit = quad_bit(quad, 0);
+    bs_fact_starts.bloom[bit >> 3] |= (unsigned char)(1u << (bit & 7));
+}
+
+Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    for (; i + 4 <= end; i++) {
+        unsigned bit = quad_bit(d, i);
+        if (!(bs_fact_starts.bloom[bit >> 3] & (1u << (bit & 7))))
+            continue;
+        for (int k = 0; k < bs_fact_starts.folded_n; k++)
+            if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+                return i;
+    }
+    return -1;
 }

@@ -203,27 +203,17 @@ static PyObject *set_fact_starts(PyObject *self, PyObject *args)
     memset(bs_fact_starts.exact_first, 0, sizeof(bs_fact_starts.exact_first));
     for (int k = 0; k < bs_fact_starts.exact_n; k++)
         bs_fact_starts.exact_first[(unsigned char)bs_fact_starts.exact[k][0]] = 1;
-    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+    memset(bs_fact_starts.bloom, 0, sizeof(bs_fact_starts.bloom));
+    for (int k = 0; k < bs_fact_starts.folded_n; k++) {
         bs_fact_starts.first_bytes[(unsigned char)bs_fact_starts.folded[k][0]] = 1;
+        if (bs_fact_starts.folded_len[k] < 4) {
+            PyErr_SetString(PyExc_ValueError, "set_fact_starts(): any-case texts are at least 4 bytes");
+            return NULL;
+        }
+        bs_reason_bloom_add(bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]);
+    }
     bs_fact_starts.ready = 1;
     Py_RETURN_NONE;
-}
-
-/* whether the line d[i:end] holds one of the any-case fact starts (the reason starts) */
-static int line_has_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
-{
-    for (; i < end; i++) {
-        unsigned char c = d[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (unsigned char)(c + ('a' - 'A'));
-        if (!bs_fact_starts.first_bytes[c])
-            continue;
-        for (int k = 0; k < bs_fact_starts.folded_n; k++)
-            if ((unsigned char)bs_fact_starts.folded[k][0] == c &&
-                bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
-                return 1;
-    }
-    return 0;
 }
 
 PyDoc_STRVAR(bare_reason_lines_doc,
@@ -258,7 +248,7 @@ static PyObject *bare_reason_lines(PyObject *self, PyObject *args)
         const unsigned char *nl = memchr(d + i, '\n', (size_t)(end - i));
         Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - d) + 1 : end;
         if (memmem(d + i, (size_t)(line_end - i), task, sizeof(task) - 1) == NULL &&
-            line_has_reason_start(d, i, line_end)) {
+            bs_find_reason_start(d, i, line_end) >= 0) {
             PyObject *pair = Py_BuildValue("(nn)", i, line_end);
             if (pair == NULL || PyList_Append(found, pair) < 0) {
                 Py_XDECREF(pair);

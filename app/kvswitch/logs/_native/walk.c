@@ -9,10 +9,10 @@
  * built from the same facts (``RequestTracker.adopt``), and the Python line path goes on from there.
  * So the events are those of the line path, fact for fact (tested on every capture and on damaged logs).
  */
+#include "blockscan.h" /* Python.h first: it sets the feature macros memmem needs */
+
 #include <math.h>
 #include <string.h>
-
-#include "blockscan.h"
 
 #define MAX_OPEN 32
 
@@ -40,7 +40,7 @@ static Py_ssize_t newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
         memcpy(&x, d + i, 8);
         x ^= ones * '\n';
         unsigned long long t = ((x & low7) + low7) | x | low7; /* high bit clear: a zero byte */
-        n += __builtin_popcountll(~t);
+        n += (Py_ssize_t)((((~t) >> 7) & ones) * ones >> 56); /* one per zero byte, summed in the top byte */
     }
     for (; i < end; i++)
         n += d[i] == '\n';
@@ -194,6 +194,25 @@ static int reason_start(bytes_t d, Py_ssize_t m, Py_ssize_t end)
         if (bs_starts_folded(d, m, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
             return 1;
     return 0;
+}
+
+/* The start of the first line of d[from:to) (whole lines) that the line path must read for a reason
+ * without a slot (``fastscan.bare_reasons``: no ``| task `` in it, a reason start somewhere), or -1. */
+static Py_ssize_t bare_reason_line(bytes_t d, Py_ssize_t from, Py_ssize_t to)
+{
+    static const char task[] = "| task ";
+    Py_ssize_t at;
+    while ((at = bs_find_reason_start(d, from, to)) >= 0) {
+        Py_ssize_t start = at;
+        while (start > from && d[start - 1] != '\n')
+            start--;
+        const unsigned char *nl = memchr(d + at, '\n', (size_t)(to - at));
+        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - d) + 1 : to;
+        if (memmem(d + start, (size_t)(line_end - start), task, sizeof(task) - 1) == NULL)
+            return start;
+        from = line_end;
+    }
+    return -1;
 }
 
 /* the open requests as ``RequestTracker.adopt`` takes them */
@@ -418,6 +437,8 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
     /* i: where the search for the next pipe goes on; floor: where the line regex would go on (the end of
        the last fact read), so a fact's ``id S`` must start there or later */
     Py_ssize_t i = pos, floor = pos, stop;
+    /* lines before ``checked`` are known to hold no reason the line path must read alone */
+    Py_ssize_t checked = pos;
     for (;;) {
         const unsigned char *p = i < end ? memchr(d + i, '|', (size_t)(end - i)) : NULL;
         if (p == NULL)
@@ -432,6 +453,15 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
         if (after < 0) {
             i = bar + 1;
             continue;
+        }
+        if (bar >= checked) { /* the first task pipe of its line: the lines before it have none */
+            Py_ssize_t line_start = bar;
+            while (line_start > checked && d[line_start - 1] != '\n')
+                line_start--;
+            if (line_start > checked && (stop = bare_reason_line(d, checked, line_start)) >= 0)
+                goto bail;
+            const unsigned char *nl = memchr(d + bar, '\n', (size_t)(end - bar));
+            checked = nl ? (Py_ssize_t)(nl - d) + 1 : end;
         }
         Py_ssize_t m = spaces(d, after, end);
         if (bs_harmless(d, m, end) >= 0) {
@@ -494,6 +524,8 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
         }
         i = floor = fact_end;
     }
+    if (checked < end && (stop = bare_reason_line(d, checked, end)) >= 0)
+        goto bail;
     result->pos = end;
     result->until = end;
     result->line_no = line_at(d, &lines, end);
