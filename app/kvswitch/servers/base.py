@@ -147,6 +147,9 @@ class Advice:
     miss: str | None = None
     partial: str | None = None
     unknown: str | None = None
+    #: how to avoid a full re-processing the model's memory forced (SWA or hybrid/recurrent models): the
+    #: server's own switches, told by the log diagnosis; ``None`` when it has none to name
+    forced_reprocess: str | None = None
 
 
 @dataclass(frozen=True)
