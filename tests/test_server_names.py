@@ -27,7 +27,6 @@ FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py")
 #: or, for log text, the format modules (``logs.parsers``: each format's ``GENERAL_ONLY`` text).
 STILL_NAMING = {
     "core/models.py",  # ProfileKind: the kinds themselves (core cannot import servers)
-    "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
 }
 
 
