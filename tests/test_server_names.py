@@ -22,13 +22,11 @@ CLIENT_VOCABULARY = re.compile(r"ANTHROPIC_[A-Z_]+|@anthropic-ai/|x-anthropic-bi
 FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py")
 
 #: Modules outside ``servers/`` that still name a server, and why. The set may only shrink: a new
-#: module that needs to know about a server asks ``kvswitch.servers`` instead.
+#: module that needs to know about a server asks ``kvswitch.servers`` instead (a kind from a URL:
+#: ``kind_for_url``; what a kind serves: ``Server`` fields; what to tell the user: ``Server.advice``),
+#: or, for log text, the format modules (``logs.parsers``: each format's ``GENERAL_ONLY`` text).
 STILL_NAMING = {
-    "core/models.py",  # ProfileKind: the kinds themselves
-    "core/importers.py",  # guessing a kind from an imported URL/port (core cannot import servers)
-    "core/lint.py",  # lint messages about Anthropic's API
-    "logs/diagnose.py",  # the SWA hint names the llama-server flag to pass
-    "logs/scan.py",  # the byte-level scanner's choice of llama.cpp text, in docs and code
+    "core/models.py",  # ProfileKind: the kinds themselves (core cannot import servers)
 }
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from kvswitch.core.catalog import parse_catalog, vendor, vendors, vendors_for_host
 from kvswitch.core.errors import KvSwitchError, UsageError
-from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import Profile
 from kvswitch.servers.preset_data import preset_profile_data
+from kvswitch.targets.lint import lint_profile
 
 APP = Path(__file__).resolve().parents[2] / "app"
 KEY = "sk-catalog-0123456789abcdef"

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from kvswitch.core.client_settings import PRIVACY_SETTINGS, claude_settings
-from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV
+from kvswitch.targets.lint import lint_profile
 
 REPO = Path(__file__).resolve().parents[2]
 

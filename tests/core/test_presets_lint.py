@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import LOCAL_KINDS, Profile, ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, codex_base_url
 from kvswitch.servers import PRESETS, preset
+from kvswitch.targets.lint import lint_profile
 
 
 def test_every_kind_has_a_preset() -> None:

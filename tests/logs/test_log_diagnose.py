@@ -58,3 +58,18 @@ def test_swa_forced_reprocessing() -> None:
     assert diagnosis is not None
     assert diagnosis.code == "swa-reprocess"
     assert "--swa-full" in diagnosis.message
+
+
+def test_swa_advice_comes_from_the_server_that_logged_it() -> None:
+    """llama-server has the switches; a server that names none gets the general sentence (LM Studio and
+    Ollama embed the same engine but do not take its command-line flags)."""
+    reason = "full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint"
+    for server, names_flags in (("llama.cpp", True), ("lm-studio", False), ("ollama", False),
+                                ("something else", False)):
+        events = [make_event(server=server, slot=0, task=n, cached=0, new=5000, first_line=n, last_line=n,
+                             reason=reason) for n in (1, 2)]
+        diagnosis = diagnose(events)
+        assert diagnosis is not None, server
+        assert diagnosis.code == "swa-reprocess", server
+        assert ("--swa-full" in diagnosis.message) is names_flags, server
+        assert "without SWA" in diagnosis.message, server

@@ -64,3 +64,29 @@ def test_a_port_answering_nothing_known_is_not_named() -> None:
 def test_owned_by_hint() -> None:
     assert servers.by_owner("sglang") is servers.get(ProfileKind.SGLANG)
     assert servers.by_owner("organization_owner") is None
+
+
+@pytest.mark.parametrize(("url", "kind"), [
+    ("https://api.anthropic.com", ProfileKind.ANTHROPIC),
+    ("https://API.Anthropic.com/v1/", ProfileKind.ANTHROPIC),
+    ("https://api.openai.com/v1", ProfileKind.OPENAI_COMPATIBLE),
+    ("http://127.0.0.1:8080", ProfileKind.LLAMA_CPP),
+    ("http://localhost:1234/v1", ProfileKind.LM_STUDIO),
+    ("http://[::1]:8000", ProfileKind.VLLM),
+    ("http://0.0.0.0:30000", ProfileKind.SGLANG),
+    ("http://localhost:11434", ProfileKind.OLLAMA),
+    ("http://localhost", ProfileKind.CUSTOM),  # no port: no default port to go by
+    ("http://10.0.0.5:8080", ProfileKind.CUSTOM),  # a default port, but not on this machine
+    ("http://127.0.0.1:9999", ProfileKind.CUSTOM),
+    ("https://gateway.example.com/v1", ProfileKind.CUSTOM),
+    ("http://localhost:notaport", ProfileKind.CUSTOM),
+])
+def test_kind_for_url_by_hosted_host_and_local_default_port(url: str, kind: ProfileKind) -> None:
+    assert servers.kind_for_url(url) == kind
+
+
+def test_kind_for_url_knows_every_local_port_and_hosted_preset() -> None:
+    for local_kind, port in servers.default_ports().items():
+        assert servers.kind_for_url(f"http://127.0.0.1:{port}") == local_kind
+    hosted = [s for s in servers.all() if not s.local and servers.kind_for_url(s.base_url) == s.kind]
+    assert {s.kind for s in hosted} == {ProfileKind.ANTHROPIC, ProfileKind.OPENAI_COMPATIBLE}

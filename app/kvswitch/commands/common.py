@@ -44,7 +44,7 @@ def store_from(args: argparse.Namespace) -> ProfileStore:
 
 def print_lint(profile: Profile) -> None:
     """The profile's cache-safety warnings on stderr, each with the command that fixes it."""
-    from kvswitch.core.lint import lint_profile  # noqa: PLC0415
+    from kvswitch.targets.lint import lint_profile  # noqa: PLC0415
 
     for warning in lint_profile(profile):
         fix = ""

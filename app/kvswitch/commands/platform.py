@@ -143,7 +143,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from kvswitch.core.importers import review_import  # noqa: PLC0415
+    from kvswitch.platform.importers import review_import  # noqa: PLC0415
     from kvswitch.platform.transfer import import_profiles, read_export  # noqa: PLC0415
 
     out(review_import(read_export(args.file)).text())  # what the file holds, before anything is saved

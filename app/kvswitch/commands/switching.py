@@ -12,11 +12,11 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from, store_from
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
-from kvswitch.core.importers import import_cc_switch, import_claude
-from kvswitch.core.lint import lint_profile
 from kvswitch.core.models import Profile, mask_secret, mask_url
+from kvswitch.platform.importers import import_cc_switch, import_claude
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
+from kvswitch.targets.lint import lint_profile
 from kvswitch.targets.registry import target_for_id, targets_for_profile
 
 

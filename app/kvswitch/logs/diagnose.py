@@ -77,10 +77,24 @@ def _swa(run: list[CacheEvent]) -> Diagnosis | None:
     message = (
         f"{len(forced)} of the last requests were fully re-processed because the model uses sliding-window "
         "attention or hybrid/recurrent memory and the cache could not be rolled back to where the prompt "
-        "changed. Start llama-server with --swa-full (SWA models) or keep more context checkpoints "
-        "(--ctx-checkpoints), or use a model without SWA."
+        f"changed. {_forced_reprocess_advice(forced[-1].server)}"
     )
     return Diagnosis("swa-reprocess", message, None, len(forced))
+
+
+def _forced_reprocess_advice(server_name: str) -> str:
+    """What the server that printed the events offers against it, as its module in ``kvswitch.servers``
+    says (the switches to pass are the server's own knowledge); a general sentence when it names none.
+
+    The registry is loaded here, not at start-up: a hint-less ``kvswitch log scan`` never pays for it
+    (or for pydantic) unless this pattern is found, once, at the end of the scan.
+    """
+    from kvswitch import servers  # noqa: PLC0415 - see above; servers never imports the log engine
+
+    server = servers.find(server_name)
+    advice = server.advice.forced_reprocess if server is not None else None
+    return advice or ("Keep the full sliding-window cache or more context checkpoints if the server has a "
+                      "setting for it, or use a model without SWA.")
 
 
 def _nothing_reused(run: list[CacheEvent]) -> Diagnosis | None:

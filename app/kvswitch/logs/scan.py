@@ -1,17 +1,17 @@
 """Whole-file scanning, fast: the CLI's ``log scan`` and the panel's "load history" run here.
 
 Feeding every line of a multi-GB log through the classifiers costs microseconds per line. Instead the
-file is read in big byte chunks and a compiled bytes regex picks out only the llama.cpp slot lines that
-carry numbers; their groups become facts for the same ``RequestTracker`` the live path uses, so both
-paths agree (tested). Files whose sampled content is not plain llama.cpp text (JSON era, LM Studio,
-vLLM, SGLang, Ollama, 2023 lines) take the general path, which is slower but understands everything.
+file is read in big byte chunks and a compiled bytes regex picks out only the slot lines that carry
+numbers, in the one text format it reads (``FAST_FORMAT``); their groups become facts for the same
+``RequestTracker`` the live path uses, so both paths agree (tested). Files whose sampled content holds
+text only the general path understands (each format's ``GENERAL_ONLY``: other formats, and the slot-line
+format's JSON and older eras) take the general path, which is slower but understands everything.
 Memory stays bounded by the chunk size whatever the file size.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +21,7 @@ from kvswitch.core.errors import FileAccessError
 from kvswitch.logs.analyzer import LogAnalyzer
 from kvswitch.logs.fastscan import CHUNK_BYTES, Record, scan_llama, scan_records
 from kvswitch.logs.model import CacheEvent
-from kvswitch.logs.parsers import anchors_for, family, server_name
+from kvswitch.logs.parsers import FAST_FORMAT, anchors_for, family, general_only, server_name
 from kvswitch.logs.text import MAX_LINE_BYTES, decode_line
 from kvswitch.logs.tracker import RequestTracker
 
@@ -29,17 +29,11 @@ _SAMPLE_BYTES = 256 << 10
 #: a ``--log-jsonl`` message line: no clock field, so without an anchor it carries no fact at all
 _JSONL_LOG = b'{"type":"log",'
 
-#: text only the general path understands; one of these in the sampled parts sends the file there.
-#: ``--log-jsonl`` lines stay on the fast path: each message is one classic text line (with its
-#: ``id S | task T |`` prefix) that the byte scanner reads inside the JSON; a message with a newline
-#: inside (a slot prefix carried over to unprefixed parts) is left to the general path.
-_FOREIGN = re.compile(
-    rb"^[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")|^\{\"type\":\"log\"[^\n]*\\n(?!\"\})"
-    rb"|slot \d+ ?: in cache|tokens in cache\)|LMCache|#cached-token|loading cache slot"
-    rb"|Prompt cache restore"
-    rb"|\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]|\[GIN\]|Prefix cache hit rate|level=\w+ source=",
-    re.MULTILINE,
-)
+#: text only the general path understands, as each format declares it; one match in the sampled parts
+#: sends the file there. ``--log-jsonl`` lines stay on the fast path: each message is one classic text
+#: line (with its ``id S | task T |`` prefix) that the byte scanner reads inside the JSON; a message with
+#: a newline inside (a slot prefix carried over to unprefixed parts) is left to the general path.
+_FOREIGN = general_only()
 
 
 def scan_file(path: str | Path, kind_hint: str | None = None) -> Iterator[CacheEvent]:
@@ -52,7 +46,7 @@ def scan_file(path: str | Path, kind_hint: str | None = None) -> Iterator[CacheE
 
 
 def scan_batches(path: str | Path, kind_hint: str | None = None) -> Iterator[list[Record]]:
-    """``scan_file`` in per-chunk batches, whole requests of plain llama.cpp text left as ``Row`` tuples
+    """``scan_file`` in per-chunk batches, whole requests of plain slot-line text left as ``Row`` tuples
     (server ``server_name(kind_hint)``): what ``format_records`` turns into ``log scan --jsonl`` lines."""
     return _batches_open(open_log(path), kind_hint)
 
@@ -78,8 +72,8 @@ def open_log(path: str | Path) -> BinaryIO:
 
 
 def fast_path_applies(handle: BinaryIO, kind_hint: str | None) -> bool:
-    """Whether the byte-level llama.cpp scanner reads this file (else the general path does)."""
-    return family(kind_hint) in (("llama.cpp",), family(None)) and not _looks_foreign(handle)
+    """Whether the byte-level slot-line scanner reads this file (else the general path does)."""
+    return family(kind_hint) in ((FAST_FORMAT,), family(None)) and not _looks_foreign(handle)
 
 
 def _scan_open(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from kvswitch import __version__
 from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError, UsageError
 from kvswitch.core.fsutil import atomic_write, read_bytes
-from kvswitch.core.importers import confirmed_imports, review_import
 from kvswitch.core.models import Profile, strip_url_password, url_password
 from kvswitch.core.strictparse import loads_json
+from kvswitch.platform.importers import confirmed_imports, review_import
 
 FORMAT = "kvswitch-profiles"
 FORMAT_VERSION = 1

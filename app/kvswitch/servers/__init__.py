@@ -19,7 +19,7 @@ from kvswitch.servers.anthropic import (
     VENDOR_MESSAGES_SEGMENT,
 )
 from kvswitch.servers.base import AnswerReader, CacheCounter, PortFacts, Reading, Server
-from kvswitch.servers.identify import Get, Identified, identify_among
+from kvswitch.servers.identify import LOOPBACK_HOSTS, Get, Identified, identify_among, server_for_url_among
 from kvswitch.servers.process_match import process_kind_among
 
 #: API ids other packages speak without naming the server that defines them: the Messages API, and
@@ -28,6 +28,10 @@ NATIVE_COMPLETION_API = llama_cpp.COMPLETION_API
 NATIVE_CHAT_API = ollama.CHAT_API
 #: the kind a new profile, the log tracker and the GUI smoke test start from (the most common local server)
 DEFAULT_LOCAL_KIND = llama_cpp.SERVER.kind
+#: the kind Claude Code talks to when nothing sets its base URL (its own vendor's API)
+CLAUDE_DEFAULT_KIND = anthropic.SERVER.kind
+#: the lint code of a Codex target on a kind that does not serve the Responses API (a stable id)
+NO_RESPONSES_API_LINT = anthropic.CODEX_LINT_CODE
 
 #: Port answers are tried in this order: llama-server's /props first (it is the most common and its
 #: shape the most specific), vLLM's bare /version last.
@@ -59,6 +63,13 @@ def all() -> tuple[Server, ...]:  # noqa: A001 - the registry's natural name
 def identify(get: Get, servers: Iterable[Server] | None = None) -> Identified | None:
     """The first server (of ``servers``, default every known one) whose route answers in its shape."""
     return identify_among(get, _SERVERS if servers is None else servers)
+
+
+def kind_for_url(url: str) -> ProfileKind:
+    """The kind ``url`` most likely is, from the address alone (a hosted API's host, a local server's
+    default port on loopback); ``custom`` when neither says."""
+    found = server_for_url_among(url, _SERVERS)
+    return found.kind if found is not None else custom.SERVER.kind
 
 
 def process_kind(argv: Sequence[str], servers: Iterable[Server] | None = None) -> ProfileKind | None:
@@ -186,10 +197,10 @@ def routes() -> dict[str, str]:
 
 
 __all__ = [
-    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "DEFAULT_LOCAL_KIND", "MESSAGES_API", "MESSAGES_API_LABEL",
-    "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified",
-    "PortFacts", "Preset", "Reading", "Server", "all", "answer_readers", "by_owner", "cache_counters",
-    "codex_provider_ids", "default_ports", "find", "get", "identify", "infer_reuse", "local",
-    "metrics_markers", "native_model_list", "preset", "process_kind", "renderers", "routes",
-    "source_priority",
+    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "CLAUDE_DEFAULT_KIND", "DEFAULT_LOCAL_KIND", "LOOPBACK_HOSTS",
+    "MESSAGES_API", "MESSAGES_API_LABEL", "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "NO_RESPONSES_API_LINT",
+    "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
+    "answer_readers", "by_owner", "cache_counters", "codex_provider_ids", "default_ports", "find", "get",
+    "identify", "infer_reuse", "kind_for_url", "local", "metrics_markers", "native_model_list", "preset",
+    "process_kind", "renderers", "routes", "source_priority",
 ]

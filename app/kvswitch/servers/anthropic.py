@@ -16,6 +16,8 @@ MESSAGES_API_LABEL = "Anthropic"
 #: the path segment many vendors serve their Messages route under (``/anthropic``, ``/apps/anthropic``)
 VENDOR_MESSAGES_SEGMENT = "/anthropic"
 API_VERSION_HEADER = ("anthropic-version", "2023-06-01")
+#: the lint code of a profile that sends Codex here (a stable id: tests and silencing use it)
+CODEX_LINT_CODE = "codex-anthropic"
 
 
 def read_usage(obj: Mapping[str, Any]) -> list[Reading]:
@@ -45,6 +47,7 @@ SERVER = Server(
     needs_key=True,
     only_apis=(MESSAGES_API,),
     vendor_api=True,
+    serves_responses_api=False,
     key_header=("x-api-key", ""),
     answer_sources=(CacheSource("usage.cache_read_input_tokens", 30),),
     answer_reader=read_usage,

@@ -147,6 +147,9 @@ class Advice:
     miss: str | None = None
     partial: str | None = None
     unknown: str | None = None
+    #: how to avoid a full re-processing the model's memory forced (SWA or hybrid/recurrent models): the
+    #: server's own switches, told by the log diagnosis; ``None`` when it has none to name
+    forced_reprocess: str | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,8 @@ class Server:
         specific: a profile of this kind names this server (a gateway or custom one could be anything).
         vendor_api: the vendor's own hosted API: it serves no discovery route, and every request is
             billed, so it is neither asked the discovery GETs nor sent the Claude Code replay.
+        serves_responses_api: it serves the OpenAI Responses API, the only one Codex speaks (``False``:
+            Codex cannot use a profile of this kind).
         key_header: how an API key is sent: header name and value prefix.
         answer_sources / answer_reader: where its answers carry cache numbers and how to read them.
         metrics: its ``/metrics`` cache counters.
@@ -222,6 +227,7 @@ class Server:
     answer_reader: AnswerReader | None = None
     specific: bool = True
     vendor_api: bool = False
+    serves_responses_api: bool = True
     key_header: tuple[str, str] = ("authorization", "Bearer ")
     metrics: Metrics = field(default_factory=Metrics)
     advice: Advice = field(default_factory=Advice)

@@ -107,5 +107,7 @@ SERVER = Server(
         miss=("llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
               "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
               "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."),
+        forced_reprocess=("Start llama-server with --swa-full (SWA models) or keep more context checkpoints "
+                          "(--ctx-checkpoints), or use a model without SWA."),
     ),
 )

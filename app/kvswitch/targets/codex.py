@@ -121,8 +121,9 @@ class CodexConfigTarget(StructuredFileTarget):
         return text.rstrip("\n") + "\n" if text.strip() else ""
 
     def desired(self, profile: Profile) -> dict[str, str]:
-        if servers.get(profile.kind).only_apis == (servers.MESSAGES_API,):
-            label = servers.MESSAGES_API_LABEL
+        server = servers.get(profile.kind)
+        if not server.serves_responses_api:
+            label = server.label
             raise ProfileError(
                 f"profile {profile.name!r} is an {label} profile, which Codex cannot use "
                 f"(Codex needs an OpenAI Responses API); remove its codex target"

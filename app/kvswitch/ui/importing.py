@@ -45,7 +45,7 @@ def ask_user(review: str) -> bool:
 def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tuple[str, bool]:
     """Run an importer and add what it found; returns (message, success). Never raises for user errors."""
     try:
-        from kvswitch.core import importers  # noqa: PLC0415
+        from kvswitch.platform import importers  # noqa: PLC0415
     except ImportError:
         return QCoreApplication.translate("importing", "Importing is not available in this build."), False
     try:

@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from kvswitch.ui import theme
 
 if TYPE_CHECKING:
-    from kvswitch.core.lint import LintWarning
     from kvswitch.core.models import Profile
+    from kvswitch.targets.lint import LintWarning
 
 log = logging.getLogger("kvswitch.ui.lint")
 
@@ -45,7 +45,7 @@ class LintPanel(QFrame):
         self.fix_buttons.clear()
         self.warnings = []
         if profile is not None:
-            from kvswitch.core.lint import lint_profile  # noqa: PLC0415
+            from kvswitch.targets.lint import lint_profile  # noqa: PLC0415
 
             self.warnings = list(lint_profile(profile))
         for warning in self.warnings:

@@ -7,6 +7,7 @@ swapping engines, Ollama 0.30 starting llama-server) is still understood.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 from kvswitch.logs.parsers import llama_cpp, lmcache, lmstudio, ollama, sglang, vllm
@@ -23,6 +24,8 @@ _MODULES = {
     "ollama": ollama,
 }
 
+#: the format the byte-level scanner (``kvswitch.logs.fastscan``) reads: its current slot-line text
+FAST_FORMAT = llama_cpp.SERVER
 
 
 @functools.cache
@@ -52,6 +55,16 @@ def family(kind_hint: str | None) -> tuple[str, ...]:
     return ("lm-studio", "vllm", "lmcache", "sglang", "ollama", "llama.cpp")
 
 
+def general_only() -> re.Pattern[bytes]:
+    """Text that only the general path understands, of any format: each module's ``GENERAL_ONLY``.
+
+    One match in a sampled part of a file sends the whole file to the general path; the fast format's
+    own share is its older eras and the JSON lines the byte scanner cannot read.
+    """
+    return re.compile(b"|".join(b"(?:" + module.GENERAL_ONLY + b")" for module in _MODULES.values()),
+                      re.MULTILINE)
+
+
 def parsers_for(kind_hint: str | None) -> list[ParseFn]:
     return [_MODULES[name].parse for name in family(kind_hint)]
 
@@ -72,4 +85,5 @@ def server_name(kind_hint: str | None) -> str:
     return names[0] if kind_hint and names[0] in ("lm-studio", "ollama") else "llama.cpp"
 
 
-__all__ = ["Fact", "Parsed", "What", "KINDS", "family", "parsers_for", "anchors_for", "server_name"]
+__all__ = ["FAST_FORMAT", "Fact", "Parsed", "What", "KINDS", "family", "general_only", "parsers_for",
+           "anchors_for", "server_name"]

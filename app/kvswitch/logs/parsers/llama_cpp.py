@@ -15,6 +15,14 @@ from kvswitch.logs.model import LineKind
 from kvswitch.logs.parsers.base import MAX_DIGITS, Fact, Parsed, What, bounded, ratio_kind, status_kind
 
 SERVER = "llama.cpp"
+#: text of this format the byte-level scanner does not read, so a file holding some takes the general
+#: path (written for ``re.MULTILINE``): 2024 JSON lines (not ``--log-jsonl``'s ``log`` and
+#: ``fit_memory_breakdown`` records, which it reads), a ``--log-jsonl`` message with a newline inside (a
+#: slot prefix carried over to unprefixed parts), and the 2023 ``slot N: in cache`` / release lines
+GENERAL_ONLY = (
+    rb"^[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")|^\{\"type\":\"log\"[^\n]*\\n(?!\"\})"
+    rb"|slot \d+ ?: in cache|tokens in cache\)"
+)
 
 #: a line that contains none of these yields no fact; the fast scanner relies on it (tested)
 ANCHORS = (

@@ -1,7 +1,9 @@
 """Checks that catch profiles which work but silently cost the user (cache misses, auth conflicts).
 
 Each warning explains the effect in words a user can act on, and where a fix is a set of env values
-it carries them (``fix_env``) so the GUI can offer a one-click fix and the CLI can print it.
+it carries them (``fix_env``) so the GUI can offer a one-click fix and the CLI can print it. What a
+kind can serve (the Responses API Codex needs, a vendor API that wants a key) is read from its server
+in ``kvswitch.servers``, which is why this lives in ``targets`` rather than ``core``.
 """
 
 from __future__ import annotations
@@ -9,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from kvswitch import servers
 from kvswitch.core.client_settings import claude_settings
 from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.envmap import claude_env
 from kvswitch.core.gateway_lint import check_gateway
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.models import Profile
 from kvswitch.core.presets import CACHE_SAFE_ENV
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+LOOPBACK_HOSTS = servers.LOOPBACK_HOSTS
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
         found.append(LintWarning(code, message, fix))
 
     env = claude_env(profile, checked=False)
+    server = servers.get(profile.kind)
     uses_claude = any(t == "claude" or t.startswith("claude-") for t in profile.targets)
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
@@ -61,8 +65,8 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
                    if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env}
         if missing:
             settings = ", ".join(f"{k}={v}" for k, v in missing.items())
-            warn("nonessential-traffic", "Claude Code will still try to reach Anthropic for telemetry and "
-                 f"updates while using a local server; set {settings}.", missing)
+            warn("nonessential-traffic", "Claude Code will still phone home for telemetry and updates "
+                 f"while using a local server; set {settings}.", missing)
     if any(env.get(name) == "1" for name in CACHING_SWITCHES):
         warn("prompt-caching-disabled",
              "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.")
@@ -77,15 +81,17 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     if parts.scheme == "http" and profile.key and (parts.hostname or "") not in LOOPBACK_HOSTS:
         warn("plain-http-key", f"The API key is sent unencrypted to {parts.hostname}; use https:// "
              "unless this is a trusted network.")
-    if "codex" in profile.targets and profile.kind == ProfileKind.ANTHROPIC:
-        warn("codex-anthropic", "Codex speaks the OpenAI Responses API, which Anthropic's API does not "
-             "serve; remove the codex target from this profile.")
+    if "codex" in profile.targets and not server.serves_responses_api:
+        warn(servers.NO_RESPONSES_API_LINT, "Codex speaks the OpenAI Responses API, which "
+             f"{server.label}'s API does not serve; remove the codex target from this profile.")
     check_gateway(profile, warn, LOOPBACK_HOSTS)
     risky = dangerous_env(profile.env)
     if risky and not profile.allow_dangerous_env:
         warn("dangerous-env-unconfirmed", f"The env block sets {', '.join(risky)}, which change how shells, "
              "the loader or Claude Code run programs; KV Switch will not write the profile until you confirm "
              "(--allow-dangerous-env, or the editor's box) or remove them.")
-    if profile.kind == ProfileKind.ANTHROPIC and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
+    # a vendor's hosted API that wants a key: without one Claude Code signs in with the user's login
+    vendor_keyed = server.vendor_api and server.needs_key
+    if vendor_keyed and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
         warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
     return found

@@ -1,7 +1,9 @@
 """Bring existing setups in as profiles: Claude Code's settings.json and CC Switch's providers.
 
 Imports never write anything but the returned profiles; the caller adds them to the store. Values
-that cannot become a profile field are kept in the profile's env block rather than dropped.
+that cannot become a profile field are kept in the profile's env block rather than dropped. An
+imported URL's kind is guessed from the servers registry (a hosted API's host, a local server's default
+port), which is why this lives in ``platform`` and not in ``core`` (``core`` cannot import ``servers``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import tomlkit
 import tomlkit.exceptions
 from pydantic import ValidationError
 
+from kvswitch import servers
 from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
 from kvswitch.core.fsutil import read_bytes
@@ -24,28 +26,12 @@ from kvswitch.core.models import ENV_NAME_RE, PATH_TARGETS, ModelMap, Profile, P
 from kvswitch.core.paths import claude_config_dir, home_dir
 from kvswitch.core.strictparse import check_toml, loads_json
 
-ANTHROPIC_URL = "https://api.anthropic.com"
-#: default ports of local servers, to guess a kind from an imported URL
-PORT_KINDS = {
-    8080: ProfileKind.LLAMA_CPP,
-    1234: ProfileKind.LM_STUDIO,
-    8000: ProfileKind.VLLM,
-    30000: ProfileKind.SGLANG,
-    11434: ProfileKind.OLLAMA,
-}
 DERIVED_ENV = {"ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", *ModelMap.ENV_NAMES.values()}
 
 
 def guess_kind(url: str) -> ProfileKind:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if host == "api.anthropic.com":
-        return ProfileKind.ANTHROPIC
-    if host == "api.openai.com":
-        return ProfileKind.OPENAI_COMPATIBLE
-    if host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") and parts.port in PORT_KINDS:
-        return PORT_KINDS[parts.port]
-    return ProfileKind.CUSTOM
+    """The kind an imported URL most likely is (``custom`` when its address does not say)."""
+    return servers.kind_for_url(url)
 
 
 def profile_from_claude_settings(
@@ -60,7 +46,7 @@ def profile_from_claude_settings(
     if not isinstance(raw_env, dict):
         raise ConfigParseError(source, "'env' must be an object")
     env = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw_env.items()}
-    url = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+    url = env.get("ANTHROPIC_BASE_URL") or servers.get(servers.CLAUDE_DEFAULT_KIND).base_url
     key = env.get("ANTHROPIC_AUTH_TOKEN") or None
     models = ModelMap(**{field: env[var] for field, var in ModelMap.ENV_NAMES.items() if env.get(var)})
     model = env.get("ANTHROPIC_MODEL") or (
@@ -110,14 +96,16 @@ def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source
         raise ConfigParseError(source, f"provider {name!r}: config is not valid TOML: {exc}") from None
     provider = doc.get("model_provider") or "openai"
     table = (doc.get("model_providers") or {}).get(provider) or {}
-    url = table.get("base_url") or ("https://api.openai.com/v1" if provider == "openai" else None)
+    # Codex's built-in ``openai`` provider: OpenAI's own API, the gateway preset's URL
+    openai_url = servers.get(ProfileKind.OPENAI_COMPATIBLE).base_url
+    url = table.get("base_url") or (openai_url if provider == "openai" else None)
     if not url:
         raise ProfileError(f"{source}: provider {name!r} has no base_url; add it by hand")
     key = auth.get("OPENAI_API_KEY") if isinstance(auth, dict) else None
     kind = guess_kind(url)
-    if kind == ProfileKind.ANTHROPIC:
+    if not servers.get(kind).serves_responses_api:  # Codex cannot use that kind: keep the URL, assume nothing
         kind = ProfileKind.CUSTOM
-    if kind in PORT_KINDS.values() and url.rstrip("/").endswith("/v1"):
+    if servers.get(kind).local and url.rstrip("/").endswith("/v1"):
         url = url.rstrip("/")[: -len("/v1")]
     return _build(
         name,

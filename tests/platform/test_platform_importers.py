@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvswitch.core.errors import ConfigParseError, FileAccessError
-from kvswitch.core.importers import import_cc_switch, import_claude
+from kvswitch.platform.importers import import_cc_switch, import_claude
 
 
 def test_import_claude_settings(fake_home: Path) -> None:
