@@ -257,7 +257,8 @@ def test_a_slot_line_inside_a_timing_block_keeps_the_line_numbers() -> None:
             b"slot launch_slot_: id  0 | task 7 | processing task\n"
             b"slot print_timing: id  0 | task 7 | \n"
             b"prompt eval time =     720.42 ms /  2257 tokens (x)\n"
-            b"       eval time =     200.00 ms /    31 tokensid  2 | task -1 | clearing prompt with 0 tokens\n"
+            b"       eval time =     200.00 ms /    31 tokens"
+            b"id  2 | task -1 | clearing prompt with 0 tokens\n"
             b"      total time =     280.00 ms /  2288 tokens\n"
             b"slot      release: id  0 | task 7 | stop processing: n_tokens = 2299, truncated = 0\n")
     records = _assert_same(text * 3)

@@ -50,6 +50,8 @@ from kvswitch.core.verdicts import (
 from kvswitch.logs.parsers.base import bounded
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES
 
+#: the text the scanners read: a chunk of the file (``fastscan.read_chunks`` reads into one buffer)
+Chunk = bytes | bytearray
 #: (slot, task, cached, new, prompt_ms, first_line, last_line, reason, verdict) of one whole request
 Row = tuple[int, int, int, int, float, int, int, str | None, str]
 
@@ -108,7 +110,7 @@ LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD
 SELECT_TASK = b" task -1 | "
 
 
-def selection_slot_is(data: bytes, line_start: int, at: int, slot: int) -> bool:
+def selection_slot_is(data: Chunk, line_start: int, at: int, slot: int) -> bool:
     """Whether the selection line ``data[line_start:at]`` (up to ``selected slot``) names ``slot``.
 
     The fast scanner first tries the usual form inline: the line ends in exactly
@@ -174,11 +176,11 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
 #: the extension was not built or ``KVSWITCH_NATIVE_SCAN=0``: then ``BLOCK`` does the same, slower
 class NativeScan(Protocol):
     @overload
-    def __call__(self, data: bytes, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
+    def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
                  max_pending: int, /) -> tuple[list[Row], int, int, int]: ...
 
     @overload
-    def __call__(self, data: bytes, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
+    def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
                  max_pending: int, server_json: bytes, /) -> tuple[bytes, int, int, int, Counts]: ...
 
 
@@ -209,6 +211,6 @@ def _load_native() -> NativeScan | None:
 
 native_scan = _load_native()
 #: ``_blockscan.bare_reason_lines`` (``fastscan.bare_reasons``'s candidate lines in one pass) with the scanner
-native_bare_reason_lines: Callable[[bytes, int, int], list[tuple[int, int]]] | None = (
+native_bare_reason_lines: Callable[[Chunk, int, int], list[tuple[int, int]]] | None = (
     None if native_scan is None else _blockscan_module().bare_reason_lines
 )

@@ -28,6 +28,7 @@ from kvswitch.logs.blocks import (
     LOOKS_CONTINUED,
     QUIET,
     SELECT_TASK,
+    Chunk,
     NativeScan,
     Row,
     block_row,
@@ -103,33 +104,46 @@ def scan_records(handle: BinaryIO, tracker: RequestTracker, *, blocks: bool = Tr
         yield list(done)
 
 
-def read_chunks(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
+def read_chunks(handle: BinaryIO) -> Iterator[tuple[bytearray, int]]:
     """``(data, end)`` from the handle's position to the end of the file: ``data[:end]`` is whole lines,
     never a timing header without its block; the file's last line counts even unterminated.
-    Memory is bounded by ``CHUNK_BYTES`` (and ``MAX_LINE_BYTES`` for a runaway line)."""
-    carry = b""
+
+    ``data`` is one buffer, read into again for the next chunk: a caller is done with it when it asks for
+    the next one (nothing keeps it: records hold numbers and decoded text). Reading in place spares a copy
+    of every chunk and the fresh pages a new bytes object of 4 MB costs. Memory is bounded by
+    ``CHUNK_BYTES`` (and ``MAX_LINE_BYTES`` for a runaway line)."""
+    buf = bytearray(CHUNK_BYTES + MAX_LINE_BYTES + 1)
+    filled = 0  # the carry: bytes of an unfinished line (or timing block) at the start of ``buf``
     while True:
-        block = handle.read(CHUNK_BYTES)
-        data = carry + block if carry else block
-        if not block:
-            if data:
-                data = data if data.endswith(b"\n") else data + b"\n"  # an unterminated last line counts
-                yield data, len(data)
+        if filled + CHUNK_BYTES + 1 > len(buf):  # a long timing block held back: room for it and a chunk
+            buf = buf[:filled] + bytearray(CHUNK_BYTES + 1 + len(buf))
+        with memoryview(buf) as view:
+            got = handle.readinto(view[filled:filled + CHUNK_BYTES]) or 0  # type: ignore[attr-defined]
+        size = filled + got
+        if not got:
+            if size:
+                if buf[size - 1] != 10:  # an unterminated last line counts
+                    buf[size] = 10
+                    size += 1
+                yield buf, size
             return
-        end = data.rfind(b"\n") + 1
-        if end <= 0:
-            carry = data[-MAX_LINE_BYTES:]  # a runaway line without end: keep only its tail
+        end = buf.rfind(b"\n", 0, size) + 1
+        if end <= 0:  # a runaway line without end: keep only its tail
+            keep = min(size, MAX_LINE_BYTES)
+            buf[:keep] = buf[size - keep:size]
+            filled = keep
             continue
-        held = _open_timing_block(data, end)
-        if held == 0 and len(data) < MAX_LINE_BYTES:
-            carry = data  # only a timing header so far: wait for its block
+        held = _open_timing_block(buf, end)
+        if held == 0 and size < MAX_LINE_BYTES:
+            filled = size  # only a timing header so far: wait for its block
             continue
         end = held or end
-        yield data, end
-        carry = data[end:]
+        yield buf, end
+        filled = size - end
+        buf[:filled] = buf[end:size]
 
 
-def _open_timing_block(data: bytes, end: int) -> int:
+def _open_timing_block(data: Chunk, end: int) -> int:
     """Start of a print_timing header among the last lines before ``end`` whose unprefixed block may
     continue in the next chunk (the block must be read with its header), else ``end``."""
     pos = end
@@ -144,7 +158,7 @@ def _open_timing_block(data: bytes, end: int) -> int:
 
 
 def _chunk(
-    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool,
+    data: Chunk, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool,
     native: NativeScan | None,
 ) -> int:
     """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line, and
@@ -197,7 +211,7 @@ def _chunk(
 
 
 def _chunk_native(
-    data: bytes, end: int, line_no: int, tracker: RequestTracker, out: list[Record], native: NativeScan
+    data: Chunk, end: int, line_no: int, tracker: RequestTracker, out: list[Record], native: NativeScan
 ) -> int:
     """``_chunk`` with the block path in C (see ``native_steps``)."""
     steps = native_steps(data, end, line_no, tracker, native)
@@ -208,7 +222,7 @@ def _chunk_native(
 
 
 def native_steps(
-    data: bytes, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
+    data: Chunk, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
     server_json: bytes | None = None,
 ) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
     """Walk ``data[:end]`` (whole lines) with the native scanner, the line path reading what it hands
@@ -232,7 +246,7 @@ def native_steps(
         yield found, records, line_no
 
 
-def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]]:
+def bare_reasons(data: Chunk, start: int, end: int) -> list[tuple[int, int, str]]:
     """``(line start, line end, reason)`` of every reason line in ``data[start:end]`` that has no
     ``| task T |`` prefix (``srv load: - found better prompt ...``): the tracker gives it to the slot
     last seen, so it must be read in order with the slot lines around it, never inside a block."""
@@ -244,7 +258,7 @@ def bare_reasons(data: bytes, start: int, end: int) -> list[tuple[int, int, str]
     return found
 
 
-def _candidate_lines(data: bytes, start: int, end: int) -> list[tuple[int, int]]:
+def _candidate_lines(data: Chunk, start: int, end: int) -> list[tuple[int, int]]:
     """``(start, end)`` of the lines of ``data[start:end]`` without ``| task `` that hold a reason start in
     any spelling (lower() keeps byte positions; ``reason_for`` then applies the patterns' case rules)."""
     folded = data[start:end].lower()
@@ -265,7 +279,7 @@ _REASON_BYTES = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
 
 
 def read_lines(
-    data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
+    data: Chunk, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
 ) -> None:
     """Every fact of ``data[start:end]`` (whole lines); ``line_no`` is the number of its first line."""
     pos = start
@@ -279,7 +293,7 @@ def read_lines(
 
 
 def _read_slot_lines(
-    data: bytes, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
+    data: Chunk, start: int, end: int, line_no: int, tracker: RequestTracker, out: list[Record]
 ) -> None:
     """``read_lines`` for text without bare reason lines: every fact is on a ``| task T |`` line."""
     fact = tracker.slot_fact
