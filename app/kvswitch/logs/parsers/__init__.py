@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kvswitch.logs.parsers import llama_cpp, lmcache, lmstudio, ollama, sglang, vllm
 from kvswitch.logs.parsers.base import Fact, Parsed, What
@@ -55,14 +56,28 @@ def family(kind_hint: str | None) -> tuple[str, ...]:
     return ("lm-studio", "vllm", "lmcache", "sglang", "ollama", "llama.cpp")
 
 
-def general_only() -> re.Pattern[bytes]:
+@dataclass(frozen=True)
+class AnyPattern:
+    """Several patterns searched one after another: each starts with a literal (a line start is ``\\A`` or
+    ``\\n``), so the regex engine jumps between that literal's occurrences. One alternation of them all
+    has no common start and tries every position (five times slower on a sample)."""
+
+    patterns: tuple[re.Pattern[bytes], ...]
+
+    def search(self, text: bytes) -> re.Match[bytes] | None:
+        for pattern in self.patterns:
+            if found := pattern.search(text):
+                return found
+        return None
+
+
+def general_only() -> AnyPattern:
     """Text that only the general path understands, of any format: each module's ``GENERAL_ONLY``.
 
     One match in a sampled part of a file sends the whole file to the general path; the fast format's
     own share is its older eras and the JSON lines the byte scanner cannot read.
     """
-    return re.compile(b"|".join(b"(?:" + module.GENERAL_ONLY + b")" for module in _MODULES.values()),
-                      re.MULTILINE)
+    return AnyPattern(tuple(re.compile(part) for module in _MODULES.values() for part in module.GENERAL_ONLY))
 
 
 def parsers_for(kind_hint: str | None) -> list[ParseFn]:

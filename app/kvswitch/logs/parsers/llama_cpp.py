@@ -16,12 +16,15 @@ from kvswitch.logs.parsers.base import MAX_DIGITS, Fact, Parsed, What, bounded, 
 
 SERVER = "llama.cpp"
 #: text of this format the byte-level scanner does not read, so a file holding some takes the general
-#: path (written for ``re.MULTILINE``): 2024 JSON lines (not ``--log-jsonl``'s ``log`` and
-#: ``fit_memory_breakdown`` records, which it reads), a ``--log-jsonl`` message with a newline inside (a
-#: slot prefix carried over to unprefixed parts), and the 2023 ``slot N: in cache`` / release lines
+#: path (each pattern starts with a literal; a line start is ``\\A`` or ``\\n``): 2024 JSON lines (not
+#: ``--log-jsonl``'s ``log`` and ``fit_memory_breakdown`` records, which it reads), a ``--log-jsonl``
+#: message with a newline inside (a slot prefix carried over to unprefixed parts), and the 2023
+#: ``slot N: in cache`` / release lines
 GENERAL_ONLY = (
-    rb"^[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")|^\{\"type\":\"log\"[^\n]*\\n(?!\"\})"
-    rb"|slot \d+ ?: in cache|tokens in cache\)"
+    rb"\A[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")",
+    rb"\n[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")",
+    rb"\A\{\"type\":\"log\"[^\n]*\\n(?!\"\})", rb"\n\{\"type\":\"log\"[^\n]*\\n(?!\"\})",
+    rb"slot \d+ ?: in cache", rb"tokens in cache\)",
 )
 
 #: a line that contains none of these yields no fact; the fast scanner relies on it (tested)

@@ -17,7 +17,7 @@ from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind
 SERVER = "lmcache"
 ANCHORS = ("LMCache hit tokens",)
 #: text only the general path understands (the byte-level scanner reads none of this format)
-GENERAL_ONLY = rb"LMCache"
+GENERAL_ONLY = (rb"LMCache",)
 
 _HEADER = re.compile(r"\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)[,.]?\d*\] LMCache (\w+):")
 _LOOKUP = re.compile(

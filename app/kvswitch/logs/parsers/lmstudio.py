@@ -14,7 +14,7 @@ from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind
 SERVER = "lm-studio"
 ANCHORS = ("Prompt cache restore", "[DEBUG]", "[INFO]", "[WARN", "[ERROR]")
 #: text only the general path understands: the MLX cache line and the wrapper's level tags
-GENERAL_ONLY = rb"Prompt cache restore|\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]"
+GENERAL_ONLY = (rb"Prompt cache restore", rb"\[(?:DEBUG|INFO|WARN|WARNING|ERROR)\]")
 
 # 0.4: "2026-06-03 11:02:46 [DEBUG]"; 0.3: "[2025-04-17 18:32:17][DEBUG]";
 # 0.2: "[2024-05-17 14:45:46.998] [INFO]"

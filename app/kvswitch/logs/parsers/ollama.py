@@ -12,7 +12,7 @@ from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind, 
 SERVER = "ollama"
 ANCHORS = ("loading cache slot",)
 #: text only the general path understands: the cache line, request lines and any structured log line
-GENERAL_ONLY = rb"loading cache slot|\[GIN\]|level=\w+ source="
+GENERAL_ONLY = (rb"loading cache slot", rb"\[GIN\]", rb"level=\w+ source=")
 
 _SLOG = re.compile(r"\btime=(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)\S* level=(\w+)")
 _CACHE_SLOT = re.compile(

@@ -10,7 +10,7 @@ from kvswitch.logs.parsers.base import Fact, Parsed, What, bounded, ratio_kind, 
 SERVER = "sglang"
 ANCHORS = ("#cached-token",)
 #: text only the general path understands (the byte-level scanner reads none of this format)
-GENERAL_ONLY = rb"#cached-token"
+GENERAL_ONLY = (rb"#cached-token",)
 
 _HEADER = re.compile(r"^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?: [A-Z_]+\d+)*\]")
 _PREFILL = re.compile(bounded(r"Prefill batch[.,] #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+)"))

@@ -14,7 +14,7 @@ from kvswitch.logs.parsers.base import Parsed, bounded, status_kind
 SERVER = "vllm"
 ANCHORS: tuple[str, ...] = ()
 #: text only the general path understands: the engine stats' hit-rate line
-GENERAL_ONLY = rb"Prefix cache hit rate"
+GENERAL_ONLY = (rb"Prefix cache hit rate",)
 
 _LEVEL = re.compile(r"\b(INFO|WARNING|ERROR|CRITICAL|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b")
 _RATE = re.compile(
