@@ -47,7 +47,7 @@ from kvswitch.core.verdicts import (
 from kvswitch.core.verdicts import (
     TRUNCATED as _TRUNCATED,
 )
-from kvswitch.logs.parsers.base import bounded
+from kvswitch.logs.parsers.base import bounded, lazy_compile
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES
 
 #: the text the scanners read: a chunk of the file (``fastscan.read_chunks`` reads into one buffer)
@@ -77,11 +77,11 @@ _TASK_PIPE = rb" task -?\d+ \|"
 _FILL = rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
 #: line always has ``| task T |``, so other pipes never start one)
-QUIET = re.compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*+[^|]*+")
+QUIET = lazy_compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*+[^|]*+")
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
-BLOCK = re.compile(
+BLOCK = lazy_compile(
     bounded(rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
     + _FILL + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task" + _NEXT  # 3-5
     + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
@@ -95,11 +95,11 @@ BLOCK = re.compile(
 )
 #: one restatement of group 9 of ``BLOCK`` (its ``_NEXT`` without the back-references, which ``BLOCK``
 #: already checked): matched one after another from the group's start they take exactly its repetitions
-RESTATED = re.compile(rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FILL
+RESTATED = lazy_compile(rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FILL
                       + rb"[^|]*\| task -?\d+ \| *")
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
-SELECT_HEAD = re.compile(
+SELECT_HEAD = lazy_compile(
     bounded(rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
     rb"[^|\n]*id +(\d+) \| task -?\d+ \| *")
 )

@@ -37,7 +37,7 @@ from kvswitch.logs.blocks import (
 )
 from kvswitch.logs.blocks import native_bare_reason_lines as native_lines
 from kvswitch.logs.model import CacheEvent, make_event
-from kvswitch.logs.parsers.base import Fact, What, bounded
+from kvswitch.logs.parsers.base import Fact, What, bounded, lazy_compile
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, REASON_START, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
@@ -52,7 +52,7 @@ RELEASE = What.RELEASE
 Record = CacheEvent | Row
 Records = list[Record]
 
-_LINE = re.compile(
+_LINE = lazy_compile(
     bounded(rb"id +(\d+) \| task (-?\d+) \| *(?:"
     rb"processing task()"  # 3
     rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
@@ -67,7 +67,7 @@ _LINE = re.compile(
     rb"|((?:" + REASON_START + rb")[^\n]*)()"  # 22-23
     rb"|\r?\n())")  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
-_CONTINUATION = re.compile(
+_CONTINUATION = lazy_compile(
     bounded(rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
     rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
     rb"|total time|graphs reused|draft acceptance)[^\n]*\n")

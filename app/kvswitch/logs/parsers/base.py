@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import AnyStr
+from typing import Any, AnyStr, cast
 
 from kvswitch.logs.model import KIND_PRIORITY, LineKind, Span, kind_for_verdict, verdict_for
 
@@ -20,6 +20,28 @@ MAX_DIGITS = 1000
 #: the longest integer part read as a decimal (milliseconds, similarity): ``float()`` stays finite
 MAX_DECIMAL_DIGITS = 300
 _CAPTURED_NUMBER = re.compile(r"\((-\?)?\\d\+(\(\?:\\\.\\d\+\)\?)?")
+
+
+class _LazyPattern:
+    """A compiled regex that is compiled on first use: ``kvswitch log scan`` starts in a fraction of a
+    second, and the patterns of the paths a file does not take (the regex block path where the native
+    walk is built, the line path of a log it reads whole) would be a good part of that."""
+
+    __slots__ = ("_source", "_flags", "_compiled")
+
+    def __init__(self, source: bytes, flags: int) -> None:
+        self._source, self._flags = source, flags
+        self._compiled: re.Pattern[bytes] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
+
+def lazy_compile(source: bytes, flags: int = 0) -> re.Pattern[bytes]:
+    """``re.compile(source, flags)``, done when the pattern is first used (see ``_LazyPattern``)."""
+    return cast("re.Pattern[bytes]", _LazyPattern(source, flags))
 
 
 def bounded(pattern: AnyStr) -> AnyStr:
