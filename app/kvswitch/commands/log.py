@@ -13,15 +13,12 @@ import time
 from typing import Any, BinaryIO, TextIO
 
 from kvswitch.core.errors import UsageError
-from kvswitch.logs.analyzer import LogAnalyzer
 from kvswitch.logs.diagnose import diagnose
 from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line
 from kvswitch.logs.jsonscan import jsonl_file
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parsers import KINDS
-from kvswitch.logs.render import describe_event, render_ansi
 from kvswitch.logs.scan import scan_file
-from kvswitch.logs.sources import FileFollower
 
 __all__ = ["DIAGNOSIS_WINDOW", "event_json_line", "register"]
 
@@ -110,6 +107,11 @@ def _tail(args: argparse.Namespace) -> int:
     if args.lines < 0:
         raise UsageError("--lines must be 0 or more")
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty())
+    # the live path's modules, imported here: ``log scan`` (often run in a loop) never needs them
+    from kvswitch.logs.analyzer import LogAnalyzer  # noqa: PLC0415
+    from kvswitch.logs.render import describe_event, render_ansi  # noqa: PLC0415
+    from kvswitch.logs.sources import FileFollower  # noqa: PLC0415
+
     follower = FileFollower(args.file, start_at_end=True, tail_lines=args.lines)
     analyzer = LogAnalyzer(_hint(args.kind))
     line_no = 0

@@ -189,7 +189,7 @@ Counts = tuple[int, int, int, int, int, int]
 
 
 def _blockscan_module() -> Any:
-    from kvswitch.logs import _blockscan  # type: ignore[attr-defined]  # noqa: PLC0415
+    from kvswitch.logs import _blockscan  # noqa: PLC0415
 
     return _blockscan
 
@@ -198,7 +198,7 @@ def _load_native() -> NativeScan | None:
     if os.environ.get("KVSWITCH_NATIVE_SCAN", "1") == "0":
         return None
     try:
-        from kvswitch.logs import _blockscan  # type: ignore[attr-defined]  # noqa: PLC0415
+        from kvswitch.logs import _blockscan  # noqa: PLC0415
     except ImportError:
         return None
     head, tail = _PREFIX.split("{}")

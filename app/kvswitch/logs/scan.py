@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from kvswitch.core.errors import FileAccessError
-from kvswitch.logs.analyzer import LogAnalyzer
 from kvswitch.logs.fastscan import CHUNK_BYTES, Record, scan_llama, scan_records
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parsers import FAST_FORMAT, anchors_for, family, general_only, server_name
@@ -147,6 +146,8 @@ def iter_lines(handle: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
 
 
 def _scan_general(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEvent]:
+    from kvswitch.logs.analyzer import LogAnalyzer  # noqa: PLC0415 - only files of other formats need it
+
     analyzer = LogAnalyzer(kind_hint)
     anchors = tuple(anchor.encode() for anchor in anchors_for(kind_hint))
     line_no = 0
