@@ -75,7 +75,9 @@ typedef struct {
     enum reason reason;
 } row_t;
 
+/* text written straight into a bytes object, which is handed to Python as it is (no copy) */
 typedef struct {
+    PyObject *bytes; /* NULL until the first write */
     char *data;
     Py_ssize_t len, cap;
 } text_t;
@@ -99,6 +101,9 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
 PyObject *bs_row_tuple(const row_t *row);
 int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len);
 int bs_text_reserve(text_t *out, Py_ssize_t extra);
+/* the text as a bytes object (a new reference; the text is emptied), or NULL on error */
+PyObject *bs_text_take(text_t *out);
+void bs_text_free(text_t *out);
 
 /* walk.c */
 typedef int (*bs_emit_t)(void *out, const row_t *row);

@@ -75,15 +75,18 @@ static PyObject *scan(PyObject *self, PyObject *args)
     if (out.rows != NULL)
         return Py_BuildValue("(NnLnNN)", out.rows, walked.pos, walked.line_no, walked.until, walked.opened,
                              walked.last_slot);
-    PyObject *result = Py_BuildValue("(y#nLnNN(LLLLLL))", out.text.data ? out.text.data : "", out.text.len,
-                                     walked.pos, walked.line_no, walked.until, walked.opened, walked.last_slot,
-                                     out.counts[0], out.counts[1], out.counts[2], out.counts[3],
-                                     out.counts[4], out.counts[5]);
-    PyMem_Free(out.text.data);
-    return result;
+    PyObject *text = bs_text_take(&out.text);
+    if (text == NULL) {
+        Py_DECREF(walked.opened);
+        Py_DECREF(walked.last_slot);
+        return NULL;
+    }
+    return Py_BuildValue("(NnLnNN(LLLLLL))", text, walked.pos, walked.line_no, walked.until, walked.opened,
+                         walked.last_slot, out.counts[0], out.counts[1], out.counts[2], out.counts[3],
+                         out.counts[4], out.counts[5]);
 fail:
     Py_XDECREF(out.rows);
-    PyMem_Free(out.text.data);
+    bs_text_free(&out.text);
     PyBuffer_Release(&view);
     return NULL;
 }

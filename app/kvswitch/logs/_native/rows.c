@@ -132,17 +132,41 @@ int bs_text_reserve(text_t *out, Py_ssize_t extra)
 {
     if (out->len + extra <= out->cap)
         return 0;
-    Py_ssize_t cap = out->cap ? out->cap : 1 << 16;
+    Py_ssize_t cap = out->cap ? out->cap : 1 << 20;
     while (cap < out->len + extra)
         cap *= 2;
-    char *grown = PyMem_Realloc(out->data, (size_t)cap);
-    if (grown == NULL) {
-        PyErr_NoMemory();
+    if (out->bytes == NULL)
+        out->bytes = PyBytes_FromStringAndSize(NULL, cap);
+    else if (_PyBytes_Resize(&out->bytes, cap) < 0)
+        out->bytes = NULL; /* _PyBytes_Resize freed it */
+    if (out->bytes == NULL) {
+        out->data = NULL;
+        out->len = out->cap = 0;
         return -1;
     }
-    out->data = grown;
+    out->data = PyBytes_AS_STRING(out->bytes);
     out->cap = cap;
     return 0;
+}
+
+PyObject *bs_text_take(text_t *out)
+{
+    PyObject *taken = out->bytes;
+    if (taken == NULL)
+        return PyBytes_FromStringAndSize("", 0);
+    if (_PyBytes_Resize(&taken, out->len) < 0)
+        taken = NULL;
+    out->bytes = NULL;
+    out->data = NULL;
+    out->len = out->cap = 0;
+    return taken;
+}
+
+void bs_text_free(text_t *out)
+{
+    Py_CLEAR(out->bytes);
+    out->data = NULL;
+    out->len = out->cap = 0;
 }
 
 static int put(text_t *out, const char *s, Py_ssize_t n)

@@ -30,21 +30,53 @@ static const char *const HOW_NAMES[] = {"lcp", "lru", "id"};
 
 /* ---- line numbers ------------------------------------------------------------------------------- */
 
-/* newlines in d[i:end], eight bytes at a time */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* newlines in d[i:end]: sixteen bytes at a time where SSE2 is there (every x86-64), else eight */
 static Py_ssize_t newlines(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     Py_ssize_t n = 0;
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (end - i >= 16) {
+        /* byte counters, each at most 255 before they are summed */
+        __m128i counts = zero;
+        Py_ssize_t blocks = (end - i) / 16;
+        if (blocks > 255)
+            blocks = 255;
+        for (Py_ssize_t k = 0; k < blocks; k++, i += 16)
+            counts = _mm_sub_epi8(counts, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(d + i)), nl));
+        __m128i sums = _mm_sad_epu8(counts, zero);
+        n += _mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_srli_si128(sums, 8));
+    }
+#else
     const unsigned long long ones = 0x0101010101010101ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
     for (; i + 8 <= end; i += 8) {
         unsigned long long x;
         memcpy(&x, d + i, 8);
         x ^= ones * '\n';
         unsigned long long t = ((x & low7) + low7) | x | low7; /* high bit clear: a zero byte */
-        n += (Py_ssize_t)((((~t) >> 7) & ones) * ones >> 56); /* one per zero byte, summed in the top byte */
+        n += (Py_ssize_t)((((~t) >> 7) & ones) * ones >> 56);  /* one per zero byte, summed in the top byte */
     }
+#endif
     for (; i < end; i++)
         n += d[i] == '\n';
     return n;
+}
+
+/* the start of the line holding ``at``, looking no further back than ``floor`` */
+static Py_ssize_t line_start_of(bytes_t d, Py_ssize_t floor, Py_ssize_t at)
+{
+#if defined(__GLIBC__)
+    const unsigned char *nl = memrchr(d + floor, '\n', (size_t)(at - floor));
+    return nl ? (Py_ssize_t)(nl - d) + 1 : floor;
+#else
+    while (at > floor && d[at - 1] != '\n')
+        at--;
+    return at;
+#endif
 }
 
 typedef struct {
@@ -455,9 +487,7 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
             continue;
         }
         if (bar >= checked) { /* the first task pipe of its line: the lines before it have none */
-            Py_ssize_t line_start = bar;
-            while (line_start > checked && d[line_start - 1] != '\n')
-                line_start--;
+            Py_ssize_t line_start = line_start_of(d, checked, bar);
             if (line_start > checked && (stop = bare_reason_line(d, checked, line_start)) >= 0)
                 goto bail;
             const unsigned char *nl = memchr(d + bar, '\n', (size_t)(end - bar));
