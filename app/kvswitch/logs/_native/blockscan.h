@@ -69,6 +69,7 @@ enum reason { R_NONE, R_TRUNCATED, R_LRU_HIT, R_FULL_HIT, R_NOT_CACHED, R_PREFIX
 typedef struct {
     long long slot, task, cached, fresh, first, last;
     double ms, ratio, similarity; /* ratio: cached / prompt tokens; similarity: for R_NOT_CACHED */
+    int similarity_x1000;         /* the same, as printed x1000 */
     const unsigned char *ms_text; /* the prompt time as the log wrote it */
     Py_ssize_t ms_len;
     enum verdict verdict;
@@ -99,6 +100,8 @@ extern config_t bs_config;
 int bs_parse_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out);
 int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row);
 PyObject *bs_row_tuple(const row_t *row);
+/* drop what rows.c remembers of the texts of ``configure`` (it is called again) */
+void bs_forget_reasons(void);
 int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len);
 int bs_text_reserve(text_t *out, Py_ssize_t extra);
 /* the text as a bytes object (a new reference; the text is emptied), or NULL on error */

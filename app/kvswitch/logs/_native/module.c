@@ -136,6 +136,7 @@ static PyObject *configure(PyObject *self, PyObject *args)
         return NULL;
     }
     bs_config.ready = 0;
+    bs_forget_reasons();
     Py_XSETREF(bs_config.json_dumps, Py_NewRef(dumps));
     for (int i = 0; i < 3; i++)
         if (set_text(&bs_config.verdicts[i], PyTuple_GET_ITEM(verdicts, i)) < 0)

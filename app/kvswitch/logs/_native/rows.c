@@ -89,6 +89,7 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
             if (similarity >= bs_config.not_cached_min_sim) {
                 row->reason = R_NOT_CACHED;
                 row->similarity = similarity / 1000.0;
+                row->similarity_x1000 = similarity <= 1000.0 ? (int)similarity : -1;
             }
         }
         if (row->reason == R_NONE && cached > 0)
@@ -281,6 +282,30 @@ static int put_str_json(text_t *out, PyObject *text)
     return failed;
 }
 
+/* the not-cached reason's JSON, remembered per similarity (x1000): formatting it costs two calls into
+ * Python, and a log has few distinct similarities */
+static PyObject *not_cached_json[1001];
+
+void bs_forget_reasons(void)
+{
+    for (int k = 0; k <= 1000; k++)
+        Py_CLEAR(not_cached_json[k]);
+}
+
+static int put_not_cached(text_t *out, const row_t *row)
+{
+    int at = row->similarity_x1000 >= 0 && row->similarity_x1000 <= 1000 ? row->similarity_x1000 : -1;
+    if (at >= 0 && not_cached_json[at] != NULL)
+        return put(out, PyBytes_AS_STRING(not_cached_json[at]), PyBytes_GET_SIZE(not_cached_json[at]));
+    Py_ssize_t before = out->len;
+    PyObject *text = reason_text(row);
+    int failed = text == NULL ? -1 : put_str_json(out, text);
+    Py_XDECREF(text);
+    if (!failed && at >= 0)
+        not_cached_json[at] = PyBytes_FromStringAndSize(out->data + before, out->len - before);
+    return failed;
+}
+
 int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize_t server_len)
 {
     static const char *verdicts[] = {"hit", "partial", "miss"};
@@ -310,9 +335,7 @@ int bs_row_json(text_t *out, const row_t *row, const char *server_json, Py_ssize
         PyObject *json = bs_config.reasons_json[row->reason];
         failed = put(out, PyBytes_AS_STRING(json), PyBytes_GET_SIZE(json));
     } else {
-        PyObject *text = reason_text(row);
-        failed = text == NULL ? -1 : put_str_json(out, text);
-        Py_XDECREF(text);
+        failed = put_not_cached(out, row);
     }
     return failed || PUT(out, ", \"timestamp\": null}\n") ? -1 : 0;
 }
