@@ -68,6 +68,10 @@ static PyObject *scan(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "server_json must be bytes or None");
         goto fail;
     }
+    /* room for the lines of the whole range at once (a JSON line per request is well under half of the
+       request's log text), so the text is not grown and copied on the way */
+    if (out.rows == NULL && bs_text_reserve(&out.text, (end - pos) / 2 + 4096) < 0)
+        goto fail;
     walk_result_t walked = {0};
     if (bs_walk(view.buf, pos, end, line_no, pending, max_pending, emit, &out, &walked) < 0)
         goto fail;
