@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the log engine's tests against the native block scanner built with AddressSanitizer and UBSan.
+# Run the log engine's tests against the native walk built with AddressSanitizer and UBSan.
 #   scripts/sanitize_native_scan.sh [pytest args...]
 # The scanner is compiled into a temporary copy of app/ (the source tree is left as it is); Python's own
 # allocator is switched to malloc so that reads past a bytes object's end are caught too.
@@ -13,7 +13,7 @@ rm -f "$work"/app/kvswitch/logs/_blockscan*.so
 include="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 suffix="$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
 gcc -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fPIC -shared -I"$include" \
-  app/kvswitch/logs/_native/{match,rows,module}.c -o "$work/app/kvswitch/logs/_blockscan$suffix"
+  app/kvswitch/logs/_native/{match,walk,rows,module}.c -o "$work/app/kvswitch/logs/_blockscan$suffix"
 export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 PYTHONMALLOC=malloc
 export PYTHONPATH="$work/app" QT_QPA_PLATFORM=offscreen

@@ -1,4 +1,4 @@
-"""Whole llama-server requests in one regex match: the fast scanner's common case.
+"""Whole llama-server requests in one regex match: the fast scanner's common case without the native walk.
 
 An ordinary request is one slot's run of lines from ``selected slot by ...`` to ``stop processing``:
 processing task, optionally the prompt size / full-hit / cached-tokens lines (``-lv 4``), the prompt and
@@ -22,7 +22,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from kvswitch.core.verdicts import (
     FULL_HIT as _FULL_HIT,
@@ -49,6 +49,9 @@ from kvswitch.core.verdicts import (
 )
 from kvswitch.logs.parsers.base import bounded, lazy_compile
 from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES
+
+if TYPE_CHECKING:
+    from kvswitch.logs.tracker import Adopted
 
 #: the text the scanners read: a chunk of the file (``fastscan.read_chunks`` reads into one buffer)
 Chunk = bytes | bytearray
@@ -172,16 +175,21 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
             verdict)
 
 
-#: ``_blockscan.scan`` (BLOCK, the checks of ``fastscan._chunk`` and ``block_row`` in C), or ``None`` where
-#: the extension was not built or ``KVSWITCH_NATIVE_SCAN=0``: then ``BLOCK`` does the same, slower
+#: ``_blockscan.scan`` (the native walk, ``_native/walk.c``: every request whose lines follow the usual
+#: order, interleaved slots too, with ``block_row`` in C), or ``None`` where the extension was not built or
+#: ``KVSWITCH_NATIVE_SCAN=0``: then ``BLOCK`` takes the requests one after another, slower. It returns the
+#: rows (or their JSON text), where it stopped (``pos``, ``line_no``), where the line path should hand back
+#: (``until``), the requests open there (for ``RequestTracker.adopt``), the tracker's last slot, and in
+#: JSON mode the counts.
 class NativeScan(Protocol):
     @overload
     def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
-                 max_pending: int, /) -> tuple[list[Row], int, int, int]: ...
+                 max_pending: int, /) -> tuple[list[Row], int, int, int, list[Adopted], int | None]: ...
 
     @overload
     def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
-                 max_pending: int, server_json: bytes, /) -> tuple[bytes, int, int, int, Counts]: ...
+                 max_pending: int, server_json: bytes, /
+                 ) -> tuple[bytes, int, int, int, list[Adopted], int | None, Counts]: ...
 
 
 #: (hits, partial, misses, prompt tokens, cached tokens, new tokens) of the JSON lines of one call

@@ -1,16 +1,16 @@
 """The byte-level llama.cpp scanner behind ``scan_file`` and ``log scan``.
 
-Two compiled bytes regexes walk big chunks of the file; Python only touches what they match.
+Where the C extension is built, ``blocks.native_scan`` (``_native/walk.c``) reads the slot lines in file
+order and assembles each request itself, one per slot, so interleaved slots and idle slots' housekeeping
+lines cost no Python at all; a request becomes a ``Row`` tuple, or for ``--jsonl`` its JSON line. Where
+it meets a fact it does not know for certain, it stops right before it, hands the requests open there to
+the tracker (``RequestTracker.adopt``, in exactly the state the tracker would have built from the same
+facts) and the line path below reads on to the next selection.
 
-* ``blocks.BLOCK`` takes a whole ordinary request (slot selection .. release, with the lines
-  llama-server prints in between) in one match, so one request costs one match and one small tuple.
-* ``_LINE`` stops on single slot lines that carry a number the tracker needs (selection, start, prompt
-  size, cached tokens, timings, release, reasons); it covers everything between blocks and every
-  request a block does not describe exactly (interleaved slots, old orders, reasons), feeding the
-  shared ``RequestTracker`` without building text or ``Fact`` objects.
-
-Where the C extension is built, ``blocks.native_scan`` does the ``BLOCK`` part (and the checks around
-it) instead, taking exactly the same blocks; ``_LINE`` still reads everything else.
+The line path: ``_LINE`` stops on single slot lines that carry a number the tracker needs (selection,
+start, prompt size, cached tokens, timings, release, reasons), feeding the shared ``RequestTracker``
+without building text or ``Fact`` objects. Without the extension, ``blocks.BLOCK`` takes an ordinary
+request (slot selection .. release) in one regex match instead, and ``_LINE`` reads everything else.
 
 The events are therefore those of ``LogAnalyzer`` (tested on every fixture, sample and generated log).
 Every alternative of ``_LINE`` starts with a literal byte and ends with an empty marker group, so the

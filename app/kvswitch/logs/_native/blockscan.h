@@ -1,16 +1,17 @@
 /*
- * kvswitch.logs._blockscan: the fast scanner's common case (``blocks.BLOCK``) at native speed.
+ * kvswitch.logs._blockscan: the fast scanner's common case at native speed.
  *
  * A big llama-server log is millions of ordinary requests. In Python every one costs a regex match
- * over ~1 KB, a tuple of groups, a dozen int() calls and an f-string; here it costs a few memchr calls.
+ * per line, a dozen int() calls and an f-string; here it costs a few memchr calls.
  *
- * walk.c   reads the slot lines' facts in file order, one request per slot, as ``RequestTracker``;
+ * walk.c   reads the slot lines' facts in file order, one request per slot, as ``RequestTracker`` does,
+ *          and hands the open requests to it where it stops;
  * match.c  the fact starts and text tests shared by the walk and the module;
  * rows.c   computes ``blocks.block_row`` and writes ``jsonl.format_records``'s line for it;
  * module.c the Python entry points.
  *
  * Whatever this code does not take is handed back to the Python line path, so the events never depend
- * on whether the extension is built (tested both ways, record for record).
+ * on whether the extension is built (tested both ways, against the line path's final state).
  */
 #ifndef KVSWITCH_BLOCKSCAN_H
 #define KVSWITCH_BLOCKSCAN_H
