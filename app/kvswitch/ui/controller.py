@@ -7,10 +7,8 @@ with the engine's message; the window shows them inline.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import threading
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -18,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import tasks
 from kvswitch.ui.cache_state import CacheState
+from kvswitch.ui.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
     from kvswitch.core.paths import AppPaths
@@ -259,19 +258,7 @@ class AppController(QObject):
         if target is None:
             return False
         name, profile = target
-        timeout = self.verify_timeout_s
-        paths = self.paths
-
-        def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
-            from kvswitch.verify import run_verify  # noqa: PLC0415 - loaded on first use
-            from kvswitch.verify.records import remember_synthetic  # noqa: PLC0415
-
-            result = run_verify(profile, timeout=timeout, cancel=cancel, progress=progress)
-            if not cancel.is_set():  # a cancelled run says nothing about the server
-                with contextlib.suppress(OSError, KvSwitchError):  # a full disk must not hide the verdict
-                    remember_synthetic(paths, profile, result)
-            return result
-
+        op = synthetic_verify_op(self.paths, profile, self.verify_timeout_s)
         return self._start_verify_task(name, "synthetic", op, self._on_verify_succeeded)
 
     def start_client_verify(self, name: str | None = None) -> bool:
@@ -280,7 +267,7 @@ class AppController(QObject):
         Progress comes per conversation turn; Cancel stops the running ``claude``. The run is added to
         the profile's history, as ``kvswitch verify --client claude`` adds it.
         """
-        from kvswitch.verify.client_run import SCRIPT, ClientMissing, find_claude  # noqa: PLC0415
+        from kvswitch.verify.client_run import ClientMissing, find_claude  # noqa: PLC0415
 
         target = self._verify_target(name)
         if target is None:
@@ -298,22 +285,8 @@ class AppController(QObject):
         except KvSwitchError as exc:
             self.verify_failed.emit(str(exc))
             return False
-        timeout, paths = self.client_verify_timeout_s, self.paths
         label = self.tr("Claude Code: %1")
-
-        def op(cancel: threading.Event, progress: tasks.ProgressFn) -> Any:
-            from kvswitch.verify.records import run_client_check  # noqa: PLC0415
-
-            done = [0]
-
-            def step(text: str) -> None:
-                progress(label.replace("%1", text), done[0] / len(SCRIPT))
-                done[0] += 1
-
-            report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step, cancel=cancel)
-            progress(label.replace("%1", "done"), 1.0)
-            return report
-
+        op = client_verify_op(self.paths, profile, binary, self.client_verify_timeout_s, label)
         return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
 
     def _verify_target(self, name: str | None) -> tuple[str, Any] | None:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.ui.events_model import CacheEventsModel
 from kvswitch.ui.log_alerts import ReuseAlerts
+from kvswitch.ui.log_draw_queue import DrawQueue
 from kvswitch.ui.log_highlighter import LogHighlighter
 from kvswitch.ui.log_worker import LogBatch, LogFollower, ProcessLogFollower
 from kvswitch.ui.reuse_chart import ReuseChart
@@ -83,9 +84,7 @@ class LogPanel(QWidget):
         self._source: LogSource | None = None
         self._kind_hint: str | None = None
         self._history: deque[ClassifiedLine] = deque(maxlen=MAX_KEPT_LINES)
-        # shown lines not drawn yet, oldest first
-        self._undrawn: deque[ClassifiedLine] = deque(maxlen=MAX_VIEW_LINES)
-        self._ms_per_line = 0.05  # measured drawing cost, sizes the slices
+        self._undrawn = DrawQueue(MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
         self._unlisted: list[CacheEvent] = []  # requests not in the table yet, oldest first
         self._listed_clock = QElapsedTimer()
         self._listed_clock.start()
@@ -232,10 +231,8 @@ class LogPanel(QWidget):
             self._history.extend(batch.lines)
             if not self.pause_box.isChecked():
                 shown = self._newest_shown(batch.lines, MAX_VIEW_LINES)
-                overflow = len(self._undrawn) + len(shown) - MAX_VIEW_LINES
-                if overflow > 0:
-                    self.dropped_lines += overflow  # older than anything the view would still keep
-                self._undrawn.extend(shown)
+                # what falls out is older than anything the view would still keep
+                self.dropped_lines += self._undrawn.add(shown)
         if list_now or batch.error:
             self._list_unlisted()
         if batch.error:  # the timer has stopped: nothing else would draw them
@@ -267,25 +264,7 @@ class LogPanel(QWidget):
 
     def _draw_undrawn(self, budget_ms: float | None) -> None:
         """Draw waiting lines, oldest first, until ``budget_ms`` is spent (None: all of them)."""
-        if not self._undrawn:
-            return
-        clock = QElapsedTimer()
-        clock.start()
-        drawn = 0
-        while self._undrawn:
-            if budget_ms is None:
-                count = len(self._undrawn)
-            else:
-                left = budget_ms - clock.nsecsElapsed() / 1e6
-                if left <= 0:
-                    break
-                count = max(16, int(left / self._ms_per_line))
-            chunk = [self._undrawn.popleft() for _ in range(min(count, len(self._undrawn)))]
-            started = clock.nsecsElapsed()
-            self._append(chunk, scroll=False)
-            per_line = (clock.nsecsElapsed() - started) / 1e6 / len(chunk)
-            self._ms_per_line = max(0.005, 0.7 * self._ms_per_line + 0.3 * per_line)
-            drawn += len(chunk)
+        drawn = self._undrawn.draw(lambda chunk: self._append(chunk, scroll=False), budget_ms)
         if drawn:
             self._scroll_if_following()
             self.lines_appended.emit(drawn)

@@ -7,7 +7,6 @@ controller, whose outcome signals drive the message bar, so the tray and the win
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6 import QtCore
@@ -28,16 +27,16 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.profile_column import ProfileColumnMixin
+from kvswitch.ui.window_dialogs import WindowDialogsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
-    from kvswitch.core.settings import AppSettings
     from kvswitch.verify.result import VerifyResult
 
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -152,17 +151,6 @@ class MainWindow(ProfileColumnMixin, QMainWindow):
         menu.addMenu(self.import_menu)
         menu.addSeparator()
         menu.addAction(self.quit_action)
-
-    def _optional_dialog_action(self, menu: QMenu, module: str, text: str,
-                                open_dialog: Callable[[], None]) -> QAction | None:
-        """Settings and the setup assistant ship separately; their entries exist only when they do."""
-        import importlib.util  # noqa: PLC0415
-
-        if importlib.util.find_spec(f"kvswitch.ui.{module}") is None:
-            return None
-        action = menu.addAction(text)
-        action.triggered.connect(lambda: open_dialog())
-        return action
 
     def _fill_new_menu(self) -> None:
         from kvswitch.core.models import ProfileKind  # noqa: PLC0415
@@ -361,40 +349,6 @@ class MainWindow(ProfileColumnMixin, QMainWindow):
                                               "new sessions use it?").replace("%1", name))
         if answer == QMessageBox.StandardButton.Yes:
             self.apply_profile(name)
-
-    def _import(self, source: str) -> None:
-        from kvswitch.ui.importing import import_profiles  # noqa: PLC0415
-
-        message, ok = import_profiles(self.store, source)
-        (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
-
-    def open_settings(self) -> None:
-        from kvswitch.ui.settings_dialog import SettingsDialog  # noqa: PLC0415
-
-        before = self.controller.settings
-        dialog = SettingsDialog(self.controller, self)
-        dialog.settings_saved.connect(lambda saved: self._on_settings_saved(before, saved))
-        dialog.exec()
-        dialog.deleteLater()
-
-    def open_first_run(self) -> None:
-        from kvswitch.ui.first_run import FirstRunDialog  # noqa: PLC0415
-
-        dialog = FirstRunDialog(self.controller, self)
-        dialog.profiles_added.connect(self._on_first_run_profiles_added)
-        dialog.exec()
-        dialog.deleteLater()
-
-    def _on_settings_saved(self, before: AppSettings, saved: AppSettings) -> None:
-        self.close_to_tray = self.tray_present and bool(getattr(saved, "close_to_tray", True))
-        if getattr(saved, "language", None) != getattr(before, "language", None):
-            self.message_bar.show_info(self.tr("The new language applies the next time KV Switch starts."))
-
-    def _on_first_run_profiles_added(self, names: list[str]) -> None:
-        if names:
-            self._select(names[0])
-            self.message_bar.show_success(self.tr("Added %1 profile(s): %2. Select one and click Apply.")
-                                          .replace("%1", str(len(names))).replace("%2", ", ".join(names)))
 
     # -- Qt overrides ------------------------------------------------------------------------------
 

@@ -14,13 +14,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Signal, Slot
-from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -32,8 +30,8 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.servers import DEFAULT_LOCAL_KIND
-from kvswitch.ui import theme
 from kvswitch.ui.env_block import format_env_block, parse_env_block
+from kvswitch.ui.field_errors import FieldErrors
 from kvswitch.ui.lint_panel import LintPanel
 from kvswitch.ui.profile_models import ModelMapBox, RunTask
 
@@ -60,8 +58,7 @@ class ProfileEditor(QWidget):
         self._editing: str | None = None  # name in the store, None for a new profile
         self._loading = False
         self._valid: Profile | None = None
-        self._touched: set[str] = set()  # fields the user edited: only their errors are shown
-        self._show_all = False  # Save was tried (or a preset filled the form): every error shows
+        self._field_errors = FieldErrors()  # which messages show: only for edited fields, until Save
         self._extra: dict[str, Any] = {}  # what a preset sets that the form has no field for (notes)
 
         self.kind_combo = QComboBox()
@@ -94,14 +91,14 @@ class ProfileEditor(QWidget):
         self.log_path_edit = QLineEdit()
         self.log_path_edit.setPlaceholderText(self.tr("log file, directory, systemd unit or server command"))
 
-        self.errors: dict[str, QLabel] = {}
+        self.errors = self._field_errors.labels  # the error label under each field, by field name
         form = QFormLayout()
         kind_row = QHBoxLayout()
         kind_row.addWidget(self.kind_combo, 1)
         kind_row.addWidget(self.preset_button)
         form.addRow(self.tr("Kind"), kind_row)
-        self._add_row(form, "name", self.tr("Name"), self.name_edit)
-        self._add_row(form, "base_url", self.tr("Base URL"), self.url_edit)
+        self._field_errors.add_row(form, "name", self.tr("Name"), self.name_edit)
+        self._field_errors.add_row(form, "base_url", self.tr("Base URL"), self.url_edit)
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
         key_row.addWidget(self.reveal_button)
@@ -110,9 +107,9 @@ class ProfileEditor(QWidget):
         for name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"):
             self.key_env_combo.addItem(name, name)
         key_row.addWidget(self.key_env_combo)
-        self._add_row(form, "api_key", self.tr("API key"), key_row)
-        self._add_row(form, "model", self.tr("Model"), self.model_edit)
-        self._add_row(form, "env", self.tr("Environment"), self.env_edit)
+        self._field_errors.add_row(form, "api_key", self.tr("API key"), key_row)
+        self._field_errors.add_row(form, "model", self.tr("Model"), self.model_edit)
+        self._field_errors.add_row(form, "env", self.tr("Environment"), self.env_edit)
         form.addRow("", self.allow_dangerous_box)
         targets_row = QHBoxLayout()
         for box in self.target_boxes.values():
@@ -121,11 +118,11 @@ class ProfileEditor(QWidget):
         targets_widget = QWidget()
         targets_widget.setLayout(targets_row)
         targets_row.setContentsMargins(0, 0, 0, 0)
-        self._add_row(form, "targets", self.tr("Write to"), targets_widget)
+        self._field_errors.add_row(form, "targets", self.tr("Write to"), targets_widget)
         log_row = QHBoxLayout()
         log_row.addWidget(self.log_kind_combo)
         log_row.addWidget(self.log_path_edit, 1)
-        self._add_row(form, "log", self.tr("Server log"), log_row)
+        self._field_errors.add_row(form, "log", self.tr("Server log"), log_row)
         self.models_box = ModelMapBox(lambda: self._valid, run_task, self)
 
         self.lint_panel = LintPanel(self)
@@ -195,12 +192,11 @@ class ProfileEditor(QWidget):
             self.save_failed.emit(str(exc))
             return
         self._fill(profile)
-        self._show_all = True  # the user chose this: a clash with an existing name should show now
+        self._field_errors.show_all = True  # the user chose this: a clash with an existing name shows now
         self._validate()
 
     def _reset_touched(self) -> None:
-        self._touched = set()
-        self._show_all = False
+        self._field_errors.reset()
         self._extra = {}
 
     def new_profile(self, kind: ProfileKind | str = DEFAULT_LOCAL_KIND) -> None:
@@ -235,7 +231,7 @@ class ProfileEditor(QWidget):
         self._validate()
 
     def save(self) -> bool:
-        self._show_all = True
+        self._field_errors.show_all = True
         profile = self._validate()
         if profile is None:
             return False
@@ -245,7 +241,7 @@ class ProfileEditor(QWidget):
             else:
                 self._store.update(self._editing, profile)
         except KvSwitchError as exc:
-            self._show_error("name", str(exc))
+            self._field_errors.show("name", str(exc))
             self.save_failed.emit(str(exc))
             return False
         self._editing = profile.name
@@ -319,8 +315,7 @@ class ProfileEditor(QWidget):
         return data, env_errors
 
     def _validate(self) -> Profile | None:
-        for label in self.errors.values():
-            label.hide()
+        self._field_errors.hide_all()
         data, env_errors = self._form_data()
         profile: Profile | None = None
         try:
@@ -330,12 +325,12 @@ class ProfileEditor(QWidget):
                 message = str(error["msg"]).removeprefix("Value error, ")
                 whole = "env" if message.startswith("env ") else "name"  # a check of the whole profile
                 field = str(error["loc"][0]) if error["loc"] else whole
-                self._show_error(field if field in self.errors else "name", message)
+                self._field_errors.show(field if field in self.errors else "name", message)
         if env_errors:
-            self._show_error("env", "; ".join(env_errors))
+            self._field_errors.show("env", "; ".join(env_errors))
             profile = None
         if profile is not None and self._is_duplicate(profile.name):
-            self._show_error("name", self.tr("a profile with this name already exists"))
+            self._field_errors.show("name", self.tr("a profile with this name already exists"))
             profile = None
         self._valid = profile
         self.save_button.setEnabled(profile is not None)
@@ -348,31 +343,6 @@ class ProfileEditor(QWidget):
         return any(p.name.casefold() == key and (self._editing is None or key != self._editing.casefold())
                    for p in self._store.profiles())
 
-    def _add_row(self, form: QFormLayout, field: str, label: str, widget: Any) -> None:
-        box = QVBoxLayout()
-        box.setSpacing(2)
-        if isinstance(widget, QWidget):
-            box.addWidget(widget)
-        else:
-            box.addLayout(widget)
-        error = QLabel()
-        error.setWordWrap(True)
-        error.setObjectName(f"error_{field}")
-        pal = error.palette()
-        pal.setColor(QPalette.ColorRole.WindowText, theme.state_color(theme.CacheState.MISS))
-        error.setPalette(pal)
-        error.hide()
-        box.addWidget(error)
-        self.errors[field] = error
-        form.addRow(label, box)
-
-    def _show_error(self, field: str, message: str) -> None:
-        if not self._show_all and field not in self._touched:
-            return
-        label = self.errors[field]
-        label.setText(message if label.isHidden() else f"{label.text()}\n{message}")
-        label.show()
-
     def _kind_label(self, kind: ProfileKind) -> str:
         from kvswitch.servers import PRESETS  # noqa: PLC0415
 
@@ -383,7 +353,7 @@ class ProfileEditor(QWidget):
 
     def _on_field_edited(self, field: str) -> None:
         if not self._loading:
-            self._touched.add(field)
+            self._field_errors.touch(field)
         self._on_field_changed()
 
     @Slot()
