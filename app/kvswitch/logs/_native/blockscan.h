@@ -50,6 +50,8 @@ typedef struct {
     unsigned char exact_first[256]; /* the first bytes of the exact ones */
     unsigned char first_bytes[256]; /* the first bytes of the folded ones */
     unsigned char bloom[1 << (REASON_BLOOM_BITS_LOG2 - 3)]; /* their first four bytes (match.c) */
+    unsigned char pairs[MAX_FACT_STARTS][2]; /* their distinct first two bytes, OR 0x20 */
+    int pairs_n;
 } fact_starts_t;
 extern fact_starts_t bs_fact_starts;
 /* whether d[i:end] starts with the lower-case ``s`` (length n) in any ASCII case */

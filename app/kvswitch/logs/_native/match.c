@@ -122,15 +122,49 @@ void bs_reason_bloom_add(const char *folded, Py_ssize_t len)
     bs_fact_starts.bloom[bit >> 3] |= (unsigned char)(1u << (bit & 7));
 }
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/* the positions of d[i:i+16] whose two bytes, OR 0x20, are the first two of a reason start: a superset of
+   where one may begin (a byte mask) */
+static inline unsigned pair_mask(bytes_t d, Py_ssize_t i)
+{
+    const __m128i fold = _mm_set1_epi8(0x20);
+    __m128i first = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + i)), fold);
+    __m128i second = _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + i + 1)), fold);
+    __m128i hits = _mm_setzero_si128();
+    for (int k = 0; k < bs_fact_starts.pairs_n; k++)
+        hits = _mm_or_si128(hits, _mm_and_si128(_mm_cmpeq_epi8(first, _mm_set1_epi8((char)bs_fact_starts.pairs[k][0])),
+                                                _mm_cmpeq_epi8(second, _mm_set1_epi8((char)bs_fact_starts.pairs[k][1]))));
+    return (unsigned)_mm_movemask_epi8(hits);
+}
+#endif
+
+static inline int reason_starts_at(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    unsigned bit = quad_bit(d, i);
+    if (!(bs_fact_starts.bloom[bit >> 3] & (1u << (bit & 7))))
+        return 0;
+    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+        if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+            return 1;
+    return 0;
+}
+
 Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
-    for (; i + 4 <= end; i++) {
-        unsigned bit = quad_bit(d, i);
-        if (!(bs_fact_starts.bloom[bit >> 3] & (1u << (bit & 7))))
-            continue;
-        for (int k = 0; k < bs_fact_starts.folded_n; k++)
-            if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
-                return i;
-    }
+#if defined(__SSE2__)
+    /* sixteen positions at a time while their two bytes can be read (i + 17 <= end) */
+    if (bs_fact_starts.pairs_n > 0)
+        for (; i + 17 <= end; i += 16)
+            for (unsigned mask = pair_mask(d, i); mask; mask &= mask - 1) {
+                Py_ssize_t at = i + __builtin_ctz(mask);
+                if (at + 4 <= end && reason_starts_at(d, at, end))
+                    return at;
+            }
+#endif
+    for (; i + 4 <= end; i++)
+        if (reason_starts_at(d, i, end))
+            return i;
     return -1;
 }

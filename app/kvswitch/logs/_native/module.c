@@ -212,6 +212,7 @@ static PyObject *set_fact_starts(PyObject *self, PyObject *args)
     for (int k = 0; k < bs_fact_starts.exact_n; k++)
         bs_fact_starts.exact_first[(unsigned char)bs_fact_starts.exact[k][0]] = 1;
     memset(bs_fact_starts.bloom, 0, sizeof(bs_fact_starts.bloom));
+    bs_fact_starts.pairs_n = 0;
     for (int k = 0; k < bs_fact_starts.folded_n; k++) {
         bs_fact_starts.first_bytes[(unsigned char)bs_fact_starts.folded[k][0]] = 1;
         if (bs_fact_starts.folded_len[k] < 4) {
@@ -219,6 +220,16 @@ static PyObject *set_fact_starts(PyObject *self, PyObject *args)
             return NULL;
         }
         bs_reason_bloom_add(bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]);
+        unsigned char c0 = (unsigned char)(bs_fact_starts.folded[k][0] | 0x20);
+        unsigned char c1 = (unsigned char)(bs_fact_starts.folded[k][1] | 0x20);
+        int known = 0;
+        for (int p = 0; p < bs_fact_starts.pairs_n; p++)
+            known |= bs_fact_starts.pairs[p][0] == c0 && bs_fact_starts.pairs[p][1] == c1;
+        if (!known) {
+            bs_fact_starts.pairs[bs_fact_starts.pairs_n][0] = c0;
+            bs_fact_starts.pairs[bs_fact_starts.pairs_n][1] = c1;
+            bs_fact_starts.pairs_n++;
+        }
     }
     bs_fact_starts.ready = 1;
     Py_RETURN_NONE;
