@@ -27,14 +27,6 @@ GENERATED = {
     "two_slots_interleaved": lambda: generated_log(seed=4, requests=300, slots=2),
 }
 REAL_LOGS = [log for log in FIXTURE_LOGS if "llama.cpp" in log.parent.name]
-#: real captures the line path reads correctly but ``BLOCK`` (the regex path without the native walk) never
-#: matches: a speed gap of that path only, not a wrong number
-BLOCKLESS_REGEX = {
-    "llama_server_cc_lv4": "4 slots at -lv 4: other slots' 'clearing prompt with 0 tokens' lines inside "
-                           "every request",
-    "llama_server_cc_verbose": "-v: the same idle slots' 'clearing prompt with 0 tokens' lines inside a "
-                               "request",
-}
 
 
 def _records(path: Path, blocks: bool) -> list[Record]:
@@ -53,9 +45,7 @@ def _texts() -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize(("name", "text", "native"), [
-    pytest.param(name, text, native, id=f"{name}-{'native' if native else 'regex'}",
-                 marks=[pytest.mark.xfail(strict=True, reason=BLOCKLESS_REGEX[name])]
-                 if name in BLOCKLESS_REGEX and not native else [])
+    pytest.param(name, text, native, id=f"{name}-{'native' if native else 'regex'}")
     for name, text in _texts() for native in (True, False)
 ])
 def test_blocks_give_the_events_of_the_line_path(name: str, text: str, native: bool, tmp_path: Path,

@@ -12,8 +12,11 @@ regex can read a fact from, reason starts in any case) or the next fact of the b
 llama-server prints them; every fact line repeats the ``id S |`` text and task of the first one, and
 ``block_slot`` checks the selection line's slot. The line-by-line regex would therefore find exactly the
 facts the block names, in the same order, and ``block_row`` gives exactly the event ``RequestTracker``
-assembles from them (tested against the line-by-line path). Anything else (another slot's fact in between, a
-reason line, another order) makes the match fail, and those lines go through the line-by-line path.
+assembles from them (tested against the line-by-line path). An idle slot's reason printed with ``task -1``
+(``clearing prompt with 0 tokens``) is passed over too; ``fastscan._chunk`` then sends the block to the line
+path if that slot is one the tracker is assembling, or the block's own (``side_reason_slots``). Anything else
+(another slot's fact in between, a reason of the block, another order) makes the match fail, and those
+lines go through the line-by-line path.
 """
 
 from __future__ import annotations
@@ -75,12 +78,27 @@ _HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+(?:" + b"|".join(TIMING_CONTINUATIONS) + rb
              + b"|".join(map(re.escape, FACT_STARTS))
              + rb"|(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb"))")
 _TASK_PIPE = rb" task -?\d+ \|"
-#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line or is a pipe of
-#: some other text (prompt text in a ``LLAMA_SERVER_SLOTS_DEBUG`` dump, a memory breakdown table)
-_FILL = rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*"
+_REASON_START = rb"(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb")"
+#: a reason printed with ``task -1`` and nothing after it on its line: an idle slot's housekeeping, which
+#: the tracker drops unless that slot is being assembled (``side_reason_slots`` checks which slots)
+_SIDE_REASON = rb" task -\d+ \| *+" + _REASON_START + rb"[^|\n]*+(?=\n)"
+#: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line, a side
+#: reason, or is a pipe of some other text (prompt text in a ``LLAMA_SERVER_SLOTS_DEBUG`` dump, a memory
+#: breakdown table)
+_FILL = (rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|" + _SIDE_REASON + rb"|(?!" + _TASK_PIPE
+         + rb")))*")
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
 #: line always has ``| task T |``, so other pipes never start one)
-QUIET = lazy_compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|(?!" + _TASK_PIPE + rb")))*+[^|]*+")
+QUIET = lazy_compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|" + _SIDE_REASON + rb"|(?!"
+                     + _TASK_PIPE + rb")))*+[^|]*+")
+#: the side reasons the line regex reads (with its ``id S`` prefix), for their slots
+_SIDE_REASON_LINE = lazy_compile(rb"id +(\d+) \|" + _SIDE_REASON)
+
+
+def side_reason_slots(data: Chunk, start: int, end: int) -> set[int]:
+    """The slots of the side reasons in ``data[start:end]``: a block or quiet text holding one of a slot
+    the tracker is assembling (or of the block's own slot) goes to the line path, which keeps the note."""
+    return {int(m[1]) for m in _SIDE_REASON_LINE.finditer(data, start, end)}
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 

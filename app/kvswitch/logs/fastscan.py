@@ -34,6 +34,7 @@ from kvswitch.logs.blocks import (
     block_row,
     native_scan,
     selection_slot_is,
+    side_reason_slots,
 )
 from kvswitch.logs.blocks import native_bare_reason_lines as native_lines
 from kvswitch.logs.model import CacheEvent, make_event
@@ -194,12 +195,15 @@ def _chunk(
                 and find(b"|", start, head_at) < 0) and not selection_slot_is(data, start, at, slot):
             continue
         if start > pos:
-            if quiet(data, pos, start) is None or (bare and any(pos <= at < start for at in bare)):
+            if (quiet(data, pos, start) is None or (bare and any(pos <= at < start for at in bare))
+                    or any(side in pending for side in side_reason_slots(data, pos, start))):
                 read_lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
         pos = after
         lines = count(b"\n", start, pos)
-        if slot in pending or len(pending) >= MAX_PENDING or (bare and any(start <= at < pos for at in bare)):
+        sides = side_reason_slots(data, start, pos)
+        if (slot in pending or len(pending) >= MAX_PENDING or (bare and any(start <= at < pos for at in bare))
+                or slot in sides or any(side in pending for side in sides)):
             read_lines(data, start, pos, line_no, tracker, out)
         else:
             out.append(block_row(groups, slot, line_no, line_no + lines - 1))
