@@ -18,27 +18,50 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 typedef const unsigned char *bytes_t;
 
 enum how { HOW_LCP, HOW_LRU, HOW_ID };
 
-/* one BLOCK match: offsets of its groups in the data (a length of 0: the group did not match) */
+/* one request as the walk has read it so far: the numbers its facts gave (``has_*``: stated) */
 typedef struct {
-    Py_ssize_t head, head_len;     /* \3: "id  S |" */
-    Py_ssize_t task, task_len;     /* \5 */
-    enum how how;                  /* group 1 */
-    Py_ssize_t sim, sim_len;       /* group 2 */
-    Py_ssize_t slot, slot_len;     /* group 4 */
-    Py_ssize_t size, size_len;     /* group 6 */
-    int full_hit;                  /* group 7 */
-    Py_ssize_t cached, cached_len; /* group 8, or the smallest restatement (9) */
-    Py_ssize_t ms, ms_len;         /* group 10 */
-    Py_ssize_t fresh, fresh_len;   /* group 11: new tokens */
-    Py_ssize_t gen, gen_len;       /* group 12 */
-    Py_ssize_t ntok, ntok_len;     /* group 13 */
-    Py_ssize_t trunc, trunc_len;   /* group 14 */
-} block_t;
+    long long slot, task, first_line, sim, size, cached, fresh, gen;
+    int has_sim, has_size, has_cached, full_hit; /* sim: similarity x1000, rounded half to even */
+    enum how how;
+    double ms;
+    Py_ssize_t ms_at, ms_len; /* the prompt time's text, which the JSON line repeats */
+} request_t;
+
+/* ---- text tests shared by match.c and walk.c: each returns the position after what it matched, or -1,
+   and takes -1 as "already failed", so a chain of them reads like the regex it stands for */
+
+static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
+{
+    return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
+}
+#define LIT(d, i, end, s) lit((d), (i), (end), (s), (Py_ssize_t)(sizeof(s) - 1))
+
+/* \d+ */
+static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    Py_ssize_t j = i;
+    if (i < 0)
+        return -1;
+    while (j < end && d[j] >= '0' && d[j] <= '9')
+        j++;
+    return j > i ? j : -1;
+}
+
+/* " *" */
+static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i < 0)
+        return -1;
+    while (i < end && d[i] == ' ')
+        i++;
+    return i;
+}
 
 /* match.c */
 #define MAX_FACT_STARTS 64
@@ -59,9 +82,17 @@ int bs_starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_
 Py_ssize_t bs_find_selection(bytes_t d, Py_ssize_t i, Py_ssize_t end);
 /* i when the slot line message at i carries no fact, else -1 */
 Py_ssize_t bs_harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+/* whether d[i:end] starts with a fact start compared exactly / a reason start in any case */
+int bs_exact_start(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+int bs_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+/* whether the line at ``at`` may continue an empty timing header (``blocks.TIMING_CONTINUATIONS``) */
+int bs_may_continue_timing(bytes_t d, Py_ssize_t at, Py_ssize_t end);
 int bs_small_int(bytes_t d, Py_ssize_t at, Py_ssize_t len, long long *out);
 /* the first position in d[i:end] where an any-case fact start (a reason start) begins, or -1 */
 Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end);
+/* the start of the first line of d[from:to) (whole lines) that holds a reason start and no "| task ",
+   its end in *line_end; or -1 (``fastscan.bare_reasons``' candidates) */
+Py_ssize_t bs_bare_reason_line(bytes_t d, Py_ssize_t from, Py_ssize_t to, Py_ssize_t *line_end);
 /* enter an any-case fact start (lower case, at least 4 bytes) into the filter bs_find_reason_start uses */
 void bs_reason_bloom_add(const char *folded, Py_ssize_t len);
 
@@ -101,7 +132,8 @@ typedef struct {
 extern config_t bs_config;
 
 int bs_parse_float(bytes_t d, Py_ssize_t at, Py_ssize_t len, double *out);
-int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row);
+/* the row of a released request: ``ntok`` and ``trunc`` are the release's numbers, ``last`` its line */
+void bs_row_values(bytes_t d, const request_t *r, long long ntok, long long trunc, long long last, row_t *row);
 PyObject *bs_row_tuple(const row_t *row);
 /* drop what rows.c remembers of the texts of ``configure`` (it is called again) */
 void bs_forget_reasons(void);

@@ -2,19 +2,13 @@
  *
  * ``bs_harmless`` is ``blocks._HARMLESS``: a slot line whose message starts with none of the texts the line
  * regex can read a fact from (``blocks.FACT_STARTS``, given by ``set_fact_starts``) carries no fact. */
+#include "blockscan.h" /* Python.h first: it sets the feature macros memmem needs */
+
 #include <stdint.h>
 #include <string.h>
 
-#include "blockscan.h"
-
 /* Numbers longer than this go to the Python path (exact in a double, no overflow anywhere). */
 #define MAX_DIGITS 15
-
-static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
-{
-    return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
-}
-#define LIT(d, i, end, s) lit((d), (i), (end), (s), (Py_ssize_t)(sizeof(s) - 1))
 
 static inline Py_ssize_t find_byte(bytes_t d, Py_ssize_t i, Py_ssize_t end, unsigned char c)
 {
@@ -57,6 +51,40 @@ int bs_starts_folded(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_
     return 1;
 }
 
+int bs_may_continue_timing(bytes_t d, Py_ssize_t at, Py_ssize_t end)
+{
+    while (at < end && (d[at] == ' ' || d[at] == '\t'))
+        at++;
+    return LIT(d, at, end, "prompt eval time") >= 0 || LIT(d, at, end, "eval time") >= 0 ||
+           LIT(d, at, end, "total time") >= 0 || LIT(d, at, end, "graphs reused") >= 0 ||
+           LIT(d, at, end, "draft acceptance") >= 0;
+}
+
+int bs_exact_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i >= end || !bs_fact_starts.exact_first[d[i]])
+        return 0;
+    for (int k = 0; k < bs_fact_starts.exact_n; k++)
+        if (lit(d, i, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
+            return 1;
+    return 0;
+}
+
+int bs_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
+{
+    if (i >= end)
+        return 0;
+    unsigned char c = d[i];
+    if (c >= 'A' && c <= 'Z')
+        c = (unsigned char)(c + ('a' - 'A'));
+    if (!bs_fact_starts.first_bytes[c])
+        return 0;
+    for (int k = 0; k < bs_fact_starts.folded_n; k++)
+        if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
+            return 1;
+    return 0;
+}
+
 /* _HARMLESS: `` *+`` not followed by a fact start, an empty message that a timing block continues, a lone
    "\r" or the end; the position after the spaces */
 Py_ssize_t bs_harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
@@ -64,32 +92,10 @@ Py_ssize_t bs_harmless(bytes_t d, Py_ssize_t i, Py_ssize_t end)
     if (i < 0 || i >= end)
         return -1;
     Py_ssize_t nl = d[i] == '\r' ? i + 1 : i;
-    if (nl < end && d[nl] == '\n') {
-        /* an empty message: harmless unless a timing continuation follows (blocks.TIMING_CONTINUATIONS) */
-        Py_ssize_t j = nl + 1;
-        if (j >= end)
-            return -1;
-        while (j < end && (d[j] == ' ' || d[j] == '\t'))
-            j++;
-        if (LIT(d, j, end, "prompt eval time") >= 0 || LIT(d, j, end, "eval time") >= 0 ||
-            LIT(d, j, end, "total time") >= 0 || LIT(d, j, end, "graphs reused") >= 0 ||
-            LIT(d, j, end, "draft acceptance") >= 0)
-            return -1;
-        return i;
-    }
-    if (d[i] == '\r')
+    if (nl < end && d[nl] == '\n') /* an empty message: harmless unless a timing continuation follows */
+        return nl + 1 < end && !bs_may_continue_timing(d, nl + 1, end) ? i : -1;
+    if (d[i] == '\r' || bs_exact_start(d, i, end) || bs_reason_start(d, i, end))
         return -1;
-    unsigned char c = d[i];
-    if (bs_fact_starts.exact_first[c])
-        for (int k = 0; k < bs_fact_starts.exact_n; k++)
-            if (lit(d, i, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
-                return -1;
-    if (c >= 'A' && c <= 'Z')
-        c = (unsigned char)(c + ('a' - 'A'));
-    if (bs_fact_starts.first_bytes[c])
-        for (int k = 0; k < bs_fact_starts.folded_n; k++)
-            if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
-                return -1;
     return i;
 }
 
@@ -140,15 +146,11 @@ static inline unsigned pair_mask(bytes_t d, Py_ssize_t i)
 }
 #endif
 
+/* bs_reason_start behind the four-byte filter (i + 4 <= end) */
 static inline int reason_starts_at(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     unsigned bit = quad_bit(d, i);
-    if (!(bs_fact_starts.bloom[bit >> 3] & (1u << (bit & 7))))
-        return 0;
-    for (int k = 0; k < bs_fact_starts.folded_n; k++)
-        if (bs_starts_folded(d, i, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
-            return 1;
-    return 0;
+    return (bs_fact_starts.bloom[bit >> 3] & (1u << (bit & 7))) && bs_reason_start(d, i, end);
 }
 
 Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
@@ -166,5 +168,22 @@ Py_ssize_t bs_find_reason_start(bytes_t d, Py_ssize_t i, Py_ssize_t end)
     for (; i + 4 <= end; i++)
         if (reason_starts_at(d, i, end))
             return i;
+    return -1;
+}
+
+Py_ssize_t bs_bare_reason_line(bytes_t d, Py_ssize_t from, Py_ssize_t to, Py_ssize_t *line_end)
+{
+    static const char task[] = "| task ";
+    Py_ssize_t at;
+    while ((at = bs_find_reason_start(d, from, to)) >= 0) {
+        Py_ssize_t start = at;
+        while (start > from && d[start - 1] != '\n')
+            start--;
+        const unsigned char *nl = memchr(d + at, '\n', (size_t)(to - at));
+        *line_end = nl ? (Py_ssize_t)(nl - d) + 1 : to;
+        if (memmem(d + start, (size_t)(*line_end - start), task, sizeof(task) - 1) == NULL)
+            return start;
+        from = *line_end;
+    }
     return -1;
 }

@@ -261,22 +261,15 @@ static PyObject *bare_reason_lines(PyObject *self, PyObject *args)
     if ((found = PyList_New(0)) == NULL)
         goto done;
     bytes_t d = view.buf;
-    static const char task[] = "| task ";
-    Py_ssize_t i = start;
-    while (i < end) {
-        const unsigned char *nl = memchr(d + i, '\n', (size_t)(end - i));
-        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - d) + 1 : end;
-        if (memmem(d + i, (size_t)(line_end - i), task, sizeof(task) - 1) == NULL &&
-            bs_find_reason_start(d, i, line_end) >= 0) {
-            PyObject *pair = Py_BuildValue("(nn)", i, line_end);
-            if (pair == NULL || PyList_Append(found, pair) < 0) {
-                Py_XDECREF(pair);
-                Py_CLEAR(found);
-                goto done;
-            }
-            Py_DECREF(pair);
+    Py_ssize_t line_start, line_end;
+    for (Py_ssize_t i = start; (line_start = bs_bare_reason_line(d, i, end, &line_end)) >= 0; i = line_end) {
+        PyObject *pair = Py_BuildValue("(nn)", line_start, line_end);
+        if (pair == NULL || PyList_Append(found, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_CLEAR(found);
+            goto done;
         }
-        i = line_end;
+        Py_DECREF(pair);
     }
 done:
     PyBuffer_Release(&view);

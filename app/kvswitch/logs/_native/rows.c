@@ -1,10 +1,9 @@
-/* The event of one whole block: ``blocks.block_row`` in C, and its ``log scan --jsonl`` line exactly as
- * ``jsonl.format_records`` writes it (``json.dumps(event.to_json())``). */
-#include <math.h>
+/* The event of a released request (``blocks.block_row`` in C) from the numbers the walk read, and its
+ * ``log scan --jsonl`` line exactly as ``jsonl.format_records`` writes it (``json.dumps(event.to_json())``). */
+#include "blockscan.h"
+
 #include <stdint.h>
 #include <string.h>
-
-#include "blockscan.h"
 
 config_t bs_config;
 
@@ -47,26 +46,20 @@ slow: {
 }
 }
 
-int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, row_t *row)
+void bs_row_values(bytes_t d, const request_t *r, long long ntok, long long trunc, long long last, row_t *row)
 {
-    long long gen, ntok, trunc, size;
-    if (!bs_small_int(d, b->slot, b->slot_len, &row->slot) || !bs_small_int(d, b->task, b->task_len, &row->task) ||
-        !bs_small_int(d, b->fresh, b->fresh_len, &row->fresh) || !bs_small_int(d, b->gen, b->gen_len, &gen) ||
-        !bs_small_int(d, b->ntok, b->ntok_len, &ntok) || !bs_small_int(d, b->trunc, b->trunc_len, &trunc) ||
-        !bs_parse_float(d, b->ms, b->ms_len, &row->ms))
-        return 0;
-    row->ms_text = d + b->ms;
-    row->ms_len = b->ms_len;
-    if (b->cached_len) {
-        if (!bs_small_int(d, b->cached, b->cached_len, &row->cached))
-            return 0;
-    } else if (b->size_len) {
-        if (!bs_small_int(d, b->size, b->size_len, &size))
-            return 0;
-        row->cached = size - row->fresh;
-    } else {
-        row->cached = ntok - row->fresh - (gen > 1 ? gen - 1 : 0);
-    }
+    row->slot = r->slot;
+    row->task = r->task;
+    row->fresh = r->fresh;
+    row->ms = r->ms;
+    row->ms_text = d + r->ms_at;
+    row->ms_len = r->ms_len;
+    if (r->has_cached)
+        row->cached = r->cached;
+    else if (r->has_size)
+        row->cached = r->size - r->fresh;
+    else
+        row->cached = ntok - r->fresh - (r->gen > 1 ? r->gen - 1 : 0);
     if (row->cached < 0)
         row->cached = 0;
     long long cached = row->cached, prompt = cached + row->fresh;
@@ -75,34 +68,27 @@ int bs_row_values(bytes_t d, const block_t *b, long long first, long long last, 
     row->verdict = ratio >= bs_config.hit_ratio                         ? V_HIT
                    : (cached <= 0 || ratio < bs_config.miss_ratio) ? V_MISS
                                                                         : V_PARTIAL;
-    row->first = first;
+    row->first = r->first_line;
     row->last = last;
     row->reason = R_NONE;
     if (trunc != 0) {
         row->reason = R_TRUNCATED;
     } else if (row->verdict == V_MISS) {
-        if (b->how == HOW_LCP && b->sim_len) {
-            double sim;
-            if (!bs_parse_float(d, b->sim, b->sim_len, &sim))
-                return 0;
-            double similarity = nearbyint(sim * 1000.0); /* round(): half to even */
-            if (similarity >= bs_config.not_cached_min_sim) {
-                row->reason = R_NOT_CACHED;
-                row->similarity = similarity / 1000.0;
-                row->similarity_x1000 = similarity <= 1000.0 ? (int)similarity : -1;
-            }
+        if (r->how == HOW_LCP && r->has_sim && (double)r->sim >= bs_config.not_cached_min_sim) {
+            row->reason = R_NOT_CACHED;
+            row->similarity = (double)r->sim / 1000.0;
+            row->similarity_x1000 = r->sim <= 1000 ? (int)r->sim : -1;
         }
         if (row->reason == R_NONE && cached > 0)
             row->reason = R_PREFIX;
     } else if (row->verdict == V_HIT) {
-        if (b->how == HOW_LRU)
+        if (r->how == HOW_LRU)
             row->reason = R_LRU_HIT;
-        else if (b->full_hit)
+        else if (r->full_hit)
             row->reason = R_FULL_HIT;
     } else {
         row->reason = R_PREFIX;
     }
-    return 1;
 }
 
 /* the reason as a str (new reference) */

@@ -19,11 +19,8 @@
 enum stage { S_SELECTED, S_STARTED, S_SIZED, S_FULL, S_CACHED, S_EVALUATED, S_GENERATED };
 
 typedef struct {
-    long long slot, task, first_line, sim, size, cached, fresh, gen;
-    int has_sim, has_size, has_cached, has_fresh, has_gen, full_hit;
-    double ms;
-    enum stage stage;
-    block_t b; /* the offsets ``bs_row_values`` reads */
+    request_t r;
+    enum stage stage; /* what it has read so far; the stage also says which of ``r``'s numbers are set */
 } open_t;
 
 static const char *const HOW_NAMES[] = {"lcp", "lru", "id"};
@@ -93,31 +90,6 @@ static long long line_at(bytes_t d, counter_t *c, Py_ssize_t at)
 
 /* ---- pieces of the facts ------------------------------------------------------------------------ */
 
-static inline Py_ssize_t lit(bytes_t d, Py_ssize_t i, Py_ssize_t end, const char *s, Py_ssize_t n)
-{
-    return (i >= 0 && end - i >= n && memcmp(d + i, s, (size_t)n) == 0) ? i + n : -1;
-}
-#define LIT(d, i, end, s) lit((d), (i), (end), (s), (Py_ssize_t)(sizeof(s) - 1))
-
-static inline Py_ssize_t digits(bytes_t d, Py_ssize_t i, Py_ssize_t end)
-{
-    Py_ssize_t j = i;
-    if (i < 0)
-        return -1;
-    while (j < end && d[j] >= '0' && d[j] <= '9')
-        j++;
-    return j > i ? j : -1;
-}
-
-static inline Py_ssize_t spaces(bytes_t d, Py_ssize_t i, Py_ssize_t end)
-{
-    if (i < 0)
-        return -1;
-    while (i < end && d[i] == ' ')
-        i++;
-    return i;
-}
-
 static inline Py_ssize_t spaces1(bytes_t d, Py_ssize_t i, Py_ssize_t end)
 {
     return (i < 0 || i >= end || d[i] != ' ') ? -1 : spaces(d, i, end);
@@ -183,7 +155,7 @@ typedef struct {
 static open_t *open_slot(walk_t *w, long long slot)
 {
     for (int k = 0; k < w->n_open; k++)
-        if (w->open[k].slot == slot)
+        if (w->open[k].r.slot == slot)
             return &w->open[k];
     return NULL;
 }
@@ -206,47 +178,6 @@ static int tracker_busy(PyObject *pending, long long slot)
     return busy;
 }
 
-/* whether a message at m starts with one of the fact starts compared exactly */
-static int exact_start(bytes_t d, Py_ssize_t m, Py_ssize_t end)
-{
-    for (int k = 0; k < bs_fact_starts.exact_n; k++)
-        if (lit(d, m, end, bs_fact_starts.exact[k], bs_fact_starts.exact_len[k]) >= 0)
-            return 1;
-    return 0;
-}
-
-static int reason_start(bytes_t d, Py_ssize_t m, Py_ssize_t end)
-{
-    unsigned char c = m < end ? d[m] : 0;
-    if (c >= 'A' && c <= 'Z')
-        c = (unsigned char)(c + ('a' - 'A'));
-    if (!bs_fact_starts.first_bytes[c])
-        return 0;
-    for (int k = 0; k < bs_fact_starts.folded_n; k++)
-        if (bs_starts_folded(d, m, end, bs_fact_starts.folded[k], bs_fact_starts.folded_len[k]))
-            return 1;
-    return 0;
-}
-
-/* The start of the first line of d[from:to) (whole lines) that the line path must read for a reason
- * without a slot (``fastscan.bare_reasons``: no ``| task `` in it, a reason start somewhere), or -1. */
-static Py_ssize_t bare_reason_line(bytes_t d, Py_ssize_t from, Py_ssize_t to)
-{
-    static const char task[] = "| task ";
-    Py_ssize_t at;
-    while ((at = bs_find_reason_start(d, from, to)) >= 0) {
-        Py_ssize_t start = at;
-        while (start > from && d[start - 1] != '\n')
-            start--;
-        const unsigned char *nl = memchr(d + at, '\n', (size_t)(to - at));
-        Py_ssize_t line_end = nl ? (Py_ssize_t)(nl - d) + 1 : to;
-        if (memmem(d + start, (size_t)(line_end - start), task, sizeof(task) - 1) == NULL)
-            return start;
-        from = line_end;
-    }
-    return -1;
-}
-
 /* the open requests as ``RequestTracker.adopt`` takes them */
 static PyObject *opened_list(const walk_t *w)
 {
@@ -255,16 +186,19 @@ static PyObject *opened_list(const walk_t *w)
         return NULL;
     for (int k = 0; k < w->n_open; k++) {
         const open_t *o = &w->open[k];
+        const request_t *r = &o->r;
         PyObject *none = Py_None;
+        int evaluated = o->stage >= S_EVALUATED;
         PyObject *item = Py_BuildValue(
-            "(LLNsNNNNNNO)", o->slot, o->first_line,
-            o->stage >= S_STARTED ? PyLong_FromLongLong(o->task) : Py_NewRef(none), HOW_NAMES[o->b.how],
-            o->has_sim ? PyLong_FromLongLong(o->sim) : Py_NewRef(none),
-            o->has_size ? PyLong_FromLongLong(o->size) : Py_NewRef(none),
-            o->has_cached ? PyLong_FromLongLong(o->cached) : Py_NewRef(none),
-            o->has_fresh ? PyLong_FromLongLong(o->fresh) : Py_NewRef(none),
-            o->has_fresh ? PyFloat_FromDouble(o->ms) : Py_NewRef(none),
-            o->has_gen ? PyLong_FromLongLong(o->gen) : Py_NewRef(none), o->full_hit ? Py_True : Py_False);
+            "(LLNsNNNNNNO)", r->slot, r->first_line,
+            o->stage >= S_STARTED ? PyLong_FromLongLong(r->task) : Py_NewRef(none), HOW_NAMES[r->how],
+            r->has_sim ? PyLong_FromLongLong(r->sim) : Py_NewRef(none),
+            r->has_size ? PyLong_FromLongLong(r->size) : Py_NewRef(none),
+            r->has_cached ? PyLong_FromLongLong(r->cached) : Py_NewRef(none),
+            evaluated ? PyLong_FromLongLong(r->fresh) : Py_NewRef(none),
+            evaluated ? PyFloat_FromDouble(r->ms) : Py_NewRef(none),
+            o->stage >= S_GENERATED ? PyLong_FromLongLong(r->gen) : Py_NewRef(none),
+            r->full_hit ? Py_True : Py_False);
         if (item == NULL) {
             Py_DECREF(list);
             return NULL;
@@ -277,24 +211,20 @@ static PyObject *opened_list(const walk_t *w)
 /* The fact at one ``| task T |`` of a request open in the walk. Returns the end of the fact's text (where
  * the line regex goes on) when applied, ``*row_ready`` set when it was the release; -1 when the walk must
  * stop before it. */
-static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, const block_t *line, long long task,
-                   long long line_no, row_t *row, int *row_ready)
+static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, long long task, long long line_no,
+                          row_t *row, int *row_ready)
 {
     Py_ssize_t j, k, at;
     long long value;
-    block_t *b = &o->b;
+    request_t *r = &o->r;
     if (o->stage == S_SELECTED) {
         if ((j = LIT(d, m, end, "processing task")) < 0 || task < 0)
             return -1;
         o->stage = S_STARTED;
-        o->task = task;
-        b->slot = line->slot;
-        b->slot_len = line->slot_len;
-        b->task = line->task;
-        b->task_len = line->task_len;
+        r->task = task;
         return j;
     }
-    if (task != o->task)
+    if (task != r->task)
         return -1;
     /* (?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, (?:task\.)?n_(?:prompt_)?tokens = (\d+) */
     if ((k = LIT(d, m, end, "new prompt")) >= 0 || (k = LIT(d, m, end, "prompt tokenized")) >= 0) {
@@ -306,18 +236,16 @@ static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, co
         Py_ssize_t p = LIT(d, k, end, "prompt_");
         k = LIT(d, p >= 0 ? p : k, end, "tokens = ");
         j = digits(d, k, end);
-        if (o->stage != S_STARTED || !number(d, k, j, &o->size))
+        if (o->stage != S_STARTED || !number(d, k, j, &r->size))
             return -1;
-        b->size = k;
-        b->size_len = j - k;
-        o->has_size = 1;
+        r->has_size = 1;
         o->stage = S_SIZED;
         return j;
     }
     if ((j = LIT(d, m, end, "need to evaluate at least 1 token")) >= 0) {
         if (o->stage != S_STARTED && o->stage != S_SIZED)
             return -1;
-        o->full_hit = b->full_hit = 1;
+        r->full_hit = 1;
         o->stage = S_FULL;
         return j;
     }
@@ -328,32 +256,24 @@ static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, co
         Py_ssize_t e = LIT(d, j, end, ", memory_seq_rm [");
         if (o->stage < S_STARTED || o->stage > S_CACHED || e < 0 || !number(d, k, j, &value))
             return -1;
-        if (!o->has_cached || value < o->cached) {
-            o->cached = value;
-            b->cached = k;
-            b->cached_len = j - k;
-        }
-        o->has_cached = 1;
+        if (!r->has_cached || value < r->cached)
+            r->cached = value;
+        r->has_cached = 1;
         o->stage = S_CACHED;
         return e;
     }
     /* prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens */
     if ((j = LIT(d, m, end, "prompt eval time =")) >= 0) {
-        j = spaces1(d, j, end);
-        at = j;
-        j = decimal(d, j, end);
-        Py_ssize_t ms_end = j;
-        j = spaces1(d, LIT(d, j, end, " ms /"), end);
+        at = spaces1(d, j, end);
+        Py_ssize_t ms_end = decimal(d, at, end);
+        j = spaces1(d, LIT(d, ms_end, end, " ms /"), end);
         k = digits(d, j, end);
         Py_ssize_t e = LIT(d, k, end, " tokens");
-        if (o->stage < S_STARTED || o->stage > S_CACHED || e < 0 || !number(d, j, k, &o->fresh) ||
-            !bs_parse_float(d, at, ms_end - at, &o->ms))
+        if (o->stage < S_STARTED || o->stage > S_CACHED || e < 0 || !number(d, j, k, &r->fresh) ||
+            !bs_parse_float(d, at, ms_end - at, &r->ms))
             return -1;
-        b->ms = at;
-        b->ms_len = ms_end - at;
-        b->fresh = j;
-        b->fresh_len = k - j;
-        o->has_fresh = 1;
+        r->ms_at = at;
+        r->ms_len = ms_end - at;
         o->stage = S_EVALUATED;
         return e;
     }
@@ -365,29 +285,22 @@ static Py_ssize_t advance(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o, co
         Py_ssize_t unit = LIT(d, k, end, " "), e = LIT(d, unit, end, "tokens");
         if (e < 0)
             e = LIT(d, unit, end, "runs");
-        if (o->stage != S_EVALUATED || e < 0 || !number(d, j, k, &o->gen))
+        if (o->stage != S_EVALUATED || e < 0 || !number(d, j, k, &r->gen))
             return -1;
-        b->gen = j;
-        b->gen_len = k - j;
-        o->has_gen = 1;
         o->stage = S_GENERATED;
         return e;
     }
     /* stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+) */
     if ((j = LIT(d, m, end, "stop processing: n_")) >= 0) {
+        long long ntok, trunc;
         k = LIT(d, j, end, "tokens");
         j = LIT(d, k >= 0 ? k : LIT(d, j, end, "past"), end, " = ");
         k = digits(d, j, end);
         Py_ssize_t t = LIT(d, k, end, ", truncated = ");
         Py_ssize_t t_end = digits(d, t, end);
-        if (o->stage != S_GENERATED || t_end < 0)
+        if (o->stage != S_GENERATED || !number(d, j, k, &ntok) || !number(d, t, t_end, &trunc))
             return -1;
-        b->ntok = j;
-        b->ntok_len = k - j;
-        b->trunc = t;
-        b->trunc_len = t_end - t;
-        if (!bs_row_values(d, b, o->first_line, line_no, row))
-            return -1;
+        bs_row_values(d, r, ntok, trunc, line_no, row);
         *row_ready = 1;
         return t_end;
     }
@@ -400,14 +313,15 @@ static Py_ssize_t select_slot(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o
 {
     Py_ssize_t j = LIT(d, m, end, "selected slot by "), k;
     memset(o, 0, sizeof(*o));
+    request_t *r = &o->r;
     if (j < 0)
         return -1;
     if ((k = LIT(d, j, end, "LCP similarity")) >= 0)
-        o->b.how = HOW_LCP;
+        r->how = HOW_LCP;
     else if ((k = LIT(d, j, end, "LRU")) >= 0)
-        o->b.how = HOW_LRU;
+        r->how = HOW_LRU;
     else if ((k = LIT(d, j, end, "id")) >= 0)
-        o->b.how = HOW_ID;
+        r->how = HOW_ID;
     else
         return -1;
     if ((j = LIT(d, k, end, ", ")) >= 0) {
@@ -418,25 +332,16 @@ static Py_ssize_t select_slot(bytes_t d, Py_ssize_t m, Py_ssize_t end, open_t *o
             double sim;
             if (!bs_parse_float(d, j, e - j, &sim))
                 return -1;
-            o->b.sim = j;
-            o->b.sim_len = e - j;
-            o->sim = (long long)nearbyint(sim * 1000.0); /* round(): half to even */
-            o->has_sim = 1;
+            double scaled = nearbyint(sim * 1000.0); /* round(): half to even */
+            if (!(scaled <= 1e15)) /* beyond what a long long holds exactly: the line path reads it */
+                return -1;
+            r->sim = (long long)scaled;
+            r->has_sim = 1;
             k = e;
         }
     }
     o->stage = S_SELECTED;
     return k;
-}
-
-/* whether the line at ``at`` may continue an empty timing header (``fastscan._CONTINUATION``) */
-static int may_continue_timing(bytes_t d, Py_ssize_t at, Py_ssize_t end)
-{
-    while (at < end && (d[at] == ' ' || d[at] == '\t'))
-        at++;
-    return LIT(d, at, end, "prompt eval time") >= 0 || LIT(d, at, end, "eval time") >= 0 ||
-           LIT(d, at, end, "total time") >= 0 || LIT(d, at, end, "graphs reused") >= 0 ||
-           LIT(d, at, end, "draft acceptance") >= 0;
 }
 
 /* where the line path should hand back: the start of the line of the next selection after ``from``'s
@@ -453,7 +358,7 @@ static Py_ssize_t next_selection_line(bytes_t d, Py_ssize_t from, Py_ssize_t end
         Py_ssize_t start = at;
         while (start > 0 && d[start - 1] != '\n')
             start--;
-        if (!may_continue_timing(d, start, end))
+        if (!bs_may_continue_timing(d, start, end))
             return start;
         from = at;
     }
@@ -488,7 +393,8 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
         }
         if (bar >= checked) { /* the first task pipe of its line: the lines before it have none */
             Py_ssize_t line_start = line_start_of(d, checked, bar);
-            if (line_start > checked && (stop = bare_reason_line(d, checked, line_start)) >= 0)
+            Py_ssize_t line_end;
+            if (line_start > checked && (stop = bs_bare_reason_line(d, checked, line_start, &line_end)) >= 0)
                 goto bail;
             const unsigned char *nl = memchr(d + bar, '\n', (size_t)(end - bar));
             checked = nl ? (Py_ssize_t)(nl - d) + 1 : end;
@@ -499,16 +405,12 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
             continue;
         }
         /* a fact, or what may be one: the line regex reads it only after ``id S`` */
-        block_t line;
-        memset(&line, 0, sizeof(line));
         long long slot, task;
-        Py_ssize_t head = head_before(d, floor, bar, &line.slot, &line.slot_len);
+        Py_ssize_t slot_at, slot_len;
+        Py_ssize_t head = head_before(d, floor, bar, &slot_at, &slot_len);
         stop = head >= 0 ? head : bar;
-        if (head < 0 || !number(d, line.slot, line.slot + line.slot_len, &slot) ||
-            !bs_small_int(d, t, t_end - t, &task))
+        if (head < 0 || !number(d, slot_at, slot_at + slot_len, &slot) || !bs_small_int(d, t, t_end - t, &task))
             goto bail;
-        line.task = t;
-        line.task_len = t_end - t;
         if (t != task_at)
             task = -task;
         open_t *o = open_slot(&w, slot);
@@ -522,16 +424,16 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
             open_t *fresh = &w.open[w.n_open];
             if ((fact_end = select_slot(d, m, end, fresh)) < 0)
                 goto bail;
-            fresh->slot = slot;
-            fresh->task = -1;
-            fresh->first_line = line_at(d, &lines, bar);
+            fresh->r.slot = slot;
+            fresh->r.task = -1;
+            fresh->r.first_line = line_at(d, &lines, bar);
             w.n_open++;
             w.last_slot = slot;
             w.has_last_slot = 1;
         } else if (o == NULL) {
             /* an idle slot's reason (task -1, nothing assembled there): the tracker drops it. The line regex
                takes the rest of the line as the reason's text, so a pipe there is left to it. */
-            if (busy || task >= 0 || exact_start(d, m, end) || !reason_start(d, m, end))
+            if (busy || task >= 0 || bs_exact_start(d, m, end) || !bs_reason_start(d, m, end))
                 goto bail;
             const unsigned char *nl = memchr(d + m, '\n', (size_t)(end - m));
             fact_end = nl ? (Py_ssize_t)(nl - d) : end;
@@ -540,7 +442,7 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
         } else {
             row_t row;
             int row_ready = 0, was_selected = o->stage == S_SELECTED;
-            if ((fact_end = advance(d, m, end, o, &line, task, line_at(d, &lines, bar), &row, &row_ready)) < 0)
+            if ((fact_end = advance(d, m, end, o, task, line_at(d, &lines, bar), &row, &row_ready)) < 0)
                 goto bail;
             if (was_selected) { /* processing task: the tracker's last slot */
                 w.last_slot = slot;
@@ -554,7 +456,8 @@ int bs_walk(bytes_t d, Py_ssize_t pos, Py_ssize_t end, long long line_no, PyObje
         }
         i = floor = fact_end;
     }
-    if (checked < end && (stop = bare_reason_line(d, checked, end)) >= 0)
+    Py_ssize_t line_end;
+    if (checked < end && (stop = bs_bare_reason_line(d, checked, end, &line_end)) >= 0)
         goto bail;
     result->pos = end;
     result->until = end;
