@@ -74,11 +74,11 @@ FACT_STARTS_ANY_CASE = tuple(prefix.lower().encode() for prefix in REASON_PREFIX
 TIMING_CONTINUATIONS = (
     b"prompt eval time", b"eval time", b"total time", b"graphs reused", b"draft acceptance",
 )
-_HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+(?:" + b"|".join(TIMING_CONTINUATIONS) + rb")|\Z)|\r(?!\n)|\Z|"
-             + b"|".join(map(re.escape, FACT_STARTS))
-             + rb"|(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb"))")
-_TASK_PIPE = rb" task -?\d+ \|"
+_TIMING = rb"(?:" + b"|".join(TIMING_CONTINUATIONS) + rb")"
 _REASON_START = rb"(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb")"
+_HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+" + _TIMING + rb"|\Z)|\r(?!\n)|\Z|"
+             + b"|".join(map(re.escape, FACT_STARTS)) + rb"|" + _REASON_START + rb")")
+_TASK_PIPE = rb" task -?\d+ \|"
 #: a reason printed with ``task -1`` and nothing after it on its line: an idle slot's housekeeping, which
 #: the tracker drops unless that slot is being assembled (``side_reason_slots`` checks which slots)
 _SIDE_REASON = rb" task -\d+ \| *+" + _REASON_START + rb"[^|\n]*+(?=\n)"
@@ -121,8 +121,7 @@ RESTATED = lazy_compile(rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FI
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
 SELECT_HEAD = lazy_compile(
-    bounded(rb"(?![ \t]*(?:prompt eval time|eval time|total time|graphs reused|draft acceptance))"
-    rb"[^|\n]*id +(\d+) \| task -?\d+ \| *")
+    bounded(rb"(?![ \t]*" + _TIMING + rb")[^|\n]*id +(\d+) \| task -?\d+ \| *")
 )
 
 
@@ -214,13 +213,8 @@ class NativeScan(Protocol):
 Counts = tuple[int, int, int, int, int, int]
 
 
-def _blockscan_module() -> Any:
-    from kvswitch.logs import _blockscan  # noqa: PLC0415
-
-    return _blockscan
-
-
-def _load_native() -> NativeScan | None:
+def _load_native() -> Any:
+    """The configured ``_blockscan`` module, or ``None`` (not built, or ``KVSWITCH_NATIVE_SCAN=0``)."""
     if os.environ.get("KVSWITCH_NATIVE_SCAN", "1") == "0":
         return None
     try:
@@ -231,12 +225,12 @@ def _load_native() -> NativeScan | None:
     _blockscan.configure(HIT_RATIO, MISS_RATIO, float(NOT_CACHED_MIN_SIM), (HIT, PARTIAL, MISS),
                          (_TRUNCATED, _LRU_HIT, _FULL_HIT), _NOT_CACHED, head, tail, json.dumps)
     _blockscan.set_fact_starts(FACT_STARTS, FACT_STARTS_ANY_CASE)
-    scan: NativeScan = _blockscan.scan
-    return scan
+    return _blockscan
 
 
-native_scan = _load_native()
+_native = _load_native()
+native_scan: NativeScan | None = None if _native is None else _native.scan
 #: ``_blockscan.bare_reason_lines`` (``fastscan.bare_reasons``'s candidate lines in one pass) with the scanner
 native_bare_reason_lines: Callable[[Chunk, int, int], list[tuple[int, int]]] | None = (
-    None if native_scan is None else _blockscan_module().bare_reason_lines
+    None if _native is None else _native.bare_reason_lines
 )

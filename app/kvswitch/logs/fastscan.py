@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from kvswitch.logs.blocks import (
     BLOCK,
+    FACT_STARTS_ANY_CASE,
     LOOKS_CONTINUED,
     QUIET,
     SELECT_TASK,
@@ -39,7 +40,7 @@ from kvswitch.logs.blocks import (
 from kvswitch.logs.blocks import native_bare_reason_lines as native_lines
 from kvswitch.logs.model import CacheEvent, make_event
 from kvswitch.logs.parsers.base import Fact, What, bounded, lazy_compile
-from kvswitch.logs.parsers.llama_cpp import REASON_PREFIXES, REASON_START, reason_for
+from kvswitch.logs.parsers.llama_cpp import REASON_START, reason_for
 from kvswitch.logs.text import MAX_LINE_BYTES
 from kvswitch.logs.tracker import MAX_PENDING, RequestTracker
 
@@ -267,7 +268,7 @@ def _candidate_lines(data: Chunk, start: int, end: int) -> list[tuple[int, int]]
     any spelling (lower() keeps byte positions; ``reason_for`` then applies the patterns' case rules)."""
     folded = data[start:end].lower()
     found: set[tuple[int, int]] = set()
-    for prefix in _REASON_BYTES:
+    for prefix in FACT_STARTS_ANY_CASE:
         at = folded.find(prefix)
         while at >= 0:
             line_start = folded.rfind(b"\n", 0, at) + 1
@@ -279,7 +280,6 @@ def _candidate_lines(data: Chunk, start: int, end: int) -> list[tuple[int, int]]
     return sorted(found)
 
 
-_REASON_BYTES = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
 
 
 def read_lines(
