@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from kvswitch.core.models import LogSource, ProfileKind
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
@@ -176,7 +177,7 @@ class Server:
         kind: the profile kind this server is.
         label: its product name, as shown to the user.
         short_label: the name in detected-profile names (``llama.cpp :8080``).
-        base_url / port: the preset URL and the port it listens on by default (``None``: remote).
+        base_url: the preset URL; a local server's default port is the one it names (``port``).
         description: one line for the profile editor.
         local: runs on the user's machine and keeps a KV cache (gets the cache-safe env).
         needs_key: the preset asks for an API key.
@@ -208,7 +209,6 @@ class Server:
     base_url: str
     #: two letters for the kind's glyph in the profile list
     badge: str = "•"
-    port: int | None = None
     description: str = ""
     local: bool = False
     needs_key: bool = False
@@ -239,6 +239,11 @@ class Server:
     def __post_init__(self) -> None:
         if not self.name:
             object.__setattr__(self, "name", self.kind.value)
+
+    @property
+    def port(self) -> int | None:
+        """The port a local server listens on by default (its preset URL's), ``None`` for the others."""
+        return urlsplit(self.base_url).port if self.local else None
 
     def preset(self, env: Mapping[str, str] | None = None) -> Preset:
         """The profile defaults; log locations are resolved against ``env``'s HOME."""

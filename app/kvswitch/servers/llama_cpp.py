@@ -70,7 +70,6 @@ SERVER = Server(
     short_label="llama.cpp",
     badge="Ll",
     base_url="http://127.0.0.1:8080",
-    port=8080,
     description="llama-server; run it with --log-file to let KV Switch follow its log.",
     local=True,
     aliases=("llama-cpp", "llamacpp"),

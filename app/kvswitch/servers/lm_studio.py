@@ -48,7 +48,6 @@ SERVER = Server(
     short_label="LM Studio",
     badge="LM",
     base_url="http://127.0.0.1:1234",
-    port=1234,
     description="LM Studio's local server; logs in ~/.lmstudio/server-logs.",
     local=True,
     aliases=("lmstudio", "lm_studio"),

@@ -86,7 +86,6 @@ SERVER = Server(
     short_label="Ollama",
     badge="Ol",
     base_url="http://127.0.0.1:11434",
-    port=11434,
     description="Ollama (0.30+ runs llama-server internally).",
     local=True,
     log=_log,

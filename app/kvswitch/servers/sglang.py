@@ -36,7 +36,6 @@ SERVER = Server(
     short_label="SGLang",
     badge="SG",
     base_url="http://127.0.0.1:30000",
-    port=30000,
     description="SGLang; start it with --enable-cache-report to see cached tokens.",
     local=True,
     log_formats=("sglang",),

@@ -38,7 +38,6 @@ SERVER = Server(
     short_label="vLLM",
     badge="vL",
     base_url="http://127.0.0.1:8000",
-    port=8000,
     description="vLLM (optionally with LMCache).",
     local=True,
     aliases=("lmcache",),
