@@ -49,6 +49,11 @@ class ProfileKind(StrEnum):
         return self in LOCAL_KINDS
 
 
+#: the wire protocols a client or a backend speaks: Anthropic Messages, OpenAI Chat Completions, OpenAI
+#: Responses
+WireProtocol = Literal["anthropic", "openai_chat", "openai_responses"]
+WIRE_PROTOCOLS: tuple[WireProtocol, ...] = ("anthropic", "openai_chat", "openai_responses")
+
 LOCAL_KINDS = frozenset(
     {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}
 )
@@ -162,6 +167,16 @@ class Profile(BaseModel):
     notes: str = ""
     #: the user confirmed env entries that change how a shell, the loader or Node behaves (PATH, LD_*...)
     allow_dangerous_env: bool = False
+    #: the clients point at the local KV Switch gateway, which forwards to this profile's backend: the
+    #: client files are written once, and switching between gateway profiles rewrites no file
+    via_gateway: bool = False
+    #: profiles the gateway tries, in order, when this one's upstream fails before any byte was sent
+    fallbacks: list[str] = Field(default_factory=list)
+    #: the protocol the backend is spoken to in; ``None`` means what the backend serves for the client
+    protocol: WireProtocol | None = None
+    #: local backends only: the gateway puts the parts of Claude Code's prompt that every conversation
+    #: in a project shares before the user's own words, so a new conversation reuses the server's cache
+    stable_prefix: bool = False
 
     @field_validator("name")
     @classmethod
@@ -208,6 +223,24 @@ class Profile(BaseModel):
         if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
             raise ValueError("Codex provider id may use letters, digits, '-' and '_' only")
         return value
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _check_fallbacks(cls, value: list[str]) -> list[str]:
+        seen: list[str] = []
+        for name in value:
+            name = name.strip()
+            if not STORED_PROFILE_NAME_RE.fullmatch(name):
+                raise ValueError(f"fallback {name!r} is not a profile name")
+            if name not in seen:
+                seen.append(name)
+        return seen
+
+    @model_validator(mode="after")
+    def _check_fallback_not_self(self) -> Profile:
+        if self.name in self.fallbacks:
+            raise ValueError(f"profile {self.name!r} cannot be its own fallback")
+        return self
 
     @model_validator(mode="after")
     def _check_dangerous_env(self, info: ValidationInfo) -> Profile:
