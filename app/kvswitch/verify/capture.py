@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kvswitch.core.redact import SECRET_HEADERS
 from kvswitch.core.text import printable
 from kvswitch.verify.diagnose import PrefixDiagnosis
 from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
 
-MASKED_HEADERS = ("x-api-key", "authorization", "proxy-authorization", "cookie", "api-key", "x-goog-api-key")
+MASKED_HEADERS = tuple(sorted(SECRET_HEADERS))
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,6 @@ class Capture:
                 if d.cause_text:
                     line += f"\n    cause: {d.cause_text}"
         return printable(line)  # the path and the snippets come from the client's request
-
-
-def mask_headers(headers: dict[str, str]) -> dict[str, str]:
-    masked = {}
-    for name, value in headers.items():
-        masked[name] = "••••••••" if name.lower() in MASKED_HEADERS and value else value
-    return masked
 
 
 def response_reading(sample: bytes) -> Reading | None:

@@ -41,7 +41,8 @@ from kvswitch.core.http import (
     iter_bounded,
 )
 from kvswitch.core.models import Profile, validate_base_url
-from kvswitch.verify.capture import MASKED_HEADERS, Capture, mask_headers, response_reading
+from kvswitch.core.redact import mask_headers
+from kvswitch.verify.capture import MASKED_HEADERS, Capture, response_reading
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.probe import is_loopback_host
 
