@@ -174,6 +174,9 @@ class Profile(BaseModel):
     fallbacks: list[str] = Field(default_factory=list)
     #: the protocol the backend is spoken to in; ``None`` means what the backend serves for the client
     protocol: WireProtocol | None = None
+    #: the backend's context window per request in tokens (a local server's per-slot context, read from
+    #: its ``/props``): clients that do not know the model are told it, so they compact in time
+    context_window: int | None = Field(default=None, ge=256, le=100_000_000)
     #: local backends only: the gateway puts the parts of Claude Code's prompt that every conversation
     #: in a project shares before the user's own words, so a new conversation reuses the server's cache
     stable_prefix: bool = False
