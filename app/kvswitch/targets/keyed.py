@@ -21,6 +21,7 @@ from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kvswitch.core.envmap import NO_KEY_PLACEHOLDER
 from kvswitch.core.models import mask_secret
 
 PRIOR = "@prior:"
@@ -72,7 +73,7 @@ def show(key: str, value: Any) -> str:
     """A value for a human message, masked when the key names a secret."""
     if value is MISSING:
         return "(absent)"
-    if is_secret_key(key) and isinstance(value, str):
+    if is_secret_key(key) and isinstance(value, str) and value != NO_KEY_PLACEHOLDER:
         return mask_secret(value)
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -210,6 +211,8 @@ def _collect_secrets(result: KeyPlan, key: str, *values: Any) -> None:
     if not is_secret_key(key):
         return
     for value in values:
+        if value == NO_KEY_PLACEHOLDER:
+            continue  # not a key: shown as it is, so the preview explains itself
         if isinstance(value, str) and value and value not in result.secrets:
             result.secrets.append(value)
 
