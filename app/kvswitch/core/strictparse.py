@@ -130,7 +130,7 @@ def parse_json(what: Path | str, data: str | bytes, max_bytes: int = MAX_JSON_BY
     try:
         return loads_json(what, data, max_bytes=max_bytes)
     except json.JSONDecodeError as exc:
-        raise ConfigParseError(what, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        raise ConfigParseError(what, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
 
 
 def check_toml(path: Path | str, text: str) -> None:
