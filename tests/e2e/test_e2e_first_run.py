@@ -92,13 +92,27 @@ def test_per_slot_context_and_a_small_one_flagged(fake_home: Path, tmp_path: Pat
     assert "context_window: 8192" in shown.stdout
 
 
-def test_a_server_that_is_down_is_no_error(fake_home: Path) -> None:
+def test_a_server_that_is_down_is_no_error_and_use_reads_it_later(fake_home: Path, tmp_path: Path) -> None:
     from support.net import free_port  # noqa: PLC0415
 
-    url = f"http://127.0.0.1:{free_port()}"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
     added = _kvswitch(fake_home, "profile", "add", "later", "--kind", "llama.cpp", "--base-url", url)
     assert added.returncode == 0, added.stderr
     assert "context window" not in added.stdout
+    down = _kvswitch(fake_home, "use", "later")
+    assert down.returncode == 0, down.stderr
+    settings = fake_home / ".claude" / "settings.json"
+    assert "CLAUDE_CODE_MAX_CONTEXT_TOKENS" not in json.loads(settings.read_text())["env"]
+    with llama_server(tmp_path / "server", context=32768, port=port):
+        preview = _kvswitch(fake_home, "use", "later", "--dry-run")
+        assert '"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "32768"' in preview.stdout
+        assert "context_window" not in _kvswitch(fake_home, "profile", "show", "later").stdout  # dry run
+        used = _kvswitch(fake_home, "use", "later")
+    assert used.returncode == 0, used.stderr
+    assert "context window: 32768 tokens" in used.stdout
+    assert json.loads(settings.read_text())["env"]["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] == "32768"
+    assert "context_window: 32768" in _kvswitch(fake_home, "profile", "show", "later").stdout
     given = _kvswitch(fake_home, "profile", "edit", "later", "--context-window", "65536")
     assert given.returncode == 0, given.stderr
     assert "context_window: 65536" in _kvswitch(fake_home, "profile", "show", "later").stdout

@@ -60,6 +60,9 @@ def test_placeholder_only_where_it_is_needed() -> None:
 
 def test_context_window_is_written_for_claude_code(fake_home: Path) -> None:
     engine = make_engine()
+    # a count of tokens, not a token: shown as it is in the preview
+    preview = engine.render_diff(engine.plan(local_profile(context_window=8192)))
+    assert f'"{CONTEXT_WINDOW_ENV}": "8192"' in preview
     engine.apply(local_profile(context_window=8192))
     env = _settings(fake_home)["env"]
     assert isinstance(env, dict)

@@ -26,7 +26,8 @@ from kvswitch.core.models import mask_secret
 
 PRIOR = "@prior:"
 CREATED = "@created:"
-SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
+#: ``_TOKENS`` at the end of a name is a count (``CLAUDE_CODE_MAX_CONTEXT_TOKENS``), not a credential
+SECRET_NAME_RE = re.compile(r"KEY|TOKEN(?!S$)|SECRET|PASSWORD|AUTH", re.IGNORECASE)
 
 
 class _Missing:
