@@ -133,6 +133,23 @@ def parse_json(what: Path | str, data: str | bytes, max_bytes: int = MAX_JSON_BY
         raise ConfigParseError(what, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
 
 
+class JSONRefused(ValueError):
+    """Raised by ``loads``: a ``ValueError``, so readers that treat "not JSON" one way keep doing so."""
+
+
+def loads(data: str | bytes | bytearray, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Strict, capped JSON where the caller only needs "JSON or not": server answers, log lines, captures.
+
+    Every refusal (syntax, NaN, a 5,000-digit integer, more than ``MAX_DEPTH`` levels, over ``max_bytes``)
+    is a ``JSONRefused``, a ``ValueError``; never ``RecursionError``, which ``json.loads`` raises for
+    100,000 levels of nesting and which no ``except ValueError`` catches.
+    """
+    try:
+        return parse_json("JSON", bytes(data) if isinstance(data, bytearray) else data, max_bytes)
+    except ConfigParseError as exc:
+        raise JSONRefused(exc.reason) from None
+
+
 def check_toml(path: Path | str, text: str) -> None:
     """Refuse what TOML 1.0 refuses (Codex would not start) even when tomlkit is more lenient."""
     try:

@@ -10,7 +10,6 @@ scan nor write escapes to a terminal.
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ import httpx
 from kvswitch import servers
 from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter, read_bounded
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.core.text import printable_data
 
 DEFAULT_TIMEOUT = 0.8
@@ -86,7 +86,7 @@ def _get_json(client: _Client, path: str) -> tuple[int, Any]:
     except httpx.HTTPError:
         return 0, None
     try:
-        return status, printable_data(json.loads(body))
+        return status, printable_data(strict_json(body))
     except ValueError:
         return status, None
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from kvswitch.core.envmap import NO_KEY_PLACEHOLDER
 from kvswitch.core.models import mask_secret
+from kvswitch.core.strictparse import loads as strict_json
 
 PRIOR = "@prior:"
 CREATED = "@created:"
@@ -135,7 +136,7 @@ def plan_keys(
             )
             continue
         if key in priors:
-            prior = json.loads(priors[key])
+            prior = strict_json(priors[key])
             doc.set(key, prior)
             result.changes.append(f"restore {key} = {show(key, prior)} (your value from before KV Switch)")
             _collect_secrets(result, key, prior, MISSING)
@@ -205,7 +206,7 @@ def _left_by_apply(key: str, before_owned: dict[str, str], after_owned: dict[str
     if key in after_owned:
         return after_owned[key]
     prior = before_owned.get(PRIOR + key)
-    return MISSING if prior is None else json.loads(prior)
+    return MISSING if prior is None else strict_json(prior)
 
 
 def _collect_secrets(result: KeyPlan, key: str, *values: Any) -> None:

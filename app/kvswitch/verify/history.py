@@ -28,6 +28,7 @@ import httpx
 
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
 from kvswitch.core.fsutil import read_bytes
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.core.strictparse import loads_json
 
 #: oldest runs beyond this are dropped when the file is rewritten
@@ -97,7 +98,7 @@ def server_identity(base_url: str, timeout: float = 5.0) -> dict[str, Any]:
                 data += chunk
                 if len(data) > MAX_PROPS_BYTES:
                     return identity
-        props = json.loads(bytes(data)) if answer.status_code == 200 else None
+        props = strict_json(bytes(data)) if answer.status_code == 200 else None
         if isinstance(props, dict):
             identity["build"] = props.get("build_info")
             identity["model"] = os.path.basename(str(props.get("model_path") or "")) or None
