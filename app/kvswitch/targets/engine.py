@@ -38,7 +38,7 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
-from kvswitch.targets.originals import choose_originals, keep_original, original_snapshot
+from kvswitch.targets.originals import choose_originals, journal_snapshot, keep_original, original_snapshot
 from kvswitch.targets.outcome import (
     ApplyFailed,
     ApplyResult,
@@ -186,7 +186,7 @@ class Engine:
                 target = target_for_id(entry.target_id, self.env)
                 now = target.snapshot()
                 current = state_digest(now)
-                before = self._entry_snapshot(entry)
+                before = journal_snapshot(entry)
                 if current == entry.before_digest:
                     pass
                 elif current == entry.after_digest:
@@ -286,7 +286,8 @@ class Engine:
         survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
         needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
         for op in ops:
-            keep_original(self.backups, state, op.before)
+            if action == "apply":  # an undo or restore writes nothing the user had before
+                keep_original(self.backups, state, op.before)
             backup = None
             if op.before.content is not None:
                 backup = str(self.backups.save(op.before.location, op.before.content, needed))
@@ -367,7 +368,7 @@ class Engine:
             if current == entry.before_digest:
                 continue
             if entry.after_digest is None or current == entry.after_digest:
-                target.restore(self._entry_snapshot(entry))
+                target.restore(journal_snapshot(entry))
                 self.recovery_notes.append(f"put back {entry.location} (an apply was interrupted)")
             else:
                 self.recovery_notes.append(
@@ -395,19 +396,6 @@ class Engine:
     def _owned(state: LedgerState, target: Target) -> dict[str, str]:
         record = state.targets.get(target.target_id)
         return dict(record.owned) if record else {}
-
-    def _entry_snapshot(self, entry: JournalEntry) -> Snapshot:
-        content = None
-        if entry.existed and entry.values is None:
-            if not entry.backup or not os.path.exists(entry.backup):
-                raise KvSwitchError(
-                    f"the backup of {entry.location} is missing ({entry.backup}); cannot put it back"
-                )
-            with open(entry.backup, "rb") as handle:
-                content = handle.read()
-        return Snapshot(
-            entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values
-        )
 
 
 def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None) -> None:

@@ -1,4 +1,5 @@
-"""The state of each file before KV Switch first wrote it, kept for good.
+"""Snapshots to put back: the journal's (undo, recovery) and the state of each file before KV Switch
+first wrote it, kept for good.
 
 Undo walks back ``UNDO_DEPTH`` applies; after more, the user's own file would be gone from the undo
 history. So the first write of each target also keeps its prior state apart (``original.kept`` next to
@@ -13,7 +14,7 @@ import time
 
 from kvswitch.core.backups import BackupStore
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.ledger import LedgerState, Original, digest_bytes
+from kvswitch.core.ledger import JournalEntry, LedgerState, Original, digest_bytes
 from kvswitch.targets.base import Snapshot
 from kvswitch.targets.diff import state_digest
 from kvswitch.targets.outcome import NothingToUndo
@@ -54,6 +55,18 @@ def original_snapshot(target_id: str, original: Original) -> Snapshot:
                 f"{exc.strerror or exc}); nothing was changed"
             ) from exc
     return Snapshot(target_id, original.location, content=content, mode=original.mode, values=original.values)
+
+
+def journal_snapshot(entry: JournalEntry) -> Snapshot:
+    """The state a journal entry recorded before its write (its backup's bytes), to put back."""
+    content = None
+    if entry.existed and entry.values is None:
+        if not entry.backup or not os.path.exists(entry.backup):
+            missing = f"the backup of {entry.location} is missing ({entry.backup}); cannot put it back"
+            raise KvSwitchError(missing)
+        with open(entry.backup, "rb") as handle:
+            content = handle.read()
+    return Snapshot(entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values)
 
 
 def choose_originals(originals: dict[str, Original], locations: list[str] | None) -> dict[str, Original]:
