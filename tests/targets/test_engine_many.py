@@ -131,3 +131,17 @@ def test_original_of_unknown_file_is_a_clear_error(fake_home: Path) -> None:
     assert result.returncode != 0
     assert "no original is kept for" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_undo_records_no_original(fake_home: Path) -> None:
+    """A ledger from before originals were kept: an undo writes KV Switch's own earlier state, which is
+    not what the user had before KV Switch, so it is not kept as the original."""
+    engine = make_engine()
+    engine.apply(local_profile(context_window=4096))
+    state = engine.state()
+    state.originals.clear()  # as a ledger written by an older version
+    engine.ledger.save(state)
+    engine.undo()
+    assert engine.originals() == {}
+    engine.apply(remote_profile())
+    assert set(engine.originals()) == {"claude"}
