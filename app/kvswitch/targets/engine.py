@@ -23,13 +23,22 @@ from pathlib import Path
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.fsutil import remove_temp_files
-from kvswitch.core.ledger import JournalEntry, Ledger, LedgerState, TargetRecord, Transaction, digest_bytes
+from kvswitch.core.ledger import (
+    JournalEntry,
+    Ledger,
+    LedgerState,
+    Original,
+    TargetRecord,
+    Transaction,
+    digest_bytes,
+)
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.originals import choose_originals, journal_snapshot, keep_original, original_snapshot
 from kvswitch.targets.outcome import (
     ApplyFailed,
     ApplyResult,
@@ -42,7 +51,8 @@ from kvswitch.targets.registry import target_for_id, targets_for_profile
 
 __all__ = ["UNDO_DEPTH", "ApplyFailed", "ApplyResult", "Engine", "NothingToUndo", "PlanOutdated"]
 
-#: how many applies ``undo`` can walk back (backups keep more copies per file than this)
+#: how many applies ``undo`` can walk back (backups keep more copies per file than this); the state
+#: before KV Switch's first write of each file is kept apart, for good (``restore_originals``)
 UNDO_DEPTH = 5
 
 
@@ -176,7 +186,7 @@ class Engine:
                 target = target_for_id(entry.target_id, self.env)
                 now = target.snapshot()
                 current = state_digest(now)
-                before = self._entry_snapshot(entry)
+                before = journal_snapshot(entry)
                 if current == entry.before_digest:
                     pass
                 elif current == entry.after_digest:
@@ -221,6 +231,37 @@ class Engine:
             self._run(state, "undo", last.previous_active, ops, result, records, undoing=True)
             return result
 
+    def originals(self) -> dict[str, Original]:
+        """Target id -> the state it had before KV Switch first wrote it."""
+        return dict(self.ledger.load().originals)
+
+    def restore_originals(self, locations: list[str] | None = None) -> ApplyResult:
+        """Put files back as they were before KV Switch's first write (all, or those in ``locations``).
+
+        Journaled and backed up like an apply, so ``undo`` takes it back; KV Switch then owns nothing
+        in those files. Raises ``NothingToUndo`` when no original is kept for what was asked.
+        """
+        with self._lock():
+            state = self._recover(self.ledger.load())
+            chosen = choose_originals(state.originals, locations)
+            ops: list[_Op] = []
+            records: dict[str, TargetRecord | None] = {}
+            for target_id, original in chosen.items():
+                target = target_for_id(target_id, self.env)
+                now = target.snapshot()
+                records[target_id] = None
+                if state_digest(now) != original.digest:
+                    snapshot = original_snapshot(target_id, original)
+                    ops.append(
+                        _Op(target, now, _restorer(target, snapshot), original.digest,
+                            state.targets.get(target_id), None)
+                    )
+            left = set(state.targets) - set(chosen)
+            active = state.active if left else None
+            result = ApplyResult("restore-original", active)
+            self._run(state, "restore-original", active, ops, result, records)
+            return result
+
     # -- transaction -------------------------------------------------------------------------------
     def _run(
         self,
@@ -245,6 +286,8 @@ class Engine:
         survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
         needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
         for op in ops:
+            if action == "apply":  # an undo or restore writes nothing the user had before
+                keep_original(self.backups, state, op.before)
             backup = None
             if op.before.content is not None:
                 backup = str(self.backups.save(op.before.location, op.before.content, needed))
@@ -325,7 +368,7 @@ class Engine:
             if current == entry.before_digest:
                 continue
             if entry.after_digest is None or current == entry.after_digest:
-                target.restore(self._entry_snapshot(entry))
+                target.restore(journal_snapshot(entry))
                 self.recovery_notes.append(f"put back {entry.location} (an apply was interrupted)")
             else:
                 self.recovery_notes.append(
@@ -353,19 +396,6 @@ class Engine:
     def _owned(state: LedgerState, target: Target) -> dict[str, str]:
         record = state.targets.get(target.target_id)
         return dict(record.owned) if record else {}
-
-    def _entry_snapshot(self, entry: JournalEntry) -> Snapshot:
-        content = None
-        if entry.existed and entry.values is None:
-            if not entry.backup or not os.path.exists(entry.backup):
-                raise KvSwitchError(
-                    f"the backup of {entry.location} is missing ({entry.backup}); cannot put it back"
-                )
-            with open(entry.backup, "rb") as handle:
-                content = handle.read()
-        return Snapshot(
-            entry.target_id, entry.location, content=content, mode=entry.mode, values=entry.values
-        )
 
 
 def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.core.redact import SECRET_HEADERS
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.core.text import printable
 from kvswitch.verify.diagnose import PrefixDiagnosis
 from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
@@ -67,12 +68,12 @@ def response_reading(sample: bytes) -> Reading | None:
             text = text[5:].strip()
         if text.startswith(b"{"):
             with contextlib.suppress(ValueError):
-                item = json.loads(text)
+                item = strict_json(text)
                 if isinstance(item, dict):
                     events.append(item)
     if not events:
         with contextlib.suppress(ValueError):
-            whole = json.loads(sample)
+            whole = strict_json(sample)
             if isinstance(whole, dict):
                 events.append(whole)
     return best_reading(merge_stream_readings(events))

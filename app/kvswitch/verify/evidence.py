@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kvswitch import servers
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.base import Reading, as_int
 
 #: most trusted first: a per-request number from the server beats a shared counter or a log line
@@ -109,7 +110,7 @@ def error_message(status: int, body: bytes, content_type: str | None) -> str:
     """The server's own words for a failed request, whatever shape it used."""
     text = body.decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except ValueError:
         data = None
     if isinstance(data, Mapping):
@@ -131,7 +132,7 @@ def error_message(status: int, body: bytes, content_type: str | None) -> str:
 def context_limit(body: bytes) -> tuple[int, int] | None:
     """``(prompt tokens, context size)`` from an 'exceeds the available context size' error body."""
     try:
-        data = json.loads(body)
+        data = strict_json(body)
     except ValueError:
         return None
     err = data.get("error") if isinstance(data, Mapping) else None

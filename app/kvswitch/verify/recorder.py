@@ -42,6 +42,7 @@ from kvswitch.core.http import (
 )
 from kvswitch.core.models import Profile, validate_base_url
 from kvswitch.core.redact import mask_headers
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.verify.capture import MASKED_HEADERS, Capture, response_reading
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.probe import is_loopback_host
@@ -198,7 +199,7 @@ class Recorder:
         with self._lock:
             number = next(self._counter)
         try:
-            body: Any = json.loads(raw) if raw else None
+            body: Any = strict_json(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", errors="replace")
         data = {
