@@ -127,7 +127,7 @@ def request(
     method: str,
     url: str,
     *,
-    timeout: float,
+    timeout: float | Deadline,
     limit: int,
     header_timeout: float | None = None,
     headers: Mapping[str, str] | None = None,
@@ -135,9 +135,10 @@ def request(
     cancel: threading.Event | None = None,
     what: str | None = None,
 ) -> Iterator[Answer]:
-    """A one-off request: its own client, deadline (``timeout`` for everything) and socket cutter."""
-    deadline = Deadline(timeout, what or "")
-    with SocketCutter(deadline, cancel) as cutter, new_client(url, timeout) as client, \
+    """A one-off request: its own client and socket cutter, under ``timeout`` (seconds from now for
+    everything, or a ``Deadline`` shared with the caller's other requests)."""
+    deadline = timeout if isinstance(timeout, Deadline) else Deadline(timeout, what or "")
+    with SocketCutter(deadline, cancel) as cutter, new_client(url, deadline.remaining()) as client, \
             exchange(client, cutter, method, url, limit=limit, header_timeout=header_timeout,
                      headers=headers, json=json, what=what) as answer:
         yield answer

@@ -14,7 +14,7 @@ from pathlib import Path
 from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
 from kvswitch.core.ledger import digest_bytes
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, url_password
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.keyed import (
     KeyedDocument,
@@ -158,8 +158,12 @@ class StructuredFileTarget(Target):
 
 
 def holds_secret(owned: dict[str, str]) -> bool:
-    """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600)."""
-    return any(value and not key.startswith("@") and is_secret_key(key) for key, value in owned.items())
+    """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600): a
+    value under a credential's name, or a URL carrying a password (``https://user:password@host``)."""
+    return any(
+        value and not key.startswith("@") and (is_secret_key(key) or url_password(str(value)) is not None)
+        for key, value in owned.items()
+    )
 
 
 def check_unchanged(path: Path, plan: Plan) -> None:

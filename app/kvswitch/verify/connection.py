@@ -294,7 +294,7 @@ def _request(profile: Profile, method: str, url: str, timeout: float,
     try:
         with http_client.request(method, url, timeout=timeout, limit=BODY_LIMIT,
                                  header_timeout=header_timeout, headers=auth_headers(profile), json=payload,
-                                 what=shown) as answer:
+                                 what="the server") as answer:
             status, location = answer.status, answer.headers.get("location", "?")
             body = answer.read() if 200 <= status < 300 else answer.read_prefix(ERROR_BODY_LIMIT)
     except NetworkLimitError as exc:

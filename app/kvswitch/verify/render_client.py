@@ -9,7 +9,6 @@ count route counts the original body, which checks the rendering end to end.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +17,7 @@ import httpx
 from kvswitch import servers
 from kvswitch.core import http_client
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.http import NetworkLimitError
+from kvswitch.core.http import Deadline, NetworkLimitError
 from kvswitch.core.models import ProfileKind, mask_url
 from kvswitch.core.text import printable
 from kvswitch.servers.base import Server
@@ -60,7 +59,7 @@ class ServerRenderer:
         kind: ProfileKind | str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
-        self.deadline = time.monotonic() + timeout
+        self.deadline = Deadline(timeout)
         self.headers = headers or {}
         known = servers.find(str(kind.value if isinstance(kind, ProfileKind) else kind)) if kind else None
         able = [known] if known is not None and known.specific else list(servers.renderers())
@@ -76,13 +75,13 @@ class ServerRenderer:
         )
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
-        left = self.deadline - time.monotonic()
         url = mask_url(self.base_url + route)
-        if left <= 0:
+        if self.deadline.expired:
             raise RenderError(f"{url}: no answer within the time allowed")
         try:
-            with http_client.request("POST", self.base_url + route, timeout=left, limit=MAX_ANSWER_BYTES,
-                                     json=body, headers=self.headers, what=url) as answer:
+            with http_client.request("POST", self.base_url + route, timeout=self.deadline,
+                                     limit=MAX_ANSWER_BYTES, json=body, headers=self.headers,
+                                     what=url) as answer:
                 data = answer.read()
                 status = answer.status
         except NetworkLimitError as exc:
