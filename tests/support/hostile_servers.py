@@ -155,7 +155,8 @@ class HostileServer:
         self._send(conn, _answer("200 OK", b'{"data": []}', "content-encoding: compress"))
 
     def _corrupt_gzip(self, conn: socket.socket) -> None:
-        self._send(conn, _answer("200 OK", b"\x1f\x8b\x08\x00this is not gzip at all", "content-encoding: gzip"))
+        body = b"\x1f\x8b\x08\x00this is not gzip at all"
+        self._send(conn, _answer("200 OK", body, "content-encoding: gzip"))
 
     def _slow_headers(self, conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nx-slow: ")
@@ -181,7 +182,7 @@ class HostileServer:
             self._send(conn, block)
 
     def _escapes(self, conn: socket.socket) -> None:
-        server = f"evil{EVIL}".encode("utf-8").replace(b"\r", b"")
+        server = f"evil{EVIL}".encode().replace(b"\r", b"")
         self._send(conn, _answer("200 OK", _escapes_json()).replace(
             b"connection: close", b"connection: close\r\nserver: " + server, 1))
 
@@ -198,7 +199,8 @@ class HostileServer:
         conn.sendall(b"content-length: 2\r\n\r\n{}")
 
     def _invalid_utf8(self, conn: socket.socket) -> None:
-        body = b'{"data": [{"id": "bad\xff\xfe\xc3("}], "content": [{"type": "text", "text": "\xed\xa0\x80"}]}'
+        body = (b'{"data": [{"id": "bad\xff\xfe\xc3("}], '
+                b'"content": [{"type": "text", "text": "\xed\xa0\x80"}]}')
         self._send(conn, _answer("200 OK", body))
 
     def close(self) -> None:

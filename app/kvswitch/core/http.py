@@ -213,8 +213,8 @@ class SocketCutter:
             if self.cancel is not None and self.cancel.is_set():
                 self.cut("cancelled")
                 return
-            if self.clock.expired:
-                self.cut("timeout")
+            if self.clock.expired:  # still waiting for headers: that is what the peer failed to send
+                self.cut("headers" if self._header_time_left() is not None else "timeout")
                 return
             header_left = self._header_time_left()
             if header_left is not None and header_left <= 0:

@@ -23,7 +23,7 @@ import httpx
 from kvswitch.core import http_client
 from kvswitch.core.catalog import vendors_for_host
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
-from kvswitch.core.http import MB, DeadlineExceeded, NetworkLimitError, ResponseTooLarge
+from kvswitch.core.http import MB, DeadlineExceeded, HeadersTooSlow, NetworkLimitError, ResponseTooLarge
 from kvswitch.core.models import Profile, mask_url
 from kvswitch.core.presets import codex_base_url
 from kvswitch.core.redact import MASK, mask_query
@@ -272,6 +272,8 @@ def _limit_report(url: str, exc: NetworkLimitError, elapsed: int, timeout: float
     """A report for an answer that broke a limit: too slow, too big, or a coding that is not decoded."""
     said = printable(str(exc), multiline=False)
     if isinstance(exc, DeadlineExceeded):
+        said = (f"no response headers within {exc.seconds:g} s" if isinstance(exc, HeadersTooSlow)
+                else f"no complete answer within the {timeout:g} s timeout")
         return ConnectionReport(False, "timeout", url, said,
                                 "The server is slow or sends its answer a byte at a time; check the host "
                                 "and port, or raise --timeout for a big local model.", elapsed_ms=elapsed)
