@@ -67,8 +67,8 @@ def mask_json(value: Any, _depth: int = 0) -> Any:
 
 #: a credential-named header, query parameter or JSON/Python key followed by its value, in free text
 _NAMED_VALUE = re.compile(
-    r"""(?P<name>[A-Za-z][\w-]{0,40})(?P<sep>["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token)\s+)?)"""
-    r"""(?P<value>[^\s"',;&}\]]{4,})""",
+    r"""(?P<name>[A-Za-z][\w-]{0,40})(?P<sep>["']?\s*[:=]\s*["']?(?>(?:(?:bearer|basic|token)\s+)?))"""
+    r"""(?![•…])(?P<value>[^\s"',;&}\]]{4,})""",  # (not a value masked already)
     re.IGNORECASE,
 )
 #: the password of a URL's user-info (``scheme://user:password@host``)
