@@ -99,9 +99,13 @@ READ_ENVIRONMENT = (
 )
 
 
-def _not_utf8(value: str) -> str | None:
-    """``value`` shown as the bytes it came from when it is not UTF-8 (Python keeps such bytes as lone
-    surrogates), None when it is text."""
+def _not_text(value: str) -> str | None:
+    """What is wrong with ``value`` as text ("(b'\\xff') is not UTF-8"), None when nothing is.
+
+    Bytes that are not UTF-8 reach Python as lone surrogates; they are shown as the bytes they were.
+    """
+    if "\x00" in value:  # no OS command line carries one, but a caller of ``main`` can
+        return f"({value[:60]!r}) holds a NUL character"
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -109,8 +113,7 @@ def _not_utf8(value: str) -> str | None:
             raw = value.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:  # a lone surrogate from a UTF-16 command line (Windows)
             raw = value.encode("utf-8", "backslashreplace")
-        shown = repr(raw[:60])
-        return shown + ("..." if len(raw) > 60 else "")
+        return f"({raw[:60]!r}{'...' if len(raw) > 60 else ''}) is not UTF-8 text"
     return None
 
 
@@ -122,22 +125,22 @@ def check_text_input(argv: Sequence[str], environ: Mapping[str, str]) -> None:
     Decoding everything once here turns that into one line naming the argument (exit 2).
     """
     for index, arg in enumerate(argv):
-        where = _not_utf8(arg)
+        where = _not_text(arg)
         if where is None:
             continue
         previous = argv[index - 1] if index else ""
         if arg.startswith("--") and "=" in arg:
             name = f"the value of {arg.split('=', 1)[0]}"
-        elif previous.startswith("-") and "=" not in previous and not _not_utf8(previous):
+        elif previous.startswith("-") and "=" not in previous and not _not_text(previous):
             name = f"the value of {previous}"
         else:
             name = f"argument {index + 1}"
-        raise UsageError(f"{name} ({where}) is not UTF-8 text; pass UTF-8")
+        raise UsageError(f"{name} {where}; pass UTF-8 text")
     for variable in READ_ENVIRONMENT:
-        where = _not_utf8(environ.get(variable, ""))
+        where = _not_text(environ.get(variable, ""))
         if where is not None:
-            raise UsageError(f"the environment variable {variable} ({where}) is not UTF-8 text; set it to "
-                             "UTF-8 or unset it")
+            raise UsageError(f"the environment variable {variable} {where}; set it to UTF-8 text or "
+                             "unset it")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -141,7 +141,7 @@ class StructuredFileTarget(Target):
         if plan.after is None:
             atomic_delete(self.path)
         else:
-            secret = self.secret_file or holds_secret(plan.owned)
+            secret = self.secret_file or holds_secret(plan.owned) or holds_url_password(plan.owned)
             atomic_write(self.path, plan.after.encode("utf-8"), secret=secret)
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -158,12 +158,8 @@ class StructuredFileTarget(Target):
 
 
 def holds_secret(owned: dict[str, str]) -> bool:
-    """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600): a
-    value under a credential's name, or a URL carrying a password (``https://user:password@host``)."""
-    return any(
-        value and not key.startswith("@") and (is_secret_key(key) or url_password(str(value)) is not None)
-        for key, value in owned.items()
-    )
+    """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600)."""
+    return any(value and not key.startswith("@") and is_secret_key(key) for key, value in owned.items())
 
 
 def check_unchanged(path: Path, plan: Plan) -> None:
@@ -174,3 +170,10 @@ def check_unchanged(path: Path, plan: Plan) -> None:
         raise FileAccessError(
             path, "changed since KV Switch planned this change; nothing was written there, try again"
         )
+
+
+def holds_url_password(owned: dict[str, str]) -> bool:
+    """Whether a value KV Switch owns in a file is a URL carrying a password (``https://user:pw@host``):
+    such a file is a secret like one holding a key, kept 0600."""
+    return any(value and not key.startswith("@") and url_password(str(value)) is not None
+               for key, value in owned.items())
