@@ -72,7 +72,7 @@ class Guard(SocketCutter):
         why = self.tripped
         if why == "cancelled":
             raise ProbeError("cancelled", "verification cancelled")
-        if why == "timeout":
+        if why in ("timeout", "headers"):  # headers: the deadline passed while a server held them back
             raise ProbeError("timeout", f"no complete answer within the {self.timeout:g} s timeout")
 
     def check_chunk(self) -> None:
@@ -100,7 +100,7 @@ class Guard(SocketCutter):
         why = self.tripped
         if why == "cancelled":
             return ProbeError("cancelled", "verification cancelled")
-        if why == "timeout" or isinstance(exc, httpx.TimeoutException):
+        if why in ("timeout", "headers") or isinstance(exc, httpx.TimeoutException):
             return ProbeError("timeout", f"{url}: no complete answer within the {self.timeout:g} s timeout")
         if isinstance(exc, httpx.ConnectError):
             text = str(exc)
