@@ -7,6 +7,7 @@ are); the rest pass what Python makes of such bytes (lone surrogates) to the CLI
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ import pytest
 from kvswitch.cli import READ_ENVIRONMENT, main
 from support.measured import run_kvswitch
 
+#: the peak RSS comes from ``wait4`` and bytes reach argv and the environment as they are: POSIX
+pytestmark = pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs POSIX wait4 and byte argv")
 BAD = b"\xff\xfe\xc3("
 PROFILE = ["--kind", "custom", "--base-url", "http://127.0.0.1:9", "--model", "m", "--target", "claude"]
 

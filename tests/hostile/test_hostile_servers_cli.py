@@ -11,6 +11,7 @@ or bidi override on the terminal.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,9 +21,11 @@ from kvswitch.cli import main
 from support.hostile_servers import RAW_CONTROLS, HostileServer
 from support.measured import run_kvswitch
 
+#: the peak RSS comes from ``wait4`` and bytes reach argv and the environment as they are: POSIX
+pytestmark = pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs POSIX wait4 and byte argv")
 RSS_CAP_MB = 300
 #: what a loaded 2-core CI machine may need past a command's timeout to start, notice and unwind
-MARGIN = 12.0
+MARGIN = 20.0
 TIMEOUT = 3
 
 REQUEST = '{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'
