@@ -93,7 +93,8 @@ def test_headers_one_byte_a_second_end_at_the_header_deadline(
         "GET", server.url + "/v1/models", timeout=30, limit=MB, header_timeout=1.5
     ):
         pass
-    assert time.monotonic() - started < 10
+    elapsed = time.monotonic() - started
+    assert elapsed < 20, elapsed  # 1.5 s and the time a loaded machine needs to notice
 
 
 def test_a_body_one_byte_a_second_ends_at_the_total_deadline(
@@ -105,7 +106,8 @@ def test_a_body_one_byte_a_second_ends_at_the_total_deadline(
         "GET", server.url, timeout=2, limit=MB
     ) as answer:
         answer.read()
-    assert time.monotonic() - started < 10
+    elapsed = time.monotonic() - started
+    assert elapsed < 20, elapsed
 
 
 def test_httpx_automatic_decompression_cannot_be_reached(
