@@ -87,9 +87,11 @@ def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProto
 
     Messages API routes hang below the profile's base URL as Claude Code would call it; OpenAI routes
     below the base Codex would use (``…/v1`` for local servers). A bridged request goes to the
-    upstream protocol's own route.
+    upstream protocol's own route, without the client's query (Claude Code's ``?beta=true`` means
+    nothing to another protocol).
     """
     if bridged:
+        query = ""
         root = profile.base_url.rstrip("/")
         if protocol != MESSAGES_PROTOCOL and root.endswith("/v1"):
             root = root[: -len("/v1")]
