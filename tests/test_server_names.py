@@ -3,10 +3,12 @@
 Counting rule: a module *names a server* when its text (code, comments and docstrings alike) matches
 ``SERVER_NAMES`` case-insensitively, after removing the Claude Code client's own vocabulary
 (``ANTHROPIC_*`` environment variables, the ``@anthropic-ai/`` npm scope, the
-``x-anthropic-billing-header`` block), which describes the client, not a server. Not counted:
-``kvswitch/servers/`` itself, and the modules that implement a log format (``logs/parsers/*``, and
+``x-anthropic-billing-header`` block), which describes the client, not a server, and the wire protocol
+``"anthropic"`` (Anthropic Messages), which many servers and vendors speak. Not counted:
+``kvswitch/servers/`` itself, the modules that implement a log format (``logs/parsers/*``, and
 ``logs/blocks.py`` / ``logs/fastscan.py``, the byte-level scanner of llama.cpp's text format): a
-format is named after the program that prints it, and several servers print the same one.
+format is named after the program that prints it, and several servers print the same one; and the
+protocol bridges (``gateway/bridges/``), which implement wire protocols named after their authors.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "app" / "kvswitch"
 
 SERVER_NAMES = re.compile(
     r"ollama|lm[ _-]?studio|vllm|lmcache|sglang|llama[._-]cpp|llamacpp|llama-server|anthropic", re.IGNORECASE)
-CLIENT_VOCABULARY = re.compile(r"ANTHROPIC_[A-Z_]+|@anthropic-ai/|x-anthropic-billing-header")
-FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py")
+CLIENT_VOCABULARY = re.compile(
+    r"ANTHROPIC_[A-Z_]+|@anthropic-ai/|x-anthropic-billing-header|[\"']anthropic[\"']|Anthropic Messages")
+FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py", "gateway/bridges/")
 
 #: Modules outside ``servers/`` that still name a server, and why. The set may only shrink: a new
 #: module that needs to know about a server asks ``kvswitch.servers`` instead (a kind from a URL:
