@@ -26,7 +26,9 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
 
 HOP_BY_HOP = frozenset({
@@ -335,6 +337,6 @@ def parse_json_body(raw: bytes) -> Any:
     if not raw:
         return None
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return loads_json("request body", raw.decode("utf-8"))
+    except (ValueError, KvSwitchError):
         return None
