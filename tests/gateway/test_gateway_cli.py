@@ -66,6 +66,9 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     assert main(["doctor"]) == 1
     assert "which is not running" in capsys.readouterr().out
 
+    assert main(["use", "b", "--rewrite-files"]) == 0  # b's own model and env entries, written
+    assert json.loads((fake_home / ".claude" / "settings.json").read_text())["model"] == "b-m"
+    assert main(["undo"]) == 0
     assert main(["undo"]) == 0
     assert (fake_home / ".claude" / "settings.json").read_bytes() == original  # the direct setup again
 

@@ -115,7 +115,8 @@ def upstream_headers(
         for name, value in items if name.lower() == "connection"
         for token in value.split(",")
     }
-    dropped = HOP_BY_HOP | listed | {"host", "content-length"} | {name.lower() for name in drop}
+    # ``Expect: 100-continue`` was answered here already: the whole body goes on in one piece
+    dropped = HOP_BY_HOP | listed | {"host", "content-length", "expect"} | {name.lower() for name in drop}
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in items:
         if name.lower() in dropped:

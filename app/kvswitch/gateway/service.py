@@ -194,7 +194,9 @@ class GatewayHandler(Handler):
         store: Callable[[], Awaitable[None]],
     ) -> web.StreamResponse:
         last_error: tuple[int, bytes, Attempt, Any] | None = None
-        others = chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+        def others() -> list[Profile]:
+            return chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+
         for index, profile in enumerate(chain):
             more = index + 1 < len(chain)
             if more and not self.breaker.available(profile.name):
@@ -256,7 +258,7 @@ class GatewayHandler(Handler):
         return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}")
 
     def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
-              others: list[Profile]) -> _Planned:
+              others: Callable[[], list[Profile]]) -> _Planned:
         protocol = upstream_protocol(profile, route.protocol)
         bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
         model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
