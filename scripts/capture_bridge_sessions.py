@@ -1,4 +1,4 @@
-"""Record real Claude Code 2.1.332 sessions for the bridge tests (``tests/fixtures/claude-code-2.1.332/sessions``).
+"""Record real Claude Code 2.1.332 sessions for the bridge tests (fixtures `claude-code-2.1.332/sessions`).
 
 A scripted Anthropic Messages upstream on loopback answers every request at once (text "hi", or a
 ``Read`` tool call when the prompt asks to read a file, then text once the tool result comes back),
