@@ -95,3 +95,9 @@ def test_preset_list_json_shows_protocols(capsys: pytest.CaptureFixture[str]) ->
     assert entries["taotoken"]["protocols"] == {"claude": ["openai_chat"], "codex": ["openai_chat"]}
     assert entries["llama.cpp"]["protocols"]["claude"] == ["anthropic", "openai_chat", "openai_responses"]
     assert entries["deepseek"]["protocols"]["codex"] == ["openai_chat"]
+
+
+def test_the_client_may_be_named_by_its_protocol() -> None:
+    profile = Profile(name="t", kind="openai-compatible", base_url="https://taotoken.net/api")
+    assert upstream_protocol(profile, "anthropic") == upstream_protocol(profile, "claude") == "openai_chat"
+    assert upstream_protocol(profile, "openai_chat") == "openai_chat"

@@ -20,6 +20,19 @@ Client = Literal["claude", "codex"]
 
 #: the one protocol each client speaks
 CLIENT_PROTOCOL: dict[Client, WireProtocol] = {"claude": "anthropic", "codex": "openai_responses"}
+#: a client named by the protocol it speaks (the gateway knows a request by its route's protocol)
+_CLIENT_OF: dict[str, Client] = {
+    "claude": "claude",
+    "codex": "codex",
+    "anthropic": "claude",
+    "openai_responses": "codex",
+}
+
+
+def client_of(client: Client | WireProtocol) -> Client:
+    """``claude``/``codex``, also when named by its protocol; chat-completions callers count as Codex's
+    kind of client (an OpenAI-shaped one)."""
+    return _CLIENT_OF.get(client, "codex")
 
 
 def catalog_entry(profile: Profile, client: Client) -> Vendor | None:
@@ -42,14 +55,17 @@ def served_protocols(profile: Profile, client: Client) -> tuple[WireProtocol, ..
     return get(profile.kind).protocols
 
 
-def upstream_protocol(profile: Profile, client: Client) -> WireProtocol:
+def upstream_protocol(profile: Profile, client: Client | WireProtocol) -> WireProtocol:
     """The protocol the gateway speaks upstream for ``client``: the profile's override, else the
     client's own if the backend serves it, else chat completions if it serves that (bridged), else
     the client's own (the backend may still answer; nothing better is known)."""
     if profile.protocol is not None:
         return profile.protocol
-    own = CLIENT_PROTOCOL[client]
-    served = served_protocols(profile, client)
+    if client == "openai_chat":
+        return "openai_chat"  # a chat client on a conversation route is passed through
+    who = client_of(client)
+    own = CLIENT_PROTOCOL[who]
+    served = served_protocols(profile, who)
     if own in served or not served:
         return own
     if "openai_chat" in served:
