@@ -103,16 +103,16 @@ def test_claude_code_on_chat_completions_keeps_the_prefix_like_the_native_route(
         for name, route in routes.items():
             project = tmp_path / f"project-{name}"
             project.mkdir()
-            before = len(_posts(captures, route))
+            firsts: list[Capture] = []
             for turn, prompt in enumerate(["say hi", "say it again", "and once more"]):
                 flags = ["--continue"] if turn else []
+                before = len(_posts(captures, route))
                 done = _claude(fake_home, project, f"{gateway_url}/p/{name}", token, prompt, *flags)
                 assert done.returncode == 0, (name, turn, done.stdout[-1000:], done.stderr[-2000:])
-            posts = _posts(captures, route)[before:]
-            assert len(posts) >= 3, [c.path for c in captures]
-            reuse[name] = [_reuse(c) for c in posts]
+                # a turn's first request (Claude Code then retries an empty answer with a reminder added)
+                firsts.append(_posts(captures, route)[before])
+            reuse[name] = [_reuse(c) for c in firsts]
     chat = _posts(captures, "/v1/chat/completions")
-    assert not _posts(captures, "/v1/messages")[:0]  # (the native route is checked below)
     # the converted request is Claude Code's whole prompt, environment block included (ccr drops it)
     assert all(c.cache is not None and (c.cache.prompt or 0) > 10_000 for c in chat)
     assert all("Primary working directory" in json.dumps(c.body) for c in chat)
