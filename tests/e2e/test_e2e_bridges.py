@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,7 +78,16 @@ def _claude(
 
 
 def _posts(captures: list[Capture], route: str) -> list[Capture]:
-    return [c for c in captures if c.method == "POST" and c.path.split("?")[0].endswith(route)]
+    """The POSTs to ``route`` so far, once the recorder has settled: it adds a capture after the answer
+    reached the client, so right after a client exits its last request may still be on the way."""
+    deadline, seen, stable_since = time.monotonic() + 15, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        if len(captures) != seen:
+            seen, stable_since = len(captures), time.monotonic()
+        elif time.monotonic() - stable_since >= 1.0:
+            break
+        time.sleep(0.1)
+    return [c for c in list(captures) if c.method == "POST" and c.path.split("?")[0].endswith(route)]
 
 
 def _reuse(capture: Capture) -> float:
@@ -88,7 +98,7 @@ def _reuse(capture: Capture) -> float:
 
 
 def test_claude_code_on_chat_completions_keeps_the_prefix_like_the_native_route(
-    fake_home: Path, tmp_path: Path
+    fake_home: Path, tmp_path: Path, record_property: Any
 ) -> None:
     captures: list[Capture] = []
     with (
@@ -120,7 +130,7 @@ def test_claude_code_on_chat_completions_keeps_the_prefix_like_the_native_route(
     # continued turns: >= 99% reused by the server's own numbers, on both routes
     assert min(reuse["chat"][1:]) >= 0.99, reuse
     assert min(reuse["native"][1:]) >= 0.99, reuse
-    print("reuse per turn (chat bridge, native):", reuse)
+    record_property("reuse_per_turn", json.dumps(reuse))
 
 
 def _chat_sse(chunks: list[dict[str, Any]]) -> bytes:
@@ -219,7 +229,7 @@ def _new_conversation_cost(captures: list[Capture], before: int) -> tuple[int, i
 
 
 def test_the_stabiliser_lets_a_new_conversation_reuse_the_shared_context(
-    fake_home: Path, tmp_path: Path
+    fake_home: Path, tmp_path: Path, record_property: Any
 ) -> None:
     results: dict[str, dict[str, Any]] = {}
     for mode, flags in (("off", []), ("on", ["--stable-prefix"])):
@@ -248,8 +258,11 @@ def test_the_stabiliser_lets_a_new_conversation_reuse_the_shared_context(
                 "reprocessed": reprocessed,
                 "continued_reuse": min(_reuse(c) for c in continued if c.body.get("tools")),
                 "answers": [first.stdout.strip(), second.stdout.strip(), again.stdout.strip()],
+                "requests": [
+                    (c.cache.prompt, c.cache.cached) for c in _posts(captures, "/v1/messages") if c.cache
+                ],
             }
-    print("stabiliser off vs on:", json.dumps(results))
+    record_property("stabiliser", json.dumps(results))
     words = 16  # "what is in this folder" is a handful of tokens on the tiny model's byte-level vocabulary
     assert results["on"]["reprocessed"] <= words + 64, results
     assert results["off"]["reprocessed"] > 1000, results  # the environment block, re-processed
@@ -271,7 +284,8 @@ def _codex(
     codex_home = home / ".codex"
     codex_home.mkdir(exist_ok=True)
     (codex_home / "config.toml").write_text(
-        'model = "tiny"\nmodel_provider = "kvswitch"\n\n[model_providers.kvswitch]\nname = "KV Switch gateway"\n'
+        'model = "tiny"\nmodel_provider = "kvswitch"\n\n'
+        '[model_providers.kvswitch]\nname = "KV Switch gateway"\n'
         f'base_url = "{base_url}"\nenv_key = "KVSWITCH_GATEWAY_TOKEN"\nwire_api = "responses"\n'
     )
     env = {
@@ -292,7 +306,9 @@ def _codex(
     )
 
 
-def test_codex_on_chat_completions_resumes_with_the_prefix_reused(fake_home: Path, tmp_path: Path) -> None:
+def test_codex_on_chat_completions_resumes_with_the_prefix_reused(
+    fake_home: Path, tmp_path: Path, record_property: Any
+) -> None:
     _codex_binary()
     captures: list[Capture] = []
     project = tmp_path / "project"
@@ -313,5 +329,5 @@ def test_codex_on_chat_completions_resumes_with_the_prefix_reused(fake_home: Pat
     assert len(posts) >= 2, [c.path for c in captures]
     assert (posts[0].cache.prompt if posts[0].cache else 0) > 10_000  # Codex's whole prompt
     reuse = _reuse(posts[-1])
-    print("codex resumed turn reuse:", reuse, posts[-1].cache)
+    record_property("codex_resumed", json.dumps({"reuse": reuse, "reading": str(posts[-1].cache)}))
     assert reuse >= 0.99
