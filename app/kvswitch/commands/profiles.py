@@ -129,6 +129,15 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument(
         "--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table"
     )
+    gateway = parser.add_mutually_exclusive_group()
+    gateway.add_argument("--via-gateway", action="store_true", default=None,
+                         help="point the clients at the local KV Switch gateway, which forwards to this "
+                         "backend (switching between gateway profiles then rewrites no file)")
+    gateway.add_argument("--direct", dest="via_gateway", action="store_false",
+                         help="write the backend's own URL and key into the clients' files (the default)")
+    parser.add_argument("--fallback", action="append", default=None, metavar="NAME",
+                        help="a profile the gateway tries when this one fails before answering "
+                        "(repeatable, in order; --fallback '' clears the list)")
     parser.add_argument(
         "--protocol",
         choices=WIRE_PROTOCOLS,
@@ -230,6 +239,10 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["log"] = {"kind": "file", "path": str(Path(args.log_file).expanduser())}
     if args.codex_provider_id:
         data["codex_provider_id"] = args.codex_provider_id
+    if args.via_gateway is not None:
+        data["via_gateway"] = args.via_gateway
+    if args.fallback is not None:
+        data["fallbacks"] = [name for name in args.fallback if name.strip()]
     if args.protocol:
         data["protocol"] = args.protocol
     if args.stable_prefix is not None:
@@ -344,6 +357,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
+    if profile.via_gateway:
+        out("via gateway: yes (the clients' files point at the local gateway)")
+    if profile.fallbacks:
+        out(f"fallbacks: {', '.join(profile.fallbacks)}")
     clients = [
         c for c in ("claude", "codex") if any(t == c or t.startswith(c + "-") for t in profile.targets)
     ]
