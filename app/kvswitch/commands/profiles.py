@@ -71,17 +71,10 @@ def register(subparsers: Any) -> None:
 def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--kind", choices=KINDS, help="backend kind (required unless --preset names one)")
     if adding:
-        parser.add_argument(
-            "--preset",
-            metavar="ID",
-            help="fill URL, kind, key variable and models from "
-            "'kvswitch preset list' (explicit flags still win)",
-        )
-        parser.add_argument(
-            "--for-codex",
-            action="store_true",
-            help="with --preset: use the vendor's Codex (Responses) endpoint, target codex",
-        )
+        parser.add_argument("--preset", metavar="ID", help="fill URL, kind, key variable and models from "
+                            "'kvswitch preset list' (explicit flags still win)")
+        parser.add_argument("--for-codex", action="store_true",
+                            help="with --preset: use the vendor's Codex (Responses) endpoint, target codex")
     parser.add_argument("--base-url", help="server URL (default for local kinds: the usual port)")
     keys = parser.add_mutually_exclusive_group()
     keys.add_argument("--api-key", help="API key (prefer --api-key-stdin: this one lands in shell history)")
@@ -89,25 +82,13 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     if not adding:
         keys.add_argument("--no-api-key", action="store_true", help="remove the key")
     parser.add_argument("--model", help="model name (ANTHROPIC_MODEL, Codex model)")
-    parser.add_argument(
-        "--model-tier",
-        action="append",
-        default=[],
-        metavar="TIER=M",
-        help="model for one tier: main, opus, sonnet, haiku, subagent, small_fast",
-    )
-    parser.add_argument(
-        "--key-env",
-        choices=KEY_ENVS,
-        help="the variable the key goes in for Claude Code "
-        "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)",
-    )
+    parser.add_argument("--model-tier", action="append", default=[], metavar="TIER=M",
+                        help="model for one tier: main, opus, sonnet, haiku, subagent, small_fast")
+    parser.add_argument("--key-env", choices=KEY_ENVS, help="the variable the key goes in for Claude Code "
+                        "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)")
     for field, flag in MODEL_FLAGS.items():
         parser.add_argument(
-            flag,
-            f"--model-{field.replace('_', '-')}",
-            dest=f"model_{field}",
-            metavar="M",
+            flag, f"--model-{field.replace('_', '-')}", dest=f"model_{field}", metavar="M",
             help=f"sets {ModelMap.ENV_NAMES[field]}",
         )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")
@@ -138,21 +119,13 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--fallback", action="append", default=None, metavar="NAME",
                         help="a profile the gateway tries when this one fails before answering "
                         "(repeatable, in order; --fallback '' clears the list)")
-    parser.add_argument(
-        "--protocol",
-        choices=WIRE_PROTOCOLS,
-        help="the protocol the backend is spoken to in (default: what it serves for each client); a "
-        "protocol other than the client's own goes through the gateway's bridge",
-    )
+    parser.add_argument("--protocol", choices=WIRE_PROTOCOLS,
+                        help="the protocol the backend is spoken to in (default: what it serves for each "
+                        "client); another than the client's own goes through the gateway's bridge")
     stable = parser.add_mutually_exclusive_group()
-    stable.add_argument(
-        "--stable-prefix",
-        dest="stable_prefix",
-        action="store_const",
-        const=True,
-        help="local backends: the gateway puts Claude Code's shared context (environment block, "
-        "reminders) before the user's words, so a new conversation reuses the server's cache",
-    )
+    stable.add_argument("--stable-prefix", dest="stable_prefix", action="store_const", const=True,
+                        help="local backends: the gateway puts Claude Code's shared context (environment "
+                        "block, reminders) before the user's words, so a new conversation reuses the cache")
     stable.add_argument("--no-stable-prefix", dest="stable_prefix", action="store_const", const=False)
     if adding:
         parser.add_argument(
@@ -239,14 +212,14 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["log"] = {"kind": "file", "path": str(Path(args.log_file).expanduser())}
     if args.codex_provider_id:
         data["codex_provider_id"] = args.codex_provider_id
-    if args.via_gateway is not None:
-        data["via_gateway"] = args.via_gateway
-    if args.fallback is not None:
-        data["fallbacks"] = [name for name in args.fallback if name.strip()]
     if args.protocol:
         data["protocol"] = args.protocol
     if args.stable_prefix is not None:
         data["stable_prefix"] = args.stable_prefix
+    if args.via_gateway is not None:
+        data["via_gateway"] = args.via_gateway
+    if args.fallback is not None:
+        data["fallbacks"] = [name for name in args.fallback if name.strip()]
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -357,21 +330,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
-    if profile.via_gateway:
-        out("via gateway: yes (the clients' files point at the local gateway)")
-    if profile.fallbacks:
-        out(f"fallbacks: {', '.join(profile.fallbacks)}")
-    clients = [
-        c for c in ("claude", "codex") if any(t == c or t.startswith(c + "-") for t in profile.targets)
-    ]
+    clients = [c for c in ("claude", "codex") if any(t.split(":")[0] in (c, c + "-project", c + "-local")
+                                                     for t in profile.targets)]
     for client in clients or ["claude"]:
         out(f"protocol: {describe_protocol(profile, client)}")  # type: ignore[arg-type]
     if profile.stable_prefix:
         where = "on" if profile.kind.is_local else "set, but off: only for local backends"
-        out(
-            f"stable prefix: {where} (the gateway moves Claude Code's environment block before the "
-            "user's words)"
-        )
+        out(f"stable prefix: {where} (the gateway moves Claude Code's environment block before the "
+            "user's words)")
+    if profile.via_gateway:
+        out("via gateway: yes (the clients' files point at the local gateway)")
+    if profile.fallbacks:
+        out(f"fallbacks: {', '.join(profile.fallbacks)}")
     out(f"active: {'yes' if view['active'] else 'no'}")
     _print_lint(profile)
     return 0

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kvswitch.core.errors import KvSwitchError, UsageError
-from kvswitch.core.models import WireProtocol, validate_base_url
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol, validate_base_url
 
 KeyEnv = Literal["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"]
 VerifiableField = Literal["base_url", "key_env", "models", "codex_base_url", "keys_url"]
@@ -49,7 +49,7 @@ class Vendor(BaseModel):
     verified: tuple[VerifiableField, ...] = ()
     notes: str = ""
     #: what ``base_url`` serves to Claude Code: its own protocol, or chat completions (a bridge then)
-    claude_protocol: WireProtocol = "anthropic"
+    claude_protocol: WireProtocol = MESSAGES_PROTOCOL
     #: what ``codex_base_url`` serves to Codex (``None``: no Codex endpoint)
     codex_protocol: WireProtocol | None = None
     #: the date (YYYY-MM-DD) and the vendor's page the two protocols were checked against

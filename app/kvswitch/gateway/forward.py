@@ -91,7 +91,7 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
 
 def refuse(status: int, message: str, *, close: bool = True, body: bytes | None = None) -> web.Response:
-    """A JSON error answer the client can show (Anthropic's error shape, which OpenAI clients read too)."""
+    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it)."""
     data = body if body is not None else json.dumps(
         {"type": "error", "error": {"type": "proxy_error", "message": message}}
     ).encode()

@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.core.gateway_config import CLIENT_PATHS, PIN_PREFIX, GatewayClient
-from kvswitch.core.models import Profile, WireProtocol
+from kvswitch.core.models import MESSAGES_PROTOCOL, Profile, WireProtocol
 from kvswitch.core.presets import codex_base_url
 from kvswitch.gateway.bridges import ROUTES
 from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol
 
-CLIENT_PROTOCOLS: dict[GatewayClient, WireProtocol] = {"claude": "anthropic", "codex": "openai_responses"}
+CLIENT_PROTOCOLS: dict[GatewayClient, WireProtocol] = {"claude": MESSAGES_PROTOCOL,
+                                                        "codex": "openai_responses"}
 #: the routes that carry a conversation (the ones a bridge converts); everything else passes through
 _CONVERSATION_ROUTES: tuple[tuple[str, WireProtocol], ...] = (
-    ("/messages", "anthropic"),
+    ("/messages", MESSAGES_PROTOCOL),
     ("/chat/completions", "openai_chat"),
     ("/responses", "openai_responses"),
 )
@@ -44,7 +45,7 @@ class Route:
         """The protocol the client speaks on this route."""
         if self.client is not None:
             return CLIENT_PROTOCOLS[self.client]
-        return conversation_protocol(self.rest) or "anthropic"
+        return conversation_protocol(self.rest) or MESSAGES_PROTOCOL
 
     @property
     def is_conversation(self) -> bool:
@@ -71,24 +72,24 @@ def parse_route(path: str) -> Route | None:
 
 
 def upstream_protocol(profile: Profile, client: WireProtocol) -> WireProtocol:
-    """The protocol ``profile``'s backend is spoken to for a client speaking ``client`` (the
-    profile's override, else what the backend serves; ``kvswitch.servers.protocols``)."""
+    """What ``profile``'s backend is spoken to in for a client speaking ``client`` (the profile's
+    override, else what the backend serves: ``kvswitch.servers.protocols``)."""
     return _upstream_protocol(profile, client)
 
 
 def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProtocol, bridged: bool) -> str:
     """The upstream URL for ``route`` on ``profile`` spoken in ``protocol``.
 
-    Anthropic routes hang below the profile's base URL as Claude Code would call it; OpenAI routes
+    Messages API routes hang below the profile's base URL as Claude Code would call it; OpenAI routes
     below the base Codex would use (``…/v1`` for local servers). A bridged request goes to the
     upstream protocol's own route.
     """
     if bridged:  # the client's query (Claude Code's ``?beta=true``) means nothing to the other protocol
         root = profile.base_url.rstrip("/")
-        if protocol != "anthropic" and root.endswith("/v1"):
+        if protocol != MESSAGES_PROTOCOL and root.endswith("/v1"):
             root = root[: -len("/v1")]
         return root + ROUTES[protocol]
-    elif protocol == "anthropic":
+    elif protocol == MESSAGES_PROTOCOL:
         root, path = profile.base_url.rstrip("/"), route.rest
     else:
         root = codex_base_url(profile).rstrip("/")
@@ -101,7 +102,7 @@ def key_headers(profile: Profile, protocol: WireProtocol) -> dict[str, str]:
     """The profile's real key in the header its vendor reads (``x-api-key`` for ``ANTHROPIC_API_KEY``)."""
     if not profile.key:
         return {}
-    if protocol == "anthropic" and profile.key_env == "ANTHROPIC_API_KEY":
+    if protocol == MESSAGES_PROTOCOL and profile.key_env == "ANTHROPIC_API_KEY":
         return {"x-api-key": profile.key}
     return {"Authorization": f"Bearer {profile.key}"}
 

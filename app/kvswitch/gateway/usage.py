@@ -1,7 +1,7 @@
 """Usage per request, from the answer's own numbers, in SQLite (stdlib ``sqlite3``, 0600).
 
-Every shape KV Switch reads is understood: llama.cpp's ``timings`` (``prompt_n``, ``cache_n``,
-``predicted_n``: the server's own count, preferred), Anthropic's ``usage`` (``input_tokens`` without
+Every shape KV Switch reads is understood: a local server's ``timings`` (``prompt_n``, ``cache_n``,
+``predicted_n``: the server's own count, preferred), the Messages API's ``usage`` (``input_tokens`` without
 the cached part, ``cache_read_input_tokens``), OpenAI Chat's ``prompt_tokens_details.cached_tokens``
 and Responses' ``input_tokens_details.cached_tokens``, in a whole body or in a stream's events.
 ``input_tokens`` here is the whole prompt (cached part included), so a hit rate is cached / input
@@ -83,7 +83,7 @@ class UsageRow:
 
 
 def tokens_from_events(events: Iterable[Mapping[str, Any]]) -> Tokens:
-    """The answer's token counts; llama.cpp's ``timings`` win over ``usage`` (the server counted them)."""
+    """The answer's token counts; a server's ``timings`` win over ``usage`` (the server counted them)."""
     found = Tokens()
     timings: Tokens | None = None
     for event in events:
@@ -123,7 +123,7 @@ def _merge_usage(found: Tokens, usage: Mapping[str, Any]) -> None:
         found.cached_tokens = as_int(details.get("cached_tokens"))
         found.output_tokens = as_int(usage.get("output_tokens")) or found.output_tokens
         return
-    # Anthropic: input_tokens excludes cache reads and writes; a message_delta repeats or omits them
+    # Messages API: input_tokens excludes cache reads and writes; a message_delta repeats or omits them
     fresh = as_int(usage.get("input_tokens"))
     read = as_int(usage.get("cache_read_input_tokens"))
     written = as_int(usage.get("cache_creation_input_tokens")) or 0

@@ -35,17 +35,8 @@ from kvswitch.targets.winreg_store import (
 )
 
 __all__ = [
-    "KIND",
-    "LOCATION",
-    "PRIOR",
-    "RUNNING_PROGRAMS_NOTE",
-    "EnvPlan",
-    "InMemoryRegistry",
-    "RegValue",
-    "Registry",
-    "ValueKind",
-    "WinRegRegistry",
-    "WindowsEnvTarget",
+    "KIND", "LOCATION", "PRIOR", "RUNNING_PROGRAMS_NOTE", "EnvPlan", "InMemoryRegistry", "RegValue",
+    "Registry", "ValueKind", "WinRegRegistry", "WindowsEnvTarget",
 ]
 
 TARGET_ID = "windows-env"

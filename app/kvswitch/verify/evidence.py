@@ -26,19 +26,9 @@ CACHE_METRICS: dict[str, str] = {counter.cached: counter.total for counter in se
 
 _int = as_int
 
-__all__ = [
-    "CACHE_METRICS",
-    "SOURCE_PRIORITY",
-    "Reading",
-    "best_reading",
-    "context_limit",
-    "error_message",
-    "merge_stream_readings",
-    "metrics_reading",
-    "order_readings",
-    "parse_metrics",
-    "readings_from_payload",
-]
+__all__ = ["CACHE_METRICS", "SOURCE_PRIORITY", "Reading", "best_reading", "context_limit", "error_message",
+           "merge_stream_readings", "metrics_reading", "order_readings", "parse_metrics",
+           "readings_from_payload"]
 
 
 _METRIC_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)")
