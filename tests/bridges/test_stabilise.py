@@ -7,7 +7,7 @@ import json
 
 from bridges.sessions import claude_turns, first_difference, prefix_through_last_message
 from kvswitch.gateway.bridges import dump_body
-from kvswitch.gateway.bridges.anthropic_chat import convert_request
+from kvswitch.gateway.bridges.messages_chat import convert_request
 from kvswitch.gateway.bridges.stabilise import applies, stabilise
 
 

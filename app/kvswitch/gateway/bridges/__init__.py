@@ -9,8 +9,7 @@ last message (fixed key order, no ids, dates or counters, earlier messages never
 
 from __future__ import annotations
 
-from kvswitch.core.models import WireProtocol
-from kvswitch.gateway.bridges.anthropic_chat import AnthropicToChat
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol
 from kvswitch.gateway.bridges.base import (
     ROUTES,
     Bridge,
@@ -19,6 +18,7 @@ from kvswitch.gateway.bridges.base import (
     ResponseConverter,
     dump_body,
 )
+from kvswitch.gateway.bridges.messages_chat import MessagesToChat
 from kvswitch.gateway.bridges.responses_chat import ResponsesToChat
 from kvswitch.gateway.bridges.responses_store import ResponseStore
 
@@ -47,8 +47,8 @@ def pick_bridge(
     """
     if client == upstream:
         return None
-    if (client, upstream) == ("anthropic", "openai_chat"):
-        return AnthropicToChat()
+    if (client, upstream) == (MESSAGES_PROTOCOL, "openai_chat"):
+        return MessagesToChat()
     if (client, upstream) == ("openai_responses", "openai_chat"):
         return ResponsesToChat(store if store is not None else DEFAULT_STORE)
     raise LookupError(f"no bridge from {client} to {upstream}")

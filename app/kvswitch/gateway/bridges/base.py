@@ -6,11 +6,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvswitch.core.models import WireProtocol
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol
 
 #: the route each protocol is served on, relative to a base URL that ends before ``/v1``
 ROUTES: dict[WireProtocol, str] = {
-    "anthropic": "/v1/messages",
+    MESSAGES_PROTOCOL: "/v1/messages",
     "openai_chat": "/v1/chat/completions",
     "openai_responses": "/v1/responses",
 }
@@ -30,7 +30,7 @@ class BridgeRequestError(ValueError):
 class BridgeUsage:
     """Token counts of one answer, as the client's protocol states them (filled while converting)."""
 
-    input_tokens: int | None = None  # without the cached part (Anthropic's meaning)
+    input_tokens: int | None = None  # without the cached part (the Messages API's meaning)
     cached_tokens: int | None = None
     output_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)

@@ -19,7 +19,7 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 
 def error_message(body: bytes) -> str:
-    """The upstream's own error text (OpenAI ``error.message``, llama.cpp, or the raw body, cut short)."""
+    """The upstream's own error text (OpenAI's ``error.message`` or the raw body, cut short)."""
     text = body.decode("utf-8", errors="replace")
     try:
         data = json.loads(text)

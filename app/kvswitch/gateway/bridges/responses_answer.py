@@ -4,9 +4,9 @@ Codex acts on ``response.output_item.done`` (each finished item: reasoning, mess
 and ends the turn on ``response.completed`` (its usage is the token count Codex shows); the deltas
 in between (``response.output_text.delta``, ``response.reasoning_text.delta``,
 ``response.function_call_arguments.delta``) stream the text, each inside an item opened by
-``response.output_item.added``. The shapes follow llama-server's own Responses endpoint (b11434),
-which Codex 0.169 works with. ``input_tokens`` in a Responses usage includes the cached part (OpenAI's
-meaning), with the cached part in ``input_tokens_details.cached_tokens``.
+``response.output_item.added``. The shapes follow the Responses endpoint of the local server the
+tests run (b11434), which Codex 0.169 works with. ``input_tokens`` in a Responses usage includes the
+cached part (OpenAI's meaning), with the cached part in ``input_tokens_details.cached_tokens``.
 """
 
 from __future__ import annotations

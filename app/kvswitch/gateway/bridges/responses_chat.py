@@ -10,7 +10,7 @@ turn's reasoning, text and function calls become one assistant message (chat has
 it). Tools: ``function`` tools pass in the client's order; a ``namespace`` tool's functions are
 flattened in place as ``<namespace>__<name>`` (and named back on the way out); tools that chat cannot
 express (``web_search``, ``local_shell``, ``custom`` free-form tools, file search, image generation)
-are left out, as llama-server's own Responses endpoint does.
+are left out, as the local server's own Responses endpoint does (b11434).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import json
 from typing import Any
 
 from kvswitch.core.models import WireProtocol
-from kvswitch.gateway.bridges.anthropic_chat import join_text
 from kvswitch.gateway.bridges.base import Bridge, BridgeRequestError, ResponseConverter
+from kvswitch.gateway.bridges.messages_chat import join_text
 from kvswitch.gateway.bridges.responses_answer import ResponsesFromChat, responses_error
 from kvswitch.gateway.bridges.responses_store import ResponseStore
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvswitch.core.models import MESSAGES_PROTOCOL
+
 REMINDER_PREFIX = "<system-reminder>"
 
 
@@ -57,4 +59,4 @@ def stabilise(body: dict[str, Any]) -> dict[str, Any]:
 
 def applies(*, stable_prefix: bool, local_backend: bool, client: str) -> bool:
     """Whether the gateway runs the stabiliser for a request: opt-in, local backends, Claude Code."""
-    return stable_prefix and local_backend and client == "anthropic"
+    return stable_prefix and local_backend and client == MESSAGES_PROTOCOL

@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bridges.chat_streams import TEXT_STREAM, TOOL_STREAM, USAGE, chunk, events, split, sse
-from kvswitch.gateway.bridges.anthropic_chat import AnthropicToChat
+from kvswitch.gateway.bridges.messages_chat import MessagesToChat
 
 
-def _run(raw: bytes, pieces: list[bytes] | None = None) -> tuple[bytes, AnthropicToChat, object]:
-    bridge = AnthropicToChat()
+def _run(raw: bytes, pieces: list[bytes] | None = None) -> tuple[bytes, MessagesToChat, object]:
+    bridge = MessagesToChat()
     converter = bridge.response_converter({"model": "tiny", "stream": True}, streaming=True)
     out = b"".join(converter.feed(p) for p in (pieces or [raw])) + converter.close()
     return out, bridge, converter
@@ -91,7 +91,7 @@ def test_length_maps_to_max_tokens() -> None:
     assert delta["delta"]["stop_reason"] == "max_tokens"
 
 
-def test_an_error_in_the_stream_becomes_an_anthropic_error_event() -> None:
+def test_an_error_in_the_stream_becomes_an_messages_error_event() -> None:
     raw = sse([chunk({"content": "a"})], done=False) + b'data: {"error": {"message": "slot unavailable"}}\n\n'
     out, _, _ = _run(raw)
     name, data = events(out)[-1]
@@ -130,7 +130,7 @@ def test_a_json_answer() -> None:
         ],
         "usage": USAGE,
     }
-    converter = AnthropicToChat().response_converter({"model": "tiny"}, streaming=False)
+    converter = MessagesToChat().response_converter({"model": "tiny"}, streaming=False)
     raw = json.dumps(answer).encode()
     assert converter.feed(raw[:10]) == b""
     assert converter.feed(raw[10:]) == b""
@@ -149,7 +149,7 @@ def test_a_json_answer() -> None:
 
 
 def test_upstream_errors_in_anthropics_shape() -> None:
-    bridge = AnthropicToChat()
+    bridge = MessagesToChat()
     body = json.dumps({"error": {"message": "bad key", "type": "invalid_api_key"}}).encode()
     assert json.loads(bridge.convert_error(401, body)) == {
         "type": "error",

@@ -1,4 +1,4 @@
-"""A chat-completions answer told to Claude Code as an Anthropic Messages answer (JSON or SSE).
+"""A chat-completions answer told to Claude Code as a Messages API answer (JSON or SSE).
 
 The stream Claude Code reads is strict about order: ``message_start``, then for each content block
 ``content_block_start`` / ``…_delta`` / ``content_block_stop`` (thinking, text and tool_use blocks,
@@ -6,7 +6,7 @@ one open at a time, indices counting up), then ``message_delta`` with the stop r
 ``message_stop``. Chat chunks interleave reasoning, text and tool-call pieces freely, so a block is
 closed whenever the next piece belongs to another one. Usage arrives in the last chunk
 (``stream_options.include_usage``) and goes into ``message_delta``: ``input_tokens`` there is the
-prompt without its cached part, as Anthropic counts it, with the cached part in
+prompt without its cached part, as the Messages API counts it, with the cached part in
 ``cache_read_input_tokens`` (CC Switch's #3580 was the sum reported as input).
 """
 
@@ -42,12 +42,12 @@ def error_payload(status: int, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def anthropic_error(status: int, body: bytes) -> bytes:
+def messages_error(status: int, body: bytes) -> bytes:
     return json.dumps(error_payload(status, error_message(body)), ensure_ascii=False).encode()
 
 
 def usage_from_chat(usage: Any, target: BridgeUsage) -> dict[str, int]:
-    """Chat ``usage`` into ``target`` and as Anthropic's usage object."""
+    """Chat ``usage`` into ``target`` and as the Messages API's usage object."""
     if not isinstance(usage, dict):
         return {"input_tokens": 0, "output_tokens": 0}
     prompt = _int(usage.get("prompt_tokens"))
@@ -82,8 +82,8 @@ def message_id(chat_id: Any) -> str:
     return "msg_" + (text.removeprefix("chatcmpl-") or "bridge")
 
 
-class AnthropicFromChat(ChatAnswerConverter):
-    """One answer: chat JSON or chat SSE in, Anthropic JSON or Anthropic SSE out."""
+class MessagesFromChat(ChatAnswerConverter):
+    """One answer: chat JSON or chat SSE in, Messages API JSON or SSE out."""
 
     def __init__(self, *, model: str, streaming: bool) -> None:
         super().__init__(streaming=streaming)
@@ -100,7 +100,7 @@ class AnthropicFromChat(ChatAnswerConverter):
         except StreamError as exc:
             return json.dumps(error_payload(502, str(exc))).encode()
         if "error" in data and "choices" not in data:
-            return anthropic_error(502, bytes(self._body))
+            return messages_error(502, bytes(self._body))
         choices = data.get("choices") if isinstance(data.get("choices"), list) else []
         choice = as_object(choices[0] if choices else None)
         message = as_object(choice.get("message"))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bridges.sessions import claude_turns, first_difference, prefix_through_last_message
 from kvswitch.gateway.bridges import dump_body, pick_bridge
-from kvswitch.gateway.bridges.anthropic_chat import AnthropicToChat, convert_request, join_text
+from kvswitch.gateway.bridges.messages_chat import MessagesToChat, convert_request, join_text
 
 
 def test_system_blocks_become_one_system_message_and_the_billing_line_is_left_out() -> None:
@@ -139,7 +139,7 @@ def test_the_same_body_gives_the_same_bytes_and_the_body_is_not_modified() -> No
     body = claude_turns("tool")[1]
     before = copy.deepcopy(body)
     bridge = pick_bridge("anthropic", "openai_chat")
-    assert isinstance(bridge, AnthropicToChat)
+    assert isinstance(bridge, MessagesToChat)
     assert dump_body(bridge.convert_request(body)) == dump_body(bridge.convert_request(copy.deepcopy(body)))
     assert body == before
 

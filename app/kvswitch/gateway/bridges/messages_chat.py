@@ -1,7 +1,7 @@
-"""Claude Code on a chat-completions backend: Anthropic Messages in, OpenAI Chat Completions out.
+"""Claude Code on a chat-completions backend: the Messages API in, OpenAI Chat Completions out.
 
 Every rule here is a function of one message alone, so a message converts to the same bytes on every
-turn it is sent again (the prompt cache's condition); Anthropic-only markers that move from turn to
+turn it is sent again (the prompt cache's condition); Messages-only markers that move from turn to
 turn (``cache_control`` on the newest block, the billing line's changing ``cch=``) are left out, and
 nothing the bridge adds (ids, dates, counters) goes into the request. Every message is carried in
 its place, the ``system``-role messages Claude Code puts inside ``messages`` (its environment block)
@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kvswitch.core.models import WireProtocol
-from kvswitch.gateway.bridges.anthropic_answer import AnthropicFromChat, anthropic_error
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol
 from kvswitch.gateway.bridges.base import Bridge, ResponseConverter
+from kvswitch.gateway.bridges.messages_answer import MessagesFromChat, messages_error
 
 #: Claude Code's attribution line, first in ``system`` unless ``CLAUDE_CODE_ATTRIBUTION_HEADER=0``;
 #: its ``cch=`` changes on every request, so on a converted path it would end the cached prefix there
@@ -126,7 +126,7 @@ def _assistant_message(blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def convert_message(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """One Anthropic message as the chat messages it becomes (tool results are messages of their own)."""
+    """One Messages API message as the chat messages it becomes (tool results are messages of their own)."""
     role = message.get("role")
     content = message.get("content")
     if isinstance(content, str):
@@ -145,7 +145,7 @@ def convert_message(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def convert_tools(tools: Any) -> list[dict[str, Any]]:
-    """Client tools in the client's order; Anthropic's server tools (typed, no schema) are left out."""
+    """Client tools in the client's order; the Messages API's server tools (typed, no schema) are left out."""
     out: list[dict[str, Any]] = []
     for tool in tools if isinstance(tools, list) else []:
         if (
@@ -163,7 +163,7 @@ def convert_tools(tools: Any) -> list[dict[str, Any]]:
 
 
 def convert_tool_choice(choice: Any) -> tuple[Any, bool | None]:
-    """``tool_choice`` and ``parallel_tool_calls`` for Anthropic's ``tool_choice``."""
+    """``tool_choice`` and ``parallel_tool_calls`` for the Messages API's ``tool_choice``."""
     if not isinstance(choice, dict):
         return None, None
     kind = choice.get("type")
@@ -180,7 +180,7 @@ def convert_tool_choice(choice: Any) -> tuple[Any, bool | None]:
 
 
 def convert_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The chat-completions request for an Anthropic Messages ``body`` (fixed key order)."""
+    """The chat-completions request for a Messages API ``body`` (fixed key order)."""
     messages: list[dict[str, Any]] = []
     system = system_text(body.get("system"))
     if system is not None:
@@ -212,17 +212,17 @@ def convert_request(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class AnthropicToChat(Bridge):
-    """Claude Code (Anthropic Messages) to a backend that serves only Chat Completions."""
+class MessagesToChat(Bridge):
+    """Claude Code (the Messages API) to a backend that serves only Chat Completions."""
 
-    client: WireProtocol = "anthropic"
+    client: WireProtocol = MESSAGES_PROTOCOL
     upstream: WireProtocol = "openai_chat"
 
     def convert_request(self, body: dict[str, Any]) -> dict[str, Any]:
         return convert_request(body)
 
     def response_converter(self, request: dict[str, Any], *, streaming: bool) -> ResponseConverter:
-        return AnthropicFromChat(model=str(request.get("model") or ""), streaming=streaming)
+        return MessagesFromChat(model=str(request.get("model") or ""), streaming=streaming)
 
     def convert_error(self, status: int, body: bytes) -> bytes:
-        return anthropic_error(status, body)
+        return messages_error(status, body)
