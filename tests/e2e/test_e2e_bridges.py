@@ -142,6 +142,8 @@ class _ScriptedChat(BaseHTTPRequestHandler):
 
     requests: list[dict[str, Any]] = []
     path_to_read = ""
+    #: the tool call to ask for: Claude Code's Read, or Codex's shell tool
+    codex = False
 
     def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -158,12 +160,12 @@ class _ScriptedChat(BaseHTTPRequestHandler):
                 {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
             ]
         else:
-            call = {
-                "index": 0,
-                "id": "call_read_1",
-                "type": "function",
-                "function": {"name": "Read", "arguments": json.dumps({"file_path": self.path_to_read})},
-            }
+            if self.codex:
+                arguments = json.dumps({"cmd": f"cat {self.path_to_read}"})
+                function = {"name": "exec_command", "arguments": arguments}
+            else:
+                function = {"name": "Read", "arguments": json.dumps({"file_path": self.path_to_read})}
+            call = {"index": 0, "id": "call_read_1", "type": "function", "function": function}
             chunks = [
                 {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]},
                 {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
@@ -331,3 +333,35 @@ def test_codex_on_chat_completions_resumes_with_the_prefix_reused(
     reuse = _reuse(posts[-1])
     record_property("codex_resumed", json.dumps({"reuse": reuse, "reading": str(posts[-1].cache)}))
     assert reuse >= 0.99
+
+
+def test_a_tool_round_trip_through_the_codex_bridge(fake_home: Path, tmp_path: Path) -> None:
+    _codex_binary()
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("kvswitch-bridge-e2e: the answer is 42\n")
+    _ScriptedChat.requests = []
+    _ScriptedChat.path_to_read = str(project / "notes.txt")
+    _ScriptedChat.codex = True
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedChat)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        with gateway() as (gateway_url, token):
+            _add("scripted", f"http://127.0.0.1:{upstream.server_port}", "--protocol", "openai_chat",
+                 "--target", "codex")
+            done = _codex(fake_home, project, f"{gateway_url}/p/scripted/v1", token, "show me notes.txt")
+    finally:
+        upstream.shutdown()
+        _ScriptedChat.codex = False
+    assert done.returncode == 0, (done.stdout[-1000:], done.stderr[-3000:])
+    assert all(r["path"] == "/v1/chat/completions" for r in _ScriptedChat.requests)
+    first, second = _ScriptedChat.requests[0]["body"], _ScriptedChat.requests[1]["body"]
+    assert any(m["role"] == "user" and m["content"] == "show me notes.txt" for m in first["messages"])
+    calls = second["messages"][-2]["tool_calls"]
+    assert calls[0]["id"] == "call_read_1"
+    assert calls[0]["function"]["name"] == "exec_command"
+    tool = second["messages"][-1]
+    assert tool["role"] == "tool"
+    assert tool["tool_call_id"] == "call_read_1"
+    assert "kvswitch-bridge-e2e: the answer is 42" in json.dumps(tool["content"])  # Codex ran the command
+    assert "the file says 42" in done.stdout
