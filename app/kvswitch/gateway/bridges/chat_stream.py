@@ -35,6 +35,11 @@ def error_message(body: bytes) -> str:
     return text.strip()[:2000]
 
 
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
 def as_object(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one (upstream answers are read defensively)."""
     return value if isinstance(value, dict) else {}
@@ -50,6 +55,7 @@ class ChatAnswerConverter(ResponseConverter):
         self._body = bytearray()
         self._started = False
         self._finished = False
+        self._oversize = False
 
     @abstractmethod
     def _json_answer(self) -> bytes:
@@ -67,11 +73,16 @@ class ChatAnswerConverter(ResponseConverter):
     def _fail(self, message: str) -> bytes:
         """An error event that ends the stream."""
 
+    @abstractmethod
+    def _json_error(self, message: str) -> bytes:
+        """A whole (non-streaming) error answer in the client's shape."""
+
     def feed(self, chunk: bytes) -> bytes:
         if not self._streaming:
-            if len(self._body) + len(chunk) > MAX_JSON_BYTES:
-                raise StreamError(f"the upstream answer is larger than {MAX_JSON_BYTES} bytes")
-            self._body += chunk
+            if self._oversize or len(self._body) + len(chunk) > MAX_JSON_BYTES:
+                self._oversize, self._body = True, bytearray()  # refused at close, never held
+            else:
+                self._body += chunk
             return b""
         if self._finished:
             return b""
@@ -87,6 +98,8 @@ class ChatAnswerConverter(ResponseConverter):
 
     def close(self) -> bytes:
         if not self._streaming:
+            if self._oversize:
+                return self._json_error(f"the upstream answer is larger than {MAX_JSON_BYTES} bytes")
             return self._json_answer()
         out = b""
         try:

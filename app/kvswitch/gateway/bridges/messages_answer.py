@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from kvswitch.gateway.bridges.base import BridgeUsage
-from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_object, error_message
+from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
 
 STOP_REASONS = {
@@ -94,11 +94,14 @@ class MessagesFromChat(ChatAnswerConverter):
         self._usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
 
     # -- non-streaming -------------------------------------------------------------------------
+    def _json_error(self, message: str) -> bytes:
+        return json.dumps(error_payload(502, message), ensure_ascii=False).encode()
+
     def _json_answer(self) -> bytes:
         try:
             data = parse_object(bytes(self._body).decode("utf-8", errors="replace"), "upstream answer")
         except StreamError as exc:
-            return json.dumps(error_payload(502, str(exc))).encode()
+            return self._json_error(str(exc))
         if "error" in data and "choices" not in data:
             return messages_error(502, bytes(self._body))
         choices = data.get("choices") if isinstance(data.get("choices"), list) else []
@@ -110,7 +113,7 @@ class MessagesFromChat(ChatAnswerConverter):
             content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
         if isinstance(message.get("content"), str) and message["content"]:
             content.append({"type": "text", "text": message["content"]})
-        for call in message.get("tool_calls") or []:
+        for call in as_list(message.get("tool_calls")):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 content.append(
@@ -186,7 +189,7 @@ class MessagesFromChat(ChatAnswerConverter):
             if self._block != ("text", -1):
                 out += self._open_block("text", -1, {"type": "text", "text": ""})
             out += self._delta({"type": "text_delta", "text": text})
-        for call in delta.get("tool_calls") or []:
+        for call in as_list(delta.get("tool_calls")):
             if not isinstance(call, dict):
                 continue
             function = as_object(call.get("function"))
@@ -211,7 +214,7 @@ class MessagesFromChat(ChatAnswerConverter):
         if "error" in chunk and "choices" not in chunk:
             return self._fail(error_message(data.encode()))
         out = b"" if self._started else self._start(chunk)
-        for choice in chunk.get("choices") or []:
+        for choice in as_list(chunk.get("choices")):
             if not isinstance(choice, dict):
                 continue
             if isinstance(choice.get("delta"), dict):

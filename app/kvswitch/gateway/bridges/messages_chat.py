@@ -15,6 +15,7 @@ from typing import Any
 
 from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol
 from kvswitch.gateway.bridges.base import Bridge, ResponseConverter
+from kvswitch.gateway.bridges.chat_stream import as_list
 from kvswitch.gateway.bridges.messages_answer import MessagesFromChat, messages_error
 
 #: Claude Code's attribution line, first in ``system`` unless ``CLAUDE_CODE_ATTRIBUTION_HEADER=0``;
@@ -185,7 +186,7 @@ def convert_request(body: dict[str, Any]) -> dict[str, Any]:
     system = system_text(body.get("system"))
     if system is not None:
         messages.append({"role": "system", "content": system})
-    for message in body.get("messages") or []:
+    for message in as_list(body.get("messages")):
         if isinstance(message, dict):
             messages.extend(convert_message(message))
     out: dict[str, Any] = {"model": body.get("model")}
@@ -198,7 +199,7 @@ def convert_request(body: dict[str, Any]) -> dict[str, Any]:
         out["tool_choice"] = choice
     if tools and parallel is not None:
         out["parallel_tool_calls"] = parallel
-    if isinstance(body.get("max_tokens"), int):
+    if isinstance(body.get("max_tokens"), int) and not isinstance(body.get("max_tokens"), bool):
         out["max_tokens"] = body["max_tokens"]
     stops = body.get("stop_sequences")
     if isinstance(stops, list) and stops:

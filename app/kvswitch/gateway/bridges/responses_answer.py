@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_object, error_message
+from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
 from kvswitch.gateway.bridges.responses_store import ResponseStore
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
 
@@ -135,11 +135,14 @@ class ResponsesFromChat(ChatAnswerConverter):
         self._store.put(self._id, [*self._messages, answer])
 
     # -- non-streaming -------------------------------------------------------------------------
+    def _json_error(self, message: str) -> bytes:
+        return responses_error(502, message.encode())
+
     def _json_answer(self) -> bytes:
         try:
             data = parse_object(bytes(self._body).decode("utf-8", errors="replace"), "upstream answer")
         except StreamError as exc:
-            return responses_error(502, str(exc).encode())
+            return self._json_error(str(exc))
         if "error" in data and "choices" not in data:
             return responses_error(502, bytes(self._body))
         self._id = "resp_" + str(data.get("id") or "bridge").removeprefix("chatcmpl-")
@@ -152,7 +155,7 @@ class ResponsesFromChat(ChatAnswerConverter):
             self._output.append(self._reasoning_item(reasoning))
         if isinstance(message.get("content"), str) and message["content"]:
             self._output.append(self._message_item(message["content"]))
-        for call in message.get("tool_calls") or []:
+        for call in as_list(message.get("tool_calls")):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 arguments = function.get("arguments")
@@ -324,7 +327,7 @@ class ResponsesFromChat(ChatAnswerConverter):
                     "delta": text,
                 }
             )
-        for call in delta.get("tool_calls") or []:
+        for call in as_list(delta.get("tool_calls")):
             if not isinstance(call, dict):
                 continue
             function = as_object(call.get("function"))
@@ -357,7 +360,7 @@ class ResponsesFromChat(ChatAnswerConverter):
         if "error" in chunk and "choices" not in chunk:
             return self._fail(error_message(data.encode()))
         out = b"" if self._started else self._start(chunk)
-        for choice in chunk.get("choices") or []:
+        for choice in as_list(chunk.get("choices")):
             if isinstance(choice, dict) and isinstance(choice.get("delta"), dict):
                 out += self._piece(choice["delta"])
             if isinstance(choice, dict) and choice.get("finish_reason"):

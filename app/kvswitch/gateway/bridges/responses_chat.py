@@ -20,6 +20,7 @@ from typing import Any
 
 from kvswitch.core.models import WireProtocol
 from kvswitch.gateway.bridges.base import Bridge, BridgeRequestError, ResponseConverter
+from kvswitch.gateway.bridges.chat_stream import as_list
 from kvswitch.gateway.bridges.messages_chat import join_text
 from kvswitch.gateway.bridges.responses_answer import ResponsesFromChat, responses_error
 from kvswitch.gateway.bridges.responses_store import ResponseStore
@@ -64,9 +65,9 @@ def _content(parts: Any) -> str | list[dict[str, Any]]:
 
 
 def _reasoning_text(item: dict[str, Any]) -> str:
-    texts = [c.get("text") for c in item.get("content") or [] if isinstance(c, dict)]
+    texts = [c.get("text") for c in as_list(item.get("content")) if isinstance(c, dict)]
     if not any(isinstance(t, str) and t for t in texts):
-        texts = [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict)]
+        texts = [s.get("text") for s in as_list(item.get("summary")) if isinstance(s, dict)]
     return join_text([t for t in texts if isinstance(t, str) and t])
 
 
@@ -155,7 +156,7 @@ def convert_tools(tools: Any) -> list[dict[str, Any]]:
             prefix = tool["name"] + NAMESPACE_SEPARATOR
             out.extend(
                 _function(t, prefix)
-                for t in tool.get("tools") or []
+                for t in as_list(tool.get("tools"))
                 if isinstance(t, dict) and t.get("type") == "function"
             )
     return out
@@ -194,7 +195,7 @@ def convert_request(body: dict[str, Any], history: list[dict[str, Any]] | None =
         out["tool_choice"] = {"type": "function", "function": {"name": str(choice.get("name") or "")}}
     if tools and isinstance(body.get("parallel_tool_calls"), bool):
         out["parallel_tool_calls"] = body["parallel_tool_calls"]
-    if isinstance(body.get("max_output_tokens"), int):
+    if isinstance(body.get("max_output_tokens"), int) and not isinstance(body.get("max_output_tokens"), bool):
         out["max_tokens"] = body["max_output_tokens"]
     for name in ("temperature", "top_p"):
         if isinstance(body.get(name), int | float) and not isinstance(body.get(name), bool):
@@ -242,7 +243,7 @@ class ResponsesToChat(Bridge):
         messages = self.convert_request(request)["messages"] if keep else None
         namespaces = {
             t["name"]
-            for t in request.get("tools") or []
+            for t in as_list(request.get("tools"))
             if isinstance(t, dict) and t.get("type") == "namespace" and isinstance(t.get("name"), str)
         }
         return ResponsesFromChat(
