@@ -37,10 +37,11 @@ def test_the_entries_the_issue_names() -> None:
     [
         ("llama.cpp", "http://127.0.0.1:8080", None, "anthropic", "openai_responses"),
         ("llama.cpp", "http://127.0.0.1:8080", "openai_chat", "openai_chat", "openai_chat"),
-        ("openai-compatible", "https://taotoken.net/api", None, "openai_chat", "openai_responses"),
-        ("openai-compatible", "https://taotoken.net/api/v1", None, "anthropic", "openai_chat"),
-        ("openai-compatible", "https://api.deepseek.com", None, "anthropic", "openai_chat"),
+        ("openai-compatible", "https://taotoken.net/api", None, "openai_chat", "openai_chat"),
+        ("openai-compatible", "https://taotoken.net/api/v1", None, "openai_chat", "openai_chat"),
+        ("openai-compatible", "https://api.deepseek.com", None, "openai_chat", "openai_chat"),
         ("openai-compatible", "https://api.deepseek.com/anthropic", None, "anthropic", "openai_responses"),
+        ("openai-compatible", "https://api.minimax.io/v1", None, "anthropic", "openai_responses"),
         ("anthropic", "https://api.anthropic.com", None, "anthropic", "openai_responses"),
     ],
 )
@@ -52,9 +53,12 @@ def test_upstream_protocol(kind: str, url: str, override: str | None, claude: st
 
 
 def test_the_anthropic_kind_serves_only_messages() -> None:
-    assert served_protocols(
-        Profile(name="a", kind="anthropic", base_url="https://api.anthropic.com"), "claude"
-    ) == ("anthropic",)
+    assert served_protocols(Profile(name="a", kind="anthropic", base_url="https://api.anthropic.com")) == (
+        "anthropic",
+    )
+    # a URL the catalog does not list: the kind's word
+    unlisted = Profile(name="b", kind="anthropic", base_url="https://proxy.example")
+    assert served_protocols(unlisted) == ("anthropic",)
 
 
 def test_upstream_url_for_both_url_styles() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 from urllib.parse import urlsplit
 
-from kvswitch.core.catalog import Vendor, vendors_for_host
+from kvswitch.core.catalog import vendors_for_host
 from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.servers import get
 
@@ -35,23 +35,24 @@ def client_of(client: Client | WireProtocol) -> Client:
     return _CLIENT_OF.get(client, "codex")
 
 
-def catalog_entry(profile: Profile, client: Client) -> Vendor | None:
-    """The catalog entry whose Claude Code (or Codex) URL is the profile's, if any."""
+def catalog_protocol(profile: Profile) -> WireProtocol | None:
+    """What the catalog says the profile's URL serves: a vendor's Claude Code URL serves its
+    ``claude_protocol``, its Codex URL its ``codex_protocol``; ``None`` for a URL it does not list."""
     url = profile.base_url.rstrip("/")
     for entry in vendors_for_host(urlsplit(url).hostname or ""):
-        own = entry.base_url if client == "claude" else entry.codex_base_url
-        if own is not None and own.rstrip("/") == url:
-            return entry
+        if entry.base_url.rstrip("/") == url:
+            return entry.claude_protocol
+        if entry.codex_base_url is not None and entry.codex_base_url.rstrip("/") == url:
+            return entry.codex_protocol
     return None
 
 
-def served_protocols(profile: Profile, client: Client) -> tuple[WireProtocol, ...]:
-    """What the profile's backend serves to ``client``: the catalog's word for a vendor URL, else
-    the server kind's."""
-    entry = catalog_entry(profile, client)
-    if entry is not None:
-        served = entry.claude_protocol if client == "claude" else entry.codex_protocol
-        return (served,) if served is not None else ()
+def served_protocols(profile: Profile) -> tuple[WireProtocol, ...]:
+    """What the profile's backend serves at its URL: the catalog's word for a vendor URL, else the
+    server kind's (a local server serves every protocol it has on its one URL)."""
+    listed = catalog_protocol(profile)
+    if listed is not None:
+        return (listed,)
     return get(profile.kind).protocols
 
 
@@ -65,7 +66,7 @@ def upstream_protocol(profile: Profile, client: Client | WireProtocol) -> WirePr
         return "openai_chat"  # a chat client on a conversation route is passed through
     who = client_of(client)
     own = CLIENT_PROTOCOL[who]
-    served = served_protocols(profile, who)
+    served = served_protocols(profile)
     if own in served or not served:
         return own
     if "openai_chat" in served:
