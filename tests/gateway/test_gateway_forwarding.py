@@ -5,6 +5,7 @@ model mapping, failover before the first byte (never after) and the usage rows."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import time
@@ -258,3 +259,76 @@ def test_usage_rows_read_a_stream_and_the_cli_lists_them(
     assert row["cost"] == 0.0
     assert main(["usage", "--csv", "--profile", "local"]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith("time,client,profile")
+
+
+def test_codex_reaches_the_responses_route_below_v1(
+    paths: AppPaths, gateway: GatewayServer, token: str, upstreams: Make
+) -> None:
+    upstream = upstreams(json_answer(b'{"usage":{"input_tokens":50,"input_tokens_details":'
+                                     b'{"cached_tokens":40},"output_tokens":3}}'))
+    add_profiles(paths, Profile(name="local", kind="llama.cpp", base_url=upstream.url, api_key=KEY_B),
+                 route="local")
+    answer = httpx.post(gateway.url + "/codex/v1/responses", content=b'{"model":"m","input":"hi"}',
+                        headers={"authorization": f"Bearer {token}"})
+    assert answer.status_code == 200
+    seen = upstream.seen[-1]
+    assert seen.path == "/v1/responses"
+    assert dict((k.lower(), v) for k, v in seen.headers)["authorization"] == f"Bearer {KEY_B}"
+    row = query(usage_db(paths))[-1]
+    assert (row.client, row.input_tokens, row.cached_tokens, row.output_tokens) == ("codex", 50, 40, 3)
+
+
+def test_an_endless_upstream_is_cut_at_the_answer_cap(paths: AppPaths, token: str, upstreams: Make) -> None:
+    from kvswitch.gateway.forward import Limits  # noqa: PLC0415
+    from kvswitch.gateway.service import GatewayHandler  # noqa: PLC0415
+
+    async def endless(request: web.Request, body: bytes) -> web.StreamResponse:
+        out = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await out.prepare(request)
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await out.write(b"data: " + b"x" * 65536 + b"\n\n")
+        return out
+
+    upstream = upstreams(endless)
+    add_profiles(paths, _profile("a", upstream.url), route="a")
+    cap = 1 << 20
+    limits = Limits(max_response_bytes=cap, max_response_seconds=20)
+    with GatewayServer(GatewayHandler(paths, limits)) as server:
+        received = bytearray()
+
+        def read() -> None:
+            with httpx.stream("POST", server.url + "/claude/v1/messages", content=b"{}",
+                              headers={"x-api-key": token}, timeout=30) as response:
+                for chunk in response.iter_raw():
+                    received.extend(chunk)
+
+        with pytest.raises(httpx.RemoteProtocolError):  # cut, never ended as if complete
+            read()
+    assert len(received) <= cap
+    row = query(usage_db(paths))[-1]
+    assert row.error is not None
+    assert "more than 1 MB" in row.error
+
+
+def test_an_answer_past_its_deadline_is_cut(paths: AppPaths, token: str, upstreams: Make) -> None:
+    from kvswitch.gateway.forward import Limits  # noqa: PLC0415
+    from kvswitch.gateway.service import GatewayHandler  # noqa: PLC0415
+
+    upstream = upstreams(sse_answer([b"data: {}\n\n"] * 100, pause=0.1))
+    add_profiles(paths, _profile("a", upstream.url), route="a")
+    with GatewayServer(GatewayHandler(paths, Limits(max_response_seconds=1.5))) as server:
+        started = time.monotonic()
+
+        def read() -> None:
+            with httpx.stream("POST", server.url + "/claude/v1/messages", content=b"{}",
+                              headers={"x-api-key": token}, timeout=30) as response:
+                for _chunk in response.iter_raw():
+                    pass
+
+        with pytest.raises(httpx.RemoteProtocolError):
+            read()
+        assert time.monotonic() - started < 5
+    row = query(usage_db(paths))[-1]
+    assert row.error is not None
+    assert "no complete answer within the 1.5 s timeout" in row.error

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,10 +219,13 @@ async def relay(
     started: float,
     converter: ResponseConverter | None = None,
     status_body: bytes | None = None,
+    before_end: Callable[[], Awaitable[None]] | None = None,
 ) -> web.StreamResponse:
     """Send ``response`` to the client as it arrives: byte for byte, or through ``converter``.
 
     ``status_body``: an already-read (error) body to send instead of reading the upstream's.
+    ``before_end``: awaited after the last body byte and before the end of the answer is sent (the
+    recorder stores its capture there, so a client that exits on the answer's end finds it stored).
     Limits past the commit cut the client's connection; ``attempt.cut`` says why.
     """
     out = web.StreamResponse(status=response.status, reason=response.reason)
@@ -244,12 +247,23 @@ async def relay(
     try:
         await out.prepare(request)
         attempt.committed = True
+        held = b""
         if status_body is not None:
             attempt.first_byte_ms = (time.monotonic() - started) * 1000
-            await out.write(status_body)
+            cut = len(status_body) - 1 if before_end is not None and status_body else len(status_body)
+            await out.write(status_body[:cut])
+            held = status_body[cut:]
             attempt.bytes_out = len(status_body)
         elif not bodiless:
-            await _pump(response, out, attempt, limits, started, converter)
+            # an answer of known length is complete for the client with its last byte, so that byte
+            # waits for before_end; a chunked one ends with the terminator write_eof sends
+            hold = before_end is not None and out.content_length is not None
+            held = await _pump(response, out, attempt, limits, started, converter, hold)
+        attempt.elapsed_ms = (time.monotonic() - started) * 1000
+        if before_end is not None:
+            await before_end()
+        if held:
+            await out.write(held)
         await out.write_eof()
     except _Cut as cut:
         attempt.cut = cut.reason
@@ -259,7 +273,8 @@ async def relay(
         _drop_connection(request, out)
     finally:
         response.release()
-    attempt.elapsed_ms = (time.monotonic() - started) * 1000
+    if attempt.elapsed_ms is None:
+        attempt.elapsed_ms = (time.monotonic() - started) * 1000
     return out
 
 
@@ -271,9 +286,11 @@ class _Cut(Exception):
 
 async def _pump(
     response: aiohttp.ClientResponse, out: web.StreamResponse, attempt: Attempt, limits: Limits,
-    started: float, converter: ResponseConverter | None,
-) -> None:
+    started: float, converter: ResponseConverter | None, hold_last: bool = False,
+) -> bytes:
+    """Relay the body; with ``hold_last`` the very last byte is returned instead of sent."""
     total = 0
+    held = b""
     try:
         async for piece in response.content.iter_any():
             total += len(piece)
@@ -283,6 +300,8 @@ async def _pump(
                 attempt.first_byte_ms = (time.monotonic() - started) * 1000
             attempt.keep(piece, limits.sample_bytes)
             data = converter.feed(piece) if converter is not None else piece
+            if hold_last and data:
+                data, held = held + data[:-1], data[-1:]
             if data:
                 await out.write(data)
                 attempt.bytes_out += len(data)
@@ -295,6 +314,8 @@ async def _pump(
         if data:
             await out.write(data)
             attempt.bytes_out += len(data)
+    attempt.bytes_out += len(held)
+    return held
 
 
 def _drop_connection(request: web.Request, out: web.StreamResponse) -> None:

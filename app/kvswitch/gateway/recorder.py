@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 from aiohttp import web
 
 from kvswitch.core.errors import UsageError
-from kvswitch.core.fsutil import SECRET_MODE, atomic_write
+from kvswitch.core.fsutil import SECRET_MODE
 from kvswitch.core.http import check_timeout, check_url_port
 from kvswitch.core.models import Profile, validate_base_url
 from kvswitch.core.redact import mask_headers, mask_json, mask_query
@@ -98,6 +98,19 @@ class _RecorderHandler(Handler):
         attempt = Attempt(target)
         started = time.monotonic()
         what = f"upstream {owner.upstream}"
+        stored = False
+
+        async def store() -> None:
+            nonlocal stored
+            if stored:
+                return
+            stored = True
+            status = attempt.status if attempt.committed else 502
+            await asyncio.get_running_loop().run_in_executor(
+                owner._writer, owner.record, request.method, request.rel_url.raw_path_qs,
+                dict(request.headers.items()), raw, status, attempt.sample(), attempt.first_byte_ms,
+            )
+
         answer: web.StreamResponse
         try:
             async with asyncio.timeout(self.limits.max_response_seconds):
@@ -105,7 +118,7 @@ class _RecorderHandler(Handler):
                 if response is None:
                     answer = refuse(502, f"recorder: upstream {owner.upstream} failed: {attempt.error}")
                 else:
-                    answer = await relay(request, response, attempt, self.limits, started)
+                    answer = await relay(request, response, attempt, self.limits, started, before_end=store)
         except TimeoutError:
             if attempt.committed:
                 attempt.cut = deadline_message(self.limits, what)
@@ -117,12 +130,7 @@ class _RecorderHandler(Handler):
                 attempt.status = None
                 answer = refuse(502, f"recorder: upstream {owner.upstream} failed: "
                                      f"{deadline_message(self.limits, what)}")
-        status = attempt.status if attempt.committed else 502
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(
-            owner._writer, owner.record, request.method, request.rel_url.raw_path_qs,
-            dict(request.headers.items()), raw, status, attempt.sample(), attempt.first_byte_ms,
-        )
+        await store()  # a refused or cut answer: stored before the client sees its end
         return answer
 
 
@@ -236,8 +244,7 @@ class BaseRecorder(Generic[CaptureT]):
         }
         file = self.captures_dir / f"request_{number:04d}.json"
         with contextlib.suppress(OSError, ValueError):
-            text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-            atomic_write(file, text.encode("utf-8"), mode=SECRET_MODE, secret=True)
+            _write_private(file, (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
         recorded = Recorded(number, method, data["path"], data["headers"], masked_body, file, status,
                             response_reading(response_sample), response_sample, first_byte_ms)
         capture = self.make_capture(recorded)
@@ -251,6 +258,16 @@ class BaseRecorder(Generic[CaptureT]):
     def make_capture(self, recorded: Recorded) -> CaptureT:
         """What ``captures`` holds for one request (the verify layer adds its diagnosis here)."""
         raise NotImplementedError
+
+
+def _write_private(file: Path, data: bytes) -> None:
+    """A capture, created 0600 (never readable by others, not even for an instant); a capture is a
+    diagnostic copy, so it is not fsynced like the user's own files."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(file, flags, SECRET_MODE)
+    with os.fdopen(fd, "wb") as handle:
+        os.chmod(file, SECRET_MODE)  # a file left from an earlier run keeps no wider mode
+        handle.write(data)
 
 
 class Recorder(BaseRecorder[Recorded]):

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -160,29 +161,40 @@ class GatewayHandler(Handler):
                        body.get("model") if isinstance(body, dict) else None, None)
         reasons: list[str] = []
         answer: web.StreamResponse | None = None
-        attempt: Attempt | None = None
+        current: list[Attempt] = []
+        stored = False
+
+        async def store() -> None:
+            """The usage row, written before the answer's end reaches the client."""
+            nonlocal stored
+            if stored:
+                return
+            stored = True
+            self._finish_row(row, current[-1] if current else None, reasons, started, chain)
+            await asyncio.get_running_loop().run_in_executor(self._writer, self.usage.add, row)
+
         try:
             async with asyncio.timeout(self.limits.max_response_seconds):
-                answer, attempt = await self._try_chain(request, route, chain, raw, body, base_headers,
-                                                        started, row, reasons)
+                answer = await self._try_chain(request, route, chain, raw, body, base_headers,
+                                               started, row, reasons, current, store)
         except TimeoutError:
             message = deadline_message(self.limits, f"upstream of {row.profile}")
-            if attempt is not None and attempt.committed:
-                attempt.cut = message
+            if current and current[-1].committed:
+                current[-1].cut = message
                 if request.transport is not None:
                     request.transport.close()
                 answer = web.StreamResponse()
             else:
                 row.status, row.error = 504, message
                 answer = refuse(504, f"gateway: {message}")
-        self._finish_row(row, attempt, reasons, started, chain)
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.usage.add, row)
+        await store()
         return answer
 
     async def _try_chain(
         self, request: web.Request, route: Route, chain: list[Profile], raw: bytes, body: Any,
-        base_headers: Any, started: float, row: UsageRow, reasons: list[str],
-    ) -> tuple[web.StreamResponse, Attempt | None]:
+        base_headers: Any, started: float, row: UsageRow, reasons: list[str], current: list[Attempt],
+        store: Callable[[], Awaitable[None]],
+    ) -> web.StreamResponse:
         last_error: tuple[int, bytes, Attempt, Any] | None = None
         others = chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
         for index, profile in enumerate(chain):
@@ -194,7 +206,7 @@ class GatewayHandler(Handler):
                 planned = self._plan(profile, route, raw, body, request.rel_url.raw_query_string, others)
             except BridgeRequestError as refused:  # the client's own mistake: no other profile helps
                 row.status, row.error = refused.status, str(refused)
-                return web.json_response(status=refused.status, body=refused.body), None
+                return web.json_response(status=refused.status, body=refused.body)
             except (LookupError, ValueError) as exc:
                 reasons.append(f"{profile.name}: {exc}")
                 continue
@@ -206,6 +218,7 @@ class GatewayHandler(Handler):
                 headers["Content-Type"] = "application/json"
                 headers["Accept-Encoding"] = "identity"
             attempt = Attempt(planned.url)
+            current.append(attempt)
             row.profile, row.upstream, row.model = profile.name, planned.url.split("?")[0], planned.model
             response = await open_upstream(self.session, request.method, planned.url, headers, planned.body,
                                            attempt)
@@ -215,7 +228,7 @@ class GatewayHandler(Handler):
                 if more:
                     continue
                 row.status, row.error = 502, attempt.error
-                return refuse(502, f"gateway: upstream {row.upstream} failed: {attempt.error}"), attempt
+                return refuse(502, f"gateway: upstream {row.upstream} failed: {attempt.error}")
             if retryable(response.status) and more:
                 error_body = await read_error_body(response, attempt)
                 self.breaker.failure(profile.name)
@@ -237,15 +250,15 @@ class GatewayHandler(Handler):
                     converter = planned.bridge.response_converter(body, streaming=streaming)
             if route.client is not None:
                 self.serving[route.client] = profile.name
-            answer = await relay(request, response, attempt, self.limits, started, converter, status_body)
             row.status = response.status
-            return answer, attempt
+            return await relay(request, response, attempt, self.limits, started, converter, status_body,
+                               before_end=store)
         if last_error is not None:
             status, error_body, attempt, _bridge = last_error
             row.status, row.error = status, error_body[:300].decode("utf-8", "replace")
-            return web.Response(status=status, body=error_body, content_type="application/json"), attempt
+            return web.Response(status=status, body=error_body, content_type="application/json")
         row.status, row.error = 503, "; ".join(reasons)
-        return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}"), None
+        return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}")
 
     def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
               others: list[Profile]) -> _Planned:

@@ -16,12 +16,17 @@ from typing import Any
 from kvswitch.core.redact import mask_headers
 from kvswitch.gateway.forward import MAX_REQUEST_BODY, MAX_RESPONSE_BODY, MAX_RESPONSE_SECONDS
 from kvswitch.gateway.recorder import RESPONSE_SAMPLE, BaseRecorder, Recorded, routed_profile
-from kvswitch.gateway.server import parse_listen
+from kvswitch.gateway.server import parse_listen as _parse_listen
 from kvswitch.verify.capture import MASKED_HEADERS, Capture
 from kvswitch.verify.diagnose import diagnose_requests
 
 __all__ = ["MASKED_HEADERS", "MAX_REQUEST_BODY", "MAX_RESPONSE_BODY", "MAX_RESPONSE_SECONDS",
            "RESPONSE_SAMPLE", "Capture", "Recorder", "mask_headers", "parse_listen", "routed_profile"]
+
+
+def parse_listen(text: str, allow_remote: bool = False) -> tuple[str, int]:
+    """``HOST:PORT`` for ``kvswitch record --listen``; loopback only unless allowed."""
+    return _parse_listen(text, allow_remote, what="the recorder")
 
 
 class Recorder(BaseRecorder[Capture]):
