@@ -61,8 +61,9 @@ def gui_only_args(argv: Sequence[str]) -> argparse.Namespace | None:
     Building the full parser imports every command module (the engines, pydantic models: ~300 ms),
     which the window does not need before its first paint; anything unusual takes the full parser.
     """
-    args = argparse.Namespace(command=None, config_dir=None, show_secrets=False, minimized=False,
-                              smoke_test=False)
+    args = argparse.Namespace(
+        command=None, config_dir=None, show_secrets=False, minimized=False, smoke_test=False
+    )
     rest = list(argv)
     while rest:
         arg = rest.pop(0)

@@ -53,16 +53,20 @@ def _scan(args: argparse.Namespace) -> int:
     out: TextIO = sys.stdout
     summary = Totals()
     events = scan_file(args.file, _hint(args.kind))  # opens now: a bad path fails before any output
-    out.write(f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
-              f"{'ms':>9} {'reuse':>6}  verdict  reason\n")
+    out.write(
+        f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
+        f"{'ms':>9} {'reuse':>6}  verdict  reason\n"
+    )
     for event in events:
         summary.add(event)
         out.write(_table_row(event))
     diagnosis = diagnose(summary.latest())
     reuse = summary.cached / summary.prompt if summary.prompt else 0.0
-    out.write(f"\n{summary.requests} requests: {summary.hits} hits, {summary.partial} "
-              f"partial, {summary.misses} misses; {summary.cached} of {summary.prompt} prompt tokens "
-              f"came from the cache ({reuse:.0%}).\n")
+    out.write(
+        f"\n{summary.requests} requests: {summary.hits} hits, {summary.partial} "
+        f"partial, {summary.misses} misses; {summary.cached} of {summary.prompt} prompt tokens "
+        f"came from the cache ({reuse:.0%}).\n"
+    )
     if summary.requests == 0:
         out.write("No completed request was found in this log.\n")
     if diagnosis is not None:
@@ -98,9 +102,11 @@ def _table_row(event: CacheEvent) -> str:
 
     ms = "-" if event.prompt_ms is None else f"{event.prompt_ms:.1f}"
     task = event.request_id if event.task is None else event.task
-    return (f"{event.last_line:>8} {show(event.slot):>4} {show(task):>8} "
-            f"{event.prompt_tokens:>7} {event.cached_tokens:>7} {event.new_tokens:>7} {ms:>9} "
-            f"{event.reuse_ratio:>6.0%}  {event.verdict:<7}  {event.reason or ''}\n")
+    return (
+        f"{event.last_line:>8} {show(event.slot):>4} {show(task):>8} "
+        f"{event.prompt_tokens:>7} {event.cached_tokens:>7} {event.new_tokens:>7} {ms:>9} "
+        f"{event.reuse_ratio:>6.0%}  {event.verdict:<7}  {event.reason or ''}\n"
+    )
 
 
 def _tail(args: argparse.Namespace) -> int:

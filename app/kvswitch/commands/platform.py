@@ -17,32 +17,50 @@ from kvswitch.platform.probe import DEFAULT_TIMEOUT
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "detect", help="find Claude Code, Codex and running local servers",
+        "detect",
+        help="find Claude Code, Codex and running local servers",
         description="Find Claude Code and Codex, and local servers ("
-                    + ", ".join(server.label for server in servers.local())
-                    + ") from running processes and by probing their usual ports on loopback.")
+        + ", ".join(server.label for server in servers.local())
+        + ") from running processes and by probing their usual ports on loopback.",
+    )
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
-    parser.add_argument("--port", type=_port, action="append", dest="ports", metavar="PORT",
-                        help="probe this loopback port (repeatable; default: "
-                             f"{', '.join(map(str, PROBE_PORTS))})")
+    parser.add_argument(
+        "--port",
+        type=_port,
+        action="append",
+        dest="ports",
+        metavar="PORT",
+        help=f"probe this loopback port (repeatable; default: {', '.join(map(str, PROBE_PORTS))})",
+    )
     parser.add_argument("--no-processes", action="store_true", help="only probe ports; do not read processes")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                        help="seconds per probe (default %(default)s)")
-    parser.add_argument("--add", action="store_true",
-                        help="add a profile for every server found (names already taken are skipped)")
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per probe (default %(default)s)"
+    )
+    parser.add_argument(
+        "--add",
+        action="store_true",
+        help="add a profile for every server found (names already taken are skipped)",
+    )
     parser.set_defaults(func=_detect)
 
-    parser = subparsers.add_parser("export",
-                                   help="write all profiles to a JSON file (keys left out by default)")
+    parser = subparsers.add_parser(
+        "export", help="write all profiles to a JSON file (keys left out by default)"
+    )
     parser.add_argument("file", type=Path)
-    parser.add_argument("--include-keys", action="store_true",
-                        help="include API keys in clear (the file is created readable by you only)")
+    parser.add_argument(
+        "--include-keys",
+        action="store_true",
+        help="include API keys in clear (the file is created readable by you only)",
+    )
     parser.set_defaults(func=_export)
 
     parser = subparsers.add_parser("import-profiles", help="add the profiles of an exported JSON file")
     parser.add_argument("file", type=Path)
-    parser.add_argument("--yes", action="store_true",
-                        help="import profiles with dangerous env names or project-folder targets too")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="import profiles with dangerous env names or project-folder targets too",
+    )
     parser.set_defaults(func=_import)
 
     parser = subparsers.add_parser("autostart", help="start KV Switch in the tray at login (off by default)")
@@ -101,8 +119,9 @@ def format_detection(found: Detection, ports: Any = PROBE_PORTS) -> str:
             lines.append(f"  {tool.label:<12} not found")
             continue
         where = str(tool.binary) if tool.binary else "not on PATH"
-        config = (str(tool.config_file) if tool.has_config
-                  else f"{tool.config_dir} (no {tool.config_file.name})")
+        config = (
+            str(tool.config_file) if tool.has_config else f"{tool.config_dir} (no {tool.config_file.name})"
+        )
         lines.append(f"  {tool.label:<12} {where}; config {config}")
     lines.append("Servers:")
     if not found.servers:
@@ -171,4 +190,3 @@ def _remember_autostart(args: argparse.Namespace, enabled: bool) -> None:
     settings = load_settings(paths)
     settings.autostart = enabled
     save_settings(paths, settings)
-

@@ -62,10 +62,17 @@ def register(subparsers: Any) -> None:
 def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument("--kind", choices=KINDS, help="backend kind (required unless --preset names one)")
     if adding:
-        parser.add_argument("--preset", metavar="ID", help="fill URL, kind, key variable and models from "
-                            "'kvswitch preset list' (explicit flags still win)")
-        parser.add_argument("--for-codex", action="store_true",
-                            help="with --preset: use the vendor's Codex (Responses) endpoint, target codex")
+        parser.add_argument(
+            "--preset",
+            metavar="ID",
+            help="fill URL, kind, key variable and models from "
+            "'kvswitch preset list' (explicit flags still win)",
+        )
+        parser.add_argument(
+            "--for-codex",
+            action="store_true",
+            help="with --preset: use the vendor's Codex (Responses) endpoint, target codex",
+        )
     parser.add_argument("--base-url", help="server URL (default for local kinds: the usual port)")
     keys = parser.add_mutually_exclusive_group()
     keys.add_argument("--api-key", help="API key (prefer --api-key-stdin: this one lands in shell history)")
@@ -73,13 +80,25 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     if not adding:
         keys.add_argument("--no-api-key", action="store_true", help="remove the key")
     parser.add_argument("--model", help="model name (ANTHROPIC_MODEL, Codex model)")
-    parser.add_argument("--model-tier", action="append", default=[], metavar="TIER=M",
-                        help="model for one tier: main, opus, sonnet, haiku, subagent, small_fast")
-    parser.add_argument("--key-env", choices=KEY_ENVS, help="the variable the key goes in for Claude Code "
-                        "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)")
+    parser.add_argument(
+        "--model-tier",
+        action="append",
+        default=[],
+        metavar="TIER=M",
+        help="model for one tier: main, opus, sonnet, haiku, subagent, small_fast",
+    )
+    parser.add_argument(
+        "--key-env",
+        choices=KEY_ENVS,
+        help="the variable the key goes in for Claude Code "
+        "(ANTHROPIC_AUTH_TOKEN: bearer; ANTHROPIC_API_KEY: x-api-key)",
+    )
     for field, flag in MODEL_FLAGS.items():
         parser.add_argument(
-            flag, f"--model-{field.replace('_', '-')}", dest=f"model_{field}", metavar="M",
+            flag,
+            f"--model-{field.replace('_', '-')}",
+            dest=f"model_{field}",
+            metavar="M",
             help=f"sets {ModelMap.ENV_NAMES[field]}",
         )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="extra env entry")

@@ -36,8 +36,11 @@ def register(subparsers: Any) -> None:
     imp.add_argument("source", choices=["claude", "cc-switch"])
     imp.add_argument("path", nargs="?", help="file to import (default: the usual location)")
     imp.add_argument("--name", default="imported", help="profile name for 'import claude'")
-    imp.add_argument("--allow-dangerous-env", action="store_true",
-                     help="accept env names that change how shells, the loader or Node behave")
+    imp.add_argument(
+        "--allow-dangerous-env",
+        action="store_true",
+        help="accept env names that change how shells, the loader or Node behave",
+    )
     imp.set_defaults(func=cmd_import)
 
     doctor = subparsers.add_parser("doctor", help="check files, ownership, profiles and key file modes")
@@ -193,9 +196,7 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         except OSError:
             continue
         if mode & 0o077:
-            findings.append(
-                f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
-            )
+            findings.append(f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'")
     return findings
 
 

@@ -123,9 +123,7 @@ def register(subparsers: Any) -> None:
         "--captures", type=Path, help="directory for the captures (default: in KV Switch's data)"
     )
     record.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address")
-    record.add_argument(
-        "--max-requests", type=_count, default=None, help="stop after this many requests"
-    )
+    record.add_argument("--max-requests", type=_count, default=None, help="stop after this many requests")
     record.set_defaults(func=_record)
 
     ps = subparsers.add_parser(
@@ -346,8 +344,10 @@ class TokenFollower:
                 return  # this upstream cannot render: the byte diagnosis above is all there is
             where = f", the prompts part at token {diag.divergence_token} in {diag.part}"
             where = "" if diag.reusable else where
-            self.show(f"    #{number} vs #{before} in the server's tokens: {diag.shared_tokens} of "
-                      f"{diag.tokens_b} reusable{where}")
+            self.show(
+                f"    #{number} vs #{before} in the server's tokens: {diag.shared_tokens} of "
+                f"{diag.tokens_b} reusable{where}"
+            )
 
 
 def _ps(args: argparse.Namespace) -> int:

@@ -31,7 +31,6 @@ _SECRET_PATTERNS = (
 )
 
 
-
 class SecretFilter(logging.Filter):
     """Replaces anything that looks like a key with a mask, in the final formatted message."""
 

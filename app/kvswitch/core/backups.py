@@ -65,5 +65,8 @@ class BackupStore:
                 directory.mkdir(parents=True, exist_ok=True)
                 directory.chmod(0o700)
             except (FileExistsError, NotADirectoryError):
-                raise FileAccessError(directory, "is a file where KV Switch keeps its backups folder; "
-                                      "move it away and try again (nothing was changed)") from None
+                raise FileAccessError(
+                    directory,
+                    "is a file where KV Switch keeps its backups folder; "
+                    "move it away and try again (nothing was changed)",
+                ) from None

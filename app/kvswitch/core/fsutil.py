@@ -78,10 +78,14 @@ def require_regular(path: Path, mode: int) -> None:
     if stat.S_ISDIR(mode):
         raise FileAccessError(path, "is a directory, expected a file")
     kind = (
-        "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-        else "a character device" if stat.S_ISCHR(mode)
-        else "a block device" if stat.S_ISBLK(mode)
-        else "a socket" if stat.S_ISSOCK(mode)
+        "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
         else "not a regular file"
     )
     where = "" if not os.path.islink(path) else f" (through the symlink, at {os.path.realpath(path)})"

@@ -16,10 +16,20 @@ MASK = "••••••••"
 URL_MASK = "REDACTED"
 
 #: header names whose value is a credential (lower case)
-SECRET_HEADERS = frozenset({
-    "x-api-key", "authorization", "proxy-authorization", "cookie", "set-cookie", "api-key",
-    "x-goog-api-key", "x-auth-token", "x-access-token", "x-kvswitch-token",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "x-api-key",
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "api-key",
+        "x-goog-api-key",
+        "x-auth-token",
+        "x-access-token",
+        "x-kvswitch-token",
+    }
+)
 #: a header, query parameter or JSON key whose name says it holds a credential (not ``max_tokens`` or
 #: ``prompt_cache_key``: counts and cache keys are what a cache diagnosis needs to see)
 _SECRET_NAME = re.compile(
@@ -58,8 +68,12 @@ def mask_json(value: Any, _depth: int = 0) -> Any:
     if _depth > 64:
         return value
     if isinstance(value, dict):
-        return {key: MASK if isinstance(key, str) and is_secret_name(key) and isinstance(item, str) and item
-                else mask_json(item, _depth + 1) for key, item in value.items()}
+        return {
+            key: MASK
+            if isinstance(key, str) and is_secret_name(key) and isinstance(item, str) and item
+            else mask_json(item, _depth + 1)
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [mask_json(item, _depth + 1) for item in value]
     return value

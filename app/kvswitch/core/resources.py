@@ -52,7 +52,8 @@ def resource_path(name: str) -> Path:
             return path
     searched = ", ".join(str(root) for root in roots) or "no resources directory exists"
     raise ResourceNotFoundError(
-        f"bundled file {name!r} is missing (searched: {searched}); reinstall KV Switch")
+        f"bundled file {name!r} is missing (searched: {searched}); reinstall KV Switch"
+    )
 
 
 def app_icon_path(size: int | None = None) -> Path:

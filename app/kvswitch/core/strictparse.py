@@ -25,7 +25,7 @@ from kvswitch.core.errors import ConfigParseError
 MAX_DEPTH = 200
 MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 _JSON_TOKEN = re.compile(
-    r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)|(-?\d{' + str(MAX_INT_DIGITS + 1) + r',})|([\[{])|([\]}])'
+    r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)|(-?\d{' + str(MAX_INT_DIGITS + 1) + r",})|([\[{])|([\]}])"
 )
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 

@@ -21,8 +21,10 @@ TRUNCATED = "the context was truncated (context shift)"
 LRU_HIT = "restored from the host-RAM prompt cache (slot chosen by LRU)"
 FULL_HIT = "identical prompt: only the last token was re-evaluated"
 #: ``.format(similarity)``: the slot held the prompt (similarity >= ``NOT_CACHED_MIN_SIM``) and redid it
-NOT_CACHED = ("the slot already held this prompt (similarity {:.3f}) but processed it again: prompt "
-              "caching was off for this request (cache_prompt: false?)")
+NOT_CACHED = (
+    "the slot already held this prompt (similarity {:.3f}) but processed it again: prompt "
+    "caching was off for this request (cache_prompt: false?)"
+)
 #: similarity x1000 of the selection from which a miss reads as "prompt caching was off"
 NOT_CACHED_MIN_SIM = 500
 #: ``.format(cached)``

@@ -28,11 +28,22 @@ if TYPE_CHECKING:
 #: where each name of the API lives: imported on first use, so ``kvswitch log scan`` (which needs a few
 #: of these modules) does not pay for the others (the live classifiers, the process and journald readers)
 _HOMES = {
-    "LogAnalyzer": "analyzer", "classify_line": "classify", "Diagnosis": "diagnose", "diagnose": "diagnose",
-    "CacheEvent": "model", "ClassifiedLine": "model", "FeedResult": "model", "LineKind": "model",
-    "JournaldSource": "process", "ProcessSource": "process", "scan_file": "scan",
-    "DirectoryFollower": "sources", "FileFollower": "sources", "LogReader": "sources",
-    "open_source": "sources", "strip_ansi": "text",
+    "LogAnalyzer": "analyzer",
+    "classify_line": "classify",
+    "Diagnosis": "diagnose",
+    "diagnose": "diagnose",
+    "CacheEvent": "model",
+    "ClassifiedLine": "model",
+    "FeedResult": "model",
+    "LineKind": "model",
+    "JournaldSource": "process",
+    "ProcessSource": "process",
+    "scan_file": "scan",
+    "DirectoryFollower": "sources",
+    "FileFollower": "sources",
+    "LogReader": "sources",
+    "open_source": "sources",
+    "strip_ansi": "text",
 }
 
 

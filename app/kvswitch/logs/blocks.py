@@ -64,20 +64,40 @@ Row = tuple[int, int, int, int, float, int, int, str | None, str]
 #: what may start a fact after ``| task T |`` in ``fastscan._LINE`` (a superset of its alternatives' literal
 #: starts, tested): a slot line that starts with none of these, nor ends right there, is harmless
 FACT_STARTS = (
-    b"processing task", b"prompt eval time", b"eval time", b"stop processing", b"selected slot", b"n_tokens",
-    b"cached ", b"kv cache rm", b"new prompt", b"prompt tokenized", b"need to evaluate",
+    b"processing task",
+    b"prompt eval time",
+    b"eval time",
+    b"stop processing",
+    b"selected slot",
+    b"n_tokens",
+    b"cached ",
+    b"kv cache rm",
+    b"new prompt",
+    b"prompt tokenized",
+    b"need to evaluate",
 )
 #: the reason starts of the grammar, in any case (a superset of the case rules ``_LINE`` applies to them)
 FACT_STARTS_ANY_CASE = tuple(prefix.lower().encode() for prefix in REASON_PREFIXES)
 #: the lines that continue an empty ``print_timing`` header (``fastscan._CONTINUATION``): an empty slot line
 #: is harmless unless one of these follows it (as the slots-debug token lists of a full hit print it)
 TIMING_CONTINUATIONS = (
-    b"prompt eval time", b"eval time", b"total time", b"graphs reused", b"draft acceptance",
+    b"prompt eval time",
+    b"eval time",
+    b"total time",
+    b"graphs reused",
+    b"draft acceptance",
 )
 _TIMING = rb"(?:" + b"|".join(TIMING_CONTINUATIONS) + rb")"
 _REASON_START = rb"(?i:" + b"|".join(map(re.escape, FACT_STARTS_ANY_CASE)) + rb")"
-_HARMLESS = (rb" *+(?!\r?\n(?:[ \t]*+" + _TIMING + rb"|\Z)|\r(?!\n)|\Z|"
-             + b"|".join(map(re.escape, FACT_STARTS)) + rb"|" + _REASON_START + rb")")
+_HARMLESS = (
+    rb" *+(?!\r?\n(?:[ \t]*+"
+    + _TIMING
+    + rb"|\Z)|\r(?!\n)|\Z|"
+    + b"|".join(map(re.escape, FACT_STARTS))
+    + rb"|"
+    + _REASON_START
+    + rb")"
+)
 _TASK_PIPE = rb" task -?\d+ \|"
 #: a reason printed with ``task -1`` and nothing after it on its line: an idle slot's housekeeping, which
 #: the tracker drops unless that slot is being assembled (``side_reason_slots`` checks which slots)
@@ -85,12 +105,19 @@ _SIDE_REASON = rb" task -\d+ \| *+" + _REASON_START + rb"[^|\n]*+(?=\n)"
 #: skip to the next ``|`` (over any pipe-less lines) as long as it opens a harmless slot line, a side
 #: reason, or is a pipe of some other text (prompt text in a ``LLAMA_SERVER_SLOTS_DEBUG`` dump, a memory
 #: breakdown table)
-_FILL = (rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|" + _SIDE_REASON + rb"|(?!" + _TASK_PIPE
-         + rb")))*")
+_FILL = rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|" + _SIDE_REASON + rb"|(?!" + _TASK_PIPE + rb")))*"
 #: text between blocks in which every ``| task T |`` opens a harmless line: no fact, nothing to do (a fact
 #: line always has ``| task T |``, so other pipes never start one)
-QUIET = lazy_compile(rb"(?:[^|]*+\|(?:" + _TASK_PIPE + _HARMLESS + rb"|" + _SIDE_REASON + rb"|(?!"
-                     + _TASK_PIPE + rb")))*+[^|]*+")
+QUIET = lazy_compile(
+    rb"(?:[^|]*+\|(?:"
+    + _TASK_PIPE
+    + _HARMLESS
+    + rb"|"
+    + _SIDE_REASON
+    + rb"|(?!"
+    + _TASK_PIPE
+    + rb")))*+[^|]*+"
+)
 #: the side reasons the line regex reads (with its ``id S`` prefix), for their slots
 _SIDE_REASON_LINE = lazy_compile(rb"id +(\d+) \|" + _SIDE_REASON)
 
@@ -99,31 +126,44 @@ def side_reason_slots(data: Chunk, start: int, end: int) -> set[int]:
     """The slots of the side reasons in ``data[start:end]``: a block or quiet text holding one of a slot
     the tracker is assembling (or of the block's own slot) goes to the line path, which keeps the note."""
     return {int(m[1]) for m in _SIDE_REASON_LINE.finditer(data, start, end)}
+
+
 #: then the next ``|`` must open a line of the block's own slot and task (``\3`` is ``id  S |``)
 _NEXT = _FILL + rb"[^|]*\3 task \5 \| *"
 
 BLOCK = lazy_compile(
-    bounded(rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
-    + _FILL + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task" + _NEXT  # 3-5
-    + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
-    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)" + _NEXT + rb")?"  # 6
-    + rb"(?:need to evaluate at least 1 token()" + _NEXT + rb")?"  # 7
-    + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _NEXT  # 8
-    + rb"((?:(?:cached )?n_tokens = \d+, memory_seq_rm \[" + _NEXT + rb")*))?"  # 9: restatements
-    + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens" + _NEXT  # 10-11
-    + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)" + _NEXT  # 12
-    + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n")  # 13-14
+    bounded(
+        rb"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?"  # 1-2
+        + _FILL
+        + rb"[^|]*(id +(\d+) \|) task (\d+) \| *processing task"
+        + _NEXT  # 3-5
+        + rb"(?:(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
+        rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"
+        + _NEXT
+        + rb")?"  # 6
+        + rb"(?:need to evaluate at least 1 token()"
+        + _NEXT
+        + rb")?"  # 7
+        + rb"(?:(?:cached )?n_tokens = (\d+), memory_seq_rm \["
+        + _NEXT  # 8
+        + rb"((?:(?:cached )?n_tokens = \d+, memory_seq_rm \["
+        + _NEXT
+        + rb")*))?"  # 9: restatements
+        + rb"prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
+        + _NEXT  # 10-11
+        + rb"eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)"
+        + _NEXT  # 12
+        + rb"stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)[^|\n]*\n"
+    )  # 13-14
 )
 #: one restatement of group 9 of ``BLOCK`` (its ``_NEXT`` without the back-references, which ``BLOCK``
 #: already checked): matched one after another from the group's start they take exactly its repetitions
-RESTATED = lazy_compile(rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FILL
-                      + rb"[^|]*\| task -?\d+ \| *")
+RESTATED = lazy_compile(
+    rb"(?:cached )?n_tokens = (\d+), memory_seq_rm \[" + _FILL + rb"[^|]*\| task -?\d+ \| *"
+)
 #: the start of a block's first line, up to ``selected slot``: its slot must be the block's slot. A line
 #: that reads like a timing continuation is left to the line path (after an empty timing header it is one).
-SELECT_HEAD = lazy_compile(
-    bounded(rb"(?![ \t]*" + _TIMING + rb")[^|\n]*id +(\d+) \| task -?\d+ \| *")
-)
-
+SELECT_HEAD = lazy_compile(bounded(rb"(?![ \t]*" + _TIMING + rb")[^|\n]*id +(\d+) \| task -?\d+ \| *"))
 
 
 LOOKS_CONTINUED = frozenset(b" \tpetgd")  # first bytes of the lines SELECT_HEAD leaves to the line path
@@ -188,8 +228,17 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
             reason = _FULL_HIT
     else:
         reason = _PREFIX.format(cached)
-    return (slot, int(groups[4]), cached, new, float(groups[9]), first, last, reason,  # type: ignore[arg-type]
-            verdict)
+    return (
+        slot,
+        int(groups[4]),
+        cached,
+        new,
+        float(groups[9]),
+        first,
+        last,
+        reason,  # type: ignore[arg-type]
+        verdict,
+    )
 
 
 #: ``_blockscan.scan`` (the native walk, ``_native/walk.c``: every request whose lines follow the usual
@@ -200,13 +249,22 @@ def block_row(groups: tuple[bytes | None, ...], slot: int, first: int, last: int
 #: JSON mode the counts.
 class NativeScan(Protocol):
     @overload
-    def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
-                 max_pending: int, /) -> tuple[list[Row], int, int, int, list[Adopted], int | None]: ...
+    def __call__(
+        self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any], max_pending: int, /
+    ) -> tuple[list[Row], int, int, int, list[Adopted], int | None]: ...
 
     @overload
-    def __call__(self, data: Chunk, pos: int, end: int, line_no: int, pending: Mapping[Any, Any],
-                 max_pending: int, server_json: bytes, /
-                 ) -> tuple[bytes, int, int, int, list[Adopted], int | None, Counts]: ...
+    def __call__(
+        self,
+        data: Chunk,
+        pos: int,
+        end: int,
+        line_no: int,
+        pending: Mapping[Any, Any],
+        max_pending: int,
+        server_json: bytes,
+        /,
+    ) -> tuple[bytes, int, int, int, list[Adopted], int | None, Counts]: ...
 
 
 #: (hits, partial, misses, prompt tokens, cached tokens, new tokens) of the JSON lines of one call
@@ -222,8 +280,17 @@ def _load_native() -> Any:
     except ImportError:
         return None
     head, tail = _PREFIX.split("{}")
-    _blockscan.configure(HIT_RATIO, MISS_RATIO, float(NOT_CACHED_MIN_SIM), (HIT, PARTIAL, MISS),
-                         (_TRUNCATED, _LRU_HIT, _FULL_HIT), _NOT_CACHED, head, tail, json.dumps)
+    _blockscan.configure(
+        HIT_RATIO,
+        MISS_RATIO,
+        float(NOT_CACHED_MIN_SIM),
+        (HIT, PARTIAL, MISS),
+        (_TRUNCATED, _LRU_HIT, _FULL_HIT),
+        _NOT_CACHED,
+        head,
+        tail,
+        json.dumps,
+    )
     _blockscan.set_fact_starts(FACT_STARTS, FACT_STARTS_ANY_CASE)
     return _blockscan
 

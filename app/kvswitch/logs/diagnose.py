@@ -93,8 +93,10 @@ def _forced_reprocess_advice(server_name: str) -> str:
 
     server = servers.find(server_name)
     advice = server.advice.forced_reprocess if server is not None else None
-    return advice or ("Keep the full sliding-window cache or more context checkpoints if the server has a "
-                      "setting for it, or use a model without SWA.")
+    return advice or (
+        "Keep the full sliding-window cache or more context checkpoints if the server has a "
+        "setting for it, or use a model without SWA."
+    )
 
 
 def _nothing_reused(run: list[CacheEvent]) -> Diagnosis | None:
@@ -104,13 +106,13 @@ def _nothing_reused(run: list[CacheEvent]) -> Diagnosis | None:
     if caching_off:
         message = (
             f"The last {len(run)} requests reused nothing, although the server already held the same prompt: "
-            "the client disables prompt caching (\"cache_prompt\": false in the request) or the server runs "
+            'the client disables prompt caching ("cache_prompt": false in the request) or the server runs '
             "with --no-cache-prompt."
         )
     else:
         message = (
             f"The last {len(run)} requests reused nothing from the cache: the prompt changes at its "
-            "very first tokens, or prompt caching is disabled (\"cache_prompt\": false, --no-cache-prompt), "
+            'very first tokens, or prompt caching is disabled ("cache_prompt": false, --no-cache-prompt), '
             "or each request lands on a slot that never held it (try -np 1 or pin id_slot)."
         )
     return Diagnosis("nothing-reused", message, None, len(run))

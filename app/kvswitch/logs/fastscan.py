@@ -55,24 +55,28 @@ Record = CacheEvent | Row
 Records = list[Record]
 
 _LINE = lazy_compile(
-    bounded(rb"id +(\d+) \| task (-?\d+) \| *(?:"
-    rb"processing task()"  # 3
-    rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
-    rb"|eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)()"  # 7-8
-    rb"|stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)()"  # 9-11
-    rb"|selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?()"  # 12-14
-    rb"|(?:cached )?n_tokens = (\d+), memory_seq_rm \[()"  # 15-16
-    rb"|kv cache rm \[(\d+), end\)()"  # 17-18
-    rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
-    rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
-    rb"|need to evaluate at least 1 token()"  # 21
-    rb"|((?:" + REASON_START + rb")[^\n]*)()"  # 22-23
-    rb"|\r?\n())")  # 24: an empty print_timing header; its block follows on unprefixed lines
+    bounded(
+        rb"id +(\d+) \| task (-?\d+) \| *(?:"
+        rb"processing task()"  # 3
+        rb"|prompt eval time = +(\d+(?:\.\d+)?) ms / +(\d+) tokens()"  # 4-6
+        rb"|eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs)()"  # 7-8
+        rb"|stop processing: n_(?:tokens|past) = (\d+), truncated = (\d+)()"  # 9-11
+        rb"|selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?()"  # 12-14
+        rb"|(?:cached )?n_tokens = (\d+), memory_seq_rm \[()"  # 15-16
+        rb"|kv cache rm \[(\d+), end\)()"  # 17-18
+        rb"|(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
+        rb"(?:task\.)?n_(?:prompt_)?tokens = (\d+)()"  # 19-20
+        rb"|need to evaluate at least 1 token()"  # 21
+        rb"|((?:" + REASON_START + rb")[^\n]*)()"  # 22-23
+        rb"|\r?\n())"
+    )  # 24: an empty print_timing header; its block follows on unprefixed lines
 )
 _CONTINUATION = lazy_compile(
-    bounded(rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
-    rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
-    rb"|total time|graphs reused|draft acceptance)[^\n]*\n")
+    bounded(
+        rb"[ \t]*(?:(prompt eval time) = +(\d+(?:\.\d+)?) ms / +(\d+) tokens"
+        rb"|(eval time) = +[\d.]+ ms / +(\d+) tokens"
+        rb"|total time|graphs reused|draft acceptance)[^\n]*\n"
+    )
 )
 _EMPTY_HEADER = re.compile(rb"print_timings?: id +\d+ \| task -?\d+ \|[ \t]*\r?\n")
 _HOW = {b"LCP similarity": "lcp", b"LRU": "lru", b"id": "id"}
@@ -88,8 +92,17 @@ def scan_llama(handle: BinaryIO, tracker: RequestTracker) -> Iterator[CacheEvent
 
 def row_event(server: str, row: Row) -> CacheEvent:
     slot, task, cached, new, prompt_ms, first, last, reason, _verdict = row
-    return make_event(server=server, slot=slot, task=task, cached=cached, new=new, prompt_ms=prompt_ms,
-                      first_line=first, last_line=last, reason=reason)
+    return make_event(
+        server=server,
+        slot=slot,
+        task=task,
+        cached=cached,
+        new=new,
+        prompt_ms=prompt_ms,
+        first_line=first,
+        last_line=last,
+        reason=reason,
+    )
 
 
 def scan_records(handle: BinaryIO, tracker: RequestTracker, *, blocks: bool = True) -> Iterator[list[Record]]:
@@ -120,7 +133,7 @@ def read_chunks(handle: BinaryIO) -> Iterator[tuple[bytearray, int]]:
         if filled + CHUNK_BYTES + 1 > len(buf):  # a long timing block held back: room for it and a chunk
             buf = buf[:filled] + bytearray(CHUNK_BYTES + 1 + len(buf))
         with memoryview(buf) as view:
-            got = handle.readinto(view[filled:filled + CHUNK_BYTES]) or 0  # type: ignore[attr-defined]
+            got = handle.readinto(view[filled : filled + CHUNK_BYTES]) or 0  # type: ignore[attr-defined]
         size = filled + got
         if not got:
             if size:
@@ -132,7 +145,7 @@ def read_chunks(handle: BinaryIO) -> Iterator[tuple[bytearray, int]]:
         end = buf.rfind(b"\n", 0, size) + 1
         if end <= 0:  # a runaway line without end: keep only its tail
             keep = min(size, MAX_LINE_BYTES)
-            buf[:keep] = buf[size - keep:size]
+            buf[:keep] = buf[size - keep : size]
             filled = keep
             continue
         held = _open_timing_block(buf, end)
@@ -160,7 +173,12 @@ def _open_timing_block(data: Chunk, end: int) -> int:
 
 
 def _chunk(
-    data: Chunk, end: int, line_no: int, tracker: RequestTracker, out: list[Record], blocks: bool,
+    data: Chunk,
+    end: int,
+    line_no: int,
+    tracker: RequestTracker,
+    out: list[Record],
+    blocks: bool,
     native: NativeScan | None,
 ) -> int:
     """Every record of ``data[:end]`` (whole lines); ``line_no`` is the number of its first line, and
@@ -191,20 +209,32 @@ def _chunk(
         slot = int(groups[3])
         start = rfind(b"\n", 0, at) + 1
         head_at = at - len(head) - select_len
-        if not (head_at >= start and data[start] not in LOOKS_CONTINUED
-                and startswith(select_task, at - select_len) and startswith(head, head_at)
-                and find(b"|", start, head_at) < 0) and not selection_slot_is(data, start, at, slot):
+        if not (
+            head_at >= start
+            and data[start] not in LOOKS_CONTINUED
+            and startswith(select_task, at - select_len)
+            and startswith(head, head_at)
+            and find(b"|", start, head_at) < 0
+        ) and not selection_slot_is(data, start, at, slot):
             continue
         if start > pos:
-            if (quiet(data, pos, start) is None or (bare and any(pos <= at < start for at in bare))
-                    or any(side in pending for side in side_reason_slots(data, pos, start))):
+            if (
+                quiet(data, pos, start) is None
+                or (bare and any(pos <= at < start for at in bare))
+                or any(side in pending for side in side_reason_slots(data, pos, start))
+            ):
                 read_lines(data, pos, start, line_no, tracker, out)
             line_no += count(b"\n", pos, start)
         pos = after
         lines = count(b"\n", start, pos)
         sides = side_reason_slots(data, start, pos)
-        if (slot in pending or len(pending) >= MAX_PENDING or (bare and any(start <= at < pos for at in bare))
-                or slot in sides or any(side in pending for side in sides)):
+        if (
+            slot in pending
+            or len(pending) >= MAX_PENDING
+            or (bare and any(start <= at < pos for at in bare))
+            or slot in sides
+            or any(side in pending for side in sides)
+        ):
             read_lines(data, start, pos, line_no, tracker, out)
         else:
             out.append(block_row(groups, slot, line_no, line_no + lines - 1))
@@ -227,7 +257,11 @@ def _chunk_native(
 
 
 def native_steps(
-    data: Chunk, end: int, line_no: int, tracker: RequestTracker, native: NativeScan,
+    data: Chunk,
+    end: int,
+    line_no: int,
+    tracker: RequestTracker,
+    native: NativeScan,
     server_json: bytes | None = None,
 ) -> Iterator[tuple[tuple[Any, ...], Records, int]]:
     """Walk ``data[:end]`` (whole lines) with the native scanner, the line path reading what it hands
@@ -238,7 +272,8 @@ def native_steps(
     pos = 0
     while pos < end:
         found: tuple[Any, ...] = (
-            native(data, pos, end, line_no, pending, MAX_PENDING) if server_json is None
+            native(data, pos, end, line_no, pending, MAX_PENDING)
+            if server_json is None
             else native(data, pos, end, line_no, pending, MAX_PENDING, server_json)
         )
         pos, line_no, until, opened, last_slot = found[1:6]
@@ -274,12 +309,10 @@ def _candidate_lines(data: Chunk, start: int, end: int) -> list[tuple[int, int]]
             line_start = folded.rfind(b"\n", 0, at) + 1
             line_end = folded.find(b"\n", at)
             line_end = len(folded) if line_end < 0 else line_end + 1
-            if b"| task " not in data[start + line_start:start + line_end]:
+            if b"| task " not in data[start + line_start : start + line_end]:
                 found.add((start + line_start, start + line_end))
             at = folded.find(prefix, line_end)
     return sorted(found)
-
-
 
 
 def read_lines(
@@ -314,16 +347,33 @@ def _read_slot_lines(
         branch = m.lastindex
         # the four lines every request prints come first: no call, no tuple
         if branch == 6:
-            done = fact(PROMPT_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(5)), None,
-                        float(m.group(4)), None, line_no)
+            done = fact(
+                PROMPT_EVAL,
+                int(m.group(1)),
+                int(m.group(2)),
+                int(m.group(5)),
+                None,
+                float(m.group(4)),
+                None,
+                line_no,
+            )
         elif branch == 8:
-            done = fact(GEN_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(7)), None, None, None,
-                        line_no)
+            done = fact(
+                GEN_EVAL, int(m.group(1)), int(m.group(2)), int(m.group(7)), None, None, None, line_no
+            )
         elif branch == 3:
             done = fact(START, int(m.group(1)), int(m.group(2)), None, None, None, None, line_no)
         elif branch == 11:
-            done = fact(RELEASE, int(m.group(1)), int(m.group(2)), int(m.group(9)), int(m.group(10)), None,
-                        None, line_no)
+            done = fact(
+                RELEASE,
+                int(m.group(1)),
+                int(m.group(2)),
+                int(m.group(9)),
+                int(m.group(10)),
+                None,
+                None,
+                line_no,
+            )
         elif branch == 24:  # an empty print_timing header: the block follows on unprefixed lines
             slot, task = int(m.group(1)), int(m.group(2))
             pos = m.end()
@@ -331,8 +381,18 @@ def _read_slot_lines(
                 line_no += 1
                 counted_to = pos
                 if cont.group(1):
-                    out.extend(fact(PROMPT_EVAL, slot, task, int(cont.group(3)), None, float(cont.group(2)),
-                                    None, line_no))
+                    out.extend(
+                        fact(
+                            PROMPT_EVAL,
+                            slot,
+                            task,
+                            int(cont.group(3)),
+                            None,
+                            float(cont.group(2)),
+                            None,
+                            line_no,
+                        )
+                    )
                 elif cont.group(4):
                     out.extend(fact(GEN_EVAL, slot, task, int(cont.group(5)), None, None, None, line_no))
                 pos = cont.end()

@@ -56,8 +56,9 @@ class DrawBudget:
         return granted
 
 
-def classify_lines(analyzer: LogAnalyzer, texts: list[str],
-                   line_no: int) -> tuple[list[ClassifiedLine], list[CacheEvent], int]:
+def classify_lines(
+    analyzer: LogAnalyzer, texts: list[str], line_no: int
+) -> tuple[list[ClassifiedLine], list[CacheEvent], int]:
     """Feed ``texts`` to a ``LogAnalyzer``: (ClassifiedLines, CacheEvents, the last line number).
 
     Shared by the app's reader thread and this process, so both number and classify lines the same way.
@@ -125,8 +126,9 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
         out.flush()
 
     try:
-        reader = open_source(LogSource.model_validate(json.loads(source_json)), start_at_end=True,
-                             tail_lines=tail_lines)
+        reader = open_source(
+            LogSource.model_validate(json.loads(source_json)), start_at_end=True, tail_lines=tail_lines
+        )
     except KvSwitchError as exc:
         send({"error": str(exc)})
         return 0
@@ -149,15 +151,16 @@ def run(source_json: str, kind_hint: str | None, tail_lines: int, max_lines: int
                 if not lines:
                     break
                 for start in range(0, len(lines), SLICE_LINES):  # a big read is not held classified twice
-                    classified, found, line_no = classify_lines(analyzer, lines[start:start + SLICE_LINES],
-                                                                line_no)
+                    classified, found, line_no = classify_lines(
+                        analyzer, lines[start : start + SLICE_LINES], line_no
+                    )
                     kept.extend(classified)
                     events.extend(found)
                 read += len(lines)
             frame: dict[str, Any] = {"lines_read": line_no}
             if read:
                 granted = budget.take(len(kept))
-                lines_out = list(kept)[len(kept) - granted:] if granted else []
+                lines_out = list(kept)[len(kept) - granted :] if granted else []
                 frame.update(lines=lines_out, dropped=read - len(lines_out), events=events)
             if reader.status != status:
                 frame["status"] = status = reader.status

@@ -38,8 +38,20 @@ def _json_number(value: int | float | None) -> str:
 
 
 def json_line(
-    last: int, server: str, slot: str, task: str, request_id: str, prompt: int, cached: int, new: int,
-    prompt_ms: str, ratio: str, verdict: str, first: int, reason: str, timestamp: str,
+    last: int,
+    server: str,
+    slot: str,
+    task: str,
+    request_id: str,
+    prompt: int,
+    cached: int,
+    new: int,
+    prompt_ms: str,
+    ratio: str,
+    verdict: str,
+    first: int,
+    reason: str,
+    timestamp: str,
 ) -> str:
     """The one Python writer of a cache event's JSON line (the str arguments are JSON text already):
     exactly ``json.dumps(event.to_json())`` plus a newline; the C scanner writes the same bytes (tested)."""
@@ -55,10 +67,20 @@ def json_line(
 def event_json_line(event: CacheEvent) -> str:
     """``json.dumps(event.to_json())`` plus a newline, several times faster."""
     return json_line(
-        event.last_line, json_text(event.server), _json_number(event.slot), _json_number(event.task),
-        json_text(event.request_id), event.prompt_tokens, event.cached_tokens, event.new_tokens,
-        _json_number(event.prompt_ms), _json_number(round(event.reuse_ratio, 4)), event.verdict,
-        event.first_line, json_text(event.reason), json_text(event.timestamp),
+        event.last_line,
+        json_text(event.server),
+        _json_number(event.slot),
+        _json_number(event.task),
+        json_text(event.request_id),
+        event.prompt_tokens,
+        event.cached_tokens,
+        event.new_tokens,
+        _json_number(event.prompt_ms),
+        _json_number(round(event.reuse_ratio, 4)),
+        event.verdict,
+        event.first_line,
+        json_text(event.reason),
+        json_text(event.timestamp),
     )
 
 
@@ -126,8 +148,12 @@ class Totals:
             "cached_tokens": self.cached,
             "new_tokens": self.new,
             "reuse_ratio": round(self.cached / self.prompt, 4) if self.prompt else 0.0,
-            "diagnosis": None if diagnosis is None else {
-                "code": diagnosis.code, "message": diagnosis.message, "fix_env": diagnosis.fix_env,
+            "diagnosis": None
+            if diagnosis is None
+            else {
+                "code": diagnosis.code,
+                "message": diagnosis.message,
+                "fix_env": diagnosis.fix_env,
             },
         }
 
@@ -138,7 +164,7 @@ def _last_lines(text: bytes) -> bytes:
         start = text.rfind(b"\n", 0, start)
         if start < 0:
             return text
-    return text[start + 1:]
+    return text[start + 1 :]
 
 
 #: JSON text of recurring floats (prompt times, reuse ratios): ``repr`` and ``round`` cost more than a lookup
@@ -167,13 +193,33 @@ def format_records(records: list[Record], server: str, totals: Totals, remember:
             if ms_json is None:
                 ms_json = ms_text[prompt_ms] = repr(prompt_ms)
             reason_json = "null" if reason is None else json_text(reason)
-            append(json_line(last, server_json, str(slot), str(task), "null", prompt, cached, new, ms_json,
-                             ratio_json, verdict, first, reason_json, "null"))
+            append(
+                json_line(
+                    last,
+                    server_json,
+                    str(slot),
+                    str(task),
+                    "null",
+                    prompt,
+                    cached,
+                    new,
+                    ms_json,
+                    ratio_json,
+                    verdict,
+                    first,
+                    reason_json,
+                    "null",
+                )
+            )
         else:
             event = _as_event(record, server)
             append(event_json_line(event))
-            prompt, cached, new, verdict = (event.prompt_tokens, event.cached_tokens, event.new_tokens,
-                                            event.verdict)
+            prompt, cached, new, verdict = (
+                event.prompt_tokens,
+                event.cached_tokens,
+                event.new_tokens,
+                event.verdict,
+            )
         prompt_sum += prompt
         cached_sum += cached
         new_sum += new

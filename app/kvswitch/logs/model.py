@@ -88,10 +88,18 @@ class CacheEvent:
     def from_json(cls, data: dict[str, Any]) -> CacheEvent:
         """The event back from its ``to_json`` (a ``log scan --jsonl`` line)."""
         return cls(
-            server=data["server"], slot=data["slot"], task=data["task"], prompt_tokens=data["prompt_tokens"],
-            cached_tokens=data["cached_tokens"], new_tokens=data["new_tokens"], prompt_ms=data["prompt_ms"],
-            first_line=data["first_line"], last_line=data["last_line"], reason=data["reason"],
-            timestamp=data["timestamp"], request_id=data["request_id"],
+            server=data["server"],
+            slot=data["slot"],
+            task=data["task"],
+            prompt_tokens=data["prompt_tokens"],
+            cached_tokens=data["cached_tokens"],
+            new_tokens=data["new_tokens"],
+            prompt_ms=data["prompt_ms"],
+            first_line=data["first_line"],
+            last_line=data["last_line"],
+            reason=data["reason"],
+            timestamp=data["timestamp"],
+            request_id=data["request_id"],
         )
 
     def to_json(self) -> dict[str, Any]:

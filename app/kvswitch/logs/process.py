@@ -28,8 +28,14 @@ STOP_TIMEOUT = 5.0
 class ProcessSource:
     """Starts ``command`` (a list, never through a shell) and yields its output lines."""
 
-    def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | None = None, stop_timeout: float = STOP_TIMEOUT) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stop_timeout: float = STOP_TIMEOUT,
+    ) -> None:
         self.command = list(command)
         self.stop_timeout = stop_timeout
         self.status = "not started"

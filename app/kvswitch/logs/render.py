@@ -43,8 +43,10 @@ def describe_event(event: CacheEvent) -> str:
         where.append(f"task {event.task}")
     if event.request_id:
         where.append(event.request_id)
-    head = f"{event.verdict.upper()}: {event.cached_tokens}/{event.prompt_tokens} prompt tokens reused " \
-           f"({event.reuse_ratio:.0%}), {event.new_tokens} processed"
+    head = (
+        f"{event.verdict.upper()}: {event.cached_tokens}/{event.prompt_tokens} prompt tokens reused "
+        f"({event.reuse_ratio:.0%}), {event.new_tokens} processed"
+    )
     if event.prompt_ms is not None:
         head += f" in {event.prompt_ms:.0f} ms"
     text = f"{head} [{', '.join(where)}]" if where else head

@@ -132,7 +132,7 @@ def iter_lines(handle: BinaryIO, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byt
             if end < 0:
                 break
             if not skipping:
-                yield data[start:min(end, start + MAX_LINE_BYTES)]
+                yield data[start : min(end, start + MAX_LINE_BYTES)]
             skipping = False
             start = end + 1
         carry = data[start:]
@@ -152,9 +152,13 @@ def _scan_general(handle: BinaryIO, kind_hint: str | None) -> Iterator[CacheEven
     anchors = tuple(anchor.encode() for anchor in anchors_for(kind_hint))
     line_no = 0
     for line_no, raw in enumerate(iter_lines(handle), 1):
-        if any(anchor in raw for anchor in anchors) or (
-            raw.startswith(b"{") and not raw.startswith(_JSONL_LOG)  # 2024 JSON lines carry a clock
-        ) or b"[" in raw[:40]:
+        if (
+            any(anchor in raw for anchor in anchors)
+            or (
+                raw.startswith(b"{") and not raw.startswith(_JSONL_LOG)  # 2024 JSON lines carry a clock
+            )
+            or b"[" in raw[:40]
+        ):
             yield from analyzer.feed(decode_line(raw), line_no).events
         else:
             analyzer.note_line(line_no)

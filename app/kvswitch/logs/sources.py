@@ -178,8 +178,14 @@ def _newest_key(path: Path) -> tuple[float, list[int], str]:
 class DirectoryFollower:
     """Follows the newest ``*.log`` in a dated tree such as a server's ``server-logs/YYYY-MM/``."""
 
-    def __init__(self, directory: str | Path, *, start_at_end: bool = True, tail_lines: int = 200,
-                 pattern: str = "*.log") -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        start_at_end: bool = True,
+        tail_lines: int = 200,
+        pattern: str = "*.log",
+    ) -> None:
         self.directory = Path(directory).expanduser()
         self.pattern = pattern
         self.start_at_end = start_at_end
@@ -238,8 +244,9 @@ class DirectoryFollower:
                 self._polls = -1  # and look again at the next poll
                 return drained
             self._follower.close()
-        self._follower = FileFollower(newest, start_at_end=first and self.start_at_end,
-                                      tail_lines=self.tail_lines)
+        self._follower = FileFollower(
+            newest, start_at_end=first and self.start_at_end, tail_lines=self.tail_lines
+        )
         return []
 
 

@@ -25,8 +25,9 @@ from kvswitch.logs.parsers import server_name
 from kvswitch.logs.parsers.base import Fact, What
 
 #: a request read elsewhere, as ``RequestTracker.adopt`` takes it
-Adopted = tuple[int, int, int | None, str, int | None, int | None, int | None, int | None, float | None,
-                int | None, bool]
+Adopted = tuple[
+    int, int, int | None, str, int | None, int | None, int | None, int | None, float | None, int | None, bool
+]
 #: requests assembled at once; a real server has a few slots, so more means a garbled log
 MAX_PENDING = 256
 
@@ -85,8 +86,15 @@ class RequestTracker:
         return self.slot_fact(what, slot, task, fact.n1, fact.n2, fact.ms, fact.note, line_no)
 
     def slot_fact(
-        self, what: What, slot: int | None, task: int | None, n1: int | None, n2: int | None,
-        ms: float | None, note: str | None, line_no: int,
+        self,
+        what: What,
+        slot: int | None,
+        task: int | None,
+        n1: int | None,
+        n2: int | None,
+        ms: float | None,
+        note: str | None,
+        line_no: int,
     ) -> tuple[CacheEvent, ...]:
         """One fact about a known slot (the fast scanner calls this directly, without ``Fact`` objects)."""
         done: tuple[CacheEvent, ...] = ()
@@ -169,8 +177,18 @@ class RequestTracker:
         for slot, first, task, how, sim, size, cached, new, ms, generated, full_hit in requests:
             self._pending.pop(slot, None)
             self._pending[slot] = PendingRequest(
-                slot=slot, first_line=first, task=task, select_how=how, sim=sim, prompt_size=size,
-                cached=cached, new=new, prompt_ms=ms, generated=generated, full_hit=full_hit)
+                slot=slot,
+                first_line=first,
+                task=task,
+                select_how=how,
+                sim=sim,
+                prompt_size=size,
+                cached=cached,
+                new=new,
+                prompt_ms=ms,
+                generated=generated,
+                full_hit=full_hit,
+            )
         if last_slot is not None:
             self._last_slot = last_slot
 
@@ -195,11 +213,20 @@ class RequestTracker:
         if new is None or cached is None:
             return ()
         cached = max(cached, 0)
-        return (make_event(
-            server=self.server, slot=req.slot, task=req.task, cached=cached, new=new,
-            prompt_ms=req.prompt_ms, first_line=req.first_line, last_line=max(line_no, req.first_line),
-            reason=self._reason(req, cached, new), timestamp=self._clock,
-        ),)
+        return (
+            make_event(
+                server=self.server,
+                slot=req.slot,
+                task=req.task,
+                cached=cached,
+                new=new,
+                prompt_ms=req.prompt_ms,
+                first_line=req.first_line,
+                last_line=max(line_no, req.first_line),
+                reason=self._reason(req, cached, new),
+                timestamp=self._clock,
+            ),
+        )
 
     @staticmethod
     def _reason(req: PendingRequest, cached: int, new: int) -> str | None:
@@ -208,8 +235,12 @@ class RequestTracker:
         if req.truncated:
             reasons.append(verdicts.TRUNCATED)
         if not reasons:
-            if (verdict == "miss" and req.select_how == "lcp" and req.sim is not None
-                    and req.sim >= verdicts.NOT_CACHED_MIN_SIM):
+            if (
+                verdict == "miss"
+                and req.select_how == "lcp"
+                and req.sim is not None
+                and req.sim >= verdicts.NOT_CACHED_MIN_SIM
+            ):
                 reasons.append(verdicts.NOT_CACHED.format(req.sim / 1000))
             elif verdict == "hit" and req.select_how == "lru":
                 reasons.append(verdicts.LRU_HIT)
@@ -221,7 +252,15 @@ class RequestTracker:
 
     def _single_line_event(self, fact: Fact, line_no: int) -> CacheEvent:
         return make_event(
-            server=fact.server or self.server, slot=fact.slot, task=fact.task, cached=fact.n1 or 0,
-            new=fact.n2 or 0, prompt_ms=fact.ms, first_line=line_no, last_line=line_no,
-            reason=fact.reason, timestamp=self._clock, request_id=fact.note,
+            server=fact.server or self.server,
+            slot=fact.slot,
+            task=fact.task,
+            cached=fact.n1 or 0,
+            new=fact.n2 or 0,
+            prompt_ms=fact.ms,
+            first_line=line_no,
+            last_line=line_no,
+            reason=fact.reason,
+            timestamp=self._clock,
+            request_id=fact.note,
         )

@@ -73,7 +73,7 @@ def desktop_exec(argv: Sequence[str]) -> str:
     quoted = []
     for arg in argv:
         escaped = arg.replace("%", "%%")
-        if any(ch in arg for ch in ' \t\n"\'\\><~|&;$*?#()`='):
+        if any(ch in arg for ch in " \t\n\"'\\><~|&;$*?#()`="):
             escaped = '"' + "".join("\\" + ch if ch in '"`$\\' else ch for ch in escaped) + '"'
         quoted.append(escaped)
     return " ".join(quoted).replace("\\", "\\\\")
@@ -94,17 +94,19 @@ class XdgAutostart:
         return str(self.path)
 
     def entry(self) -> str:
-        return "\n".join([
-            "[Desktop Entry]",
-            "Type=Application",
-            "Name=KV Switch",
-            "Comment=Start KV Switch in the system tray",
-            f"Exec={desktop_exec(self.command)}",
-            f"Icon={APP_ID}",
-            "Terminal=false",
-            "X-GNOME-Autostart-enabled=true",
-            "",
-        ])
+        return "\n".join(
+            [
+                "[Desktop Entry]",
+                "Type=Application",
+                "Name=KV Switch",
+                "Comment=Start KV Switch in the system tray",
+                f"Exec={desktop_exec(self.command)}",
+                f"Icon={APP_ID}",
+                "Terminal=false",
+                "X-GNOME-Autostart-enabled=true",
+                "",
+            ]
+        )
 
     def enabled(self) -> bool:
         raw = read_bytes(self.path)
@@ -132,13 +134,15 @@ class MacLaunchAgent:
         return str(self.path)
 
     def plist(self) -> bytes:
-        return plistlib.dumps({
-            "Label": APP_ID,
-            "ProgramArguments": self.command,
-            "RunAtLoad": True,
-            "ProcessType": "Interactive",
-            "LimitLoadToSessionType": "Aqua",
-        })
+        return plistlib.dumps(
+            {
+                "Label": APP_ID,
+                "ProgramArguments": self.command,
+                "RunAtLoad": True,
+                "ProcessType": "Interactive",
+                "LimitLoadToSessionType": "Aqua",
+            }
+        )
 
     def enabled(self) -> bool:
         raw = read_bytes(self.path)
@@ -202,8 +206,13 @@ class WindowsRunKey:
             raise AutostartError(f"cannot remove {self.location}: {exc}") from exc
 
 
-def for_platform(platform: str | None = None, *, command: Sequence[str] | None = None,
-                 env: Mapping[str, str] | None = None, registry: Any = None) -> Autostart:
+def for_platform(
+    platform: str | None = None,
+    *,
+    command: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    registry: Any = None,
+) -> Autostart:
     """The autostart mechanism of ``platform`` (default: this one)."""
     platform = sys.platform if platform is None else platform
     command = launch_command() if command is None else command

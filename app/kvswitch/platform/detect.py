@@ -55,10 +55,14 @@ class DetectedTool:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "label": self.label, "found": self.found,
+            "name": self.name,
+            "label": self.label,
+            "found": self.found,
             "binary": str(self.binary) if self.binary else None,
-            "config_dir": str(self.config_dir), "config_dir_exists": self.config_dir.is_dir(),
-            "config_file": str(self.config_file), "config_file_exists": self.has_config,
+            "config_dir": str(self.config_dir),
+            "config_dir_exists": self.config_dir.is_dir(),
+            "config_file": str(self.config_file),
+            "config_file_exists": self.has_config,
         }
 
 
@@ -122,11 +126,21 @@ class DetectedServer:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "kind": self.kind.value, "label": self.label, "base_url": self.base_url, "host": self.host,
-            "port": self.port, "answering": self.answering, "loading": self.loading, "pid": self.pid,
-            "version": self.version, "models": list(self.models), "context": self.context,
-            "parallel": self.parallel, "log": self.log.model_dump(exclude_none=True) if self.log else None,
-            "argv": list(self.argv), "found_by": list(self.sources),
+            "kind": self.kind.value,
+            "label": self.label,
+            "base_url": self.base_url,
+            "host": self.host,
+            "port": self.port,
+            "answering": self.answering,
+            "loading": self.loading,
+            "pid": self.pid,
+            "version": self.version,
+            "models": list(self.models),
+            "context": self.context,
+            "parallel": self.parallel,
+            "log": self.log.model_dump(exclude_none=True) if self.log else None,
+            "argv": list(self.argv),
+            "found_by": list(self.sources),
         }
 
 
@@ -136,8 +150,10 @@ class Detection:
     servers: tuple[DetectedServer, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"tools": [tool.to_json() for tool in self.tools],
-                "servers": [server.to_json() for server in self.servers]}
+        return {
+            "tools": [tool.to_json() for tool in self.tools],
+            "servers": [server.to_json() for server in self.servers],
+        }
 
 
 def detect_tools(env: Mapping[str, str] | None = None) -> list[DetectedTool]:
@@ -147,8 +163,9 @@ def detect_tools(env: Mapping[str, str] | None = None) -> list[DetectedTool]:
     claude_dir = claude_config_dir(env)
     codex_dir = codex_home(env)
     return [
-        DetectedTool("claude", "Claude Code", _which("claude", path), claude_dir,
-                     claude_dir / "settings.json"),
+        DetectedTool(
+            "claude", "Claude Code", _which("claude", path), claude_dir, claude_dir / "settings.json"
+        ),
         DetectedTool("codex", "Codex", _which("codex", path), codex_dir, codex_dir / "config.toml"),
     ]
 
@@ -194,13 +211,18 @@ def detect_servers(
         else:
             claimed.add(address)
         servers.append(_merge(process, probe, env, unit_dirs))
-    servers.extend(_merge(None, result, env, unit_dirs) for address, result in probes.items()
-                   if address not in claimed)
+    servers.extend(
+        _merge(None, result, env, unit_dirs) for address, result in probes.items() if address not in claimed
+    )
     return sorted(servers, key=lambda server: (server.port, server.host))
 
 
-def _merge(process: ServerProcess | None, probe: ProbeResult | None, env: Mapping[str, str] | None,
-           unit_dirs: Sequence[Path]) -> DetectedServer:
+def _merge(
+    process: ServerProcess | None,
+    probe: ProbeResult | None,
+    env: Mapping[str, str] | None,
+    unit_dirs: Sequence[Path],
+) -> DetectedServer:
     origin = process or probe
     if origin is None:
         raise ValueError("a detected server needs a process or a probe answer")
@@ -234,16 +256,23 @@ def _short_model(model: str) -> str:
     return model
 
 
-def _log_source(kind: ProfileKind, process: ServerProcess | None, env: Mapping[str, str] | None,
-                unit_dirs: Sequence[Path]) -> LogSource | None:
+def _log_source(
+    kind: ProfileKind, process: ServerProcess | None, env: Mapping[str, str] | None, unit_dirs: Sequence[Path]
+) -> LogSource | None:
     """The command line's log file when it names one, else where the server's module says it logs."""
     if process is not None and process.log_file:
         return LogSource(kind="file", path=process.log_file)
     return servers.get(kind).find_log(env, unit_dirs)
 
 
-def detect(ports: Sequence[int] = PROBE_PORTS, *, processes: Iterable[ProcessInfo] | None = None,
-           timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> Detection:
+def detect(
+    ports: Sequence[int] = PROBE_PORTS,
+    *,
+    processes: Iterable[ProcessInfo] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> Detection:
     """Tools and servers in one call (what the first-run dialog and ``kvswitch detect`` show)."""
-    return Detection(tuple(detect_tools(env)),
-                     tuple(detect_servers(ports, processes=processes, timeout=timeout, env=env)))
+    return Detection(
+        tuple(detect_tools(env)), tuple(detect_servers(ports, processes=processes, timeout=timeout, env=env))
+    )

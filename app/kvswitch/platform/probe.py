@@ -110,8 +110,16 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     if found is None:
         return None
     facts = found.facts
-    return ProbeResult(found.server.kind, host, port, facts.version, facts.models, facts.context,
-                       facts.parallel, facts.loading)
+    return ProbeResult(
+        found.server.kind,
+        host,
+        port,
+        facts.version,
+        facts.models,
+        facts.context,
+        facts.parallel,
+        facts.loading,
+    )
 
 
 def identify_all(addresses: Iterable[tuple[str, int]], timeout: float = DEFAULT_TIMEOUT) -> list[ProbeResult]:
@@ -125,4 +133,3 @@ def identify_all(addresses: Iterable[tuple[str, int]], timeout: float = DEFAULT_
             if result is not None:
                 results.append(result)
     return results
-

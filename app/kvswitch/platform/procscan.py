@@ -122,7 +122,7 @@ def option(argv: Sequence[str], *names: str) -> str | None:
             if arg == name and index + 1 < len(argv):
                 value = argv[index + 1]
             elif arg.startswith(name + "="):
-                value = arg[len(name) + 1:]
+                value = arg[len(name) + 1 :]
     return value
 
 
@@ -165,8 +165,14 @@ def classify(info: ProcessInfo) -> ServerProcess | None:
     model = None
     for group in sig.model_flags:
         model = model or option(argv, *group)
-    if (model is None and sig.positional_model and sig.subcommand is not None
-            and argv[1:2] == (sig.subcommand,) and len(argv) > 2 and not argv[2].startswith("-")):
+    if (
+        model is None
+        and sig.positional_model
+        and sig.subcommand is not None
+        and argv[1:2] == (sig.subcommand,)
+        and len(argv) > 2
+        and not argv[2].startswith("-")
+    ):
         model = argv[2]  # ``PROGRAM serve MODEL``
     context = _int(option(argv, *sig.context_flags)) if sig.context_flags else None
     parallel = _int(option(argv, *sig.parallel_flags)) if sig.parallel_flags else None

@@ -138,8 +138,11 @@ PRESETS: Mapping[ProfileKind, Preset] = _Presets()
 
 def answer_readers() -> tuple[AnswerReader, ...]:
     """Every way an answer carries cache numbers, most trusted first (each reader runs once)."""
-    ranked = sorted((min(s.trust for s in server.answer_sources), server.answer_reader)
-                    for server in _SERVERS if server.answer_reader and server.answer_sources)
+    ranked = sorted(
+        (min(s.trust for s in server.answer_sources), server.answer_reader)
+        for server in _SERVERS
+        if server.answer_reader and server.answer_sources
+    )
     return tuple(dict.fromkeys(reader for _, reader in ranked))
 
 
@@ -156,8 +159,9 @@ def metrics_markers() -> tuple[str, ...]:
 def source_priority() -> tuple[str, ...]:
     """Cache-number sources, most trusted first: a per-request number beats a shared counter or a log."""
     ranked = [(source.trust, source.name) for server in _SERVERS for source in server.answer_sources]
-    ranked += [(counter.trust, "metrics " + counter.cached.removesuffix("_total"))
-               for counter in cache_counters()]
+    ranked += [
+        (counter.trust, "metrics " + counter.cached.removesuffix("_total")) for counter in cache_counters()
+    ]
     ranked.append((LOG_TRUST, LOG_SOURCE))
     return tuple(dict.fromkeys(name for _, name in sorted(ranked)))
 
@@ -197,10 +201,40 @@ def routes() -> dict[str, str]:
 
 
 __all__ = [
-    "API_VERSION_HEADER", "CACHE_SAFE_ENV", "CLAUDE_DEFAULT_KIND", "DEFAULT_LOCAL_KIND", "LOOPBACK_HOSTS",
-    "MESSAGES_API", "MESSAGES_API_LABEL", "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "NO_RESPONSES_API_LINT",
-    "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
-    "answer_readers", "by_owner", "cache_counters", "codex_provider_ids", "default_ports", "find", "get",
-    "identify", "infer_reuse", "kind_for_url", "local", "metrics_markers", "native_model_list", "preset",
-    "process_kind", "renderers", "routes", "source_priority",
+    "API_VERSION_HEADER",
+    "CACHE_SAFE_ENV",
+    "CLAUDE_DEFAULT_KIND",
+    "DEFAULT_LOCAL_KIND",
+    "LOOPBACK_HOSTS",
+    "MESSAGES_API",
+    "MESSAGES_API_LABEL",
+    "NATIVE_CHAT_API",
+    "NATIVE_COMPLETION_API",
+    "NO_RESPONSES_API_LINT",
+    "PRESETS",
+    "VENDOR_MESSAGES_SEGMENT",
+    "Identified",
+    "PortFacts",
+    "Preset",
+    "Reading",
+    "Server",
+    "all",
+    "answer_readers",
+    "by_owner",
+    "cache_counters",
+    "codex_provider_ids",
+    "default_ports",
+    "find",
+    "get",
+    "identify",
+    "infer_reuse",
+    "kind_for_url",
+    "local",
+    "metrics_markers",
+    "native_model_list",
+    "preset",
+    "process_kind",
+    "renderers",
+    "routes",
+    "source_priority",
 ]

@@ -29,8 +29,11 @@ COMPLETION_API = "llamacpp-completion"
 
 
 def _props_shape(status: int, props: Any) -> bool:
-    return status == 200 and isinstance(props, dict) and (
-        "default_generation_settings" in props or "total_slots" in props or "build_info" in props)
+    return (
+        status == 200
+        and isinstance(props, dict)
+        and ("default_generation_settings" in props or "total_slots" in props or "build_info" in props)
+    )
 
 
 def _props_facts(get: Get, props: Any) -> PortFacts:
@@ -38,8 +41,9 @@ def _props_facts(get: Get, props: Any) -> PortFacts:
     context = positive_int(settings.get("n_ctx")) if isinstance(settings, dict) else None
     _, models = get("/v1/models")
     version = props.get("build_info")
-    return PortFacts(str(version) if version else None, model_ids(models), context,
-                     positive_int(props.get("total_slots")))
+    return PortFacts(
+        str(version) if version else None, model_ids(models), context, positive_int(props.get("total_slots"))
+    )
 
 
 def _loading(get: Get, status: int) -> PortFacts | None:
@@ -99,14 +103,24 @@ SERVER = Server(
     ),
     metrics=Metrics(
         markers=("llamacpp:prompt_tokens_cached",),
-        counters=(CacheCounter("llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", 95,
-                               total_excludes_cached=True),),
+        counters=(
+            CacheCounter(
+                "llamacpp:prompt_tokens_cached_total",
+                "llamacpp:prompt_tokens_total",
+                95,
+                total_excludes_cached=True,
+            ),
+        ),
     ),
     advice=Advice(
-        miss=("llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
-              "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
-              "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."),
-        forced_reprocess=("Start llama-server with --swa-full (SWA models) or keep more context checkpoints "
-                          "(--ctx-checkpoints), or use a model without SWA."),
+        miss=(
+            "llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "
+            "client sending cache_prompt:false), the warm request may have gone to another slot (-np > 1), "
+            "or the model's memory (SWA/hybrid/recurrent) forces full re-processing."
+        ),
+        forced_reprocess=(
+            "Start llama-server with --swa-full (SWA models) or keep more context checkpoints "
+            "(--ctx-checkpoints), or use a model without SWA."
+        ),
     ),
 )

@@ -54,8 +54,9 @@ def _version_shape(status: int, payload: Any) -> bool:
 def _version_facts(get: Get, payload: Any) -> PortFacts:
     _, tags = get("/api/tags")
     entries = tags.get("models") if isinstance(tags, dict) else None
-    models = tuple(str(entry["name"]) for entry in entries or ()
-                   if isinstance(entry, dict) and entry.get("name"))
+    models = tuple(
+        str(entry["name"]) for entry in entries or () if isinstance(entry, dict) and entry.get("name")
+    )
     return PortFacts(str(payload["version"]), models)
 
 
@@ -105,7 +106,8 @@ SERVER = Server(
     answer_reader=read_prompt_eval,
     infer_reuse=infer_from_drop,
     advice=Advice(
-        miss=("Ollama re-processed the prompt: the model may have been reloaded (keep_alive) "
-              "or num_ctx changed"),
+        miss=(
+            "Ollama re-processed the prompt: the model may have been reloaded (keep_alive) or num_ctx changed"
+        ),
     ),
 )

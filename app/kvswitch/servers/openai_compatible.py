@@ -17,7 +17,8 @@ def is_responses_usage(usage: Mapping[str, Any]) -> bool:
     if "input_tokens" not in usage and "cache_read_input_tokens" not in usage:
         return False
     return isinstance(usage.get("input_tokens_details"), Mapping) or (
-        "total_tokens" in usage and "cache_read_input_tokens" not in usage)
+        "total_tokens" in usage and "cache_read_input_tokens" not in usage
+    )
 
 
 def read_usage(obj: Mapping[str, Any]) -> list[Reading]:

@@ -23,14 +23,29 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for kind, local in PRESETS.items():
         if kind.is_local:
-            entries.append({"id": kind.value, "name": local.label, "base_url": local.base_url,
-                            "kind": kind.value, "local": True, "description": local.description})
+            entries.append(
+                {
+                    "id": kind.value,
+                    "name": local.label,
+                    "base_url": local.base_url,
+                    "kind": kind.value,
+                    "local": True,
+                    "description": local.description,
+                }
+            )
     for entry in vendors():
         data = entry.model_dump(exclude_none=True)
-        entries.append({"id": entry.id, "name": entry.display_name(locale), "base_url": entry.base_url,
-                        "kind": _vendor_kind(entry).value, "local": False,
-                        **{k: v for k, v in data.items() if k not in ("id", "name", "base_url")},
-                        "names": data["name"]})
+        entries.append(
+            {
+                "id": entry.id,
+                "name": entry.display_name(locale),
+                "base_url": entry.base_url,
+                "kind": _vendor_kind(entry).value,
+                "local": False,
+                **{k: v for k, v in data.items() if k not in ("id", "name", "base_url")},
+                "names": data["name"],
+            }
+        )
     return entries
 
 
@@ -47,14 +62,22 @@ def preset_profile_data(
         if for_codex:
             raise UsageError("--for-codex is for vendor presets; local servers serve Codex from the same URL")
         chosen = preset(preset_id)
-        data: dict[str, Any] = {"name": name, "kind": kind or preset_id, "base_url": chosen.base_url,
-                                "env": {} if no_preset_env else dict(chosen.env)}
+        data: dict[str, Any] = {
+            "name": name,
+            "kind": kind or preset_id,
+            "base_url": chosen.base_url,
+            "env": {} if no_preset_env else dict(chosen.env),
+        }
         if chosen.log is not None:
             data["log"] = chosen.log.model_dump()
         return data
     entry = vendor(preset_id)
-    data = {"name": name, "kind": kind or _vendor_kind(entry).value, "env": {},
-            "notes": f"from preset {entry.id}"}
+    data = {
+        "name": name,
+        "kind": kind or _vendor_kind(entry).value,
+        "env": {},
+        "notes": f"from preset {entry.id}",
+    }
     if for_codex:
         if not entry.codex_base_url:
             raise UsageError(f"preset {entry.id!r} has no Codex (Responses) endpoint in the catalog")
@@ -68,5 +91,3 @@ def preset_profile_data(
         data["model"] = tiers.pop("main")
     data["models"] = {tier: model for tier, model in tiers.items() if tier != "main"}
     return data
-
-

@@ -51,8 +51,10 @@ def process_kind_among(argv: Sequence[str], servers: Iterable[Server]) -> Profil
     if module is None:
         return None
     for kind, sig in known:
-        if (module in sig.python_modules
-                or (sig.python_module_prefixes and module.startswith(sig.python_module_prefixes))
-                or (module in sig.python_serve_modules and "serve" in args)):
+        if (
+            module in sig.python_modules
+            or (sig.python_module_prefixes and module.startswith(sig.python_module_prefixes))
+            or (module in sig.python_serve_modules and "serve" in args)
+        ):
             return kind
     return None

@@ -26,8 +26,12 @@ def _info_facts(get: Get, info: Any) -> PortFacts:
     _, models = get("/v1/models")
     ids = model_ids(models) or ((str(info["model_path"]),) if info.get("model_path") else ())
     version = info.get("version")
-    return PortFacts(str(version) if version else None, ids, positive_int(info.get("context_length")),
-                     positive_int(info.get("max_running_requests")))
+    return PortFacts(
+        str(version) if version else None,
+        ids,
+        positive_int(info.get("context_length")),
+        positive_int(info.get("max_running_requests")),
+    )
 
 
 SERVER = Server(

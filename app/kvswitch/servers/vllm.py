@@ -63,8 +63,9 @@ SERVER = Server(
         ),
     ),
     advice=Advice(
-        miss=("vLLM did not reuse the prefix: check that prefix caching is on "
-              "(no --no-enable-prefix-caching)."),
+        miss=(
+            "vLLM did not reuse the prefix: check that prefix caching is on (no --no-enable-prefix-caching)."
+        ),
         partial="vLLM reuses whole blocks only; a low share means the cache was evicted or blocks are large.",
         unknown="start vLLM with --enable-prompt-tokens-details, or expose /metrics, to get cache numbers.",
     ),

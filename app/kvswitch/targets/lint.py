@@ -44,8 +44,12 @@ def attribution_message() -> str:
     )
 
 
-CACHING_SWITCHES = ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET", "DISABLE_PROMPT_CACHING_OPUS",
-                    "DISABLE_PROMPT_CACHING_HAIKU")
+CACHING_SWITCHES = (
+    "DISABLE_PROMPT_CACHING",
+    "DISABLE_PROMPT_CACHING_SONNET",
+    "DISABLE_PROMPT_CACHING_OPUS",
+    "DISABLE_PROMPT_CACHING_HAIKU",
+)
 
 
 def lint_profile(profile: Profile) -> list[LintWarning]:
@@ -61,35 +65,57 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     if profile.is_local and uses_claude:
         if env.get("CLAUDE_CODE_ATTRIBUTION_HEADER") != "0":
             warn("attribution-header", attribution_message(), {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
-        missing = {k: v for k, v in CACHE_SAFE_ENV.items()
-                   if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env}
+        missing = {
+            k: v for k, v in CACHE_SAFE_ENV.items() if k != "CLAUDE_CODE_ATTRIBUTION_HEADER" and k not in env
+        }
         if missing:
             settings = ", ".join(f"{k}={v}" for k, v in missing.items())
-            warn("nonessential-traffic", "Claude Code will still phone home for telemetry and updates "
-                 f"while using a local server; set {settings}.", missing)
+            warn(
+                "nonessential-traffic",
+                "Claude Code will still phone home for telemetry and updates "
+                f"while using a local server; set {settings}.",
+                missing,
+            )
     if any(env.get(name) == "1" for name in CACHING_SWITCHES):
-        warn("prompt-caching-disabled",
-             "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.")
+        warn(
+            "prompt-caching-disabled",
+            "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.",
+        )
     if env.get("ANTHROPIC_AUTH_TOKEN") and env.get("ANTHROPIC_API_KEY"):
-        warn("auth-conflict", "Both ANTHROPIC_AUTH_TOKEN (the profile's key) and ANTHROPIC_API_KEY are set; "
-             "Claude Code warns about an auth conflict. Remove ANTHROPIC_API_KEY from the env block.")
+        warn(
+            "auth-conflict",
+            "Both ANTHROPIC_AUTH_TOKEN (the profile's key) and ANTHROPIC_API_KEY are set; "
+            "Claude Code warns about an auth conflict. Remove ANTHROPIC_API_KEY from the env block.",
+        )
     override = profile.env.get("ANTHROPIC_BASE_URL")
     if override is not None and override.rstrip("/") != profile.base_url:
-        warn("base-url-override", "The env block sets ANTHROPIC_BASE_URL to something other than the "
-             "profile's base URL; Claude Code uses the env value, Codex the base URL.")
+        warn(
+            "base-url-override",
+            "The env block sets ANTHROPIC_BASE_URL to something other than the "
+            "profile's base URL; Claude Code uses the env value, Codex the base URL.",
+        )
     parts = urlsplit(profile.base_url)
     if parts.scheme == "http" and profile.key and (parts.hostname or "") not in LOOPBACK_HOSTS:
-        warn("plain-http-key", f"The API key is sent unencrypted to {parts.hostname}; use https:// "
-             "unless this is a trusted network.")
+        warn(
+            "plain-http-key",
+            f"The API key is sent unencrypted to {parts.hostname}; use https:// "
+            "unless this is a trusted network.",
+        )
     if "codex" in profile.targets and not server.serves_responses_api:
-        warn(servers.NO_RESPONSES_API_LINT, "Codex speaks the OpenAI Responses API, which "
-             f"{server.label}'s API does not serve; remove the codex target from this profile.")
+        warn(
+            servers.NO_RESPONSES_API_LINT,
+            "Codex speaks the OpenAI Responses API, which "
+            f"{server.label}'s API does not serve; remove the codex target from this profile.",
+        )
     check_gateway(profile, warn, LOOPBACK_HOSTS)
     risky = dangerous_env(profile.env)
     if risky and not profile.allow_dangerous_env:
-        warn("dangerous-env-unconfirmed", f"The env block sets {', '.join(risky)}, which change how shells, "
-             "the loader or Claude Code run programs; KV Switch will not write the profile until you confirm "
-             "(--allow-dangerous-env, or the editor's box) or remove them.")
+        warn(
+            "dangerous-env-unconfirmed",
+            f"The env block sets {', '.join(risky)}, which change how shells, "
+            "the loader or Claude Code run programs; KV Switch will not write the profile until you confirm "
+            "(--allow-dangerous-env, or the editor's box) or remove them.",
+        )
     # a vendor's hosted API that wants a key: without one Claude Code signs in with the user's login
     vendor_keyed = server.vendor_api and server.needs_key
     if vendor_keyed and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:

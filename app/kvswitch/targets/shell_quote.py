@@ -59,8 +59,9 @@ def check_variable(name: str, value: str, where: str) -> None:
         )
 
 
-def _quote_runs(value: str, line_breaks: Callable[[str], str], text: Callable[[str], str],
-                joiner: str = "") -> str:
+def _quote_runs(
+    value: str, line_breaks: Callable[[str], str], text: Callable[[str], str], joiner: str = ""
+) -> str:
     """Quote ``value`` run by run: line breaks need an escaping syntax that plain quotes don't offer.
 
     Every shell here quotes text literally in single quotes but can only spell CR/LF inside a second

@@ -35,8 +35,17 @@ from kvswitch.targets.winreg_store import (
 )
 
 __all__ = [
-    "KIND", "LOCATION", "PRIOR", "RUNNING_PROGRAMS_NOTE", "EnvPlan", "InMemoryRegistry", "RegValue",
-    "Registry", "ValueKind", "WinRegRegistry", "WindowsEnvTarget",
+    "KIND",
+    "LOCATION",
+    "PRIOR",
+    "RUNNING_PROGRAMS_NOTE",
+    "EnvPlan",
+    "InMemoryRegistry",
+    "RegValue",
+    "Registry",
+    "ValueKind",
+    "WinRegRegistry",
+    "WindowsEnvTarget",
 ]
 
 TARGET_ID = "windows-env"

@@ -160,16 +160,30 @@ class WinRegRegistry:
 
             user32 = ctypes.WinDLL("user32", use_last_error=True)
             send = user32.SendMessageTimeoutW
-            send.argtypes = [wintypes.HWND, wintypes.UINT, wintypes.WPARAM, ctypes.c_wchar_p, wintypes.UINT,
-                             wintypes.UINT, ctypes.POINTER(ctypes.c_size_t)]
+            send.argtypes = [
+                wintypes.HWND,
+                wintypes.UINT,
+                wintypes.WPARAM,
+                ctypes.c_wchar_p,
+                wintypes.UINT,
+                wintypes.UINT,
+                ctypes.POINTER(ctypes.c_size_t),
+            ]
             send.restype = ctypes.c_ssize_t
             result = ctypes.c_size_t(0)
             hwnd_broadcast, wm_settingchange, smto_abortifhung = 0xFFFF, 0x001A, 0x0002
             # Best effort: the values are stored already; a program that misses the broadcast sees
             # them after the next sign-in.
             timeout_ms = 2000
-            send(hwnd_broadcast, wm_settingchange, 0, "Environment", smto_abortifhung, timeout_ms,
-                 ctypes.byref(result))
+            send(
+                hwnd_broadcast,
+                wm_settingchange,
+                0,
+                "Environment",
+                smto_abortifhung,
+                timeout_ms,
+                ctypes.byref(result),
+            )
             return
         raise _not_windows()
 

@@ -83,9 +83,13 @@ def _install_qt_message_handler() -> None:
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler  # noqa: PLC0415
 
     qt_log = logging.getLogger("kvswitch.qt")
-    levels = {QtMsgType.QtDebugMsg: logging.DEBUG, QtMsgType.QtInfoMsg: logging.INFO,
-              QtMsgType.QtWarningMsg: logging.WARNING, QtMsgType.QtCriticalMsg: logging.ERROR,
-              QtMsgType.QtFatalMsg: logging.CRITICAL}
+    levels = {
+        QtMsgType.QtDebugMsg: logging.DEBUG,
+        QtMsgType.QtInfoMsg: logging.INFO,
+        QtMsgType.QtWarningMsg: logging.WARNING,
+        QtMsgType.QtCriticalMsg: logging.ERROR,
+        QtMsgType.QtFatalMsg: logging.CRITICAL,
+    }
 
     def handler(msg_type: Any, _context: Any, message: str) -> None:
         qt_log.log(levels.get(msg_type, logging.WARNING), "%s", message)
@@ -115,8 +119,13 @@ def run_app(args: argparse.Namespace) -> int:
     paths = AppPaths.default(Path(config_dir) if config_dir else None)
     open_log_file = setup_logging_later(paths)
     smoke = bool(getattr(args, "smoke_test", False))
-    if smoke and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
-            and not os.environ.get("WAYLAND_DISPLAY") and sys.platform.startswith("linux"):
+    if (
+        smoke
+        and not os.environ.get("QT_QPA_PLATFORM")
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and sys.platform.startswith("linux")
+    ):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = create_application()
     _install_qt_message_handler()

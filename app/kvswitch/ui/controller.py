@@ -80,8 +80,13 @@ class AppController(QObject):
     history_changed = Signal(str)
     alert_raised = Signal(str, str)
 
-    def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
-                 parent: QObject | None = None):
+    def __init__(
+        self,
+        paths: AppPaths,
+        store: ProfileStore | None = None,
+        engine: Engine | None = None,
+        parent: QObject | None = None,
+    ):
         super().__init__(parent)
         self.paths = paths
         self._store = store
@@ -217,8 +222,9 @@ class AppController(QObject):
 
     def run_task(self, fn: Any, on_success: Any, on_failure: Any) -> tasks.BackgroundTask:
         """Run ``fn()`` (detection, a model listing, a connection test) off the GUI thread."""
-        return tasks.run_in_background(self, lambda _cancel, _progress: fn(),
-                                       on_success=on_success, on_failure=on_failure)
+        return tasks.run_in_background(
+            self, lambda _cancel, _progress: fn(), on_success=on_success, on_failure=on_failure
+        )
 
     def _describe_undo(self, result: object) -> str:
         text = str(result) if result is not None else ""
@@ -278,9 +284,13 @@ class AppController(QObject):
         except ClientMissing:
             self.verifying = name
             self.verify_kind = "client"
-            self.verify_failed.emit(self.tr("Claude Code is not installed here (no “claude” on PATH), so "
-                                            "nothing was verified. Install Claude Code, or use “Verify "
-                                            "cache” for the synthetic check."))
+            self.verify_failed.emit(
+                self.tr(
+                    "Claude Code is not installed here (no “claude” on PATH), so "
+                    "nothing was verified. Install Claude Code, or use “Verify "
+                    "cache” for the synthetic check."
+                )
+            )
             return False
         except KvSwitchError as exc:
             self.verify_failed.emit(str(exc))
@@ -308,8 +318,12 @@ class AppController(QObject):
         self.verifying = name
         self.verify_kind = kind
         self._verify_task = tasks.run_in_background(
-            self, op, on_success=on_success, on_failure=self._on_verify_raised,
-            on_progress=self.verify_progressed.emit)
+            self,
+            op,
+            on_success=on_success,
+            on_failure=self._on_verify_raised,
+            on_progress=self.verify_progressed.emit,
+        )
         self.verify_started.emit(name)
         return True
 

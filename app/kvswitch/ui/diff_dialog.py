@@ -46,8 +46,13 @@ class _DiffHighlighter(QSyntaxHighlighter):
 class ApplyDialog(QDialog):
     """Shows what applying ``profile_name`` would change, file by file."""
 
-    def __init__(self, profile_name: str, plans: list[Any], render: Callable[[list[Any]], str],
-                 parent: QWidget | None = None):
+    def __init__(
+        self,
+        profile_name: str,
+        plans: list[Any],
+        render: Callable[[list[Any]], str],
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Apply “%1”").replace("%1", profile_name))
         self.resize(760, 520)
@@ -94,8 +99,9 @@ class ApplyDialog(QDialog):
         layout.addWidget(buttons)
 
     @classmethod
-    def ask(cls, parent: QWidget | None, profile_name: str, plans: list[Any],
-            render: Callable[[list[Any]], str]) -> bool:
+    def ask(
+        cls, parent: QWidget | None, profile_name: str, plans: list[Any], render: Callable[[list[Any]], str]
+    ) -> bool:
         """Modal confirmation; tests patch this one function."""
         dialog = cls(profile_name, plans, render, parent)
         try:

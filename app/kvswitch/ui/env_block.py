@@ -18,8 +18,11 @@ def parse_env_block(text: str) -> tuple[dict[str, str], list[str]]:
             continue
         key, sep, value = line.partition("=")
         if not sep:
-            errors.append(QCoreApplication.translate("ProfileEditor", "line %1: expected KEY=value")
-                          .replace("%1", str(number)))
+            errors.append(
+                QCoreApplication.translate("ProfileEditor", "line %1: expected KEY=value").replace(
+                    "%1", str(number)
+                )
+            )
             continue
         env[key.strip()] = value.strip()
     return env, errors

@@ -34,7 +34,9 @@ _SECRETS: set[str] = set()
 _KEY_PATTERNS = (
     re.compile(r"\b(sk|pk|rk)-[A-Za-z0-9_\-]{6,}"),
     re.compile(r"(?i)(bearer\s+)[^\s'\"]+"),
-    re.compile(r"(?i)((?:api[_-]?key|auth[_-]?token|x-api-key|authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
+    re.compile(
+        r"(?i)((?:api[_-]?key|auth[_-]?token|x-api-key|authorization)['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"
+    ),
 )
 
 
@@ -57,8 +59,12 @@ def scrub(text: str) -> str:
     return text
 
 
-def build_report(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None,
-                 thread_name: str | None = None) -> str:
+def build_report(
+    exc_type: type[BaseException],
+    exc: BaseException,
+    tb: TracebackType | None,
+    thread_name: str | None = None,
+) -> str:
     lines = [
         f"KV Switch {__version__}",
         f"Python {platform.python_version()} on {platform.platform()}",
@@ -79,8 +85,9 @@ def build_report(exc_type: type[BaseException], exc: BaseException, tb: Tracebac
 _OPEN_DIALOGS: list[Any] = []
 
 
-def show_dialog(title: str, summary: str, report: str = "", parent: QWidget | None = None, *,
-                modal: bool = False) -> QWidget | None:
+def show_dialog(
+    title: str, summary: str, report: str = "", parent: QWidget | None = None, *, modal: bool = False
+) -> QWidget | None:
     """The one way to pop an error dialog: logs always, shows only when dialogs are enabled.
 
     ``modal`` blocks until closed (for start-up failures, when there is no window to return to).
@@ -122,16 +129,22 @@ class _Bridge(QObject):
     def _on_report_arrived(self, report: str) -> None:
         title = QCoreApplication.translate("errors", "KV Switch: unexpected error")
         summary = QCoreApplication.translate(
-            "errors", "Something went wrong inside KV Switch. Your files were not changed by this error. "
-            "The report below contains no API keys; copy it when you report the problem.")
+            "errors",
+            "Something went wrong inside KV Switch. Your files were not changed by this error. "
+            "The report below contains no API keys; copy it when you report the problem.",
+        )
         show_dialog(title, summary, report)
 
 
 _BRIDGE: _Bridge | None = None
 
 
-def report_exception(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None,
-                     thread_name: str | None = None) -> None:
+def report_exception(
+    exc_type: type[BaseException],
+    exc: BaseException,
+    tb: TracebackType | None,
+    thread_name: str | None = None,
+) -> None:
     report = build_report(exc_type, exc, tb, thread_name)
     if _BRIDGE is None:
         log.error("unexpected error\n%s", report)

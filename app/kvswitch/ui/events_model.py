@@ -51,10 +51,21 @@ class CacheEventsModel(QAbstractTableModel):
         self.max_events = max_events
         # [event, arrival time, display texts formatted on first use, display verdict]
         self._rows: deque[list[Any]] = deque()
-        self._headers = [self.tr("Time"), self.tr("Tokens"), self.tr("Cached"), self.tr("New"),
-                         self.tr("Prompt ms"), self.tr("Verdict")]
-        self._verdicts = {"hit": self.tr("hit"), "partial": self.tr("partial"), "miss": self.tr("miss"),
-                          "cold": self.tr("cold"), "shared_prefix": self.tr("shared prefix")}
+        self._headers = [
+            self.tr("Time"),
+            self.tr("Tokens"),
+            self.tr("Cached"),
+            self.tr("New"),
+            self.tr("Prompt ms"),
+            self.tr("Verdict"),
+        ]
+        self._verdicts = {
+            "hit": self.tr("hit"),
+            "partial": self.tr("partial"),
+            "miss": self.tr("miss"),
+            "cold": self.tr("cold"),
+            "shared_prefix": self.tr("shared prefix"),
+        }
         self._last_prompt: dict[tuple[str, int | None], int] = {}  # per slot: the previous prompt's size
 
     def shown_verdict(self, event: CacheEvent) -> str:
@@ -89,7 +100,7 @@ class CacheEventsModel(QAbstractTableModel):
     def add_events(self, events: list[CacheEvent]) -> None:
         if not events:
             return
-        events = events[-self.max_events:]
+        events = events[-self.max_events :]
         overflow = len(self._rows) + len(events) - self.max_events
         if overflow > 0:
             self.beginRemoveRows(QModelIndex(), 0, overflow - 1)
@@ -99,8 +110,9 @@ class CacheEventsModel(QAbstractTableModel):
         arrived = time.strftime("%H:%M:%S")
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(events) - 1)
-        self._rows.extend([event, event.timestamp or arrived, None, self.shown_verdict(event)]
-                          for event in events)
+        self._rows.extend(
+            [event, event.timestamp or arrived, None, self.shown_verdict(event)] for event in events
+        )
         self.endInsertRows()
 
     def clear(self) -> None:
@@ -115,10 +127,14 @@ class CacheEventsModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
         return 0 if parent.isValid() else len(self._headers)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self._headers):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(self._headers)
+        ):
             return self._headers[section]
         return None
 
@@ -151,10 +167,14 @@ class CacheEventsModel(QAbstractTableModel):
 
     def _format(self, event: CacheEvent, when: str, shown: str) -> tuple[str, ...]:
         verdict = self._verdicts.get(shown, shown)
-        return (when[11:19] if len(when) >= 19 and when[10] in "T " else when,
-                f"{event.prompt_tokens:,}", f"{event.cached_tokens:,}", f"{event.new_tokens:,}",
-                "" if event.prompt_ms is None else f"{event.prompt_ms:,.1f}",
-                f"{verdict} {event.reuse_ratio:.0%}")
+        return (
+            when[11:19] if len(when) >= 19 and when[10] in "T " else when,
+            f"{event.prompt_tokens:,}",
+            f"{event.cached_tokens:,}",
+            f"{event.new_tokens:,}",
+            "" if event.prompt_ms is None else f"{event.prompt_ms:,.1f}",
+            f"{verdict} {event.reuse_ratio:.0%}",
+        )
 
 
 _NUMERIC = frozenset({COL_TOKENS, COL_CACHED, COL_NEW, COL_PROMPT_MS})

@@ -70,8 +70,14 @@ class FirstRunDialog(QDialog):
     detection_finished = Signal(object)
     profiles_added = Signal(list)
 
-    def __init__(self, controller: AppController, parent: QWidget | None = None, *,
-                 detector: Callable[[], Detection] | None = None, ports: tuple[int, ...] = PROBE_PORTS):
+    def __init__(
+        self,
+        controller: AppController,
+        parent: QWidget | None = None,
+        *,
+        detector: Callable[[], Detection] | None = None,
+        ports: tuple[int, ...] = PROBE_PORTS,
+    ):
         super().__init__(parent)
         self.controller = controller
         self.store: ProfileStore = controller.store
@@ -89,8 +95,12 @@ class FirstRunDialog(QDialog):
 
     def _build(self) -> None:
         layout = QVBoxLayout(self)
-        intro = QLabel(self.tr("KV Switch looked for the coding tools and local model servers on this "
-                               "computer. Pick what to turn into profiles; you can change everything later."))
+        intro = QLabel(
+            self.tr(
+                "KV Switch looked for the coding tools and local model servers on this "
+                "computer. Pick what to turn into profiles; you can change everything later."
+            )
+        )
         intro.setWordWrap(True)
         layout.addWidget(intro)
 
@@ -148,8 +158,9 @@ class FirstRunDialog(QDialog):
                 continue
             where = str(tool.binary) if tool.binary else self.tr("not on PATH")
             config = str(tool.config_file) if tool.has_config else self.tr("no configuration yet")
-            lines.append(self.tr("%1: %2 — %3").replace("%1", tool.label).replace("%2", where)
-                         .replace("%3", config))
+            lines.append(
+                self.tr("%1: %2 — %3").replace("%1", tool.label).replace("%2", where).replace("%3", config)
+            )
         self.tools_label.setText("\n".join(lines))
         claude = next((tool for tool in tools if tool.name == "claude"), None)
         self.import_claude_button.setEnabled(claude is not None and claude.has_config)
@@ -171,8 +182,9 @@ class FirstRunDialog(QDialog):
         def work(cancel: threading.Event, progress: Callable[[str, float], None]) -> Detection:
             return detector()
 
-        self._task = run_in_background(self, work, on_success=self._on_detection_succeeded,
-                                       on_failure=self._on_detection_failed)
+        self._task = run_in_background(
+            self, work, on_success=self._on_detection_succeeded, on_failure=self._on_detection_failed
+        )
 
     @Slot(object)
     def _on_detection_succeeded(self, detection: Detection) -> None:
@@ -207,13 +219,21 @@ class FirstRunDialog(QDialog):
             self.server_list.addItem(item)
         self.server_list.blockSignals(False)
         if servers:
-            self.servers_status.setText(self.tr("Found %n server(s). Checked ones become profiles with the "
-                                                "cache-safe settings and their log already set.", "",
-                                                len(servers)))
+            self.servers_status.setText(
+                self.tr(
+                    "Found %n server(s). Checked ones become profiles with the "
+                    "cache-safe settings and their log already set.",
+                    "",
+                    len(servers),
+                )
+            )
         else:
             names = ", ".join(server.short_label for server in known_servers.local())
-            self.servers_status.setText(self.tr("No local server is running. Start one (%1) and press "
-                                                "“Detect servers”.").replace("%1", names))
+            self.servers_status.setText(
+                self.tr("No local server is running. Start one (%1) and press “Detect servers”.").replace(
+                    "%1", names
+                )
+            )
         self._on_server_list_item_changed()
 
     def checked_servers(self) -> list[DetectedServer]:

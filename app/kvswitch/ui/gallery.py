@@ -64,8 +64,13 @@ class PresetGallery(QDialog):
     picked = Signal(dict)
     detection_finished = Signal(int)
 
-    def __init__(self, controller: AppController, parent: QWidget | None = None, *,
-                 detector: Callable[[], list[DetectedServer]] | None = None):
+    def __init__(
+        self,
+        controller: AppController,
+        parent: QWidget | None = None,
+        *,
+        detector: Callable[[], list[DetectedServer]] | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle(self.tr("Add a profile"))
         self.resize(520, 560)
@@ -97,14 +102,17 @@ class PresetGallery(QDialog):
         self.buttons.rejected.connect(self.reject)
         QShortcut(QKeySequence.StandardKey.Find, self, self.search_edit.setFocus)
         self._on_list_current_changed()
-        self._task = controller.run_task(detector or detect_local, self._on_detection_succeeded,
-                                         self._on_detection_failed)
+        self._task = controller.run_task(
+            detector or detect_local, self._on_detection_succeeded, self._on_detection_failed
+        )
         self.search_edit.setFocus()
 
     def done(self, result: int) -> None:
         """Closing while detection runs: its answer must not reach a dialog that is being deleted."""
-        for signal, slot in ((self._task.finished, self._on_detection_succeeded),
-                             (self._task.failed, self._on_detection_failed)):
+        for signal, slot in (
+            (self._task.finished, self._on_detection_succeeded),
+            (self._task.failed, self._on_detection_failed),
+        ):
             with contextlib.suppress(RuntimeError, TypeError):  # already disconnected
                 signal.disconnect(slot)
         super().done(result)
@@ -144,8 +152,11 @@ class PresetGallery(QDialog):
 
     def entry_titles(self) -> list[str]:
         """Titles of the visible, pickable entries in order (what the user can choose)."""
-        return [self.list.item(i).text().split("\n", 1)[0] for i in range(self.list.count())
-                if self.list.item(i).data(DATA_ROLE) is not None and not self.list.item(i).isHidden()]
+        return [
+            self.list.item(i).text().split("\n", 1)[0]
+            for i in range(self.list.count())
+            if self.list.item(i).data(DATA_ROLE) is not None and not self.list.item(i).isHidden()
+        ]
 
     def select_title(self, title: str) -> bool:
         for i in range(self.list.count()):
@@ -170,8 +181,11 @@ class PresetGallery(QDialog):
             detail = f"{server.base_url} · {model}"
             self._entry(server.profile_name(), detail, data, row)
             row += 1
-        self.status.setText(self.tr("%1 server(s) running on this machine.").replace("%1", str(row - 1))
-                            if row > 1 else self.tr("No server is running on this machine right now."))
+        self.status.setText(
+            self.tr("%1 server(s) running on this machine.").replace("%1", str(row - 1))
+            if row > 1
+            else self.tr("No server is running on this machine right now.")
+        )
         self._on_search_text_changed(self.search_edit.text())
         self.detection_finished.emit(row - 1)
 
@@ -189,8 +203,11 @@ class PresetGallery(QDialog):
                 item.setHidden(not all(word in haystack for word in words))
         self._hide_empty_headers()
         if self.list.currentItem() is None or self.list.currentItem().isHidden():
-            visible = [self.list.item(i) for i in range(self.list.count())
-                       if self.list.item(i).data(DATA_ROLE) is not None and not self.list.item(i).isHidden()]
+            visible = [
+                self.list.item(i)
+                for i in range(self.list.count())
+                if self.list.item(i).data(DATA_ROLE) is not None and not self.list.item(i).isHidden()
+            ]
             self.list.setCurrentItem(visible[0] if visible else None)  # type: ignore[arg-type]
         self._on_list_current_changed()
 
@@ -211,7 +228,8 @@ class PresetGallery(QDialog):
     def _on_list_current_changed(self, *_args: object) -> None:
         item = self.list.currentItem()
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
-            item is not None and item.data(DATA_ROLE) is not None and not item.isHidden())
+            item is not None and item.data(DATA_ROLE) is not None and not item.isHidden()
+        )
 
     @Slot(QListWidgetItem)
     def _on_list_item_activated(self, item: QListWidgetItem) -> None:

@@ -35,8 +35,9 @@ def ask_user(review: str) -> bool:
     """The default ``confirm``: a Yes/No box listing what the risky profiles would do."""
     title = QCoreApplication.translate("importing", "Import risky profiles?")
     text = QCoreApplication.translate(
-        "importing", "Some profiles set environment variables that change how shells or Claude Code "
-        "run programs, or write into project folders:\n\n%1\n\nImport them only if you trust the source."
+        "importing",
+        "Some profiles set environment variables that change how shells or Claude Code "
+        "run programs, or write into project folders:\n\n%1\n\nImport them only if you trust the source.",
     ).replace("%1", review)
     answer = QMessageBox.question(None, title, text)
     return answer == QMessageBox.StandardButton.Yes
@@ -49,8 +50,11 @@ def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tup
     except ImportError:
         return QCoreApplication.translate("importing", "Importing is not available in this build."), False
     try:
-        found = (importers.import_claude(allow_dangerous_env=True) if source == "claude"
-                 else importers.import_cc_switch(allow_dangerous_env=True))
+        found = (
+            importers.import_claude(allow_dangerous_env=True)
+            if source == "claude"
+            else importers.import_cc_switch(allow_dangerous_env=True)
+        )
     except KvSwitchError as exc:
         return str(exc), False
     profiles = found if isinstance(found, list) else ([found] if found is not None else [])

@@ -28,8 +28,9 @@ RECENT = 50
 class ReuseAlerts:
     """Fed the requests the panel lists (with their display verdicts); returns an alert text or None."""
 
-    def __init__(self, threshold: float = 0.5, requests: int = 3,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, threshold: float = 0.5, requests: int = 3, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.threshold = threshold
         self.requests = requests
         self.enabled = True

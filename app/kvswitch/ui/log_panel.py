@@ -178,12 +178,17 @@ class LogPanel(QWidget):
             return
         self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
         if ProcessLogFollower.usable():
-            self._follower = ProcessLogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
-                                                max_pending_events=MAX_EVENTS,
-                                                max_lines_per_frame=MAX_LINES_PER_FLUSH)
+            self._follower = ProcessLogFollower(
+                source,
+                kind_hint,
+                max_pending_lines=MAX_KEPT_LINES,
+                max_pending_events=MAX_EVENTS,
+                max_lines_per_frame=MAX_LINES_PER_FLUSH,
+            )
         else:
-            self._follower = LogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
-                                         max_pending_events=MAX_EVENTS)
+            self._follower = LogFollower(
+                source, kind_hint, max_pending_lines=MAX_KEPT_LINES, max_pending_events=MAX_EVENTS
+            )
         self._follower.start()
         self._timer.start()
 

@@ -63,8 +63,15 @@ class LogFollower:
         tail_lines: how many existing lines to show when following starts.
     """
 
-    def __init__(self, source: LogSource, kind_hint: str | None, *, max_pending_lines: int = 5000,
-                 max_pending_events: int = 5000, tail_lines: int = 200):
+    def __init__(
+        self,
+        source: LogSource,
+        kind_hint: str | None,
+        *,
+        max_pending_lines: int = 5000,
+        max_pending_events: int = 5000,
+        tail_lines: int = 200,
+    ):
         self.source = source
         self.kind_hint = kind_hint
         self.tail_lines = tail_lines
@@ -96,8 +103,13 @@ class LogFollower:
     def take(self) -> LogBatch:
         """Everything waiting, handed over at once (called by the GUI timer)."""
         with self._lock:
-            batch = LogBatch(list(self._lines), list(self._events), self._dropped,
-                             self._status if self._status_changed else None, self._error)
+            batch = LogBatch(
+                list(self._lines),
+                list(self._events),
+                self._dropped,
+                self._status if self._status_changed else None,
+                self._error,
+            )
             self._lines.clear()
             self._events.clear()
             self._dropped = 0
@@ -168,8 +180,16 @@ def _status_text(status: object) -> str | None:
 class ProcessLogFollower:
     """Follows a log source in a child process (``kvswitch.logs.follow``); same API as LogFollower."""
 
-    def __init__(self, source: LogSource, kind_hint: str | None, *, max_pending_lines: int = 5000,
-                 max_pending_events: int = 5000, tail_lines: int = 200, max_lines_per_frame: int = 600):
+    def __init__(
+        self,
+        source: LogSource,
+        kind_hint: str | None,
+        *,
+        max_pending_lines: int = 5000,
+        max_pending_events: int = 5000,
+        tail_lines: int = 200,
+        max_lines_per_frame: int = 600,
+    ):
         self.source = source
         self.kind_hint = kind_hint
         self.tail_lines = tail_lines
@@ -195,9 +215,17 @@ class ProcessLogFollower:
         env = QProcessEnvironment.systemEnvironment()
         env.insert("PYTHONPATH", os.pathsep.join(p for p in sys.path if p))
         self.process.setProcessEnvironment(env)
-        self.process.start(sys.executable, ["-m", "kvswitch.logs.follow", self.source.model_dump_json(),
-                                            self.kind_hint or "", str(self.tail_lines),
-                                            str(self.max_lines_per_frame)])
+        self.process.start(
+            sys.executable,
+            [
+                "-m",
+                "kvswitch.logs.follow",
+                self.source.model_dump_json(),
+                self.kind_hint or "",
+                str(self.tail_lines),
+                str(self.max_lines_per_frame),
+            ],
+        )
 
     def stop(self, timeout: float = 2.0) -> None:
         self._stopping = True
@@ -231,8 +259,8 @@ class ProcessLogFollower:
             (size,) = struct.unpack(">I", self._buffer[:4])
             if len(self._buffer) < 4 + size:
                 break
-            frame = pickle.loads(self._buffer[4:4 + size])  # our own child's output, never foreign data
-            self._buffer = self._buffer[4 + size:]
+            frame = pickle.loads(self._buffer[4 : 4 + size])  # our own child's output, never foreign data
+            self._buffer = self._buffer[4 + size :]
             lines = frame.get("lines") or []
             overflow = len(self._lines) + len(lines) - (self._lines.maxlen or 0)
             self._dropped += int(frame.get("dropped", 0)) + max(0, overflow)

@@ -211,7 +211,8 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         row = self.model.row_of(name) if name else -1
         if row >= 0:
             self.list_view.selectionModel().setCurrentIndex(
-                self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect
+            )
 
     def _update_actions(self) -> None:
         name = self.selected_name()
@@ -227,8 +228,9 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
     def bind_log_to_active(self) -> None:
         profile = self.controller.active_profile()
-        self.log_panel.bind(profile.log if profile is not None else None,
-                            profile.kind.value if profile is not None else None)
+        self.log_panel.bind(
+            profile.log if profile is not None else None, profile.kind.value if profile is not None else None
+        )
 
     def apply_profile(self, name: str) -> bool:
         """Plan, show the diff, and apply when confirmed; failures stay in the message bar."""
@@ -279,9 +281,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         name = self.selected_name()
         if name is None:
             return
-        answer = QMessageBox.question(self, self.tr("Remove profile"),
-                                      self.tr("Remove the profile “%1”? Files it was applied to keep their "
-                                              "values until you switch or undo.").replace("%1", name))
+        answer = QMessageBox.question(
+            self,
+            self.tr("Remove profile"),
+            self.tr(
+                "Remove the profile “%1”? Files it was applied to keep their values until you switch or undo."
+            ).replace("%1", name),
+        )
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
@@ -309,8 +315,10 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
     @Slot(str)
     def _on_controller_profile_applied(self, name: str) -> None:
-        text = self.tr("Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
-                       "re-read their rc file.")
+        text = self.tr(
+            "Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
+            "re-read their rc file."
+        )
         self.message_bar.show_success(text.replace("%1", name))
         self.model.store_changed.emit()
         self.bind_log_to_active()
@@ -318,8 +326,11 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:
-        self.message_bar.show_error(self.tr("“%1” was not applied; nothing was changed. %2")
-                                    .replace("%1", name).replace("%2", message))
+        self.message_bar.show_error(
+            self.tr("“%1” was not applied; nothing was changed. %2")
+            .replace("%1", name)
+            .replace("%2", message)
+        )
 
     @Slot(str)
     def _on_controller_undo_finished(self, message: str) -> None:
@@ -344,9 +355,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         if not self.controller.add_fix_env(name, fix_env):
             return
         self.editor.load_profile(name)
-        answer = QMessageBox.question(self, self.tr("Re-apply profile"),
-                                      self.tr("The fix was added to “%1”. Apply the profile again now so "
-                                              "new sessions use it?").replace("%1", name))
+        answer = QMessageBox.question(
+            self,
+            self.tr("Re-apply profile"),
+            self.tr("The fix was added to “%1”. Apply the profile again now so new sessions use it?").replace(
+                "%1", name
+            ),
+        )
         if answer == QMessageBox.StandardButton.Yes:
             self.apply_profile(name)
 

@@ -60,8 +60,9 @@ class MessageBar(QFrame):
         """The tint is computed from the palette at paint time, so it follows a dark/light switch."""
         pal = self.palette()
         state = self._state
-        color = (pal.color(QPalette.ColorRole.AlternateBase) if state is None
-                 else theme.tinted_background(state))
+        color = (
+            pal.color(QPalette.ColorRole.AlternateBase) if state is None else theme.tinted_background(state)
+        )
         painter = QPainter(self)
         painter.fillRect(self.rect(), color)
         painter.end()

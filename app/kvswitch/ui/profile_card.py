@@ -24,6 +24,8 @@ def kind_badge(kind: str) -> str:
     """The kind's two letters, as its server module declares them; an unknown kind gets a dot."""
     server = servers.find(kind)
     return server.badge if server is not None else "•"
+
+
 GLYPH = 34
 PAD = 8
 
@@ -41,9 +43,11 @@ def age_text(when: str, now: dt.datetime | None = None) -> str:
     seconds = max(0, int(((now or dt.datetime.now(dt.UTC)) - moment).total_seconds()))
     if seconds < 60:
         return QApplication.translate("ProfileCard", "just now")
-    units = ((QApplication.translate("ProfileCard", "%1 d ago"), 86400),
-             (QApplication.translate("ProfileCard", "%1 h ago"), 3600),
-             (QApplication.translate("ProfileCard", "%1 min ago"), 60))
+    units = (
+        (QApplication.translate("ProfileCard", "%1 d ago"), 86400),
+        (QApplication.translate("ProfileCard", "%1 h ago"), 3600),
+        (QApplication.translate("ProfileCard", "%1 min ago"), 60),
+    )
     for unit, size in units:
         if seconds >= size:
             return unit.replace("%1", str(seconds // size))

@@ -55,7 +55,8 @@ class ProfileColumnMixin:
         self.list_view.setItemDelegate(ProfileCardDelegate(self.list_view))
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText(
-            QCoreApplication.translate("MainWindow", "Filter profiles (Ctrl+F)"))
+            QCoreApplication.translate("MainWindow", "Filter profiles (Ctrl+F)")
+        )
         self.filter_edit.setClearButtonEnabled(True)
         self.empty_state = EmptyState()
         self.list_stack = QStackedWidget()
@@ -129,5 +130,5 @@ class ProfileColumnMixin:
         self.tabs.setCurrentWidget(self.editor)
         self.editor.key_edit.setFocus()
         self.message_bar.show_info(
-            QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save."))
-
+            QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save.")
+        )

@@ -80,10 +80,15 @@ class ProfileEditor(QWidget):
         self.env_edit = QPlainTextEdit()
         self.env_edit.setPlaceholderText("CLAUDE_CODE_ATTRIBUTION_HEADER=0")
         self.env_edit.setFixedHeight(96)
-        self.allow_dangerous_box = QCheckBox(self.tr("Allow risky environment variables (PATH, LD_*, "
-                                                     "PROMPT_COMMAND, NODE_OPTIONS…)"))
-        self.allow_dangerous_box.setToolTip(self.tr("They change how shells, the loader or Claude Code "
-                                                    "run programs; tick only if you set them on purpose"))
+        self.allow_dangerous_box = QCheckBox(
+            self.tr("Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)")
+        )
+        self.allow_dangerous_box.setToolTip(
+            self.tr(
+                "They change how shells, the loader or Claude Code "
+                "run programs; tick only if you set them on purpose"
+            )
+        )
         self.target_boxes = {spec: QCheckBox(spec) for spec in EDITABLE_TARGETS}
         self.log_kind_combo = QComboBox()
         for kind in LOG_KINDS:
@@ -139,8 +144,13 @@ class ProfileEditor(QWidget):
         layout.addStretch(1)
         layout.addLayout(buttons)
 
-        fields = {"name": self.name_edit, "base_url": self.url_edit, "api_key": self.key_edit,
-                  "model": self.model_edit, "log": self.log_path_edit}
+        fields = {
+            "name": self.name_edit,
+            "base_url": self.url_edit,
+            "api_key": self.key_edit,
+            "model": self.model_edit,
+            "log": self.log_path_edit,
+        }
         for field, edit in fields.items():
             edit.textChanged.connect(lambda _text, f=field: self._on_field_edited(f))
         self.env_edit.textChanged.connect(lambda: self._on_field_edited("env"))
@@ -340,8 +350,10 @@ class ProfileEditor(QWidget):
 
     def _is_duplicate(self, name: str) -> bool:
         key = name.casefold()
-        return any(p.name.casefold() == key and (self._editing is None or key != self._editing.casefold())
-                   for p in self._store.profiles())
+        return any(
+            p.name.casefold() == key and (self._editing is None or key != self._editing.casefold())
+            for p in self._store.profiles()
+        )
 
     def _kind_label(self, kind: ProfileKind) -> str:
         from kvswitch.servers import PRESETS  # noqa: PLC0415

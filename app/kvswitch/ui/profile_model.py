@@ -42,8 +42,12 @@ class ProfileListModel(QAbstractListModel):
     store_changed = Signal()
     _store_notified = Signal()
 
-    def __init__(self, store: ProfileStore, parent: QObject | None = None,
-                 last_verify: Callable[[str], Any] | None = None):
+    def __init__(
+        self,
+        store: ProfileStore,
+        parent: QObject | None = None,
+        last_verify: Callable[[str], Any] | None = None,
+    ):
         super().__init__(parent)
         self._store = store
         self._last_verify = last_verify or (lambda _name: None)
@@ -92,7 +96,7 @@ class ProfileListModel(QAbstractListModel):
             return
         if len(new) == len(old) - 1:
             removed = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(new))
-            if old[:removed] + old[removed + 1:] == new:
+            if old[:removed] + old[removed + 1 :] == new:
                 self.beginRemoveRows(QModelIndex(), removed, removed)
                 self._names = new
                 self.endRemoveRows()

@@ -58,8 +58,13 @@ class ModelMapBox(QGroupBox):
         self._draft = draft
         self._run_task = run_task
         self._tasks: list[Any] = []
-        labels = {"opus": self.tr("Opus"), "sonnet": self.tr("Sonnet"), "haiku": self.tr("Haiku"),
-                  "subagent": self.tr("Subagent"), "small_fast": self.tr("Small/fast")}
+        labels = {
+            "opus": self.tr("Opus"),
+            "sonnet": self.tr("Sonnet"),
+            "haiku": self.tr("Haiku"),
+            "subagent": self.tr("Subagent"),
+            "small_fast": self.tr("Small/fast"),
+        }
         self.fetched = QStringListModel(self)
         completer = QCompleter(self.fetched, self)
         completer.setFilterMode(completer.filterMode().MatchContains)
@@ -122,8 +127,9 @@ class ModelMapBox(QGroupBox):
 
         def failed(exc: BaseException) -> None:
             self.update_buttons()
-            self.result_label.setText(str(exc) if isinstance(exc, KvSwitchError)
-                                      else self.tr("Failed: %1").replace("%1", repr(exc)))
+            self.result_label.setText(
+                str(exc) if isinstance(exc, KvSwitchError) else self.tr("Failed: %1").replace("%1", repr(exc))
+            )
             self.connection_tested.emit(None)
 
         self._tasks = [t for t in self._tasks if getattr(t, "running", False)]
@@ -136,15 +142,21 @@ class ModelMapBox(QGroupBox):
             return
         from kvswitch.verify.connection import list_models  # noqa: PLC0415 - httpx loads on use
 
-        self._start(lambda: list_models(profile, timeout=FETCH_TIMEOUT_S), self._on_models_listed,
-                    self.tr("Asking %1 for its models…").replace("%1", profile.base_url))
+        self._start(
+            lambda: list_models(profile, timeout=FETCH_TIMEOUT_S),
+            self._on_models_listed,
+            self.tr("Asking %1 for its models…").replace("%1", profile.base_url),
+        )
 
     def _on_models_listed(self, listing: Any) -> None:
         ids = list(listing.models)
         self.fetched.setStringList(ids)
         shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
-        self.result_label.setText(self.tr("%1 model(s) served: %2").replace("%1", str(len(ids)))
-                                  .replace("%2", shown or self.tr("none")))
+        self.result_label.setText(
+            self.tr("%1 model(s) served: %2")
+            .replace("%1", str(len(ids)))
+            .replace("%2", shown or self.tr("none"))
+        )
         self.models_fetched.emit(ids)
 
     @Slot()
@@ -154,8 +166,11 @@ class ModelMapBox(QGroupBox):
             return
         from kvswitch.verify.connection import check_connection  # noqa: PLC0415
 
-        self._start(lambda: check_connection(profile, timeout=TEST_TIMEOUT_S), self._on_connection_checked,
-                    self.tr("Testing %1…").replace("%1", profile.base_url))
+        self._start(
+            lambda: check_connection(profile, timeout=TEST_TIMEOUT_S),
+            self._on_connection_checked,
+            self.tr("Testing %1…").replace("%1", profile.base_url),
+        )
 
     def _on_connection_checked(self, report: Any) -> None:
         self.result_label.setText("\n".join(report.lines()))

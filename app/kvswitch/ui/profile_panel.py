@@ -28,8 +28,12 @@ class EmptyState(QWidget):
         font.setPointSizeF(font.pointSizeF() * 1.3)
         font.setBold(True)
         self.title.setFont(font)
-        self.text = QLabel(self.tr("A profile says where Claude Code and Codex send requests: a server "
-                                   "on this machine or a cloud vendor. Pick one and add your key."))
+        self.text = QLabel(
+            self.tr(
+                "A profile says where Claude Code and Codex send requests: a server "
+                "on this machine or a cloud vendor. Pick one and add your key."
+            )
+        )
         self.text.setWordWrap(True)
         self.add_button = QPushButton(self.tr("Add your first profile"))
         self.add_button.setDefault(True)

@@ -58,8 +58,9 @@ def _protect_bools() -> None:
         refcount = ctypes.c_ssize_t.from_address(id(value))
         refcount.value += NONE_SURPLUS
     _state["bools_protected"] = 1
-    log.info("PySide6 loses a reference to True per signal emit; gave True and False a surplus of %d",
-             NONE_SURPLUS)
+    log.info(
+        "PySide6 loses a reference to True per signal emit; gave True and False a surplus of %d", NONE_SURPLUS
+    )
 
 
 def protect_none_refcount() -> bool:

@@ -78,8 +78,12 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
     pal = widget.palette()
     painter.fillRect(widget.rect(), pal.color(QPalette.ColorRole.Base))
     margin_left, margin_right, margin_top, margin_bottom = 38, 46, 8, 16
-    plot = QRectF(margin_left, margin_top, max(10, widget.width() - margin_left - margin_right),
-                  max(10, widget.height() - margin_top - margin_bottom))
+    plot = QRectF(
+        margin_left,
+        margin_top,
+        max(10, widget.width() - margin_left - margin_right),
+        max(10, widget.height() - margin_top - margin_bottom),
+    )
     grid = QColor(pal.color(QPalette.ColorRole.Mid))
     painter.setPen(QPen(grid, 1, Qt.PenStyle.DotLine))
     for fraction in (0.0, 0.5, 1.0):
@@ -91,8 +95,11 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
     painter.setFont(font)
     for fraction, label in ((1.0, "100%"), (0.5, "50%"), (0.0, "0%")):
         y = plot.bottom() - fraction * plot.height()
-        painter.drawText(QRectF(0, y - 8, margin_left - 4, 16),
-                         Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        painter.drawText(
+            QRectF(0, y - 8, margin_left - 4, 16),
+            Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            label,
+        )
     if not events:
         painter.setPen(theme.muted_color(pal))
         painter.drawText(plot, Qt.AlignmentFlag.AlignCenter, empty_text)
@@ -123,18 +130,30 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
     if known:
         peak = max(known) or 1.0
         line_color = theme.timing_color(pal)
-        points = [QPointF(x0 + i * slot + bar / 2, plot.bottom() - (value / peak) * plot.height())
-                  for i, value in enumerate(times) if value is not None]
+        points = [
+            QPointF(x0 + i * slot + bar / 2, plot.bottom() - (value / peak) * plot.height())
+            for i, value in enumerate(times)
+            if value is not None
+        ]
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(QPen(line_color, 1.6))
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, len(points) < 60)
         painter.drawPolyline(QPolygonF(points))
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.drawText(QRectF(plot.right() + 4, plot.top() - 8, margin_right - 4, 16),
-                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"{peak:,.0f}ms")
-        painter.drawText(QRectF(plot.right() + 4, plot.bottom() - 8, margin_right - 4, 16),
-                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, "0")
+        painter.drawText(
+            QRectF(plot.right() + 4, plot.top() - 8, margin_right - 4, 16),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            f"{peak:,.0f}ms",
+        )
+        painter.drawText(
+            QRectF(plot.right() + 4, plot.bottom() - 8, margin_right - 4, 16),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            "0",
+        )
     painter.setPen(theme.muted_color(pal))
-    painter.drawText(QRectF(plot.left(), plot.bottom() + 1, plot.width(), margin_bottom - 1),
-                     Qt.AlignmentFlag.AlignLeft, legend)
+    painter.drawText(
+        QRectF(plot.left(), plot.bottom() + 1, plot.width(), margin_bottom - 1),
+        Qt.AlignmentFlag.AlignLeft,
+        legend,
+    )
     painter.end()

@@ -100,8 +100,9 @@ class SettingsDialog(QDialog):
         self.language_combo.setCurrentIndex(max(index, 0))
         form.addRow(self.tr("Language (after restart):"), self.language_combo)
         self.theme_combo = QComboBox()
-        for value, label in zip(THEMES, (self.tr("Follow the system"), self.tr("Light"), self.tr("Dark")),
-                                strict=True):
+        for value, label in zip(
+            THEMES, (self.tr("Follow the system"), self.tr("Light"), self.tr("Dark")), strict=True
+        ):
             self.theme_combo.addItem(label, value)
         self.theme_combo.setCurrentIndex(max(self.theme_combo.findData(self.settings.theme), 0))
         form.addRow(self.tr("Theme:"), self.theme_combo)
@@ -112,12 +113,16 @@ class SettingsDialog(QDialog):
         self.tray_check = QCheckBox(self.tr("Keep running in the tray when the window is closed"))
         self.tray_check.setChecked(self.settings.close_to_tray)
         form.addRow(self.tray_check)
-        self.alerts_check = QCheckBox(self.tr("Notify when the followed server keeps losing the cache "
-                                              "inside a conversation"))
-        self.alerts_check.setToolTip(self.tr("A tray notification when %1 requests in a row reuse less "
-                                             "than %2 %, at most one a minute")
-                                     .replace("%1", str(self.settings.reuse_alert_requests))
-                                     .replace("%2", f"{self.settings.reuse_alert_threshold * 100:.0f}"))
+        self.alerts_check = QCheckBox(
+            self.tr("Notify when the followed server keeps losing the cache inside a conversation")
+        )
+        self.alerts_check.setToolTip(
+            self.tr(
+                "A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute"
+            )
+            .replace("%1", str(self.settings.reuse_alert_requests))
+            .replace("%2", f"{self.settings.reuse_alert_threshold * 100:.0f}")
+        )
         self.alerts_check.setChecked(self.settings.reuse_alerts)
         form.addRow(self.alerts_check)
         return box
@@ -147,8 +152,9 @@ class SettingsDialog(QDialog):
     def _transfer_box(self) -> QGroupBox:
         box = QGroupBox(self.tr("Move profiles to another computer"))
         layout = QVBoxLayout(box)
-        self.include_keys_check = QCheckBox(self.tr("Include API keys in the exported file "
-                                                    "(it will be readable by you only)"))
+        self.include_keys_check = QCheckBox(
+            self.tr("Include API keys in the exported file (it will be readable by you only)")
+        )
         layout.addWidget(self.include_keys_check)
         row = QHBoxLayout()
         self.export_button = QPushButton(self.tr("Export profiles…"))
@@ -162,8 +168,12 @@ class SettingsDialog(QDialog):
         return box
 
     def _about_label(self) -> QLabel:
-        label = QLabel(self.tr("KV Switch %1 (%2) — Qt for Python %3")
-                       .replace("%1", __version__).replace("%2", APP_ID).replace("%3", pyside_version))
+        label = QLabel(
+            self.tr("KV Switch %1 (%2) — Qt for Python %3")
+            .replace("%1", __version__)
+            .replace("%2", APP_ID)
+            .replace("%3", pyside_version)
+        )
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
@@ -182,13 +192,15 @@ class SettingsDialog(QDialog):
 
     def collected_settings(self) -> AppSettings:
         """The settings as the widgets show them now."""
-        return self.settings.model_copy(update={
-            "language": self.language_combo.currentData(),
-            "theme": self.theme_combo.currentData(),
-            "autostart": self.autostart_check.isChecked(),
-            "close_to_tray": self.tray_check.isChecked(),
-            "reuse_alerts": self.alerts_check.isChecked(),
-        })
+        return self.settings.model_copy(
+            update={
+                "language": self.language_combo.currentData(),
+                "theme": self.theme_combo.currentData(),
+                "autostart": self.autostart_check.isChecked(),
+                "close_to_tray": self.tray_check.isChecked(),
+                "reuse_alerts": self.alerts_check.isChecked(),
+            }
+        )
 
     def save(self) -> bool:
         """Switch autostart and write the settings; on failure show why and return False."""
@@ -214,9 +226,12 @@ class SettingsDialog(QDialog):
             self.status_label.setText(str(exc))
             return False
         note = self.tr("with API keys") if include_keys else self.tr("without API keys")
-        self.status_label.setText(self.tr("Exported %1 profile(s) %2 to %3.")
-                                  .replace("%1", str(len(self.store.profiles()))).replace("%2", note)
-                                  .replace("%3", str(written)))
+        self.status_label.setText(
+            self.tr("Exported %1 profile(s) %2 to %3.")
+            .replace("%1", str(len(self.store.profiles())))
+            .replace("%2", note)
+            .replace("%3", str(written))
+        )
         self.profiles_exported.emit(str(written))
         return True
 
@@ -243,16 +258,20 @@ class SettingsDialog(QDialog):
 
     @Slot()
     def _on_export_button_clicked(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, self.tr("Export profiles"),
-                                              str(home_dir() / "kvswitch-profiles.json"),
-                                              self.tr("JSON files (*.json)"))
+        name, _ = QFileDialog.getSaveFileName(
+            self,
+            self.tr("Export profiles"),
+            str(home_dir() / "kvswitch-profiles.json"),
+            self.tr("JSON files (*.json)"),
+        )
         if name:
             self.export_to(Path(name))
 
     @Slot()
     def _on_import_button_clicked(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, self.tr("Import profiles"), str(home_dir()),
-                                              self.tr("JSON files (*.json);;All files (*)"))
+        name, _ = QFileDialog.getOpenFileName(
+            self, self.tr("Import profiles"), str(home_dir()), self.tr("JSON files (*.json);;All files (*)")
+        )
         if name:
             self.import_from(Path(name))
 

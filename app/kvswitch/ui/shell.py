@@ -40,12 +40,20 @@ class AppShell(QObject):
 
     ready = Signal()
 
-    def __init__(self, paths: AppPaths, settings: AppSettings | None = None, *, minimized: bool = False,
-                 tray_available: bool | None = None, deferred: bool = False, parent: QObject | None = None):
+    def __init__(
+        self,
+        paths: AppPaths,
+        settings: AppSettings | None = None,
+        *,
+        minimized: bool = False,
+        tray_available: bool | None = None,
+        deferred: bool = False,
+        parent: QObject | None = None,
+    ):
         """Args:
-            settings: the app's preferences; with ``deferred`` they are loaded after the window shows.
-            deferred: show the window frame first and load profiles, settings and tray right after
-                (the engines' models take most of the start-up time).
+        settings: the app's preferences; with ``deferred`` they are loaded after the window shows.
+        deferred: show the window frame first and load profiles, settings and tray right after
+            (the engines' models take most of the start-up time).
         """
         super().__init__(parent)
         self.paths = paths
@@ -98,8 +106,11 @@ class AppShell(QObject):
         from PySide6.QtCore import Qt  # noqa: PLC0415
         from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
 
-        schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark,
-                   "system": Qt.ColorScheme.Unknown}
+        schemes = {
+            "light": Qt.ColorScheme.Light,
+            "dark": Qt.ColorScheme.Dark,
+            "system": Qt.ColorScheme.Unknown,
+        }
         scheme = schemes.get(str(getattr(self.settings, "theme", "system")))
         hints = QGuiApplication.styleHints()
         if scheme is not None and hints is not None and hasattr(hints, "setColorScheme"):

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 
     from kvswitch.core.paths import AppPaths
 
-SAMPLE_TIMING_LINE = ("0.00.391.783 I slot print_timing: id  0 | task 9 | prompt eval time =      23.30 ms "
-                      "/    23 tokens (    1.01 ms per token,   987.29 tokens per second)")
+SAMPLE_TIMING_LINE = (
+    "0.00.391.783 I slot print_timing: id  0 | task 9 | prompt eval time =      23.30 ms "
+    "/    23 tokens (    1.01 ms per token,   987.29 tokens per second)"
+)
 
 
 def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
@@ -30,9 +32,16 @@ def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
         shell = AppShell(paths, None, tray_available=TrayIcon.available())
         profiles = shell.controller.store.profiles()
         checks.append(f"store {len(profiles)} profile(s)")
-        chosen = profiles[0] if profiles else Profile(
-            name="smoke", kind=DEFAULT_LOCAL_KIND, base_url=preset(DEFAULT_LOCAL_KIND).base_url,
-            targets=["claude"])
+        chosen = (
+            profiles[0]
+            if profiles
+            else Profile(
+                name="smoke",
+                kind=DEFAULT_LOCAL_KIND,
+                base_url=preset(DEFAULT_LOCAL_KIND).base_url,
+                targets=["claude"],
+            )
+        )
         plans = shell.controller.engine.plan(chosen)
         checks.append(f"engine planned {len(plans)} target(s)")
         kind = classify_line(SAMPLE_TIMING_LINE, DEFAULT_LOCAL_KIND.value).kind
@@ -41,8 +50,10 @@ def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
         checks.append(f"classifier {kind}")
         tray = shell.tray or TrayIcon(shell.controller)
         tray.rebuild_menu()
-        checks.append(f"tray menu {len(tray.menu.actions())} item(s)"
-                      + ("" if shell.tray is not None else " (no system tray here)"))
+        checks.append(
+            f"tray menu {len(tray.menu.actions())} item(s)"
+            + ("" if shell.tray is not None else " (no system tray here)")
+        )
         shell.window.show()
         app.processEvents()
         if not shell.window.isVisible():

@@ -35,8 +35,9 @@ class _Emitter(QObject):
 
 
 class _Runnable(QRunnable):
-    def __init__(self, fn: Callable[[threading.Event, ProgressFn], Any], cancel: threading.Event,
-                 emitter: _Emitter):
+    def __init__(
+        self, fn: Callable[[threading.Event, ProgressFn], Any], cancel: threading.Event, emitter: _Emitter
+    ):
         super().__init__()
         self.setAutoDelete(True)
         self._fn = fn
@@ -94,9 +95,14 @@ class BackgroundTask(QObject):
         self.failed.emit(exc)
 
 
-def run_in_background(parent: QObject, fn: Callable[[threading.Event, ProgressFn], Any], *,
-                      on_success: Callable[[Any], None], on_failure: Callable[[BaseException], None],
-                      on_progress: Callable[[str, float], None] | None = None) -> BackgroundTask:
+def run_in_background(
+    parent: QObject,
+    fn: Callable[[threading.Event, ProgressFn], Any],
+    *,
+    on_success: Callable[[Any], None],
+    on_failure: Callable[[BaseException], None],
+    on_progress: Callable[[str, float], None] | None = None,
+) -> BackgroundTask:
     """Start ``fn(cancel_event, progress)`` on the shared pool; callbacks run on the GUI thread."""
     task = BackgroundTask(fn, parent)
     task.finished.connect(on_success)

@@ -124,8 +124,13 @@ def _paint_base_icon(painter: QPainter, size: int) -> None:
     painter.setBrush(QBrush(QColor(52, 88, 160)))
     painter.drawRoundedRect(rect, size * 0.2, size * 0.2)
     qt = QtCore.Qt
-    pen = QPen(QColor(255, 255, 255), max(1.5, size * 0.09), qt.PenStyle.SolidLine, qt.PenCapStyle.RoundCap,
-               qt.PenJoinStyle.RoundJoin)
+    pen = QPen(
+        QColor(255, 255, 255),
+        max(1.5, size * 0.09),
+        qt.PenStyle.SolidLine,
+        qt.PenCapStyle.RoundCap,
+        qt.PenJoinStyle.RoundJoin,
+    )
     painter.setPen(pen)
     painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
     s = size
@@ -164,8 +169,11 @@ def _paint_badge(pixmap: QPixmap, state: CacheState) -> QPixmap:
         font.setBold(True)
         font.setPixelSize(int(radius * 1.5))
         painter.setFont(font)
-        painter.drawText(QRectF(center.x() - radius, center.y() - radius, 2 * radius, 2 * radius),
-                         QtCore.Qt.AlignmentFlag.AlignCenter, "?")
+        painter.drawText(
+            QRectF(center.x() - radius, center.y() - radius, 2 * radius, 2 * radius),
+            QtCore.Qt.AlignmentFlag.AlignCenter,
+            "?",
+        )
     painter.end()
     return pixmap
 

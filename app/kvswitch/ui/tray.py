@@ -97,7 +97,8 @@ class TrayIcon(QObject):
             self.profile_actions[profile.name] = action
         self.menu.addSeparator()
         self.verify_action = self.menu.addAction(
-            self.tr("Cancel verify") if self.controller.verify_running else self.tr("Verify cache"))
+            self.tr("Cancel verify") if self.controller.verify_running else self.tr("Verify cache")
+        )
         self.verify_action.setEnabled(bool(active))
         self.verify_action.triggered.connect(self._on_verify_chosen)
         self.client_verify_action = self.menu.addAction(self.tr("Verify with Claude Code"))
@@ -118,8 +119,12 @@ class TrayIcon(QObject):
 
     def _update_tooltip(self) -> None:
         active = self.controller.store.active_name
-        states = {"unknown": self.tr("cache not checked yet"), "hit": self.tr("cache hit"),
-                  "partial": self.tr("partial cache reuse"), "miss": self.tr("cache miss")}
+        states = {
+            "unknown": self.tr("cache not checked yet"),
+            "hit": self.tr("cache hit"),
+            "partial": self.tr("partial cache reuse"),
+            "miss": self.tr("cache miss"),
+        }
         state = states.get(self.controller.cache_state.value, "")
         if active:
             text = self.tr("KV Switch: %1 (%2)").replace("%1", active).replace("%2", state)
@@ -176,8 +181,10 @@ class TrayIcon(QObject):
     @Slot(str)
     def _on_controller_profile_applied(self, name: str) -> None:
         self._update_tooltip()
-        self.notify(self.tr("Switched to %1").replace("%1", name),
-                    self.tr("New Claude Code and Codex sessions use this profile."))
+        self.notify(
+            self.tr("Switched to %1").replace("%1", name),
+            self.tr("New Claude Code and Codex sessions use this profile."),
+        )
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:
@@ -195,9 +202,13 @@ class TrayIcon(QObject):
     @Slot(object)
     def _on_controller_client_verify_finished(self, report: object) -> None:
         verdict = str(getattr(report, "verdict", "unknown"))
-        self.notify(self.tr("Verify with Claude Code"),
-                    self.tr("Claude Code through “%1”: %2").replace("%1", str(getattr(report, "profile", "")))
-                    .replace("%2", verdict.upper()), error=verdict in ("miss", "partial"))
+        self.notify(
+            self.tr("Verify with Claude Code"),
+            self.tr("Claude Code through “%1”: %2")
+            .replace("%1", str(getattr(report, "profile", "")))
+            .replace("%2", verdict.upper()),
+            error=verdict in ("miss", "partial"),
+        )
 
     @Slot(str, str)
     def _on_controller_alert_raised(self, title: str, message: str) -> None:

@@ -59,18 +59,26 @@ class VerifyCard(QWidget):
 
         self.verify_button = QPushButton(self.tr("Verify cache"))
         self.client_button = QPushButton(self.tr("Verify with Claude Code"))
-        self.client_button.setToolTip(self.tr("Runs your installed Claude Code headless through the "
-                                              "profile (two conversations, four turns) and judges every "
-                                              "turn with the server's own numbers."))
+        self.client_button.setToolTip(
+            self.tr(
+                "Runs your installed Claude Code headless through the "
+                "profile (two conversations, four turns) and judges every "
+                "turn with the server's own numbers."
+            )
+        )
         self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.hide()
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.hide()
         self.progress_label = QLabel()
-        intro = QLabel(self.tr("Sends the same long prompt twice to the active profile's server and reads "
-                               "the server's own numbers: does the second request reuse the first one's "
-                               "KV cache?"))
+        intro = QLabel(
+            self.tr(
+                "Sends the same long prompt twice to the active profile's server and reads "
+                "the server's own numbers: does the second request reuse the first one's "
+                "KV cache?"
+            )
+        )
         intro.setWordWrap(True)
 
         self.card = QFrame()
@@ -103,9 +111,13 @@ class VerifyCard(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         self.replay_value = QLabel()
         self.replay_value.setWordWrap(True)
-        rows = ((self.tr("Cached tokens"), self.cached_value), (self.tr("Reuse"), self.reuse_value),
-                (self.tr("Time to first token"), self.ttft_value), (self.tr("Evidence"), self.evidence_value),
-                (self.tr("Claude Code requests"), self.replay_value))
+        rows = (
+            (self.tr("Cached tokens"), self.cached_value),
+            (self.tr("Reuse"), self.reuse_value),
+            (self.tr("Time to first token"), self.ttft_value),
+            (self.tr("Evidence"), self.evidence_value),
+            (self.tr("Claude Code requests"), self.replay_value),
+        )
         for row, (label, value) in enumerate(rows):
             name = QLabel(label)
             name.setAlignment(Qt.AlignmentFlag.AlignTop)
@@ -176,8 +188,13 @@ class VerifyCard(QWidget):
         self._paint(theme.CacheState.MISS)
         self.verdict_label.setText(self.tr("Verify failed"))
         self.message_label.setText(message)
-        for value in (self.cached_value, self.reuse_value, self.ttft_value, self.evidence_value,
-                      self.replay_value):
+        for value in (
+            self.cached_value,
+            self.reuse_value,
+            self.ttft_value,
+            self.evidence_value,
+            self.replay_value,
+        ):
             value.setText("–")
         self.diagnosis_label.hide()
         self.fix_button.hide()
@@ -193,15 +210,20 @@ class VerifyCard(QWidget):
         self.client_view.hide()
         self.grid_box.show()
         verdict = str(getattr(result.verdict, "value", result.verdict)).upper()
-        titles = {"HIT": self.tr("Cache hit"), "PARTIAL": self.tr("Partial reuse"),
-                  "MISS": self.tr("Cache miss"), "UNKNOWN": self.tr("Unknown"),
-                  "ERROR": self.tr("Verify failed")}
+        titles = {
+            "HIT": self.tr("Cache hit"),
+            "PARTIAL": self.tr("Partial reuse"),
+            "MISS": self.tr("Cache miss"),
+            "UNKNOWN": self.tr("Unknown"),
+            "ERROR": self.tr("Verify failed"),
+        }
         self.verdict_label.setText(titles.get(verdict, verdict))
         self._paint(theme.as_state(verdict) if verdict != "ERROR" else theme.CacheState.MISS)
         self.message_label.setText(str(getattr(result, "message", "") or ""))
         cached, prompt = getattr(result, "cached_tokens", None), getattr(result, "prompt_tokens", None)
-        self.cached_value.setText("–" if cached is None else
-                                  f"{cached:,}" + ("" if prompt is None else f" / {prompt:,}"))
+        self.cached_value.setText(
+            "–" if cached is None else f"{cached:,}" + ("" if prompt is None else f" / {prompt:,}")
+        )
         ratio = getattr(result, "reuse_ratio", None)
         self.reuse_value.setText("–" if ratio is None else f"{ratio:.1%}")
         cold, warm = getattr(result, "ttft_cold_ms", None), getattr(result, "ttft_warm_ms", None)
@@ -230,9 +252,12 @@ class VerifyCard(QWidget):
         self._finish()
         self.result = None
         self._profile_name = profile_name or report.profile
-        titles = {"hit": self.tr("Claude Code keeps the cache"),
-                  "partial": self.tr("Claude Code: partial reuse"),
-                  "miss": self.tr("Claude Code loses the cache"), "unknown": self.tr("Unknown")}
+        titles = {
+            "hit": self.tr("Claude Code keeps the cache"),
+            "partial": self.tr("Claude Code: partial reuse"),
+            "miss": self.tr("Claude Code loses the cache"),
+            "unknown": self.tr("Unknown"),
+        }
         self.verdict_label.setText(titles.get(report.verdict, report.verdict))
         self._paint(theme.as_state(report.verdict))
         lost = next((t for t in report.turns if t.lost and t.diagnosis), None)
@@ -249,8 +274,9 @@ class VerifyCard(QWidget):
         self._fix_env = fix_env
         if self._fix_env and self._profile_name:
             summary = ", ".join(f"{k}={v}" for k, v in self._fix_env.items())
-            self.fix_button.setText(self.tr("Fix: add %1 to “%2”").replace("%1", summary)
-                                    .replace("%2", self._profile_name))
+            self.fix_button.setText(
+                self.tr("Fix: add %1 to “%2”").replace("%1", summary).replace("%2", self._profile_name)
+            )
             self.fix_button.show()
         else:
             self.fix_button.hide()
@@ -259,7 +285,8 @@ class VerifyCard(QWidget):
         """Follow the controller's real-client verify and history; the window wires the rest."""
         self.client_verify_requested.connect(lambda: controller.start_client_verify())
         controller.client_verify_finished.connect(
-            lambda report: self.show_client_report(report, controller.verifying))
+            lambda report: self.show_client_report(report, controller.verifying)
+        )
         controller.history_changed.connect(self._on_controller_history_changed)
         controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
         self.history.bind(controller.paths.data_dir / "verify-history", controller.store.active_name)

@@ -26,8 +26,14 @@ if TYPE_CHECKING:
     from kvswitch.verify.client_report import ClientReport, TurnVerdict
 
 #: a turn's verdict → the cache state whose colour it wears (the neutral ones are expected)
-TURN_STATES = {"hit": "hit", "partial": "partial", "miss": "miss", "cold": "unknown",
-               "shared_prefix": "unknown", "unknown": "unknown"}
+TURN_STATES = {
+    "hit": "hit",
+    "partial": "partial",
+    "miss": "miss",
+    "cold": "unknown",
+    "shared_prefix": "unknown",
+    "unknown": "unknown",
+}
 
 
 def _count(value: int | None) -> str:
@@ -46,9 +52,18 @@ class ClientReportView(QWidget):
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table = QTableWidget(0, len(self.COLUMNS))
-        self.table.setHorizontalHeaderLabels([
-            self.tr("Conversation"), self.tr("Turn"), self.tr("Verdict"), self.tr("Reused"),
-            self.tr("Re-processed"), self.tr("Cost"), self.tr("First byte"), self.tr("Why")])
+        self.table.setHorizontalHeaderLabels(
+            [
+                self.tr("Conversation"),
+                self.tr("Turn"),
+                self.tr("Verdict"),
+                self.tr("Reused"),
+                self.tr("Re-processed"),
+                self.tr("Cost"),
+                self.tr("First byte"),
+                self.tr("Why"),
+            ]
+        )
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -59,9 +74,14 @@ class ClientReportView(QWidget):
         layout.addWidget(self.table)
 
     def verdict_text(self, verdict: str) -> str:
-        names = {"hit": self.tr("hit"), "partial": self.tr("partial"), "miss": self.tr("miss"),
-                 "cold": self.tr("cold"), "shared_prefix": self.tr("shared prefix"),
-                 "unknown": self.tr("unknown")}
+        names = {
+            "hit": self.tr("hit"),
+            "partial": self.tr("partial"),
+            "miss": self.tr("miss"),
+            "cold": self.tr("cold"),
+            "shared_prefix": self.tr("shared prefix"),
+            "unknown": self.tr("unknown"),
+        }
         return names.get(verdict, verdict)
 
     def show_report(self, report: ClientReport) -> None:
@@ -84,23 +104,40 @@ class ClientReportView(QWidget):
         diagnosis: dict[str, Any] | None = turn.diagnosis
         if diagnosis and (turn.lost or turn.verdict == "shared_prefix"):
             why = str(diagnosis.get("cause_text") or "")
-        return [str(turn.conversation), str(turn.turn), self.verdict_text(turn.verdict), reused,
-                _count(turn.reprocessed_tokens), cost, ttfb, why]
+        return [
+            str(turn.conversation),
+            str(turn.turn),
+            self.verdict_text(turn.verdict),
+            reused,
+            _count(turn.reprocessed_tokens),
+            cost,
+            ttfb,
+            why,
+        ]
 
     def _summary(self, report: ClientReport) -> str:
-        lines = [self.tr("Claude Code %1 through “%2”: %3").replace("%1", report.session.version)
-                 .replace("%2", report.profile).replace("%3", self.verdict_text(report.verdict).upper())]
-        inside = [t for t in report.turns if t.conversation == 1 and t.turn > 1
-                  and t.reprocessed_tokens is not None]
+        lines = [
+            self.tr("Claude Code %1 through “%2”: %3")
+            .replace("%1", report.session.version)
+            .replace("%2", report.profile)
+            .replace("%3", self.verdict_text(report.verdict).upper())
+        ]
+        inside = [
+            t for t in report.turns if t.conversation == 1 and t.turn > 1 and t.reprocessed_tokens is not None
+        ]
         if inside:
             worst = max(inside, key=lambda t: t.reprocessed_tokens or 0)
-            line = self.tr("Per turn inside a conversation: up to %1 tokens re-processed") \
-                .replace("%1", f"{worst.reprocessed_tokens:,}")
+            line = self.tr("Per turn inside a conversation: up to %1 tokens re-processed").replace(
+                "%1", f"{worst.reprocessed_tokens:,}"
+            )
             if worst.cost_ms:
                 line += self.tr(", about %1 s").replace("%1", f"{worst.cost_ms / 1000:.1f}")
             lines.append(line + ".")
         new = next((t for t in report.turns if t.conversation == 2), None)
         if new is not None and new.prompt_tokens:
-            lines.append(self.tr("Per new conversation: %1 of %2 tokens reused.")
-                         .replace("%1", _count(new.cached_tokens)).replace("%2", _count(new.prompt_tokens)))
+            lines.append(
+                self.tr("Per new conversation: %1 of %2 tokens reused.")
+                .replace("%1", _count(new.cached_tokens))
+                .replace("%2", _count(new.prompt_tokens))
+            )
         return "\n".join(lines)

@@ -62,8 +62,11 @@ def compare_rows(a: HistoryEntry, b: HistoryEntry) -> list[tuple[str, str, str]]
         ("client", client_text(a), client_text(b)),
         ("verdict", a.verdict, b.verdict),
         ("reuse", _pct(a.reuse_ratio), _pct(b.reuse_ratio)),
-        ("cached / prompt tokens", f"{_value(a.cached_tokens)} / {_value(a.prompt_tokens)}",
-         f"{_value(b.cached_tokens)} / {_value(b.prompt_tokens)}"),
+        (
+            "cached / prompt tokens",
+            f"{_value(a.cached_tokens)} / {_value(a.prompt_tokens)}",
+            f"{_value(b.cached_tokens)} / {_value(b.prompt_tokens)}",
+        ),
         ("TTFT cold → warm", ttft_text(a), ttft_text(b)),
         ("server build", _value(a.server.get("build")), _value(b.server.get("build"))),
         ("server model", _value(a.server.get("model")), _value(b.server.get("model"))),

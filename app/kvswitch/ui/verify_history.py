@@ -79,9 +79,17 @@ class VerifyHistoryPanel(QWidget):
         self.title = QLabel()
         self.chart = HistoryChart()
         self.table = QTableWidget(0, len(self.COLUMNS))
-        self.table.setHorizontalHeaderLabels([
-            self.tr("Time"), self.tr("Check"), self.tr("Client"), self.tr("Verdict"), self.tr("Reuse"),
-            self.tr("TTFT cold → warm"), self.tr("Server build")])
+        self.table.setHorizontalHeaderLabels(
+            [
+                self.tr("Time"),
+                self.tr("Check"),
+                self.tr("Client"),
+                self.tr("Verdict"),
+                self.tr("Reuse"),
+                self.tr("TTFT cold → warm"),
+                self.tr("Server build"),
+            ]
+        )
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -114,13 +122,20 @@ class VerifyHistoryPanel(QWidget):
 
         self.directory, self.profile = directory, profile
         self.entries = VerifyHistory(directory).load(profile) if directory and profile else []
-        self.title.setText(self.tr("Verify history of “%1”").replace("%1", profile) if profile
-                           else self.tr("Verify history"))
+        self.title.setText(
+            self.tr("Verify history of “%1”").replace("%1", profile) if profile else self.tr("Verify history")
+        )
         self.table.setRowCount(len(self.entries))
         for row, entry in enumerate(reversed(self.entries)):  # newest on top
-            cells = (entry.time.replace("T", " ").split("+")[0], entry.check, client_text(entry),
-                     entry.verdict.lower(), "–" if entry.reuse_ratio is None else f"{entry.reuse_ratio:.0%}",
-                     ttft_text(entry), str(entry.server.get("build") or entry.server.get("url") or "–"))
+            cells = (
+                entry.time.replace("T", " ").split("+")[0],
+                entry.check,
+                client_text(entry),
+                entry.verdict.lower(),
+                "–" if entry.reuse_ratio is None else f"{entry.reuse_ratio:.0%}",
+                ttft_text(entry),
+                str(entry.server.get("build") or entry.server.get("url") or "–"),
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 3:
@@ -157,8 +172,9 @@ class VerifyHistoryPanel(QWidget):
         from kvswitch.verify.history import to_csv  # noqa: PLC0415
 
         suggested = f"{self.profile or 'verify'}-history.csv"
-        target, _filter = QFileDialog.getSaveFileName(self, self.tr("Export verify history"), suggested,
-                                                      self.tr("CSV files (*.csv)"))
+        target, _filter = QFileDialog.getSaveFileName(
+            self, self.tr("Export verify history"), suggested, self.tr("CSV files (*.csv)")
+        )
         if not target:
             return
         try:
@@ -166,5 +182,6 @@ class VerifyHistoryPanel(QWidget):
         except (OSError, KvSwitchError) as exc:  # atomic_write names the file in its error
             self.status_label.setText(self.tr("Could not export: %1").replace("%1", str(exc)))
             return
-        self.status_label.setText(self.tr("Exported %1 runs to %2").replace("%1", str(len(self.entries)))
-                                  .replace("%2", target))
+        self.status_label.setText(
+            self.tr("Exported %1 runs to %2").replace("%1", str(len(self.entries))).replace("%2", target)
+        )

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from kvswitch.ui.tasks import ProgressFn
 
 
-def synthetic_verify_op(paths: AppPaths, profile: Any,
-                        timeout: float) -> Callable[[threading.Event, ProgressFn], Any]:
+def synthetic_verify_op(
+    paths: AppPaths, profile: Any, timeout: float
+) -> Callable[[threading.Event, ProgressFn], Any]:
     """The cache probe of ``profile``; a finished (not cancelled) run is added to its history."""
 
     def op(cancel: threading.Event, progress: ProgressFn) -> Any:
@@ -39,8 +40,9 @@ def synthetic_verify_op(paths: AppPaths, profile: Any,
     return op
 
 
-def client_verify_op(paths: AppPaths, profile: Any, binary: Path, timeout: float,
-                     label: str) -> Callable[[threading.Event, ProgressFn], Any]:
+def client_verify_op(
+    paths: AppPaths, profile: Any, binary: Path, timeout: float, label: str
+) -> Callable[[threading.Event, ProgressFn], Any]:
     """The scripted session of Claude Code (``binary``) through ``profile``, recorded in its history.
 
     Progress comes per conversation turn, as ``label`` with ``%1`` replaced by the turn's text.

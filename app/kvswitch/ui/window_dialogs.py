@@ -33,8 +33,9 @@ class WindowDialogsMixin:
     tray_present: bool
     _select: Callable[[str | None], None]
 
-    def _optional_dialog_action(self, menu: QMenu, module: str, text: str,
-                                open_dialog: Callable[[], None]) -> QAction | None:
+    def _optional_dialog_action(
+        self, menu: QMenu, module: str, text: str, open_dialog: Callable[[], None]
+    ) -> QAction | None:
         """Settings and the setup assistant ship separately; their entries exist only when they do."""
         import importlib.util  # noqa: PLC0415
 
@@ -70,12 +71,16 @@ class WindowDialogsMixin:
     def _on_settings_saved(self, before: AppSettings, saved: AppSettings) -> None:
         self.close_to_tray = self.tray_present and bool(getattr(saved, "close_to_tray", True))
         if getattr(saved, "language", None) != getattr(before, "language", None):
-            self.message_bar.show_info(QCoreApplication.translate(
-                "MainWindow", "The new language applies the next time KV Switch starts."))
+            self.message_bar.show_info(
+                QCoreApplication.translate(
+                    "MainWindow", "The new language applies the next time KV Switch starts."
+                )
+            )
 
     def _on_first_run_profiles_added(self, names: list[str]) -> None:
         if names:
             self._select(names[0])
-            text = QCoreApplication.translate("MainWindow",
-                                              "Added %1 profile(s): %2. Select one and click Apply.")
+            text = QCoreApplication.translate(
+                "MainWindow", "Added %1 profile(s): %2. Select one and click Apply."
+            )
             self.message_bar.show_success(text.replace("%1", str(len(names))).replace("%2", ", ".join(names)))

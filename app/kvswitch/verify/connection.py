@@ -1,4 +1,4 @@
-""""Test connection" and "Fetch models": one real request, and a verdict that names the likely fix.
+""" "Test connection" and "Fetch models": one real request, and a verdict that names the likely fix.
 
 A gateway that does not work fails in a handful of ways that look alike from the client (Claude Code
 just says "API Error"): the name does not resolve, nothing listens, TLS is spoken to a plain port, the
@@ -164,30 +164,58 @@ def _transport_report(
     parts = urlsplit(url)
     host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
     if isinstance(exc, httpx.TimeoutException):
-        return ConnectionReport(False, "timeout", url, f"no answer within {timeout:g} s",
-                                "The server is slow or a firewall drops the traffic; check the host and "
-                                "port, or raise --timeout for a big local model.", elapsed_ms=elapsed)
+        return ConnectionReport(
+            False,
+            "timeout",
+            url,
+            f"no answer within {timeout:g} s",
+            "The server is slow or a firewall drops the traffic; check the host and "
+            "port, or raise --timeout for a big local model.",
+            elapsed_ms=elapsed,
+        )
     cause = _failure_cause(exc)
     detail = clean_message(str(exc), (profile.key,))
     if cause == "dns":
-        return ConnectionReport(False, "dns", url, f"the host name {host!r} does not resolve",
-                                "Check the spelling of the base URL, your DNS or proxy."
-                                + _vendor_hint(profile),
-                                server_message=detail, elapsed_ms=elapsed)
+        return ConnectionReport(
+            False,
+            "dns",
+            url,
+            f"the host name {host!r} does not resolve",
+            "Check the spelling of the base URL, your DNS or proxy." + _vendor_hint(profile),
+            server_message=detail,
+            elapsed_ms=elapsed,
+        )
     if cause == "refused":
-        return ConnectionReport(False, "refused", url, f"nothing listens on {host}:{port}",
-                                "Start the server, or fix the port in the base URL.", elapsed_ms=elapsed)
+        return ConnectionReport(
+            False,
+            "refused",
+            url,
+            f"nothing listens on {host}:{port}",
+            "Start the server, or fix the port in the base URL.",
+            elapsed_ms=elapsed,
+        )
     if cause == "tls":
-        fix = ("The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its "
-               "certificate is not trusted by this machine (a proxy, or a self-signed certificate).")
-        return ConnectionReport(False, "tls", url, "TLS handshake failed", fix, server_message=detail,
-                                elapsed_ms=elapsed)
-    return ConnectionReport(False, "network", url, "the connection failed", "Check the URL and the network.",
-                            server_message=detail, elapsed_ms=elapsed)
+        fix = (
+            "The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its "
+            "certificate is not trusted by this machine (a proxy, or a self-signed certificate)."
+        )
+        return ConnectionReport(
+            False, "tls", url, "TLS handshake failed", fix, server_message=detail, elapsed_ms=elapsed
+        )
+    return ConnectionReport(
+        False,
+        "network",
+        url,
+        "the connection failed",
+        "Check the URL and the network.",
+        server_message=detail,
+        elapsed_ms=elapsed,
+    )
 
 
-def _status_report(profile: Profile, url: str, response: httpx.Response, body: bytes,
-                   elapsed: int) -> ConnectionReport | None:
+def _status_report(
+    profile: Profile, url: str, response: httpx.Response, body: bytes, elapsed: int
+) -> ConnectionReport | None:
     """A failed report for a non-2xx answer, or None when the status is a success."""
     status = response.status_code
     said = clean_message(server_message(body), (profile.key,))
@@ -195,28 +223,72 @@ def _status_report(profile: Profile, url: str, response: httpx.Response, body: b
         return None
     if 300 <= status < 400:
         location = clean_message(response.headers.get("location", "?"))
-        return ConnectionReport(False, "redirect", url, f"HTTP {status}: redirected to {location}",
-                                "Use the address it redirects to as the base URL (clients do not follow "
-                                "redirects for POST).", status, said, elapsed)
+        return ConnectionReport(
+            False,
+            "redirect",
+            url,
+            f"HTTP {status}: redirected to {location}",
+            "Use the address it redirects to as the base URL (clients do not follow redirects for POST).",
+            status,
+            said,
+            elapsed,
+        )
     if status in (401, 403):
-        return ConnectionReport(False, "auth", url, f"HTTP {status}: the key was refused", _auth_fix(profile),
-                                status, said, elapsed)
+        return ConnectionReport(
+            False,
+            "auth",
+            url,
+            f"HTTP {status}: the key was refused",
+            _auth_fix(profile),
+            status,
+            said,
+            elapsed,
+        )
     if status in (404, 405):
         path = urlsplit(url).path
-        return ConnectionReport(False, "route", url, f"HTTP {status}: the server has no route {path}",
-                                "The base URL has a path segment too many or too few (Claude Code appends "
-                                "/v1/messages itself)." + _vendor_hint(profile), status, said, elapsed)
+        return ConnectionReport(
+            False,
+            "route",
+            url,
+            f"HTTP {status}: the server has no route {path}",
+            "The base URL has a path segment too many or too few (Claude Code appends "
+            "/v1/messages itself)." + _vendor_hint(profile),
+            status,
+            said,
+            elapsed,
+        )
     if status == 429:
-        return ConnectionReport(False, "rate-limited", url, "HTTP 429: rate limit or quota reached",
-                                "Wait and retry, or check the plan's quota and balance with the vendor.",
-                                status, said, elapsed)
+        return ConnectionReport(
+            False,
+            "rate-limited",
+            url,
+            "HTTP 429: rate limit or quota reached",
+            "Wait and retry, or check the plan's quota and balance with the vendor.",
+            status,
+            said,
+            elapsed,
+        )
     if status >= 500:
-        return ConnectionReport(False, "server-error", url, f"HTTP {status}: the server failed",
-                                "A fault on the server's side: retry later; for a local server read its log.",
-                                status, said, elapsed)
-    return ConnectionReport(False, "bad-request", url, f"HTTP {status}: the request was refused",
-                            f"Check the model name ('kvswitch models {profile.name}' lists what it serves).",
-                            status, said, elapsed)
+        return ConnectionReport(
+            False,
+            "server-error",
+            url,
+            f"HTTP {status}: the server failed",
+            "A fault on the server's side: retry later; for a local server read its log.",
+            status,
+            said,
+            elapsed,
+        )
+    return ConnectionReport(
+        False,
+        "bad-request",
+        url,
+        f"HTTP {status}: the request was refused",
+        f"Check the model name ('kvswitch models {profile.name}' lists what it serves).",
+        status,
+        said,
+        elapsed,
+    )
 
 
 def _auth_fix(profile: Profile) -> str:
@@ -226,47 +298,74 @@ def _auth_fix(profile: Profile) -> str:
     for entry in vendors_for_host(host):
         if entry.key_env != profile.key_env:
             said = "reads" if "key_env" in entry.verified else "is listed (unconfirmed) as reading"
-            return (f"{entry.name.en} {said} its key from {entry.key_env}, the profile writes it to "
-                    f"{profile.key_env}: kvswitch profile edit {profile.name!r} --key-env {entry.key_env}")
+            return (
+                f"{entry.name.en} {said} its key from {entry.key_env}, the profile writes it to "
+                f"{profile.key_env}: kvswitch profile edit {profile.name!r} --key-env {entry.key_env}"
+            )
         if entry.keys_url:
             return f"Check the key; {entry.name.en} issues keys at {entry.keys_url}."
     return "Check the key, and that it belongs to this server (keys are per vendor and per plan)."
 
 
-def _body_report(profile: Profile, url: str, status: int, body: bytes, expected: str,
-                 elapsed: int) -> tuple[ConnectionReport | None, Any]:
+def _body_report(
+    profile: Profile, url: str, status: int, body: bytes, expected: str, elapsed: int
+) -> tuple[ConnectionReport | None, Any]:
     try:
         data = json.loads(body)
     except ValueError:
         said = clean_message(body.decode("utf-8", "replace"))
-        return ConnectionReport(False, "non-json", url, f"HTTP {status} but the body is not JSON",
-                                "The base URL probably points at a web page or a proxy, not at the API."
-                                + _vendor_hint(profile), status, said, elapsed), None
+        return ConnectionReport(
+            False,
+            "non-json",
+            url,
+            f"HTTP {status} but the body is not JSON",
+            "The base URL probably points at a web page or a proxy, not at the API." + _vendor_hint(profile),
+            status,
+            said,
+            elapsed,
+        ), None
     if isinstance(data, dict) and data.get("error"):
         said = clean_message(server_message(body), (profile.key,))
-        return ConnectionReport(False, "error-body", url, f"HTTP {status} with an error object instead of "
-                                f"{expected!r}", "Read the server's message: the model name or the request "
-                                "shape is usually what it rejects.", status, said, elapsed), None
+        return ConnectionReport(
+            False,
+            "error-body",
+            url,
+            f"HTTP {status} with an error object instead of {expected!r}",
+            "Read the server's message: the model name or the request shape is usually what it rejects.",
+            status,
+            said,
+            elapsed,
+        ), None
     if not isinstance(data, dict) or expected not in data:
-        return ConnectionReport(False, "unexpected-body", url, f"HTTP {status} but no {expected!r} in the "
-                                "answer", "This URL does not serve the API the client speaks; check the base "
-                                "URL's path." + _vendor_hint(profile), status, clean_message(body.decode(
-                                    "utf-8", "replace")), elapsed), None
+        return ConnectionReport(
+            False,
+            "unexpected-body",
+            url,
+            f"HTTP {status} but no {expected!r} in the answer",
+            "This URL does not serve the API the client speaks; check the base "
+            "URL's path." + _vendor_hint(profile),
+            status,
+            clean_message(body.decode("utf-8", "replace")),
+            elapsed,
+        ), None
     return None, data
 
 
 _Answer = tuple[ConnectionReport | None, httpx.Response | None, bytes, int]
 
 
-def _request(profile: Profile, method: str, url: str, timeout: float,
-             payload: dict[str, Any] | None = None) -> _Answer:
+def _request(
+    profile: Profile, method: str, url: str, timeout: float, payload: dict[str, Any] | None = None
+) -> _Answer:
     """``(failure or None, response, body capped at 1 MB, elapsed ms)``."""
     started = time.monotonic()
     limits = httpx.Timeout(timeout, connect=min(timeout, 5.0))
     try:
         proxied = not is_loopback_url(url)
-        with httpx.Client(timeout=limits, follow_redirects=False, trust_env=proxied) as client, \
-                client.stream(method, url, headers=auth_headers(profile), json=payload) as response:
+        with (
+            httpx.Client(timeout=limits, follow_redirects=False, trust_env=proxied) as client,
+            client.stream(method, url, headers=auth_headers(profile), json=payload) as response,
+        ):
             body = b""
             for chunk in response.iter_bytes():
                 body += chunk
@@ -291,8 +390,11 @@ def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionRepor
     Claude Code, ``GET /models`` for a Codex-only profile. Never raises for a network or server fault."""
     if uses_claude(profile):
         url, expected = messages_url(profile), "content"
-        payload: dict[str, Any] | None = {"model": _probe_model(profile), "max_tokens": 1,
-                                          "messages": [{"role": "user", "content": "ping"}]}
+        payload: dict[str, Any] | None = {
+            "model": _probe_model(profile),
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "ping"}],
+        }
         method = "POST"
     else:
         url, expected, payload, method = models_url(profile), "data", None, "GET"

@@ -23,9 +23,19 @@ CACHE_METRICS: dict[str, str] = {counter.cached: counter.total for counter in se
 
 _int = as_int
 
-__all__ = ["CACHE_METRICS", "SOURCE_PRIORITY", "Reading", "best_reading", "context_limit", "error_message",
-           "merge_stream_readings", "metrics_reading", "order_readings", "parse_metrics",
-           "readings_from_payload"]
+__all__ = [
+    "CACHE_METRICS",
+    "SOURCE_PRIORITY",
+    "Reading",
+    "best_reading",
+    "context_limit",
+    "error_message",
+    "merge_stream_readings",
+    "metrics_reading",
+    "order_readings",
+    "parse_metrics",
+    "readings_from_payload",
+]
 
 
 def readings_from_payload(payload: Mapping[str, Any]) -> list[Reading]:

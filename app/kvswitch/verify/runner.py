@@ -88,8 +88,10 @@ def shown(result: Any) -> Any:
         elif isinstance(value, list):
             changes[item.name] = [printable(v, multiline=False) if isinstance(v, str) else v for v in value]
         elif isinstance(value, dict):
-            changes[item.name] = {printable(str(k), multiline=False): printable(str(v), multiline=False)
-                                  for k, v in value.items()}
+            changes[item.name] = {
+                printable(str(k), multiline=False): printable(str(v), multiline=False)
+                for k, v in value.items()
+            }
         elif is_dataclass(value) and not isinstance(value, type):
             changes[item.name] = shown(value)
     return replace(result, **changes)
@@ -314,7 +316,8 @@ def _advice(target: Target) -> Advice:
 
 def _miss_hint(target: Target) -> str:
     return _advice(target).miss or (
-        "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.")
+        "the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled."
+    )
 
 
 def _partial_hint(target: Target) -> str:
@@ -326,7 +329,8 @@ def _partial_hint(target: Target) -> str:
 
 def _unknown_hint(target: Target) -> str:
     return _advice(target).unknown or (
-        "attach the server's log to the profile so the log engine can count reused tokens.")
+        "attach the server's log to the profile so the log engine can count reused tokens."
+    )
 
 
 def _error_hint(exc: ProbeError, profile: Profile) -> str | None:

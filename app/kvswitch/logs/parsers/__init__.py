@@ -40,7 +40,8 @@ def families() -> dict[str, tuple[str, ...]]:
 
     return {
         name: server.log_formats
-        for server in servers.all() if server.log_formats
+        for server in servers.all()
+        if server.log_formats
         for name in (server.name, *server.aliases)
     }
 
@@ -100,5 +101,15 @@ def server_name(kind_hint: str | None) -> str:
     return names[0] if kind_hint and names[0] in ("lm-studio", "ollama") else "llama.cpp"
 
 
-__all__ = ["FAST_FORMAT", "Fact", "Parsed", "What", "KINDS", "family", "general_only", "parsers_for",
-           "anchors_for", "server_name"]
+__all__ = [
+    "FAST_FORMAT",
+    "Fact",
+    "Parsed",
+    "What",
+    "KINDS",
+    "family",
+    "general_only",
+    "parsers_for",
+    "anchors_for",
+    "server_name",
+]

@@ -23,8 +23,10 @@ SERVER = "llama.cpp"
 GENERAL_ONLY = (
     rb"\A[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")",
     rb"\n[ \t]*\{(?!\"type\":\"(?:log|fit_memory_breakdown)\")",
-    rb"\A\{\"type\":\"log\"[^\n]*\\n(?!\"\})", rb"\n\{\"type\":\"log\"[^\n]*\\n(?!\"\})",
-    rb"slot \d+ ?: in cache", rb"tokens in cache\)",
+    rb"\A\{\"type\":\"log\"[^\n]*\\n(?!\"\})",
+    rb"\n\{\"type\":\"log\"[^\n]*\\n(?!\"\})",
+    rb"slot \d+ ?: in cache",
+    rb"tokens in cache\)",
 )
 
 #: a line that contains none of these yields no fact; the fast scanner relies on it (tested)
@@ -76,10 +78,12 @@ _RELEASE = re.compile(bounded(r"stop processing: n_(?:tokens|past) = (\d+), trun
 _CACHED = re.compile(
     bounded(r"(?:cached )?n_tokens = (\d+), memory_seq_rm \[(\d+), end\)|kv cache rm \[(\d+), end\)")
 )
-_NEW_PROMPT = re.compile(bounded(
-    r"(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
-    r"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"
-))
+_NEW_PROMPT = re.compile(
+    bounded(
+        r"(?:new prompt|prompt tokenized), n_ctx_slot = \d+, n_keep = \d+, "
+        r"(?:task\.)?n_(?:prompt_)?tokens = (\d+)"
+    )
+)
 _SELECT = re.compile(
     bounded(r"selected slot by (LCP similarity|LRU|id)(?:, (?:f_)?sim_best = (\d+(?:\.\d+)?))?")
 )
@@ -96,35 +100,69 @@ _FIELD = re.compile(
 
 #: (pattern, reason shown to the user, line kind)
 _REASONS: tuple[tuple[re.Pattern[str], str, LineKind], ...] = (
-    (re.compile(r"kv cache reuse failed\W*forcing full prompt re-processing[^(]*", re.IGNORECASE),
-     "KV cache reuse failed: the whole prompt was processed again", LineKind.MISS),
-    (re.compile(r"forcing full prompt re-processing[^(]*", re.IGNORECASE),
-     "full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint", LineKind.MISS),
-    (re.compile(r"common part does not match fully", re.IGNORECASE),
-     "the cached prompt and the new one differ (common part does not match fully)", LineKind.WARNING),
-    (re.compile(r"failed to truncate tokens.*clearing the memory"),
-     "the cache could not be truncated (hybrid/recurrent model): memory cleared", LineKind.MISS),
-    (re.compile(r"erased invalidated context checkpoint"), "a context checkpoint was invalidated",
-     LineKind.WARNING),
-    (re.compile(r"failed to restore context checkpoint"), "a context checkpoint could not be restored",
-     LineKind.MISS),
+    (
+        re.compile(r"kv cache reuse failed\W*forcing full prompt re-processing[^(]*", re.IGNORECASE),
+        "KV cache reuse failed: the whole prompt was processed again",
+        LineKind.MISS,
+    ),
+    (
+        re.compile(r"forcing full prompt re-processing[^(]*", re.IGNORECASE),
+        "full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint",
+        LineKind.MISS,
+    ),
+    (
+        re.compile(r"common part does not match fully", re.IGNORECASE),
+        "the cached prompt and the new one differ (common part does not match fully)",
+        LineKind.WARNING,
+    ),
+    (
+        re.compile(r"failed to truncate tokens.*clearing the memory"),
+        "the cache could not be truncated (hybrid/recurrent model): memory cleared",
+        LineKind.MISS,
+    ),
+    (
+        re.compile(r"erased invalidated context checkpoint"),
+        "a context checkpoint was invalidated",
+        LineKind.WARNING,
+    ),
+    (
+        re.compile(r"failed to restore context checkpoint"),
+        "a context checkpoint could not be restored",
+        LineKind.MISS,
+    ),
     (re.compile(r"restored context checkpoint"), "restored from a context checkpoint", LineKind.WARNING),
-    (re.compile(r"clearing (?:slot|prompt) with \d+ tokens"), "the slot's cached prompt was cleared",
-     LineKind.WARNING),
-    (re.compile(r"failed to load prompt from cache"), "the RAM prompt cache could not be loaded",
-     LineKind.WARNING),
-    (re.compile(r"found better prompt with f_keep = [\d.]+, (?:f_)?sim = [\d.]+"),
-     "restored from the host-RAM prompt cache", LineKind.PARTIAL),
-    (re.compile(r"reusing chunk with size \d+"), "chunks reused by KV shifting (--cache-reuse)",
-     LineKind.PARTIAL),
-    (re.compile(r"cache reuse is not supported"), "cache reuse (KV shifting) is not supported by this model",
-     LineKind.WARNING),
+    (
+        re.compile(r"clearing (?:slot|prompt) with \d+ tokens"),
+        "the slot's cached prompt was cleared",
+        LineKind.WARNING,
+    ),
+    (
+        re.compile(r"failed to load prompt from cache"),
+        "the RAM prompt cache could not be loaded",
+        LineKind.WARNING,
+    ),
+    (
+        re.compile(r"found better prompt with f_keep = [\d.]+, (?:f_)?sim = [\d.]+"),
+        "restored from the host-RAM prompt cache",
+        LineKind.PARTIAL,
+    ),
+    (
+        re.compile(r"reusing chunk with size \d+"),
+        "chunks reused by KV shifting (--cache-reuse)",
+        LineKind.PARTIAL,
+    ),
+    (
+        re.compile(r"cache reuse is not supported"),
+        "cache reuse (KV shifting) is not supported by this model",
+        LineKind.WARNING,
+    ),
 )
 
 
 #: the literal start of each reason pattern: the fast scanner finds reason lines by these (derived)
 REASON_PREFIXES = tuple(
-    re.match(r"[\w \-]+", pattern.pattern).group() for pattern, _r, _k in _REASONS  # type: ignore[union-attr]
+    re.match(r"[\w \-]+", pattern.pattern).group()
+    for pattern, _r, _k in _REASONS  # type: ignore[union-attr]
 )
 
 
@@ -324,8 +362,9 @@ def _parse_json(text: str) -> Parsed | None:
         parsed.facts.append(Fact(What.CACHED, slot, task, n1=n_past))
     elif "prompt eval time" in msg and (done := _field_int(obj, "n_prompt_tokens_processed")) is not None:
         ms = obj.get("t_prompt_processing")
-        parsed.facts.append(Fact(What.PROMPT_EVAL, slot, task, n1=done,
-                                 ms=float(ms) if isinstance(ms, int | float) else None))
+        parsed.facts.append(
+            Fact(What.PROMPT_EVAL, slot, task, n1=done, ms=float(ms) if isinstance(ms, int | float) else None)
+        )
         parsed.spans.append((offset, offset + len(msg), LineKind.TIMING))
         parsed.raise_kind(LineKind.TIMING)
     else:

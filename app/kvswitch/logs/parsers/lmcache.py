@@ -21,8 +21,10 @@ GENERAL_ONLY = (rb"LMCache",)
 
 _HEADER = re.compile(r"\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)[,.]?\d*\] LMCache (\w+):")
 _LOOKUP = re.compile(
-    bounded(r"Reqid: ([^,\s]+), Total tokens (\d+), (?:Inference Engine computed tokens: (\d+), )?"
-    r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)( < min_retrieve \d+, skip retrieve)?")
+    bounded(
+        r"Reqid: ([^,\s]+), Total tokens (\d+), (?:Inference Engine computed tokens: (\d+), )?"
+        r"LMCache hit tokens: (\d+),? (?:but )?need to load: (\d+)( < min_retrieve \d+, skip retrieve)?"
+    )
 )
 _RETRIEVED = re.compile(
     bounded(r"Retrieved (\d+) out of (?:total )?(\d+) (?:required )?tokens|Retrieved (\d+) chunks")
@@ -46,10 +48,13 @@ def parse(text: str) -> Parsed | None:
             parsed.facts.append(Fact(What.CLOCK, note=clock))
         reason = f"vLLM prefix cache held {engine} tokens, LMCache {hit} (loads {load})"
         if skipped:
-            reason = (f"vLLM prefix cache held {engine} tokens; LMCache held {hit} but skipped loading "
-                      f"{load} (below min_retrieve_tokens)")
-        parsed.facts.append(Fact(What.EVENT, n1=cached, n2=total - cached, note=m.group(1), server=SERVER,
-                                 reason=reason))
+            reason = (
+                f"vLLM prefix cache held {engine} tokens; LMCache held {hit} but skipped loading "
+                f"{load} (below min_retrieve_tokens)"
+            )
+        parsed.facts.append(
+            Fact(What.EVENT, n1=cached, n2=total - cached, note=m.group(1), server=SERVER, reason=reason)
+        )
         parsed.mark(m, ratio_kind(cached, total))
     elif m := _RETRIEVED.search(text):
         got = int(m.group(1) or m.group(3) or 0)

@@ -18,8 +18,10 @@ GENERAL_ONLY = (rb"Prefix cache hit rate",)
 
 _LEVEL = re.compile(r"\b(INFO|WARNING|ERROR|CRITICAL|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d\b")
 _RATE = re.compile(
-    bounded(r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?(\d+(?:\.\d+)?)%"
-    r"(?:, CPU: (\d+(?:\.\d+)?)%)?")
+    bounded(
+        r"(External prefix cache hit rate|Prefix cache hit rate): (?:GPU: )?(\d+(?:\.\d+)?)%"
+        r"(?:, CPU: (\d+(?:\.\d+)?)%)?"
+    )
 )
 _STATS = re.compile(r"Avg prompt throughput: [\d.]+ tokens/s")
 _REQUEST = re.compile(r"\"(GET|POST|PUT|DELETE) (\S+) HTTP/[\d.]+\" (\d{3})|\b(?:Received|Added) request \S+")
