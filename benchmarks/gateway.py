@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
 
 import gateway_peers as peers  # noqa: E402
+import gateway_wire  # noqa: E402
 from gateway_wire import Connection, Result  # noqa: E402
 
 FIXTURE = peers.REPO / "tests" / "fixtures" / "claude-code-2.1.332" / "request_attribution_0_1.json"
@@ -80,6 +81,7 @@ class Route:
     ttfb: dict[str, list[float]] = field(default_factory=dict)  # "small"/"cc" → best round's samples
     rps: float = 0.0
     wave: dict[str, float] = field(default_factory=dict)
+    failed: str = ""
 
 
 async def sequential(route: Route, body: bytes, count: int) -> list[float]:
@@ -106,7 +108,8 @@ async def throughput(route: Route, body: bytes, count: int, connections: int) ->
         try:
             while remaining[0] > 0:
                 remaining[0] -= 1
-                result = await asyncio.wait_for(conn.request(route.path, route.headers, body, stream_end=None), 30)
+                pending = conn.request(route.path, route.headers, body, stream_end=None)
+                result = await asyncio.wait_for(pending, 30)
                 if result.error:
                     raise RuntimeError(f"{route.label}: {result.error}")
         finally:
@@ -174,8 +177,19 @@ def conversion_us(rounds: int) -> dict[str, float] | str:
         json.loads(raw)
         parse.append(time.perf_counter() - middle)
         full.append(middle - start)
+    events = gateway_wire.chat_events("bench-model", 20)
+    answer = []
+    for _ in range(rounds):
+        request = json.loads(raw)
+        start = time.perf_counter()
+        converter = bridge.response_converter(request, streaming=True)
+        for event in events:
+            converter.feed(event)
+        converter.close()
+        answer.append(time.perf_counter() - start)
     return {"full_us": statistics.median(full) * 1e6,
-            "convert_us": (statistics.median(full) - statistics.median(parse)) * 1e6}
+            "convert_us": (statistics.median(full) - statistics.median(parse)) * 1e6,
+            "answer_us": statistics.median(answer) * 1e6}
 
 
 def ms(seconds: float) -> str:
@@ -227,18 +241,25 @@ async def measure(args: argparse.Namespace, routes: list[Route], upstream_port: 
     await set_upstream(upstream_port, events=8, gap_ms=0)
     for number in range(args.rounds):
         for route in routes:
-            for kind, count in (("small", args.requests), ("cc", args.requests // 3)):
-                body = small_request(True, route.model) if kind == "small" else claude_code_request(route.model)
-                samples = await sequential(route, body, count)
-                best = route.ttfb.get(kind)
-                if best is None or statistics.median(samples) < statistics.median(best):
-                    route.ttfb[kind] = samples
-            rps = await throughput(route, small_request(False, route.model), args.rps_requests, 32)
-            route.rps = max(route.rps, rps)
+            if route.failed:
+                continue
+            try:
+                for kind, count in (("small", args.requests), ("cc", args.requests // 3)):
+                    small = kind == "small"
+                    body = small_request(True, route.model) if small else claude_code_request(route.model)
+                    samples = await sequential(route, body, count)
+                    best = route.ttfb.get(kind)
+                    if best is None or statistics.median(samples) < statistics.median(best):
+                        route.ttfb[kind] = samples
+                rps = await throughput(route, small_request(False, route.model), args.rps_requests, 32)
+                route.rps = max(route.rps, rps)
+            except (RuntimeError, OSError, TimeoutError, asyncio.IncompleteReadError, ValueError) as error:
+                route.failed = f"{type(error).__name__}: {error}"[:300]
+                print(f"  {route.label} failed: {route.failed}")
         print(f"round {number + 1}/{args.rounds} done")
     await set_upstream(upstream_port, events=20, gap_ms=50)
     for route in routes:
-        if route.label.startswith("direct (chat"):
+        if route.label.startswith("direct (chat") or route.failed:
             continue
         waves = [await wave(route, small_request(True, route.model), args.streams) for _ in range(args.waves)]
         route.wave = {"errors": sum(w["errors"] for w in waves), "peak_mb": max(w["peak_mb"] for w in waves),
@@ -247,43 +268,91 @@ async def measure(args: argparse.Namespace, routes: list[Route], upstream_port: 
     print(f"upstream served {stats['requests']} requests: {stats['by_path']}")
 
 
+def figures(route: Route, by_label: dict[str, Route]) -> dict[str, float | None]:
+    """One row: medians, p99s and overheads in ms, req/s and its ratio, errors and RSS."""
+    small, cc = route.ttfb["small"], route.ttfb["cc"]
+    row: dict[str, float | None] = {
+        "med": statistics.median(small) * 1e3, "p99": percentile(small, 0.99) * 1e3,
+        "cc_med": statistics.median(cc) * 1e3, "rps": route.rps,
+        "errors": route.wave.get("errors"), "peak_mb": route.wave.get("peak_mb") if route.proxy else None,
+        "idle_mb": route.wave.get("idle_mb") if route.proxy else None,
+        "ovh": None, "ovh99": None, "cc_ovh": None, "ratio": None,
+    }
+    base = by_label.get(route.baseline)
+    if base is not None and not base.failed:
+        row["ovh"] = (statistics.median(small) - statistics.median(base.ttfb["small"])) * 1e3
+        row["ovh99"] = (percentile(small, 0.99) - percentile(base.ttfb["small"], 0.99)) * 1e3
+        row["cc_ovh"] = (statistics.median(cc) - statistics.median(base.ttfb["cc"])) * 1e3
+        row["ratio"] = route.rps / base.rps
+    return row
+
+
+COLUMNS = (("med", "TTFB med", ".2f"), ("p99", "p99", ".2f"), ("ovh", "overhead", ".2f"),
+           ("ovh99", "p99 ovh", ".2f"), ("cc_med", "14K med", ".2f"), ("cc_ovh", "14K ovh", ".2f"),
+           ("rps", "req/s", ".0f"), ("ratio", "x direct", ".3f"), ("errors", "errors", ".0f"),
+           ("peak_mb", "peak MB", ".0f"), ("idle_mb", "idle MB", ".0f"))
+
+
+def cell(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
 def report(args: argparse.Namespace, routes: list[Route], conversion: dict[str, float] | str) -> None:
     by_label = {r.label: r for r in routes}
+    rows = {r.label: figures(r, by_label) for r in routes if not r.failed}
     print()
-    print(f"{'route':<28} {'TTFB med':>9} {'p99':>7} {'overhead':>9} {'p99 ovh':>8} "
-          f"{'14K med':>8} {'14K ovh':>8} {'req/s':>7} {'x direct':>8} "
-          f"{'errors':>6} {'peak RSS':>8} {'idle':>6}")
+    print(f"{'route':<30}" + "".join(f"{title:>9}" for _, title, _ in COLUMNS))
+    for label, row in rows.items():
+        print(f"{label:<30}" + "".join(f"{cell(row[key], fmt):>9}" for key, _, fmt in COLUMNS))
     for route in routes:
-        small, cc = route.ttfb["small"], route.ttfb["cc"]
-        base = by_label.get(route.baseline)
-        if base:
-            ovh = ms(statistics.median(small) - statistics.median(base.ttfb["small"]))
-            ovh99 = ms(percentile(small, 0.99) - percentile(base.ttfb["small"], 0.99))
-            cc_ovh = ms(statistics.median(cc) - statistics.median(base.ttfb["cc"]))
-            ratio = f"{route.rps / base.rps:.2f}"
-        else:
-            ovh = ovh99 = cc_ovh = ratio = "-"
-        wave_txt = (f"{route.wave['errors']:>6.0f} {route.wave['peak_mb']:>6.0f}MB {route.wave['idle_mb']:>4.0f}MB"
-                    if route.wave and route.proxy else f"{route.wave.get('errors', 0):>6.0f} {'-':>8} {'-':>6}")
-        print(f"{route.label:<28} {ms(statistics.median(small)):>9} {ms(percentile(small, 0.99)):>7} {ovh:>9} "
-              f"{ovh99:>8} {ms(statistics.median(cc)):>8} {cc_ovh:>8} {route.rps:>7.0f} {ratio:>8} {wave_txt}")
-    print(f"(ms; TTFB: best of {args.rounds} rounds of {args.requests} sequential streaming requests, 14K: "
-          f"{args.requests // 3} of the real Claude Code request; req/s: {args.rps_requests} non-streaming, "
-          f"32 connections; {args.streams} concurrent streams of ~1 s, best of {args.waves} waves, "
-          "RSS of the proxy's process tree)")
+        if route.failed:
+            print(f"{route.label:<30} failed: {route.failed}")
+    print(f"(ms; TTFB: best of {args.rounds} rounds of {args.requests} sequential streaming ~600-token "
+          f"requests; 14K: {args.requests // 3} of the real Claude Code request; overhead against direct to "
+          f"the protocol spoken upstream; req/s: {args.rps_requests} non-streaming, 32 connections; "
+          f"{args.streams} concurrent ~1 s streams x {args.waves} waves: errors summed, peak RSS of the "
+          "proxy's process tree; idle: before the first wave)")
     if isinstance(conversion, str):
         print(conversion)
     else:
         print(f"KV Switch Anthropic→chat bridge, request conversion of the 14K request in-process: "
               f"{conversion['convert_us']:.0f} µs (median; with parsing the client's bytes "
-              f"{conversion['full_us']:.0f} µs)")
+              f"{conversion['full_us']:.0f} µs); its streamed answer (20 deltas, chat SSE → Anthropic SSE): "
+              f"{conversion['answer_us']:.0f} µs")
     for route in routes:
-        if route.proxy and route.proxy.upstream_protocol == "openai_chat" and route.baseline in by_label:
-            extra = statistics.median(route.ttfb["cc"]) - statistics.median(by_label[route.baseline].ttfb["cc"])
-            print(f"{route.label}: 14K request end to end over direct chat: {extra * 1e6:.0f} µs (median)")
+        if route.proxy and route.proxy.upstream_protocol == "openai_chat" and route.label in rows:
+            extra = rows[route.label]["cc_ovh"]
+            if extra is not None:
+                print(f"{route.label}: 14K request end to end over direct chat: {extra * 1e3:.0f} µs "
+                      "(median)")
+    goals(rows)
     print(f"machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {peers.python_version()}, "
-          f"{time.strftime('%Y-%m-%d')}; versions: "
+          f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}; versions: "
           + ", ".join(f"{r.proxy.name} {r.proxy.version}" for r in routes if r.proxy))
+    if args.markdown:
+        print()
+        print("| route | " + " | ".join(title for _, title, _ in COLUMNS) + " |")
+        print("|---|" + "---:|" * len(COLUMNS))
+        for label, row in rows.items():
+            print(f"| {label} | " + " | ".join(cell(row[key], fmt) for key, _, fmt in COLUMNS) + " |")
+
+
+def goals(rows: dict[str, dict[str, float | None]]) -> None:
+    """The issue's goals, checked against this run's figures for each KV Switch route."""
+    peer_rows = [row for label, row in rows.items() if not label.startswith(("KV Switch", "direct"))]
+    for label, row in rows.items():
+        if not label.startswith("KV Switch"):
+            continue
+        checks = [
+            ("median TTFB overhead <= 2 ms", row["ovh"] is not None and row["ovh"] <= 2.0),
+            ("0 errors at the concurrent streams", row["errors"] == 0),
+            ("peak RSS <= 200 MB", row["peak_mb"] is not None and row["peak_mb"] <= 200),
+        ]
+        for key, better in (("ovh", min), ("rps", max), ("peak_mb", min)):
+            theirs = [r[key] for r in peer_rows if r[key] is not None]
+            if theirs and row[key] is not None:
+                checks.append((f"{key} ahead of every peer", better(theirs + [row[key]]) == row[key]))
+        print(f"{label}: " + "; ".join(f"{name}: {'yes' if ok else 'NO'}" for name, ok in checks))
 
 
 def main() -> int:
@@ -294,6 +363,7 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=500)
     parser.add_argument("--waves", type=int, default=2)
     parser.add_argument("--only", default="direct,kvswitch,ccr,litellm")
+    parser.add_argument("--markdown", action="store_true", help="also print the rows as a Markdown table")
     args = parser.parse_args()
     conversion = conversion_us(200)
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:

@@ -152,8 +152,9 @@ def start_ccr(cli_js: str, upstream_port: int) -> Proxy | str:
 def start_litellm(binary: str, upstream_port: int) -> Proxy | str:
     """LiteLLM proxy: its ``/v1/messages`` to an ``anthropic/`` model on the upstream (pass-through)."""
     venv_python = str(Path(binary).parent / "python")
-    version = subprocess.run([venv_python, "-c", "import importlib.metadata as m; print(m.version('litellm'))"],
-                             capture_output=True, text=True, timeout=60, check=False).stdout.strip()
+    query = "import importlib.metadata as m; print(m.version('litellm'))"
+    version = subprocess.run([venv_python, "-c", query], capture_output=True, text=True, timeout=60,
+                             check=False).stdout.strip()
     proxy = Proxy("LiteLLM", version or "?", free_port(), "anthropic",
                   {"Authorization": f"Bearer {LOCAL_KEY}"},
                   home=tempfile.TemporaryDirectory(prefix="bench-litellm-"))
@@ -179,21 +180,22 @@ def start_litellm(binary: str, upstream_port: int) -> Proxy | str:
 
 def start_kvswitch(upstream_port: int, protocol: str) -> Proxy | str:
     """``kvswitch gateway run`` in a throwaway HOME with one profile pointed at the upstream."""
-    try:
-        from gateway_kvswitch import setup_gateway  # benchmarks/, next to this file
-    except ImportError as error:
-        return f"KV Switch gateway: {error}"
+    from gateway_kvswitch import setup_gateway  # benchmarks/, next to this file
+
+    label = "KV Switch gateway" + ("" if protocol == "anthropic" else " (bridge)")
     home = tempfile.TemporaryDirectory(prefix="bench-kvswitch-")
     env = _base_env(home.name)
     env["PYTHONPATH"] = str(REPO / "app")
     try:
-        port, token, argv, version = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY)
+        setup = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY, free_port())
     except (RuntimeError, subprocess.SubprocessError, OSError) as error:
         home.cleanup()
-        return f"KV Switch gateway ({protocol}): {error}"
-    proxy = Proxy("KV Switch gateway" + ("" if protocol == "anthropic" else " (bridge)"), version, port,
-                  protocol, {"x-api-key": token, "Authorization": f"Bearer {token}"}, home=home)
-    return _spawn(proxy, argv, env, 60)
+        return f"{label}: {error}"
+    if setup.mode != "gateway run":
+        label = f"KV Switch {setup.mode}"
+    proxy = Proxy(label, setup.version, setup.port, protocol, setup.headers, home=home,
+                  messages_path=setup.messages_path)
+    return _spawn(proxy, setup.argv, env, 60)
 
 
 def python_version() -> str:
