@@ -170,6 +170,12 @@ def connect(db: Path) -> sqlite3.Connection:
         fd = os.open(db, os.O_CREAT | os.O_WRONLY, 0o600)
         os.close(fd)
     connection = sqlite3.connect(db, timeout=10, check_same_thread=False)
+    # a commit in the default rollback-journal mode waits for several fsyncs (about 20 ms here), one per
+    # request; with a write-ahead log and NORMAL sync it is an append (tens of µs), still safe against
+    # a crash of the gateway, and readers never block the writer. SQLite gives the -wal and -shm files
+    # the database's own 0600 mode.
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
     return connection
 
