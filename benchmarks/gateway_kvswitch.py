@@ -1,9 +1,10 @@
-"""Setting up the KV Switch gateway for ``benchmarks/gateway.py`` the way a user would, in a throwaway HOME.
+"""The KV Switch gateway for ``benchmarks/gateway.py``, set up as a user would have it, in a temp HOME.
 
-With ``kvswitch gateway run`` present: one profile pointed at the scripted upstream (``--via-gateway``,
-``--protocol openai_chat`` for the bridge), routed for Claude Code with ``kvswitch use``, and the local
-token the gateway issued. Without it (an older checkout): ``kvswitch record``, the gateway's
-pass-through mode, which also stores a masked capture of every request.
+With ``kvswitch gateway run`` present: one profile pointed at the scripted upstream (gateway mode,
+protocol ``openai_chat`` for the bridge), Claude Code routed to it, and the local token the gateway
+issued; requests go to ``/claude/v1/messages`` as Claude Code's would. Without it (an older
+checkout): ``kvswitch record``, the gateway's pass-through mode, which also stores a masked capture of
+every request.
 """
 
 from __future__ import annotations
@@ -31,14 +32,6 @@ def _kvswitch(env: dict[str, str], *args: str, stdin: str | None = None) -> subp
                           capture_output=True, timeout=120, check=False)
 
 
-def _checked(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
-    done = _kvswitch(env, *args, stdin=stdin)
-    if done.returncode != 0:
-        raise RuntimeError(f"kvswitch {' '.join(args[:2])}: exit {done.returncode}: "
-                           f"{(done.stderr or done.stdout).strip()[:300]}")
-    return done.stdout
-
-
 def version(env: dict[str, str]) -> str:
     done = _kvswitch(env, "--version")
     text = (done.stdout or done.stderr).strip().split()
@@ -57,18 +50,28 @@ def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: 
                              "--upstream", upstream, "--captures", str(Path(home) / "captures")],
                             port, version(env), "/v1/messages", {"x-api-key": upstream_key},
                             mode="record")
-    name = "bench-chat" if protocol == "openai_chat" else "bench"
-    flags = ["profile", "add", name, "--kind", "custom", "--base-url", upstream, "--api-key-stdin",
-             "--model", "bench-model", "--via-gateway"]
-    if protocol != "anthropic":
-        flags += ["--protocol", protocol]
-    _checked(env, *flags, stdin=upstream_key + "\n")
-    _checked(env, "use", name)
-    # the token the gateway issues on first use, read as the client writer reads it
-    token = subprocess.run(
-        [sys.executable, "-c", "from kvswitch.core.gateway_config import ensure_token; "
-         "from kvswitch.core.paths import AppPaths; print(ensure_token(AppPaths.default()))"],
-        env=env, text=True, capture_output=True, timeout=60, check=True).stdout.strip()
+    # the profile as `profile add --via-gateway [--protocol P]` stores it, and `kvswitch use` routing
+    # Claude Code to it; through the library, so the benchmark does not depend on those flags' spelling
+    script = (
+        "import sys\n"
+        "from kvswitch.core.gateway_config import ensure_token, route_clients\n"
+        "from kvswitch.core.models import Profile\n"
+        "from kvswitch.core.paths import AppPaths\n"
+        "from kvswitch.core.store import ProfileStore\n"
+        "paths = AppPaths.default()\n"
+        "protocol = None if sys.argv[3] == 'anthropic' else sys.argv[3]\n"
+        "ProfileStore(paths).add(Profile(name='bench', kind='custom', base_url=sys.argv[1],\n"
+        "    api_key=sys.stdin.read().strip(), key_env=sys.argv[2], model='bench-model',\n"
+        "    via_gateway=True, protocol=protocol))\n"
+        "route_clients(paths, 'bench', ['claude'])\n"
+        "print(ensure_token(paths))\n"
+    )
+    key_env = "ANTHROPIC_API_KEY"
+    done = subprocess.run([sys.executable, "-c", script, upstream, key_env, protocol], env=env, text=True,
+                          input=upstream_key, capture_output=True, timeout=60, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"profile set-up failed: {done.stderr.strip()[-300:]}")
+    token = done.stdout.strip().splitlines()[-1]
     return GatewaySetup([sys.executable, "-m", "kvswitch", "gateway", "run", "--listen", f"127.0.0.1:{port}"],
                         port, version(env), "/claude/v1/messages",
                         {"x-api-key": token, "Authorization": f"Bearer {token}"})
