@@ -120,6 +120,15 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument(
         "--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table"
     )
+    gateway = parser.add_mutually_exclusive_group()
+    gateway.add_argument("--via-gateway", action="store_true", default=None,
+                         help="point the clients at the local KV Switch gateway, which forwards to this "
+                         "backend (switching between gateway profiles then rewrites no file)")
+    gateway.add_argument("--direct", dest="via_gateway", action="store_false",
+                         help="write the backend's own URL and key into the clients' files (the default)")
+    parser.add_argument("--fallback", action="append", default=None, metavar="NAME",
+                        help="a profile the gateway tries when this one fails before answering "
+                        "(repeatable, in order; --fallback '' clears the list)")
     if adding:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
@@ -205,6 +214,10 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["log"] = {"kind": "file", "path": str(Path(args.log_file).expanduser())}
     if args.codex_provider_id:
         data["codex_provider_id"] = args.codex_provider_id
+    if args.via_gateway is not None:
+        data["via_gateway"] = args.via_gateway
+    if args.fallback is not None:
+        data["fallbacks"] = [name for name in args.fallback if name.strip()]
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -315,6 +328,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
+    if profile.via_gateway:
+        out("via gateway: yes (the clients' files point at the local gateway)")
+    if profile.fallbacks:
+        out(f"fallbacks: {', '.join(profile.fallbacks)}")
     out(f"active: {'yes' if view['active'] else 'no'}")
     _print_lint(profile)
     return 0
