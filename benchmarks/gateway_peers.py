@@ -64,6 +64,17 @@ class Proxy:
                 total += proc.memory_info().rss
         return total
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the process tree so far (children that ended are not counted)."""
+        total = 0.0
+        for proc in self.tree():
+            try:
+                times = proc.cpu_times()
+                total += times.user + times.system
+            except psutil.NoSuchProcess:
+                pass
+        return total
+
     def stop(self) -> None:
         procs = self.tree()
         for proc in reversed(procs):
