@@ -214,8 +214,8 @@ async def run(args: argparse.Namespace, upstream_port: int) -> list[Route]:
         print(line)
     starters = []
     if "kvswitch" in wanted:
-        starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic"))
-        starters.append(lambda: peers.start_kvswitch(upstream_port, "openai_chat"))
+        starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1))
+        starters.append(lambda: peers.start_kvswitch(upstream_port, "openai_chat", args.profiles - 1))
     if "ccr" in wanted and "ccr" in found:
         starters.append(lambda: peers.start_ccr(found["ccr"], upstream_port))
     if "litellm" in wanted and "litellm" in found:
@@ -369,6 +369,8 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=500)
     parser.add_argument("--waves", type=int, default=2)
     parser.add_argument("--only", default="direct,kvswitch,ccr,litellm")
+    parser.add_argument("--profiles", type=int, default=8,
+                        help="profiles in the KV Switch gateway's HOME (one routed, the others a user's)")
     parser.add_argument("--markdown", action="store_true", help="also print the rows as a Markdown table")
     args = parser.parse_args()
     conversion = conversion_us(200)

@@ -41,7 +41,8 @@ def version(env: dict[str, str]) -> str:
 
 
 def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: str, upstream_key: str,
-                  port: int) -> GatewaySetup:
+                  port: int, other_profiles: int = 0) -> GatewaySetup:
+    """``other_profiles``: profiles besides the routed one, as a user who switches has them."""
     upstream = f"http://127.0.0.1:{upstream_port}"
     if _kvswitch(env, "gateway", "run", "--help").returncode != 0:
         if protocol != "anthropic":
@@ -50,8 +51,9 @@ def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: 
                              "--upstream", upstream, "--captures", str(Path(home) / "captures")],
                             port, version(env), "/v1/messages", {"x-api-key": upstream_key},
                             mode="record")
-    # the profile as `profile add --via-gateway [--protocol P]` stores it, and `kvswitch use` routing
-    # Claude Code to it; through the library, so the benchmark does not depend on those flags' spelling
+    # the profile as `profile add --via-gateway [--protocol P]` stores it (and the user's other ones),
+    # and `kvswitch use` routing Claude Code to it; through the library, so the benchmark does not
+    # depend on those flags' spelling
     script = (
         "import sys\n"
         "from kvswitch.core.gateway_config import ensure_token, route_clients\n"
@@ -63,11 +65,16 @@ def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: 
         "ProfileStore(paths).add(Profile(name='bench', kind='custom', base_url=sys.argv[1],\n"
         "    api_key=sys.stdin.read().strip(), key_env=sys.argv[2], model='bench-model',\n"
         "    via_gateway=True, protocol=protocol))\n"
+        "for i in range(int(sys.argv[4])):\n"
+        "    ProfileStore(paths).add(Profile(name=f'other-{i}', kind='custom',\n"
+        "        base_url=f'http://127.0.0.1:{9000 + i}', api_key='sk-other-0123456789',\n"
+        "        model=f'model-{i}', via_gateway=True))\n"
         "route_clients(paths, 'bench', ['claude'])\n"
         "print(ensure_token(paths))\n"
     )
     key_env = "ANTHROPIC_API_KEY"
-    done = subprocess.run([sys.executable, "-c", script, upstream, key_env, protocol], env=env, text=True,
+    done = subprocess.run([sys.executable, "-c", script, upstream, key_env, protocol, str(other_profiles)],
+                          env=env, text=True,
                           input=upstream_key, capture_output=True, timeout=60, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"profile set-up failed: {done.stderr.strip()[-300:]}")

@@ -189,7 +189,7 @@ def start_litellm(binary: str, upstream_port: int) -> Proxy | str:
     return started
 
 
-def start_kvswitch(upstream_port: int, protocol: str) -> Proxy | str:
+def start_kvswitch(upstream_port: int, protocol: str, other_profiles: int = 0) -> Proxy | str:
     """``kvswitch gateway run`` in a throwaway HOME with one profile pointed at the upstream."""
     from gateway_kvswitch import setup_gateway  # benchmarks/, next to this file
 
@@ -198,7 +198,8 @@ def start_kvswitch(upstream_port: int, protocol: str) -> Proxy | str:
     env = _base_env(home.name)
     env["PYTHONPATH"] = str(REPO / "app")
     try:
-        setup = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY, free_port())
+        setup = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY, free_port(),
+                              other_profiles)
     except (RuntimeError, subprocess.SubprocessError, OSError) as error:
         home.cleanup()
         return f"{label}: {error}"
