@@ -19,11 +19,7 @@ from kvswitch.core.gateway_config import CLIENT_PATHS, PIN_PREFIX, GatewayClient
 from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.presets import codex_base_url
 from kvswitch.gateway.bridges import ROUTES
-
-try:  # the per-backend protocol table, when the bridges work has landed
-    from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - until then: what the profile says, else the client's own
-    _upstream_protocol = None
+from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol
 
 CLIENT_PROTOCOLS: dict[GatewayClient, WireProtocol] = {"claude": "anthropic", "codex": "openai_responses"}
 #: the routes that carry a conversation (the ones a bridge converts); everything else passes through
@@ -75,10 +71,9 @@ def parse_route(path: str) -> Route | None:
 
 
 def upstream_protocol(profile: Profile, client: WireProtocol) -> WireProtocol:
-    if _upstream_protocol is not None:
-        found: WireProtocol = _upstream_protocol(profile, client)
-        return found
-    return profile.protocol or client
+    """The protocol ``profile``'s backend is spoken to for a client speaking ``client`` (the
+    profile's override, else what the backend serves; ``kvswitch.servers.protocols``)."""
+    return _upstream_protocol(profile, client)
 
 
 def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProtocol, bridged: bool) -> str:
@@ -88,11 +83,11 @@ def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProto
     below the base Codex would use (``…/v1`` for local servers). A bridged request goes to the
     upstream protocol's own route.
     """
-    if bridged:
+    if bridged:  # the client's query (Claude Code's ``?beta=true``) means nothing to the other protocol
         root = profile.base_url.rstrip("/")
         if protocol != "anthropic" and root.endswith("/v1"):
             root = root[: -len("/v1")]
-        path = ROUTES[protocol]
+        return root + ROUTES[protocol]
     elif protocol == "anthropic":
         root, path = profile.base_url.rstrip("/"), route.rest
     else:

@@ -10,6 +10,7 @@ stop listening first, then give the requests in flight a bounded time to finish.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import threading
 from abc import ABC, abstractmethod
@@ -21,6 +22,11 @@ from aiohttp import web
 from kvswitch.core.errors import UsageError
 from kvswitch.core.http import is_loopback_host
 from kvswitch.gateway.forward import Limits, client_session
+
+# a malformed request (a folded header, a broken chunk) is answered 400 by the parser; its traceback
+# is not the user's business, and the gateway's own outcome is in the usage rows
+logging.getLogger("aiohttp").addHandler(logging.NullHandler())
+logging.getLogger("aiohttp").propagate = False
 
 
 def parse_listen(text: str, allow_remote: bool = False, what: str = "the gateway") -> tuple[str, int]:

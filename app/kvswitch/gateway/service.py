@@ -30,7 +30,9 @@ from kvswitch.core.gateway_config import (
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway.bridges import Bridge, dump_body, pick_bridge
+from kvswitch.gateway.bridges import Bridge, BridgeRequestError, dump_body, pick_bridge
+from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
+from kvswitch.gateway.bridges.stabilise import stabilise
 from kvswitch.gateway.failover import CircuitBreaker, retryable
 from kvswitch.gateway.forward import (
     Attempt,
@@ -199,6 +201,9 @@ class GatewayHandler(Handler):
                 continue
             try:
                 planned = self._plan(profile, route, raw, body, request.rel_url.raw_query_string, others)
+            except BridgeRequestError as refused:  # the client's own mistake: no other profile helps
+                row.status, row.error = refused.status, str(refused)
+                return web.json_response(status=refused.status, body=refused.body), None
             except (LookupError, ValueError) as exc:
                 reasons.append(f"{profile.name}: {exc}")
                 continue
@@ -258,11 +263,18 @@ class GatewayHandler(Handler):
         model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
         if model is not None:
             model = mapped_model(model, profile, others)
+        # the stabiliser (opt-in, local backends): Claude Code's shared context before the user's words
+        stable = route.is_conversation and isinstance(body, dict) and stabiliser_applies(
+            stable_prefix=profile.stable_prefix, local_backend=profile.kind.is_local, client=route.protocol)
+        if stable:
+            body = stabilise(body)
         if bridge is not None:
             if not isinstance(body, dict):
                 raise ValueError("a bridged request must be a JSON object")
             converted = bridge.convert_request({**body, "model": model} if model else body)
             data = dump_body(converted)
+        elif stable:
+            data = dump_body({**body, "model": model} if model else body)
         else:
             data = rewrite_model(raw, body, model) if model is not None else raw
         url = upstream_url(profile, route, query, protocol if bridge else route.protocol, bridge is not None)

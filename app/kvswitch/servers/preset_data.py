@@ -12,7 +12,7 @@ from typing import Any
 from kvswitch.core.catalog import Vendor, vendor, vendors
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import ProfileKind
-from kvswitch.servers import PRESETS, preset
+from kvswitch.servers import PRESETS, get, preset
 
 #: the catalog's vendors are gateways speaking Anthropic's API; Anthropic itself has its own kind
 VENDOR_KIND = {"anthropic": ProfileKind.ANTHROPIC}
@@ -23,6 +23,7 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for kind, local in PRESETS.items():
         if kind.is_local:
+            server = get(kind)
             entries.append(
                 {
                     "id": kind.value,
@@ -31,6 +32,7 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
                     "kind": kind.value,
                     "local": True,
                     "description": local.description,
+                    "protocols": {"claude": list(server.protocols), "codex": list(server.protocols)},
                 }
             )
     for entry in vendors():
@@ -44,6 +46,10 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
                 "local": False,
                 **{k: v for k, v in data.items() if k not in ("id", "name", "base_url")},
                 "names": data["name"],
+                "protocols": {
+                    "claude": [entry.claude_protocol],
+                    "codex": [entry.codex_protocol] if entry.codex_protocol else [],
+                },
             }
         )
     return entries
