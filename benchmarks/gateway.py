@@ -101,24 +101,31 @@ async def sequential(route: Route, body: bytes, count: int) -> list[float]:
     return samples
 
 
-async def throughput(route: Route, body: bytes, count: int, connections: int) -> float:
+async def throughput(
+    route: Route, body: bytes, count: int, connections: int, seconds: float
+) -> tuple[int, float]:
+    """``count`` non-streaming requests over ``connections`` (or as many as fit in ``seconds``, for the
+    slow peers); returns how many completed and how long they took."""
     remaining = [count]
+    done = [0]
+    deadline = time.perf_counter() + seconds
 
     async def worker() -> None:
         conn = Connection("127.0.0.1", route.port)
         try:
-            while remaining[0] > 0:
+            while remaining[0] > 0 and time.perf_counter() < deadline:
                 remaining[0] -= 1
                 pending = conn.request(route.path, route.headers, body, stream_end=None)
                 result = await asyncio.wait_for(pending, 30)
                 if result.error:
                     raise RuntimeError(f"{route.label}: {result.error}")
+                done[0] += 1
         finally:
             await conn.close()
 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(connections)))
-    return count / (time.perf_counter() - start)
+    return done[0], time.perf_counter() - start
 
 
 async def wave(route: Route, body: bytes, streams: int) -> dict[str, float]:
@@ -253,9 +260,11 @@ async def measure(args: argparse.Namespace, routes: list[Route], upstream_port: 
                     if best is None or statistics.median(samples) < statistics.median(best):
                         route.ttfb[kind] = samples
                 cpu_before = route.proxy.cpu_seconds() if route.proxy else 0.0
-                rps = await throughput(route, small_request(False, route.model), args.rps_requests, 32)
+                done, took = await throughput(route, small_request(False, route.model), args.rps_requests, 32,
+                                              args.rps_seconds)
+                rps = done / took
                 if route.proxy:
-                    cpu_us = (route.proxy.cpu_seconds() - cpu_before) / args.rps_requests * 1e6
+                    cpu_us = (route.proxy.cpu_seconds() - cpu_before) / done * 1e6
                     route.cpu_us = min(route.cpu_us or cpu_us, cpu_us)
                 route.rps = max(route.rps, rps)
             except (RuntimeError, OSError, TimeoutError, asyncio.IncompleteReadError, ValueError) as error:
@@ -314,7 +323,8 @@ def report(args: argparse.Namespace, routes: list[Route], conversion: dict[str, 
             print(f"{route.label:<30} failed: {route.failed}")
     print(f"(ms; TTFB: best of {args.rounds} rounds of {args.requests} sequential streaming ~600-token "
           f"requests; 14K: {args.requests // 3} of the real Claude Code request; overhead against direct to "
-          f"the protocol spoken upstream; req/s: {args.rps_requests} non-streaming, 32 connections, and the "
+          f"the protocol spoken upstream; req/s: {args.rps_requests} non-streaming (at most "
+          f"{args.rps_seconds:.0f} s), 32 connections, and the "
           "proxy's CPU time per request over them (user + system, least of the rounds); "
           f"{args.streams} concurrent ~1 s streams x {args.waves} waves: errors summed, peak RSS of the "
           "proxy's process tree; idle: before the first wave)")
@@ -366,6 +376,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=300, help="sequential TTFB requests per round")
     parser.add_argument("--rps-requests", type=int, default=3000)
+    parser.add_argument("--rps-seconds", type=float, default=8.0, help="bound of one req/s measurement")
     parser.add_argument("--streams", type=int, default=500)
     parser.add_argument("--waves", type=int, default=2)
     parser.add_argument("--only", default="direct,kvswitch,ccr,litellm")
