@@ -57,8 +57,7 @@ from kvswitch.gateway.routing import (
     upstream_url,
 )
 from kvswitch.gateway.server import Handler
-from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_events
-from kvswitch.servers.answers import answer_events
+from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_answer
 
 #: the client credentials the gateway consumes (the local token) and never forwards
 CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
@@ -290,7 +289,7 @@ class GatewayHandler(Handler):
         row.ttft_ms = attempt.first_byte_ms
         if attempt.cut:
             row.error = attempt.cut
-        tokens = tokens_from_events(answer_events(attempt.sample()))
+        tokens = tokens_from_answer(attempt.sample())
         row.input_tokens, row.cached_tokens, row.output_tokens = (
             tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
         row.tokens_per_s = tokens.tokens_per_s
