@@ -28,7 +28,7 @@ from kvswitch.core.gateway_config import (
     token_matches,
     usage_db,
 )
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
 from kvswitch.gateway.bridges import Bridge, BridgeRequestError, dump_body, pick_bridge
@@ -58,8 +58,7 @@ from kvswitch.gateway.routing import (
     upstream_url,
 )
 from kvswitch.gateway.server import Handler
-from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_events
-from kvswitch.servers.answers import answer_events
+from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_answer
 
 #: the client credentials the gateway consumes (the local token) and never forwards
 CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
@@ -95,6 +94,9 @@ class GatewayHandler(Handler):
         self.breaker = breaker or CircuitBreaker()
         self.token = ensure_token(paths)
         self.store = ProfileStore(paths)
+        self._profiles: dict[str, Profile] | None = None
+        #: (profile, client protocol) → protocol spoken upstream, for the current copy of the profiles
+        self._protocols: dict[tuple[str, str], WireProtocol] = {}
         self._routes = Routes()
         self._routes_signature: tuple[int, int] | None = None
         self.usage = UsageStore(usage_db(paths))
@@ -121,19 +123,37 @@ class GatewayHandler(Handler):
                 self._routes_signature = signature
         return self._routes
 
+    def profiles(self) -> dict[str, Profile]:
+        """The profiles by name, in the user's order: copied from the store once per change of its
+        files, not per request (a copy costs about 80 µs a profile, so 8 profiles cost a request
+        0.3 ms of CPU). Read-only for the handler. Raises ``KvSwitchError`` for an unreadable file."""
+        changed = self.store.refresh()
+        if changed or self._profiles is None:
+            self._profiles = {p.name: p for p in self.store.profiles()}
+            self._protocols = {}
+        return self._profiles
+
+    def _upstream_protocol(self, profile: Profile, client: WireProtocol) -> WireProtocol:
+        """``routing.upstream_protocol``, remembered per profile until the profiles change: it looks
+        the URL up in the whole vendor catalog, about 30 µs a request."""
+        key = (profile.name, client)
+        found = self._protocols.get(key)
+        if found is None:
+            found = self._protocols[key] = upstream_protocol(profile, client)
+        return found
+
     def candidates(self, route: Route) -> tuple[list[Profile], str | None]:
         """The profile for ``route`` and its fallbacks, or ``([], why)``."""
         name = route.pinned or self.routes().clients.get(route.client or "")
         if not name:
             return [], f"no profile is routed to {route.client} (run 'kvswitch use PROFILE')"
         try:
-            primary = self.store.get(name)
+            profiles = self.profiles()
+            primary = profiles.get(name) or self.store.get(name)  # the store words a missing name
         except KvSwitchError as exc:
             return [], str(exc)
         chain = [primary]
-        for fallback in primary.fallbacks:
-            with contextlib.suppress(KvSwitchError):
-                chain.append(self.store.get(fallback))
+        chain += [profiles[fallback] for fallback in primary.fallbacks if fallback in profiles]
         return chain, None
 
     # -- one request --------------------------------------------------------------------------------
@@ -198,7 +218,7 @@ class GatewayHandler(Handler):
         last_error: tuple[int, bytes, Bridge | None] | None = None
 
         def others() -> list[Profile]:
-            return chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+            return chain[:1] + [p for p in (self._profiles or {}).values() if p.name != chain[0].name]
 
         for index, profile in enumerate(chain):
             more = index + 1 < len(chain)
@@ -264,7 +284,7 @@ class GatewayHandler(Handler):
 
     def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
               others: Callable[[], list[Profile]]) -> _Planned:
-        protocol = upstream_protocol(profile, route.protocol)
+        protocol = self._upstream_protocol(profile, route.protocol)
         bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
         model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
         if model is not None:
@@ -296,7 +316,7 @@ class GatewayHandler(Handler):
         row.ttft_ms = attempt.first_byte_ms
         if attempt.cut:
             row.error = attempt.cut
-        tokens = tokens_from_events(answer_events(attempt.sample()))
+        tokens = tokens_from_answer(attempt.sample())
         row.input_tokens, row.cached_tokens, row.output_tokens = (
             tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
         row.tokens_per_s = tokens.tokens_per_s
