@@ -1,4 +1,4 @@
-"""``kvswitch verify --client claude`` and ``verify --history``: the real-client check and the record
+"""``kvswitch verify --client claude|codex`` and ``verify --history``: the real-client check and the record
 of every run, kept apart from the synthetic probe's options so each reads on its own."""
 
 from __future__ import annotations
@@ -18,17 +18,18 @@ Printer = Callable[[str], None]
 def run(
     paths: AppPaths, args: argparse.Namespace, profile: Profile, quiet: bool, out: Printer, err: Printer
 ) -> int:
-    from kvswitch.verify.client_run import find_claude  # noqa: PLC0415 - only this check needs them
+    from kvswitch.verify.client_run import find_client  # noqa: PLC0415 - only this check needs them
     from kvswitch.verify.records import run_client_check  # noqa: PLC0415
 
-    binary = find_claude(args.claude_bin)
+    client = args.client
+    binary = find_client(client, getattr(args, f"{client}_bin", None))
     timeout = args.timeout or 600.0
 
     def step(text: str) -> None:
         if not quiet:
-            err(f"[claude] {text}")
+            err(f"[{client}] {text}")
 
-    report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step)
+    report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step, client=client)
     out(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else report.describe())
     return report.exit_code
 

@@ -120,7 +120,7 @@ class CodexConfigTarget(StructuredFileTarget):
         text = tomlkit.dumps(doc.doc)
         return text.rstrip("\n") + "\n" if text.strip() else ""
 
-    def desired(self, profile: Profile) -> dict[str, str]:
+    def desired(self, profile: Profile) -> dict[str, Any]:
         server = servers.get(profile.kind)
         if not server.serves_responses_api:
             label = server.label
@@ -128,12 +128,15 @@ class CodexConfigTarget(StructuredFileTarget):
                 f"profile {profile.name!r} is an {label} profile, which Codex cannot use "
                 f"(Codex needs an OpenAI Responses API); remove its codex target"
             )
-        wanted: dict[str, str] = {}
+        wanted: dict[str, Any] = {}
         if profile.model:
             wanted["model"] = profile.model
         if is_openai_hosted(profile):
             wanted["model_provider"] = "openai"
             return wanted
+        if profile.context_window:
+            # Codex knows no local model: without it, it assumes 272k tokens and compacts too late
+            wanted["model_context_window"] = profile.context_window
         pid = provider_id(profile)
         wanted["model_provider"] = pid
         base = f"model_providers.{pid}"

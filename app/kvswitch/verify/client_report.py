@@ -78,7 +78,8 @@ class ClientReport:
 
     def describe(self) -> str:
         lines = [
-            f"Claude Code {self.session.version} through profile {self.profile!r}: {self.verdict.upper()}"
+            f"{self.session.label} {self.session.version} through profile {self.profile!r}: "
+            f"{self.verdict.upper()}"
         ]
         for t in self.turns:
             numbers = f"{t.cached_tokens} of {t.prompt_tokens} prompt tokens reused"
