@@ -32,6 +32,8 @@ from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.keyed import MISSING
 
 DEFAULT_PROVIDER_ID = "kvswitch"
+#: keys Codex parses as TOML integers: written as integers, seen by the merge (and the ledger) as text
+INTEGER_KEYS = frozenset({"model_context_window"})
 BUILTIN_PROVIDERS = frozenset({"openai", "amazon-bedrock", "oss", *servers.codex_provider_ids()})
 SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
 
@@ -64,9 +66,14 @@ class TomlDocument:
         node = self._node(key.split("."))
         if node is MISSING or isinstance(node, (Container, Table)):
             return MISSING if node is MISSING else _unwrap(node)
-        return _unwrap(node)
+        value = _unwrap(node)
+        if key in INTEGER_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
 
     def set(self, key: str, value: Any) -> list[str]:
+        if key in INTEGER_KEYS and isinstance(value, str) and value.isdigit():
+            value = int(value)
         parts = key.split(".")
         node: Any = self.doc
         created: list[str] = []
@@ -120,7 +127,7 @@ class CodexConfigTarget(StructuredFileTarget):
         text = tomlkit.dumps(doc.doc)
         return text.rstrip("\n") + "\n" if text.strip() else ""
 
-    def desired(self, profile: Profile) -> dict[str, Any]:
+    def desired(self, profile: Profile) -> dict[str, str]:
         server = servers.get(profile.kind)
         if not server.serves_responses_api:
             label = server.label
@@ -128,7 +135,7 @@ class CodexConfigTarget(StructuredFileTarget):
                 f"profile {profile.name!r} is an {label} profile, which Codex cannot use "
                 f"(Codex needs an OpenAI Responses API); remove its codex target"
             )
-        wanted: dict[str, Any] = {}
+        wanted: dict[str, str] = {}
         if profile.model:
             wanted["model"] = profile.model
         if is_openai_hosted(profile):
@@ -136,7 +143,7 @@ class CodexConfigTarget(StructuredFileTarget):
             return wanted
         if profile.context_window:
             # Codex knows no local model: without it, it assumes 272k tokens and compacts too late
-            wanted["model_context_window"] = profile.context_window
+            wanted["model_context_window"] = str(profile.context_window)
         pid = provider_id(profile)
         wanted["model_provider"] = pid
         base = f"model_providers.{pid}"

@@ -10,7 +10,6 @@ import os
 import stat
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any
 
 from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
@@ -47,9 +46,8 @@ class StructuredFileTarget(Target):
         """Serialise ``doc`` in the style of ``original`` (plain ``\\n`` text)."""
 
     @abstractmethod
-    def desired(self, profile: Profile) -> dict[str, Any]:
-        """The dotted keys this profile wants in the file, with their values (strings, or numbers
-        where the client wants a number)."""
+    def desired(self, profile: Profile) -> dict[str, str]:
+        """The dotted keys this profile wants in the file, with their values."""
 
     def extra_warnings(self, doc: KeyedDocument) -> list[str]:
         """Problems in the file the user should know about (not fixed by us)."""

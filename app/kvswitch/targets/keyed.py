@@ -85,7 +85,7 @@ def _dump_prior(value: Any) -> str:
 
 
 def plan_keys(
-    doc: KeyedDocument, desired: dict[str, Any], owned: dict[str, Any], *, file_existed: bool
+    doc: KeyedDocument, desired: dict[str, str], owned: dict[str, str], *, file_existed: bool
 ) -> KeyPlan:
     """Mutate ``doc`` from its current state to ``desired`` and say what changed and what is now owned."""
     result = KeyPlan()
