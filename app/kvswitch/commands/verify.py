@@ -49,12 +49,15 @@ def register(subparsers: Any) -> None:
     )
     verify.add_argument(
         "--client",
-        choices=["claude", "codex"],
+        choices=["claude", "codex", "opencode"],
         help="run the installed client headless through the profile (conversation 1 turns 1-3, "
         "conversation 2 turn 1) and report the server's numbers for every request it sends",
     )
     verify.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
     verify.add_argument("--codex-bin", metavar="PATH", help="the codex binary to run (default: on PATH)")
+    verify.add_argument(
+        "--opencode-bin", metavar="PATH", help="the opencode binary to run (default: on PATH)"
+    )
     verify.add_argument(
         "--history", action="store_true", help="list the stored verify runs of PROFILE (or of every profile)"
     )

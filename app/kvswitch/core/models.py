@@ -60,7 +60,7 @@ LOCAL_KINDS = frozenset(
 
 #: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR``
 #: carry a path.
-SIMPLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish", "pwsh", "windows-env")
+SIMPLE_TARGETS = ("claude", "codex", "opencode", "bash", "zsh", "fish", "pwsh", "windows-env")
 PATH_TARGETS = ("claude-project", "claude-local")
 
 

@@ -164,7 +164,45 @@ class CodexClient(ClientSpec):
         return capture.method == "POST" and capture.path.rstrip("/").endswith("/responses")
 
 
-CLIENTS: dict[str, ClientSpec] = {spec.name: spec for spec in (ClaudeClient(), CodexClient())}
+class OpenCodeClient(ClientSpec):
+    """OpenCode: ``~/.config/opencode/opencode.json`` from the OpenCode target, the key in the variable
+    its ``{env:}`` reference names; ``opencode run`` headless, ``run --continue`` to continue."""
+
+    name, label, executable, bin_option = "opencode", "OpenCode", "opencode", "--opencode-bin"
+
+    def layout(self, profile: Profile, recorder_url: str, root: Path) -> RunLayout:
+        from kvswitch.targets.opencode import opencode_user_target  # noqa: PLC0415 - only this run
+
+        home, project = root / "home", root / "project"
+        project.mkdir()
+        env = {
+            **base_env(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+        }
+        (home / ".config").mkdir(parents=True)
+        given = write_targets([opencode_user_target(env)], routed(profile, recorder_url))
+        env.update(profile.env)
+        key_env = codex_key_env(profile)
+        if key_env and profile.key:
+            env[key_env] = profile.key
+            given.append(key_env)
+        return RunLayout(env, project, [*given, *sorted(profile.env)])
+
+    def argv(self, binary: Path, conversation: int, turn: int, prompt: str) -> list[str]:
+        if turn > 1:
+            return [str(binary), "run", "--continue", prompt]
+        return [str(binary), "run", prompt]
+
+    def is_turn_request(self, capture: Capture) -> bool:
+        return capture.method == "POST" and capture.path.rstrip("/").endswith("/chat/completions")
+
+
+CLIENTS: dict[str, ClientSpec] = {
+    spec.name: spec for spec in (ClaudeClient(), CodexClient(), OpenCodeClient())
+}
 
 
 def client_spec(name: str) -> ClientSpec:
