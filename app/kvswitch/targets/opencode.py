@@ -24,6 +24,7 @@ from typing import Any
 from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
 from kvswitch.core.errors import ConfigParseError, ProfileError
 from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.paths import opencode_config_dir
 from kvswitch.core.presets import codex_base_url
 from kvswitch.targets.claude import JsonDocument, detect_indent, render_json
 from kvswitch.targets.filetarget import StructuredFileTarget
@@ -40,12 +41,6 @@ _NUMBER_LEAVES = ("limit.context", "limit.output")
 #: the output limit written beside the context window: a quarter of it, at most this many tokens
 MAX_OUTPUT_TOKENS = 32768
 SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
-
-
-def opencode_config_dir(env: Mapping[str, str]) -> Path:
-    """``$XDG_CONFIG_HOME/opencode`` (``~/.config/opencode``), where OpenCode looks on every system."""
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base).expanduser() / "opencode"
 
 
 def config_file(directory: Path) -> Path:
