@@ -63,6 +63,11 @@ class ClientReport:
     def exit_code(self) -> int:
         return {"hit": 0, "unknown": 3}.get(self.verdict, 1)
 
+    @property
+    def version_note(self) -> str | None:
+        """When the client is not the version the cache-safe settings were measured on: say so."""
+        return version_note(self.session.client, self.session.version, self.profile)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
@@ -74,6 +79,7 @@ class ClientReport:
             "requests": [_request_json(r) for r in self.session.requests],
             "turns": [t.__dict__ for t in self.turns],
             "fixes": self.fixes,
+            "version_note": self.version_note,
         }
 
     def describe(self) -> str:
@@ -108,6 +114,8 @@ class ClientReport:
                 + (f", about {new.cost_ms / 1000:.1f} s of prompt processing" if new.cost_ms else "")
                 + "."
             )
+        if self.version_note:
+            lines.append(self.version_note)
         if self.fixes:
             settings = " ".join(f"{k}={v}" for k, v in self.fixes.items())
             lines.append(
@@ -117,6 +125,23 @@ class ClientReport:
                 + ")"
             )
         return "\n".join(lines)
+
+
+def version_note(client: str, version: str, profile: str | None = None) -> str | None:
+    """``None`` when the installed client is the one the settings table was measured on (only Claude
+    Code's settings are measured); else the sentence that says so and how to measure again."""
+    from kvswitch.core.client_settings import claude_settings  # noqa: PLC0415 - read on use
+
+    if client != "claude":
+        return None
+    measured = claude_settings().client_version
+    if version == measured:
+        return None
+    name = profile or "PROFILE"
+    return (
+        f"The cache-safe settings were measured on Claude Code {measured}; this is {version}, so they may "
+        f"no longer hold: measure again with kvswitch verify {name} --client claude --ablate"
+    )
 
 
 def _request_json(r: ClientRequest) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kvswitch.core.errors import KvSwitchError
@@ -84,6 +84,8 @@ class ClientSession:
     requests: list[ClientRequest]
     #: what the profile gave the client: env names for Claude Code, config keys and env names for Codex
     env_names: list[str]
+    #: wall time of each turn's client run (start to exit), ``(conversation, turn, ms)``
+    turn_ms: list[tuple[int, int, float]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -190,6 +192,7 @@ def run_session(
     version = client_version(binary, min(20.0, timeout), client)
     step = on_step or (lambda _text: None)
     requests: list[ClientRequest] = []
+    turn_ms: list[tuple[int, int, float]] = []
     with tempfile.TemporaryDirectory(prefix=f"kvswitch-verify-{spec.name}-") as scratch:
         root = Path(scratch)
         captures: list[Capture] = []
@@ -201,11 +204,13 @@ def run_session(
                 step(f"conversation {conversation}, turn {turn}")
                 seen = len(captures)
                 argv = spec.argv(binary, conversation, turn, prompt)
+                started = time.monotonic()
                 done = _run(argv, layout.cwd, layout.env, deadline - time.monotonic(), cancel)
+                turn_ms.append((conversation, turn, (time.monotonic() - started) * 1000))
                 new = [c for c in captures[seen:] if spec.is_turn_request(c)]
                 _check_turn(spec, profile, done, new, conversation, turn)
                 requests.extend(_request(conversation, turn, capture) for capture in new)
-    return ClientSession(spec.name, version, requests, layout.given)
+    return ClientSession(spec.name, version, requests, layout.given, turn_ms)
 
 
 def _check_turn(
