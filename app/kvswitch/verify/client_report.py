@@ -20,6 +20,7 @@ from kvswitch.core.models import Profile
 from kvswitch.verify.client_run import ClientRequest, ClientSession
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.result import HIT_RATIO, MISS_RATIO
+from kvswitch.verify.system_split import split_system_note
 from kvswitch.verify.tokendiag import ServerRenderer, diagnose_tokens
 
 
@@ -49,6 +50,8 @@ class ClientReport:
     turns: list[TurnVerdict]
     env_fingerprint: str
     fixes: dict[str, str] = field(default_factory=dict)
+    #: what the requests themselves show that can cost reuse (a split system prompt)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -80,6 +83,7 @@ class ClientReport:
             "turns": [t.__dict__ for t in self.turns],
             "fixes": self.fixes,
             "version_note": self.version_note,
+            "notes": self.notes,
         }
 
     def describe(self) -> str:
@@ -114,6 +118,7 @@ class ClientReport:
                 + (f", about {new.cost_ms / 1000:.1f} s of prompt processing" if new.cost_ms else "")
                 + "."
             )
+        lines.extend(f"Note: {note}" for note in self.notes)
         if self.version_note:
             lines.append(self.version_note)
         if self.fixes:
@@ -229,7 +234,12 @@ def build_report(profile: Profile, session: ClientSession, renderer: ServerRende
         if isinstance(fix, dict):
             fixes.update({k: v for k, v in fix.items() if profile.env.get(k) != v})
         previous = request
-    return ClientReport(profile.name, session, turns, env_fingerprint(profile), fixes)
+    notes = []
+    for key in order:
+        note = split_system_note(main[key].body)
+        if note:
+            notes.append(f"conversation {key[0]} turn {key[1]}: {note}")
+    return ClientReport(profile.name, session, turns, env_fingerprint(profile), fixes, notes)
 
 
 def _verdict(
