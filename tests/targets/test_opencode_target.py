@@ -116,3 +116,18 @@ def test_blanking_keeps_strings_and_positions() -> None:
     plain = blank_jsonc(text)
     assert len(plain) == len(text)
     assert json.loads(plain) == {"url": "http://x//y", "a": [1, 2], "b": "/* no */"}
+
+
+def test_project_scope_writes_the_projects_own_file(engine: Engine, fake_home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "opencode.jsonc").write_text('{\n  // the project\'s agents\n  "agent": {}\n}\n')
+    engine.apply(local_profile(targets=[f"opencode-project:{project}"]))
+    path = project / "opencode.jsonc"
+    text = path.read_text()
+    assert "// the project's agents" in text
+    assert parse_jsonc_object(path, text)["model"] == "kvswitch/qwen"
+    assert not (project / "opencode.json").exists()
+    assert not config_path(fake_home).exists()
+    engine.undo()
+    assert path.read_text() == '{\n  // the project\'s agents\n  "agent": {}\n}\n'

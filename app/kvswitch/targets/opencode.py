@@ -1,4 +1,5 @@
-"""OpenCode: one provider in ``opencode.json`` (the user's ``~/.config/opencode/`` or a project's).
+"""OpenCode: one provider in ``opencode.json`` (the user's ``~/.config/opencode/``, or a project's own
+for ``opencode-project:DIR``).
 
 OpenCode reads JSONC, so the file is parsed with comments and trailing commas allowed and edited in
 place (``jsonsplice`` with ``blank_jsonc``): comments survive, and only the members KV Switch owns
@@ -154,3 +155,8 @@ def _indent_unit(text: str) -> str:
 
 def opencode_user_target(env: Mapping[str, str]) -> OpenCodeTarget:
     return OpenCodeTarget(config_file(opencode_config_dir(env)), "opencode")
+
+
+def opencode_project_target(project: Path, target_id: str) -> OpenCodeTarget:
+    """``<project>/opencode.json`` (or its ``opencode.jsonc``): OpenCode reads it over the user's file."""
+    return OpenCodeTarget(config_file(project), target_id)

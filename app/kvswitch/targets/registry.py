@@ -15,7 +15,7 @@ from kvswitch.core.paths import claude_config_dir, codex_home
 from kvswitch.targets.base import Target
 from kvswitch.targets.claude import claude_project_target, claude_user_target
 from kvswitch.targets.codex import codex_targets
-from kvswitch.targets.opencode import opencode_user_target
+from kvswitch.targets.opencode import opencode_project_target, opencode_user_target
 
 SHELLS = ("bash", "zsh", "fish", "pwsh")
 
@@ -46,6 +46,8 @@ def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
         return [WindowsEnvTarget()]
     prefix, _, directory = spec.partition(":")
     project = Path(directory).expanduser()
+    if prefix == "opencode-project":
+        return [opencode_project_target(project, spec)]
     return [claude_project_target(project, local=prefix == "claude-local", target_id=spec)]
 
 
