@@ -1,7 +1,8 @@
 """Verify with the real Codex 0.169.0 (npm ``@openai/codex``) run headless through a profile to a real
 llama-server b11434: the per-request numbers must be the server's own (its /metrics counters move by
 exactly their sums), the continued turns (``codex exec resume --last``) must reuse >= 99 %, and the
-config Codex ran with is the one the Codex target writes (the model's context window included)."""
+config Codex ran with is the one the Codex target writes (the model's context window included), and
+Codex's own warning about the unknown local model is in the report."""
 
 from __future__ import annotations
 
@@ -79,6 +80,9 @@ def test_codex_session_numbers_are_the_servers_and_continued_turns_reuse(server:
     assert data["verdict"] == "hit"
     # what Codex was given: the Codex target's keys (the context window too) and the key's variable
     assert {"model", "model_provider", "model_context_window", "KVSWITCH_API_KEY"} <= set(data["env_names"])
+    # measured: model_context_window does not silence Codex 0.169's unknown-model warning (only a model
+    # catalog entry with Codex's whole system prompt would); the report shows it instead of hiding it
+    assert any("Model metadata for `tiny` not found" in w for w in data["client_warnings"])
     assert KEY not in json.dumps(data)
 
 

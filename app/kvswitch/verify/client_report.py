@@ -84,6 +84,7 @@ class ClientReport:
             "fixes": self.fixes,
             "version_note": self.version_note,
             "notes": self.notes,
+            "client_warnings": self.session.client_warnings,
         }
 
     def describe(self) -> str:
@@ -119,6 +120,7 @@ class ClientReport:
                 + "."
             )
         lines.extend(f"Note: {note}" for note in self.notes)
+        lines.extend(f"{self.session.label} warned: {warning}" for warning in self.session.client_warnings)
         if self.version_note:
             lines.append(self.version_note)
         if self.fixes:

@@ -86,6 +86,8 @@ class ClientSession:
     env_names: list[str]
     #: wall time of each turn's client run (start to exit), ``(conversation, turn, ms)``
     turn_ms: list[tuple[int, int, float]] = field(default_factory=list)
+    #: what the client itself warned about (each line once), e.g. Codex's unknown-model metadata
+    client_warnings: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -169,11 +171,13 @@ def client_version(binary: Path, timeout: float = 20.0, client: str = "claude") 
     return spec.parse_version(done.stdout)
 
 
-def _clean(text: str, secrets: list[str]) -> str:
+def _clean(text: str, secrets: list[str | None], limit: int | None = 600) -> str:
+    """Client output fit to show: keys masked, control characters dropped, the last ``limit`` chars."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "••••")
-    return "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")[-600:]
+    text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
+    return text if limit is None else text[-limit:]
 
 
 def run_session(
@@ -193,6 +197,7 @@ def run_session(
     step = on_step or (lambda _text: None)
     requests: list[ClientRequest] = []
     turn_ms: list[tuple[int, int, float]] = []
+    warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix=f"kvswitch-verify-{spec.name}-") as scratch:
         root = Path(scratch)
         captures: list[Capture] = []
@@ -207,10 +212,13 @@ def run_session(
                 started = time.monotonic()
                 done = _run(argv, layout.cwd, layout.env, deadline - time.monotonic(), cancel)
                 turn_ms.append((conversation, turn, (time.monotonic() - started) * 1000))
+                for line in spec.warnings(_clean(done.stdout + done.stderr, [profile.key], None)):
+                    if line not in warnings:
+                        warnings.append(line)
                 new = [c for c in captures[seen:] if spec.is_turn_request(c)]
                 _check_turn(spec, profile, done, new, conversation, turn)
                 requests.extend(_request(conversation, turn, capture) for capture in new)
-    return ClientSession(spec.name, version, requests, layout.given, turn_ms)
+    return ClientSession(spec.name, version, requests, layout.given, turn_ms, warnings)
 
 
 def _check_turn(

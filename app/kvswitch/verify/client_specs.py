@@ -99,6 +99,10 @@ class ClientSpec:
     def version_env(self, home: Path) -> dict[str, str]:
         return base_env(home)
 
+    def warnings(self, output: str) -> list[str]:
+        """What the client warned about in a turn's output that a user of this profile should know."""
+        return []
+
 
 class ClaudeClient(ClientSpec):
     """Claude Code: ``~/.claude/settings.json``'s ``env`` as the profile writes it, ``-p`` headless."""
@@ -162,6 +166,15 @@ class CodexClient(ClientSpec):
 
     def is_turn_request(self, capture: Capture) -> bool:
         return capture.method == "POST" and capture.path.rstrip("/").endswith("/responses")
+
+    def warnings(self, output: str) -> list[str]:
+        # "Model metadata for `tiny` not found": Codex 0.169 falls back to a 272k context and its own
+        # defaults; the Codex target's model_context_window corrects the window, not the warning
+        return [
+            line.strip().removeprefix("warning: ")
+            for line in output.splitlines()
+            if "Model metadata for" in line and "not found" in line
+        ]
 
 
 class OpenCodeClient(ClientSpec):
