@@ -215,10 +215,32 @@ def run_session(
                 for line in spec.warnings(_clean(done.stdout + done.stderr, [profile.key], None)):
                     if line not in warnings:
                         warnings.append(line)
+                _settle(captures, seen, spec, SETTLE_S if done.returncode == 0 else FAILED_SETTLE_S)
                 new = [c for c in captures[seen:] if spec.is_turn_request(c)]
                 _check_turn(spec, profile, done, new, conversation, turn)
                 requests.extend(_request(conversation, turn, capture) for capture in new)
     return ClientSession(spec.name, version, requests, layout.given, turn_ms, warnings)
+
+
+#: how long a turn's last capture may trail the client's exit (the recorder records an answer once it
+#: has passed it on in full; a client may exit as soon as it has read the final event)
+SETTLE_S = 10.0
+#: the same after a failed turn, which may well have sent nothing
+FAILED_SETTLE_S = 1.0
+#: no new capture for this long: the turn's requests are all in
+QUIET_S = 0.3
+
+
+def _settle(captures: list[Capture], seen: int, spec: ClientSpec, limit: float) -> None:
+    """Wait until the turn's conversation request is recorded and no other capture is arriving."""
+    deadline = time.monotonic() + limit
+    while not any(spec.is_turn_request(c) for c in captures[seen:]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the recorder's thread appends the capture after the answer went out
+    count, quiet_since = len(captures), time.monotonic()
+    while time.monotonic() - quiet_since < QUIET_S and time.monotonic() < deadline:
+        time.sleep(0.05)
+        if len(captures) != count:
+            count, quiet_since = len(captures), time.monotonic()
 
 
 def _check_turn(
