@@ -9,13 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6 import QtCore
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import QModelIndex, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
-    QMessageBox,
     QSplitter,
     QStatusBar,
     QTabWidget,
@@ -82,7 +81,9 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
             self._loading_bar = None
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
-        self.model = ProfileListModel(self.store, self, last_verify=self.controller.last_verify)
+        summary = self.controller.verify_summary
+        self.model = ProfileListModel(self.store, self, last_verify=summary.get)
+        summary.changed.connect(self.model.refresh_rows)
         left = self._build_profile_column()
 
         self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
@@ -211,7 +212,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         row = self.model.row_of(name) if name else -1
         if row >= 0:
             self.list_view.selectionModel().setCurrentIndex(
-                self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                self.model.index(row), QtCore.QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _update_actions(self) -> None:
         name = self.selected_name()
@@ -279,10 +280,10 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         name = self.selected_name()
         if name is None:
             return
-        answer = QMessageBox.question(self, self.tr("Remove profile"),
+        answer = QtWidgets.QMessageBox.question(self, self.tr("Remove profile"),
                                       self.tr("Remove the profile “%1”? Files it was applied to keep their "
                                               "values until you switch or undo.").replace("%1", name))
-        if answer != QMessageBox.StandardButton.Yes:
+        if answer != QtWidgets.QMessageBox.StandardButton.Yes:
             return
         try:
             self.store.remove(name)
@@ -344,10 +345,10 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         if not self.controller.add_fix_env(name, fix_env):
             return
         self.editor.load_profile(name)
-        answer = QMessageBox.question(self, self.tr("Re-apply profile"),
+        answer = QtWidgets.QMessageBox.question(self, self.tr("Re-apply profile"),
                                       self.tr("The fix was added to “%1”. Apply the profile again now so "
                                               "new sessions use it?").replace("%1", name))
-        if answer == QMessageBox.StandardButton.Yes:
+        if answer == QtWidgets.QMessageBox.StandardButton.Yes:
             self.apply_profile(name)
 
     # -- Qt overrides ------------------------------------------------------------------------------

@@ -15,15 +15,22 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from kvswitch import servers
 from kvswitch.ui import theme
 from kvswitch.ui.profile_model import IsActiveRole, ProfileRole, VerifyRole
 
 
 def kind_badge(kind: str) -> str:
-    """The kind's two letters, as its server module declares them; an unknown kind gets a dot."""
+    """The kind's two letters, as its server module declares them; an unknown kind gets a dot.
+
+    The server registry loads on the first card paint, which comes after the window's first paint
+    (the column is built then): the frame never waits for the engines.
+    """
+    from kvswitch import servers  # noqa: PLC0415
+
     server = servers.find(kind)
     return server.badge if server is not None else "•"
+
+
 GLYPH = 34
 PAD = 8
 
@@ -71,6 +78,8 @@ def card_lines(index: _Index) -> tuple[str, str, str]:
 
 def glyph_color(kind: str, pal: QPalette) -> QColor:
     """A stable hue per kind, toned to the palette so dark mode keeps the contrast."""
+    from kvswitch import servers  # noqa: PLC0415
+
     names = sorted(server.name for server in servers.all())
     if kind not in names:
         return theme.muted_color(pal)

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QMenu,
     QPushButton,
     QStackedWidget,
@@ -22,9 +21,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from kvswitch.ui.profile_card import ProfileCardDelegate, card_lines
-from kvswitch.ui.profile_panel import EmptyState, ProfileButtons
 
 if TYPE_CHECKING:
     from kvswitch.ui.controller import AppController
@@ -49,6 +45,12 @@ class ProfileColumnMixin:
     _fill_new_menu: Callable[[], None]
 
     def _build_profile_column(self) -> QWidget:
+        # The cards' painter and panels load with the content, after the frame's first paint.
+        from PySide6.QtWidgets import QListView  # noqa: PLC0415
+
+        from kvswitch.ui.profile_card import ProfileCardDelegate  # noqa: PLC0415
+        from kvswitch.ui.profile_panel import EmptyState, ProfileButtons  # noqa: PLC0415
+
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
@@ -84,6 +86,8 @@ class ProfileColumnMixin:
 
     @Slot(str)
     def _on_filter_text_changed(self, text: str) -> None:
+        from kvswitch.ui.profile_card import card_lines  # noqa: PLC0415
+
         words = text.casefold().split()
         for row in range(self.model.rowCount()):
             haystack = " ".join(card_lines(self.model.index(row))).casefold()

@@ -121,6 +121,7 @@ class AppShell(QObject):
             if shown:
                 self.window.show_and_raise()
             self._started()
+            self.controller.verify_summary.reload()
             return
         if shown:
             # Load once the frame has been painted, so the user sees a window at once; the fallback
@@ -150,15 +151,15 @@ class AppShell(QObject):
         self._started()
         self._offer_first_run()
         self.ready.emit()
+        # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
+        self.controller.verify_summary.reload()
 
     def _offer_first_run(self) -> None:
         """No profiles and the assistant never finished: open it (it remembers when it is done)."""
+        # the same test as first_run.should_show, without loading the assistant (and the platform
+        # detection it brings) on every start
         try:
-            from kvswitch.ui.first_run import should_show  # noqa: PLC0415
-        except ImportError:
-            return
-        try:
-            wanted = should_show(self.controller)
+            wanted = not self.controller.store.profiles() and not self.controller.settings.first_run_done
         except KvSwitchError:
             return
         if wanted and (self.window.isVisible() or self.tray is None):
@@ -197,6 +198,7 @@ class AppShell(QObject):
     def _on_poll_timeout(self) -> None:
         if not self.window.content_built:
             return
+        self.controller.verify_summary.reload_if_changed()
         try:
             if self.controller.store.refresh():
                 self.window.bind_log_to_active()
