@@ -27,15 +27,15 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.profile_column import ProfileColumnMixin
 from kvswitch.ui.window_dialogs import WindowDialogsMixin
+from kvswitch.ui.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
-    from kvswitch.verify.result import VerifyResult
 
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -65,15 +65,17 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         else:
             self.build_content()
 
-    def build_content(self) -> None:
-        """Profiles, editor, log panel and verify card, over the controller's store."""
+    def build_content(self, *, tabs_later: bool = False) -> None:
+        """Profiles, editor, log panel and verify card, over the controller's store.
+
+        With ``tabs_later`` the Cache log and Verify tabs are left for ``build_tabs`` (the shell calls
+        it once the window is ready).
+        """
         # Loaded here, after the frame is on screen: the editor imports the engine models.
         from kvswitch.ui import theme  # noqa: PLC0415
-        from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
         from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
-        from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
         loading_bar = getattr(self, "_loading_bar", None)
         if loading_bar is not None:
@@ -87,12 +89,9 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         left = self._build_profile_column()
 
         self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
-        self.log_panel = LogPanel()
-        self.verify_card = VerifyCard()
         self.tabs = QTabWidget()
         self.tabs.addTab(self.editor, self.tr("Profile"))
-        self.tabs.addTab(self.log_panel, self.tr("Cache log"))
-        self.tabs.addTab(self.verify_card, self.tr("Verify"))
+        self._add_tab_placeholders()
         self.message_bar = MessageBar()
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -108,6 +107,8 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
         self._build_actions()
         self._connect()
+        if not tabs_later:
+            self.build_tabs()
         first = self.model.index(0).data() if self.model.rowCount() else None
         self._select(self.store.active_name or first)
         self.bind_log_to_active()
@@ -191,16 +192,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         c.apply_failed.connect(self._on_controller_apply_failed)
         c.undo_finished.connect(self._on_controller_undo_finished)
         c.undo_failed.connect(self.message_bar.show_error)
-        c.verify_started.connect(self._on_controller_verify_started)
-        c.verify_progressed.connect(self.verify_card.show_progress)
-        c.verify_finished.connect(self._on_controller_verify_finished)
-        c.verify_failed.connect(self._on_controller_verify_failed)
-        self.verify_card.cancel_requested.connect(c.cancel_verify)
-        self.verify_card.verify_requested.connect(self._on_verify_triggered)
-        self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
-        self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
-        self.log_panel.verdict_seen.connect(c.note_verdict)
-        self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -225,11 +216,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         self.profile_buttons.update_for(row, self.model.rowCount())
         self.list_stack.setCurrentWidget(self.list_view if self.model.rowCount() else self.empty_state)
         self.filter_edit.setEnabled(self.model.rowCount() > 0)
-
-    def bind_log_to_active(self) -> None:
-        profile = self.controller.active_profile()
-        self.log_panel.bind(profile.log if profile is not None else None,
-                            profile.kind.value if profile is not None else None)
 
     def apply_profile(self, name: str) -> bool:
         """Plan, show the diff, and apply when confirmed; failures stay in the message bar."""
@@ -298,6 +284,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
     @Slot()
     def _on_verify_triggered(self, *_args: object) -> None:
+        self.build_tabs()
         self.tabs.setCurrentWidget(self.verify_card)
         self.controller.start_verify()
 
@@ -327,18 +314,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         self.message_bar.show_success(message)
         self.bind_log_to_active()
         self._update_actions()
-
-    @Slot(str)
-    def _on_controller_verify_started(self, name: str) -> None:
-        self.verify_card.show_started(name)
-
-    @Slot(object)
-    def _on_controller_verify_finished(self, result: VerifyResult) -> None:
-        self.verify_card.show_result(result, self.controller.verifying)
-
-    @Slot(str)
-    def _on_controller_verify_failed(self, message: str) -> None:
-        self.verify_card.show_failure(message)
 
     @Slot(str, dict)
     def _on_verify_fix_requested(self, name: str, fix_env: dict[str, str]) -> None:

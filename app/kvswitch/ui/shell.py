@@ -55,6 +55,7 @@ class AppShell(QObject):
             tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         self.tray_available = tray_available
         self.controller = AppController(paths, parent=self)
+        self._deferred = deferred
         self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
         self.tray: TrayIcon | None = None  # once loaded
@@ -75,7 +76,7 @@ class AppShell(QObject):
             self._apply_language_setting()
         self._apply_theme_setting()
         if not self.window.content_built:
-            self.window.build_content()
+            self.window.build_content(tabs_later=self._deferred)
         if self.tray_available:
             from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
 
@@ -151,6 +152,7 @@ class AppShell(QObject):
         self._started()
         self._offer_first_run()
         self.ready.emit()
+        QTimer.singleShot(0, self.window.build_tabs)  # the two tabs not shown at start
         # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
         self.controller.verify_summary.reload()
 
@@ -185,7 +187,7 @@ class AppShell(QObject):
         """Stop the log follower and background tasks before Qt tears the objects down."""
         self._poll.stop()
         if self.window.content_built:
-            self.window.log_panel.stop()
+            self.window.stop_tabs()
         self.controller.shutdown()
         if self.tray is not None:
             self.tray.hide()
