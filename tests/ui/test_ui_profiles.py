@@ -251,7 +251,7 @@ def test_cancelling_the_fresh_preview_writes_nothing(qtbot: Any, window: Any, st
             dialog.reject()
 
     timer = qtbot_timer(answer_dialog)
-    assert window.apply_profile("local") is False
+    assert window.apply_profile("local", review=True) is False
     timer.stop()
     assert answers == ["apply", "cancel"]
     assert settings.read_text() == '{"theme": "light"}\n'

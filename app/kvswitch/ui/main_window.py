@@ -31,6 +31,7 @@ from kvswitch.ui.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
+    from kvswitch.ui.message_bar import Action
 
 log = logging.getLogger("kvswitch.ui.window")
 
@@ -121,7 +122,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         toolbar = self.addToolBar(self.tr("Actions"))
         toolbar.setObjectName("actions")
         toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.apply_action = QAction(self.tr("Apply…"), self)
+        self.apply_action = QAction(self.tr("Review and apply…"), self)
         self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.undo_action = QAction(self.tr("Undo last apply"), self)
         self.verify_action = QAction(self.tr("Verify cache"), self)
@@ -169,7 +170,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
     def _connect(self) -> None:
         selection = self.list_view.selectionModel()
         selection.currentChanged.connect(self._on_list_current_changed)
-        self.list_view.doubleClicked.connect(self._on_apply_triggered)
+        self.list_view.doubleClicked.connect(self._on_list_double_clicked)
         self.model.store_changed.connect(self._on_store_changed)
         self.new_button.clicked.connect(lambda: self._on_new_kind_chosen(None))
         self.remove_button.clicked.connect(self._on_remove_clicked)
@@ -179,7 +180,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.empty_state.add_requested.connect(lambda: self.open_gallery())
         self.profile_buttons.duplicate_requested.connect(self._on_duplicate_requested)
         self.profile_buttons.move_requested.connect(self._on_move_requested)
-        self.apply_action.triggered.connect(self._on_apply_triggered)
+        self.apply_action.triggered.connect(self._on_review_apply_triggered)
         self.undo_action.triggered.connect(self.controller.undo)
         self.verify_action.triggered.connect(self._on_verify_triggered)
         self.import_claude_action.triggered.connect(lambda: self._import("claude"))
@@ -217,17 +218,36 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.list_stack.setCurrentWidget(self.list_view if self.model.rowCount() else self.empty_state)
         self.filter_edit.setEnabled(self.model.rowCount() > 0)
 
-    def apply_profile(self, name: str) -> bool:
-        """Plan, show the diff, and apply when confirmed; failures stay in the message bar."""
+    def apply_profile(self, name: str, *, review: bool | None = None) -> bool:
+        """Apply a profile in one step; failures stay in the message bar.
+
+        With ``review`` (or the setting "always show the changes before applying") the diff is shown
+        first and only a confirmed preview is written. Otherwise exactly the plan computed now is
+        written, and the message bar offers "Review changes" (that plan) and "Undo".
+        """
         try:
             plans = self.controller.plan(name)
         except KvSwitchError as exc:
             message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
             self.message_bar.show_error(message.replace("%2", str(exc)))
             return False
-        from kvswitch.ui.diff_dialog import confirm_and_apply  # noqa: PLC0415
+        if review is None:
+            review = bool(getattr(self.controller.settings, "always_review_changes", False))
+        if review:
+            from kvswitch.ui.diff_dialog import confirm_and_apply  # noqa: PLC0415
 
-        return confirm_and_apply(self, self.controller, name, plans)
+            return confirm_and_apply(self, self.controller, name, plans)
+        self._applied_plans = (name, plans)
+        return self.controller.apply(name, plans)
+
+    def review_applied_changes(self) -> None:
+        """What the last one-click apply wrote, file by file (read-only; Undo is beside it)."""
+        applied = getattr(self, "_applied_plans", None)
+        if applied is None:
+            return
+        from kvswitch.ui.diff_dialog import show_applied  # noqa: PLC0415
+
+        self.review_dialog = show_applied(self, self.controller, *applied)
 
     def show_and_raise(self) -> None:
         self.show()
@@ -282,6 +302,17 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         if name is not None:
             self.apply_profile(name)
 
+    @Slot(QModelIndex)
+    def _on_list_double_clicked(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self._on_card_use_requested(str(index.data()))
+
+    @Slot()
+    def _on_review_apply_triggered(self, *_args: object) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.apply_profile(name, review=True)
+
     @Slot()
     def _on_verify_triggered(self, *_args: object) -> None:
         self.build_tabs()
@@ -299,7 +330,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
     def _on_controller_profile_applied(self, name: str) -> None:
         text = self.tr("Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
                        "re-read their rc file.")
-        self.message_bar.show_success(text.replace("%1", name))
+        actions: list[Action] = []
+        applied = getattr(self, "_applied_plans", None)
+        if applied is not None and applied[0] == name:
+            actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
+        if self.controller.can_undo():
+            actions.append(("undo", self.tr("Undo"), self.controller.undo))
+        self.message_bar.show_success(text.replace("%1", name), actions)
         self.model.store_changed.emit()
         self.bind_log_to_active()
         self._update_actions()

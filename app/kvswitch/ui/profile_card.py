@@ -11,8 +11,17 @@ import datetime as dt
 from typing import Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kvswitch.ui import theme
@@ -87,8 +96,36 @@ def glyph_color(kind: str, pal: QPalette) -> QColor:
     return QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
 
 
+def use_button_rect(card: QRect, font: QFont) -> QRect:
+    """Where a card's "Use" button is drawn (bottom right of the card), for painting and clicks."""
+    metrics = QFontMetrics(font)
+    text = QApplication.translate("ProfileCard", "Use")
+    width = metrics.horizontalAdvance(text) + 28
+    height = metrics.height() + 8
+    inner = card.adjusted(PAD, PAD, -PAD, -PAD)
+    return QRect(inner.right() - width + 1, inner.bottom() - height + 1, width, height)
+
+
 class ProfileCardDelegate(QStyledItemDelegate):
-    """Paints a row of ``ProfileListModel`` as a three-line card."""
+    """Paints a row of ``ProfileListModel`` as a three-line card, with a "Use" button on the inactive ones.
+
+    Signals:
+        use_requested(str): the card's "Use" button was clicked (the profile's name).
+    """
+
+    use_requested = Signal(str)
+
+    def editorEvent(self, event: QEvent, model: QAbstractItemModel, option: QStyleOptionViewItem,
+                    index: _Index) -> bool:
+        """A click on "Use" applies the card's profile (one click, as CC Switch's "Enable")."""
+        if (event.type() in (QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonDblClick)
+                and isinstance(event, QMouseEvent) and event.button() == Qt.MouseButton.LeftButton
+                and not index.data(IsActiveRole)
+                and use_button_rect(option.rect, option.font).contains(event.position().toPoint())):
+            if event.type() == QEvent.Type.MouseButtonRelease:
+                self.use_requested.emit(str(index.data(Qt.ItemDataRole.DisplayRole)))
+            return True
+        return super().editorEvent(event, model, option, index)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         line = QFontMetrics(option.font).height()
@@ -143,10 +180,15 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
         plain = QFont(option.font)
         plain.setBold(False)  # the model makes the active row's font bold; only its name should be
+        right = rect.right()
+        if not index.data(IsActiveRole):
+            button = use_button_rect(option.rect, plain)
+            self._paint_use_button(painter, button, plain, pal)
+            right = button.left() - PAD
         painter.setFont(plain)
         muted = pal.color(text_role) if selected else theme.muted_color(pal)
         for number, text in enumerate((detail, verdict), 1):
-            row = QRect(left, rect.top() + number * (line + 2), rect.right() - left, line)
+            row = QRect(left, rect.top() + number * (line + 2), right - left, line)
             color = muted
             if number == 2 and index.data(VerifyRole) is not None and not selected:
                 color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)
@@ -154,3 +196,16 @@ class ProfileCardDelegate(QStyledItemDelegate):
             shown = QFontMetrics(plain).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
             painter.drawText(row, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
         painter.restore()
+
+    @staticmethod
+    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette) -> None:
+        """A rounded button in the highlight colour: the card's one action."""
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(pal.color(QPalette.ColorRole.Highlight))
+        radius = button.height() / 2
+        painter.drawRoundedRect(button, radius, radius)
+        bold = QFont(font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText))
+        painter.drawText(button, Qt.AlignmentFlag.AlignCenter, QApplication.translate("ProfileCard", "Use"))

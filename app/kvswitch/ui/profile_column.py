@@ -43,6 +43,7 @@ class ProfileColumnMixin:
     _select: Callable[[str | None], None]
     _update_actions: Callable[[], None]
     _fill_new_menu: Callable[[], None]
+    apply_profile: Callable[[str], bool]
 
     def _build_profile_column(self) -> QWidget:
         # The cards' painter and panels load with the content, after the frame's first paint.
@@ -54,7 +55,10 @@ class ProfileColumnMixin:
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
-        self.list_view.setItemDelegate(ProfileCardDelegate(self.list_view))
+        self.card_delegate = ProfileCardDelegate(self.list_view)
+        self.card_delegate.use_requested.connect(self._on_card_use_requested)
+        self.list_view.setItemDelegate(self.card_delegate)
+        self.list_view.setMouseTracking(True)
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText(
             QCoreApplication.translate("MainWindow", "Filter profiles (Ctrl+F)"))
@@ -92,6 +96,11 @@ class ProfileColumnMixin:
         for row in range(self.model.rowCount()):
             haystack = " ".join(card_lines(self.model.index(row))).casefold()
             self.list_view.setRowHidden(row, not all(word in haystack for word in words))
+
+    @Slot(str)
+    def _on_card_use_requested(self, name: str) -> None:
+        self._select(name)
+        self.apply_profile(name)
 
     @Slot()
     def _on_find_triggered(self) -> None:

@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
 )
+from PySide6.QtWidgets import QWidget
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.resources import app_icon_path, tray_icon_path
@@ -75,6 +76,33 @@ def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
 
 _COLOR_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
 _TINT_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
+
+
+def style_primary(button: QWidget) -> None:
+    """The one action a form is for (Save, Use), in the highlight colour; follows the palette."""
+    button.setProperty("primary", True)
+    _restyle_primary(button)
+
+
+def _restyle_primary(button: QWidget) -> None:
+    pal = button.palette()
+    app_pal = palette()
+    pal.setColor(QPalette.ColorRole.Button, app_pal.color(QPalette.ColorRole.Highlight))
+    pal.setColor(QPalette.ColorRole.ButtonText, app_pal.color(QPalette.ColorRole.HighlightedText))
+    button.setPalette(pal)
+    font = button.font()
+    font.setBold(True)
+    button.setFont(font)
+
+
+def style_link_button(button: QWidget) -> None:
+    """A flat button that reads as a link ("Undo", "Review changes") in the palette's link colour."""
+    pal = button.palette()
+    pal.setColor(QPalette.ColorRole.ButtonText, palette().color(QPalette.ColorRole.Link))
+    button.setPalette(pal)
+    font = button.font()
+    font.setUnderline(True)
+    button.setFont(font)
 
 
 def _scheme() -> int:
