@@ -25,6 +25,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPain
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kvswitch.ui import theme
+from kvswitch.ui.appearance import readable
 from kvswitch.ui.profile_model import IsActiveRole, ProfileRole, VerifyRole
 
 
@@ -93,7 +94,23 @@ def glyph_color(kind: str, pal: QPalette) -> QColor:
     if kind not in names:
         return theme.muted_color(pal)
     hue = (names.index(kind) * 47) % 360
-    return QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
+    color = QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
+    return readable(color, pal.color(QPalette.ColorRole.Base))  # its letters are drawn in Base
+
+
+def card_text_rects(card: QRect, font: QFont, active: bool) -> list[QRect]:
+    """Where a card's texts go: the name line (with the "active" badge), ``host · model``, the verdict.
+
+    The two lower lines stop before the "Use" button of an inactive card. Painting and the contrast
+    test read the same rectangles.
+    """
+    rect = card.adjusted(PAD, PAD, -PAD, -PAD)
+    left = rect.left() + GLYPH + PAD
+    line = QFontMetrics(font).height()
+    right = rect.right() if active else use_button_rect(card, font).left() - PAD
+    rows = [QRect(left, rect.top(), rect.right() - left, line)]
+    rows += [QRect(left, rect.top() + number * (line + 2), right - left, line) for number in (1, 2)]
+    return rows
 
 
 def use_button_rect(card: QRect, font: QFont) -> QRect:
@@ -150,7 +167,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(glyph_color(kind, pal))
         painter.drawEllipse(glyph)
-        painter.setPen(QColor("white"))
+        painter.setPen(pal.color(QPalette.ColorRole.Base))
         small = QFont(option.font)
         small.setBold(True)
         painter.setFont(small)
@@ -170,7 +187,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
             painter.setBrush(theme.state_color(theme.CacheState.HIT, pal))
             painter.setPen(Qt.PenStyle.NoPen)
             painter.drawRoundedRect(badge, line / 2, line / 2)
-            painter.setPen(QColor("white"))
+            painter.setPen(pal.color(QPalette.ColorRole.Base))
             painter.setFont(small)
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, badge_text)
             title.setRight(badge.left() - 4)
@@ -180,15 +197,14 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
         plain = QFont(option.font)
         plain.setBold(False)  # the model makes the active row's font bold; only its name should be
-        right = rect.right()
-        if not index.data(IsActiveRole):
-            button = use_button_rect(option.rect, plain)
-            self._paint_use_button(painter, button, plain, pal)
-            right = button.left() - PAD
+        active = bool(index.data(IsActiveRole))
+        if not active:
+            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal)
         painter.setFont(plain)
         muted = pal.color(text_role) if selected else theme.muted_color(pal)
+        rows = card_text_rects(option.rect, plain, active)
         for number, text in enumerate((detail, verdict), 1):
-            row = QRect(left, rect.top() + number * (line + 2), right - left, line)
+            row = rows[number]
             color = muted
             if number == 2 and index.data(VerifyRole) is not None and not selected:
                 color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)

@@ -56,6 +56,9 @@ class AppShell(QObject):
         self.tray_available = tray_available
         self.controller = AppController(paths, parent=self)
         self._deferred = deferred
+        self._preferences_applied = False
+        if not deferred:
+            self._apply_preferences()  # the content is built in the theme it will be shown in
         self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
         self.tray: TrayIcon | None = None  # once loaded
@@ -71,10 +74,7 @@ class AppShell(QObject):
 
     def _complete(self) -> None:
         """Everything that needs the engines: settings, language, window content, tray."""
-        if self.settings is None:
-            self.settings = self.controller.settings
-            self._apply_language_setting()
-        self._apply_theme_setting()
+        self._apply_preferences()
         if not self.window.content_built:
             self.window.build_content(tabs_later=self._deferred)
         if self.tray_available:
@@ -94,17 +94,21 @@ class AppShell(QObject):
         # log flood.
         gc.freeze()
 
+    def _apply_preferences(self) -> None:
+        """Settings, then the language and the theme they choose (once)."""
+        if self._preferences_applied:
+            return
+        self._preferences_applied = True
+        if self.settings is None:
+            self.settings = self.controller.settings
+            self._apply_language_setting()
+        self._apply_theme_setting()
+
     def _apply_theme_setting(self) -> None:
         """``light``/``dark`` in the settings override the system; ``system`` follows it."""
-        from PySide6.QtCore import Qt  # noqa: PLC0415
-        from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
+        from kvswitch.ui import appearance  # noqa: PLC0415
 
-        schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark,
-                   "system": Qt.ColorScheme.Unknown}
-        scheme = schemes.get(str(getattr(self.settings, "theme", "system")))
-        hints = QGuiApplication.styleHints()
-        if scheme is not None and hints is not None and hasattr(hints, "setColorScheme"):
-            hints.setColorScheme(scheme)
+        appearance.apply_theme(str(getattr(self.settings, "theme", "system")))
 
     def _apply_language_setting(self) -> None:
         """The language setting only became known now; the content is built after this, in it."""

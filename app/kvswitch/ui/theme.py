@@ -23,7 +23,7 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.resources import app_icon_path, tray_icon_path
@@ -51,10 +51,8 @@ def palette() -> QPalette:
 
 
 def is_dark(pal: QPalette | None = None) -> bool:
-    """Dark when the system says so, or when the window background is darker than its text."""
-    hints = QGuiApplication.styleHints()
-    if hints is not None and hints.colorScheme() == QtCore.Qt.ColorScheme.Dark:
-        return True
+    """Dark when the window background is darker than its text (the palette in force decides: the
+    app sets its own, see ``appearance``, whatever the platform reports)."""
     pal = pal or palette()
     window = pal.color(QPalette.ColorRole.Window)
     return window.lightness() < pal.color(QPalette.ColorRole.WindowText).lightness()
@@ -63,19 +61,30 @@ def is_dark(pal: QPalette | None = None) -> bool:
 def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     """A verdict colour tuned for the current background (memoised per palette: tables ask per cell)."""
     pal = pal or palette()
-    key = (as_state(state), pal.cacheKey(), _scheme())
+    key = (as_state(state), _palette_key(pal))
     found = _COLOR_CACHE.get(key)
     if found is None:
+        from kvswitch.ui.appearance import readable  # noqa: PLC0415
+
         color = QColor(_BASE[key[0]])
-        found = color.lighter(135) if is_dark(pal) else color.darker(110)
+        color = color.lighter(135) if is_dark(pal) else color.darker(110)
+        # text in this colour sits on Base (tables, cards) or a tint of it: 4.5:1 against both
+        background = _blend(key[0], pal, QColor(_BASE[key[0]]))
+        found = readable(readable(color, pal.color(QPalette.ColorRole.Base)), background)
         if len(_COLOR_CACHE) > 256:
             _COLOR_CACHE.clear()
         _COLOR_CACHE[key] = found
     return QColor(found)
 
 
-_COLOR_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
-_TINT_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
+_COLOR_CACHE: dict[tuple[CacheState, tuple[int, int, int]], QColor] = {}
+_TINT_CACHE: dict[tuple[CacheState, tuple[int, int, int]], QColor] = {}
+
+
+def _palette_key(pal: QPalette) -> tuple[int, int, int]:
+    """The colours a derived colour depends on (a palette's cacheKey is not unique across palettes)."""
+    return (pal.color(QPalette.ColorRole.Base).rgb(), pal.color(QPalette.ColorRole.Window).rgb(),
+            pal.color(QPalette.ColorRole.Text).rgb())
 
 
 def style_primary(button: QWidget) -> None:
@@ -85,14 +94,24 @@ def style_primary(button: QWidget) -> None:
 
 
 def _restyle_primary(button: QWidget) -> None:
-    pal = button.palette()
+    """Fusion draws a button as a gradient lighter than its Button colour (white on it fell to 2.2:1),
+    so the primary one gets a flat fill in the palette's own highlight colours."""
     app_pal = palette()
-    pal.setColor(QPalette.ColorRole.Button, app_pal.color(QPalette.ColorRole.Highlight))
-    pal.setColor(QPalette.ColorRole.ButtonText, app_pal.color(QPalette.ColorRole.HighlightedText))
-    button.setPalette(pal)
-    font = button.font()
-    font.setBold(True)
-    button.setFont(font)
+    fill = app_pal.color(QPalette.ColorRole.Highlight)
+    text = app_pal.color(QPalette.ColorRole.HighlightedText)
+    button.setStyleSheet(
+        f"QPushButton {{ background: {fill.name()}; color: {text.name()}; font-weight: bold;"
+        f" border: 1px solid {fill.darker(125).name()}; border-radius: 4px; padding: 4px 14px; }}"
+        f" QPushButton:hover {{ background: {fill.lighter(110).name()}; }}"
+        f" QPushButton:disabled {{ background: {app_pal.color(QPalette.ColorRole.Button).name()};"
+        f" color: {app_pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()}; }}")
+
+
+def restyle_all() -> None:
+    """After a palette change: the primary buttons' fills are made from the palette at the time."""
+    for widget in QApplication.allWidgets():
+        if widget.property("primary"):
+            _restyle_primary(widget)
 
 
 def style_link_button(button: QWidget) -> None:
@@ -117,14 +136,23 @@ def timing_color(pal: QPalette | None = None) -> QColor:
 
 
 def muted_color(pal: QPalette | None = None) -> QColor:
+    """Secondary text (a card's host · model line, section headers): quieter than Text, still 4.5:1.
+
+    (The palette's disabled text colour, used before, is #bebebe on white in Fusion: 1.9:1.)
+    """
+    from kvswitch.ui.appearance import readable  # noqa: PLC0415
+
     pal = pal or palette()
-    return pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+    text, base = pal.color(QPalette.ColorRole.Text), pal.color(QPalette.ColorRole.Base)
+    mixed = QColor(round(text.red() * 0.6 + base.red() * 0.4), round(text.green() * 0.6 + base.green() * 0.4),
+                   round(text.blue() * 0.6 + base.blue() * 0.4))
+    return readable(readable(mixed, base), pal.color(QPalette.ColorRole.Window))
 
 
 def tinted_background(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     """A faint row background for a verdict, blended into the base colour."""
     pal = pal or palette()
-    key = (as_state(state), pal.cacheKey(), _scheme())
+    key = (as_state(state), _palette_key(pal))
     found = _TINT_CACHE.get(key)
     if found is None:
         found = _blend(state, pal)
@@ -134,9 +162,9 @@ def tinted_background(state: CacheState | str, pal: QPalette | None = None) -> Q
     return QColor(found)
 
 
-def _blend(state: CacheState | str, pal: QPalette) -> QColor:
+def _blend(state: CacheState | str, pal: QPalette, tint: QColor | None = None) -> QColor:
     base = pal.color(QPalette.ColorRole.Base)
-    tint = state_color(state, pal)
+    tint = tint if tint is not None else state_color(state, pal)
     alpha = 0.22 if is_dark(pal) else 0.14
     return QColor(
         round(base.red() * (1 - alpha) + tint.red() * alpha),
