@@ -108,3 +108,11 @@ def test_the_setting_shows_the_changes_first(qtbot: Any, window: Any, store: Any
 def test_the_editor_save_button_is_the_primary_action(window: Any) -> None:
     assert window.editor.save_button.property("primary") is True
     assert window.editor.save_button.isDefault() or window.editor.save_button.font().bold()
+
+
+def test_a_filter_that_matches_nothing_says_so(window: Any, two_profiles: None) -> None:
+    window.filter_edit.setText("zzz")
+    assert window.list_stack.currentWidget() is window.no_match_label
+    assert "zzz" in window.no_match_label.text()
+    window.filter_edit.setText("beta")
+    assert window.list_stack.currentWidget() is window.list_view

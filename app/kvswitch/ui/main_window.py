@@ -215,7 +215,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.undo_action.setEnabled(self.controller.can_undo())
         row = self.model.row_of(name) if name else -1
         self.profile_buttons.update_for(row, self.model.rowCount())
-        self.list_stack.setCurrentWidget(self.list_view if self.model.rowCount() else self.empty_state)
+        self.show_list_page()
         self.filter_edit.setEnabled(self.model.rowCount() > 0)
 
     def apply_profile(self, name: str, *, review: bool | None = None) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Slot
+from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -67,6 +67,11 @@ class ProfileColumnMixin:
         self.list_stack = QStackedWidget()
         self.list_stack.addWidget(self.list_view)
         self.list_stack.addWidget(self.empty_state)
+        self.no_match_label = QLabel()
+        self.no_match_label.setWordWrap(True)
+        self.no_match_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.no_match_label.setContentsMargins(12, 24, 12, 12)
+        self.list_stack.addWidget(self.no_match_label)
         self.new_button = QToolButton()
         self.new_button.setText(QCoreApplication.translate("MainWindow", "New"))
         self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
@@ -95,7 +100,24 @@ class ProfileColumnMixin:
         words = text.casefold().split()
         for row in range(self.model.rowCount()):
             haystack = " ".join(card_lines(self.model.index(row))).casefold()
-            self.list_view.setRowHidden(row, not all(word in haystack for word in words))
+            matches = all(word in haystack for word in words)
+            self.list_view.setRowHidden(row, not matches)
+        self.show_list_page()
+
+    def show_list_page(self) -> None:
+        """The cards; the empty state without profiles; "no match" when the filter hides every card."""
+        rows = self.model.rowCount()
+        hidden = sum(self.list_view.isRowHidden(row) for row in range(rows))
+        if not rows:
+            self.list_stack.setCurrentWidget(self.empty_state)
+        elif hidden == rows:
+            text = QCoreApplication.translate("MainWindow", "No profile matches “%1”. Clear the filter to "
+                                              "see all %2.")
+            self.no_match_label.setText(text.replace("%1", self.filter_edit.text().strip())
+                                        .replace("%2", str(rows)))
+            self.list_stack.setCurrentWidget(self.no_match_label)
+        else:
+            self.list_stack.setCurrentWidget(self.list_view)
 
     @Slot(str)
     def _on_card_use_requested(self, name: str) -> None:
