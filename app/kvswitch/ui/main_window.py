@@ -121,7 +121,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
     def _build_actions(self) -> None:
         toolbar = self.addToolBar(self.tr("Actions"))
         toolbar.setObjectName("actions")
-        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.apply_action = QAction(self.tr("Review and apply…"), self)
         self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.undo_action = QAction(self.tr("Undo last apply"), self)
@@ -141,6 +141,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.quit_action = QAction(self.tr("Quit"), self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        from kvswitch.ui.icons import tool_icon  # noqa: PLC0415
+
+        for action, icon in ((self.new_action, "plus"), (self.apply_action, "file-diff"),
+                             (self.undo_action, "undo-2"), (self.verify_action, "shield-check")):
+            action.setIcon(tool_icon(icon))
+        import_button.setIcon(tool_icon("download"))
+        import_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.apply_action)
         toolbar.addAction(self.undo_action)

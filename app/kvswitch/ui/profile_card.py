@@ -164,14 +164,23 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         glyph = QRect(rect.left(), rect.top(), GLYPH, GLYPH)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(glyph_color(kind, pal))
-        painter.drawEllipse(glyph)
-        painter.setPen(pal.color(QPalette.ColorRole.Base))
         small = QFont(option.font)
         small.setBold(True)
-        painter.setFont(small)
-        painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
+        from kvswitch.ui import icons  # noqa: PLC0415
+
+        logo = icons.logo_icon(icons.logo_name(profile.base_url, kind)) if profile is not None else None
+        if logo is not None:  # the vendor's (or server's) own logo on a light tile, as CC Switch shows it
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor("#ffffff"))
+            painter.drawRoundedRect(glyph, 8, 8)
+            logo.paint(painter, glyph.adjusted(5, 5, -5, -5))
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(glyph_color(kind, pal))
+            painter.drawEllipse(glyph)
+            painter.setPen(pal.color(QPalette.ColorRole.Base))
+            painter.setFont(small)
+            painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
         left = glyph.right() + PAD
         line = QFontMetrics(option.font).height()
         title = QRect(left, rect.top(), rect.right() - left, line)
