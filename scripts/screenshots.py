@@ -316,8 +316,8 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     dialog.close()
     shell.controller.apply("Local llama.cpp")
     _remember_demo_verdicts(paths)
-    window.model.store_changed.emit()
-    pump(400)
+    shell.controller.verify_summary.reload()  # the cards read the history off the GUI thread
+    pump(800)
     window.grab().save(str(out / f"main-window{tag}.png"))
     if quick:
         window.filter_edit.setText("no such profile")
@@ -380,7 +380,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     window.tabs.setCurrentWidget(window.log_panel)
     pump(800)
     window.grab().save(str(out / "log-panel-dark.png"))
-    window.tabs.setCurrentWidget(window.editor)
+    window.tabs.setCurrentWidget(window.editor_page)
     pump(300)
     window.grab().save(str(out / "main-window-dark.png"))
     appearance.apply_theme(theme_choice)

@@ -76,8 +76,11 @@ def _text_regions(window: Any) -> list[tuple[str, QRect]]:
         text = widget.text() if isinstance(widget, QLabel | QAbstractButton) else ""
         if not text.strip() or widget.width() < 4 or widget.height() < 4:
             continue
-        top_left = widget.mapTo(window, widget.rect().topLeft())
-        regions.append((f"{type(widget).__name__} {text[:40]!r}", QRect(top_left, widget.size())))
+        visible = widget.visibleRegion().boundingRect()  # the part not scrolled away or covered
+        if visible.width() < 4 or visible.height() < 4:
+            continue
+        top_left = widget.mapTo(window, visible.topLeft())
+        regions.append((f"{type(widget).__name__} {text[:40]!r}", QRect(top_left, visible.size())))
     from kvswitch.ui.profile_card import card_text_rects
     from kvswitch.ui.profile_model import IsActiveRole
 

@@ -90,8 +90,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         left = self._build_profile_column()
 
         self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
+        # in a scroll area: the window can be made shorter than the form (it needs about 700 px)
+        self.editor_page = QtWidgets.QScrollArea()
+        self.editor_page.setWidgetResizable(True)
+        self.editor_page.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.editor_page.setWidget(self.editor)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.editor, self.tr("Profile"))
+        self.tabs.addTab(self.editor_page, self.tr("Profile"))
         self._add_tab_placeholders()
         self.message_bar = MessageBar()
         right = QWidget()
@@ -179,7 +184,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         selection.currentChanged.connect(self._on_list_current_changed)
         self.list_view.doubleClicked.connect(self._on_list_double_clicked)
         self.model.store_changed.connect(self._on_store_changed)
-        self.new_button.clicked.connect(lambda: self._on_new_kind_chosen(None))
+        self.new_button.clicked.connect(lambda: self.open_gallery())  # as the toolbar's "New profile…"
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.new_action.triggered.connect(lambda: self.open_gallery())
         self.find_action.triggered.connect(self._on_find_triggered)
@@ -281,11 +286,15 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
             self._select(name)  # a reorder resets the rows; keep the profile being edited selected
         self._update_actions()
 
+    def new_blank_profile(self) -> None:
+        """An empty form of the current kind (the New button's menu has one per kind)."""
+        self._on_new_kind_chosen(None)
+
     def _on_new_kind_chosen(self, kind: ProfileKind | None) -> None:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.new_profile(kind or self.editor.kind_combo.currentData())
-        self.tabs.setCurrentWidget(self.editor)
+        self.tabs.setCurrentWidget(self.editor_page)
         self.editor.name_edit.setFocus()
 
     @Slot()

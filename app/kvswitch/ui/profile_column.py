@@ -37,6 +37,7 @@ class ProfileColumnMixin:
     controller: AppController
     model: ProfileListModel
     editor: ProfileEditor
+    editor_page: QWidget
     message_bar: MessageBar
     tabs: Any
     selected_name: Callable[[], str | None]
@@ -73,7 +74,9 @@ class ProfileColumnMixin:
         self.no_match_label.setContentsMargins(12, 24, 12, 12)
         self.list_stack.addWidget(self.no_match_label)
         self.new_button = QToolButton()
-        self.new_button.setText(QCoreApplication.translate("MainWindow", "New"))
+        self.new_button.setText(QCoreApplication.translate("MainWindow", "New profile…"))
+        self.new_button.setToolTip(QCoreApplication.translate(
+            "MainWindow", "Pick a server or vendor (the arrow: an empty form of one kind)"))
         self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.new_menu = QMenu(self.new_button)
         self._fill_new_menu()
@@ -82,13 +85,15 @@ class ProfileColumnMixin:
         self.profile_buttons = ProfileButtons()
         left = QWidget()
         left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setContentsMargins(12, 8, 4, 8)  # off the window edge (8/12 px spacing)
+        left_layout.setSpacing(8)
         left_layout.addWidget(QLabel(QCoreApplication.translate("MainWindow", "Profiles")))
         left_layout.addWidget(self.filter_edit)
         left_layout.addWidget(self.list_stack, 1)
         left_layout.addWidget(self.profile_buttons)
         row = QHBoxLayout()
         row.addWidget(self.new_button)
+        row.addStretch(1)
         row.addWidget(self.remove_button)
         left_layout.addLayout(row)
         return left
@@ -161,7 +166,7 @@ class ProfileColumnMixin:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.fill_from_preset(data)
-        self.tabs.setCurrentWidget(self.editor)
+        self.tabs.setCurrentWidget(self.editor_page)
         self.editor.key_edit.setFocus()
         self.message_bar.show_info(
             QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save."))
