@@ -14,7 +14,7 @@ import logging
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 log = logging.getLogger("kvswitch.ui.appearance")
 
@@ -119,9 +119,7 @@ def apply_theme(choice: str, app: QApplication | None = None) -> str:
     _state["choice"] = choice
     _state["scheme"] = scheme
     app.setPalette(build_palette(scheme))
-    from kvswitch.ui import theme  # noqa: PLC0415
-
-    theme.restyle_all()
+    restyle_all()
     log.info("theme %s: %s palette", choice, scheme)
     return scheme
 
@@ -138,6 +136,41 @@ def _on_hints_color_scheme_changed(_scheme: Qt.ColorScheme) -> None:
         if isinstance(app, QApplication) and scheme != _state.get("scheme"):
             _state["scheme"] = scheme
             app.setPalette(build_palette(scheme))
-            from kvswitch.ui import theme  # noqa: PLC0415
+            restyle_all()
 
-            theme.restyle_all()
+
+def style_primary(button: QWidget) -> None:
+    """The one action a form is for (Save, Use), in the highlight colour; follows the palette."""
+    button.setProperty("primary", True)
+    _restyle_primary(button)
+
+
+def _restyle_primary(button: QWidget) -> None:
+    """Fusion draws a button as a gradient lighter than its Button colour (white on it fell to 2.2:1),
+    so the primary one gets a flat fill in the palette's own highlight colours."""
+    app_pal = QGuiApplication.palette()
+    fill = app_pal.color(QPalette.ColorRole.Highlight)
+    text = app_pal.color(QPalette.ColorRole.HighlightedText)
+    button.setStyleSheet(
+        f"QPushButton {{ background: {fill.name()}; color: {text.name()}; font-weight: bold;"
+        f" border: 1px solid {fill.darker(125).name()}; border-radius: 4px; padding: 4px 14px; }}"
+        f" QPushButton:hover {{ background: {fill.lighter(110).name()}; }}"
+        f" QPushButton:disabled {{ background: {app_pal.color(QPalette.ColorRole.Button).name()};"
+        f" color: {app_pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()}; }}")
+
+
+def restyle_all() -> None:
+    """After a palette change: the primary buttons' fills are made from the palette at the time."""
+    for widget in QApplication.allWidgets():
+        if widget.property("primary"):
+            _restyle_primary(widget)
+
+
+def style_link_button(button: QWidget) -> None:
+    """A flat button that reads as a link ("Undo", "Review changes") in the palette's link colour."""
+    pal = button.palette()
+    pal.setColor(QPalette.ColorRole.ButtonText, QGuiApplication.palette().color(QPalette.ColorRole.Link))
+    button.setPalette(pal)
+    font = button.font()
+    font.setUnderline(True)
+    button.setFont(font)

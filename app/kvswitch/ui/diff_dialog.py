@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui import theme
+from kvswitch.ui import appearance, theme
 
 
 class _DiffHighlighter(QSyntaxHighlighter):
@@ -98,7 +98,7 @@ class ApplyDialog(QDialog):
                                                                    QDialogButtonBox.ButtonRole.AcceptRole)
         if self.apply_button is not None:
             self.apply_button.setDefault(True)
-            theme.style_primary(self.apply_button)
+            appearance.style_primary(self.apply_button)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

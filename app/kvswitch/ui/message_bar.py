@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from kvswitch.ui import theme
+from kvswitch.ui import appearance, theme
 
 #: a button the message offers: (key, text, what it does)
 Action = tuple[str, str, Callable[[], object]]
@@ -66,7 +66,7 @@ class MessageBar(QFrame):
             button.setObjectName(f"message_action_{key}")
             button.setFlat(True)
             button.setCursor(Qt.CursorShape.PointingHandCursor)
-            theme.style_link_button(button)
+            appearance.style_link_button(button)
             button.clicked.connect(lambda _checked=False, fn=run: self._on_action_clicked(fn))
             self._actions_row.addWidget(button, 0, Qt.AlignmentFlag.AlignTop)
             self.action_buttons[key] = button

@@ -23,10 +23,10 @@ from PySide6.QtGui import (
     QPen,
     QPixmap,
 )
-from PySide6.QtWidgets import QApplication, QWidget
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.resources import app_icon_path, tray_icon_path
+from kvswitch.ui.appearance import readable
 from kvswitch.ui.cache_state import CacheState
 
 _BASE = {
@@ -64,8 +64,6 @@ def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     key = (as_state(state), _palette_key(pal))
     found = _COLOR_CACHE.get(key)
     if found is None:
-        from kvswitch.ui.appearance import readable  # noqa: PLC0415
-
         color = QColor(_BASE[key[0]])
         color = color.lighter(135) if is_dark(pal) else color.darker(110)
         # text in this colour sits on Base (tables, cards) or a tint of it: 4.5:1 against both
@@ -87,43 +85,6 @@ def _palette_key(pal: QPalette) -> tuple[int, int, int]:
             pal.color(QPalette.ColorRole.Text).rgb())
 
 
-def style_primary(button: QWidget) -> None:
-    """The one action a form is for (Save, Use), in the highlight colour; follows the palette."""
-    button.setProperty("primary", True)
-    _restyle_primary(button)
-
-
-def _restyle_primary(button: QWidget) -> None:
-    """Fusion draws a button as a gradient lighter than its Button colour (white on it fell to 2.2:1),
-    so the primary one gets a flat fill in the palette's own highlight colours."""
-    app_pal = palette()
-    fill = app_pal.color(QPalette.ColorRole.Highlight)
-    text = app_pal.color(QPalette.ColorRole.HighlightedText)
-    button.setStyleSheet(
-        f"QPushButton {{ background: {fill.name()}; color: {text.name()}; font-weight: bold;"
-        f" border: 1px solid {fill.darker(125).name()}; border-radius: 4px; padding: 4px 14px; }}"
-        f" QPushButton:hover {{ background: {fill.lighter(110).name()}; }}"
-        f" QPushButton:disabled {{ background: {app_pal.color(QPalette.ColorRole.Button).name()};"
-        f" color: {app_pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()}; }}")
-
-
-def restyle_all() -> None:
-    """After a palette change: the primary buttons' fills are made from the palette at the time."""
-    for widget in QApplication.allWidgets():
-        if widget.property("primary"):
-            _restyle_primary(widget)
-
-
-def style_link_button(button: QWidget) -> None:
-    """A flat button that reads as a link ("Undo", "Review changes") in the palette's link colour."""
-    pal = button.palette()
-    pal.setColor(QPalette.ColorRole.ButtonText, palette().color(QPalette.ColorRole.Link))
-    button.setPalette(pal)
-    font = button.font()
-    font.setUnderline(True)
-    button.setFont(font)
-
-
 def _scheme() -> int:
     hints = QGuiApplication.styleHints()
     return int(hints.colorScheme().value) if hints is not None else 0
@@ -140,8 +101,6 @@ def muted_color(pal: QPalette | None = None) -> QColor:
 
     (The palette's disabled text colour, used before, is #bebebe on white in Fusion: 1.9:1.)
     """
-    from kvswitch.ui.appearance import readable  # noqa: PLC0415
-
     pal = pal or palette()
     text, base = pal.color(QPalette.ColorRole.Text), pal.color(QPalette.ColorRole.Base)
     mixed = QColor(round(text.red() * 0.6 + base.red() * 0.4), round(text.green() * 0.6 + base.green() * 0.4),
