@@ -45,3 +45,16 @@ def test_toolbar_icons_follow_the_theme(qapp: object) -> None:
     assert appearance.luminance(ink("light")) < 0.1
     assert QGuiApplication.palette().color(QPalette.ColorRole.ButtonText).name() == appearance.LIGHT[
         QPalette.ColorRole.ButtonText]
+
+
+def test_the_toolbar_icons_are_redrawn_for_a_new_theme(qtbot: object, window: object) -> None:
+    def ink() -> float:
+        image = window.verify_action.icon().pixmap(18, 18).toImage()  # type: ignore[attr-defined]
+        opaque = [image.pixelColor(x, y) for y in range(image.height()) for x in range(image.width())
+                  if image.pixelColor(x, y).alpha() > 200]
+        return appearance.luminance(opaque[len(opaque) // 2])
+
+    appearance.apply_theme("light")
+    qtbot.waitUntil(lambda: ink() < 0.1)  # type: ignore[attr-defined]
+    appearance.apply_theme("dark")
+    qtbot.waitUntil(lambda: ink() > 0.6)  # type: ignore[attr-defined]  (the change event is posted)

@@ -146,12 +146,8 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.quit_action = QAction(self.tr("Quit"), self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        from kvswitch.ui.icons import tool_icon  # noqa: PLC0415
-
-        for action, icon in ((self.new_action, "plus"), (self.apply_action, "file-diff"),
-                             (self.undo_action, "undo-2"), (self.verify_action, "shield-check")):
-            action.setIcon(tool_icon(icon))
-        import_button.setIcon(tool_icon("download"))
+        self._import_button = import_button
+        self._refresh_icons()
         import_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.apply_action)
@@ -207,6 +203,15 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         c.undo_failed.connect(self.message_bar.show_error)
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    def _refresh_icons(self) -> None:
+        """The toolbar's icons, drawn in the palette's text colour (again after a theme switch)."""
+        from kvswitch.ui.icons import tool_icon  # noqa: PLC0415
+
+        for action, icon in ((self.new_action, "plus"), (self.apply_action, "file-diff"),
+                             (self.undo_action, "undo-2"), (self.verify_action, "shield-check")):
+            action.setIcon(tool_icon(icon))
+        self._import_button.setIcon(tool_icon("download"))
 
     def selected_name(self) -> str | None:
         index = self.list_view.currentIndex()
@@ -380,6 +385,12 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
             self.apply_profile(name)
 
     # -- Qt overrides ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        palette_events = (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange)
+        if event.type() in palette_events and self.content_built:
+            self._refresh_icons()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.close_to_tray and event.spontaneous():
