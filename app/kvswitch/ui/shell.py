@@ -147,12 +147,18 @@ class AppShell(QObject):
     def _on_deferred_start(self) -> None:
         if self.window.content_built:
             return
+        # The load is a burst of long-lived objects (models, widgets): the collector's passes over them
+        # find nothing to free, so it waits until they are in and frozen (``_complete``).
+        gc.disable()
         try:
             self._complete()
         except KvSwitchError as exc:  # e.g. profiles.json cannot be parsed: say which line, then stop
+            gc.enable()
             errors.show_dialog(QApplication.translate("app", "KV Switch cannot start"), str(exc), modal=True)
             QApplication.exit(exc.exit_code)
             return
+        finally:
+            gc.enable()
         self._started()
         self._offer_first_run()
         self.ready.emit()
