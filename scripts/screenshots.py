@@ -370,6 +370,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     shell.controller.apply("Local llama.cpp")
     window._select("Local llama.cpp")
     window.bind_log_to_active()
+    pump(2500)  # the log reader is a child process: on a busy machine it takes a while to open the file
     session.write(HEADER)
     for block in [cold] + [hit] * 8 + [miss] * 5 + [hit] * 6:
         session.request(block)
