@@ -116,3 +116,20 @@ def test_a_filter_that_matches_nothing_says_so(window: Any, two_profiles: None) 
     assert "zzz" in window.no_match_label.text()
     window.filter_edit.setText("beta")
     assert window.list_stack.currentWidget() is window.list_view
+
+
+def test_the_editor_names_the_vendor_and_links_its_key_page(qtbot: Any, window: Any) -> None:
+    from kvswitch.core.catalog import vendors
+
+    deepseek = next(v for v in vendors() if v.id == "deepseek")
+    window.new_blank_profile()
+    window.editor.url_edit.setText(deepseek.base_url)
+    hint = window.editor.key_hint
+    assert hint.isVisibleTo(window.editor)
+    assert hint.vendor_id == "deepseek"
+    assert "DeepSeek" in hint.text.text()
+    assert f'href="{deepseek.keys_url}"' in hint.text.text()
+    assert window.editor.key_edit.placeholderText() == "required"
+    window.editor.url_edit.setText("http://127.0.0.1:8080")
+    assert not hint.isVisibleTo(window.editor)
+    assert window.editor.key_edit.placeholderText() == "optional"

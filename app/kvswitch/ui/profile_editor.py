@@ -35,6 +35,7 @@ from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.field_errors import FieldErrors
 from kvswitch.ui.lint_panel import LintPanel
 from kvswitch.ui.profile_models import ModelMapBox, RunTask
+from kvswitch.ui.vendor_hint import VendorKeyHint
 
 log = logging.getLogger("kvswitch.ui.editor")
 
@@ -109,6 +110,9 @@ class ProfileEditor(QWidget):
             self.key_env_combo.addItem(name, name)
         key_row.addWidget(self.key_env_combo)
         self._field_errors.add_row(form, "api_key", self.tr("API key"), key_row)
+        self.key_hint = VendorKeyHint(self.key_edit)  # the catalog vendor, "a key is required — get one"
+        form.addRow("", self.key_hint)
+        self.url_edit.textChanged.connect(self.key_hint.update_for)
         self._field_errors.add_row(form, "model", self.tr("Model"), self.model_edit)
         self._field_errors.add_row(form, "env", self.tr("Environment"), self.env_edit)
         form.addRow("", self.allow_dangerous_box)

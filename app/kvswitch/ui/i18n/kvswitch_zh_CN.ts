@@ -549,67 +549,67 @@
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161"/>
+        <location filename="../main_window.py" line="157"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="164"/>
+        <location filename="../main_window.py" line="160"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="165"/>
+        <location filename="../main_window.py" line="161"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="243"/>
+        <location filename="../main_window.py" line="248"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="305"/>
+        <location filename="../main_window.py" line="310"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="306"/>
+        <location filename="../main_window.py" line="311"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="341"/>
+        <location filename="../main_window.py" line="346"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="347"/>
+        <location filename="../main_window.py" line="352"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="352"/>
+        <location filename="../main_window.py" line="357"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="354"/>
+        <location filename="../main_window.py" line="359"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="362"/>
+        <location filename="../main_window.py" line="367"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="376"/>
+        <location filename="../main_window.py" line="381"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="377"/>
+        <location filename="../main_window.py" line="382"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -640,7 +640,7 @@
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174"/>
+        <location filename="../main_window.py" line="170"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
@@ -761,47 +761,47 @@
         <translation>搜索服务器和服务商（名称、URL、模型）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="81"/>
+        <location filename="../gallery.py" line="82"/>
         <source>Looking for servers running on this machine…</source>
         <translation>正在查找本机上运行的服务器…</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="84"/>
+        <location filename="../gallery.py" line="85"/>
         <source>Use this</source>
         <translation>使用此项</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="90"/>
+        <location filename="../gallery.py" line="91"/>
         <source>Running on this machine</source>
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="134"/>
+        <location filename="../gallery.py" line="140"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="139"/>
+        <location filename="../gallery.py" line="145"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="169"/>
+        <location filename="../gallery.py" line="176"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="173"/>
+        <location filename="../gallery.py" line="180"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="174"/>
+        <location filename="../gallery.py" line="181"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="179"/>
+        <location filename="../gallery.py" line="186"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -886,115 +886,131 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="68"/>
+        <location filename="../profile_editor.py" line="69"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="69"/>
+        <location filename="../profile_editor.py" line="70"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="75"/>
+        <location filename="../profile_editor.py" line="76"/>
+        <location filename="../vendor_hint.py" line="42"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="77"/>
-        <location filename="../profile_editor.py" line="369"/>
+        <location filename="../profile_editor.py" line="78"/>
+        <location filename="../profile_editor.py" line="373"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="79"/>
+        <location filename="../profile_editor.py" line="80"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="84"/>
+        <location filename="../profile_editor.py" line="85"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="86"/>
+        <location filename="../profile_editor.py" line="87"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="91"/>
+        <location filename="../profile_editor.py" line="92"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="93"/>
+        <location filename="../profile_editor.py" line="94"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="100"/>
+        <location filename="../profile_editor.py" line="101"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="101"/>
+        <location filename="../profile_editor.py" line="102"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
+        <location filename="../profile_editor.py" line="103"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="111"/>
+        <location filename="../profile_editor.py" line="112"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="116"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="113"/>
+        <location filename="../profile_editor.py" line="117"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="122"/>
+        <location filename="../profile_editor.py" line="126"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="126"/>
+        <location filename="../profile_editor.py" line="130"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="130"/>
+        <location filename="../profile_editor.py" line="134"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="132"/>
+        <location filename="../profile_editor.py" line="136"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="335"/>
+        <location filename="../profile_editor.py" line="339"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="369"/>
+        <location filename="../profile_editor.py" line="373"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="107"/>
+        <location filename="../profile_editor.py" line="108"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
+    </message>
+    <message>
+        <location filename="../vendor_hint.py" line="49"/>
+        <source>required</source>
+        <translation>必填</translation>
+    </message>
+    <message>
+        <location filename="../vendor_hint.py" line="51"/>
+        <source>%1: a key is required — &lt;a href=&quot;%2&quot;&gt;get one&lt;/a&gt;</source>
+        <translation>%1：需要密钥 — &lt;a href="%2"&gt;去获取&lt;/a&gt;</translation>
+    </message>
+    <message>
+        <location filename="../vendor_hint.py" line="55"/>
+        <source>%1: a key is required</source>
+        <translation>%1：需要密钥</translation>
     </message>
 </context>
 <context>
@@ -1511,7 +1527,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell.py" line="153"/>
+        <location filename="../shell.py" line="157"/>
         <source>KV Switch cannot start</source>
         <translation>KV Switch 无法启动</translation>
     </message>
