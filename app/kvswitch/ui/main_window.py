@@ -32,6 +32,7 @@ from kvswitch.ui.window_tabs import WindowTabsMixin
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
     from kvswitch.ui.message_bar import Action
+    from kvswitch.ui.profile_editor import ProfileEditor
 
 log = logging.getLogger("kvswitch.ui.window")
 
@@ -69,13 +70,12 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
     def build_content(self, *, tabs_later: bool = False) -> None:
         """Profiles, editor, log panel and verify card, over the controller's store.
 
-        With ``tabs_later`` the Cache log and Verify tabs are left for ``build_tabs`` (the shell calls
-        it once the window is ready).
+        With ``tabs_later`` the editor and the Cache log and Verify tabs are left for ``build_editor``
+        and ``build_tabs`` (the shell calls them once the profiles are listed and the tray is up).
         """
         # Loaded here, after the frame is on screen: the editor imports the engine models.
         from kvswitch.ui import theme  # noqa: PLC0415
         from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
-        from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
 
         loading_bar = getattr(self, "_loading_bar", None)
@@ -89,12 +89,11 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         summary.changed.connect(self.model.refresh_rows)
         left = self._build_profile_column()
 
-        self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
+        self._editor: ProfileEditor | None = None
         # in a scroll area: the window can be made shorter than the form (it needs about 700 px)
         self.editor_page = QtWidgets.QScrollArea()
         self.editor_page.setWidgetResizable(True)
         self.editor_page.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        self.editor_page.setWidget(self.editor)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.editor_page, self.tr("Profile"))
         self._add_tab_placeholders()
@@ -114,6 +113,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self._build_actions()
         self._connect()
         if not tabs_later:
+            self.build_editor()
             self.build_tabs()
         first = self.model.index(0).data() if self.model.rowCount() else None
         self._select(self.store.active_name or first)
@@ -194,8 +194,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.import_claude_action.triggered.connect(lambda: self._import("claude"))
         self.import_cc_switch_action.triggered.connect(lambda: self._import("cc-switch"))
         self.quit_action.triggered.connect(self.quit_requested)
-        self.editor.profile_saved.connect(self._on_editor_profile_saved)
-        self.editor.save_failed.connect(self.message_bar.show_error)
         c = self.controller
         c.profile_applied.connect(self._on_controller_profile_applied)
         c.apply_failed.connect(self._on_controller_apply_failed)
@@ -203,6 +201,28 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         c.undo_failed.connect(self.message_bar.show_error)
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    @property
+    def editor(self) -> ProfileEditor:
+        """The profile form, built on first use (or by ``build_editor`` right after start)."""
+        if self._editor is None:
+            self.build_editor()
+        assert self._editor is not None
+        return self._editor
+
+    def build_editor(self) -> None:
+        """The form in the Profile tab, showing the selected profile."""
+        if self._editor is not None:
+            return
+        from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
+
+        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task)
+        self.editor_page.setWidget(self._editor)
+        self._editor.profile_saved.connect(self._on_editor_profile_saved)
+        self._editor.save_failed.connect(self.message_bar.show_error)
+        name = self.selected_name()
+        if name is not None:
+            self._editor.load_profile(name)
 
     def _refresh_icons(self) -> None:
         """The toolbar's icons, drawn in the palette's text colour (again after a theme switch)."""
@@ -277,13 +297,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
 
     @Slot(QModelIndex, QModelIndex)
     def _on_list_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.editor.load_profile(str(current.data()))
+        if current.isValid() and self._editor is not None:  # an editor built later loads it itself
+            self._editor.load_profile(str(current.data()))
         self._update_actions()
 
     @Slot()
     def _on_store_changed(self) -> None:
-        name = self.editor.editing
+        name = self._editor.editing if self._editor is not None else None
         if name is not None and self.model.row_of(name) < 0:
             self.editor.new_profile()
         self._on_filter_text_changed(self.filter_edit.text())

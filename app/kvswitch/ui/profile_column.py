@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QScrollArea
+
     from kvswitch.ui.controller import AppController
     from kvswitch.ui.message_bar import MessageBar
     from kvswitch.ui.profile_editor import ProfileEditor
@@ -36,8 +38,10 @@ class ProfileColumnMixin:
 
     controller: AppController
     model: ProfileListModel
-    editor: ProfileEditor
-    editor_page: QWidget
+    editor_page: QScrollArea
+    if TYPE_CHECKING:
+        @property
+        def editor(self) -> ProfileEditor: ...  # MainWindow builds it on first use
     message_bar: MessageBar
     tabs: Any
     selected_name: Callable[[], str | None]

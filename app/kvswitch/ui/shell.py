@@ -162,6 +162,7 @@ class AppShell(QObject):
         self._started()
         self._offer_first_run()
         self.ready.emit()
+        QTimer.singleShot(0, self.window.build_editor)  # the form beside the cards, then
         QTimer.singleShot(0, self.window.build_tabs)  # the two tabs not shown at start
         # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
         self.controller.verify_summary.reload()
