@@ -69,6 +69,7 @@ class WindowTabsMixin:
         self.verify_card.cancel_requested.connect(c.cancel_verify)
         self.verify_card.verify_requested.connect(self._on_verify_triggered)
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
+        self.verify_card.edit_requested.connect(lambda: self.tabs.setCurrentIndex(0))  # the profile form
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
         self.log_panel.verdict_seen.connect(c.note_verdict)
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification

@@ -468,32 +468,32 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="65"/>
+        <location filename="../main_window.py" line="66"/>
         <source>Loading profiles…</source>
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="78"/>
+        <location filename="../profile_column.py" line="82"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="84"/>
+        <location filename="../profile_column.py" line="88"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="90"/>
+        <location filename="../profile_column.py" line="94"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="119"/>
+        <location filename="../profile_column.py" line="123"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="99"/>
+        <location filename="../main_window.py" line="98"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
@@ -564,52 +564,52 @@
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="248"/>
+        <location filename="../main_window.py" line="268"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="310"/>
+        <location filename="../main_window.py" line="330"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="311"/>
+        <location filename="../main_window.py" line="331"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="346"/>
+        <location filename="../main_window.py" line="366"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="352"/>
+        <location filename="../main_window.py" line="372"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="357"/>
+        <location filename="../main_window.py" line="377"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="359"/>
+        <location filename="../main_window.py" line="379"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="367"/>
+        <location filename="../main_window.py" line="387"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="381"/>
+        <location filename="../main_window.py" line="401"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="382"/>
+        <location filename="../main_window.py" line="402"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -624,13 +624,13 @@
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="65"/>
+        <location filename="../profile_column.py" line="69"/>
         <source>Filter profiles (Ctrl+F)</source>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
         <location filename="../main_window.py" line="135"/>
-        <location filename="../profile_column.py" line="77"/>
+        <location filename="../profile_column.py" line="81"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
     </message>
@@ -645,12 +645,12 @@
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="143"/>
+        <location filename="../profile_column.py" line="147"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="172"/>
+        <location filename="../profile_column.py" line="176"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -1005,7 +1005,7 @@
     <message>
         <location filename="../vendor_hint.py" line="51"/>
         <source>%1: a key is required — &lt;a href=&quot;%2&quot;&gt;get one&lt;/a&gt;</source>
-        <translation>%1：需要密钥 — &lt;a href="%2"&gt;去获取&lt;/a&gt;</translation>
+        <translation>%1：需要密钥 — &lt;a href=&quot;%2&quot;&gt;去获取&lt;/a&gt;</translation>
     </message>
     <message>
         <location filename="../vendor_hint.py" line="55"/>
@@ -1327,115 +1327,125 @@
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify_card.py" line="60"/>
+        <location filename="../verify_card.py" line="62"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="61"/>
+        <location filename="../verify_card.py" line="63"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="62"/>
+        <location filename="../verify_card.py" line="64"/>
         <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
         <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="65"/>
+        <location filename="../verify_card.py" line="67"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="71"/>
+        <location filename="../verify_card.py" line="73"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="106"/>
+        <location filename="../verify_card.py" line="100"/>
+        <source>Retry</source>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="101"/>
+        <source>Edit profile</source>
+        <translation>编辑配置</translation>
+    </message>
+    <message>
+        <location filename="../verify_card.py" line="113"/>
         <source>Cached tokens</source>
         <translation>已缓存 token</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="106"/>
+        <location filename="../verify_card.py" line="113"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="107"/>
+        <location filename="../verify_card.py" line="114"/>
         <source>Time to first token</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="107"/>
+        <location filename="../verify_card.py" line="114"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="108"/>
+        <location filename="../verify_card.py" line="115"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="157"/>
+        <location filename="../verify_card.py" line="168"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="177"/>
-        <location filename="../verify_card.py" line="198"/>
+        <location filename="../verify_card.py" line="188"/>
+        <location filename="../verify_card.py" line="211"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="196"/>
+        <location filename="../verify_card.py" line="209"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="196"/>
+        <location filename="../verify_card.py" line="209"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="197"/>
+        <location filename="../verify_card.py" line="210"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="197"/>
-        <location filename="../verify_card.py" line="235"/>
+        <location filename="../verify_card.py" line="210"/>
+        <location filename="../verify_card.py" line="248"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="211"/>
+        <location filename="../verify_card.py" line="224"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="222"/>
-        <location filename="../verify_card.py" line="240"/>
+        <location filename="../verify_card.py" line="235"/>
+        <location filename="../verify_card.py" line="253"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="233"/>
+        <location filename="../verify_card.py" line="246"/>
         <source>Claude Code keeps the cache</source>
         <translation>Claude Code 保持了缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="234"/>
+        <location filename="../verify_card.py" line="247"/>
         <source>Claude Code: partial reuse</source>
         <translation>Claude Code：部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="235"/>
+        <location filename="../verify_card.py" line="248"/>
         <source>Claude Code loses the cache</source>
         <translation>Claude Code 丢失了缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="252"/>
+        <location filename="../verify_card.py" line="269"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
