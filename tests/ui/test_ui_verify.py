@@ -69,12 +69,21 @@ def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: 
         window.verify_card.verify_button.click()
     assert blocker.args[0].verdict == "ERROR"
     card = window.verify_card
-    assert card.verdict_label.text() == "Verify failed"
+    assert card.verdict_label.text() == "⚠ Verify failed"
     assert "127.0.0.1" in card.message_label.text() or "connect" in card.message_label.text().lower()
     assert card.verify_button.isEnabled()
+    # an error card: no grid of "–", the server's message, and the two ways on
+    assert not card.grid_box.isVisibleTo(card)
+    assert card.retry_button.isVisibleTo(card)
+    assert card.edit_button.isVisibleTo(card)
+    card.edit_button.click()
+    assert window.tabs.currentWidget() is window.editor_page
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=15000) as again:
+        card.retry_button.click()
+    assert again.args[0].verdict == "ERROR"
     # a failed synthetic verify from the window is recorded too, as the CLI records it
-    assert [(e.check, e.verdict) for e in card.history.entries] == [("synthetic", "ERROR")]
-    assert card.history.table.rowCount() == 1
+    assert [(e.check, e.verdict) for e in card.history.entries] == [("synthetic", "ERROR")] * 2
+    assert card.history.table.rowCount() == 2
 
 
 def test_verify_can_be_cancelled(qtbot: Any, window: Any, store: Any,

@@ -127,7 +127,7 @@ def test_no_claude_binary_says_so_inline(qtbot: Any, window: Any, store: Any, tm
     with qtbot.waitSignal(window.controller.verify_failed, timeout=5000):
         card.client_button.click()
     assert not card.card.isHidden()
-    assert card.verdict_label.text() == "Verify failed"
+    assert card.verdict_label.text() == "⚠ Verify failed"
     assert "Claude Code is not installed here" in card.message_label.text()
     assert card.client_button.isEnabled()
     assert card.cancel_button.isHidden()

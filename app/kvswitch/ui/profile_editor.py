@@ -30,10 +30,12 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.servers import DEFAULT_LOCAL_KIND
+from kvswitch.ui import appearance
 from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.field_errors import FieldErrors
 from kvswitch.ui.lint_panel import LintPanel
 from kvswitch.ui.profile_models import ModelMapBox, RunTask
+from kvswitch.ui.vendor_hint import VendorKeyHint
 
 log = logging.getLogger("kvswitch.ui.editor")
 
@@ -108,6 +110,9 @@ class ProfileEditor(QWidget):
             self.key_env_combo.addItem(name, name)
         key_row.addWidget(self.key_env_combo)
         self._field_errors.add_row(form, "api_key", self.tr("API key"), key_row)
+        self.key_hint = VendorKeyHint(self.key_edit)  # the catalog vendor, "a key is required — get one"
+        form.addRow("", self.key_hint)
+        self.url_edit.textChanged.connect(self.key_hint.update_for)
         self._field_errors.add_row(form, "model", self.tr("Model"), self.model_edit)
         self._field_errors.add_row(form, "env", self.tr("Environment"), self.env_edit)
         form.addRow("", self.allow_dangerous_box)
@@ -127,6 +132,7 @@ class ProfileEditor(QWidget):
 
         self.lint_panel = LintPanel(self)
         self.save_button = QPushButton(self.tr("Save"))
+        appearance.style_primary(self.save_button)
         self.revert_button = QPushButton(self.tr("Revert"))
         buttons = QHBoxLayout()
         buttons.addStretch(1)

@@ -87,7 +87,7 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
         painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
     painter.setPen(pal.color(QPalette.ColorRole.Text))
     font = painter.font()
-    font.setPointSizeF(max(6.5, font.pointSizeF() * 0.8))
+    font.setPointSizeF(max(8.0, font.pointSizeF() * 0.9))  # legends and axis labels stay legible
     painter.setFont(font)
     for fraction, label in ((1.0, "100%"), (0.5, "50%"), (0.0, "0%")):
         y = plot.bottom() - fraction * plot.height()

@@ -43,12 +43,14 @@ class VerifyCard(QWidget):
         client_verify_requested(): the user asked to verify with their own Claude Code.
         cancel_requested(): the user cancelled the running verify.
         fix_requested(str, dict): add the diagnosis' fix env to a profile (name, env).
+        edit_requested(): after a failure, the user wants to correct the profile.
     """
 
     verify_requested = Signal()
     client_verify_requested = Signal()
     cancel_requested = Signal()
     fix_requested = Signal(str, dict)
+    edit_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -94,6 +96,11 @@ class VerifyCard(QWidget):
         self.diagnosis_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.fix_button = QPushButton()
         self.fix_button.hide()
+        # a failed verify offers the two ways on: try again, or correct the profile
+        self.retry_button = QPushButton(self.tr("Retry"))
+        self.edit_button = QPushButton(self.tr("Edit profile"))
+        self.retry_button.hide()
+        self.edit_button.hide()
         self.client_view = ClientReportView()
         self.client_view.hide()
         self.history = VerifyHistoryPanel()
@@ -120,6 +127,8 @@ class VerifyCard(QWidget):
         card_layout.addWidget(self.diagnosis_label)
         fix_row = QHBoxLayout()
         fix_row.addWidget(self.fix_button)
+        fix_row.addWidget(self.retry_button)
+        fix_row.addWidget(self.edit_button)
         fix_row.addStretch(1)
         card_layout.addLayout(fix_row)
         self.card.hide()
@@ -141,6 +150,8 @@ class VerifyCard(QWidget):
         self.client_button.clicked.connect(self.client_verify_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.fix_button.clicked.connect(self._on_fix_clicked)
+        self.retry_button.clicked.connect(self.verify_requested)
+        self.edit_button.clicked.connect(self.edit_requested)
 
     # -- states ------------------------------------------------------------------------------------
 
@@ -174,8 +185,9 @@ class VerifyCard(QWidget):
         self._finish()
         self._fix_env = None
         self._paint(theme.CacheState.MISS)
-        self.verdict_label.setText(self.tr("Verify failed"))
-        self.message_label.setText(message)
+        self.verdict_label.setText("⚠ " + self.tr("Verify failed"))
+        self.message_label.setText(message)  # the server's (or the engine's) own words
+        self._show_failure_actions(True)
         for value in (self.cached_value, self.reuse_value, self.ttft_value, self.evidence_value,
                       self.replay_value):
             value.setText("–")
@@ -191,12 +203,13 @@ class VerifyCard(QWidget):
         if profile_name:
             self._profile_name = profile_name
         self.client_view.hide()
-        self.grid_box.show()
         verdict = str(getattr(result.verdict, "value", result.verdict)).upper()
+        self.grid_box.setVisible(verdict != "ERROR")  # a failed run measured nothing: no grid of "–"
+        self._show_failure_actions(verdict == "ERROR")
         titles = {"HIT": self.tr("Cache hit"), "PARTIAL": self.tr("Partial reuse"),
                   "MISS": self.tr("Cache miss"), "UNKNOWN": self.tr("Unknown"),
                   "ERROR": self.tr("Verify failed")}
-        self.verdict_label.setText(titles.get(verdict, verdict))
+        self.verdict_label.setText(("⚠ " if verdict == "ERROR" else "") + titles.get(verdict, verdict))
         self._paint(theme.as_state(verdict) if verdict != "ERROR" else theme.CacheState.MISS)
         self.message_label.setText(str(getattr(result, "message", "") or ""))
         cached, prompt = getattr(result, "cached_tokens", None), getattr(result, "prompt_tokens", None)
@@ -245,6 +258,10 @@ class VerifyCard(QWidget):
         self._offer_fix(dict(report.fixes) or None)
         self.card.show()
 
+    def _show_failure_actions(self, failed: bool) -> None:
+        self.retry_button.setVisible(failed)
+        self.edit_button.setVisible(failed)
+
     def _offer_fix(self, fix_env: dict[str, str] | None) -> None:
         self._fix_env = fix_env
         if self._fix_env and self._profile_name:
@@ -262,11 +279,23 @@ class VerifyCard(QWidget):
             lambda report: self.show_client_report(report, controller.verifying))
         controller.history_changed.connect(self._on_controller_history_changed)
         controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
-        self.history.bind(controller.paths.data_dir / "verify-history", controller.store.active_name)
+        self._history_dir = controller.paths.data_dir / "verify-history"
+        self._active_name = lambda: controller.store.active_name
+        # The history files are read with the verify engine (it loads httpx): the first read waits
+        # until the background summary has loaded it, so the window's start never does.
+        summary = controller.verify_summary
+        if summary.loaded:
+            self.history.bind(self._history_dir, controller.store.active_name)
+        summary.changed.connect(self._on_summary_changed)
+
+    @Slot()
+    def _on_summary_changed(self) -> None:
+        if self.history.profile is None:  # not bound yet (or no profile was active)
+            self.history.bind(self._history_dir, self._active_name())
 
     @Slot(str)
     def _on_controller_history_changed(self, name: str) -> None:
-        self.history.bind(self.history.directory, name)
+        self.history.bind(self._history_dir, name)
 
     def _paint(self, state: theme.CacheState) -> None:
         self._state = state
