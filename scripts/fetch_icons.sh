@@ -10,7 +10,7 @@ LUCIDE_VERSION=1.62.0
 LOBEHUB_VERSION=1.95.1
 LUCIDE=(plus file-diff undo-2 shield-check download settings circle-alert circle-check triangle-alert
   refresh-cw pencil search grip-vertical key-round external-link)
-VENDORS=(claude-color deepseek-color kimi-color zhipu-color zai bailian-color minimax-color siliconcloud-color
+VENDORS=(claude-color deepseek-color kimi zhipu-color zai bailian-color minimax-color siliconcloud-color
   openrouter-color modelscope-color stepfun-color volcengine-color doubao-color baiducloud-color xiaomimimo
   novita-color longcat-color ppio-color nvidia-color qiniu-color ollama lmstudio vllm-color openai)
 

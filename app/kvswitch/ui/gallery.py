@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Qt, Signal, Slot
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QBrush, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -30,7 +30,7 @@ from kvswitch.core.catalog import vendors
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.servers import PRESETS
 from kvswitch.servers.preset_data import preset_profile_data
-from kvswitch.ui import i18n, icons
+from kvswitch.ui import i18n, icons, theme
 
 if TYPE_CHECKING:
     from kvswitch.platform.detect import DetectedServer
@@ -115,6 +115,8 @@ class PresetGallery(QDialog):
     def _header(self, text: str) -> QListWidgetItem:
         item = QListWidgetItem(text)
         item.setFlags(Qt.ItemFlag.NoItemFlags)
+        # not the disabled colour a flagless item gets (#bebebe on white, 1.9:1): the readable muted one
+        item.setForeground(QBrush(theme.muted_color(self.list.palette())))
         font = item.font()
         font.setBold(True)
         item.setFont(font)

@@ -21,8 +21,8 @@ log = logging.getLogger("kvswitch.ui.icons")
 
 #: catalog vendor id (vendors.json) → logo file; ids missing here have no logo in the set
 VENDOR_LOGOS = {
-    "anthropic": "claude-color", "deepseek": "deepseek-color", "kimi": "kimi-color",
-    "kimi-intl": "kimi-color", "kimi-coding": "kimi-color", "zhipu-glm": "zhipu-color", "zai": "zai",
+    "anthropic": "claude-color", "deepseek": "deepseek-color", "kimi": "kimi",
+    "kimi-intl": "kimi", "kimi-coding": "kimi", "zhipu-glm": "zhipu-color", "zai": "zai",
     "bailian": "bailian-color",
     "bailian-intl": "bailian-color", "bailian-coding": "bailian-color", "minimax-cn": "minimax-color",
     "minimax": "minimax-color", "siliconflow-cn": "siliconcloud-color", "siliconflow": "siliconcloud-color",
@@ -95,13 +95,19 @@ def logo_name(base_url: str, kind: str) -> str | None:
     return VENDOR_LOGOS.get(vendor or "") or KIND_LOGOS.get(kind)
 
 
-def logo_icon(name: str | None, size: int = 34) -> QIcon | None:
-    """A vendor logo (cached), or None when there is none."""
+def logo_icon(name: str | None, size: int = 34, ink: str | None = None) -> QIcon | None:
+    """A vendor logo (cached), or None when there is none.
+
+    Monochrome logos draw in ``currentColor``: ``ink`` (a colour name) for that, by default the palette's
+    text colour, so they show on the background they are drawn on (cards put them on a light tile).
+    """
     if not name:
         return None
-    key = (f"vendor:{name}", size)
+    ink = ink or QGuiApplication.palette().color(QPalette.ColorRole.Text).name()
+    key = (f"vendor:{name}:{ink}", size)
     if key not in _CACHE:
         data = _svg(f"icons/vendors/{name}.svg")
-        _CACHE[key] = QIcon(_render(data, size)) if data is not None else QIcon()
+        _CACHE[key] = (QIcon(_render(data.replace(b"currentColor", ink.encode()), size))
+                       if data is not None else QIcon())
     icon = _CACHE[key]
     return None if icon.isNull() else icon

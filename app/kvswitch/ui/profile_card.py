@@ -168,7 +168,8 @@ class ProfileCardDelegate(QStyledItemDelegate):
         small.setBold(True)
         from kvswitch.ui import icons  # noqa: PLC0415
 
-        logo = icons.logo_icon(icons.logo_name(profile.base_url, kind)) if profile is not None else None
+        logo = (icons.logo_icon(icons.logo_name(profile.base_url, kind), ink="#1c1e22")
+                if profile is not None else None)  # on the card's light tile
         if logo is not None:  # the vendor's (or server's) own logo on a light tile, as CC Switch shows it
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor("#ffffff"))
