@@ -162,7 +162,12 @@ def _run(
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def client_version(binary: Path, timeout: float = 20.0, client: str = "claude") -> str:
+#: a cold start of a large client binary on a loaded machine (Codex 0.169's is a 290 MB static build) can take
+#: tens of seconds even for ``--version``
+VERSION_TIMEOUT_S = 60.0
+
+
+def client_version(binary: Path, timeout: float = VERSION_TIMEOUT_S, client: str = "claude") -> str:
     spec = client_spec(client)
     with tempfile.TemporaryDirectory(prefix=f"kvswitch-{spec.name}-") as home:
         done = _run([str(binary), "--version"], Path(home), spec.version_env(Path(home)), timeout)
@@ -193,7 +198,7 @@ def run_session(
     """Run the scripted session against the profile's backend; every request with the server's numbers."""
     spec = client_spec(client)
     deadline = time.monotonic() + timeout
-    version = client_version(binary, min(20.0, timeout), client)
+    version = client_version(binary, min(VERSION_TIMEOUT_S, timeout), client)
     step = on_step or (lambda _text: None)
     requests: list[ClientRequest] = []
     turn_ms: list[tuple[int, int, float]] = []
