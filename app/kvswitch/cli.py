@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "kvswitch.commands.log",
     "kvswitch.commands.verify",
     "kvswitch.commands.platform",
+    "kvswitch.commands.gateway",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx

@@ -53,7 +53,7 @@ def test_catalog_has_every_required_vendor_with_complete_entries() -> None:
             assert url is None or "aff=" not in url
     deepseek = vendor("deepseek")
     assert deepseek.base_url == "https://api.deepseek.com/anthropic"
-    assert deepseek.models["haiku"] == "deepseek-v4-flash"
+    assert deepseek.models["haiku"] == "deepseek-flash"  # newer DeepSeek pages retire deepseek-v4-flash
     assert deepseek.codex_base_url == "https://api.deepseek.com"
     assert vendor("anthropic").key_env == "ANTHROPIC_API_KEY"
     ark = {v.id for v in vendors_for_host("ark.cn-beijing.volces.com")}

@@ -47,6 +47,8 @@ def register(subparsers: Any) -> None:
 
     parser = subparsers.add_parser("autostart", help="start KV Switch in the tray at login (off by default)")
     parser.add_argument("state", nargs="?", choices=("on", "off", "status"), default="status")
+    parser.add_argument("--gateway", action="store_true",
+                        help="the KV Switch gateway instead of the window ('kvswitch gateway run' at login)")
     parser.set_defaults(func=_autostart)
 
 
@@ -153,13 +155,15 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _autostart(args: argparse.Namespace) -> int:
-    entry = autostart.for_platform()
+    entry = autostart.for_platform(gateway=args.gateway)
+    what = "gateway autostart" if args.gateway else "autostart"
     if args.state == "status":
-        out(f"autostart is {'on' if entry.enabled() else 'off'} ({entry.location})")
+        out(f"{what} is {'on' if entry.enabled() else 'off'} ({entry.location})")
         return 0
     autostart.set_enabled(entry, args.state == "on")
-    _remember_autostart(args, args.state == "on")
-    out(f"autostart {args.state} ({entry.location})")
+    if not args.gateway:
+        _remember_autostart(args, args.state == "on")
+    out(f"{what} {args.state} ({entry.location})")
     return 0
 
 

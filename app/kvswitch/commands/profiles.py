@@ -16,10 +16,19 @@ from kvswitch.commands.common import out, store_from
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
-from kvswitch.core.models import ENV_NAME_RE, ModelMap, Profile, ProfileKind, mask_secret, mask_url
+from kvswitch.core.models import (
+    ENV_NAME_RE,
+    WIRE_PROTOCOLS,
+    ModelMap,
+    Profile,
+    ProfileKind,
+    mask_secret,
+    mask_url,
+)
 from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
+from kvswitch.servers.protocols import describe as describe_protocol
 from kvswitch.targets.keyed import is_secret_key
 
 KINDS = [k.value for k in ProfileKind]
@@ -101,6 +110,23 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     parser.add_argument(
         "--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table"
     )
+    gateway = parser.add_mutually_exclusive_group()
+    gateway.add_argument("--via-gateway", action="store_true", default=None,
+                         help="point the clients at the local KV Switch gateway, which forwards to this "
+                         "backend (switching between gateway profiles then rewrites no file)")
+    gateway.add_argument("--direct", dest="via_gateway", action="store_false",
+                         help="write the backend's own URL and key into the clients' files (the default)")
+    parser.add_argument("--fallback", action="append", default=None, metavar="NAME",
+                        help="a profile the gateway tries when this one fails before answering "
+                        "(repeatable, in order; --fallback '' clears the list)")
+    parser.add_argument("--protocol", choices=WIRE_PROTOCOLS,
+                        help="the protocol the backend is spoken to in (default: what it serves for each "
+                        "client); another than the client's own goes through the gateway's bridge")
+    stable = parser.add_mutually_exclusive_group()
+    stable.add_argument("--stable-prefix", dest="stable_prefix", action="store_const", const=True,
+                        help="local backends: the gateway puts Claude Code's shared context (environment "
+                        "block, reminders) before the user's words, so a new conversation reuses the cache")
+    stable.add_argument("--no-stable-prefix", dest="stable_prefix", action="store_const", const=False)
     if adding:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
@@ -186,6 +212,14 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["log"] = {"kind": "file", "path": str(Path(args.log_file).expanduser())}
     if args.codex_provider_id:
         data["codex_provider_id"] = args.codex_provider_id
+    if args.protocol:
+        data["protocol"] = args.protocol
+    if args.stable_prefix is not None:
+        data["stable_prefix"] = args.stable_prefix
+    if args.via_gateway is not None:
+        data["via_gateway"] = args.via_gateway
+    if args.fallback is not None:
+        data["fallbacks"] = [name for name in args.fallback if name.strip()]
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -296,6 +330,18 @@ def cmd_show(args: argparse.Namespace) -> int:
     if view.get("log"):
         log = view["log"]
         out(f"log: {log['kind']} {log.get('path') or log.get('unit') or ' '.join(log.get('command') or [])}")
+    clients = [c for c in ("claude", "codex") if any(t.split(":")[0] in (c, c + "-project", c + "-local")
+                                                     for t in profile.targets)]
+    for client in clients or ["claude"]:
+        out(f"protocol: {describe_protocol(profile, client)}")  # type: ignore[arg-type]
+    if profile.stable_prefix:
+        where = "on" if profile.kind.is_local else "set, but off: only for local backends"
+        out(f"stable prefix: {where} (the gateway moves Claude Code's environment block before the "
+            "user's words)")
+    if profile.via_gateway:
+        out("via gateway: yes (the clients' files point at the local gateway)")
+    if profile.fallbacks:
+        out(f"fallbacks: {', '.join(profile.fallbacks)}")
     out(f"active: {'yes' if view['active'] else 'no'}")
     _print_lint(profile)
     return 0

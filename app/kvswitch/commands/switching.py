@@ -12,10 +12,12 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from, store_from
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
+from kvswitch.core.gateway_config import clients_of_targets, read_routes, route_clients
 from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.platform.importers import import_cc_switch, import_claude
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
+from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.lint import lint_profile
 from kvswitch.targets.registry import target_for_id, targets_for_profile
 
@@ -64,13 +66,39 @@ def cmd_use(args: argparse.Namespace) -> int:
         out("(dry run: nothing was written)")
         return 0
     engine.recover()  # so that the plan below is made from the files as the apply will find them
+    if profile.via_gateway and _clients_already_at_gateway(engine, store, profile):
+        clients = clients_of_targets(profile.targets)
+        route_clients(engine.paths, profile.name, clients)
+        out(f"switched {', '.join(clients)} to {profile.name!r} through the gateway: no file rewritten; "
+            "running sessions use it from their next request")
+        _print_lint(profile)
+        return 0
     result = engine.apply(profile, engine.plan(profile))  # writes exactly this plan, or nothing
+    if profile.via_gateway:
+        route_clients(engine.paths, profile.name, clients_of_targets(profile.targets))
+        out(f"the clients now talk to the KV Switch gateway ({read_routes(engine.paths).root_url}); "
+            "it must be running: 'kvswitch gateway run' (or 'kvswitch gateway status')")
     for note in engine.recovery_notes:
         out(f"note: {note}")
     out(result.summary())
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
     _print_lint(profile)
     return 0
+
+
+def _clients_already_at_gateway(engine: Engine, store: Any, profile: Profile) -> bool:
+    """The applied profile is a gateway profile with the same targets, and its files are as it left
+    them: switching is then only a change of the gateway's routing state."""
+    current = engine.current()
+    if current is None:
+        return False
+    try:
+        previous = store.get(current)
+    except ProfileError:
+        return False
+    if not previous.via_gateway or set(previous.targets) != set(profile.targets):
+        return False
+    return not any(plan.changed for plan in engine.plan(previous))
 
 
 def plans_secrets(plans: list[Any], show: bool) -> list[str]:
@@ -83,10 +111,20 @@ def _print_warnings(warnings: list[str], secrets: list[str]) -> None:
 
 
 def cmd_current(args: argparse.Namespace) -> int:
-    name = engine_from(args).current()
+    engine = engine_from(args)
+    name = engine.current()
     if name is None:
         err("no profile is applied")
         return 1
+    try:
+        applied = store_from(args).get(name)
+    except ProfileError:
+        applied = None
+    if applied is not None and applied.via_gateway:
+        routed = read_routes(engine.paths).clients
+        names = sorted({routed.get(c, name) for c in clients_of_targets(applied.targets)} or {name})
+        out(", ".join(names))
+        return 0
     out(name)
     return 0
 
@@ -186,7 +224,9 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         for finding in lint_profile(profile):
             findings.append(f"profile {profile.name!r} [{finding.code}]: {finding.message}")
     if active is not None:
-        findings.extend(_stale_shell_vars(active, args.show_secrets))
+        findings.extend(_stale_shell_vars(client_view(active, paths), args.show_secrets))
+        if active.via_gateway:
+            findings.extend(_gateway_findings(paths))
     for path in _secret_files(paths, engine):
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -197,6 +237,18 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
                 f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
             )
     return findings
+
+
+def _gateway_findings(paths: Any) -> list[str]:
+    """The clients point at the gateway: is it there?"""
+    from kvswitch.gateway.control import probe_status  # noqa: PLC0415 - aiohttp only when it matters
+
+    status = probe_status(paths, timeout=1.0)
+    if status["running"]:
+        return []
+    return [f"the clients point at the KV Switch gateway at {status['url']}, which is not running "
+            f"({status.get('error', 'no answer')}); start it with 'kvswitch gateway run' (at login: "
+            "'kvswitch autostart on --gateway'), or go back to the direct setup with 'kvswitch undo'"]
 
 
 def _unreadable_targets(profiles: list[Profile], checked: set[str], engine: Engine) -> list[str]:

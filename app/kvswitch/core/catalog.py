@@ -14,10 +14,10 @@ from importlib import resources
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kvswitch.core.errors import KvSwitchError, UsageError
-from kvswitch.core.models import validate_base_url
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol, validate_base_url
 
 KeyEnv = Literal["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY"]
 VerifiableField = Literal["base_url", "key_env", "models", "codex_base_url", "keys_url"]
@@ -48,6 +48,13 @@ class Vendor(BaseModel):
     source: str
     verified: tuple[VerifiableField, ...] = ()
     notes: str = ""
+    #: what ``base_url`` serves to Claude Code: its own protocol, or chat completions (a bridge then)
+    claude_protocol: WireProtocol = MESSAGES_PROTOCOL
+    #: what ``codex_base_url`` serves to Codex (``None``: no Codex endpoint)
+    codex_protocol: WireProtocol | None = None
+    #: the date (YYYY-MM-DD) and the vendor's page the two protocols were checked against
+    protocol_checked: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    protocol_source: str | None = None
 
     @field_validator("base_url", "codex_base_url")
     @classmethod
@@ -61,6 +68,12 @@ class Vendor(BaseModel):
     @property
     def path(self) -> str:
         return urlsplit(self.base_url).path.rstrip("/")
+
+    @model_validator(mode="after")
+    def _codex_protocol_needs_its_url(self) -> Vendor:
+        if (self.codex_protocol is None) != (self.codex_base_url is None):
+            raise ValueError(f"{self.id}: codex_protocol and codex_base_url go together")
+        return self
 
     def display_name(self, locale: str = "en") -> str:
         return self.name.zh_CN if locale.startswith("zh") else self.name.en

@@ -14,6 +14,7 @@ Pure Python, no HTTP library: callers hand in any iterator of byte chunks (httpx
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import socket
 import threading
@@ -59,6 +60,16 @@ class DeadlineExceeded(NetworkLimitError):
         self.seconds = seconds
         prefix = f"{what}: " if what else ""
         super().__init__(f"{prefix}no complete answer within the {seconds:g} s timeout")
+
+
+def is_loopback_host(host: str) -> bool:
+    """``localhost`` or a loopback IP (v4 or v6); a name is never resolved, so DNS can't make it local."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def format_size(size: int) -> str:

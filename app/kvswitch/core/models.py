@@ -53,6 +53,8 @@ class ProfileKind(StrEnum):
 #: Responses
 WireProtocol = Literal["anthropic", "openai_chat", "openai_responses"]
 WIRE_PROTOCOLS: tuple[WireProtocol, ...] = ("anthropic", "openai_chat", "openai_responses")
+#: the Messages API's protocol id, for modules outside ``servers`` that must not spell a vendor's name
+MESSAGES_PROTOCOL: WireProtocol = "anthropic"
 
 LOCAL_KINDS = frozenset(
     {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}

@@ -64,6 +64,17 @@ def launch_command() -> list[str]:
     return [sys.executable, "-m", "kvswitch", "--minimized"]
 
 
+#: the entry that starts the gateway at login, next to (not instead of) the app's own
+GATEWAY_ID = f"{APP_ID}.gateway"
+GATEWAY_RUN_VALUE = "KV Switch gateway"
+
+
+def gateway_command() -> list[str]:
+    """How to start this installation's gateway (``kvswitch gateway run``) at login, without a window."""
+    command = launch_command()
+    return [*command[:-1], "gateway", "run"]
+
+
 def desktop_exec(argv: Sequence[str]) -> str:
     """An ``Exec=`` value as written in the file, per the Desktop Entry spec.
 
@@ -82,12 +93,14 @@ def desktop_exec(argv: Sequence[str]) -> str:
 class XdgAutostart:
     """``$XDG_CONFIG_HOME/autostart/<APP_ID>.desktop`` (Linux and other freedesktop systems)."""
 
-    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None = None):
+    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None = None, *,
+                 entry_id: str = APP_ID, name: str = "KV Switch"):
         env = os.environ if env is None else env
         xdg = env.get("XDG_CONFIG_HOME")
         config_home = Path(xdg) if xdg else home_dir(env) / ".config"
-        self.path = config_home / "autostart" / f"{APP_ID}.desktop"
+        self.path = config_home / "autostart" / f"{entry_id}.desktop"
         self.command = list(command)
+        self.name = name
 
     @property
     def location(self) -> str:
@@ -97,8 +110,9 @@ class XdgAutostart:
         return "\n".join([
             "[Desktop Entry]",
             "Type=Application",
-            "Name=KV Switch",
-            "Comment=Start KV Switch in the system tray",
+            f"Name={self.name}",
+            "Comment=Start KV Switch in the system tray" if self.name == "KV Switch"
+            else "Comment=Start the KV Switch gateway",
             f"Exec={desktop_exec(self.command)}",
             f"Icon={APP_ID}",
             "Terminal=false",
@@ -123,9 +137,11 @@ class XdgAutostart:
 class MacLaunchAgent:
     """``~/Library/LaunchAgents/<APP_ID>.plist``, loaded by launchd at the next login."""
 
-    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None = None):
-        self.path = home_dir(env) / "Library" / "LaunchAgents" / f"{APP_ID}.plist"
+    def __init__(self, command: Sequence[str], env: Mapping[str, str] | None = None, *,
+                 entry_id: str = APP_ID):
+        self.path = home_dir(env) / "Library" / "LaunchAgents" / f"{entry_id}.plist"
         self.command = list(command)
+        self.label = entry_id
 
     @property
     def location(self) -> str:
@@ -133,7 +149,7 @@ class MacLaunchAgent:
 
     def plist(self) -> bytes:
         return plistlib.dumps({
-            "Label": APP_ID,
+            "Label": self.label,
             "ProgramArguments": self.command,
             "RunAtLoad": True,
             "ProcessType": "Interactive",
@@ -164,19 +180,20 @@ class WindowsRunKey:
         registry: the ``winreg`` module (or a stand-in with the same functions, for tests).
     """
 
-    def __init__(self, command: Sequence[str], registry: Any = None):
+    def __init__(self, command: Sequence[str], registry: Any = None, *, value: str = RUN_VALUE):
         self.registry = registry if registry is not None else importlib.import_module("winreg")
         self.command = subprocess.list2cmdline(list(command))
+        self.value = value
 
     @property
     def location(self) -> str:
-        return f"HKEY_CURRENT_USER\\{RUN_KEY}\\{RUN_VALUE}"
+        return f"HKEY_CURRENT_USER\\{RUN_KEY}\\{self.value}"
 
     def enabled(self) -> bool:
         reg = self.registry
         try:
             with reg.OpenKey(reg.HKEY_CURRENT_USER, RUN_KEY, 0, reg.KEY_READ) as key:
-                value, _kind = reg.QueryValueEx(key, RUN_VALUE)
+                value, _kind = reg.QueryValueEx(key, self.value)
         except FileNotFoundError:
             return False
         except OSError as exc:
@@ -187,7 +204,7 @@ class WindowsRunKey:
         reg = self.registry
         try:
             with reg.CreateKeyEx(reg.HKEY_CURRENT_USER, RUN_KEY, 0, reg.KEY_SET_VALUE) as key:
-                reg.SetValueEx(key, RUN_VALUE, 0, reg.REG_SZ, self.command)
+                reg.SetValueEx(key, self.value, 0, reg.REG_SZ, self.command)
         except OSError as exc:
             raise AutostartError(f"cannot write {self.location}: {exc}") from exc
 
@@ -195,7 +212,7 @@ class WindowsRunKey:
         reg = self.registry
         try:
             with reg.OpenKey(reg.HKEY_CURRENT_USER, RUN_KEY, 0, reg.KEY_SET_VALUE) as key:
-                reg.DeleteValue(key, RUN_VALUE)
+                reg.DeleteValue(key, self.value)
         except FileNotFoundError:
             return
         except OSError as exc:
@@ -203,14 +220,18 @@ class WindowsRunKey:
 
 
 def for_platform(platform: str | None = None, *, command: Sequence[str] | None = None,
-                 env: Mapping[str, str] | None = None, registry: Any = None) -> Autostart:
-    """The autostart mechanism of ``platform`` (default: this one)."""
+                 env: Mapping[str, str] | None = None, registry: Any = None,
+                 gateway: bool = False) -> Autostart:
+    """The autostart mechanism of ``platform`` (default: this one); ``gateway``: the gateway's entry."""
     platform = sys.platform if platform is None else platform
-    command = launch_command() if command is None else command
+    if command is None:
+        command = gateway_command() if gateway else launch_command()
     if platform == "win32":
-        return WindowsRunKey(command, registry)
+        return WindowsRunKey(command, registry, value=GATEWAY_RUN_VALUE if gateway else RUN_VALUE)
     if platform == "darwin":
-        return MacLaunchAgent(command, env)
+        return MacLaunchAgent(command, env, entry_id=GATEWAY_ID if gateway else APP_ID)
+    if gateway:
+        return XdgAutostart(command, env, entry_id=GATEWAY_ID, name="KV Switch gateway")
     return XdgAutostart(command, env)
 
 

@@ -48,6 +48,7 @@ SERVER = Server(
     only_apis=(MESSAGES_API,),
     vendor_api=True,
     serves_responses_api=False,
+    serves_chat_api=False,
     key_header=("x-api-key", ""),
     answer_sources=(CacheSource("usage.cache_read_input_tokens", 30),),
     answer_reader=read_usage,

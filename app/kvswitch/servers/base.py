@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kvswitch.core.models import LogSource, ProfileKind
+from kvswitch.core.models import LogSource, ProfileKind, WireProtocol
 from kvswitch.core.presets import CACHE_SAFE_ENV, Preset
 
 #: ``GET path`` → ``(status, parsed JSON or None)``; status 0 when the request failed.
@@ -193,7 +193,9 @@ class Server:
         vendor_api: the vendor's own hosted API: it serves no discovery route, and every request is
             billed, so it is neither asked the discovery GETs nor sent the Claude Code replay.
         serves_responses_api: it serves the OpenAI Responses API, the only one Codex speaks (``False``:
-            Codex cannot use a profile of this kind).
+            Codex reaches it only through the gateway's bridge, when it serves chat completions).
+        serves_messages_api / serves_chat_api: it serves Anthropic Messages (``/v1/messages``, Claude
+            Code's only protocol) / OpenAI Chat Completions (what the bridges speak upstream).
         key_header: how an API key is sent: header name and value prefix.
         answer_sources / answer_reader: where its answers carry cache numbers and how to read them.
         metrics: its ``/metrics`` cache counters.
@@ -228,6 +230,8 @@ class Server:
     specific: bool = True
     vendor_api: bool = False
     serves_responses_api: bool = True
+    serves_messages_api: bool = True
+    serves_chat_api: bool = True
     key_header: tuple[str, str] = ("authorization", "Bearer ")
     metrics: Metrics = field(default_factory=Metrics)
     advice: Advice = field(default_factory=Advice)
@@ -235,6 +239,16 @@ class Server:
     rendering: PromptRendering | None = None
     #: the server's name in verify results and log events (the kind's value)
     name: str = ""
+
+    @property
+    def protocols(self) -> tuple[WireProtocol, ...]:
+        """The wire protocols it serves, in the order a bridge prefers them upstream."""
+        served = (
+            ("anthropic", self.serves_messages_api),
+            ("openai_chat", self.serves_chat_api),
+            ("openai_responses", self.serves_responses_api),
+        )
+        return tuple(protocol for protocol, serves in served if serves)  # type: ignore[misc]
 
     def __post_init__(self) -> None:
         if not self.name:

@@ -12,7 +12,7 @@ from typing import Any
 from kvswitch.core.catalog import Vendor, vendor, vendors
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import ProfileKind
-from kvswitch.servers import PRESETS, preset
+from kvswitch.servers import PRESETS, get, preset
 
 #: the catalog's vendors are gateways speaking Anthropic's API; Anthropic itself has its own kind
 VENDOR_KIND = {"anthropic": ProfileKind.ANTHROPIC}
@@ -23,14 +23,18 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for kind, local in PRESETS.items():
         if kind.is_local:
+            served = list(get(kind).protocols)
             entries.append({"id": kind.value, "name": local.label, "base_url": local.base_url,
-                            "kind": kind.value, "local": True, "description": local.description})
+                            "kind": kind.value, "local": True, "description": local.description,
+                            "protocols": {"claude": served, "codex": served}})
     for entry in vendors():
         data = entry.model_dump(exclude_none=True)
         entries.append({"id": entry.id, "name": entry.display_name(locale), "base_url": entry.base_url,
                         "kind": _vendor_kind(entry).value, "local": False,
                         **{k: v for k, v in data.items() if k not in ("id", "name", "base_url")},
-                        "names": data["name"]})
+                        "names": data["name"],
+                        "protocols": {"claude": [entry.claude_protocol],
+                                      "codex": [entry.codex_protocol] if entry.codex_protocol else []}})
     return entries
 
 

@@ -29,6 +29,7 @@ from kvswitch.core.presets import codex_base_url, is_openai_hosted
 from kvswitch.core.strictparse import check_toml
 from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
 from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.gateway_view import gateway_codex_url
 from kvswitch.targets.keyed import MISSING
 
 DEFAULT_PROVIDER_ID = "kvswitch"
@@ -137,8 +138,12 @@ class CodexConfigTarget(StructuredFileTarget):
         pid = provider_id(profile)
         wanted["model_provider"] = pid
         base = f"model_providers.{pid}"
-        wanted[f"{base}.name"] = f"KV Switch: {profile.name}"
-        wanted[f"{base}.base_url"] = codex_base_url(profile)
+        if profile.via_gateway:  # the same entry serves every gateway profile: no per-profile name
+            wanted[f"{base}.name"] = "KV Switch gateway"
+            wanted[f"{base}.base_url"] = gateway_codex_url(profile)
+        else:
+            wanted[f"{base}.name"] = f"KV Switch: {profile.name}"
+            wanted[f"{base}.base_url"] = codex_base_url(profile)
         wanted[f"{base}.wire_api"] = "responses"
         key_env = codex_key_env(profile)
         if key_env:

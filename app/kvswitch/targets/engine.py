@@ -30,6 +30,7 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.outcome import (
     ApplyFailed,
     ApplyResult,
@@ -341,6 +342,7 @@ class Engine:
         return FileLock(self.paths.lock_file, timeout=self.lock_timeout)
 
     def _pairs(self, profile: Profile, state: LedgerState) -> list[tuple[Target, Profile | None]]:
+        profile = client_view(profile, self.paths)
         targets = targets_for_profile(profile, self.env)
         pairs: list[tuple[Target, Profile | None]] = [(t, profile) for t in targets]
         wanted = {t.target_id for t in targets}

@@ -6,7 +6,6 @@ without a server running.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +13,13 @@ from typing import Any
 
 from kvswitch.core.redact import SECRET_HEADERS
 from kvswitch.core.text import printable
+from kvswitch.servers.answers import response_reading
 from kvswitch.verify.diagnose import PrefixDiagnosis
-from kvswitch.verify.evidence import Reading, best_reading, merge_stream_readings
+from kvswitch.verify.evidence import Reading
 
 MASKED_HEADERS = tuple(sorted(SECRET_HEADERS))
+
+__all__ = ["MASKED_HEADERS", "Capture", "response_reading"]
 
 
 @dataclass(frozen=True)
@@ -57,22 +59,3 @@ class Capture:
                 if d.cause_text:
                     line += f"\n    cause: {d.cause_text}"
         return printable(line)  # the path and the snippets come from the client's request
-
-
-def response_reading(sample: bytes) -> Reading | None:
-    events = []
-    for line in sample.splitlines():
-        text = line.strip()
-        if text.startswith(b"data:"):
-            text = text[5:].strip()
-        if text.startswith(b"{"):
-            with contextlib.suppress(ValueError):
-                item = json.loads(text)
-                if isinstance(item, dict):
-                    events.append(item)
-    if not events:
-        with contextlib.suppress(ValueError):
-            whole = json.loads(sample)
-            if isinstance(whole, dict):
-                events.append(whole)
-    return best_reading(merge_stream_readings(events))

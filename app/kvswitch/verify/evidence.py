@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 from kvswitch import servers
+from kvswitch.servers.answers import (
+    SOURCE_PRIORITY,
+    best_reading,
+    merge_stream_readings,
+    order_readings,
+    readings_from_payload,
+)
 from kvswitch.servers.base import Reading, as_int
-
-#: most trusted first: a per-request number from the server beats a shared counter or a log line
-SOURCE_PRIORITY: tuple[str, ...] = servers.source_priority()
 
 #: counter of cached tokens -> counter of tokens processed (to get the prompt size)
 CACHE_METRICS: dict[str, str] = {counter.cached: counter.total for counter in servers.cache_counters()}
@@ -26,51 +29,6 @@ _int = as_int
 __all__ = ["CACHE_METRICS", "SOURCE_PRIORITY", "Reading", "best_reading", "context_limit", "error_message",
            "merge_stream_readings", "metrics_reading", "order_readings", "parse_metrics",
            "readings_from_payload"]
-
-
-def readings_from_payload(payload: Mapping[str, Any]) -> list[Reading]:
-    """Cache numbers in one JSON object (a full answer or one stream event), whatever the API."""
-    obj: Mapping[str, Any] = payload
-    # Messages stream: message_start carries {"message": {"usage": ...}}; Responses: {"response": {...}}
-    for wrapper in ("message", "response"):
-        inner = payload.get(wrapper)
-        if isinstance(inner, Mapping) and ("usage" in inner or "timings" in inner):
-            obj = inner
-    found: list[Reading] = []
-    for reader in servers.answer_readers():
-        found.extend(reader(obj))
-    return found
-
-
-def merge_stream_readings(events: Iterable[Mapping[str, Any]]) -> list[Reading]:
-    """Fold the readings of a whole stream: the last value per source wins, except that a zero
-    ``usage.cache_read_input_tokens`` in a later Messages ``message_delta`` never hides the start's."""
-    latest: dict[str, Reading] = {}
-    for event in events:
-        for reading in readings_from_payload(event):
-            old = latest.get(reading.source)
-            if old is not None and reading.source == "usage.cache_read_input_tokens" and not reading.prompt:
-                continue
-            latest[reading.source] = reading
-    return order_readings(latest.values())
-
-
-def order_readings(readings: Iterable[Reading]) -> list[Reading]:
-    def rank(r: Reading) -> int:
-        for i, name in enumerate(SOURCE_PRIORITY):
-            if r.source.startswith(name):
-                return i
-        return len(SOURCE_PRIORITY)
-
-    return sorted(readings, key=rank)
-
-
-def best_reading(readings: Iterable[Reading]) -> Reading | None:
-    """The most trusted reading that actually counts cached tokens."""
-    for reading in order_readings(readings):
-        if reading.cached is not None:
-            return reading
-    return None
 
 
 _METRIC_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)")

@@ -10,7 +10,6 @@ blocked read then returns at once and the call reports why it ended. Every body 
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import threading
 import time
@@ -27,6 +26,7 @@ from kvswitch.core.http import (
     DeadlineExceeded,
     NetworkLimitError,
     SocketCutter,
+    is_loopback_host,
     iter_bounded,
     iter_lines_bounded,
     read_bounded,
@@ -125,16 +125,6 @@ class Guard(SocketCutter):
 
 def is_loopback_url(url: str) -> bool:
     return is_loopback_host(urlsplit(url).hostname or "")
-
-
-def is_loopback_host(host: str) -> bool:
-    """``localhost`` or a loopback IP (v4 or v6); a name is never resolved, so DNS can't make it local."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass

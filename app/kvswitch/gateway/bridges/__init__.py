@@ -9,75 +9,46 @@ last message (fixed key order, no ids, dates or counters, earlier messages never
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any
+from kvswitch.core.models import MESSAGES_PROTOCOL, WireProtocol
+from kvswitch.gateway.bridges.base import (
+    ROUTES,
+    Bridge,
+    BridgeRequestError,
+    BridgeUsage,
+    ResponseConverter,
+    dump_body,
+)
+from kvswitch.gateway.bridges.messages_chat import MessagesToChat
+from kvswitch.gateway.bridges.responses_chat import ResponsesToChat
+from kvswitch.gateway.bridges.responses_store import ResponseStore
 
-from kvswitch.core.models import WireProtocol
+__all__ = [
+    "ROUTES",
+    "Bridge",
+    "BridgeRequestError",
+    "BridgeUsage",
+    "ResponseConverter",
+    "ResponseStore",
+    "dump_body",
+    "pick_bridge",
+]
 
-#: the route each protocol is served on, relative to a base URL that ends before ``/v1``
-ROUTES: dict[WireProtocol, str] = {
-    "anthropic": "/v1/messages",
-    "openai_chat": "/v1/chat/completions",
-    "openai_responses": "/v1/responses",
-}
-
-
-@dataclass
-class BridgeUsage:
-    """Token counts of one answer, as the client's protocol states them (filled while converting)."""
-
-    input_tokens: int | None = None  # without the cached part (Anthropic's meaning)
-    cached_tokens: int | None = None
-    output_tokens: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class ResponseConverter(ABC):
-    """Upstream answer bytes in, client answer bytes out; one instance per request."""
-
-    usage: BridgeUsage
-
-    @abstractmethod
-    def feed(self, chunk: bytes) -> bytes:
-        """Convert the next piece of the upstream's body; returns what can be sent to the client now."""
-
-    @abstractmethod
-    def close(self) -> bytes:
-        """The upstream's body ended: whatever the client still needs (final events)."""
+#: the gateway's own store of Responses conversations, for ``previous_response_id`` (one per process)
+DEFAULT_STORE = ResponseStore()
 
 
-class Bridge(ABC):
-    """Speaks ``client`` to the client and ``upstream`` to the backend."""
-
-    client: WireProtocol
-    upstream: WireProtocol
-
-    @abstractmethod
-    def convert_request(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The upstream request for the client's ``body`` (deterministic: same input, same bytes)."""
-
-    @abstractmethod
-    def response_converter(self, request: dict[str, Any], *, streaming: bool) -> ResponseConverter:
-        """A converter for the answer to ``request`` (the client's original body)."""
-
-    @abstractmethod
-    def convert_error(self, status: int, body: bytes) -> bytes:
-        """An upstream error body in the client's error shape."""
-
-
-def dump_body(body: dict[str, Any]) -> bytes:
-    """The one serialisation of a converted request: insertion order, compact, UTF-8 (byte-stable)."""
-    import json
-
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def pick_bridge(client: WireProtocol, upstream: WireProtocol) -> Bridge | None:
+def pick_bridge(
+    client: WireProtocol, upstream: WireProtocol, *, store: ResponseStore | None = None
+) -> Bridge | None:
     """The bridge from ``client`` to ``upstream``; ``None`` when they are the same (pass-through).
 
-    Raises ``LookupError`` for a pair no bridge serves.
+    ``store`` keeps Responses conversations for ``previous_response_id`` (the process's own by
+    default). Raises ``LookupError`` for a pair no bridge serves.
     """
     if client == upstream:
         return None
+    if (client, upstream) == (MESSAGES_PROTOCOL, "openai_chat"):
+        return MessagesToChat()
+    if (client, upstream) == ("openai_responses", "openai_chat"):
+        return ResponsesToChat(store if store is not None else DEFAULT_STORE)
     raise LookupError(f"no bridge from {client} to {upstream}")

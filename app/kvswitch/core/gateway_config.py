@@ -1,0 +1,191 @@
+"""The gateway's fixed points, shared by the gateway and by the writers that point clients at it.
+
+Pure data and small file helpers, no server code: ``targets`` computes what to write into a client's
+files (the gateway URL for that client, the local token) from here without importing the gateway,
+and ``kvswitch use`` changes where a client is routed by writing the routing state file, which the
+running gateway re-reads when it changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.fsutil import SECRET_MODE, atomic_write
+from kvswitch.core.paths import AppPaths
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8788
+#: the clients the gateway serves, and the URL path each is pointed at (its "base URL" below the root)
+GatewayClient = Literal["claude", "codex"]
+CLIENTS: tuple[GatewayClient, ...] = ("claude", "codex")
+CLIENT_PATHS: dict[GatewayClient, str] = {"claude": "/claude", "codex": "/codex/v1"}
+#: ``/p/NAME/...`` sends a request to profile NAME whatever the routing state says
+PIN_PREFIX = "/p/"
+#: the profile targets that make a client talk to the gateway
+CLAUDE_TARGET_PREFIXES = ("claude",)
+TOKEN_BYTES = 32
+
+
+def token_file(paths: AppPaths) -> Path:
+    """The local token the gateway accepts (0600 in the config dir, next to the keys it protects)."""
+    return paths.config_dir / "gateway-token"
+
+
+def routes_file(paths: AppPaths) -> Path:
+    """Which profile serves each client through the gateway (written by ``kvswitch use``)."""
+    return paths.config_dir / "gateway-routes.json"
+
+
+def runtime_file(paths: AppPaths) -> Path:
+    """Written by a running gateway: its pid and address (``gateway status``, ``doctor``)."""
+    return paths.data_dir / "gateway-running.json"
+
+
+def usage_db(paths: AppPaths) -> Path:
+    return paths.data_dir / "usage.sqlite3"
+
+
+def load_token(paths: AppPaths) -> str | None:
+    """The local token, or ``None`` before the first one was issued."""
+    try:
+        text = token_file(paths).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def ensure_token(paths: AppPaths) -> str:
+    """The local token, issued (random, 0600) on first use."""
+    existing = load_token(paths)
+    if existing:
+        return existing
+    token = "kvs-" + secrets.token_urlsafe(TOKEN_BYTES)
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(token_file(paths), (token + "\n").encode("ascii"), mode=SECRET_MODE)
+    return token
+
+
+def token_matches(expected: str, offered: str | None) -> bool:
+    """Constant-time comparison, so the token cannot be guessed byte by byte from response times."""
+    if not offered:
+        return False
+    return hmac.compare_digest(expected.encode("utf-8", "replace"), offered.encode("utf-8", "replace"))
+
+
+@dataclass
+class Routes:
+    """The routing state: the gateway's address, and the profile each client's requests go to."""
+
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    clients: dict[str, str] = field(default_factory=dict)
+    updated: float = 0.0
+
+    @property
+    def root_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def client_url(self, client: GatewayClient) -> str:
+        return self.root_url + CLIENT_PATHS[client]
+
+
+class RoutesError(KvSwitchError):
+    """The routing state file cannot be read."""
+
+
+def read_routes(paths: AppPaths) -> Routes:
+    """The routing state (defaults when the file does not exist yet)."""
+    file = routes_file(paths)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        return Routes()
+    except OSError as exc:
+        raise RoutesError(f"{file}: {exc.strerror}") from None
+    if len(raw) > 1 << 20:
+        raise RoutesError(f"{file}: larger than 1 MB, not a routing state")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise RoutesError(f"{file}: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise RoutesError(f"{file}: expected a JSON object")
+    clients = data.get("clients") if isinstance(data.get("clients"), dict) else {}
+    port = data.get("port")
+    return Routes(
+        host=str(data.get("host") or DEFAULT_HOST),
+        port=port if isinstance(port, int) and 0 < port < 65536 else DEFAULT_PORT,
+        clients={str(k): str(v) for k, v in (clients or {}).items() if k in CLIENTS and isinstance(v, str)},
+        updated=float(data.get("updated") or 0.0),
+    )
+
+
+def write_routes(paths: AppPaths, routes: Routes) -> None:
+    """Atomically replace the routing state; a running gateway picks it up on its next request."""
+    routes.updated = time.time()
+    data = {"host": routes.host, "port": routes.port, "clients": dict(sorted(routes.clients.items())),
+            "updated": routes.updated}
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(routes_file(paths), (json.dumps(data, indent=2) + "\n").encode("utf-8"), mode=SECRET_MODE)
+
+
+def route_clients(paths: AppPaths, profile_name: str, clients: list[GatewayClient]) -> Routes:
+    """Send ``clients`` to ``profile_name`` from their next request on."""
+    routes = read_routes(paths)
+    for client in clients:
+        routes.clients[client] = profile_name
+    write_routes(paths, routes)
+    return routes
+
+
+def clients_of_targets(targets: list[str]) -> list[GatewayClient]:
+    """The gateway clients a profile's target list reaches (Claude Code scopes count as ``claude``)."""
+    found: list[GatewayClient] = []
+    if any(t == "claude" or t.startswith(("claude-project:", "claude-local:")) for t in targets):
+        found.append("claude")
+    if "codex" in targets:
+        found.append("codex")
+    return found
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    pid: int
+    host: str
+    port: int
+    started: float
+    mode: str = "gateway"
+
+
+def read_runtime(paths: AppPaths) -> RuntimeInfo | None:
+    """What a gateway that said it is running wrote; ``None`` when none did (or it is unreadable)."""
+    try:
+        data = json.loads(runtime_file(paths).read_text(encoding="utf-8"))
+        return RuntimeInfo(int(data["pid"]), str(data["host"]), int(data["port"]), float(data["started"]),
+                           str(data.get("mode", "gateway")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_runtime(paths: AppPaths, info: RuntimeInfo) -> None:
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    data = {"pid": info.pid, "host": info.host, "port": info.port, "started": info.started, "mode": info.mode}
+    atomic_write(runtime_file(paths), json.dumps(data).encode("utf-8"), mode=SECRET_MODE)
+
+
+def clear_runtime(paths: AppPaths, pid: int) -> None:
+    """Remove the runtime file if it is this process's (a second gateway must not erase the first's)."""
+    info = read_runtime(paths)
+    if info is not None and info.pid == pid:
+        with contextlib.suppress(OSError):
+            os.unlink(runtime_file(paths))

@@ -1,0 +1,241 @@
+"""A chat-completions answer told to Claude Code as a Messages API answer (JSON or SSE).
+
+The stream Claude Code reads is strict about order: ``message_start``, then for each content block
+``content_block_start`` / ``…_delta`` / ``content_block_stop`` (thinking, text and tool_use blocks,
+one open at a time, indices counting up), then ``message_delta`` with the stop reason and usage, then
+``message_stop``. Chat chunks interleave reasoning, text and tool-call pieces freely, so a block is
+closed whenever the next piece belongs to another one. Usage arrives in the last chunk
+(``stream_options.include_usage``) and goes into ``message_delta``: ``input_tokens`` there is the
+prompt without its cached part, as the Messages API counts it, with the cached part in
+``cache_read_input_tokens`` (CC Switch's #3580 was the sum reported as input).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kvswitch.gateway.bridges.base import BridgeUsage
+from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
+from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
+
+STOP_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+}
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def error_payload(status: int, message: str) -> dict[str, Any]:
+    kind = _ERROR_TYPES.get(status, "api_error" if status >= 500 or status == 0 else "invalid_request_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def messages_error(status: int, body: bytes) -> bytes:
+    return json.dumps(error_payload(status, error_message(body)), ensure_ascii=False).encode()
+
+
+def usage_from_chat(usage: Any, target: BridgeUsage) -> dict[str, int]:
+    """Chat ``usage`` into ``target`` and as the Messages API's usage object."""
+    if not isinstance(usage, dict):
+        return {"input_tokens": 0, "output_tokens": 0}
+    prompt = _int(usage.get("prompt_tokens"))
+    details = usage.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    output = _int(usage.get("completion_tokens"))
+    target.input_tokens, target.cached_tokens, target.output_tokens = max(prompt - cached, 0), cached, output
+    return {
+        "input_tokens": max(prompt - cached, 0),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": cached,
+        "output_tokens": output,
+    }
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def tool_input(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        value = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def message_id(chat_id: Any) -> str:
+    text = str(chat_id or "")
+    return "msg_" + (text.removeprefix("chatcmpl-") or "bridge")
+
+
+class MessagesFromChat(ChatAnswerConverter):
+    """One answer: chat JSON or chat SSE in, Messages API JSON or SSE out."""
+
+    def __init__(self, *, model: str, streaming: bool) -> None:
+        super().__init__(streaming=streaming)
+        self._model = model
+        self._block: tuple[str, int] | None = None  # (kind, chat tool index or -1)
+        self._index = -1
+        self._stop_reason: str | None = None
+        self._usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
+
+    # -- non-streaming -------------------------------------------------------------------------
+    def _json_error(self, message: str) -> bytes:
+        return json.dumps(error_payload(502, message), ensure_ascii=False).encode()
+
+    def _json_answer(self) -> bytes:
+        try:
+            data = parse_object(bytes(self._body).decode("utf-8", errors="replace"), "upstream answer")
+        except StreamError as exc:
+            return self._json_error(str(exc))
+        if "error" in data and "choices" not in data:
+            return messages_error(502, bytes(self._body))
+        choices = data.get("choices") if isinstance(data.get("choices"), list) else []
+        choice = as_object(choices[0] if choices else None)
+        message = as_object(choice.get("message"))
+        content: list[dict[str, Any]] = []
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            content.append({"type": "thinking", "thinking": reasoning, "signature": ""})
+        if isinstance(message.get("content"), str) and message["content"]:
+            content.append({"type": "text", "text": message["content"]})
+        for call in as_list(message.get("tool_calls")):
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                content.append(
+                    {
+                        "type": "tool_use",
+                        "id": str(call.get("id") or f"toolu_{len(content)}"),
+                        "name": str(function.get("name") or ""),
+                        "input": tool_input(function.get("arguments")),
+                    }
+                )
+        stop = STOP_REASONS.get(str(choice.get("finish_reason")), "end_turn")
+        if any(block["type"] == "tool_use" for block in content):
+            stop = "tool_use"
+        answer = {
+            "id": message_id(data.get("id")),
+            "type": "message",
+            "role": "assistant",
+            "model": str(data.get("model") or self._model),
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage_from_chat(data.get("usage"), self.usage),
+        }
+        self._keep_timings(data)
+        return json.dumps(answer, ensure_ascii=False).encode()
+
+    def _keep_timings(self, data: dict[str, Any]) -> None:
+        if isinstance(data.get("timings"), dict):
+            self.usage.extra["timings"] = data["timings"]
+
+    # -- streaming -----------------------------------------------------------------------------
+    def _start(self, chunk: dict[str, Any]) -> bytes:
+        self._started = True
+        message: dict[str, Any] = {
+            "id": message_id(chunk.get("id")),
+            "type": "message",
+            "role": "assistant",
+            "model": str(chunk.get("model") or self._model),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return encode_event("message_start", {"type": "message_start", "message": message})
+
+    def _close_block(self) -> bytes:
+        if self._block is None:
+            return b""
+        self._block = None
+        return encode_event("content_block_stop", {"type": "content_block_stop", "index": self._index})
+
+    def _open_block(self, kind: str, key: int, block: dict[str, Any]) -> bytes:
+        out = self._close_block()
+        self._index += 1
+        self._block = (kind, key)
+        start = {"type": "content_block_start", "index": self._index, "content_block": block}
+        return out + encode_event("content_block_start", start)
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return encode_event(
+            "content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta}
+        )
+
+    def _piece(self, delta: dict[str, Any]) -> bytes:
+        out = b""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            if self._block != ("thinking", -1):
+                out += self._open_block("thinking", -1, {"type": "thinking", "thinking": "", "signature": ""})
+            out += self._delta({"type": "thinking_delta", "thinking": reasoning})
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            if self._block != ("text", -1):
+                out += self._open_block("text", -1, {"type": "text", "text": ""})
+            out += self._delta({"type": "text_delta", "text": text})
+        for call in as_list(delta.get("tool_calls")):
+            if not isinstance(call, dict):
+                continue
+            function = as_object(call.get("function"))
+            key = call["index"] if isinstance(call.get("index"), int) else 0
+            if self._block != ("tool_use", key):
+                block = {
+                    "type": "tool_use",
+                    "id": str(call.get("id") or f"toolu_{self._index + 1}"),
+                    "name": str(function.get("name") or ""),
+                    "input": {},
+                }
+                out += self._open_block("tool_use", key, block)
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and arguments:
+                out += self._delta({"type": "input_json_delta", "partial_json": arguments})
+        return out
+
+    def _chunk(self, data: str) -> bytes:
+        if data.strip() == "[DONE]":
+            return self._finish()
+        chunk = parse_object(data, "upstream stream")
+        if "error" in chunk and "choices" not in chunk:
+            return self._fail(error_message(data.encode()))
+        out = b"" if self._started else self._start(chunk)
+        for choice in as_list(chunk.get("choices")):
+            if not isinstance(choice, dict):
+                continue
+            if isinstance(choice.get("delta"), dict):
+                out += self._piece(choice["delta"])
+            if choice.get("finish_reason"):
+                self._stop_reason = STOP_REASONS.get(str(choice["finish_reason"]), "end_turn")
+        if chunk.get("usage"):
+            self._usage = usage_from_chat(chunk["usage"], self.usage)
+        self._keep_timings(chunk)
+        return out
+
+    def _finish(self) -> bytes:
+        if self._finished:
+            return b""
+        out = b"" if self._started else self._start({})
+        out += self._close_block()
+        self._finished = True
+        delta = {"stop_reason": self._stop_reason or "end_turn", "stop_sequence": None}
+        out += encode_event("message_delta", {"type": "message_delta", "delta": delta, "usage": self._usage})
+        return out + encode_event("message_stop", {"type": "message_stop"})
+
+    def _fail(self, message: str) -> bytes:
+        self._finished = True
+        return encode_event("error", error_payload(502, message))

@@ -1,0 +1,107 @@
+"""What the CLI and the window call: run the gateway, start it in the background, ask a running one
+for its status, read the usage database. One small API, so the window never touches the server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from kvswitch.core.gateway_config import (
+    RuntimeInfo,
+    clear_runtime,
+    ensure_token,
+    read_routes,
+    read_runtime,
+    usage_db,
+    write_routes,
+    write_runtime,
+)
+from kvswitch.core.http import Deadline, NetworkLimitError, read_bounded
+from kvswitch.core.paths import AppPaths
+from kvswitch.gateway.forward import Limits
+from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.service import STATUS_PATH, GatewayHandler
+from kvswitch.gateway.usage import UsageRow, query
+
+
+def make_server(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
+                limits: Limits | None = None) -> GatewayServer:
+    return GatewayServer(GatewayHandler(paths, limits), host=host, port=port, allow_remote=allow_remote)
+
+
+def remember_listen(paths: AppPaths, host: str, port: int) -> None:
+    """Record the address in the routing state, so that profiles applied later point clients at it."""
+    routes = read_routes(paths)
+    if (routes.host, routes.port) != (host, port) and port:
+        routes.host, routes.port = host, port
+        write_routes(paths, routes)
+
+
+def run_foreground(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
+                   on_ready: Any = None) -> None:
+    """Serve until SIGINT/SIGTERM (``kvswitch gateway run``)."""
+    server = make_server(paths, host, port, allow_remote=allow_remote)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+        await server.start_async()
+        try:
+            remember_listen(paths, host, server.port)
+            write_runtime(paths, RuntimeInfo(os.getpid(), host, server.port, time.time()))
+            if on_ready is not None:
+                on_ready(server)
+            await stop.wait()
+        finally:
+            clear_runtime(paths, os.getpid())
+            await server.stop_async()
+
+    asyncio.run(main())
+
+
+def start_background(paths: AppPaths, host: str = "127.0.0.1", port: int = 0) -> GatewayServer:
+    """A gateway on a thread of this process (the window); ``.stop()`` ends it."""
+    server = make_server(paths, host, port).start()
+    write_runtime(paths, RuntimeInfo(os.getpid(), host, server.port, time.time()))
+    return server
+
+
+def probe_status(paths: AppPaths, timeout: float = 2.0) -> dict[str, Any]:
+    """``{"running": bool, "url": ..., "routes": ..., ...}`` from the running gateway, or why not."""
+    routes = read_routes(paths)
+    runtime = read_runtime(paths)
+    host, port = (runtime.host, runtime.port) if runtime else (routes.host, routes.port)
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
+    result: dict[str, Any] = {"running": False, "url": url, "routes": dict(routes.clients),
+                              "client_urls": {c: routes.client_url(c) for c in ("claude", "codex")}}
+    try:
+        deadline = Deadline(timeout, "the gateway")
+        with httpx.stream("GET", url + STATUS_PATH, headers={"x-api-key": ensure_token(paths)},
+                          timeout=timeout, trust_env=False) as answer:
+            data = json.loads(read_bounded(answer.iter_bytes(), 1 << 20, deadline, what="the gateway"))
+    except (OSError, ValueError, httpx.HTTPError, NetworkLimitError) as exc:
+        result["error"] = str(exc) or type(exc).__name__
+        return result
+    if isinstance(data, dict):
+        result.update({k: v for k, v in data.items() if k != "routes"})
+        result["running"] = True
+    return result
+
+
+def usage_rows(paths: AppPaths, since: float | None = None, profile: str | None = None) -> list[UsageRow]:
+    return query(usage_db(paths), since, profile)
+
+
+def usage_db_path(paths: AppPaths) -> Path:
+    return usage_db(paths)

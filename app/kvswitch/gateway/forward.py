@@ -1,0 +1,340 @@
+"""Forwarding one request: the client's body read under a cap, the upstream opened under a deadline,
+the answer relayed chunk by chunk (or through a bridge's converter) as it arrives.
+
+Nothing is buffered without a bound: the request body is capped (else 413, connection closed without
+reading the rest), each read from the upstream waits at most ``upstream_idle`` seconds, the whole
+answer must end within ``max_response_seconds`` and ``max_response_bytes``; past a limit the client's
+connection is cut, so the client sees a broken answer instead of a complete-looking one. Of the answer
+only a bounded head and tail are kept, for usage and cache numbers.
+
+The split between ``open_upstream`` and ``relay`` is what failover needs: a failed or refused upstream
+(connection error, 5xx, 429) can be dropped and the next one tried as long as nothing was sent to the
+client; once ``relay`` sent the status line, the answer is this upstream's, whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from multidict import CIMultiDict
+
+from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.gateway.bridges import ResponseConverter
+
+HOP_BY_HOP = frozenset({
+    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
+    "transfer-encoding", "upgrade", "proxy-connection",
+})
+#: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
+MAX_REQUEST_BODY = 64 * MB
+#: far above any model answer, low enough that an endless upstream cannot fill a disk or a client
+MAX_RESPONSE_BODY = 512 * MB
+#: one answer may stream this long in total (a long agent turn on a slow CPU takes minutes)
+MAX_RESPONSE_SECONDS = 3 * 3600.0
+#: a client connection that sends nothing this long is closed (a dead client must not hold a socket)
+CLIENT_IDLE_SECONDS = 600.0
+#: a model may think a long time between two chunks of an answer
+UPSTREAM_IDLE_SECONDS = 900.0
+CONNECT_SECONDS = 30.0
+#: bytes of an upstream error body read to decide on failover and to show it
+ERROR_BODY_LIMIT = 256 * 1024
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_request_body: int = MAX_REQUEST_BODY
+    max_response_bytes: int = MAX_RESPONSE_BODY
+    max_response_seconds: float = MAX_RESPONSE_SECONDS
+    upstream_idle: float = UPSTREAM_IDLE_SECONDS
+    client_idle: float = CLIENT_IDLE_SECONDS
+    connect: float = CONNECT_SECONDS
+    #: bytes of each answer's head kept (the recorder keeps 4 MB to show it, the gateway less)
+    sample_bytes: int = 64 * 1024
+
+
+class BodyRefused(Exception):
+    """The client's body broke the cap or its framing; ``status`` and ``message`` are the answer."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, at most ``limit`` bytes; ``BodyRefused`` (413) beyond without reading on."""
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
+    chunks: list[bytes] = []
+    total = 0
+    try:
+        async for piece in request.content.iter_any():
+            total += len(piece)
+            if total > limit:
+                raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
+            chunks.append(piece)
+    except aiohttp.ClientPayloadError:
+        raise BodyRefused(400, "malformed request body framing") from None
+    except web.HTTPException as exc:
+        raise BodyRefused(exc.status, exc.reason) from None
+    return b"".join(chunks)
+
+
+def refuse(status: int, message: str, *, close: bool = True, body: bytes | None = None) -> web.Response:
+    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it)."""
+    data = body if body is not None else json.dumps(
+        {"type": "error", "error": {"type": "proxy_error", "message": message}}
+    ).encode()
+    response = web.Response(status=status, body=data, content_type="application/json")
+    if close:
+        response.force_close()
+    return response
+
+
+def upstream_headers(
+    headers: Iterable[tuple[str, str]], *, drop: Iterable[str] = (), add: dict[str, str] | None = None
+) -> CIMultiDict[str]:
+    """The client's headers minus hop-by-hop ones (and those its ``Connection`` lists), ``Host``,
+    ``Content-Length`` and ``drop``; plus ``add``. Values arrive unfolded from the parser and are
+    re-validated here, so a header never carries a line break upstream."""
+    items = list(headers)
+    listed = {
+        token.strip().lower()
+        for name, value in items if name.lower() == "connection"
+        for token in value.split(",")
+    }
+    dropped = HOP_BY_HOP | listed | {"host", "content-length"} | {name.lower() for name in drop}
+    out: CIMultiDict[str] = CIMultiDict()
+    for name, value in items:
+        if name.lower() in dropped:
+            continue
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
+            raise BodyRefused(400, f"header {name!r} carries a line break")
+        out.add(name, value)
+    for name, value in (add or {}).items():
+        out[name] = value
+    return out
+
+
+@dataclass
+class Attempt:
+    """One upstream tried: what it answered (or why it failed), and what reached the client."""
+
+    url: str
+    status: int | None = None
+    error: str | None = None
+    #: the status line went to the client: this attempt's answer is final
+    committed: bool = False
+    #: the answer was cut (a limit, the upstream or the client went away) after it was committed
+    cut: str | None = None
+    first_byte_ms: float | None = None
+    elapsed_ms: float | None = None
+    bytes_out: int = 0
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    error_body: bytes = b""
+
+    def sample(self) -> bytes:
+        """The kept head and tail of the answer (the tail only when it goes beyond the head)."""
+        return bytes(self.head) + (b"\n" + bytes(self.tail) if self.tail else b"")
+
+    def keep(self, piece: bytes, head_limit: int) -> None:
+        room = head_limit - len(self.head)
+        if room > 0:
+            self.head.extend(piece[:room])
+            piece = piece[room:]
+        if piece:
+            self.tail.extend(piece)
+            if len(self.tail) > TAIL_BYTES:
+                del self.tail[: len(self.tail) - TAIL_BYTES]
+
+
+def client_session(limits: Limits) -> aiohttp.ClientSession:
+    """One pooled client for every upstream: no decompression (bytes pass as they came), no headers
+    of its own (the client's pass through), idle and connect timeouts per read."""
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=limits.connect, sock_read=limits.upstream_idle)
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300, enable_cleanup_closed=True)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        auto_decompress=False,
+        skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+        cookie_jar=aiohttp.DummyCookieJar(),
+        read_bufsize=2**16,
+    )
+
+
+async def open_upstream(
+    session: aiohttp.ClientSession, method: str, url: str, headers: CIMultiDict[str], body: bytes,
+    attempt: Attempt,
+) -> aiohttp.ClientResponse | None:
+    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set."""
+    try:
+        response = await session.request(
+            method, url, headers=headers, data=body if body or method in ("POST", "PUT", "PATCH") else None,
+            allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
+        )
+    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+        attempt.error = describe_error(exc)
+        return None
+    attempt.status = response.status
+    return response
+
+
+def describe_error(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return "no answer within the idle timeout"
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+async def read_error_body(response: aiohttp.ClientResponse, attempt: Attempt) -> bytes:
+    """At most ``ERROR_BODY_LIMIT`` bytes of a refused answer (enough to show why, never unbounded)."""
+    data = bytearray()
+    with contextlib.suppress(aiohttp.ClientError, OSError, asyncio.TimeoutError):
+        async for piece in response.content.iter_any():
+            data.extend(piece[: ERROR_BODY_LIMIT - len(data)])
+            if len(data) >= ERROR_BODY_LIMIT:
+                break
+    response.release()
+    attempt.error_body = bytes(data)
+    return attempt.error_body
+
+
+async def relay(
+    request: web.Request,
+    response: aiohttp.ClientResponse,
+    attempt: Attempt,
+    limits: Limits,
+    started: float,
+    converter: ResponseConverter | None = None,
+    status_body: bytes | None = None,
+    before_end: Callable[[], Awaitable[None]] | None = None,
+) -> web.StreamResponse:
+    """Send ``response`` to the client as it arrives: byte for byte, or through ``converter``.
+
+    ``status_body``: an already-read (error) body to send instead of reading the upstream's.
+    ``before_end``: awaited after the last body byte and before the end of the answer is sent (the
+    recorder stores its capture there, so a client that exits on the answer's end finds it stored).
+    Limits past the commit cut the client's connection; ``attempt.cut`` says why.
+    """
+    out = web.StreamResponse(status=response.status, reason=response.reason)
+    for name, value in response.headers.items():
+        lowered = name.lower()
+        if lowered in HOP_BY_HOP or lowered == "content-length":
+            continue
+        if converter is not None and lowered in ("content-encoding", "etag"):
+            continue
+        out.headers.add(name, value)
+    length = response.headers.get("Content-Length")
+    bodiless = request.method == "HEAD" or response.status in (204, 304) or response.status < 200
+    if status_body is not None:
+        out.content_length = len(status_body)
+    elif length is not None and length.isdigit() and (converter is None or bodiless):
+        out.content_length = int(length)
+    elif not bodiless:
+        out.enable_chunked_encoding()
+    try:
+        await out.prepare(request)
+        attempt.committed = True
+        held = b""
+        if status_body is not None:
+            attempt.first_byte_ms = (time.monotonic() - started) * 1000
+            cut = len(status_body) - 1 if before_end is not None and status_body else len(status_body)
+            await out.write(status_body[:cut])
+            held = status_body[cut:]
+            attempt.bytes_out = len(status_body)
+        elif not bodiless:
+            # an answer of known length is complete for the client with its last byte, so that byte
+            # waits for before_end; a chunked one ends with the terminator write_eof sends
+            hold = before_end is not None and out.content_length is not None
+            held = await _pump(response, out, attempt, limits, started, converter, hold)
+        attempt.elapsed_ms = (time.monotonic() - started) * 1000
+        if before_end is not None:
+            await before_end()
+        if held:
+            await out.write(held)
+        await out.write_eof()
+    except _Cut as cut:
+        attempt.cut = cut.reason
+        _drop_connection(request, out)
+    except (ConnectionError, aiohttp.ClientError, OSError) as exc:
+        attempt.cut = describe_error(exc)
+        _drop_connection(request, out)
+    finally:
+        response.release()
+    if attempt.elapsed_ms is None:
+        attempt.elapsed_ms = (time.monotonic() - started) * 1000
+    return out
+
+
+class _Cut(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def _pump(
+    response: aiohttp.ClientResponse, out: web.StreamResponse, attempt: Attempt, limits: Limits,
+    started: float, converter: ResponseConverter | None, hold_last: bool = False,
+) -> bytes:
+    """Relay the body; with ``hold_last`` the very last byte is returned instead of sent."""
+    total = 0
+    held = b""
+    try:
+        async for piece in response.content.iter_any():
+            total += len(piece)
+            if total > limits.max_response_bytes:
+                raise _Cut(str(ResponseTooLarge(limits.max_response_bytes, "the upstream")))
+            if attempt.first_byte_ms is None:
+                attempt.first_byte_ms = (time.monotonic() - started) * 1000
+            attempt.keep(piece, limits.sample_bytes)
+            data = converter.feed(piece) if converter is not None else piece
+            if hold_last and data:
+                data, held = held + data[:-1], data[-1:]
+            if data:
+                await out.write(data)
+                attempt.bytes_out += len(data)
+    except TimeoutError:
+        raise _Cut("the upstream sent nothing within the idle timeout") from None
+    except aiohttp.ClientPayloadError as exc:
+        raise _Cut(f"the upstream's answer broke off: {describe_error(exc)}") from None
+    if converter is not None:
+        data = converter.close()
+        if data:
+            await out.write(data)
+            attempt.bytes_out += len(data)
+    attempt.bytes_out += len(held)
+    return held
+
+
+def _drop_connection(request: web.Request, out: web.StreamResponse) -> None:
+    """End the client's connection without the final chunk, so a cut answer never looks complete."""
+    out.force_close()
+    transport = request.transport
+    if transport is not None:
+        transport.close()
+
+
+def deadline_message(limits: Limits, what: str) -> str:
+    return str(DeadlineExceeded(limits.max_response_seconds, what))
+
+
+def parse_json_body(raw: bytes) -> Any:
+    """The request body as JSON, or ``None`` when it is not JSON (it is then forwarded untouched)."""
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None

@@ -1,0 +1,154 @@
+"""Where one request goes: which client sent it, which profiles may serve it, and the upstream URL,
+headers and model for each of them.
+
+Pure functions over the request's path and the profiles (no I/O), so every routing rule is tested
+without a socket: ``/claude/...`` and ``/codex/v1/...`` follow the routing state that ``kvswitch use``
+writes, ``/p/NAME/...`` pins a profile. Only the ``model`` value of a body is ever rewritten, in place,
+so every other byte (and with it the prompt prefix a cache matches on) reaches the upstream unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kvswitch.core.gateway_config import CLIENT_PATHS, PIN_PREFIX, GatewayClient
+from kvswitch.core.models import MESSAGES_PROTOCOL, Profile, WireProtocol
+from kvswitch.core.presets import codex_base_url
+from kvswitch.gateway.bridges import ROUTES
+from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol
+
+CLIENT_PROTOCOLS: dict[GatewayClient, WireProtocol] = {"claude": MESSAGES_PROTOCOL,
+                                                        "codex": "openai_responses"}
+#: the routes that carry a conversation (the ones a bridge converts); everything else passes through
+_CONVERSATION_ROUTES: tuple[tuple[str, WireProtocol], ...] = (
+    ("/messages", MESSAGES_PROTOCOL),
+    ("/chat/completions", "openai_chat"),
+    ("/responses", "openai_responses"),
+)
+TIERS = ("opus", "sonnet", "haiku", "small_fast", "subagent")
+
+
+@dataclass(frozen=True)
+class Route:
+    """The client side of a request: who sent it and the path below its gateway prefix."""
+
+    client: GatewayClient | None  # None: pinned by URL
+    pinned: str | None
+    rest: str  # e.g. "/v1/messages" (Claude Code), "/responses" (Codex), query not included
+
+    @property
+    def protocol(self) -> WireProtocol:
+        """The protocol the client speaks on this route."""
+        if self.client is not None:
+            return CLIENT_PROTOCOLS[self.client]
+        return conversation_protocol(self.rest) or MESSAGES_PROTOCOL
+
+    @property
+    def is_conversation(self) -> bool:
+        return conversation_protocol(self.rest) is not None
+
+
+def conversation_protocol(rest: str) -> WireProtocol | None:
+    for suffix, protocol in _CONVERSATION_ROUTES:
+        if rest.endswith(suffix):
+            return protocol
+    return None
+
+
+def parse_route(path: str) -> Route | None:
+    """``/claude/v1/messages`` → claude, ``/v1/messages``; ``/p/NAME/v1/...`` → pinned; else ``None``."""
+    for client, prefix in CLIENT_PATHS.items():
+        if path == prefix or path.startswith(prefix + "/"):
+            return Route(client, None, path[len(prefix):] or "/")
+    if path.startswith(PIN_PREFIX):
+        name, _, rest = path[len(PIN_PREFIX):].partition("/")
+        if name:
+            return Route(None, name, "/" + rest)
+    return None
+
+
+def upstream_protocol(profile: Profile, client: WireProtocol) -> WireProtocol:
+    """What ``profile``'s backend is spoken to in for a client speaking ``client`` (the profile's
+    override, else what the backend serves: ``kvswitch.servers.protocols``)."""
+    return _upstream_protocol(profile, client)
+
+
+def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProtocol, bridged: bool) -> str:
+    """The upstream URL for ``route`` on ``profile`` spoken in ``protocol``.
+
+    Messages API routes hang below the profile's base URL as Claude Code would call it; OpenAI routes
+    below the base Codex would use (``…/v1`` for local servers). A bridged request goes to the
+    upstream protocol's own route.
+    """
+    if bridged:  # the client's query (Claude Code's ``?beta=true``) means nothing to the other protocol
+        root = profile.base_url.rstrip("/")
+        if protocol != MESSAGES_PROTOCOL and root.endswith("/v1"):
+            root = root[: -len("/v1")]
+        return root + ROUTES[protocol]
+    elif protocol == MESSAGES_PROTOCOL:
+        root, path = profile.base_url.rstrip("/"), route.rest
+    else:
+        root = codex_base_url(profile).rstrip("/")
+        doubled = route.rest.startswith("/v1/") and root.endswith("/v1")
+        path = route.rest[len("/v1"):] if doubled else route.rest
+    return root + path + (f"?{query}" if query else "")
+
+
+def key_headers(profile: Profile, protocol: WireProtocol) -> dict[str, str]:
+    """The profile's real key in the header its vendor reads (``x-api-key`` for ``ANTHROPIC_API_KEY``)."""
+    if not profile.key:
+        return {}
+    if protocol == MESSAGES_PROTOCOL and profile.key_env == "ANTHROPIC_API_KEY":
+        return {"x-api-key": profile.key}
+    return {"Authorization": f"Bearer {profile.key}"}
+
+
+def _tier_of(model: str, others: Iterable[Profile]) -> str | None:
+    for other in others:
+        for tier in TIERS:
+            if getattr(other.models, tier) == model:
+                return tier
+        if other.model == model:
+            return "main"
+    lowered = model.lower()
+    for family in ("opus", "sonnet", "haiku"):
+        if family in lowered:
+            return family
+    return None
+
+
+def mapped_model(model: str, profile: Profile, others: Iterable[Profile]) -> str:
+    """What ``profile`` serves for the tier ``model`` names (a Claude family name, or an id another
+    profile uses for a tier); ``model`` unchanged when the profile names no model of its own."""
+    own = {profile.model, *(getattr(profile.models, tier) for tier in TIERS)} - {None}
+    if model in own or not own:
+        return model
+    tier = _tier_of(model, others)
+    choice: str | None = None
+    if tier in TIERS:
+        choice = getattr(profile.models, tier)
+        if choice is None and tier == "small_fast":
+            choice = profile.models.haiku
+    return choice or profile.model or model
+
+
+_MODEL_MEMBER = re.compile(rb'(?<![\\])"model"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def rewrite_model(raw: bytes, body: Any, new_model: str) -> bytes:
+    """``raw`` with only the top-level ``model`` value replaced (every other byte kept)."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str) or body["model"] == new_model:
+        return raw
+    for match in _MODEL_MEMBER.finditer(raw):
+        try:
+            value = json.loads(match.group(1))
+        except ValueError:
+            continue
+        if value == body["model"]:
+            encoded = json.dumps(new_model, ensure_ascii=False).encode("utf-8")
+            return raw[: match.start(1)] + encoded + raw[match.end(1):]
+    return raw

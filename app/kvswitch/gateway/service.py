@@ -1,0 +1,313 @@
+"""The gateway mode: check the local token, pick the profile the routing state (or the URL) names,
+forward, fail over before the first byte, and record usage.
+
+The routing state and the profiles are re-read when their files change (one ``stat`` each per
+request), so ``kvswitch use OTHER`` reaches the next request of a running session without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.gateway_config import (
+    Routes,
+    RoutesError,
+    ensure_token,
+    read_routes,
+    routes_file,
+    token_matches,
+    usage_db,
+)
+from kvswitch.core.models import Profile
+from kvswitch.core.paths import AppPaths
+from kvswitch.core.store import ProfileStore
+from kvswitch.gateway.bridges import Bridge, BridgeRequestError, dump_body, pick_bridge
+from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
+from kvswitch.gateway.bridges.stabilise import stabilise
+from kvswitch.gateway.failover import CircuitBreaker, retryable
+from kvswitch.gateway.forward import (
+    Attempt,
+    BodyRefused,
+    Limits,
+    deadline_message,
+    open_upstream,
+    parse_json_body,
+    read_body,
+    read_error_body,
+    refuse,
+    relay,
+    upstream_headers,
+)
+from kvswitch.gateway.routing import (
+    Route,
+    key_headers,
+    mapped_model,
+    parse_route,
+    rewrite_model,
+    upstream_protocol,
+    upstream_url,
+)
+from kvswitch.gateway.server import Handler
+from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_events
+from kvswitch.servers.answers import answer_events
+
+#: the client credentials the gateway consumes (the local token) and never forwards
+CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
+STATUS_PATH = "/_kvswitch/status"
+
+
+def offered_token(request: web.Request) -> str | None:
+    """The local token as Claude Code (``x-api-key`` or Bearer) or Codex (Bearer) sends it."""
+    key = request.headers.get("x-api-key")
+    if key:
+        return key.strip()
+    auth = request.headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+@dataclass
+class _Planned:
+    profile: Profile
+    protocol: str
+    bridge: Bridge | None
+    url: str
+    body: bytes
+    model: str | None
+
+
+class GatewayHandler(Handler):
+    """Routes every request of ``/claude``, ``/codex/v1`` and ``/p/NAME`` (``kvswitch.gateway.routing``)."""
+
+    def __init__(self, paths: AppPaths, limits: Limits | None = None, breaker: CircuitBreaker | None = None):
+        self.paths = paths
+        self.limits = limits or Limits()
+        self.breaker = breaker or CircuitBreaker()
+        self.token = ensure_token(paths)
+        self.store = ProfileStore(paths)
+        self._routes = Routes()
+        self._routes_signature: tuple[int, int] | None = None
+        self.usage = UsageStore(usage_db(paths))
+        self.prices = load_prices(paths.config_dir)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kvswitch-usage")
+        #: the profile that served each client's last request (status, tray)
+        self.serving: dict[str, str] = {}
+
+    async def cleanup(self) -> None:
+        self._writer.shutdown(wait=True)
+        self.usage.close()
+
+    # -- state --------------------------------------------------------------------------------------
+    def routes(self) -> Routes:
+        """The routing state, re-read when its file changed (a bad file keeps the last good one)."""
+        try:
+            info = os.stat(routes_file(self.paths))
+            signature: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+        except OSError:
+            signature = None
+        if signature != self._routes_signature:
+            with contextlib.suppress(RoutesError):
+                self._routes = read_routes(self.paths)
+                self._routes_signature = signature
+        return self._routes
+
+    def candidates(self, route: Route) -> tuple[list[Profile], str | None]:
+        """The profile for ``route`` and its fallbacks, or ``([], why)``."""
+        name = route.pinned or self.routes().clients.get(route.client or "")
+        if not name:
+            return [], f"no profile is routed to {route.client} (run 'kvswitch use PROFILE')"
+        try:
+            primary = self.store.get(name)
+        except KvSwitchError as exc:
+            return [], str(exc)
+        chain = [primary]
+        for fallback in primary.fallbacks:
+            with contextlib.suppress(KvSwitchError):
+                chain.append(self.store.get(fallback))
+        return chain, None
+
+    # -- one request --------------------------------------------------------------------------------
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        route = parse_route(request.path)
+        if route is None and request.path != STATUS_PATH:
+            return refuse(404, f"gateway: no route {request.path!r}; clients use /claude, /codex/v1 or "
+                               "/p/PROFILE", close=False)
+        if not token_matches(self.token, offered_token(request)):
+            return refuse(401, "gateway: missing or wrong local token (KV Switch writes it into the "
+                               "client's settings when a gateway profile is applied)")
+        if route is None:
+            return web.json_response(self.status())
+        try:
+            raw = await read_body(request, self.limits.max_request_body)
+            base_headers = upstream_headers(request.headers.items(), drop=CLIENT_AUTH_HEADERS)
+        except BodyRefused as exc:
+            return refuse(exc.status, f"gateway: {exc.message}")
+        chain, why = self.candidates(route)
+        if not chain:
+            return refuse(503, f"gateway: {why}", close=False)
+        body = parse_json_body(raw)
+        started = time.monotonic()
+        row = UsageRow(time.time(), route.client or "pinned", chain[0].name, None,
+                       body.get("model") if isinstance(body, dict) else None, None)
+        reasons: list[str] = []
+        answer: web.StreamResponse | None = None
+        current: list[Attempt] = []
+        stored = False
+
+        async def store() -> None:
+            """The usage row, written before the answer's end reaches the client."""
+            nonlocal stored
+            if stored:
+                return
+            stored = True
+            self._finish_row(row, current[-1] if current else None, reasons, started, chain)
+            await asyncio.get_running_loop().run_in_executor(self._writer, self.usage.add, row)
+
+        try:
+            async with asyncio.timeout(self.limits.max_response_seconds):
+                answer = await self._try_chain(request, route, chain, raw, body, base_headers,
+                                               started, row, reasons, current, store)
+        except TimeoutError:
+            message = deadline_message(self.limits, f"upstream of {row.profile}")
+            if current and current[-1].committed:
+                current[-1].cut = message
+                if request.transport is not None:
+                    request.transport.close()
+                answer = web.StreamResponse()
+            else:
+                row.status, row.error = 504, message
+                answer = refuse(504, f"gateway: {message}")
+        await store()
+        return answer
+
+    async def _try_chain(
+        self, request: web.Request, route: Route, chain: list[Profile], raw: bytes, body: Any,
+        base_headers: Any, started: float, row: UsageRow, reasons: list[str], current: list[Attempt],
+        store: Callable[[], Awaitable[None]],
+    ) -> web.StreamResponse:
+        last_error: tuple[int, bytes, Attempt, Any] | None = None
+        others = chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+        for index, profile in enumerate(chain):
+            more = index + 1 < len(chain)
+            if more and not self.breaker.available(profile.name):
+                reasons.append(f"{profile.name}: skipped (circuit open)")
+                continue
+            try:
+                planned = self._plan(profile, route, raw, body, request.rel_url.raw_query_string, others)
+            except BridgeRequestError as refused:  # the client's own mistake: no other profile helps
+                row.status, row.error = refused.status, str(refused)
+                return web.json_response(status=refused.status, body=refused.body)
+            except (LookupError, ValueError) as exc:
+                reasons.append(f"{profile.name}: {exc}")
+                continue
+            headers = base_headers.copy()
+            for name in ("x-api-key", "authorization"):
+                headers.popall(name, None)
+            headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
+            if planned.bridge is not None:
+                headers["Content-Type"] = "application/json"
+                headers["Accept-Encoding"] = "identity"
+            attempt = Attempt(planned.url)
+            current.append(attempt)
+            row.profile, row.upstream, row.model = profile.name, planned.url.split("?")[0], planned.model
+            response = await open_upstream(self.session, request.method, planned.url, headers, planned.body,
+                                           attempt)
+            if response is None:
+                self.breaker.failure(profile.name)
+                reasons.append(f"{profile.name}: {attempt.error}")
+                if more:
+                    continue
+                row.status, row.error = 502, attempt.error
+                return refuse(502, f"gateway: upstream {row.upstream} failed: {attempt.error}")
+            if retryable(response.status) and more:
+                error_body = await read_error_body(response, attempt)
+                self.breaker.failure(profile.name)
+                reasons.append(f"{profile.name}: HTTP {response.status}")
+                last_error = (response.status, error_body, attempt, planned.bridge)
+                continue
+            if retryable(response.status):
+                self.breaker.failure(profile.name)
+            else:
+                self.breaker.success(profile.name)
+            converter = None
+            status_body = None
+            if planned.bridge is not None:
+                if response.status >= 400:
+                    status_body = planned.bridge.convert_error(response.status, await read_error_body(
+                        response, attempt))
+                else:
+                    streaming = isinstance(body, dict) and bool(body.get("stream"))
+                    converter = planned.bridge.response_converter(body, streaming=streaming)
+            if route.client is not None:
+                self.serving[route.client] = profile.name
+            row.status = response.status
+            return await relay(request, response, attempt, self.limits, started, converter, status_body,
+                               before_end=store)
+        if last_error is not None:
+            status, error_body, attempt, _bridge = last_error
+            row.status, row.error = status, error_body[:300].decode("utf-8", "replace")
+            return web.Response(status=status, body=error_body, content_type="application/json")
+        row.status, row.error = 503, "; ".join(reasons)
+        return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}")
+
+    def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
+              others: list[Profile]) -> _Planned:
+        protocol = upstream_protocol(profile, route.protocol)
+        bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
+        model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
+        if model is not None:
+            model = mapped_model(model, profile, others)
+        # the stabiliser (opt-in, local backends): Claude Code's shared context before the user's words
+        stable = route.is_conversation and isinstance(body, dict) and stabiliser_applies(
+            stable_prefix=profile.stable_prefix, local_backend=profile.kind.is_local, client=route.protocol)
+        if stable:
+            body = stabilise(body)
+        if bridge is not None:
+            if not isinstance(body, dict):
+                raise ValueError("a bridged request must be a JSON object")
+            converted = bridge.convert_request({**body, "model": model} if model else body)
+            data = dump_body(converted)
+        elif stable:
+            data = dump_body({**body, "model": model} if model else body)
+        else:
+            data = rewrite_model(raw, body, model) if model is not None else raw
+        url = upstream_url(profile, route, query, protocol if bridge else route.protocol, bridge is not None)
+        return _Planned(profile, protocol, bridge, url, data, model)
+
+    def _finish_row(self, row: UsageRow, attempt: Attempt | None, reasons: list[str], started: float,
+                    chain: list[Profile]) -> None:
+        row.duration_ms = (time.monotonic() - started) * 1000
+        if reasons and len(chain) > 1:
+            row.failover = "; ".join(reasons)
+        if attempt is None:
+            return
+        row.ttft_ms = attempt.first_byte_ms
+        if attempt.cut:
+            row.error = attempt.cut
+        tokens = tokens_from_events(answer_events(attempt.sample()))
+        row.input_tokens, row.cached_tokens, row.output_tokens = (
+            tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
+        row.tokens_per_s = tokens.tokens_per_s
+        if row.tokens_per_s is None and tokens.output_tokens and attempt.elapsed_ms and attempt.first_byte_ms:
+            generating = (attempt.elapsed_ms - attempt.first_byte_ms) / 1000
+            if generating > 0:
+                row.tokens_per_s = tokens.output_tokens / generating
+        served = next((p for p in chain if p.name == row.profile), None)
+        row.cost = cost_of(row.model, tokens, self.prices, bool(served and served.is_local))
+
+    def status(self) -> dict[str, Any]:
+        """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
+        routes = self.routes()
+        return {"running": True, "pid": os.getpid(), "routes": dict(routes.clients),
+                "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits()}
+
