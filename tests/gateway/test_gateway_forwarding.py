@@ -332,3 +332,24 @@ def test_an_answer_past_its_deadline_is_cut(paths: AppPaths, token: str, upstrea
     row = query(usage_db(paths))[-1]
     assert row.error is not None
     assert "no complete answer within the 1.5 s timeout" in row.error
+
+
+def test_the_controller_api_starts_reports_and_stops(paths: AppPaths, token: str, upstreams: Make) -> None:
+    from kvswitch.gateway.control import probe_status, start_background, stop_background, usage_summary
+
+    upstream = upstreams(json_answer(USAGE))
+    add_profiles(paths, _profile("a", upstream.url), route="a")
+    server = start_background(paths, port=0)
+    try:
+        status = probe_status(paths)
+        assert status["running"] is True
+        assert status["url"] == server.url
+        assert status["routes"] == {"claude": "a", "codex": "a"}
+        assert _post(server, "/claude/v1/messages", b"{}", token).status_code == 200
+        assert probe_status(paths)["serving"] == {"claude": "a"}
+    finally:
+        stop_background(paths, server)
+    assert probe_status(paths, timeout=0.5)["running"] is False
+    summary = usage_summary(paths)
+    assert summary["a"]["requests"] == 1
+    assert summary["a"]["hit_rate"] == pytest.approx(0.95)

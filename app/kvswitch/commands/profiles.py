@@ -266,7 +266,10 @@ def cmd_edit(args: argparse.Namespace) -> int:
     profile = build_profile(data)
     store.update(old.name, profile)
     out(f"updated profile {profile.name!r}")
-    if store.active_name == profile.name:
+    if profile.via_gateway and old.via_gateway:
+        out("the gateway uses its new URL, key and models from the next request; model or env entries "
+            f"for the client files take 'kvswitch use {profile.name} --rewrite-files'")
+    elif store.active_name == profile.name:
         out(f"it is the active profile: run 'kvswitch use {profile.name}' to write the changes")
     _print_lint(profile)
     return 0

@@ -26,6 +26,9 @@ def register(subparsers: Any) -> None:
     use = subparsers.add_parser("use", help="apply a profile to its targets")
     use.add_argument("name")
     use.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    use.add_argument("--rewrite-files", action="store_true",
+                     help="gateway profiles: write the client files again instead of only re-routing "
+                     "(to take this profile's model and env entries into them)")
     use.set_defaults(func=cmd_use)
 
     current = subparsers.add_parser("current", help="print the profile last applied")
@@ -66,7 +69,8 @@ def cmd_use(args: argparse.Namespace) -> int:
         out("(dry run: nothing was written)")
         return 0
     engine.recover()  # so that the plan below is made from the files as the apply will find them
-    if profile.via_gateway and _clients_already_at_gateway(engine, store, profile):
+    rewrite = getattr(args, "rewrite_files", False)
+    if profile.via_gateway and not rewrite and _clients_already_at_gateway(engine, store, profile):
         clients = clients_of_targets(profile.targets)
         route_clients(engine.paths, profile.name, clients)
         out(f"switched {', '.join(clients)} to {profile.name!r} through the gateway: no file rewritten; "

@@ -29,7 +29,7 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.forward import Limits
 from kvswitch.gateway.server import GatewayServer
 from kvswitch.gateway.service import STATUS_PATH, GatewayHandler
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.gateway.usage import UsageRow, query, summarize
 
 
 def make_server(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
@@ -70,11 +70,21 @@ def run_foreground(paths: AppPaths, host: str, port: int, *, allow_remote: bool 
     asyncio.run(main())
 
 
-def start_background(paths: AppPaths, host: str = "127.0.0.1", port: int = 0) -> GatewayServer:
-    """A gateway on a thread of this process (the window); ``.stop()`` ends it."""
-    server = make_server(paths, host, port).start()
+def start_background(paths: AppPaths, host: str | None = None, port: int | None = None) -> GatewayServer:
+    """A gateway on a thread of this process (the window), on the routing state's address unless
+    given; ``stop_background`` ends it."""
+    routes = read_routes(paths)
+    host = routes.host if host is None else host
+    server = make_server(paths, host, routes.port if port is None else port).start()
+    remember_listen(paths, host, server.port)
     write_runtime(paths, RuntimeInfo(os.getpid(), host, server.port, time.time()))
     return server
+
+
+def stop_background(paths: AppPaths, server: GatewayServer) -> None:
+    """Stop a gateway ``start_background`` started (requests in flight get a few seconds)."""
+    server.stop()
+    clear_runtime(paths, os.getpid())
 
 
 def probe_status(paths: AppPaths, timeout: float = 2.0) -> dict[str, Any]:
@@ -100,7 +110,13 @@ def probe_status(paths: AppPaths, timeout: float = 2.0) -> dict[str, Any]:
 
 
 def usage_rows(paths: AppPaths, since: float | None = None, profile: str | None = None) -> list[UsageRow]:
+    """The usage rows, oldest first (``since``: epoch seconds)."""
     return query(usage_db(paths), since, profile)
+
+
+def usage_summary(paths: AppPaths, since: float | None = None) -> dict[str, dict[str, float]]:
+    """Per profile: requests, tokens, cost and cache hit rate (the window's Usage view)."""
+    return summarize(usage_rows(paths, since))
 
 
 def usage_db_path(paths: AppPaths) -> Path:

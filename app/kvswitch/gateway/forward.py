@@ -26,7 +26,9 @@ import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 
+from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
 
 HOP_BY_HOP = frozenset({
@@ -113,7 +115,8 @@ def upstream_headers(
         for name, value in items if name.lower() == "connection"
         for token in value.split(",")
     }
-    dropped = HOP_BY_HOP | listed | {"host", "content-length"} | {name.lower() for name in drop}
+    # ``Expect: 100-continue`` was answered here already: the whole body goes on in one piece
+    dropped = HOP_BY_HOP | listed | {"host", "content-length", "expect"} | {name.lower() for name in drop}
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in items:
         if name.lower() in dropped:
@@ -335,6 +338,6 @@ def parse_json_body(raw: bytes) -> Any:
     if not raw:
         return None
     try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
+        return loads_json("request body", raw.decode("utf-8"))
+    except (ValueError, KvSwitchError):
         return None

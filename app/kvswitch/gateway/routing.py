@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +82,8 @@ def upstream_url(profile: Profile, route: Route, query: str, protocol: WireProto
 
     Messages API routes hang below the profile's base URL as Claude Code would call it; OpenAI routes
     below the base Codex would use (``…/v1`` for local servers). A bridged request goes to the
-    upstream protocol's own route.
+    upstream protocol's own route, without the client's query (Claude Code's ``?beta=true`` means
+    nothing to another protocol).
     """
     if bridged:  # the client's query (Claude Code's ``?beta=true``) means nothing to the other protocol
         root = profile.base_url.rstrip("/")
@@ -121,13 +122,15 @@ def _tier_of(model: str, others: Iterable[Profile]) -> str | None:
     return None
 
 
-def mapped_model(model: str, profile: Profile, others: Iterable[Profile]) -> str:
+def mapped_model(model: str, profile: Profile, others: Iterable[Profile] | Callable[[], Iterable[Profile]]
+                 ) -> str:
     """What ``profile`` serves for the tier ``model`` names (a Claude family name, or an id another
-    profile uses for a tier); ``model`` unchanged when the profile names no model of its own."""
+    profile uses for a tier); ``model`` unchanged when the profile names no model of its own.
+    ``others`` may be a function: it is only called when the model is not the profile's own."""
     own = {profile.model, *(getattr(profile.models, tier) for tier in TIERS)} - {None}
     if model in own or not own:
         return model
-    tier = _tier_of(model, others)
+    tier = _tier_of(model, others() if callable(others) else others)
     choice: str | None = None
     if tier in TIERS:
         choice = getattr(profile.models, tier)

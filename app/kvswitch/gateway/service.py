@@ -195,8 +195,11 @@ class GatewayHandler(Handler):
         base_headers: Any, started: float, row: UsageRow, reasons: list[str], current: list[Attempt],
         store: Callable[[], Awaitable[None]],
     ) -> web.StreamResponse:
-        last_error: tuple[int, bytes, Attempt, Any] | None = None
-        others = chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+        last_error: tuple[int, bytes, Bridge | None] | None = None
+
+        def others() -> list[Profile]:
+            return chain[:1] + [p for p in self.store.profiles() if p.name != chain[0].name]
+
         for index, profile in enumerate(chain):
             more = index + 1 < len(chain)
             if more and not self.breaker.available(profile.name):
@@ -211,8 +214,6 @@ class GatewayHandler(Handler):
                 reasons.append(f"{profile.name}: {exc}")
                 continue
             headers = base_headers.copy()
-            for name in ("x-api-key", "authorization"):
-                headers.popall(name, None)
             headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
             if planned.bridge is not None:
                 headers["Content-Type"] = "application/json"
@@ -233,7 +234,7 @@ class GatewayHandler(Handler):
                 error_body = await read_error_body(response, attempt)
                 self.breaker.failure(profile.name)
                 reasons.append(f"{profile.name}: HTTP {response.status}")
-                last_error = (response.status, error_body, attempt, planned.bridge)
+                last_error = (response.status, error_body, planned.bridge)
                 continue
             if retryable(response.status):
                 self.breaker.failure(profile.name)
@@ -254,14 +255,15 @@ class GatewayHandler(Handler):
             return await relay(request, response, attempt, self.limits, started, converter, status_body,
                                before_end=store)
         if last_error is not None:
-            status, error_body, attempt, _bridge = last_error
+            status, error_body, bridge = last_error  # no later profile could even be tried
             row.status, row.error = status, error_body[:300].decode("utf-8", "replace")
-            return web.Response(status=status, body=error_body, content_type="application/json")
+            shown = bridge.convert_error(status, error_body) if bridge is not None else error_body
+            return web.Response(status=status, body=shown, content_type="application/json")
         row.status, row.error = 503, "; ".join(reasons)
         return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}")
 
     def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
-              others: list[Profile]) -> _Planned:
+              others: Callable[[], list[Profile]]) -> _Planned:
         protocol = upstream_protocol(profile, route.protocol)
         bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
         model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
