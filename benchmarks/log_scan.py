@@ -144,13 +144,14 @@ def main() -> int:
                 report_configuration(name, results[name])  # type: ignore[arg-type]
         results["memory"] = run_memory(directory, captures_by_configuration()["default"], args.size_mb)
         results["blank_lines"] = run_blank_lines(directory)
+        results["jsonl_fit_end"] = run_jsonl_fit_end(directory, args.size_mb)
     finally:
         if not args.keep:
             shutil.rmtree(directory, ignore_errors=True)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(json.dumps({key: results[key] for key in ("memory", "blank_lines")}, indent=2))
+        print(json.dumps({key: results[key] for key in ("memory", "blank_lines", "jsonl_fit_end")}, indent=2))
     return 0
 
 
@@ -220,6 +221,46 @@ def run_blank_lines(directory: Path) -> dict[str, float]:
         found[f"blank_{mb}mb_s"] = round(run_measured(scan_command(log))[0], 3)
         log.unlink()
     return found
+
+
+_FIT = (b'{"type":"fit_memory_breakdown","data":{"unit":"MiB","rows":[{"kind":"host","name":"Host",'
+        b'"self":41}]}}\n')
+
+
+def write_jsonl_fit_end(path: Path, size_bytes: int) -> None:
+    """The real ``--log-jsonl`` capture repeated to ``size_bytes``, ending with a complete
+    ``fit_memory_breakdown`` record, padded so the scanner's last sample starts at a ``{`` inside one:
+    the shape that took 60-70 s at 200 MB while the same file with its last line cut took 0.5 s."""
+    from kvswitch.logs import scan  # noqa: PLC0415
+
+    src = (FIXTURES / "llama_server_cc_jsonl.log").read_bytes()
+    body = src * max(size_bytes // len(src), 2)
+    sample = scan._SAMPLE_BYTES  # noqa: SLF001 - the window whose alignment matters
+    inner = body.find(b'{"kind"', len(body) - sample + 2048)
+    pad = inner + sample - len(body) - len(_FIT)
+    head, tail = b'{"type":"log","time":1,"level":"info","msg":"srv  operator(): ', b'\\n"}\n'
+    lines = []
+    while pad > 0:
+        take = min(pad, 1024) if pad - min(pad, 1024) == 0 or pad - 1024 >= 200 else pad - 200
+        lines.append(head + b"." * (take - len(head) - len(tail)) + tail)
+        pad -= take
+    path.write_bytes(body + b"".join(lines) + _FIT)
+
+
+def run_jsonl_fit_end(directory: Path, size_mb: int) -> dict[str, float]:
+    """The log ending in a complete ``fit_memory_breakdown`` record against the same log cut short."""
+    log, cut = directory / "jsonl-fit.log", directory / "jsonl-fit-cut.log"
+    write_jsonl_fit_end(log, size_mb << 20)
+    with log.open("rb") as handle, cut.open("wb") as out:
+        shutil.copyfileobj(handle, out)
+        out.truncate(log.stat().st_size - 20)
+    grep_s, scan_s, _rss, _events = _grep_and_scan(directory, log)
+    _g, cut_s, _rss, _events = _grep_and_scan(directory, cut)
+    log.unlink()
+    cut.unlink()
+    return {"file_mb": round((size_mb << 20) / (1 << 20), 1), "grep_s": round(grep_s, 3),
+            "complete_s": round(scan_s, 3), "cut_s": round(cut_s, 3),
+            "complete_vs_cut": round(scan_s / cut_s, 3), "scan_vs_grep": round(grep_s / scan_s, 3)}
 
 
 def report_configuration(name: str, r: dict[str, float | int]) -> None:

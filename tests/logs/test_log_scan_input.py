@@ -152,3 +152,55 @@ def test_numbers_too_long_for_int_are_no_facts_through_the_cli(native: str, tmp_
     clean_rows, hostile_rows = scan(clean), scan(hostile)
     assert clean_rows[-1]["summary"]["requests"] == 13  # type: ignore[index]
     assert hostile_rows[-1]["summary"] == clean_rows[-1]["summary"]
+
+
+_JSONL = Path(__file__).resolve().parents[1] / "fixtures" / "llama.cpp-b11434" / "llama_server_cc_jsonl.log"
+_FIT = (b'{"type":"fit_memory_breakdown","data":{"unit":"MiB","rows":[{"kind":"host","name":"Host",'
+        b'"self":41}]}}\n')
+
+
+def write_jsonl_ending_in_fit_record(path: Path, size: int, complete: bool = True) -> None:
+    """Claude Code traffic from a real ``--log-jsonl`` log, repeated to about ``size`` bytes, ending with a
+    ``fit_memory_breakdown`` record (every server start writes one) and padded so that the scanner's last
+    256 KiB sample starts at a ``{`` inside such a record: the shape that once took the slow path.
+    ``complete=False`` cuts the last line (which did not)."""
+    from kvswitch.logs import scan  # noqa: PLC0415
+
+    src = _JSONL.read_bytes()
+    body = src * max(size // len(src), 2)
+    sample = scan._SAMPLE_BYTES  # noqa: SLF001 - the window whose alignment matters
+    inner = body.find(b'{"kind"', len(body) - sample + 2048)
+    pad = inner + sample - len(body) - len(_FIT)  # bytes of harmless log lines before the final record
+    head, tail = b'{"type":"log","time":1,"level":"info","msg":"srv  operator(): ', b'\\n"}\n'
+    lines = []
+    while pad > 0:
+        take = min(pad, 1024) if pad - min(pad, 1024) == 0 or pad - 1024 >= 200 else pad - 200
+        lines.append(head + b"." * (take - len(head) - len(tail)) + tail)
+        pad -= take
+    data = body + b"".join(lines) + _FIT
+    assert len(data) - sample == inner  # the last sample starts at '{"kind"'
+    path.write_bytes(data if complete else data[:-20])
+
+
+def _events_seconds(path: Path) -> float:
+    start = time.perf_counter()
+    assert list(scan_file(path))
+    return time.perf_counter() - start
+
+
+def test_log_jsonl_ending_in_a_complete_fit_record_scans_in_linear_time(tmp_path: Path) -> None:
+    """A 200 MB ``--log-jsonl`` log took 60-70 s with its last line a complete ``fit_memory_breakdown``
+    record and 0.5 s with it cut: a sample that began inside a line sent the file to the general path.
+    Complete and cut now cost the same, and 4x the input about 4x the time (ratios, no timed bound)."""
+    small, big, cut = tmp_path / "small.log", tmp_path / "big.log", tmp_path / "cut.log"
+    write_jsonl_ending_in_fit_record(small, 2 << 20)
+    write_jsonl_ending_in_fit_record(big, 8 << 20)
+    write_jsonl_ending_in_fit_record(cut, 8 << 20, complete=False)
+    for path in (small, big):
+        with open_log(path) as handle:
+            assert fast_path_applies(handle, None)
+    small_s = min(_events_seconds(small) for _ in range(3))
+    big_s = min(_events_seconds(big) for _ in range(3))
+    cut_s = min(_events_seconds(cut) for _ in range(3))
+    assert big_s < 3 * cut_s + 0.2, (big_s, cut_s)
+    assert big_s < 8 * small_s + 0.2, (small_s, big_s)

@@ -96,16 +96,18 @@ def llama_server(
     parallel: int = 1,
     metrics: bool = True,
     log_file: str | None = None,
+    port: int | None = None,
 ) -> Iterator[RunningServer]:
     """A real ``llama-server -np PARALLEL [--metrics]`` on loopback, logging to a file; always stopped.
 
     ``log_file`` is passed to ``--log-file`` exactly as given (a relative name stays relative to
     ``workdir``, the server's cwd, as people type it); by default it is ``llama-server-PORT.log``.
-    ``extra`` flags go last, after the common ones.
+    ``extra`` flags go last, after the common ones. ``port``: a free port the caller picked (to name the
+    server's URL before it runs); default: one picked here.
     """
     binary = llama_server_binary()
     model = tiny_model(context)
-    port = free_port()
+    port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_arg = log_file if log_file is not None else str(workdir / f"llama-server-{port}.log")
     argv = [

@@ -242,8 +242,14 @@ def test_lock_is_exclusive_within_a_process_too(paths_lock: Path) -> None:
 
 
 def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
+    """Two ``kvswitch use`` at once: the second waits for the first and plans on its result.
+
+    It failed at random while ``use`` planned outside the lock (the loser reported a preview it never
+    showed as changed). The local profile has its context window, so no ``use`` asks a port whatever
+    happens to listen on 8080 of this machine.
+    """
     store = ProfileStore(AppPaths.default())
-    store.add(local_profile(targets=["claude", "codex"]))
+    store.add(local_profile(targets=["claude", "codex"], context_window=4096))
     store.add(remote_profile(targets=["claude"]))
     env = {**os.environ, "PYTHONPATH": str(APP)}
     # two rounds: at most four applies, so undo can walk all the way back (UNDO_DEPTH is 5)
@@ -258,8 +264,9 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
             )
             for name in ("local", "remote")
         ]
-        outputs = [p.communicate(timeout=60) for p in procs]
+        outputs = [p.communicate(timeout=120) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
+        assert not any("preview" in stderr for _, stderr in outputs), outputs
     engine = make_engine()
     active = engine.current()
     data = json.loads(settings(fake_home).read_text())

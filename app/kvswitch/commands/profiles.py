@@ -12,7 +12,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kvswitch.commands.common import out, store_from
+from kvswitch.commands.common import (
+    MAX_CONTEXT_WINDOW,
+    MIN_CONTEXT_WINDOW,
+    out,
+    store_from,
+    with_server_context,
+)
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import ProfileError, UsageError
 from kvswitch.core.modelmap import parse_tier_assignments, split_tiers
@@ -108,6 +114,11 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     )
     parser.add_argument("--log-file", metavar="PATH", help="the server's log file (local kinds)")
     parser.add_argument(
+        "--context-window", metavar="N|auto", type=_context_window, default=argparse.SUPPRESS,
+        help="tokens per request the backend takes (Claude Code: CLAUDE_CODE_MAX_CONTEXT_TOKENS); "
+        "'auto' (the default for local kinds) reads it from the server's /props when it answers",
+    )
+    parser.add_argument(
         "--codex-provider-id", metavar="ID", help="id of the Codex [model_providers.<id>] table"
     )
     gateway = parser.add_mutually_exclusive_group()
@@ -131,6 +142,21 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
         )
+
+
+def _context_window(text: str) -> int | None:
+    """``N`` tokens, or ``auto`` (``None``: read from the server)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of tokens or 'auto', not {text!r}") from None
+    if not MIN_CONTEXT_WINDOW <= value <= MAX_CONTEXT_WINDOW:
+        raise argparse.ArgumentTypeError(
+            f"{value} is out of range: give {MIN_CONTEXT_WINDOW} to {MAX_CONTEXT_WINDOW:,} tokens, or 'auto'"
+        )
+    return value
 
 
 def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
@@ -220,6 +246,8 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["via_gateway"] = args.via_gateway
     if args.fallback is not None:
         data["fallbacks"] = [name for name in args.fallback if name.strip()]
+    if hasattr(args, "context_window"):  # given: a number, or 'auto' (None, read from the server)
+        data["context_window"] = args.context_window
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -242,10 +270,12 @@ def cmd_add(args: argparse.Namespace) -> int:
         if server_of(args.kind).key_header[0] == "x-api-key":
             data["key_env"] = "ANTHROPIC_API_KEY"  # the vendor's Console keys go in X-Api-Key, not Bearer
     _apply_options(data, args)
-    profile = build_profile(data)
+    profile, note = with_server_context(build_profile(data))
     store.add(profile)
     url = profile.base_url if args.show_secrets else mask_url(profile.base_url)
     out(f"added profile {profile.name!r} ({profile.kind.value}, {url})")
+    if note:
+        out(note)
     _print_lint(profile)
     return 0
 
@@ -263,9 +293,11 @@ def cmd_edit(args: argparse.Namespace) -> int:
         del data["env"][name]
     if args.rename:
         data["name"] = args.rename
-    profile = build_profile(data)
+    profile, note = with_server_context(build_profile(data))
     store.update(old.name, profile)
     out(f"updated profile {profile.name!r}")
+    if note:
+        out(note)
     if profile.via_gateway and old.via_gateway:
         out("the gateway uses its new URL, key and models from the next request; model or env entries "
             f"for the client files take 'kvswitch use {profile.name} --rewrite-files'")
@@ -317,7 +349,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     store = store_from(args)
     profile = store.get(args.name)
     view = profile_view(profile, args.show_secrets, profile.name == store.active_name)
-    for field in ("name", "kind", "base_url", "api_key", "model", "codex_provider_id", "notes"):
+    for field in ("name", "kind", "base_url", "api_key", "model", "context_window", "codex_provider_id",
+                  "notes"):
         if view.get(field):
             out(f"{field}: {view[field]}")
     if profile.key:

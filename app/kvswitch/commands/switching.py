@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.gateway_config import clients_of_targets, read_routes, route_clients
@@ -35,6 +35,11 @@ def register(subparsers: Any) -> None:
     current.set_defaults(func=cmd_current)
 
     undo = subparsers.add_parser("undo", help="put back what the last apply changed")
+    undo.add_argument(
+        "--original", nargs="*", metavar="FILE", default=None,
+        help="put back every file (or each FILE) as it was before KV Switch first wrote it, however "
+        "many applies ago; 'kvswitch undo' then takes this back",
+    )
     undo.set_defaults(func=cmd_undo)
 
     imp = subparsers.add_parser("import", help="import Claude Code settings or CC Switch providers")
@@ -49,14 +54,24 @@ def register(subparsers: Any) -> None:
     doctor.set_defaults(func=cmd_doctor)
 
 
+#: how long a command waits for another KV Switch process's apply (the window, a second terminal, a
+#: script switching in a loop): applies take milliseconds, so only a long queue of them waits this long
+CLI_LOCK_TIMEOUT_S = 120.0
+
+
 def engine_from(args: argparse.Namespace) -> Engine:
-    return Engine(paths_from(args))
+    return Engine(paths_from(args), lock_timeout=CLI_LOCK_TIMEOUT_S)
 
 
 def cmd_use(args: argparse.Namespace) -> int:
     store = store_from(args)
-    profile = store.get(args.name)
+    profile, context_note = with_server_context(store.get(args.name))
     engine = engine_from(args)
+    if context_note and not args.dry_run:
+        assert profile.context_window is not None
+        store.fill_context_window(profile.name, profile.context_window)
+    if context_note:
+        out(context_note)
     if args.dry_run:
         plans = engine.plan(profile)
         diff = engine.render_diff(plans, show_secrets=args.show_secrets)
@@ -77,7 +92,9 @@ def cmd_use(args: argparse.Namespace) -> int:
             "running sessions use it from their next request")
         _print_lint(profile)
         return 0
-    result = engine.apply(profile, engine.plan(profile))  # writes exactly this plan, or nothing
+    # no preview was confirmed, so the engine plans inside its lock: another apply that ran just
+    # before (the window, a second terminal) is planned upon, not reported as a changed preview
+    result = engine.apply(profile)
     if profile.via_gateway:
         route_clients(engine.paths, profile.name, clients_of_targets(profile.targets))
         out(f"the clients now talk to the KV Switch gateway ({read_routes(engine.paths).root_url}); "
@@ -135,6 +152,12 @@ def cmd_current(args: argparse.Namespace) -> int:
 
 def cmd_undo(args: argparse.Namespace) -> int:
     engine = engine_from(args)
+    if args.original is not None:
+        result = engine.restore_originals(args.original or None)
+        out(result.summary())
+        for location, backup in result.backups.items():
+            out(f"  {location}: what it held just now is in {backup}")
+        return 0
     result = engine.undo()
     out(result.summary())
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
@@ -299,6 +322,7 @@ def _stale_shell_vars(profile: Profile, show: bool) -> list[str]:
 
 def _secret_files(paths: Any, engine: Engine) -> list[Path]:
     """KV Switch's own key files, and every target file it wrote a key into (a symlink's target counts)."""
+    from kvswitch.core.backups import ORIGINAL_NAME  # noqa: PLC0415
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
     from kvswitch.targets.filetarget import holds_secret  # noqa: PLC0415
 
@@ -312,4 +336,5 @@ def _secret_files(paths: Any, engine: Engine) -> list[Path]:
             files.append(Path(record.location))
     if paths.backups_dir.is_dir():
         files.extend(p for p in paths.backups_dir.rglob("*.bak"))
+        files.extend(p for p in paths.backups_dir.rglob(ORIGINAL_NAME))
     return list(dict.fromkeys(files))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.text import printable
 from kvswitch.verify.history import describe, to_csv
 from kvswitch.verify.result import VerifyResult
 
@@ -45,7 +47,10 @@ def show_history(paths: AppPaths, args: argparse.Namespace, out: Printer) -> int
 
     store = history(paths)
     names = [args.profile] if args.profile else store.profiles()
-    entries = sorted((e for name in names for e in store.load(name)), key=lambda e: e.time)
+    problems: list[str] = []
+    entries = sorted((e for name in names for e in store.load(name, problems)), key=lambda e: e.time)
+    for problem in problems:
+        sys.stderr.write(f"warning: {printable(problem)}\n")
     if args.json:
         out(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
     elif args.csv:

@@ -15,6 +15,8 @@ from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import atomic_write
 
 DEFAULT_KEEP = 10
+#: the file's state before KV Switch's first write; not a ``*.bak``, so rotation never prunes it
+ORIGINAL_NAME = "original.kept"
 
 
 class BackupStore:
@@ -45,6 +47,18 @@ class BackupStore:
         path = folder / f"{stamp}-{seq:06d}.bak"
         atomic_write(path, content, secret=True)
         self._prune(location, keep_also)
+        return path
+
+    def save_original(self, location: str, content: bytes) -> Path:
+        """Keep ``content`` for good as the state of ``location`` before KV Switch first wrote it.
+
+        Written once: an existing original is never replaced (it is older than anything now).
+        """
+        folder = self.folder_for(location)
+        self._ensure_private_dir(folder)
+        path = folder / ORIGINAL_NAME
+        if not path.exists():
+            atomic_write(path, content, secret=True)
         return path
 
     def list(self, location: str) -> list[Path]:

@@ -12,6 +12,15 @@ from kvswitch.core.models import Profile
 #: that switching never clobbers a hand-set ``OPENAI_API_KEY``.
 CODEX_KEY_ENV = "KVSWITCH_API_KEY"
 
+#: what ``ANTHROPIC_AUTH_TOKEN`` holds for a local server that needs no key: Claude Code (2.1.332) asks a
+#: fresh, not logged-in user to ``/login`` unless some credential variable is set, and a llama-server
+#: started without ``--api-key`` ignores the header. Not a secret, so it is shown unmasked.
+NO_KEY_PLACEHOLDER = "kvswitch-local-no-key"
+#: Claude Code's variable for the context window of a model it does not know (found by ``strings`` in
+#: 2.1.332); without it, it assumes 1M tokens and never compacts before a local server overflows
+CONTEXT_WINDOW_ENV = "CLAUDE_CODE_MAX_CONTEXT_TOKENS"
+CREDENTIAL_ENVS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
+
 
 def claude_env(profile: Profile, *, checked: bool = True) -> dict[str, str]:
     """The ``env`` entries Claude Code needs for this profile, in a stable, readable order.
@@ -23,11 +32,24 @@ def claude_env(profile: Profile, *, checked: bool = True) -> dict[str, str]:
     env: dict[str, str] = {"ANTHROPIC_BASE_URL": profile.base_url}
     if profile.key:
         env[profile.key_env] = profile.key  # the variable the vendor reads (bearer vs x-api-key)
+    elif needs_placeholder_key(profile):
+        env["ANTHROPIC_AUTH_TOKEN"] = NO_KEY_PLACEHOLDER
     if profile.model:
         env["ANTHROPIC_MODEL"] = profile.model
     env.update(profile.models.env())
+    if profile.context_window:
+        env[CONTEXT_WINDOW_ENV] = str(profile.context_window)
     env.update(profile.confirmed_env() if checked else profile.env)
     return env
+
+
+def needs_placeholder_key(profile: Profile) -> bool:
+    """A local server's profile without a key (and no credential in its own env block): without any
+    credential variable Claude Code stops at its login screen, so a placeholder is written.
+
+    Cloud profiles never get one: without a key there, the user's own Claude login must stay in use.
+    """
+    return profile.is_local and not profile.key and not any(name in profile.env for name in CREDENTIAL_ENVS)
 
 
 def codex_key_env(profile: Profile) -> str | None:

@@ -41,12 +41,18 @@ def resolve_for_write(path: Path) -> Path:
         raise FileAccessError(path, _describe(exc)) from exc
 
 
-def read_bytes(path: Path) -> bytes | None:
+#: the largest config file KV Switch reads (settings.json, config.toml, shell rc files, its own
+#: profiles and ledger): real ones are kilobytes; a 2 GB sparse file is refused by its size, unread
+MAX_CONFIG_BYTES = 16 << 20
+
+
+def read_bytes(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes | None:
     """Read a file that may not exist yet; ``None`` means absent. Other failures are explained.
 
     Only a regular file is read: a FIFO would block forever and a device could stream without end,
     so the kind is checked before opening, and again on the open descriptor (``O_NONBLOCK`` keeps the
-    open itself from hanging if a FIFO is swapped in between).
+    open itself from hanging if a FIFO is swapped in between). A file over ``limit`` bytes is refused
+    by its size before a byte is read (and one that grows past it while read is refused too).
     """
     try:
         info = os.stat(path)
@@ -57,6 +63,7 @@ def read_bytes(path: Path) -> bytes | None:
     except OSError as exc:
         raise FileAccessError(path, _describe(exc)) from exc
     require_regular(path, info.st_mode)
+    require_size(path, info.st_size, limit)
     try:
         fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_NOCTTY | _O_BINARY)
     except FileNotFoundError:
@@ -64,11 +71,29 @@ def read_bytes(path: Path) -> bytes | None:
     except OSError as exc:
         raise FileAccessError(path, _describe(exc)) from exc
     with os.fdopen(fd, "rb") as handle:
-        require_regular(path, os.fstat(fd).st_mode)
+        opened = os.fstat(fd)
+        require_regular(path, opened.st_mode)
+        require_size(path, opened.st_size, limit)
         try:
-            return handle.read()
+            data = handle.read(limit + 1)
         except OSError as exc:
             raise FileAccessError(path, _describe(exc)) from exc
+        require_size(path, len(data), limit)
+        return data
+
+
+def require_size(path: Path, size: int, limit: int) -> None:
+    """Refuse a file larger than ``limit`` bytes, naming it, its size and the limit."""
+    if size > limit:
+        raise FileAccessError(
+            path,
+            f"is {_mib(size)}, larger than the {_mib(limit)} KV Switch reads for a config file; "
+            "it was not read (is it the right file?)",
+        )
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.1f} MiB" if size >= 1 << 20 else f"{size:,} bytes"
 
 
 def require_regular(path: Path, mode: int) -> None:

@@ -61,6 +61,22 @@ class Transaction(BaseModel):
     entries: list[JournalEntry] = Field(default_factory=list)
 
 
+class Original(BaseModel):
+    """A target as it was before KV Switch first wrote it, kept for good (outside undo's rotation).
+
+    ``backup`` holds the bytes (``None`` when the file did not exist, see ``existed``); ``values`` is
+    the prior state of a non-file target.
+    """
+
+    location: str
+    existed: bool = True
+    mode: int | None = None
+    backup: str | None = None
+    values: dict[str, str | None] | None = None
+    digest: str
+    saved_at: str = ""
+
+
 class LedgerState(BaseModel):
     schema_version: int = LEDGER_SCHEMA
     active: str | None = None
@@ -69,6 +85,8 @@ class LedgerState(BaseModel):
     history: list[Transaction] = Field(default_factory=list)
     #: the journal of an apply in progress (left behind only by a crash)
     pending: Transaction | None = None
+    #: target id -> its state before KV Switch's first write (``kvswitch undo --original``)
+    originals: dict[str, Original] = Field(default_factory=dict)
 
 
 def digest_bytes(content: bytes | None) -> str:

@@ -18,10 +18,19 @@ MAIN_TIER = "main"
 TIER_ENV: dict[str, str] = {MAIN_TIER: "ANTHROPIC_MODEL", **ModelMap.ENV_NAMES}
 #: spellings accepted on the command line for the same tier
 TIER_ALIASES = {"small-fast": "small_fast", "fast": "small_fast", "default": MAIN_TIER, "model": MAIN_TIER}
+#: only ASCII whitespace is trimmed: str.strip() would also eat U+00A0, U+2028 and the like, which are
+#: part of what the user typed (and then refused below or kept), never silently changed
+ASCII_SPACE = " \t\n\r\v\f"
+
+
+def is_control(ch: str) -> bool:
+    """C0, DEL and C1 (U+0080-U+009F): characters no model id holds and terminals act on."""
+    code = ord(ch)
+    return code < 32 or 127 <= code <= 159
 
 
 def tier_name(raw: str) -> str:
-    name = raw.strip().lower()
+    name = raw.strip(ASCII_SPACE).lower()
     name = TIER_ALIASES.get(name, name)
     if name not in TIER_ENV:
         raise UsageError(f"unknown model tier {raw!r}; use one of: {', '.join(TIER_ENV)}")
@@ -35,9 +44,12 @@ def parse_tier_assignments(pairs: Iterable[str]) -> dict[str, str | None]:
         tier, sep, model = pair.partition("=")
         if not sep:
             raise UsageError(f"--model-tier {pair!r}: expected TIER=MODEL, e.g. --model-tier haiku=glm-5.1")
-        model = model.strip()
-        if any(ord(ch) < 32 or ord(ch) == 127 for ch in model):
-            raise UsageError(f"--model-tier {pair!r}: the model id contains control characters")
+        model = model.strip(ASCII_SPACE)
+        if any(is_control(ch) for ch in model):
+            raise UsageError(
+                f"--model-tier {pair.encode('unicode_escape').decode()!r}: the model id contains control "
+                "characters (C0, DEL or C1 U+0080-U+009F)"
+            )
         result[tier_name(tier)] = model or None
     return result
 

@@ -162,6 +162,20 @@ class ProfileStore:
             self._rename_in_ledger(old_name, profile.name)
         self._notify()
 
+    def fill_context_window(self, name: str, tokens: int) -> None:
+        """Record a context window read from the server, unless the profile got one meanwhile.
+
+        Only that field changes (under the lock, on the file as it is now), so an edit made by
+        another process since this one read the profile is kept.
+        """
+        with self._locked():
+            found = self._find(name)
+            if found is None or found.context_window is not None:
+                return
+            found.context_window = tokens
+            self._write()
+        self._notify()
+
     def remove(self, name: str) -> Profile:
         """Delete a profile (files it was applied to keep their values until the next switch or undo)."""
         with self._locked():

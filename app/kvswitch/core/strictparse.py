@@ -23,6 +23,9 @@ from kvswitch.core.errors import ConfigParseError
 
 #: deeper than any real settings file, and far below the interpreter's recursion limit
 MAX_DEPTH = 200
+#: the largest JSON text parsed in one piece (a config file, a request body, one history line)
+MAX_JSON_BYTES = 16 << 20
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|([\[{])|([\]}])')
 MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 _JSON_TOKEN = re.compile(
     r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)|(-?\d{' + str(MAX_INT_DIGITS + 1) + r',})|([\[{])|([\]}])'
@@ -60,13 +63,45 @@ def _locate(text: str) -> tuple[str, int]:
     return "cannot be read", 0
 
 
-def loads_json(
-    path: Path | str, text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None
-) -> Any:
-    """``json.loads`` refusing NaN/Infinity, huge integers and absurd nesting with file:line:col.
+def _too_deep(text: str) -> int | None:
+    """Index of the first bracket nested deeper than ``MAX_DEPTH`` (outside strings), else ``None``.
 
+    Python's ``json`` takes about 980 levels before its ``RecursionError``; the limit the README states
+    is 200, so depth is counted first (only for texts with that many brackets at all: cheap for the rest).
+    """
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group(1):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        elif match.group(2):
+            depth -= 1
+    return None
+
+
+def loads_json(
+    path: Path | str,
+    text: str,
+    object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+    max_bytes: int = MAX_JSON_BYTES,
+) -> Any:
+    """``json.loads`` refusing NaN/Infinity, huge integers, more than ``MAX_DEPTH`` levels of nesting
+    and texts over ``max_bytes`` (counted in characters, a lower bound of the bytes), with file:line:col.
+
+    The one JSON entry of KV Switch: every JSON it reads from a file, a server or a user goes through it.
     ``json.JSONDecodeError`` is left to the caller (each file explains syntax errors its own way).
     """
+    if len(text) > max_bytes:
+        raise ConfigParseError(path, f"not read: {len(text):,} characters of JSON, more than the "
+                               f"{max_bytes:,} KV Switch parses in one piece")
+    deep = _too_deep(text)
+    if deep is not None:
+        line, column = _position(text, deep)
+        reason = f"not valid JSON: nested more than {MAX_DEPTH} levels deep"
+        raise ConfigParseError(path, reason, line, column)
     try:
         return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError:
@@ -77,6 +112,42 @@ def loads_json(
         reason, index = _locate(text)
         line, column = _position(text, index)
         raise ConfigParseError(path, f"not valid JSON: {reason}", line, column) from None
+
+
+def parse_json(what: Path | str, data: str | bytes, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Strict, capped JSON from any source, every failure a ``ConfigParseError`` naming ``what``.
+
+    For readers that explain nothing more than "not JSON": request bodies, history lines, captures.
+    """
+    if isinstance(data, bytes):
+        if len(data) > max_bytes:
+            raise ConfigParseError(what, f"not read: {len(data):,} bytes of JSON, more than the "
+                                   f"{max_bytes:,} KV Switch parses in one piece")
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ConfigParseError(what, f"not UTF-8 text (byte {exc.start})") from None
+    try:
+        return loads_json(what, data, max_bytes=max_bytes)
+    except json.JSONDecodeError as exc:
+        raise ConfigParseError(what, f"not JSON: {exc.msg}", exc.lineno, exc.colno) from None
+
+
+class JSONRefused(ValueError):
+    """Raised by ``loads``: a ``ValueError``, so readers that treat "not JSON" one way keep doing so."""
+
+
+def loads(data: str | bytes | bytearray, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """Strict, capped JSON where the caller only needs "JSON or not": server answers, log lines, captures.
+
+    Every refusal (syntax, NaN, a 5,000-digit integer, more than ``MAX_DEPTH`` levels, over ``max_bytes``)
+    is a ``JSONRefused``, a ``ValueError``; never ``RecursionError``, which ``json.loads`` raises for
+    100,000 levels of nesting and which no ``except ValueError`` catches.
+    """
+    try:
+        return parse_json("JSON", bytes(data) if isinstance(data, bytearray) else data, max_bytes)
+    except ConfigParseError as exc:
+        raise JSONRefused(exc.reason) from None
 
 
 def check_toml(path: Path | str, text: str) -> None:

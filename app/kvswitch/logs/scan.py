@@ -107,11 +107,21 @@ def record_batches(handle: BinaryIO, kind_hint: str | None, fast: bool) -> Itera
 
 
 def _looks_foreign(handle: BinaryIO) -> bool:
-    """Sample the start, middle and end: any text of another format means the general path."""
+    """Sample the start, middle and end: any text of another format means the general path.
+
+    Only whole lines of a sample are searched. A sample that began inside a line once made ``\\A{``
+    match the middle of a ``fit_memory_breakdown`` record, so a ``--log-jsonl`` log of a size that put
+    a ``{`` at the last sample's start took the general path: 200 MB in a minute instead of a second.
+    """
     size = os.fstat(handle.fileno()).st_size
     for offset in (0, max(size // 2 - _SAMPLE_BYTES // 2, 0), max(size - _SAMPLE_BYTES, 0)):
         handle.seek(offset)
-        if _FOREIGN.search(handle.read(_SAMPLE_BYTES)):
+        sample = handle.read(_SAMPLE_BYTES)
+        if offset > 0:
+            sample = sample[sample.find(b"\n") + 1 :] if b"\n" in sample else b""
+        if offset + _SAMPLE_BYTES < size:
+            sample = sample[: sample.rfind(b"\n") + 1]  # the cut last line is another sample's
+        if _FOREIGN.search(sample):
             return True
     handle.seek(0)
     return False

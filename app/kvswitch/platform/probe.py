@@ -10,21 +10,25 @@ scan nor write escapes to a terminal.
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from kvswitch import servers
 from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter, read_bounded
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.core.text import printable_data
 
 DEFAULT_TIMEOUT = 0.8
+#: reading a profile's context window on ``profile add`` / ``use``: a server that is down costs
+#: nothing (refused at once); a hung one at most this many seconds times ``PORT_BUDGET_READS``
+CONTEXT_TIMEOUT = 0.5
 #: identification answers are small JSON documents (the longest, a model list, is a few hundred KB)
 MAX_ANSWER = 2 * MB
 #: a port gets this many per-read timeouts in total, whatever it does (several GETs answer in ms)
@@ -82,7 +86,7 @@ def _get_json(client: _Client, path: str) -> tuple[int, Any]:
     except httpx.HTTPError:
         return 0, None
     try:
-        return status, printable_data(json.loads(body))
+        return status, printable_data(strict_json(body))
     except ValueError:
         return status, None
 
@@ -126,3 +130,22 @@ def identify_all(addresses: Iterable[tuple[str, int]], timeout: float = DEFAULT_
                 results.append(result)
     return results
 
+
+
+def server_context_window(base_url: str, timeout: float = CONTEXT_TIMEOUT) -> int | None:
+    """The per-request context (tokens) the server at ``base_url`` reports, or ``None``.
+
+    For llama-server that is ``/props`` ``default_generation_settings.n_ctx``, the context of one
+    slot (the total divided by ``-np``, unless the cache is unified), which is what one conversation
+    gets. A server that is down, hung, or not one KV Switch knows gives ``None``: not an error, the
+    client then only lacks the hint.
+    """
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    if parts.scheme != "http" or not parts.hostname:
+        return None  # local servers speak plain HTTP; identify() asks over http only
+    found = identify(parts.hostname, port, timeout)
+    return found.context if found is not None and not found.loading else None

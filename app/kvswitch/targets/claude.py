@@ -14,13 +14,21 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kvswitch.core.envmap import claude_env
+from kvswitch.core.envmap import NO_KEY_PLACEHOLDER, claude_env, needs_placeholder_key
 from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.models import Profile
 from kvswitch.core.strictparse import loads_json
+from kvswitch.targets.base import Plan
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.jsonsplice import splice_json
 from kvswitch.targets.keyed import MISSING
+
+PLACEHOLDER_NOTE = (
+    f"ANTHROPIC_AUTH_TOKEN is set to the placeholder {NO_KEY_PLACEHOLDER!r}: the profile has no key, and "
+    "Claude Code asks for a login unless a credential variable is set; a local server started without "
+    "--api-key ignores it (give the profile a key with 'kvswitch profile edit NAME --api-key-stdin' "
+    "if yours checks one)"
+)
 
 
 class JsonDocument:
@@ -155,6 +163,13 @@ class ClaudeSettingsTarget(StructuredFileTarget):
 
     def render(self, doc: Any, original: str) -> str:
         return render_json(doc.data, original)
+
+    def plan(self, profile: Profile | None, owned: dict[str, str]) -> Plan:
+        plan = super().plan(profile, owned)
+        placeholder = profile is not None and needs_placeholder_key(profile)
+        if placeholder and owned.get("env.ANTHROPIC_AUTH_TOKEN") != NO_KEY_PLACEHOLDER:
+            plan.warnings.append(PLACEHOLDER_NOTE)
+        return plan
 
     def desired(self, profile: Profile) -> dict[str, str]:
         wanted = {f"env.{name}": value for name, value in claude_env(profile).items()}

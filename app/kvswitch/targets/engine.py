@@ -23,7 +23,15 @@ from pathlib import Path
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.fsutil import remove_temp_files
-from kvswitch.core.ledger import JournalEntry, Ledger, LedgerState, TargetRecord, Transaction, digest_bytes
+from kvswitch.core.ledger import (
+    JournalEntry,
+    Ledger,
+    LedgerState,
+    Original,
+    TargetRecord,
+    Transaction,
+    digest_bytes,
+)
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
@@ -31,6 +39,7 @@ from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import client_view
+from kvswitch.targets.originals import choose_originals, keep_original, original_snapshot
 from kvswitch.targets.outcome import (
     ApplyFailed,
     ApplyResult,
@@ -43,7 +52,8 @@ from kvswitch.targets.registry import target_for_id, targets_for_profile
 
 __all__ = ["UNDO_DEPTH", "ApplyFailed", "ApplyResult", "Engine", "NothingToUndo", "PlanOutdated"]
 
-#: how many applies ``undo`` can walk back (backups keep more copies per file than this)
+#: how many applies ``undo`` can walk back (backups keep more copies per file than this); the state
+#: before KV Switch's first write of each file is kept apart, for good (``restore_originals``)
 UNDO_DEPTH = 5
 
 
@@ -222,6 +232,37 @@ class Engine:
             self._run(state, "undo", last.previous_active, ops, result, records, undoing=True)
             return result
 
+    def originals(self) -> dict[str, Original]:
+        """Target id -> the state it had before KV Switch first wrote it."""
+        return dict(self.ledger.load().originals)
+
+    def restore_originals(self, locations: list[str] | None = None) -> ApplyResult:
+        """Put files back as they were before KV Switch's first write (all, or those in ``locations``).
+
+        Journaled and backed up like an apply, so ``undo`` takes it back; KV Switch then owns nothing
+        in those files. Raises ``NothingToUndo`` when no original is kept for what was asked.
+        """
+        with self._lock():
+            state = self._recover(self.ledger.load())
+            chosen = choose_originals(state.originals, locations)
+            ops: list[_Op] = []
+            records: dict[str, TargetRecord | None] = {}
+            for target_id, original in chosen.items():
+                target = target_for_id(target_id, self.env)
+                now = target.snapshot()
+                records[target_id] = None
+                if state_digest(now) != original.digest:
+                    snapshot = original_snapshot(target_id, original)
+                    ops.append(
+                        _Op(target, now, _restorer(target, snapshot), original.digest,
+                            state.targets.get(target_id), None)
+                    )
+            left = set(state.targets) - set(chosen)
+            active = state.active if left else None
+            result = ApplyResult("restore-original", active)
+            self._run(state, "restore-original", active, ops, result, records)
+            return result
+
     # -- transaction -------------------------------------------------------------------------------
     def _run(
         self,
@@ -246,6 +287,7 @@ class Engine:
         survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
         needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
         for op in ops:
+            keep_original(self.backups, state, op.before)
             backup = None
             if op.before.content is not None:
                 backup = str(self.backups.save(op.before.location, op.before.content, needed))

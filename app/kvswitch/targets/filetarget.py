@@ -11,6 +11,7 @@ import stat
 from abc import abstractmethod
 from pathlib import Path
 
+from kvswitch.core.envmap import NO_KEY_PLACEHOLDER
 from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
 from kvswitch.core.ledger import digest_bytes
@@ -159,7 +160,10 @@ class StructuredFileTarget(Target):
 
 def holds_secret(owned: dict[str, str]) -> bool:
     """Whether the keys KV Switch owns in a file include a credential (then the file is kept 0600)."""
-    return any(value and not key.startswith("@") and is_secret_key(key) for key, value in owned.items())
+    return any(
+        value and value != NO_KEY_PLACEHOLDER and not key.startswith("@") and is_secret_key(key)
+        for key, value in owned.items()
+    )
 
 
 def check_unchanged(path: Path, plan: Plan) -> None:

@@ -21,11 +21,14 @@ from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kvswitch.core.envmap import NO_KEY_PLACEHOLDER
 from kvswitch.core.models import mask_secret
+from kvswitch.core.strictparse import loads as strict_json
 
 PRIOR = "@prior:"
 CREATED = "@created:"
-SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|AUTH", re.IGNORECASE)
+#: ``_TOKENS`` at the end of a name is a count (``CLAUDE_CODE_MAX_CONTEXT_TOKENS``), not a credential
+SECRET_NAME_RE = re.compile(r"KEY|TOKEN(?!S$)|SECRET|PASSWORD|AUTH", re.IGNORECASE)
 
 
 class _Missing:
@@ -72,7 +75,7 @@ def show(key: str, value: Any) -> str:
     """A value for a human message, masked when the key names a secret."""
     if value is MISSING:
         return "(absent)"
-    if is_secret_key(key) and isinstance(value, str):
+    if is_secret_key(key) and isinstance(value, str) and value != NO_KEY_PLACEHOLDER:
         return mask_secret(value)
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -133,7 +136,7 @@ def plan_keys(
             )
             continue
         if key in priors:
-            prior = json.loads(priors[key])
+            prior = strict_json(priors[key])
             doc.set(key, prior)
             result.changes.append(f"restore {key} = {show(key, prior)} (your value from before KV Switch)")
             _collect_secrets(result, key, prior, MISSING)
@@ -203,13 +206,15 @@ def _left_by_apply(key: str, before_owned: dict[str, str], after_owned: dict[str
     if key in after_owned:
         return after_owned[key]
     prior = before_owned.get(PRIOR + key)
-    return MISSING if prior is None else json.loads(prior)
+    return MISSING if prior is None else strict_json(prior)
 
 
 def _collect_secrets(result: KeyPlan, key: str, *values: Any) -> None:
     if not is_secret_key(key):
         return
     for value in values:
+        if value == NO_KEY_PLACEHOLDER:
+            continue  # not a key: shown as it is, so the preview explains itself
         if isinstance(value, str) and value and value not in result.secrets:
             result.secrets.append(value)
 

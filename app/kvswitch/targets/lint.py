@@ -44,6 +44,11 @@ def attribution_message() -> str:
     )
 
 
+#: Claude Code 2.1.332 with ``CLAUDE_CODE_MAX_CONTEXT_TOKENS`` below this refuses to send anything
+#: ("Prompt is too long", exit 1): measured on llama-server b11434, 24,576 refused and 28,672 answered
+#: (its own prompt is about 14k tokens, and it keeps room for the answer)
+CLAUDE_MIN_CONTEXT = 28_672
+
 CACHING_SWITCHES = ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET", "DISABLE_PROMPT_CACHING_OPUS",
                     "DISABLE_PROMPT_CACHING_HAIKU")
 
@@ -67,6 +72,11 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
             settings = ", ".join(f"{k}={v}" for k, v in missing.items())
             warn("nonessential-traffic", "Claude Code will still phone home for telemetry and updates "
                  f"while using a local server; set {settings}.", missing)
+        if profile.context_window is not None and profile.context_window < CLAUDE_MIN_CONTEXT:
+            warn("context-too-small", f"The server gives one request {profile.context_window:,} tokens; "
+                 f"Claude Code 2.1.332 needs at least about {CLAUDE_MIN_CONTEXT:,} (its own prompt is "
+                 "about 14k) and answers 'Prompt is too long'. Start the server with a larger -c, fewer "
+                 "-np slots or a unified cache (-kvu).")
     if any(env.get(name) == "1" for name in CACHING_SWITCHES):
         warn("prompt-caching-disabled",
              "DISABLE_PROMPT_CACHING is set: every request pays for the whole prompt again.")

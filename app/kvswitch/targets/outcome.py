@@ -44,10 +44,12 @@ class ApplyResult:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        verb = {"apply": f"Applied {self.profile!r}", "undo": "Undid the last apply"}.get(
-            self.action, self.action
-        )
-        if self.action == "undo":
+        verb = {
+            "apply": f"Applied {self.profile!r}",
+            "undo": "Undid the last apply",
+            "restore-original": "Put back the files as they were before KV Switch first wrote them",
+        }.get(self.action, self.action)
+        if self.action in ("undo", "restore-original"):
             verb += f" (now {self.profile!r})" if self.profile else " (no profile active now)"
         if not self.written:
             return f"{verb}: nothing needed to change."

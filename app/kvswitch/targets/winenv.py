@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kvswitch.core.envmap import shell_env
 from kvswitch.core.errors import ConfigParseError, UsageError
 from kvswitch.core.models import Profile, mask_secret
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.shell_quote import check_variable
 from kvswitch.targets.winreg_store import (
@@ -235,7 +236,7 @@ def _dump_prior(value: RegValue) -> str:
 def _load_prior(text: str) -> RegValue:
     """Read ``@prior:`` back; a damaged entry is refused rather than guessed."""
     try:
-        loaded = json.loads(text)
+        loaded = strict_json(text)
         if isinstance(loaded, str):
             return RegValue(loaded)
         kind = ValueKind(loaded["kind"])

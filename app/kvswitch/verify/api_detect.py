@@ -8,13 +8,13 @@ confirmed by the probe itself: a 404/405 on the first request moves on to the ne
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvswitch import servers
 from kvswitch.core.models import Profile
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers import API_VERSION_HEADER, MESSAGES_API, NATIVE_CHAT_API, NATIVE_COMPLETION_API
 from kvswitch.verify.probe import Guard, get_json_or_text
 
@@ -63,7 +63,7 @@ def auth_headers(profile: Profile, api: str) -> dict[str, str]:
 
 def _json(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
+        return strict_json(raw)
     except ValueError:
         return None
 

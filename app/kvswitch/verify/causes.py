@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.verify.parts import PromptPart
 
 BILLING_MARKER = b"x-anthropic-billing-header"
@@ -92,7 +92,7 @@ def _large_unchanged_after(
 
 def _describe_tools_change(a: bytes, b: bytes) -> str:
     try:
-        tools_a, tools_b = json.loads(a), json.loads(b)
+        tools_a, tools_b = strict_json(a), strict_json(b)
     except ValueError:
         return "the tools list changed."
     names_a = [_tool_name(t) for t in tools_a] if isinstance(tools_a, list) else []

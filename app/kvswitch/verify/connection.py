@@ -10,7 +10,6 @@ server's own message (control characters stripped, key redacted) and a sentence 
 
 from __future__ import annotations
 
-import json
 import re
 import socket
 import ssl
@@ -25,6 +24,7 @@ from kvswitch.core.catalog import vendors_for_host
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile
 from kvswitch.core.presets import codex_base_url
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers import (
     API_VERSION_HEADER,
     MESSAGES_API_LABEL,
@@ -115,7 +115,7 @@ def server_message(body: bytes) -> str:
     """``error.message`` (Messages API, OpenAI), ``message``, ``detail``, or the start of the text."""
     text = body.decode("utf-8", "replace")
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except ValueError:
         return text
     if isinstance(data, dict):
@@ -236,7 +236,7 @@ def _auth_fix(profile: Profile) -> str:
 def _body_report(profile: Profile, url: str, status: int, body: bytes, expected: str,
                  elapsed: int) -> tuple[ConnectionReport | None, Any]:
     try:
-        data = json.loads(body)
+        data = strict_json(body)
     except ValueError:
         said = clean_message(body.decode("utf-8", "replace"))
         return ConnectionReport(False, "non-json", url, f"HTTP {status} but the body is not JSON",

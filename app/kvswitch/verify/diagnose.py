@@ -12,12 +12,13 @@ rendered prompt. Fields outside the prompt (model, metadata, max_tokens...) are 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvswitch.core.errors import UsageError
+from kvswitch.core.errors import ConfigParseError, KvSwitchError, UsageError
+from kvswitch.core.fsutil import read_bytes
+from kvswitch.core.strictparse import MAX_JSON_BYTES, parse_json
 from kvswitch.verify.causes import name_cause
 from kvswitch.verify.parts import PROMPT_KEYS, PromptPart, canonical, prompt_parts, serialise
 
@@ -216,9 +217,10 @@ def request_body(obj: Any) -> dict[str, Any]:
         body = obj["body"]
         if isinstance(body, str):
             try:
-                body = json.loads(body)
-            except ValueError:
-                raise UsageError("the capture's body is not JSON; nothing to compare") from None
+                body = parse_json("the capture's body", body)
+            except ConfigParseError as exc:
+                reason = f"the capture's body is not JSON ({exc.reason}); nothing to compare"
+                raise UsageError(reason) from None
         obj = body
     if not isinstance(obj, dict):
         raise UsageError("expected a JSON object (a request body or a recorded capture)")
@@ -228,15 +230,15 @@ def request_body(obj: Any) -> dict[str, Any]:
 def load_request(path: Path) -> dict[str, Any]:
     """Read a request body or capture file, with a clear error for anything else."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+        raw = read_bytes(path, MAX_JSON_BYTES)
+    except KvSwitchError as exc:
+        raise UsageError(str(exc)) from None
+    if raw is None:
+        raise UsageError(f"{path}: no such file")
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise UsageError(f"{path}: not JSON ({exc})") from None
+        data = parse_json(path, raw)  # capped and strict: 100,000 levels of nesting are one clear error
+    except ConfigParseError as exc:
+        raise UsageError(str(exc)) from None
     try:
         return request_body(data)
     except UsageError as exc:

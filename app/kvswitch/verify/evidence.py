@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from kvswitch import servers
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.answers import (
     SOURCE_PRIORITY,
     best_reading,
@@ -67,7 +68,7 @@ def error_message(status: int, body: bytes, content_type: str | None) -> str:
     """The server's own words for a failed request, whatever shape it used."""
     text = body.decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except ValueError:
         data = None
     if isinstance(data, Mapping):
@@ -89,7 +90,7 @@ def error_message(status: int, body: bytes, content_type: str | None) -> str:
 def context_limit(body: bytes) -> tuple[int, int] | None:
     """``(prompt tokens, context size)`` from an 'exceeds the available context size' error body."""
     try:
-        data = json.loads(body)
+        data = strict_json(body)
     except ValueError:
         return None
     err = data.get("error") if isinstance(data, Mapping) else None

@@ -26,9 +26,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from kvswitch.core.errors import ConfigParseError, KvSwitchError
+from kvswitch.core.fsutil import read_bytes
+from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.strictparse import loads_json
+
 #: oldest runs beyond this are dropped when the file is rewritten
 KEEP = 500
 MAX_PROPS_BYTES = 1 << 20
+#: 2 x KEEP records of a few KB each, with room; a larger file is refused by its size, unread
+MAX_HISTORY_BYTES = 64 << 20
 #: the /props settings that change what a server can reuse
 PROPS_SETTINGS = (
     "n_ctx",
@@ -91,7 +98,7 @@ def server_identity(base_url: str, timeout: float = 5.0) -> dict[str, Any]:
                 data += chunk
                 if len(data) > MAX_PROPS_BYTES:
                     return identity
-        props = json.loads(bytes(data)) if answer.status_code == 200 else None
+        props = strict_json(bytes(data)) if answer.status_code == 200 else None
         if isinstance(props, dict):
             identity["build"] = props.get("build_info")
             identity["model"] = os.path.basename(str(props.get("model_path") or "")) or None
@@ -140,18 +147,32 @@ class VerifyHistory:
         )
         atomic_write(path, text.encode("utf-8"), mode=0o600)
 
-    def load(self, profile: str) -> list[HistoryEntry]:
-        """Oldest first; a damaged line (a run killed mid-write) is skipped, never fatal."""
+    def load(self, profile: str, problems: list[str] | None = None) -> list[HistoryEntry]:
+        """Oldest first. A damaged line (a run killed mid-write, a hand edit, 100,000 levels of nesting)
+        is skipped, never fatal, and named (file:line and why) in ``problems`` when given."""
+        path = self.path(profile)
         try:
-            raw = self.path(profile).read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+            raw = read_bytes(path, MAX_HISTORY_BYTES)
+        except KvSwitchError as exc:
+            if problems is not None:
+                problems.append(str(exc))
+            return []
+        if raw is None:
             return []
         entries = []
-        for line in raw.splitlines():
-            with contextlib.suppress(ValueError, TypeError):
-                data = json.loads(line)
-                if isinstance(data, dict):
-                    entries.append(HistoryEntry.from_json(data))
+        for number, line in enumerate(raw.decode("utf-8", errors="replace").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                data = loads_json(path, line)
+                if not isinstance(data, dict):
+                    raise ValueError("not a JSON object")
+                entries.append(HistoryEntry.from_json(data))
+            except ConfigParseError as exc:
+                _note(problems, f"{path}:{number}: {exc.reason}; line skipped")
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc) or type(exc).__name__
+                _note(problems, f"{path}:{number}: not a verify record ({reason}); line skipped")
         return entries
 
     def profiles(self) -> list[str]:
@@ -210,3 +231,8 @@ def describe(entries: list[HistoryEntry]) -> str:
             f"{e.server.get('build') or e.server.get('url', '')}"
         )
     return "\n".join(lines)
+
+
+def _note(problems: list[str] | None, text: str) -> None:
+    if problems is not None:
+        problems.append(text)

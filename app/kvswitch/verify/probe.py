@@ -10,7 +10,6 @@ blocked read then returns at once and the call reports why it ended. Every body 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -32,6 +31,7 @@ from kvswitch.core.http import (
     read_bounded,
     read_prefix,
 )
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.verify.evidence import Reading, error_message, merge_stream_readings
 
 MAX_ERROR_BODY = 64 * 1024
@@ -228,7 +228,7 @@ def _events(guard: Guard, response: httpx.Response, content_type: str) -> Iterat
     if "event-stream" not in content_type and "ndjson" not in content_type:
         raw = b"".join(chunks)
         try:
-            data = json.loads(raw)
+            data = strict_json(raw)
         except ValueError:
             yield from _ndjson_or_fail(raw, response)
             return
@@ -246,7 +246,7 @@ def _events(guard: Guard, response: httpx.Response, content_type: str) -> Iterat
         if payload == "[DONE]":
             continue
         try:
-            data = json.loads(payload)
+            data = strict_json(payload)
         except ValueError:
             raise ProbeError(
                 "bad_body", f"{response.request.url}: the stream is not JSON: {payload[:120]!r}"
@@ -265,7 +265,7 @@ def _ndjson_or_fail(raw: bytes, response: httpx.Response) -> Iterator[dict[str, 
         if line.startswith(b"data:"):
             line = line[5:].strip()
         try:
-            item = json.loads(line)
+            item = strict_json(line)
         except ValueError:
             item = None
         if not isinstance(item, dict):

@@ -9,7 +9,6 @@ count route counts the original body, which checks the rendering end to end.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ import httpx
 from kvswitch import servers
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.base import Server
 
 #: the most a render or tokenize answer may hold (a 32k-token prompt with pieces is about 2 MB)
@@ -95,7 +95,7 @@ class ServerRenderer:
         if status in (404, 405, 501):
             raise RenderError(f"{url}: HTTP {status}: this server cannot render prompts")
         try:
-            decoded = json.loads(bytes(data))
+            decoded = strict_json(bytes(data))
         except ValueError:
             raise RenderError(f"{url}: answered HTTP {status} with a body that is not JSON") from None
         if status >= 400:

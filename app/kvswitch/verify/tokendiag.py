@@ -15,6 +15,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.verify.diagnose import (
     PrefixDiagnosis,
     closing_lines,
@@ -108,7 +109,7 @@ def locate_part(body: dict[str, Any], rendered: str, offset: int) -> str:
     """The request part whose text covers ``offset`` of the rendered prompt (or what lies between)."""
     spans: list[tuple[int, int, str]] = []
     for part in prompt_parts(body):
-        for leaf in _string_leaves(json.loads(part.data)):
+        for leaf in _string_leaves(strict_json(part.data)):
             for needle in (leaf, json.dumps(leaf, ensure_ascii=False)[1:-1]):
                 if len(needle) < MIN_NEEDLE:
                     continue

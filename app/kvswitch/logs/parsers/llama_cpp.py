@@ -8,9 +8,9 @@ The slot prefix is searched anywhere in the line, not anchored, because LM Studi
 
 from __future__ import annotations
 
-import json
 import re
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.logs.model import LineKind
 from kvswitch.logs.parsers.base import MAX_DIGITS, Fact, Parsed, What, bounded, ratio_kind, status_kind
 
@@ -293,7 +293,7 @@ def _field_int(fields: dict[str, object], *names: str) -> int | None:
 def _parse_json(text: str) -> Parsed | None:
     """2024 structured logs (``{"msg": ..., "id_slot": ...}``) and ``--log-jsonl`` (``{"type":"log"}``)."""
     try:
-        obj = json.loads(text)
+        obj = strict_json(text)
     except ValueError:
         return None
     if not isinstance(obj, dict):
