@@ -11,10 +11,10 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from kvswitch import __version__
-from kvswitch.core.errors import KvSwitchError
+from kvswitch.core.errors import KvSwitchError, UsageError
 
 #: modules that expose ``register(subparsers) -> None``; each adds parsers with ``func=handler(args) -> int``
 COMMAND_MODULES = (
@@ -91,19 +91,78 @@ def command_modules(argv: Sequence[str]) -> Sequence[str]:
     return COMMAND_MODULES
 
 
+#: the environment variables KV Switch reads (directly, or through ``Path.home``/platformdirs)
+READ_ENVIRONMENT = (
+    "HOME", "USERPROFILE", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "KVSWITCH_CONFIG_DIR", "KVSWITCH_CLAUDE_BIN",
+    "KVSWITCH_LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR", "APPDATA", "LOCALAPPDATA", "ZDOTDIR", "SHELL", "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "ANTHROPIC_MODEL", "CLAUDE_CODE_ATTRIBUTION_HEADER",
+)
+
+
+def _not_text(value: str) -> str | None:
+    """What is wrong with ``value`` as text ("(b'\\xff') is not UTF-8"), None when nothing is.
+
+    Bytes that are not UTF-8 reach Python as lone surrogates; they are shown as the bytes they were.
+    """
+    if "\x00" in value:  # no OS command line carries one, but a caller of ``main`` can
+        return f"({value[:60]!r}) holds a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate from a UTF-16 command line (Windows)
+            raw = value.encode("utf-8", "backslashreplace")
+        return f"({raw[:60]!r}{'...' if len(raw) > 60 else ''}) is not UTF-8 text"
+    return None
+
+
+def check_text_input(argv: Sequence[str], environ: Mapping[str, str]) -> None:
+    """Refuse, naming it, an argument or a read environment variable that is not UTF-8 text.
+
+    The OS hands Python bytes; what is not UTF-8 becomes lone surrogates, which every later write
+    (a profile, a settings file, the terminal) refuses with a ``UnicodeEncodeError`` deep in the code.
+    Decoding everything once here turns that into one line naming the argument (exit 2).
+    """
+    for index, arg in enumerate(argv):
+        where = _not_text(arg)
+        if where is None:
+            continue
+        previous = argv[index - 1] if index else ""
+        if arg.startswith("--") and "=" in arg:
+            name = f"the value of {arg.split('=', 1)[0]}"
+        elif previous.startswith("-") and "=" not in previous and not _not_text(previous):
+            name = f"the value of {previous}"
+        else:
+            name = f"argument {index + 1}"
+        raise UsageError(f"{name} {where}; pass UTF-8 text")
+    for variable in READ_ENVIRONMENT:
+        where = _not_text(environ.get(variable, ""))
+        if where is not None:
+            raise UsageError(f"the environment variable {variable} {where}; set it to UTF-8 text or "
+                             "unset it")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser: argparse.ArgumentParser | None = None
-    args = gui_only_args(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    try:
+        check_text_input(given, os.environ)
+    except UsageError as exc:
+        sys.stderr.write(f"kvswitch: {exc}\n")
+        return exc.exit_code
+    args = gui_only_args(given)
     if args is None:
-        parser = build_parser(command_modules(sys.argv[1:] if argv is None else argv))
-        args = parser.parse_args(argv)
+        parser = build_parser(command_modules(given))
+        args = parser.parse_args(given)
     try:
         if args.command is None:
             return _launch_gui(args, parser)
         result: int = args.func(args)
         return result
     except KvSwitchError as exc:
-        sys.stderr.write(f"kvswitch: {exc}\n")
+        sys.stderr.write(f"kvswitch: {shown(str(exc))}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -113,8 +172,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("KVSWITCH_DEBUG"):
             raise
         name = type(exc).__name__
-        sys.stderr.write(f"kvswitch: internal error: {name}: {exc} (KVSWITCH_DEBUG=1 shows details)\n")
+        sys.stderr.write(f"kvswitch: internal error: {name}: {shown(str(exc))} (KVSWITCH_DEBUG=1 shows "
+                         "details)\n")
         return 70
+
+
+def shown(message: str) -> str:
+    """An error message as it may reach the terminal: secrets masked (``core.redact``)."""
+    from kvswitch.core.knownsecrets import hide_known  # noqa: PLC0415 - only on an error: log scan stays lean
+    from kvswitch.core.redact import mask_text  # noqa: PLC0415
+
+    return mask_text(hide_known(message))
 
 
 def gui_main(argv: Sequence[str] | None = None) -> int:

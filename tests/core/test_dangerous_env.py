@@ -51,7 +51,7 @@ def test_add_and_edit_refuse_dangerous_names_without_confirmation(
 
 
 def test_ordinary_names_stay_accepted() -> None:
-    ordinary = ("API_TIMEOUT_MS", "ANTHROPIC_MODEL", "CLAUDE_CODE_ATTRIBUTION_HEADER", "HTTPS_PROXY", "PATHS")
+    ordinary = ("API_TIMEOUT_MS", "ANTHROPIC_MODEL", "CLAUDE_CODE_ATTRIBUTION_HEADER", "PATHS", "PROXY_MODE")
     for name in ordinary:
         assert dangerous_reason(name) is None
 

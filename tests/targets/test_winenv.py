@@ -36,6 +36,7 @@ KEY = "sk-test-0123456789abcdef"
 LOCAL = Profile(name="local", base_url="http://127.0.0.1:8080", api_key=KEY, model="qwen",
                 env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}, targets=["claude", "codex", "windows-env"])
 REMOTE = Profile(name="remote", base_url="https://gw.example.com", env={"HTTPS_PROXY": "http://proxy:3128"},
+                 allow_dangerous_env=True,  # a proxy redirects traffic: confirmed by the user
                  targets=["windows-env"])
 USER_VALUES = {
     "Path": RegValue("%USERPROFILE%\\bin;C:\\tools", ValueKind.EXPAND_SZ),

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from kvswitch.core.store import ProfileStore
 
 
+def timeout_seconds(text: str) -> float:
+    """``--timeout``'s type: a finite number of seconds in (0, 86400]: ``inf`` never ends, ``nan`` never
+    expires, 0 can never succeed; anything else is a usage error naming the value."""
+    from kvswitch.core.http import check_timeout  # noqa: PLC0415 - light, but only when parsing
+
+    try:
+        return check_timeout(float(text), "the timeout")
+    except ValueError as exc:
+        message = str(exc) if "timeout" in str(exc) else f"{text!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def out(text: str) -> None:
     """One line for the user on stdout, flushed (a caller may be reading it line by line)."""
     sys.stdout.write(text + "\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch import servers
-from kvswitch.commands.common import out, paths_from, store_from
+from kvswitch.commands.common import out, paths_from, store_from, timeout_seconds
 from kvswitch.core.errors import UsageError
 from kvswitch.platform import autostart
 from kvswitch.platform.detect import PROBE_PORTS, DetectedServer, Detection, detect
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
                         help="probe this loopback port (repeatable; default: "
                              f"{', '.join(map(str, PROBE_PORTS))})")
     parser.add_argument("--no-processes", action="store_true", help="only probe ports; do not read processes")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    parser.add_argument("--timeout", type=timeout_seconds, default=DEFAULT_TIMEOUT,
                         help="seconds per probe (default %(default)s)")
     parser.add_argument("--add", action="store_true",
                         help="add a profile for every server found (names already taken are skipped)")

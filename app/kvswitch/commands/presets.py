@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from kvswitch.commands.common import out, store_from
+from kvswitch.commands.common import out, store_from, timeout_seconds
 from kvswitch.servers.preset_data import preset_entries
 
 
@@ -25,13 +25,15 @@ def register(subparsers: Any) -> None:
     models = subparsers.add_parser("models", help="list the models a profile's backend serves")
     models.add_argument("name")
     models.add_argument("--json", action="store_true", help="machine-readable output")
-    models.add_argument("--timeout", type=float, default=10.0, help="seconds to wait (default 10)")
+    models.add_argument("--timeout", type=timeout_seconds, default=10.0,
+                        help="seconds to wait (default 10)")
     models.set_defaults(func=cmd_models)
 
     test = subparsers.add_parser("test", help="test a profile's connection, key and route")
     test.add_argument("name")
     test.add_argument("--json", action="store_true", help="machine-readable output")
-    test.add_argument("--timeout", type=float, default=20.0, help="seconds to wait (default 20)")
+    test.add_argument("--timeout", type=timeout_seconds, default=20.0,
+                      help="seconds to wait (default 20)")
     test.set_defaults(func=cmd_test)
 
 

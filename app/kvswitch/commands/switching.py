@@ -324,7 +324,7 @@ def _secret_files(paths: Any, engine: Engine) -> list[Path]:
     """KV Switch's own key files, and every target file it wrote a key into (a symlink's target counts)."""
     from kvswitch.core.backups import ORIGINAL_NAME  # noqa: PLC0415
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
-    from kvswitch.targets.filetarget import holds_secret  # noqa: PLC0415
+    from kvswitch.targets.filetarget import holds_secret, holds_url_password  # noqa: PLC0415
 
     files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
     try:
@@ -332,7 +332,7 @@ def _secret_files(paths: Any, engine: Engine) -> list[Path]:
     except KvSwitchError:
         records = []
     for record in records:
-        if holds_secret(record.owned):
+        if holds_secret(record.owned) or holds_url_password(record.owned):
             files.append(Path(record.location))
     if paths.backups_dir.is_dir():
         files.extend(p for p in paths.backups_dir.rglob("*.bak"))

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.commands import verify_client
-from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.commands.common import err, out, paths_from, store_from, timeout_seconds
 from kvswitch.core.errors import UsageError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.paths import AppPaths
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
     verify.add_argument("--json", action="store_true", help="print the result as JSON")
     verify.add_argument(
         "--timeout",
-        type=_timeout,
+        type=timeout_seconds,
         default=None,
         help="seconds for the whole check, every request included (default 30; 600 with --client; "
         "at most 86400)",
@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
     )
     diagnose.add_argument(
         "--server-timeout",
-        type=_timeout,
+        type=timeout_seconds,
         default=60.0,
         metavar="S",
         help="deadline for the server (default 60 s)",
@@ -136,17 +136,6 @@ def register(subparsers: Any) -> None:
     ps.add_argument("--json", action="store_true", help="print the processes as JSON")
     ps.add_argument("--profile", help="compare with this profile (default: the active one)")
     ps.set_defaults(func=_ps)
-
-
-def _timeout(text: str) -> float:
-    """A finite number of seconds in (0, 86400]: ``inf`` never ends, ``nan`` never expires."""
-    from kvswitch.core.http import check_timeout  # noqa: PLC0415
-
-    try:
-        return check_timeout(float(text), "the timeout")
-    except ValueError as exc:
-        message = str(exc) if "timeout" in str(exc) else f"{text!r} is not a number"
-        raise argparse.ArgumentTypeError(message) from None
 
 
 def _count(text: str) -> int:

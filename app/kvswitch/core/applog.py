@@ -2,7 +2,8 @@
 
 The log is what a user attaches to a bug report, so it must be bounded in size and must never carry an
 API key, even if some code path logs a header or a URL with a token in it. Besides key-shaped text
-(``sk-...``, ``Bearer ...``, ``Authorization:``/``x-api-key:`` values, ``user:password@`` in URLs), every
+(``core.redact.mask_text``: ``sk-...``, ``Bearer ...``, credential-named headers, parameters and keys,
+``user:password@`` in URLs), every
 secret KV Switch knows (profile keys and URL passwords, registered by the store as it loads them) is
 replaced wherever it appears, whatever its shape.
 """
@@ -10,26 +11,20 @@ replaced wherever it appears, whatever its shape.
 from __future__ import annotations
 
 import logging
-import re
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from kvswitch.core.knownsecrets import hide_known
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.redact import mask_text
 
 LOG_NAME = "kvswitch.log"
 MAX_BYTES = 1_000_000
 BACKUP_COUNT = 3
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
 
-_SECRET_PATTERNS = (
-    re.compile(r"\b(sk-[A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}"),
-    re.compile(r"(?i)\b(bearer\s+)\S{4,}"),
-    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:[a-z]+\s+)?)[^\s\"',}]{4,}"),
-    re.compile(r"(?i)((?:api[_-]?key|auth[_-]?token|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{4,}"),
-    re.compile(r"(://[^/\s:@]*:)[^/\s@]+(?=@)"),
-)
-
+#: what replaces a secret in the log
+HIDDEN = "…[hidden]"
 
 
 class SecretFilter(logging.Filter):
@@ -44,10 +39,8 @@ class SecretFilter(logging.Filter):
 
 
 def scrub(text: str) -> str:
-    text = hide_known(text)
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda match: match.group(1) + "…[hidden]", text)
-    return text
+    """Known secrets by value, then every credential shape by ``redact.mask_text`` (the one rule)."""
+    return mask_text(hide_known(text), HIDDEN)
 
 
 def log_file(paths: AppPaths) -> Path:

@@ -19,6 +19,7 @@ import math
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Self
 from urllib.parse import urlsplit
@@ -39,9 +40,10 @@ class NetworkLimitError(KvSwitchError):
 class ResponseTooLarge(NetworkLimitError):
     """More bytes than the cap for this kind of answer."""
 
-    def __init__(self, limit: int, what: str = "the server"):
+    def __init__(self, limit: int, what: str = "the server", after: str = ""):
         self.limit = limit
-        super().__init__(f"{what} sent more than {format_size(limit)}; stopped reading")
+        after = f" {after}" if after else ""
+        super().__init__(f"{what} sent more than {format_size(limit)}{after}; stopped reading")
 
 
 class LineTooLong(ResponseTooLarge):
@@ -51,6 +53,10 @@ class LineTooLong(ResponseTooLarge):
         self.limit = limit
         message = f"{what} sent a line longer than {format_size(limit)}; stopped reading"
         NetworkLimitError.__init__(self, message)
+
+
+class UndecodableBody(NetworkLimitError):
+    """A ``Content-Encoding`` KV Switch does not decode, too many layers of it, or a corrupt layer."""
 
 
 class DeadlineExceeded(NetworkLimitError):
@@ -70,6 +76,13 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+class HeadersTooSlow(DeadlineExceeded):
+    """The status line and headers did not arrive within their own deadline."""
+
+    def __init__(self, seconds: float, what: str = ""):
+        self.seconds = seconds
+        prefix = f"{what}: " if what else ""
+        NetworkLimitError.__init__(self, f"{prefix}no response headers within {seconds:g} s")
 
 
 def format_size(size: int) -> str:
@@ -117,6 +130,9 @@ class Deadline:
         self._clock = clock
         self.at = clock() + self.seconds
 
+    def now(self) -> float:
+        return self._clock()
+
     def remaining(self) -> float:
         return max(0.0, self.at - self._clock())
 
@@ -141,7 +157,7 @@ class SocketCutter:
     just faster than the per-read timeout keeps one read-headers call going for hours, and a blocked
     read cannot see a cancel button. Use as a context manager (a watcher thread runs inside it);
     register sockets with ``register`` or, for httpx, ``trace`` (its ``trace`` request extension).
-    ``tripped`` says why it cut: ``"cancelled"``, ``"timeout"`` or ``None``.
+    ``tripped`` says why it cut: ``"cancelled"``, ``"timeout"``, ``"headers"`` (``expect_headers``) or None.
     """
 
     #: how often a cancel flag is looked at
@@ -153,8 +169,12 @@ class SocketCutter:
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._tripped: str | None = None
         self._watcher: threading.Thread | None = None
+        self._headers_by: float | None = None
+        #: the header allowance of the request last started (for the message when it trips)
+        self.header_seconds = 0.0
 
     def __enter__(self) -> Self:
         self._watcher = threading.Thread(target=self._watch, name="kvswitch-socket-cutter", daemon=True)
@@ -163,30 +183,70 @@ class SocketCutter:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        self._wake.set()
         if self._watcher is not None:
             self._watcher.join(timeout=2)
 
+    def expect_headers(self, seconds: float) -> None:
+        """A request starts: until ``headers_arrived``, cut its socket ``seconds`` from now as well.
+
+        The whole-operation deadline still applies; this one ends a peer that drips its status line
+        and headers sooner, since nothing useful can come of such an answer.
+        """
+        with self._lock:
+            self.header_seconds = seconds
+            self._headers_by = self.clock.now() + seconds
+        self._wake.set()
+
+    def headers_arrived(self) -> None:
+        with self._lock:
+            self._headers_by = None
+
+    def _header_time_left(self) -> float | None:
+        with self._lock:
+            by = self._headers_by
+        return None if by is None else by - self.clock.now()
+
     def _watch(self) -> None:
-        while True:
+        while not self._stop.is_set():
             wait = self.clock.remaining()
+            header_left = self._header_time_left()
+            if header_left is not None:
+                wait = min(wait, max(0.0, header_left))
             if self.cancel is not None:
                 wait = min(wait, self.CANCEL_POLL)
-            if self._stop.wait(wait):
+            self._wake.wait(wait)
+            self._wake.clear()
+            if self._stop.is_set():
                 return
             if self.cancel is not None and self.cancel.is_set():
                 self.cut("cancelled")
                 return
-            if self.clock.expired:
-                self.cut("timeout")
+            if self.clock.expired:  # still waiting for headers: that is what the peer failed to send
+                self.cut("headers" if self._header_time_left() is not None else "timeout")
+                return
+            header_left = self._header_time_left()
+            if header_left is not None and header_left <= 0:
+                self.cut("headers")
                 return
 
     @property
     def tripped(self) -> str | None:
+        """``"cancelled"``, ``"timeout"`` (the whole deadline), ``"headers"`` (header deadline) or None."""
         if self.cancel is not None and self.cancel.is_set():
             return "cancelled"
         if self._tripped is None and self.clock.expired:
             return "timeout"
         return self._tripped
+
+    def limit_error(self, what: str = "") -> NetworkLimitError | None:
+        """The error for the limit that made this cutter cut (None when it did not, or on cancel)."""
+        why = self.tripped
+        if why == "timeout":
+            return DeadlineExceeded(self.clock.seconds, what)
+        if why == "headers":
+            return HeadersTooSlow(self.header_seconds, what)
+        return None
 
     def register(self, sock: object) -> None:
         if not isinstance(sock, socket.socket):
@@ -281,3 +341,96 @@ def iter_lines_bounded(
             raise LineTooLong(max_line, what)
     if pending:
         yield bytes(pending).rstrip(b"\r")
+
+
+#: the content codings decoded (RFC 9110 8.4.1); anything else is refused with its name
+DECODED_CODINGS = ("gzip", "x-gzip", "deflate")
+#: more layers than this is no real server's doing (one is usual): each layer multiplies a bomb's size
+MAX_CODING_LAYERS = 2
+#: the most one decompression step may produce; the decoded total is checked after each step
+DECODE_STEP = 64 * 1024
+
+
+def content_codings(header: str | None) -> list[str]:
+    """The codings of a ``Content-Encoding`` value in the order they were applied (identity dropped);
+    ``UndecodableBody`` for a coding KV Switch does not decode, or more than ``MAX_CODING_LAYERS``."""
+    codings = [c.strip().lower() for c in (header or "").split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    for coding in codings:
+        if coding not in DECODED_CODINGS:
+            shown = coding.encode("ascii", "replace").decode()[:40]
+            raise UndecodableBody(f"the server sent its answer with Content-Encoding {shown!r}, which "
+                                  f"KV Switch does not decode (it decodes {', '.join(DECODED_CODINGS)})")
+    if len(codings) > MAX_CODING_LAYERS:
+        raise UndecodableBody(f"the server sent its answer compressed {len(codings)} times over "
+                              f"(Content-Encoding: {', '.join(codings)}); at most {MAX_CODING_LAYERS} "
+                              "layers are decoded")
+    return codings
+
+
+def _decoder(coding: str) -> Any:
+    return zlib.decompressobj(zlib.MAX_WBITS | 16 if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS)
+
+
+def _inflate(chunks: Iterable[bytes], coding: str, limit: int, what: str) -> Iterator[bytes]:
+    """One layer decoded in steps of at most ``DECODE_STEP`` bytes; more than ``limit`` in all raises.
+
+    ``decompress`` without ``max_length`` turns 10 KB into gigabytes in one call; with it, the input
+    it has not used yet waits in ``unconsumed_tail`` (and output it owes comes on a call with no new
+    input). Concatenated gzip members are decoded in turn; ``deflate`` is tried as zlib-wrapped first
+    and as raw deflate if that fails (servers send both).
+    """
+    decoder = _decoder(coding)
+    produced = 0
+    started = False
+    for chunk in chunks:
+        data = chunk
+        while data or started:
+            try:
+                out = decoder.decompress(data, DECODE_STEP)
+            except zlib.error as exc:
+                if coding == "deflate" and not started:
+                    coding, decoder = "raw deflate", zlib.decompressobj(-zlib.MAX_WBITS)
+                    continue
+                raise UndecodableBody(f"{what} sent a corrupt {coding} body ({exc})") from None
+            started = True
+            produced += len(out)
+            if produced > limit:
+                raise ResponseTooLarge(limit, what, after=f"once decompressed ({coding})")
+            if out:
+                yield out
+            if decoder.eof:
+                data = decoder.unused_data if coding in ("gzip", "x-gzip") else b""
+                if not data:
+                    break
+                decoder = _decoder(coding)  # a next gzip member
+                continue
+            data = decoder.unconsumed_tail
+            if not data and len(out) < DECODE_STEP:
+                break
+    if started and not decoder.eof:
+        raise UndecodableBody(f"{what} sent a {coding} body that is cut short or corrupt")
+
+
+def iter_decoded(
+    raw: Iterable[bytes],
+    content_encoding: str | None,
+    limit: int,
+    deadline: Deadline | None = None,
+    *,
+    what: str = "the server",
+    check: Callable[[], None] | None = None,
+) -> Iterator[bytes]:
+    """The body as the peer meant it: every ``Content-Encoding`` layer undone, with ``limit`` on the
+    bytes on the wire *and* on the decoded bytes of every layer, the deadline checked per chunk.
+
+    ``raw`` is the body as it came off the connection (httpx ``iter_raw``, which undoes only the
+    chunked transfer coding): an HTTP library's automatic decompression has no cap of its own.
+    """
+    codings = content_codings(content_encoding)
+    chunks: Iterable[bytes] = iter_bounded(raw, limit, deadline, what=what, check=check)
+    for coding in reversed(codings):
+        chunks = _inflate(chunks, coding, limit, what)
+    yield from chunks
+    if deadline is not None:
+        deadline.check()

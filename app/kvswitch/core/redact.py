@@ -63,3 +63,36 @@ def mask_json(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, list):
         return [mask_json(item, _depth + 1) for item in value]
     return value
+
+
+#: a credential-named header, query parameter or JSON/Python key followed by its value, in free text
+_NAMED_VALUE = re.compile(
+    r"""(?P<name>[A-Za-z][\w-]{0,40})(?P<sep>["']?\s*[:=]\s*["']?(?>(?:(?:bearer|basic|token)\s+)?))"""
+    r"""(?![•…])(?P<value>[^\s"',;&}\]]{4,})""",  # (not a value masked already)
+    re.IGNORECASE,
+)
+#: the password of a URL's user-info (``scheme://user:password@host``)
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][\w+.-]*://[^/\s:@]*:)(?P<password>[^/\s@]+)(?=@)")
+#: key shapes that need no name: OpenAI/Anthropic-style ``sk-...`` and a bare ``Bearer <token>``
+_KEY_SHAPES = (
+    re.compile(r"\b(sk-[A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}"),
+    re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]{4,}"),
+)
+
+
+def mask_text(text: str, mask: str = MASK) -> str:
+    """Free text (an error message, a log line, a report) with every credential-shaped part masked:
+    the values of credential-named headers, parameters and keys (by ``is_secret_name``, the rule the
+    other functions here use), URL passwords, ``sk-`` keys and bearer tokens.
+
+    Values KV Switch knows by value (profile keys) are hidden by ``knownsecrets.hide_known`` first;
+    this catches what it does not know, whatever sent it.
+    """
+    text = _URL_PASSWORD.sub(lambda m: m.group("head") + mask, text)
+    text = _NAMED_VALUE.sub(
+        lambda m: m.group("name") + m.group("sep") + mask if is_secret_name(m.group("name")) else m.group(0),
+        text,
+    )
+    for pattern in _KEY_SHAPES:
+        text = pattern.sub(lambda m: m.group(1) + mask, text)
+    return text

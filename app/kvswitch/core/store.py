@@ -50,6 +50,9 @@ def migrate(data: dict[str, Any]) -> dict[str, Any]:
             raise ValueError("schema 1 expects 'profiles' to be an object keyed by name")
         profiles = []
         for name, fields in old.items():
+            if not isinstance(fields, dict):
+                kind = type(fields).__name__
+                raise ValueError(f"schema 1 expects profile {name!r} to be an object, not {kind}")
             fields = dict(fields)
             if "key" in fields:
                 fields["api_key"] = fields.pop("key")

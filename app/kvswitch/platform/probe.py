@@ -20,9 +20,11 @@ from urllib.parse import urlsplit
 import httpx
 
 from kvswitch import servers
-from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter, read_bounded
+from kvswitch.core.errors import ConfigParseError
+from kvswitch.core.http import MB, Deadline, NetworkLimitError, SocketCutter
+from kvswitch.core.http_client import exchange, new_client
 from kvswitch.core.models import ProfileKind
-from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.strictparse import loads_json
 from kvswitch.core.text import printable_data
 
 DEFAULT_TIMEOUT = 0.8
@@ -75,19 +77,17 @@ def _get_json(client: _Client, path: str) -> tuple[int, Any]:
     Strings in the body are made printable: model names and versions end up on screen.
     """
     try:
-        read_timeout = client.deadline.socket_timeout(client.timeout)
-        with client.http.stream(
-            "GET", path, timeout=read_timeout, extensions={"trace": client.cutter.trace}
-        ) as response:
-            body = read_bounded(response.iter_bytes(), MAX_ANSWER, client.deadline)
-            status = response.status_code
+        with exchange(client.http, client.cutter, "GET", path, limit=MAX_ANSWER,
+                      header_timeout=client.timeout) as answer:
+            body = answer.read()
+            status = answer.status
     except (httpx.TimeoutException, httpx.NetworkError, NetworkLimitError) as exc:
         raise _Unresponsive(path) from exc
     except httpx.HTTPError:
         return 0, None
     try:
-        return status, printable_data(strict_json(body))
-    except ValueError:
+        return status, printable_data(loads_json(path, body.decode("utf-8", "replace")))
+    except (ValueError, ConfigParseError):
         return status, None
 
 
@@ -98,13 +98,7 @@ def identify(host: str, port: int, timeout: float = DEFAULT_TIMEOUT) -> ProbeRes
     base = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
     with (
         SocketCutter(Deadline(timeout * PORT_BUDGET_READS)) as cutter,
-        httpx.Client(
-            base_url=base,
-            timeout=timeout,
-            follow_redirects=False,
-            trust_env=False,
-            headers={"accept-encoding": "identity"},
-        ) as http,
+        new_client(base, timeout, base_url=base) as http,
     ):
         client = _Client(http, cutter, timeout)
         try:

@@ -24,7 +24,7 @@ from tomlkit.items import Table
 from kvswitch import servers
 from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
 from kvswitch.core.errors import ConfigParseError, ProfileError
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, url_password
 from kvswitch.core.presets import codex_base_url, is_openai_hosted
 from kvswitch.core.strictparse import check_toml
 from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
@@ -151,7 +151,9 @@ class CodexConfigTarget(StructuredFileTarget):
         return wanted
 
     def profile_secrets(self, profile: Profile) -> list[str]:
-        return []  # the key never goes into config.toml
+        """The key never goes into config.toml; a password in the base URL does (masked in every diff)."""
+        password = url_password(codex_base_url(profile))
+        return [password] if password else []
 
     def extra_warnings(self, doc: Any) -> list[str]:
         notes = []

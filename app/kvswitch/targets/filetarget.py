@@ -15,7 +15,7 @@ from kvswitch.core.envmap import NO_KEY_PLACEHOLDER
 from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
 from kvswitch.core.ledger import digest_bytes
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, url_password
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.keyed import (
     KeyedDocument,
@@ -142,7 +142,7 @@ class StructuredFileTarget(Target):
         if plan.after is None:
             atomic_delete(self.path)
         else:
-            secret = self.secret_file or holds_secret(plan.owned)
+            secret = self.secret_file or holds_secret(plan.owned) or holds_url_password(plan.owned)
             atomic_write(self.path, plan.after.encode("utf-8"), secret=secret)
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -174,3 +174,10 @@ def check_unchanged(path: Path, plan: Plan) -> None:
         raise FileAccessError(
             path, "changed since KV Switch planned this change; nothing was written there, try again"
         )
+
+
+def holds_url_password(owned: dict[str, str]) -> bool:
+    """Whether a value KV Switch owns in a file is a URL carrying a password (``https://user:pw@host``):
+    such a file is a secret like one holding a key, kept 0600."""
+    return any(value and not key.startswith("@") and url_password(str(value)) is not None
+               for key, value in owned.items())

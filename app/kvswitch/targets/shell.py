@@ -24,7 +24,7 @@ from kvswitch.core.envmap import shell_env
 from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_delete, atomic_write, read_bytes, resolve_for_write
 from kvswitch.core.ledger import digest_bytes
-from kvswitch.core.models import Profile, mask_secret
+from kvswitch.core.models import Profile, mask_secret, mask_url, url_password
 from kvswitch.core.paths import home_dir
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.filetarget import check_unchanged
@@ -238,8 +238,10 @@ def _describe_changes(
 
 
 def _show(name: str, value: str) -> str:
-    """A value for a change line: masked when the name says it is a secret."""
-    return mask_secret(value) if _SECRET_NAME.search(name) else json.dumps(value, ensure_ascii=False)
+    """A value for a change line: masked when the name says it is a secret, a URL's password masked."""
+    if _SECRET_NAME.search(name):
+        return mask_secret(value)
+    return json.dumps(mask_url(value), ensure_ascii=False)
 
 
 def _holds_secret(plan: Plan) -> bool:
@@ -247,7 +249,9 @@ def _holds_secret(plan: Plan) -> bool:
 
 
 def _holds_secret_values(exports: Mapping[str, str]) -> bool:
-    return any(_SECRET_NAME.search(name) and value for name, value in exports.items())
+    """A credential-named export, or a URL with a password in it: the file is then kept 0600."""
+    return any(value and (_SECRET_NAME.search(name) or url_password(value) is not None)
+               for name, value in exports.items())
 
 
 def _expand_home(value: str, home: Path) -> Path:

@@ -20,29 +20,35 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from kvswitch.core import http_client
 from kvswitch.core.catalog import vendors_for_host
-from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.models import Profile
+from kvswitch.core.errors import ConfigParseError, KvSwitchError
+from kvswitch.core.http import MB, DeadlineExceeded, HeadersTooSlow, NetworkLimitError, ResponseTooLarge
+from kvswitch.core.models import Profile, mask_url
 from kvswitch.core.presets import codex_base_url
-from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.redact import MASK, mask_query
+from kvswitch.core.strictparse import loads_json
+from kvswitch.core.text import printable
 from kvswitch.servers import (
     API_VERSION_HEADER,
     MESSAGES_API_LABEL,
     VENDOR_MESSAGES_SEGMENT,
     native_model_list,
 )
-from kvswitch.verify.probe import is_loopback_url
 
 USER_AGENT = "kvswitch-connection-test"
 MESSAGE_LIMIT = 300
-BODY_LIMIT = 1_000_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+#: a model list of a big vendor (OpenRouter: ~1.5 MB) fits; an error body needs only its start
+BODY_LIMIT = 8 * MB
+ERROR_BODY_LIMIT = 64 * 1024
+#: status line and headers of a GET are due this soon (within --timeout): a model list is a file read
+HEADER_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
 class ConnectionReport:
-    """``outcome`` is one of: ok, dns, refused, tls, timeout, network, redirect, auth, route, rate-limited,
-    bad-request, server-error, non-json, error-body, unexpected-body."""
+    """``outcome`` is one of: ok, dns, refused, tls, timeout, network, too-large, bad-encoding, redirect,
+    auth, route, rate-limited, bad-request, server-error, non-json, error-body, unexpected-body."""
 
     ok: bool
     outcome: str
@@ -101,12 +107,17 @@ def auth_headers(profile: Profile) -> dict[str, str]:
     return headers
 
 
+def _secrets(profile: Profile) -> tuple[str, ...]:
+    """What must never be shown of a profile: its key and the password in its base URL."""
+    return tuple(profile.secrets)
+
+
 def clean_message(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """The server's words fit for one terminal line: no control characters, no key, bounded length."""
+    """The server's words fit for one terminal line: ``printable``, no key, bounded length."""
     for secret in secrets:
         if secret:
-            text = text.replace(secret, "•" * 8)
-    text = _CONTROL.sub(" ", text).strip()
+            text = text.replace(secret, MASK)
+    text = printable(text, multiline=False).strip()
     text = re.sub(r"\s{2,}", " ", text)
     return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 1] + "…"
 
@@ -115,8 +126,8 @@ def server_message(body: bytes) -> str:
     """``error.message`` (Messages API, OpenAI), ``message``, ``detail``, or the start of the text."""
     text = body.decode("utf-8", "replace")
     try:
-        data = strict_json(text)
-    except ValueError:
+        data = loads_json("the answer", text)
+    except (ValueError, ConfigParseError):
         return text
     if isinstance(data, dict):
         error = data.get("error")
@@ -168,7 +179,7 @@ def _transport_report(
                                 "The server is slow or a firewall drops the traffic; check the host and "
                                 "port, or raise --timeout for a big local model.", elapsed_ms=elapsed)
     cause = _failure_cause(exc)
-    detail = clean_message(str(exc), (profile.key,))
+    detail = clean_message(str(exc), _secrets(profile))
     if cause == "dns":
         return ConnectionReport(False, "dns", url, f"the host name {host!r} does not resolve",
                                 "Check the spelling of the base URL, your DNS or proxy."
@@ -186,15 +197,14 @@ def _transport_report(
                             server_message=detail, elapsed_ms=elapsed)
 
 
-def _status_report(profile: Profile, url: str, response: httpx.Response, body: bytes,
+def _status_report(profile: Profile, url: str, status: int, location: str, body: bytes,
                    elapsed: int) -> ConnectionReport | None:
     """A failed report for a non-2xx answer, or None when the status is a success."""
-    status = response.status_code
-    said = clean_message(server_message(body), (profile.key,))
+    said = clean_message(server_message(body), _secrets(profile))
     if 200 <= status < 300:
         return None
     if 300 <= status < 400:
-        location = clean_message(response.headers.get("location", "?"))
+        location = clean_message(mask_url(mask_query(location)), _secrets(profile))
         return ConnectionReport(False, "redirect", url, f"HTTP {status}: redirected to {location}",
                                 "Use the address it redirects to as the base URL (clients do not follow "
                                 "redirects for POST).", status, said, elapsed)
@@ -236,14 +246,14 @@ def _auth_fix(profile: Profile) -> str:
 def _body_report(profile: Profile, url: str, status: int, body: bytes, expected: str,
                  elapsed: int) -> tuple[ConnectionReport | None, Any]:
     try:
-        data = strict_json(body)
-    except ValueError:
-        said = clean_message(body.decode("utf-8", "replace"))
+        data = loads_json(url, body.decode("utf-8", "replace"))
+    except (ValueError, ConfigParseError):
+        said = clean_message(body.decode("utf-8", "replace"), _secrets(profile))
         return ConnectionReport(False, "non-json", url, f"HTTP {status} but the body is not JSON",
                                 "The base URL probably points at a web page or a proxy, not at the API."
                                 + _vendor_hint(profile), status, said, elapsed), None
     if isinstance(data, dict) and data.get("error"):
-        said = clean_message(server_message(body), (profile.key,))
+        said = clean_message(server_message(body), _secrets(profile))
         return ConnectionReport(False, "error-body", url, f"HTTP {status} with an error object instead of "
                                 f"{expected!r}", "Read the server's message: the model name or the request "
                                 "shape is usually what it rejects.", status, said, elapsed), None
@@ -251,34 +261,52 @@ def _body_report(profile: Profile, url: str, status: int, body: bytes, expected:
         return ConnectionReport(False, "unexpected-body", url, f"HTTP {status} but no {expected!r} in the "
                                 "answer", "This URL does not serve the API the client speaks; check the base "
                                 "URL's path." + _vendor_hint(profile), status, clean_message(body.decode(
-                                    "utf-8", "replace")), elapsed), None
+                                    "utf-8", "replace"), _secrets(profile)), elapsed), None
     return None, data
 
 
-_Answer = tuple[ConnectionReport | None, httpx.Response | None, bytes, int]
+_Answer = tuple[ConnectionReport | None, int, bytes, int]
+
+
+def _limit_report(url: str, exc: NetworkLimitError, elapsed: int, timeout: float) -> ConnectionReport:
+    """A report for an answer that broke a limit: too slow, too big, or a coding that is not decoded."""
+    said = printable(str(exc), multiline=False)
+    if isinstance(exc, DeadlineExceeded):
+        said = (f"no response headers within {exc.seconds:g} s" if isinstance(exc, HeadersTooSlow)
+                else f"no complete answer within the {timeout:g} s timeout")
+        return ConnectionReport(False, "timeout", url, said,
+                                "The server is slow or sends its answer a byte at a time; check the host "
+                                "and port, or raise --timeout for a big local model.", elapsed_ms=elapsed)
+    if isinstance(exc, ResponseTooLarge):
+        return ConnectionReport(False, "too-large", url, said,
+                                "No API answer is that big: the base URL points at something else (a file "
+                                "server, a proxy) or the server is broken.", elapsed_ms=elapsed)
+    return ConnectionReport(False, "bad-encoding", url, said,
+                            "The server (or a proxy in front of it) compresses its answers in a way no API "
+                            "client expects; check what the base URL points at.", elapsed_ms=elapsed)
 
 
 def _request(profile: Profile, method: str, url: str, timeout: float,
              payload: dict[str, Any] | None = None) -> _Answer:
-    """``(failure or None, response, body capped at 1 MB, elapsed ms)``."""
+    """``(failure or None, status, body, elapsed ms)``: the body decoded and capped at ``BODY_LIMIT``,
+    status line and headers due within ``HEADER_TIMEOUT`` for a GET, all of it within ``timeout``."""
     started = time.monotonic()
-    limits = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+    shown = mask_url(url)
+    header_timeout = HEADER_TIMEOUT if method == "GET" else None
     try:
-        proxied = not is_loopback_url(url)
-        with httpx.Client(timeout=limits, follow_redirects=False, trust_env=proxied) as client, \
-                client.stream(method, url, headers=auth_headers(profile), json=payload) as response:
-            body = b""
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) >= BODY_LIMIT:
-                    break
-                if time.monotonic() - started > timeout:  # a trickling answer: the bound is overall
-                    raise httpx.ReadTimeout("the answer did not finish in time")
+        with http_client.request(method, url, timeout=timeout, limit=BODY_LIMIT,
+                                 header_timeout=header_timeout, headers=auth_headers(profile), json=payload,
+                                 what="the server") as answer:
+            status, location = answer.status, answer.headers.get("location", "?")
+            body = answer.read() if 200 <= status < 300 else answer.read_prefix(ERROR_BODY_LIMIT)
+    except NetworkLimitError as exc:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return _limit_report(shown, exc, elapsed, timeout), 0, b"", elapsed
     except (httpx.HTTPError, OSError) as exc:
         elapsed = int((time.monotonic() - started) * 1000)
-        return _transport_report(profile, url, exc, elapsed, timeout), None, b"", elapsed
+        return _transport_report(profile, shown, exc, elapsed, timeout), 0, b"", elapsed
     elapsed = int((time.monotonic() - started) * 1000)
-    return _status_report(profile, url, response, body, elapsed), response, body, elapsed
+    return _status_report(profile, shown, status, location, body, elapsed), status, body, elapsed
 
 
 def _probe_model(profile: Profile) -> str:
@@ -296,14 +324,15 @@ def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionRepor
         method = "POST"
     else:
         url, expected, payload, method = models_url(profile), "data", None, "GET"
-    failed, _response, body, elapsed = _request(profile, method, url, timeout, payload)
+    failed, status, body, elapsed = _request(profile, method, url, timeout, payload)
     if failed is not None:
         return failed
-    status = _response.status_code if _response is not None else 200
+    url = mask_url(url)
     failed, data = _body_report(profile, url, status, body, expected, elapsed)
     if failed is not None:
         return failed
-    what = f"answered as {data.get('model') or 'the model'}" if expected == "content" else "listed its models"
+    model = clean_message(str(data.get("model") or ""), _secrets(profile)) or "the model"
+    what = f"answered as {model}" if expected == "content" else "listed its models"
     return ConnectionReport(True, "ok", url, f"HTTP {status}, {what}", status=status, elapsed_ms=elapsed)
 
 
@@ -327,13 +356,14 @@ def list_models(profile: Profile, timeout: float = 10.0) -> ModelListing:
     expected, key = native[1:] if native is not None else ("data", "id")
     first_failure: ConnectionReport | None = None
     for url in models_urls(profile):
-        failed, response, body, elapsed = _request(profile, "GET", url, timeout)
-        if failed is None and response is not None:
-            failed, data = _body_report(profile, url, response.status_code, body, expected, elapsed)
+        failed, status, body, elapsed = _request(profile, "GET", url, timeout)
+        if failed is None:
+            failed, data = _body_report(profile, mask_url(url), status, body, expected, elapsed)
         if failed is None:
             entries = data.get(expected) if isinstance(data.get(expected), list) else []
-            ids = tuple(str(e[key]) for e in entries if isinstance(e, dict) and e.get(key))
-            return ModelListing(url, ids)
+            ids = tuple(printable(str(e[key]), multiline=False)
+                        for e in entries if isinstance(e, dict) and e.get(key))
+            return ModelListing(mask_url(url), ids)
         first_failure = first_failure or failed
         if failed.outcome != "route":
             break

@@ -26,10 +26,13 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from kvswitch.core import http_client
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
 from kvswitch.core.fsutil import read_bytes
-from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.http import NetworkLimitError
 from kvswitch.core.strictparse import loads_json
+from kvswitch.core.text import printable_data
+from kvswitch.verify.probe import parse_json
 
 #: oldest runs beyond this are dropped when the file is rewritten
 KEEP = 500
@@ -91,14 +94,9 @@ def server_identity(base_url: str, timeout: float = 5.0) -> dict[str, Any]:
     """What the server says it is: the build and cache settings of its ``/props``, when it answers."""
     root = base_url.rstrip("/").removesuffix("/v1")
     identity: dict[str, Any] = {"url": public_url(root)}
-    with contextlib.suppress(httpx.HTTPError, ValueError, TypeError):
-        with httpx.stream("GET", f"{root}/props", timeout=timeout) as answer:
-            data = bytearray()
-            for chunk in answer.iter_bytes():
-                data += chunk
-                if len(data) > MAX_PROPS_BYTES:
-                    return identity
-        props = strict_json(bytes(data)) if answer.status_code == 200 else None
+    with contextlib.suppress(httpx.HTTPError, OSError, NetworkLimitError, ValueError, TypeError):
+        with http_client.request("GET", f"{root}/props", timeout=timeout, limit=MAX_PROPS_BYTES) as answer:
+            props = printable_data(parse_json(answer.read())) if answer.status == 200 else None
         if isinstance(props, dict):
             identity["build"] = props.get("build_info")
             identity["model"] = os.path.basename(str(props.get("model_path") or "")) or None

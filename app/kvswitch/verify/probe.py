@@ -15,23 +15,22 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
+from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.http import (
     MB,
     Deadline,
     DeadlineExceeded,
     NetworkLimitError,
     SocketCutter,
-    is_loopback_host,
-    iter_bounded,
     iter_lines_bounded,
-    read_bounded,
-    read_prefix,
 )
-from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.http_client import Answer, exchange, new_client
+from kvswitch.core.http_client import is_loopback_host as is_loopback_host  # re-exported: verify's callers
+from kvswitch.core.http_client import is_loopback_url as is_loopback_url
+from kvswitch.core.strictparse import loads_json
 from kvswitch.verify.evidence import Reading, error_message, merge_stream_readings
 
 MAX_ERROR_BODY = 64 * 1024
@@ -73,7 +72,7 @@ class Guard(SocketCutter):
         why = self.tripped
         if why == "cancelled":
             raise ProbeError("cancelled", "verification cancelled")
-        if why == "timeout":
+        if why in ("timeout", "headers"):  # headers: the deadline passed while a server held them back
             raise ProbeError("timeout", f"no complete answer within the {self.timeout:g} s timeout")
 
     def check_chunk(self) -> None:
@@ -91,25 +90,17 @@ class Guard(SocketCutter):
             text = text.replace(secret, "•" * 8)
         return text
 
-    def client(self, limit: float | None = None, url: str | None = None) -> httpx.Client:
-        """A client within the remaining budget. System proxy settings apply to remote servers only:
-        a corporate proxy must not intercept a loopback server, but may be the only way out."""
+    def client(self, url: str, limit: float | None = None) -> httpx.Client:
+        """A client within the remaining budget (``core.http_client``: proxies for remote servers only)."""
         budget = max(0.05, min(self.remaining(), limit if limit is not None else self.timeout))
-        timeout = httpx.Timeout(budget, connect=min(budget, 5.0))
-        return httpx.Client(
-            timeout=timeout,
-            follow_redirects=False,
-            trust_env=url is not None and not is_loopback_url(url),
-            # identity: a compressed body could inflate far beyond what the byte caps count on the wire
-            headers={"user-agent": USER_AGENT, "accept-encoding": "identity"},
-        )
+        return new_client(url, budget, {"user-agent": USER_AGENT})
 
     def translate(self, exc: Exception, url: str) -> ProbeError:
         """Turn any transport failure into a ProbeError with plain words (and no secret)."""
         why = self.tripped
         if why == "cancelled":
             return ProbeError("cancelled", "verification cancelled")
-        if why == "timeout" or isinstance(exc, httpx.TimeoutException):
+        if why in ("timeout", "headers") or isinstance(exc, httpx.TimeoutException):
             return ProbeError("timeout", f"{url}: no complete answer within the {self.timeout:g} s timeout")
         if isinstance(exc, httpx.ConnectError):
             text = str(exc)
@@ -121,10 +112,6 @@ class Guard(SocketCutter):
         if isinstance(exc, httpx.RemoteProtocolError):
             return ProbeError("network", f"{url}: the server closed the connection without a complete answer")
         return ProbeError("network", f"{url}: {self.redact(str(exc)) or type(exc).__name__}")
-
-
-def is_loopback_url(url: str) -> bool:
-    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 @dataclass
@@ -147,11 +134,11 @@ def get_json_or_text(
     try:
         guard.check()
         with (
-            guard.client(limit, url) as client,
-            client.stream("GET", url, headers=dict(headers), extensions={"trace": guard.trace}) as response,
+            guard.client(url, limit) as client,
+            exchange(client, guard, "GET", url, limit=MAX_GET_BODY, headers=headers, check=guard.check_chunk)
+            as answer,
         ):
-            body = read_bounded(response.iter_bytes(), MAX_GET_BODY, guard.clock, check=guard.check_chunk)
-            return response.status_code, response.headers.get("content-type", ""), body
+            return answer.status, answer.headers.get("content-type", ""), answer.read()
     except ProbeError:
         raise
     except NetworkLimitError as exc:
@@ -173,13 +160,13 @@ def stream_request(
     started = time.monotonic()
     try:
         with (
-            guard.client(url=url) as client,
-            client.stream(
-                "POST", url, json=body, headers=dict(headers), extensions={"trace": guard.trace}
-            ) as response,
+            guard.client(url) as client,
+            exchange(client, guard, "POST", url, limit=MAX_STREAM_BODY, headers=headers, json=body,
+                     check=guard.check_chunk) as answer,
         ):
+            response = answer.response
             if response.status_code >= 400:
-                raw = read_prefix(response.iter_bytes(), MAX_ERROR_BODY, guard.clock)
+                raw = answer.read_prefix(MAX_ERROR_BODY)
                 message = guard.redact(
                     error_message(response.status_code, raw, response.headers.get("content-type"))
                 )
@@ -191,7 +178,7 @@ def stream_request(
                 )
             result = StreamResult(url, response.status_code, None, 0.0)
             content_type = response.headers.get("content-type", "")
-            for event in _events(guard, response, content_type):
+            for event in _events(answer, content_type):
                 guard.check()
                 if len(result.events) >= MAX_STREAM_EVENTS:
                     raise ProbeError(
@@ -222,13 +209,24 @@ def stream_request(
     return result
 
 
-def _events(guard: Guard, response: httpx.Response, content_type: str) -> Iterator[dict[str, Any]]:
+def parse_json(raw: bytes | str) -> Any:
+    """A server's JSON parsed by the strict, depth-capped entry; every refusal is a ``ValueError``
+    (100,000 nested brackets would otherwise be a ``RecursionError``)."""
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    try:
+        return loads_json("the answer", text)
+    except ConfigParseError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _events(answer: Answer, content_type: str) -> Iterator[dict[str, Any]]:
     """JSON events from SSE (``data: {...}``), NDJSON, or a plain JSON body (server ignored ``stream``)."""
-    chunks = iter_bounded(response.iter_bytes(), MAX_STREAM_BODY, guard.clock, check=guard.check_chunk)
+    response = answer.response
+    chunks = answer.iter_bytes()
     if "event-stream" not in content_type and "ndjson" not in content_type:
         raw = b"".join(chunks)
         try:
-            data = strict_json(raw)
+            data = parse_json(raw)
         except ValueError:
             yield from _ndjson_or_fail(raw, response)
             return
@@ -246,7 +244,7 @@ def _events(guard: Guard, response: httpx.Response, content_type: str) -> Iterat
         if payload == "[DONE]":
             continue
         try:
-            data = strict_json(payload)
+            data = parse_json(payload)
         except ValueError:
             raise ProbeError(
                 "bad_body", f"{response.request.url}: the stream is not JSON: {payload[:120]!r}"
@@ -265,7 +263,7 @@ def _ndjson_or_fail(raw: bytes, response: httpx.Response) -> Iterator[dict[str, 
         if line.startswith(b"data:"):
             line = line[5:].strip()
         try:
-            item = strict_json(line)
+            item = parse_json(line)
         except ValueError:
             item = None
         if not isinstance(item, dict):

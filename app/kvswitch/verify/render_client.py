@@ -9,25 +9,22 @@ count route counts the original body, which checks the rendering end to end.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from kvswitch import servers
+from kvswitch.core import http_client
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.models import ProfileKind
-from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.core.http import Deadline, NetworkLimitError
+from kvswitch.core.models import ProfileKind, mask_url
+from kvswitch.core.text import printable
 from kvswitch.servers.base import Server
+from kvswitch.verify.probe import parse_json
 
 #: the most a render or tokenize answer may hold (a 32k-token prompt with pieces is about 2 MB)
 MAX_ANSWER_BYTES = 64 * 1024 * 1024
-
-
-def printable(text: str) -> str:
-    """Server text without control characters, so nothing a server sends can steer the terminal."""
-    return "".join(ch if ch.isprintable() or ch == " " else "\ufffd" for ch in text)
 
 
 class RenderError(KvSwitchError):
@@ -62,7 +59,7 @@ class ServerRenderer:
         kind: ProfileKind | str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/").removesuffix("/v1")
-        self.deadline = time.monotonic() + timeout
+        self.deadline = Deadline(timeout)
         self.headers = headers or {}
         known = servers.find(str(kind.value if isinstance(kind, ProfileKind) else kind)) if kind else None
         able = [known] if known is not None and known.specific else list(servers.renderers())
@@ -78,31 +75,31 @@ class ServerRenderer:
         )
 
     def _post(self, route: str, body: dict[str, Any]) -> Any:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise RenderError(f"{self.base_url}: no answer within the time allowed")
-        url = self.base_url + route
+        url = mask_url(self.base_url + route)
+        if self.deadline.expired:
+            raise RenderError(f"{url}: no answer within the time allowed")
         try:
-            with httpx.stream("POST", url, json=body, headers=self.headers, timeout=left) as answer:
-                data = bytearray()
-                for chunk in answer.iter_bytes():
-                    data += chunk
-                    if len(data) > MAX_ANSWER_BYTES or time.monotonic() > self.deadline:
-                        raise RenderError(f"{url}: the answer is too large or too slow")
-                status = answer.status_code
-        except httpx.HTTPError as exc:
-            raise RenderError(f"{url}: {type(exc).__name__}: {exc}") from None
+            with http_client.request("POST", self.base_url + route, timeout=self.deadline,
+                                     limit=MAX_ANSWER_BYTES, json=body, headers=self.headers,
+                                     what=url) as answer:
+                data = answer.read()
+                status = answer.status
+        except NetworkLimitError as exc:
+            raise RenderError(printable(str(exc), multiline=False)) from None
+        except (httpx.HTTPError, OSError) as exc:
+            said = printable(str(exc), multiline=False)
+            raise RenderError(f"{url}: {type(exc).__name__}: {said}") from None
         if status in (404, 405, 501):
             raise RenderError(f"{url}: HTTP {status}: this server cannot render prompts")
         try:
-            decoded = strict_json(bytes(data))
+            decoded = parse_json(data)
         except ValueError:
             raise RenderError(f"{url}: answered HTTP {status} with a body that is not JSON") from None
         if status >= 400:
             message = decoded.get("error", decoded) if isinstance(decoded, dict) else decoded
             if isinstance(message, dict):
                 message = message.get("message", message)
-            raise RenderError(f"{url}: HTTP {status}: {printable(str(message))[:300]}")
+            raise RenderError(f"{url}: HTTP {status}: {printable(str(message), multiline=False)[:300]}")
         return decoded
 
     def render(self, body: dict[str, Any]) -> Rendered:
