@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian/Ubuntu machine:
 #   scripts/dev.sh run   - install what the app needs and launch it
-#   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server, Claude Code)
-#                          and run the whole suite
+#   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server,
+#                          Claude Code, Codex, OpenCode) and run the whole suite
 # Idempotent: everything already installed or built (under ~/.cache/kvswitch) is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,8 +53,21 @@ case "$mode" in
     else
       echo "dev.sh: llama-server could not be built; the real-server tier will be skipped" >&2
     fi
+    # each client binary is optional: a failed install leaves its variable unset and its tests skip with the reason
     if [ -f scripts/install_claude_code.sh ] && claude_bin="$(bash scripts/install_claude_code.sh)"; then
       export KVSWITCH_CLAUDE_BIN="$claude_bin"
+    else
+      echo "dev.sh: Claude Code could not be installed; its end-to-end tier will be skipped" >&2
+    fi
+    if codex_bin="$(bash scripts/install_codex.sh)"; then
+      export KVSWITCH_CODEX_BIN="$codex_bin"
+    else
+      echo "dev.sh: Codex could not be installed; its end-to-end tier will be skipped" >&2
+    fi
+    if opencode_bin="$(bash scripts/install_opencode.sh)"; then
+      export KVSWITCH_OPENCODE_BIN="$opencode_bin"
+    else
+      echo "dev.sh: OpenCode could not be installed; its end-to-end tier will be skipped" >&2
     fi
     export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
     "$VENV/bin/ruff" check app tests benchmarks scripts

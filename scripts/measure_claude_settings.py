@@ -4,7 +4,8 @@
 For each candidate setting, the real-client verify (``kvswitch.verify.client_run``: conversation 1
 turns 1-3 with ``--continue``, conversation 2 turn 1) runs twice against a real llama-server started
 here (tiny model, ``-np 1 --cache-ram 0``): once with the cache-safe baseline env and once with that one
-setting toggled (a baseline member removed, any other candidate added). The cached tokens come from the
+setting toggled (a baseline member removed, any other candidate added): ``kvswitch verify --ablate``'s
+own ``kvswitch.verify.ablate``, on a server this script starts. The cached tokens come from the
 server's answers. The result is written as data (``app/kvswitch/verify/data/claude_settings.json``) that
 the cache-safe env, the lint and the README follow.
 
@@ -24,14 +25,11 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
-from kvswitch.verify.client_report import build_report
-from kvswitch.verify.client_run import run_session
-from kvswitch.verify.tokendiag import ServerRenderer
+from kvswitch.verify.ablate import ablate
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = Path.home() / ".cache" / "kvswitch"
@@ -105,54 +103,6 @@ def _start_server(binary: Path, model: Path, workdir: Path) -> tuple[subprocess.
     raise SystemExit("llama-server did not start")
 
 
-def _measure(url: str, binary: Path, env: dict[str, str]) -> dict[str, Any]:
-    profile = Profile(
-        name="measure",
-        kind=ProfileKind.LLAMA_CPP,
-        base_url=url,
-        api_key="measure-key",
-        model="tiny",
-        models=ModelMap(small_fast="tiny"),
-        env=env,
-    )
-    report = build_report(
-        profile, run_session(profile, binary, timeout=900), ServerRenderer(url, timeout=120)
-    )
-    turns = {(t.conversation, t.turn): t for t in report.turns}
-    inside = [turns[(1, n)] for n in (2, 3) if (1, n) in turns]
-    new = turns.get((2, 1))
-    return {
-        "client_version": report.session.version,
-        "first_prompt_tokens": turns[(1, 1)].prompt_tokens if (1, 1) in turns else None,
-        "inside_reprocessed_max": max((t.reprocessed_tokens or 0) for t in inside) if inside else None,
-        "new_conversation_prompt": new.prompt_tokens if new else None,
-        "new_conversation_cached": new.cached_tokens if new else None,
-        "new_conversation_reprocessed": new.reprocessed_tokens if new else None,
-        "new_conversation_cause": (new.diagnosis or {}).get("cause") if new else None,
-    }
-
-
-#: a difference in re-processed tokens below this is noise of the client's own text (a date, a count)
-SIGNIFICANT = 100
-
-
-def _effect(with_it: dict[str, Any], without: dict[str, Any]) -> str:
-    """What the setting does, from the run with it against the run without: re-processed tokens."""
-    inside = (without["inside_reprocessed_max"] or 0) - (with_it["inside_reprocessed_max"] or 0)
-    new = (without["new_conversation_reprocessed"] or 0) - (with_it["new_conversation_reprocessed"] or 0)
-    if inside > SIGNIFICANT:
-        return f"saves {inside} re-processed tokens per turn inside a conversation"
-    if inside < -SIGNIFICANT:
-        return f"costs {-inside} re-processed tokens per turn inside a conversation"
-    if new > SIGNIFICANT:
-        return f"saves {new} re-processed tokens per new conversation"
-    if new < -SIGNIFICANT:
-        return f"costs {-new} re-processed tokens per new conversation"
-    if with_it["first_prompt_tokens"] != without["first_prompt_tokens"]:
-        return "changes the prompt, not its reuse"
-    return "no effect measured"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -172,34 +122,42 @@ def main() -> int:
         proc, url = _start_server(args.llama_server, args.model, Path(work))
         try:
             build = httpx.get(f"{url}/props", timeout=10).json().get("build_info")
-            base = _measure(url, args.claude_bin, dict(BASELINE))
-            print("baseline", base, file=sys.stderr)
-            rows = []
-            trials = [(name, value, True) for name, value in BASELINE.items()]
-            trials += [(name, value, False) for name, value in CANDIDATES.items()]
-            for name, value, member in trials:
-                env = (
-                    {k: v for k, v in BASELINE.items() if k != name} if member else {**BASELINE, name: value}
-                )
-                got = _measure(url, args.claude_bin, env)
-                print(name, got, file=sys.stderr)
-                with_it, without = (base, got) if member else (got, base)
-                rows.append(
-                    {
-                        "setting": name,
-                        "value": value,
-                        "in_cache_safe_env": member,
-                        "with": with_it,
-                        "without": without,
-                        "effect": _effect(with_it, without),
-                    }
-                )
+            profile = Profile(
+                name="measure",
+                kind=ProfileKind.LLAMA_CPP,
+                base_url=url,
+                api_key="measure-key",
+                model="tiny",
+                models=ModelMap(small_fast="tiny"),
+                env=dict(BASELINE),
+            )
+            # the user's command (verify --ablate) does the work: each member taken away, each candidate added
+            report = ablate(
+                profile,
+                args.claude_bin,
+                client="claude",
+                timeout=900,
+                candidates=CANDIDATES,
+                on_step=lambda text: print(text, file=sys.stderr),
+            )
         finally:
             proc.terminate()
             proc.wait(timeout=10)
+    print(report.describe(), file=sys.stderr)
+    rows = [
+        {
+            "setting": row.setting,
+            "value": row.value,
+            "in_cache_safe_env": row.in_profile,
+            "with": row.with_it.to_json(),
+            "without": row.without.to_json(),
+            "effect": row.effect,
+        }
+        for row in report.rows
+    ]
     data = {
         "client": "claude",
-        "client_version": base["client_version"],
+        "client_version": report.baseline.client_version,
         "server": build,
         "measured": datetime.now(UTC).date().isoformat(),
         "baseline": BASELINE,

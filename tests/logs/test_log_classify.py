@@ -34,6 +34,9 @@ PASTED = sorted((_HERE.parents[1] / "fixtures" / "pasted-lines").glob("*.log"))
          LineKind.MISS),
         ("slot update_slots: id  0 | task 30 | n_tokens = 0, memory_seq_rm [0, end)", LineKind.MISS),
         ("0.00.006.597 W srv  llama_server: security: no API key is set", LineKind.WARNING),
+        # real b11434 lines for every Codex 0.169 request (llama_server_codex_responses.log): harmless notes
+        ("0.29.008.042 W srv  server_chat_: unsupported Responses tool type 'namespace' skipped", LineKind.OTHER),
+        ("0.29.008.113 W srv  server_chat_: unsupported Responses tool type 'web_search' skipped", LineKind.OTHER),
         ("0.00.006.597 E srv    send_error: task id = 5, error: the request exceeds the available context",
          LineKind.ERROR),
         ("srv  log_server_r: done request: POST /v1/chat/completions 172.18.0.1 200", LineKind.REQUEST),
@@ -235,3 +238,14 @@ def test_lmcache_skip_retrieve_counts_only_what_vllm_held() -> None:
                           ", need to load: 64")
     (event,) = LogAnalyzer("vllm").feed(loaded, 1).events
     assert event.cached_tokens == 6144
+
+
+def test_codex_tool_notes_in_a_real_log_are_not_warnings() -> None:
+    """The real log of a Codex session: every skipped-tool line is a plain note, the rest keep their kinds."""
+    log = _HERE.parents[1] / "fixtures" / "llama.cpp-b11434" / "llama_server_codex_responses.log"
+    lines = log.read_text(encoding="utf-8").splitlines()
+    notes = [line for line in lines if "unsupported Responses tool type" in line]
+    assert len(notes) == 16
+    assert {classify_line(line, "llama.cpp").kind for line in notes} == {LineKind.OTHER}
+    security = next(line for line in lines if "security: no API key" in line)
+    assert classify_line(security, "llama.cpp").kind is LineKind.WARNING

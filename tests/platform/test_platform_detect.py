@@ -137,6 +137,9 @@ def test_detect_tools_finds_binaries_and_config_dirs(tmp_path: Path, fake_home: 
     claude.chmod(0o755)
     (fake_home / ".codex").mkdir()
     (fake_home / ".codex" / "config.toml").write_text('model = "gpt-5"\n')
+    opencode = bin_dir / "opencode"
+    opencode.write_text("#!/bin/sh\n")
+    opencode.chmod(0o755)
     env = {"HOME": str(fake_home), "PATH": str(bin_dir)}
 
     tools = {tool.name: tool for tool in detect_tools(env)}
@@ -147,8 +150,13 @@ def test_detect_tools_finds_binaries_and_config_dirs(tmp_path: Path, fake_home: 
     assert tools["codex"].binary is None
     assert tools["codex"].found
     assert tools["codex"].has_config
+    assert tools["opencode"].binary == opencode
+    assert tools["opencode"].config_file == fake_home / ".config" / "opencode" / "opencode.json"
+    assert not tools["opencode"].has_config
+    xdg = {tool.name: tool for tool in detect_tools({**env, "XDG_CONFIG_HOME": str(tmp_path / "xdg")})}
+    assert xdg["opencode"].config_dir == tmp_path / "xdg" / "opencode"
     empty = {tool.name: tool.found for tool in detect_tools({"HOME": str(tmp_path / "nobody"), "PATH": ""})}
-    assert empty == {"claude": False, "codex": False}
+    assert empty == {"claude": False, "codex": False, "opencode": False}
 
 
 def test_detect_command_json(spawn: Spawner, capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,7 +167,7 @@ def test_detect_command_json(spawn: Spawner, capsys: pytest.CaptureFixture[str])
     assert main(["detect", "--json", "--no-processes", "--port", str(port), "--port", str(closed)]) == 0
 
     document = json.loads(capsys.readouterr().out)
-    assert [tool["name"] for tool in document["tools"]] == ["claude", "codex"]
+    assert [tool["name"] for tool in document["tools"]] == ["claude", "codex", "opencode"]
     [server] = document["servers"]
     assert (server["kind"], server["base_url"], server["models"]) == (
         "vllm", f"http://127.0.0.1:{port}", ["Qwen/Qwen3-8B"])

@@ -66,6 +66,26 @@ def test_provider_table_and_comments(engine: Engine, fake_home: Path) -> None:
     assert path.read_text() == USER_TOML
 
 
+def test_context_window_is_a_toml_integer_and_undone(engine: Engine, fake_home: Path) -> None:
+    """Codex knows no local model; the server's context window goes in as ``model_context_window``
+    (an integer, as Codex 0.169 parses it), and leaves again with the rest of the profile."""
+    path = write_config(fake_home, USER_TOML)
+    engine.apply(local_profile(targets=["codex"], context_window=32768))
+    text = path.read_text()
+    assert tomllib.loads(text)["model_context_window"] == 32768
+    assert "model_context_window = 32768\n" in text
+    engine.apply(local_profile(targets=["codex"], context_window=8192))
+    assert tomllib.loads(path.read_text())["model_context_window"] == 8192
+    engine.apply(local_profile(targets=["codex"]))
+    assert "model_context_window" not in tomllib.loads(path.read_text())
+    engine.apply(local_profile(targets=["codex"], context_window=4096))
+    engine.undo()
+    engine.undo()
+    engine.undo()
+    engine.undo()
+    assert path.read_text() == USER_TOML
+
+
 @pytest.mark.parametrize(
     ("kind", "url", "expected"),
     [

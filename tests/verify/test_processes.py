@@ -69,6 +69,14 @@ def test_env_and_start_time_decide_restart(spawn) -> None:  # noqa: ANN001
     assert not earlier[0].needs_restart
 
 
+def test_a_running_opencode_is_an_agent(spawn) -> None:  # noqa: ANN001
+    proc = spawn("opencode", {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"})
+    [found] = find_agent_processes({"KVSWITCH_API_KEY": "k"}, pids=[proc.pid])
+    assert found.agent == "opencode"
+    assert found.needs_restart
+    assert "KVSWITCH_API_KEY" in found.reason
+
+
 def test_other_programs_are_not_agents(spawn) -> None:  # noqa: ANN001
     other = spawn("claudette", dict(EXPECTED))
     assert find_agent_processes(EXPECTED, pids=[other.pid]) == []
@@ -79,6 +87,9 @@ def test_agent_name_recognition() -> None:
     assert agent_name(("node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js")) == "claude"
     assert agent_name(("C:\\Program Files\\codex.exe",)) == "codex"
     assert agent_name(("node", "/home/u/.npm/bin/codex")) == "codex"
+    # OpenCode 1.18's npm layout: the native binary, or node running the package's launcher
+    assert agent_name(("/usr/lib/node_modules/opencode-linux-x64/bin/opencode", "run", "hi")) == "opencode"
+    assert agent_name(("node", "/usr/lib/node_modules/opencode-ai/bin/opencode.exe")) == "opencode"
     assert agent_name(("bash", "-c", "claude -p hi")) is None
     assert agent_name(("vim", "claude.md")) is None
     assert agent_name(()) is None

@@ -109,8 +109,8 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
         action="append",
         default=None,
         metavar="T",
-        help="claude, claude-project:DIR, claude-local:DIR, codex, bash, zsh, fish, pwsh, "
-        "windows-env (repeatable; default: claude)",
+        help="claude, claude-project:DIR, claude-local:DIR, codex, opencode, opencode-project:DIR, bash, "
+        "zsh, fish, pwsh, windows-env (repeatable; default: claude)",
     )
     parser.add_argument("--log-file", metavar="PATH", help="the server's log file (local kinds)")
     parser.add_argument(
@@ -177,7 +177,7 @@ def parse_env_pairs(pairs: list[str]) -> dict[str, str]:
 def normalise_target(spec: str) -> str:
     """Make ``claude-project:DIR`` absolute (the profile is used from any directory later)."""
     prefix, sep, directory = spec.partition(":")
-    if sep and prefix in ("claude-project", "claude-local") and directory.strip():
+    if sep and prefix in ("claude-project", "claude-local", "opencode-project") and directory.strip():
         project = Path(directory).expanduser().resolve()
         if not project.is_dir():
             raise UsageError(f"--target {spec}: {project} is not a directory; name an existing project")

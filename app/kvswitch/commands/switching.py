@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import stat
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,8 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
         findings.extend(_stale_shell_vars(client_view(active, paths), args.show_secrets))
         if active.via_gateway:
             findings.extend(_gateway_findings(paths))
+    if any(spec.startswith("claude") for p in profiles for spec in p.targets):
+        findings.extend(_claude_version_drift(engine.env))
     for path in _secret_files(paths, engine):
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -276,6 +280,22 @@ def _gateway_findings(paths: Any) -> list[str]:
     return [f"the clients point at the KV Switch gateway at {status['url']}, which is not running "
             f"({status.get('error', 'no answer')}); start it with 'kvswitch gateway run' (at login: "
             "'kvswitch autostart on --gateway'), or go back to the direct setup with 'kvswitch undo'"]
+
+
+def _claude_version_drift(env: Mapping[str, str]) -> list[str]:
+    """The installed Claude Code against the version the cache-safe env was measured on."""
+    from kvswitch.verify.client_report import version_note  # noqa: PLC0415 - doctor only
+    from kvswitch.verify.client_run import ClientFailed, client_version  # noqa: PLC0415
+
+    found = shutil.which("claude", path=env.get("PATH", os.defpath))
+    if found is None:
+        return []
+    try:
+        version = client_version(Path(found), timeout=15.0)
+    except (ClientFailed, OSError):
+        return [f"{found}: 'claude --version' failed; the cache-safe settings cannot be checked against it"]
+    note = version_note("claude", version)
+    return [f"{found}: {note}"] if note else []
 
 
 def _unreadable_targets(profiles: list[Profile], checked: set[str], engine: Engine) -> list[str]:

@@ -49,15 +49,25 @@ def register(subparsers: Any) -> None:
     )
     verify.add_argument(
         "--client",
-        choices=["claude"],
+        choices=["claude", "codex", "opencode"],
         help="run the installed client headless through the profile (conversation 1 turns 1-3, "
         "conversation 2 turn 1) and report the server's numbers for every request it sends",
     )
     verify.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
+    verify.add_argument("--codex-bin", metavar="PATH", help="the codex binary to run (default: on PATH)")
+    verify.add_argument(
+        "--opencode-bin", metavar="PATH", help="the opencode binary to run (default: on PATH)"
+    )
+    verify.add_argument(
+        "--ablate",
+        action="store_true",
+        help="with --client: run the session once as the profile is and once without each of its env "
+        "settings, and say which settings matter (the server's re-processed tokens)",
+    )
+    verify.add_argument("--csv", action="store_true", help="with --history or --ablate: print CSV")
     verify.add_argument(
         "--history", action="store_true", help="list the stored verify runs of PROFILE (or of every profile)"
     )
-    verify.add_argument("--csv", action="store_true", help="with --history: print CSV")
     verify.add_argument("--base-url", help="check this URL without a profile")
     verify.add_argument(
         "--kind",
@@ -81,6 +91,7 @@ def register(subparsers: Any) -> None:
         "--no-claude-replay", dest="claude_replay", action="store_false", help="skip the Claude Code replay"
     )
     verify.set_defaults(func=_verify)
+    verify_client.register_compare(subparsers, _timeout, _load_profile)
 
     diagnose = subparsers.add_parser(
         "diagnose",
@@ -183,6 +194,8 @@ def _verify(args: argparse.Namespace) -> int:
         if args.model:
             profile = profile.model_copy(update={"model": args.model})
     quiet = args.json or not sys.stderr.isatty()
+    if args.ablate and not args.client:
+        raise UsageError("--ablate needs --client claude|codex|opencode (it runs the real client)")
     if args.client:
         return verify_client.run(paths_from(args), args, profile, quiet, out, err)
     args.timeout = args.timeout or 30.0

@@ -58,9 +58,10 @@ def codex_key_env(profile: Profile) -> str | None:
 
 
 def shell_env(profile: Profile) -> dict[str, str]:
-    """What the shell and Windows-environment targets export: Claude's env plus Codex's key variable."""
+    """What the shell and Windows-environment targets export: Claude's env plus the key variable that
+    Codex's ``env_key`` and OpenCode's ``{env:...}`` reference name."""
     env = claude_env(profile)
     key_env = codex_key_env(profile)
-    if key_env and "codex" in profile.targets:
+    if key_env and ("codex" in profile.targets or "opencode" in profile.targets):
         env[key_env] = profile.key
     return env

@@ -60,20 +60,21 @@ LOCAL_KINDS = frozenset(
     {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}
 )
 
-#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR``
-#: carry a path.
-SIMPLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish", "pwsh", "windows-env")
-PATH_TARGETS = ("claude-project", "claude-local")
+#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR`` /
+#: ``opencode-project:DIR`` carry a path.
+SIMPLE_TARGETS = ("claude", "codex", "opencode", "bash", "zsh", "fish", "pwsh", "windows-env")
+PATH_TARGETS = ("claude-project", "claude-local", "opencode-project")
 
 
 def validate_target_spec(spec: str) -> str:
-    """Accept ``claude``, ``claude-project:DIR``, ``claude-local:DIR``, ``codex``, shells, ``windows-env``."""
+    """Accept ``claude``, ``claude-project:DIR``, ``claude-local:DIR``, ``codex``, ``opencode``,
+    ``opencode-project:DIR``, shells, ``windows-env``."""
     if spec in SIMPLE_TARGETS:
         return spec
     prefix, sep, rest = spec.partition(":")
     if sep and prefix in PATH_TARGETS and rest.strip():
         return spec
-    allowed = ", ".join([*SIMPLE_TARGETS, "claude-project:DIR", "claude-local:DIR"])
+    allowed = ", ".join([*SIMPLE_TARGETS, *(f"{prefix}:DIR" for prefix in PATH_TARGETS)])
     raise ValueError(f"unknown target {spec!r}; use one of: {allowed}")
 
 

@@ -75,6 +75,14 @@ def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
     return home_dir(env) / ".claude"
 
 
+def opencode_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/opencode`` or ``~/.config/opencode``: OpenCode uses it on every system."""
+    env = os.environ if env is None else env
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "opencode"
+    return home_dir(env) / ".config" / "opencode"
+
+
 def codex_home(env: Mapping[str, str] | None = None) -> Path:
     """``$CODEX_HOME`` or ``~/.codex``."""
     env = os.environ if env is None else env

@@ -18,7 +18,7 @@ from typing import Any
 
 from kvswitch import servers
 from kvswitch.core.models import LogSource, Profile, ProfileKind
-from kvswitch.core.paths import claude_config_dir, codex_home
+from kvswitch.core.paths import claude_config_dir, codex_home, opencode_config_dir
 from kvswitch.platform.probe import DEFAULT_TIMEOUT, ProbeResult, identify_all
 from kvswitch.platform.procscan import DEFAULT_PORTS, LOOPBACK, ProcessInfo, ServerProcess, scan
 
@@ -141,15 +141,19 @@ class Detection:
 
 
 def detect_tools(env: Mapping[str, str] | None = None) -> list[DetectedTool]:
-    """Claude Code and Codex: binary on PATH, config dir (``~/.claude``, ``~/.codex``) and main file."""
+    """Claude Code, Codex and OpenCode: binary on PATH, config dir (``~/.claude``, ``~/.codex``,
+    ``~/.config/opencode``) and main file."""
     env = os.environ if env is None else env
     path = env.get("PATH", os.defpath)
     claude_dir = claude_config_dir(env)
     codex_dir = codex_home(env)
+    opencode_dir = opencode_config_dir(env)
     return [
         DetectedTool("claude", "Claude Code", _which("claude", path), claude_dir,
                      claude_dir / "settings.json"),
         DetectedTool("codex", "Codex", _which("codex", path), codex_dir, codex_dir / "config.toml"),
+        DetectedTool("opencode", "OpenCode", _which("opencode", path), opencode_dir,
+                     opencode_dir / "opencode.json"),
     ]
 
 

@@ -33,6 +33,8 @@ from kvswitch.targets.gateway_view import gateway_codex_url
 from kvswitch.targets.keyed import MISSING
 
 DEFAULT_PROVIDER_ID = "kvswitch"
+#: keys Codex parses as TOML integers: written as integers, seen by the merge (and the ledger) as text
+INTEGER_KEYS = frozenset({"model_context_window"})
 BUILTIN_PROVIDERS = frozenset({"openai", "amazon-bedrock", "oss", *servers.codex_provider_ids()})
 SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
 
@@ -65,9 +67,14 @@ class TomlDocument:
         node = self._node(key.split("."))
         if node is MISSING or isinstance(node, (Container, Table)):
             return MISSING if node is MISSING else _unwrap(node)
-        return _unwrap(node)
+        value = _unwrap(node)
+        if key in INTEGER_KEYS and isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return value
 
     def set(self, key: str, value: Any) -> list[str]:
+        if key in INTEGER_KEYS and isinstance(value, str) and value.isdigit():
+            value = int(value)
         parts = key.split(".")
         node: Any = self.doc
         created: list[str] = []
@@ -135,6 +142,9 @@ class CodexConfigTarget(StructuredFileTarget):
         if is_openai_hosted(profile):
             wanted["model_provider"] = "openai"
             return wanted
+        if profile.context_window:
+            # Codex knows no local model: without it, it assumes 272k tokens and compacts too late
+            wanted["model_context_window"] = str(profile.context_window)
         pid = provider_id(profile)
         wanted["model_provider"] = pid
         base = f"model_providers.{pid}"

@@ -6,12 +6,17 @@ one: unchanged members are copied byte for byte (with their separators), changed
 re-rendered in the file's indent, removed members take their separator with them, and new members
 follow the layout of their siblings. If the result does not parse back to exactly the wanted data
 (which would be a bug here), the caller falls back to a full re-serialisation.
+
+For JSONC (comments, trailing commas) the caller passes ``blank``, which turns the text into plain JSON
+of the same length (comments and trailing commas become spaces): members are found in the blanked text
+and copied from the original, so comments between and inside unchanged members survive.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,34 +68,38 @@ def _render_value(value: Any, unit: str, depth: int, multiline: bool) -> str:
 
 
 def _edit_object(
-    text: str, start: int, old: dict[str, Any], new: dict[str, Any], unit: str, depth: int
+    text: str, start: int, old: dict[str, Any], new: dict[str, Any], unit: str, depth: int, src: str
 ) -> str:
+    """``text`` is scanned (plain JSON), ``src`` (the same length, maybe with comments) is copied."""
     members, close = _scan_object(text, start)
     if _same(old, new):
-        return text[start : close + 1]
+        return src[start : close + 1]
     multiline = "\n" in text[start : close + 1] or not members
     inner = unit * (depth + 1)
     default_sep = (",\n" + inner) if multiline else ", "
     key_sep = text[members[0].key_end : members[0].value_start] if members else ": "
     pieces: list[tuple[str, str]] = []  # (member text, separator that followed it originally)
+    last_kept = -1  # the piece of the object's original last member, when it stays
     for index, member in enumerate(members):
         if member.key not in new:
             continue
+        if index == len(members) - 1:
+            last_kept = len(pieces)
         following = (
-            text[member.value_end : members[index + 1].start] if index + 1 < len(members) else default_sep
+            src[member.value_end : members[index + 1].start] if index + 1 < len(members) else default_sep
         )
         value = new[member.key]
         if _same(old.get(member.key), value):
-            body = text[member.start : member.value_end]
+            body = src[member.start : member.value_end]
         elif (
             isinstance(value, dict)
             and isinstance(old.get(member.key), dict)
             and text[member.value_start] == "{"
         ):
-            edited = _edit_object(text, member.value_start, old[member.key], value, unit, depth + 1)
-            body = text[member.start : member.value_start] + edited
+            edited = _edit_object(text, member.value_start, old[member.key], value, unit, depth + 1, src)
+            body = src[member.start : member.value_start] + edited
         else:
-            body = text[member.start : member.value_start] + _render_value(value, unit, depth + 1, multiline)
+            body = src[member.start : member.value_start] + _render_value(value, unit, depth + 1, multiline)
         pieces.append((body, following))
     for key, value in new.items():
         if key not in old:
@@ -103,8 +112,15 @@ def _edit_object(
     if not pieces:
         return "{}"
     if members:
-        prefix = text[start : members[0].start]
-        suffix = text[members[-1].value_end : close + 1]
+        prefix = src[start : members[0].start]
+        suffix = src[members[-1].value_end : close + 1]
+        newline = suffix.rfind("\n")
+        if 0 <= last_kept < len(pieces) - 1 and multiline and newline > 0:
+            # members added after the last one: what ends its line (a trailing comma, a comment) stays
+            head, suffix = suffix[:newline], suffix[newline:]
+            before_comment = head.split("//")[0].split("/*")[0]
+            following = (head if "," in before_comment else "," + head) + "\n" + inner
+            pieces[last_kept] = (pieces[last_kept][0], following)
     else:
         prefix, suffix = ("{\n" + inner, "\n" + unit * depth + "}") if multiline else ("{", "}")
     out = [prefix]
@@ -116,16 +132,24 @@ def _edit_object(
     return "".join(out)
 
 
-def splice_json(original: str, new: dict[str, Any], unit: str) -> str | None:
+def splice_json(
+    original: str, new: dict[str, Any], unit: str, blank: Callable[[str], str] | None = None
+) -> str | None:
     """``original`` (a JSON object text) edited to hold ``new``; ``None`` when it cannot be done safely."""
+    plain = blank or (lambda text: text)
     try:
-        old = json.loads(original)
-        start = _skip(original, 0)
-        if not isinstance(old, dict) or original[start] != "{":
+        scan = plain(original)
+        if len(scan) != len(original):
             return None
-        _, close = _scan_object(original, start)
-        edited = original[:start] + _edit_object(original, start, old, new, unit, 0) + original[close + 1 :]
-        if json.dumps(json.loads(edited), sort_keys=True) != json.dumps(new, sort_keys=True):
+        old = json.loads(scan)
+        start = _skip(scan, 0)
+        if not isinstance(old, dict) or scan[start] != "{":
+            return None
+        _, close = _scan_object(scan, start)
+        edited = (
+            original[:start] + _edit_object(scan, start, old, new, unit, 0, original) + original[close + 1 :]
+        )
+        if json.dumps(json.loads(plain(edited)), sort_keys=True) != json.dumps(new, sort_keys=True):
             return None  # members keep their place, so only the content is compared
     except (ValueError, IndexError):
         return None

@@ -1,4 +1,4 @@
-"""From target specs (``claude``, ``claude-project:DIR``, ``codex``, ``bash``...) to Target objects.
+"""From target specs (``claude``, ``claude-project:DIR``, ``codex``, ``opencode``, ``bash``...) to targets.
 
 The ledger stores target ids; ``target_for_id`` turns them back into targets, so a target a previous
 profile used can still be cleaned up after the current profile dropped it.
@@ -15,6 +15,7 @@ from kvswitch.core.paths import claude_config_dir, codex_home
 from kvswitch.targets.base import Target
 from kvswitch.targets.claude import claude_project_target, claude_user_target
 from kvswitch.targets.codex import codex_targets
+from kvswitch.targets.opencode import opencode_project_target, opencode_user_target
 
 SHELLS = ("bash", "zsh", "fish", "pwsh")
 
@@ -29,6 +30,8 @@ def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
         return [claude_user_target(claude_config_dir(env))]
     if spec == "codex":
         return list(codex_targets(codex_home(env)))
+    if spec == "opencode":
+        return [opencode_user_target(env)]
     if spec in SHELLS:
         try:
             from kvswitch.targets.shell import shell_target  # noqa: PLC0415 - optional part of the build
@@ -43,6 +46,8 @@ def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
         return [WindowsEnvTarget()]
     prefix, _, directory = spec.partition(":")
     project = Path(directory).expanduser()
+    if prefix == "opencode-project":
+        return [opencode_project_target(project, spec)]
     return [claude_project_target(project, local=prefix == "claude-local", target_id=spec)]
 
 

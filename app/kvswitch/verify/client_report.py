@@ -20,6 +20,7 @@ from kvswitch.core.models import Profile
 from kvswitch.verify.client_run import ClientRequest, ClientSession
 from kvswitch.verify.diagnose import diagnose_requests
 from kvswitch.verify.result import HIT_RATIO, MISS_RATIO
+from kvswitch.verify.system_split import split_system_note
 from kvswitch.verify.tokendiag import ServerRenderer, diagnose_tokens
 
 
@@ -49,6 +50,8 @@ class ClientReport:
     turns: list[TurnVerdict]
     env_fingerprint: str
     fixes: dict[str, str] = field(default_factory=dict)
+    #: what the requests themselves show that can cost reuse (a split system prompt)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -63,6 +66,11 @@ class ClientReport:
     def exit_code(self) -> int:
         return {"hit": 0, "unknown": 3}.get(self.verdict, 1)
 
+    @property
+    def version_note(self) -> str | None:
+        """When the client is not the version the cache-safe settings were measured on: say so."""
+        return version_note(self.session.client, self.session.version, self.profile)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
@@ -74,11 +82,15 @@ class ClientReport:
             "requests": [_request_json(r) for r in self.session.requests],
             "turns": [t.__dict__ for t in self.turns],
             "fixes": self.fixes,
+            "version_note": self.version_note,
+            "notes": self.notes,
+            "client_warnings": self.session.client_warnings,
         }
 
     def describe(self) -> str:
         lines = [
-            f"Claude Code {self.session.version} through profile {self.profile!r}: {self.verdict.upper()}"
+            f"{self.session.label} {self.session.version} through profile {self.profile!r}: "
+            f"{self.verdict.upper()}"
         ]
         for t in self.turns:
             numbers = f"{t.cached_tokens} of {t.prompt_tokens} prompt tokens reused"
@@ -107,6 +119,10 @@ class ClientReport:
                 + (f", about {new.cost_ms / 1000:.1f} s of prompt processing" if new.cost_ms else "")
                 + "."
             )
+        lines.extend(f"Note: {note}" for note in self.notes)
+        lines.extend(f"{self.session.label} warned: {warning}" for warning in self.session.client_warnings)
+        if self.version_note:
+            lines.append(self.version_note)
         if self.fixes:
             settings = " ".join(f"{k}={v}" for k, v in self.fixes.items())
             lines.append(
@@ -116,6 +132,23 @@ class ClientReport:
                 + ")"
             )
         return "\n".join(lines)
+
+
+def version_note(client: str, version: str, profile: str | None = None) -> str | None:
+    """``None`` when the installed client is the one the settings table was measured on (only Claude
+    Code's settings are measured); else the sentence that says so and how to measure again."""
+    from kvswitch.core.client_settings import claude_settings  # noqa: PLC0415 - read on use
+
+    if client != "claude":
+        return None
+    measured = claude_settings().client_version
+    if version == measured:
+        return None
+    name = profile or "PROFILE"
+    return (
+        f"The cache-safe settings were measured on Claude Code {measured}; this is {version}, so they may "
+        f"no longer hold: measure again with kvswitch verify {name} --client claude --ablate"
+    )
 
 
 def _request_json(r: ClientRequest) -> dict[str, Any]:
@@ -203,7 +236,12 @@ def build_report(profile: Profile, session: ClientSession, renderer: ServerRende
         if isinstance(fix, dict):
             fixes.update({k: v for k, v in fix.items() if profile.env.get(k) != v})
         previous = request
-    return ClientReport(profile.name, session, turns, env_fingerprint(profile), fixes)
+    notes = []
+    for key in order:
+        note = split_system_note(main[key].body)
+        if note:
+            notes.append(f"conversation {key[0]} turn {key[1]}: {note}")
+    return ClientReport(profile.name, session, turns, env_fingerprint(profile), fixes, notes)
 
 
 def _verdict(

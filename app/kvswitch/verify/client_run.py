@@ -1,18 +1,17 @@
-"""Verify with the user's own Claude Code: a scripted headless session through the recorder.
+"""Verify with the user's own client: a scripted headless session through the recorder.
 
 A synthetic probe proves that a server *can* reuse a prefix; what users need to know is whether their
-installed Claude Code, configured as the profile configures it, keeps the cache across the turns of a
-session. So the installed ``claude`` runs headless (``-p``) in a throw-away project and a throw-away HOME
-whose ``settings.json`` carries exactly the env the profile applies (only the base URL points at the
-recorder, which forwards to the profile's backend unchanged): conversation 1 turns 1-3 (``--continue``)
-and conversation 2 turn 1. Every request the client sends is counted with the server's own numbers from
-its answer. ``--max-turns 1`` keeps each run to one model answer, so no tool the model asks for runs.
+installed Claude Code or Codex, configured as the profile configures it, keeps the cache across the
+turns of a session. So the installed client runs headless in a throw-away project and a throw-away home
+that carry exactly what the profile applies (only the base URL points at the recorder, which forwards to
+the profile's backend unchanged): conversation 1 turns 1-3 (continued) and conversation 2 turn 1. Every
+request the client sends is counted with the server's own numbers from its answer. What differs per
+client (files, command lines, which request carries the turn) is in ``client_specs``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -21,12 +20,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvswitch.core.envmap import claude_env
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile
+from kvswitch.verify.client_specs import ClientSpec, client_spec
 from kvswitch.verify.recorder import Capture, Recorder
 
 #: what each scripted run asks; short, so the answer (not the prompt) stays small. The two
@@ -38,14 +37,12 @@ SCRIPT: tuple[tuple[int, int, str], ...] = (
     (1, 3, "Reply with one word: done."),
     (2, 1, "Name one colour, in one word."),
 )
-#: Claude Code's own text when it cannot authenticate; a verify must say so, not wait
-LOGIN_HINTS = ("/login", "Invalid API key", "Please run", "not logged in")
 #: how often a running client checks for Cancel
 CANCEL_POLL_S = 0.1
 
 
 class ClientMissing(KvSwitchError):
-    """No ``claude`` binary to run: nothing was verified."""
+    """No client binary to run: nothing was verified."""
 
     exit_code = 3
 
@@ -85,22 +82,42 @@ class ClientSession:
     client: str
     version: str
     requests: list[ClientRequest]
+    #: what the profile gave the client: env names for Claude Code, config keys and env names for Codex
     env_names: list[str]
+    #: wall time of each turn's client run (start to exit), ``(conversation, turn, ms)``
+    turn_ms: list[tuple[int, int, float]] = field(default_factory=list)
+    #: what the client itself warned about (each line once), e.g. Codex's unknown-model metadata
+    client_warnings: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        try:
+            return client_spec(self.client).label
+        except ValueError:
+            return self.client
 
 
-def find_claude(explicit: str | None) -> Path:
-    """The ``claude`` to run: ``--claude-bin``, else the one on PATH; a clear error when there is none."""
+def find_client(client: str, explicit: str | None) -> Path:
+    """The client binary to run: the one the option names, else the one on PATH; a clear error when
+    there is none."""
+    spec = client_spec(client)
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file() or not os.access(path, os.X_OK):
-            raise ClientMissing(f"--claude-bin {explicit}: not an executable file")
+            raise ClientMissing(f"{spec.bin_option} {explicit}: not an executable file")
         return path
-    found = shutil.which("claude")
+    found = shutil.which(spec.executable)
     if found is None:
         raise ClientMissing(
-            "Claude Code is not installed here (no 'claude' on PATH): install it, or give --claude-bin PATH"
+            f"{spec.label} is not installed here (no '{spec.executable}' on PATH): install it, "
+            f"or give {spec.bin_option} PATH"
         )
     return Path(found)
+
+
+def find_claude(explicit: str | None) -> Path:
+    """The ``claude`` to run: ``--claude-bin``, else the one on PATH."""
+    return find_client("claude", explicit)
 
 
 def _run(
@@ -113,7 +130,7 @@ def _run(
     """Run the client in its own process group; on time-out or cancel the whole group is killed and reaped.
 
     The cancel event is polled every ``CANCEL_POLL_S`` while the client runs, so Cancel in the window
-    stops a running ``claude`` within a fraction of a second instead of after its turn.
+    stops a running client within a fraction of a second instead of after its turn.
     """
     proc = subprocess.Popen(
         argv,
@@ -145,26 +162,22 @@ def _run(
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def client_version(binary: Path, timeout: float = 20.0) -> str:
-    with tempfile.TemporaryDirectory(prefix="kvswitch-claude-") as home:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home}
-        done = _run([str(binary), "--version"], Path(home), env, timeout)
+def client_version(binary: Path, timeout: float = 20.0, client: str = "claude") -> str:
+    spec = client_spec(client)
+    with tempfile.TemporaryDirectory(prefix=f"kvswitch-{spec.name}-") as home:
+        done = _run([str(binary), "--version"], Path(home), spec.version_env(Path(home)), timeout)
     if done.returncode != 0:
         raise ClientFailed(f"{binary} --version failed (exit {done.returncode})")
-    return done.stdout.strip().split(" ")[0] or "unknown"
+    return spec.parse_version(done.stdout)
 
 
-def _settings_env(profile: Profile, recorder_url: str) -> dict[str, str]:
-    env = claude_env(profile)
-    env["ANTHROPIC_BASE_URL"] = recorder_url
-    return env
-
-
-def _clean(text: str, secrets: list[str]) -> str:
+def _clean(text: str, secrets: list[str | None], limit: int | None = 600) -> str:
+    """Client output fit to show: keys masked, control characters dropped, the last ``limit`` chars."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, "••••")
-    return "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")[-600:]
+    text = "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
+    return text if limit is None else text[-limit:]
 
 
 def run_session(
@@ -174,44 +187,62 @@ def run_session(
     timeout: float,
     on_step: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    client: str = "claude",
+    script: tuple[tuple[int, int, str], ...] = SCRIPT,
 ) -> ClientSession:
     """Run the scripted session against the profile's backend; every request with the server's numbers."""
+    spec = client_spec(client)
     deadline = time.monotonic() + timeout
-    version = client_version(binary, min(20.0, timeout))
+    version = client_version(binary, min(20.0, timeout), client)
     step = on_step or (lambda _text: None)
     requests: list[ClientRequest] = []
-    with tempfile.TemporaryDirectory(prefix="kvswitch-verify-client-") as scratch:
+    turn_ms: list[tuple[int, int, float]] = []
+    warnings: list[str] = []
+    with tempfile.TemporaryDirectory(prefix=f"kvswitch-verify-{spec.name}-") as scratch:
         root = Path(scratch)
-        home, project = root / "home", root / "project"
-        (home / ".claude").mkdir(parents=True)
-        project.mkdir()
         captures: list[Capture] = []
-        with Recorder(profile.base_url, root / "captures", on_capture=captures.append) as recorder:
-            env_file = _settings_env(profile, recorder.url)
-            settings = home / ".claude" / "settings.json"
-            settings.write_text(json.dumps({"env": env_file}, indent=2))
-            settings.chmod(0o600)
-            run_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
-            for conversation, turn, prompt in SCRIPT:
+        with Recorder(spec.upstream(profile), root / "captures", on_capture=captures.append) as recorder:
+            layout = spec.layout(profile, recorder.url, root)
+            for conversation, turn, prompt in script:
                 if cancel is not None and cancel.is_set():
                     raise ClientCancelled("cancelled")
                 step(f"conversation {conversation}, turn {turn}")
                 seen = len(captures)
-                argv = [str(binary), "-p", prompt, "--max-turns", "1"]
-                if turn > 1:
-                    argv.insert(2, "--continue")
-                done = _run(argv, project, run_env, deadline - time.monotonic(), cancel)
-                output = done.stdout + done.stderr
-                if done.returncode != 0 and any(hint in output for hint in LOGIN_HINTS):
-                    raise ClientFailed(f"Claude Code asks to log in: {_clean(output, [profile.key])}")
-                new = [c for c in captures[seen:] if c.method == "POST" and "/messages" in c.path]
-                if done.returncode != 0 and not new:
-                    raise ClientFailed(
-                        f"Claude Code exited {done.returncode} at conversation {conversation}, turn {turn}: "
-                        + _clean(output, [profile.key])
-                    )
+                argv = spec.argv(binary, conversation, turn, prompt)
+                started = time.monotonic()
+                done = _run(argv, layout.cwd, layout.env, deadline - time.monotonic(), cancel)
+                turn_ms.append((conversation, turn, (time.monotonic() - started) * 1000))
+                for line in spec.warnings(_clean(done.stdout + done.stderr, [profile.key], None)):
+                    if line not in warnings:
+                        warnings.append(line)
+                new = [c for c in captures[seen:] if spec.is_turn_request(c)]
+                _check_turn(spec, profile, done, new, conversation, turn)
                 requests.extend(_request(conversation, turn, capture) for capture in new)
-    return ClientSession("claude", version, requests, sorted(env_file))
+    return ClientSession(spec.name, version, requests, layout.given, turn_ms, warnings)
+
+
+def _check_turn(
+    spec: ClientSpec,
+    profile: Profile,
+    done: subprocess.CompletedProcess[str],
+    new: list[Capture],
+    conversation: int,
+    turn: int,
+) -> None:
+    """A turn that failed says why in the client's own words (keys masked)."""
+    output = done.stdout + done.stderr
+    if done.returncode != 0 and any(hint in output for hint in spec.login_hints):
+        raise ClientFailed(f"{spec.label} asks to log in: {_clean(output, [profile.key])}")
+    if done.returncode != 0 and not new:
+        raise ClientFailed(
+            f"{spec.label} exited {done.returncode} at conversation {conversation}, turn {turn}: "
+            + _clean(output, [profile.key])
+        )
+    if not new:
+        raise ClientFailed(
+            f"{spec.label} sent no conversation request at conversation {conversation}, turn {turn}: "
+            + _clean(output, [profile.key])
+        )
 
 
 def _request(conversation: int, turn: int, capture: Capture) -> ClientRequest:

@@ -1,4 +1,4 @@
-"""Which running Claude Code / Codex processes still run with the old backend.
+"""Which running Claude Code / Codex / OpenCode processes still run with the old backend.
 
 A switch only reaches processes started after it: a ``claude`` session opened yesterday keeps the
 environment (and settings) it started with. So each agent process is checked two ways: its start
@@ -20,7 +20,7 @@ import psutil
 
 #: names whose values are secrets: reported as "differs", never printed
 SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-_NODE_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+_NODE_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "opencode": "opencode-ai"}
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,12 @@ class AgentProcess:
 
 
 def agent_name(argv: tuple[str, ...]) -> str | None:
-    """``claude`` / ``codex`` when the program itself is one (never when an argument merely mentions it)."""
+    """``claude`` / ``codex`` / ``opencode`` when the program itself is one (never when an argument
+    merely mentions it)."""
     if not argv:
         return None
     program = PurePath(argv[0].replace("\\", "/")).name.lower().removesuffix(".exe")
-    for agent in ("claude", "codex"):
+    for agent in ("claude", "codex", "opencode"):
         if program == agent or program.startswith(f"{agent}-"):
             return agent
     if program in ("node", "nodejs", "bun", "deno") and len(argv) > 1:
@@ -83,7 +84,7 @@ def compare_env(expected: Mapping[str, str], actual: Mapping[str, str]) -> list[
 def find_agent_processes(
     expected_env: Mapping[str, str], *, applied_at: float | None = None, pids: Iterable[int] | None = None
 ) -> list[AgentProcess]:
-    """Running claude / codex processes (of any user we may read), oldest first.
+    """Running claude / codex / opencode processes (of any user we may read), oldest first.
 
     Args:
         expected_env: variables the active profile puts in the agent's environment (shell targets).

@@ -31,11 +31,12 @@ def run_client_check(
     timeout: float,
     on_step: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    client: str = "claude",
 ) -> ClientReport:
-    """Run the scripted Claude Code session, judge every turn, and append the run to the history."""
+    """Run the client's scripted session, judge every turn, and append the run to the history."""
     from kvswitch.verify.tokendiag import RenderError, ServerRenderer  # noqa: PLC0415 - only here
 
-    session = run_session(profile, binary, timeout=timeout, on_step=on_step, cancel=cancel)
+    session = run_session(profile, binary, timeout=timeout, on_step=on_step, cancel=cancel, client=client)
     try:
         renderer: ServerRenderer | None = ServerRenderer(
             profile.base_url, timeout=min(120.0, timeout), kind=profile.kind

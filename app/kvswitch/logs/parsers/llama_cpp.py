@@ -136,6 +136,16 @@ REASON_START = b"|".join(
 )
 
 
+#: warnings that say nothing is wrong: llama-server b11434 skips the Responses tool types it cannot serve
+#: (Codex sends ``namespace`` and ``web_search`` with every request) and answers the rest normally
+_HARMLESS_NOTES = re.compile(r"unsupported Responses tool type '[^']{1,80}' skipped")
+
+
+def is_harmless_note(text: str) -> bool:
+    """Whether a warning line is a note a user need not act on (shown plain, not as a warning)."""
+    return _HARMLESS_NOTES.search(text) is not None
+
+
 def reason_for(text: str) -> str | None:
     """The plain-words reason for a cache-relevant warning line (used by the fast scanner too)."""
     for pattern, reason, _kind in _REASONS:
@@ -155,7 +165,7 @@ def parse(text: str) -> Parsed | None:
         letter = level.group(1)
         if letter == "E":
             parsed.mark(level, LineKind.ERROR, 1)
-        elif letter == "W":
+        elif letter == "W" and not is_harmless_note(text):
             parsed.mark(level, LineKind.WARNING, 1)
     slot: int | None = None
     task: int | None = None
@@ -305,7 +315,7 @@ def _parse_json(text: str) -> Parsed | None:
     level = str(obj.get("level", "")).lower()
     if level.startswith("err"):
         parsed.raise_kind(LineKind.ERROR)
-    elif level.startswith("warn"):
+    elif level.startswith("warn") and not is_harmless_note(msg):
         parsed.raise_kind(LineKind.WARNING)
     if obj.get("type") == "log":
         _jsonl_message(text, msg, parsed)
