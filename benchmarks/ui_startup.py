@@ -6,6 +6,10 @@ from ``exec`` to the moment the window has been shown and painted once. Samples 
 two programs so machine load affects both alike. Target: KV Switch ≤ 1.5× the bare window.
 
     python3 benchmarks/ui_startup.py [--runs 7]
+    python3 benchmarks/ui_startup.py --modules-at-first-paint   # what was imported when it painted
+
+The second form prints, as JSON, the modules loaded at the moment the window first paints;
+``tests/ui/test_startup_boundary.py`` fails when the engines are among them.
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ from kvswitch.cli import main
 main([])
 """
 
+# The same programs again, reporting instead of timing: the modules loaded when the window first paints.
+_REPORT_MODULES = 'import json, sys; print(json.dumps(sorted(sys.modules)), flush=True); app.quit()'
+MODULES_AT_PAINT = {"app": KVSWITCH.replace('print("shown", flush=True)', _REPORT_MODULES),
+                    "command": ENTRY.replace('print("shown", flush=True)', _REPORT_MODULES)}
+
 SEED = """
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
@@ -95,6 +104,39 @@ store = ProfileStore(AppPaths.default())
 for i in range(5):
     store.add(Profile(name=f"profile {i}", kind="llama.cpp", base_url=f"http://127.0.0.1:{8080 + i}"))
 """
+
+
+def bench_env(home: str, *, bytecode_cache: bool = True) -> dict[str, str]:
+    """The environment every program runs in: a temporary HOME and config dir, the source tree's app."""
+    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+           "HOME": home, "KVSWITCH_CONFIG_DIR": str(Path(home) / "cfg"), "PYTHONPATH": str(REPO / "app"),
+           "KVSWITCH_LANG": "en"}
+    if not bytecode_cache:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        # An installed app starts from compiled bytecode (pip compiles it), as PySide6 itself does
+        # in both programs; the cache goes to the temporary dir so the source tree stays clean.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pycache")
+    return env
+
+
+def modules_at_first_paint(program: str = "app") -> list[str]:
+    """The modules imported by the time KV Switch's window first paints (with a few profiles).
+
+    ``program``: ``app`` (the steps of ``run_app``) or ``command`` (``kvswitch`` with no sub-command).
+    """
+    import json  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as home:
+        env = bench_env(home)
+        subprocess.run([sys.executable, "-c", SEED], env=env, check=True)
+        out = subprocess.run([sys.executable, "-c", MODULES_AT_PAINT[program]], env=env, capture_output=True,
+                             text=True, timeout=60)
+    for line in out.stdout.splitlines():
+        if line.startswith("["):
+            return list(json.loads(line))
+    raise RuntimeError(f"the window never painted (exit {out.returncode}): {out.stderr[-2000:]}")
 
 
 def sample(code: str, env: dict[str, str]) -> tuple[float, float]:
@@ -121,18 +163,16 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="compile KV Switch from source at every start (as with PYTHONDONTWRITEBYTECODE)")
+    parser.add_argument("--modules-at-first-paint", action="store_true",
+                        help="print the modules loaded when the window first paints (JSON) and exit")
     args = parser.parse_args()
+    if args.modules_at_first_paint:
+        import json  # noqa: PLC0415
+
+        print(json.dumps({name: modules_at_first_paint(name) for name in MODULES_AT_PAINT}, indent=0))
+        return 0
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
-               "HOME": home, "KVSWITCH_CONFIG_DIR": str(Path(home) / "cfg"), "PYTHONPATH": str(REPO / "app"),
-               "KVSWITCH_LANG": "en"}
-        if args.no_bytecode_cache:
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
-        else:
-            # An installed app starts from compiled bytecode (pip compiles it), as PySide6 itself does
-            # in both programs; the cache goes to the temporary dir so the source tree stays clean.
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pycache")
+        env = bench_env(home, bytecode_cache=not args.no_bytecode_cache)
         # a user with a few profiles (with none, the setup assistant would open)
         subprocess.run([sys.executable, "-c", SEED], env=env, check=True)
         sample(BARE, env)  # warm the OS file cache (and the bytecode cache) for all three

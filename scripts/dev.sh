@@ -73,6 +73,10 @@ case "$mode" in
     "$VENV/bin/ruff" check app tests benchmarks scripts
     "$VENV/bin/mypy"
     "$VENV/bin/lint-imports"  # the layer contracts in pyproject.toml
+    # start-up figures for the CI log (a reported ratio against a bare PySide6 window, not a timed
+    # assertion: the pre-paint import boundary is what tests/ui/test_startup_boundary.py checks)
+    "$VENV/bin/python" benchmarks/ui_startup.py --runs 5 | sed 's/^/ui start-up: /' \
+      || echo "dev.sh: the start-up benchmark did not run" >&2
     exec xvfb-run -a -s "-screen 0 1280x1024x24" "$VENV/bin/python" -m pytest "$@"
     ;;
   *)

@@ -10,9 +10,14 @@ real verify against a tiny local model. Saves the empty window, the preset galle
 cards, light and dark), log panel (hit and miss), verify card, apply diff and tray menu.
 
     QT_SCALE_FACTOR=2 scripts/screenshots.py --quick
+    scripts/screenshots.py --matrix
 
 ``--quick`` saves only the window states (empty, gallery, cards), with ``@2x`` in the names when
-``QT_SCALE_FACTOR`` is 2, to check the layout at 200%.
+``QT_SCALE_FACTOR`` is 2, to check the layout at 200%. ``--matrix`` takes those states in English and
+Simplified Chinese, light and dark, at 100% and 200% (``main-window-dark-zh_CN@2x.png`` …).
+
+The look is the app's own: the theme is saved in the demo HOME's settings (``--theme``) and the app
+applies it at start (``kvswitch.ui.appearance``); this script never sets a style or palette.
 """
 
 from __future__ import annotations
@@ -94,15 +99,28 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(REPO / "docs" / "screenshots"))
     parser.add_argument("--quick", action="store_true", help="only the empty state, gallery and cards")
+    parser.add_argument("--theme", choices=["light", "dark", "system"], default="light")
+    parser.add_argument("--matrix", action="store_true",
+                        help="the quick states in en and zh_CN, light and dark, at 100%% and 200%%")
     args = parser.parse_args()
+    if args.matrix:
+        failed = 0
+        for lang in ("en", "zh_CN"):
+            for theme in ("light", "dark"):
+                for scale in ("1", "2"):
+                    env = {**os.environ, "KVSWITCH_LANG": lang, "QT_SCALE_FACTOR": scale}
+                    failed |= subprocess.call([sys.executable, __file__, "--out", args.out, "--quick",
+                                               "--theme", theme], env=env)
+        return failed
     if not os.environ.get("DISPLAY") and not os.environ.get("KVSWITCH_SCREENSHOTS_CHILD"):
         if not shutil.which("xvfb-run"):
             sys.exit("xvfb-run is needed (apt-get install xvfb)")
         env = {**os.environ, "KVSWITCH_SCREENSHOTS_CHILD": "1"}
         return subprocess.call(["xvfb-run", "-a", "-s", "-screen 0 2600x1800x24", sys.executable, __file__,
-                                "--out", args.out, *(["--quick"] if args.quick else [])], env=env)
+                                "--out", args.out, "--theme", args.theme,
+                                *(["--quick"] if args.quick else [])], env=env)
     with tempfile.TemporaryDirectory(prefix="kvswitch-demo-") as tmp:
-        return shoot(Path(tmp), Path(args.out), args.quick)
+        return shoot(Path(tmp), Path(args.out), args.quick, args.theme)
 
 
 def _demo_env(home: Path) -> None:
@@ -116,6 +134,24 @@ def _demo_env(home: Path) -> None:
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
         os.environ.pop(name, None)
     sys.path.insert(0, str(REPO / "app"))
+
+
+def _save_theme(theme: str) -> None:
+    """The theme as a user saves it in Settings; the app reads and applies it when it starts."""
+    from kvswitch.core.paths import AppPaths  # noqa: PLC0415
+    from kvswitch.core.settings import AppSettings, save_settings  # noqa: PLC0415
+
+    save_settings(AppPaths.default(), AppSettings(theme=theme, first_run_done=True))  # type: ignore[arg-type]
+
+
+def _tag() -> str:
+    """``-dark``, ``-zh_CN`` and ``@2x`` as the theme, language and scale of this run make them."""
+    from kvswitch.ui import appearance  # noqa: PLC0415
+
+    tag = "-dark" if appearance.current_scheme() == "dark" else ""
+    if os.environ.get("KVSWITCH_LANG", "en") != "en":
+        tag += "-" + os.environ["KVSWITCH_LANG"]
+    return tag + ("@2x" if os.environ.get("QT_SCALE_FACTOR") == "2" else "")
 
 
 def _start_llama(home: Path) -> tuple[subprocess.Popen[bytes] | None, str | None]:
@@ -146,8 +182,10 @@ def _start_llama(home: Path) -> tuple[subprocess.Popen[bytes] | None, str | None
     return None, None
 
 
-def shoot(home: Path, out: Path, quick: bool = False) -> int:
+def shoot(home: Path, out: Path, quick: bool = False, theme: str = "light") -> int:
     _demo_env(home)
+    _save_theme(theme)
+    os.environ["KVSWITCH_SCREENSHOT_THEME"] = theme
     out.mkdir(parents=True, exist_ok=True)
     llama, llama_url = _start_llama(home)
     try:
@@ -156,22 +194,6 @@ def shoot(home: Path, out: Path, quick: bool = False) -> int:
         if llama is not None:
             llama.terminate()
             llama.wait(10)
-
-
-def _dark_palette() -> object:
-    from PySide6.QtGui import QColor, QPalette  # noqa: PLC0415
-
-    pal = QPalette()
-    roles = QPalette.ColorRole
-    for role, color in ((roles.Window, "#2b2b2b"), (roles.WindowText, "#e0e0e0"), (roles.Base, "#1e1e1e"),
-                        (roles.AlternateBase, "#262626"), (roles.Text, "#e0e0e0"), (roles.Button, "#353535"),
-                        (roles.ButtonText, "#e0e0e0"), (roles.Highlight, "#2f65ca"),
-                        (roles.HighlightedText, "#ffffff"), (roles.Link, "#5aa0ff"), (roles.Mid, "#555555"),
-                        (roles.ToolTipBase, "#353535"), (roles.ToolTipText, "#e0e0e0"),
-                        (roles.PlaceholderText, "#8a8a8a")):
-        pal.setColor(role, QColor(color))
-    pal.setColor(QPalette.ColorGroup.Disabled, roles.Text, QColor("#7a7a7a"))
-    return pal
 
 
 def _remember_demo_verdicts(paths: object) -> None:
@@ -232,6 +254,7 @@ def _shoot_first_start(window: object, out: Path, pump: object, llama_url: str |
 
 
 def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) -> int:
+    theme_choice = os.environ.get("KVSWITCH_SCREENSHOT_THEME", "light")
     from PySide6.QtCore import QEventLoop, QPoint, QTimer  # noqa: PLC0415
     from PySide6.QtWidgets import QApplication  # noqa: PLC0415
 
@@ -256,7 +279,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     server_log.write_text("")
     paths = AppPaths.default()
     shell = AppShell(paths, None, tray_available=False)
-    tag = "@2x" if os.environ.get("QT_SCALE_FACTOR") == "2" else ""
+    tag = _tag()
     shell.window.resize(1180, 760)
     if not shell.window.content_built:
         shell.window.build_content()
@@ -293,14 +316,13 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     dialog.close()
     shell.controller.apply("Local llama.cpp")
     _remember_demo_verdicts(paths)
-    window.model.store_changed.emit()
-    pump(400)
+    shell.controller.verify_summary.reload()  # the cards read the history off the GUI thread
+    pump(800)
     window.grab().save(str(out / f"main-window{tag}.png"))
     if quick:
-        app.setStyle("Fusion")
-        app.setPalette(_dark_palette())
-        pump(300)
-        window.grab().save(str(out / f"main-window-dark{tag}.png"))
+        window.filter_edit.setText("no such profile")
+        pump(200)
+        window.grab().save(str(out / f"no-match{tag}.png"))
         shell.shutdown()
         window.close()
         return 0
@@ -344,7 +366,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
         pump(300)
         window.grab().save(str(out / "verify-card.png"))
 
-    # The same panel under a dark desktop palette (Xvfb has no desktop theme to switch, so set one).
+    # The same panel in the dark theme, switched as Settings does (the app's own palette).
     shell.controller.apply("Local llama.cpp")
     window._select("Local llama.cpp")
     window.bind_log_to_active()
@@ -352,16 +374,16 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     for block in [cold] + [hit] * 8 + [miss] * 5 + [hit] * 6:
         session.request(block)
         pump(60)
-    light = app.palette()
-    app.setStyle("Fusion")
-    app.setPalette(_dark_palette())
+    from kvswitch.ui import appearance  # noqa: PLC0415
+
+    appearance.apply_theme("dark")
     window.tabs.setCurrentWidget(window.log_panel)
     pump(800)
     window.grab().save(str(out / "log-panel-dark.png"))
-    window.tabs.setCurrentWidget(window.editor)
+    window.tabs.setCurrentWidget(window.editor_page)
     pump(300)
     window.grab().save(str(out / "main-window-dark.png"))
-    app.setPalette(light)
+    appearance.apply_theme(theme_choice)
 
     tray = TrayIcon(shell.controller)
     tray.rebuild_menu()

@@ -41,6 +41,20 @@ def _no_dangling_threads() -> Iterator[None]:
     assert not pool_busy, "a background task outlived the test"
 
 
+@pytest.fixture(autouse=True)
+def _app_look_restored(qapp: Any) -> Iterator[None]:
+    """A test that applies a theme (a shell reads the settings) leaves the next one the look it had."""
+    from kvswitch.ui import appearance
+
+    palette, style = qapp.palette(), qapp.style().name()
+    yield
+    appearance._state.pop("choice", None)
+    appearance._state.pop("scheme", None)
+    if qapp.style().name() != style:
+        qapp.setStyle(style)
+    qapp.setPalette(palette)
+
+
 @pytest.fixture
 def paths(fake_home: Path) -> Any:
     from kvswitch.core.paths import AppPaths

@@ -11,7 +11,7 @@ from kvswitch.ui.importing import import_profiles
 
 def test_editor_refuses_dangerous_env_until_the_box_is_ticked(qtbot: Any, window: Any, store: Any) -> None:
     editor = window.editor
-    window.new_button.click()
+    window.new_blank_profile()
     editor.name_edit.setText("local")
     editor.url_edit.setText("http://127.0.0.1:8080")
     editor.env_edit.setPlainText("PROMPT_COMMAND=touch /tmp/x")

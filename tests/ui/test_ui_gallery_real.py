@@ -63,7 +63,9 @@ def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window
     assert env["ANTHROPIC_BASE_URL"] == llama_server.url
 
     # a verify from the window lands in the history the card reads
-    with qtbot.waitSignal(window.controller.verify_finished, timeout=60000) as verified:
+    # (the cards' summary is read again off the GUI thread once the run is recorded)
+    with qtbot.waitSignal(window.controller.verify_summary.changed, timeout=60000), \
+            qtbot.waitSignal(window.controller.verify_finished, timeout=60000) as verified:
         window.verify_action.trigger()
     entry = window.controller.last_verify(ours)
     assert entry is not None

@@ -62,3 +62,35 @@ def test_every_source_string_is_translated() -> None:
 def test_english_needs_no_translator(qapp: Any) -> None:
     assert i18n.install(qapp, "en") == "en"
     assert QApplication.translate("MainWindow", "Verify cache") == "Verify cache"
+
+
+def test_no_source_string_is_missing_from_the_ts_file(tmp_path: Path) -> None:
+    """``pyside6-lupdate`` over the sources, into a copy: a string added to the code and not to the .ts
+    file (or changed since) comes out as unfinished there."""
+    import shutil
+    import subprocess
+    import sys
+
+    lupdate = Path(sys.executable).with_name("pyside6-lupdate")
+    if not lupdate.exists():
+        pytest.skip("pyside6-lupdate is not installed beside this interpreter")
+    copy = tmp_path / "kvswitch_zh_CN.ts"
+    shutil.copy(I18N / "kvswitch_zh_CN.ts", copy)
+    sources = sorted(str(p) for p in (I18N.parent).glob("*.py"))
+    subprocess.run([str(lupdate), "-no-obsolete", *sources, "-ts", str(copy)], check=True,
+                   capture_output=True, timeout=120)
+    text = copy.read_text(encoding="utf-8")
+    unfinished = re.findall(r"<source>([^<]*)</source>\s*(?:<[^>]+>[^<]*</[^>]+>\s*)*"
+                            r"<translation type=\"unfinished\"", text)
+    assert unfinished == []
+
+
+def test_one_word_for_token() -> None:
+    """The glossary: "token" stays "token" (令牌 is a credential, 新建 is "create")."""
+    ts = (I18N / "kvswitch_zh_CN.ts").read_text(encoding="utf-8")
+    assert "令牌" not in ts
+    events = ts[ts.index("<name>CacheEventsModel</name>"):]
+    events = events[:events.index("</context>")]
+    new_column = re.search(r"<source>New</source>\s*<translation>([^<]*)</translation>", events)
+    assert new_column is not None
+    assert new_column.group(1) == "新 token"

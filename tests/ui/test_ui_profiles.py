@@ -32,7 +32,7 @@ def test_list_model_passes_modeltester_and_follows_store(qtbot: Any, qtmodeltest
 
 def test_editor_validates_inline_and_adds_profile(qtbot: Any, window: Any, store: Any) -> None:
     editor = window.editor
-    window.new_button.click()
+    window.new_blank_profile()
     editor.name_edit.setText("local llama")
     editor.url_edit.setText("ftp://nowhere")
     assert not editor.save_button.isEnabled()
@@ -50,7 +50,7 @@ def test_editor_validates_inline_and_adds_profile(qtbot: Any, window: Any, store
     assert store.get("local llama").base_url == "http://127.0.0.1:8080"
     assert window.selected_name() == "local llama"
 
-    window.new_button.click()
+    window.new_blank_profile()
     editor.name_edit.setText("LOCAL LLAMA")
     assert "already exists" in editor.errors["name"].text()
     assert not editor.save_button.isEnabled()
@@ -176,7 +176,7 @@ def test_import_claude_settings_adds_profile(qtbot: Any, window: Any, store: Any
 
 def test_command_log_source_round_trips(qtbot: Any, window: Any, store: Any) -> None:
     editor = window.editor
-    window.new_button.click()
+    window.new_blank_profile()
     editor.name_edit.setText("managed")
     editor.log_kind_combo.setCurrentIndex(editor.log_kind_combo.findData("command"))
     editor.log_path_edit.setText("llama-server -m '/models/my model.gguf' --port 8080")
@@ -251,7 +251,7 @@ def test_cancelling_the_fresh_preview_writes_nothing(qtbot: Any, window: Any, st
             dialog.reject()
 
     timer = qtbot_timer(answer_dialog)
-    assert window.apply_profile("local") is False
+    assert window.apply_profile("local", review=True) is False
     timer.stop()
     assert answers == ["apply", "cancel"]
     assert settings.read_text() == '{"theme": "light"}\n'

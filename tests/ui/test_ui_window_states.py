@@ -200,6 +200,10 @@ def test_cards_show_kind_host_model_active_badge_and_last_verdict(qtbot: Any, wi
     assert card_lines(index) == ("alpha", "127.0.0.1:8080 · qwen3-8b", "not verified yet")
     VerifyHistory(paths.data_dir / "verify-history").append(
         HistoryEntry(time=now(), profile="alpha", check="synthetic", verdict="HIT"))
+    # another process wrote the history: the shell's poll notices and the cards' summary is read again
+    # off the GUI thread
+    with qtbot.waitSignal(window.controller.verify_summary.changed, timeout=5000):
+        window.controller.verify_summary.reload_if_changed()
     assert card_lines(index)[2] == "HIT · just now"
     assert index.data(IsActiveRole) is False
     assert window.list_view.visualRect(index).height() >= 3 * window.fontMetrics().height()
@@ -214,6 +218,8 @@ def test_tray_shows_the_active_profile_and_its_last_verdict(qtbot: Any, shell: A
     store.add(make_profile("beta", base_url="http://127.0.0.1:8082", env=SAFE))
     VerifyHistory(paths.data_dir / "verify-history").append(
         HistoryEntry(time=now(), profile="beta", check="synthetic", verdict="PARTIAL"))
+    with qtbot.waitSignal(shell.controller.verify_summary.changed, timeout=5000):
+        shell.controller.verify_summary.reload_if_changed()  # what the shell's poll does
     tray = shell.tray
     tray.menu.aboutToShow.emit()
     with qtbot.waitSignal(shell.controller.profile_applied, timeout=5000):

@@ -38,6 +38,9 @@ class AppSettings(BaseModel):
     close_to_tray: bool = True
     theme: Theme = "system"
     first_run_done: bool = False
+    #: "Use" shows the diff and asks before writing (off: it writes at once; the message bar offers
+    #: "Review changes" and "Undo")
+    always_review_changes: bool = False
     #: a tray notification when reuse inside a conversation stays low (see ``ui.log_alerts``)
     reuse_alerts: bool = True
     reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)

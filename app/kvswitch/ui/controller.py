@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of
     from kvswitch.core.settings import AppSettings
     from kvswitch.core.store import ProfileStore
     from kvswitch.targets.engine import Engine
+    from kvswitch.ui.verify_summary import VerifySummary
 
 log = logging.getLogger("kvswitch.ui.controller")
 
@@ -97,6 +98,7 @@ class AppController(QObject):
         self.claude_bin: str | None = os.environ.get("KVSWITCH_CLAUDE_BIN") or None
         self.verify_kind = "synthetic"  # or "client": which check the running (or last) verify is
         self.preview_outdated: Any = None  # the PlanOutdated of the last apply, if it was refused
+        self._verify_summary: VerifySummary | None = None
 
     @property
     def store(self) -> ProfileStore:
@@ -320,8 +322,22 @@ class AppController(QObject):
         if self.verifying:
             self.history_changed.emit(self.verifying)
 
+    @property
+    def verify_summary(self) -> VerifySummary:
+        """Every profile's latest verify, read in the background (what cards and the tray show)."""
+        if self._verify_summary is None:
+            from kvswitch.ui.verify_summary import VerifySummary  # noqa: PLC0415
+
+            self._verify_summary = VerifySummary(
+                self.paths, lambda: [p.name for p in self.store.profiles()], parent=self)
+            self.history_changed.connect(self._verify_summary.reload)
+        return self._verify_summary
+
     def last_verify(self, name: str) -> Any | None:
-        """The profile's latest recorded verify (a ``HistoryEntry``), or None when never verified."""
+        """The profile's latest recorded verify (a ``HistoryEntry``), or None when never verified.
+
+        Reads the files now (it loads the verify engine); paints use ``verify_summary`` instead.
+        """
         from kvswitch.verify.records import history  # noqa: PLC0415
 
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QDialog,
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui import theme
+from kvswitch.ui import appearance, theme
 
 
 class _DiffHighlighter(QSyntaxHighlighter):
@@ -47,15 +47,20 @@ class ApplyDialog(QDialog):
     """Shows what applying ``profile_name`` would change, file by file."""
 
     def __init__(self, profile_name: str, plans: list[Any], render: Callable[[list[Any]], str],
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, *, applied: bool = False):
+        """``applied``: the plans were written already; the dialog only shows them (Close)."""
         super().__init__(parent)
-        self.setWindowTitle(self.tr("Apply “%1”").replace("%1", profile_name))
+        title = self.tr("Changes made by “%1”") if applied else self.tr("Apply “%1”")
+        self.setWindowTitle(title.replace("%1", profile_name))
         self.resize(760, 520)
         layout = QVBoxLayout(self)
         changed = [plan for plan in plans if getattr(plan, "changed", True)]
         summary = QLabel()
         summary.setWordWrap(True)
-        if changed:
+        if changed and applied:
+            text = self.tr("%1 file(s) changed. Each was backed up first; Undo puts them back.")
+            summary.setText(text.replace("%1", str(len(changed))))
+        elif changed:
             text = self.tr("%1 file(s) will change. Every file is backed up first; Undo puts them back.")
             summary.setText(text.replace("%1", str(len(changed))))
         else:
@@ -87,8 +92,13 @@ class ApplyDialog(QDialog):
             title = str(plan.target_id) + ("" if plan.changed else " ✓")
             self.tabs.addTab(page, title)
         layout.addWidget(self.tabs, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.apply_button = buttons.addButton(self.tr("Apply"), QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close if applied
+                                   else QDialogButtonBox.StandardButton.Cancel)
+        self.apply_button = None if applied else buttons.addButton(self.tr("Apply"),
+                                                                   QDialogButtonBox.ButtonRole.AcceptRole)
+        if self.apply_button is not None:
+            self.apply_button.setDefault(True)
+            appearance.style_primary(self.apply_button)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
@@ -128,6 +138,15 @@ def confirm_and_apply(parent: QWidget | None, controller: Any, name: str, plans:
         for plan in flagged:
             plan.warnings.insert(0, note)
     return False
+
+
+def show_applied(parent: QWidget | None, controller: Any, name: str, plans: list[Any]) -> ApplyDialog:
+    """The plans a one-click apply wrote, read-only (modeless: the window stays usable)."""
+    render = lambda ps: controller.engine.render_diff(ps, show_secrets=False)  # noqa: E731
+    dialog = ApplyDialog(name, plans, render, parent, applied=True)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog
 
 
 def _escape(text: str) -> str:

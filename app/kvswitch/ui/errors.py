@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import re
 import sys
 import threading
@@ -59,6 +58,8 @@ def scrub(text: str) -> str:
 
 def build_report(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None,
                  thread_name: str | None = None) -> str:
+    import platform  # noqa: PLC0415  (only when there is an error to report; not before the first paint)
+
     lines = [
         f"KV Switch {__version__}",
         f"Python {platform.python_version()} on {platform.platform()}",

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QSize, Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -30,7 +30,7 @@ from kvswitch.core.catalog import vendors
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.servers import PRESETS
 from kvswitch.servers.preset_data import preset_profile_data
-from kvswitch.ui import i18n
+from kvswitch.ui import i18n, icons
 
 if TYPE_CHECKING:
     from kvswitch.platform.detect import DetectedServer
@@ -75,6 +75,7 @@ class PresetGallery(QDialog):
         self.search_edit.setPlaceholderText(self.tr("Search servers and vendors (name, URL, model)"))
         self.search_edit.setClearButtonEnabled(True)
         self.list = QListWidget()
+        self.list.setIconSize(QSize(28, 28))
         self.list.setAlternatingRowColors(True)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -120,8 +121,13 @@ class PresetGallery(QDialog):
         self.list.addItem(item)
         return item
 
-    def _entry(self, title: str, detail: str, data: dict[str, Any], row: int | None = None) -> None:
+    def _entry(self, title: str, detail: str, data: dict[str, Any], row: int | None = None,
+               logo: str | None = None) -> None:
         item = QListWidgetItem(f"{title}\n    {detail}")
+        icon = icons.logo_icon(logo or icons.logo_name(str(data.get("base_url") or ""),
+                                                       str(data.get("kind") or "")), 28)
+        if icon is not None:
+            item.setIcon(icon)
         item.setData(DATA_ROLE, data)
         item.setData(SEARCH_ROLE, f"{title} {detail} {data.get('model') or ''}".casefold())
         item.setToolTip(detail)
@@ -140,7 +146,8 @@ class PresetGallery(QDialog):
         for entry in vendors():
             name = entry.display_name(self.language)
             data = preset_profile_data(name, entry.id, None, False, False)
-            self._entry(name, f"{entry.base_url} · {entry.models.get('main', '')}".rstrip(" ·"), data)
+            self._entry(name, f"{entry.base_url} · {entry.models.get('main', '')}".rstrip(" ·"), data,
+                        logo=icons.VENDOR_LOGOS.get(entry.id))
 
     def entry_titles(self) -> list[str]:
         """Titles of the visible, pickable entries in order (what the user can choose)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -52,6 +52,19 @@ class LintPanel(QFrame):
             self._layout.addWidget(self._row(warning))
         self.setVisible(bool(self.warnings))
 
+    def changeEvent(self, event: QEvent) -> None:
+        """A theme switch: the warnings' colour is derived from the palette, so derive it again."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            for label in self.findChildren(QLabel):
+                if label.objectName().startswith("lint_"):
+                    self._colour(label)
+
+    def _colour(self, label: QLabel) -> None:
+        pal = label.palette()
+        pal.setColor(QPalette.ColorRole.WindowText, theme.state_color(theme.CacheState.PARTIAL))
+        label.setPalette(pal)
+
     def _row(self, warning: LintWarning) -> QWidget:
         row = QWidget()
         layout = QHBoxLayout(row)
@@ -60,9 +73,7 @@ class LintPanel(QFrame):
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setObjectName(f"lint_{warning.code}")
-        pal = label.palette()
-        pal.setColor(QPalette.ColorRole.WindowText, theme.state_color(theme.CacheState.PARTIAL))
-        label.setPalette(pal)
+        self._colour(label)
         layout.addWidget(label, 1)
         if warning.fix_env:
             summary = ", ".join(f"{k}={v}" for k, v in warning.fix_env.items())

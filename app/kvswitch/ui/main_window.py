@@ -9,13 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6 import QtCore
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Signal, Slot
+from PySide6 import QtCore, QtWidgets
+from PySide6.QtCore import QModelIndex, Signal, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
-    QMessageBox,
     QSplitter,
     QStatusBar,
     QTabWidget,
@@ -28,15 +27,16 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.profile_column import ProfileColumnMixin
 from kvswitch.ui.window_dialogs import WindowDialogsMixin
+from kvswitch.ui.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
-    from kvswitch.verify.result import VerifyResult
+    from kvswitch.ui.message_bar import Action
 
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -66,15 +66,17 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         else:
             self.build_content()
 
-    def build_content(self) -> None:
-        """Profiles, editor, log panel and verify card, over the controller's store."""
+    def build_content(self, *, tabs_later: bool = False) -> None:
+        """Profiles, editor, log panel and verify card, over the controller's store.
+
+        With ``tabs_later`` the Cache log and Verify tabs are left for ``build_tabs`` (the shell calls
+        it once the window is ready).
+        """
         # Loaded here, after the frame is on screen: the editor imports the engine models.
         from kvswitch.ui import theme  # noqa: PLC0415
-        from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.message_bar import MessageBar  # noqa: PLC0415
         from kvswitch.ui.profile_editor import ProfileEditor  # noqa: PLC0415
         from kvswitch.ui.profile_model import ProfileListModel  # noqa: PLC0415
-        from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
         loading_bar = getattr(self, "_loading_bar", None)
         if loading_bar is not None:
@@ -82,16 +84,20 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
             self._loading_bar = None
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
-        self.model = ProfileListModel(self.store, self, last_verify=self.controller.last_verify)
+        summary = self.controller.verify_summary
+        self.model = ProfileListModel(self.store, self, last_verify=summary.get)
+        summary.changed.connect(self.model.refresh_rows)
         left = self._build_profile_column()
 
         self.editor = ProfileEditor(self.store, run_task=self.controller.run_task)
-        self.log_panel = LogPanel()
-        self.verify_card = VerifyCard()
+        # in a scroll area: the window can be made shorter than the form (it needs about 700 px)
+        self.editor_page = QtWidgets.QScrollArea()
+        self.editor_page.setWidgetResizable(True)
+        self.editor_page.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.editor_page.setWidget(self.editor)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.editor, self.tr("Profile"))
-        self.tabs.addTab(self.log_panel, self.tr("Cache log"))
-        self.tabs.addTab(self.verify_card, self.tr("Verify"))
+        self.tabs.addTab(self.editor_page, self.tr("Profile"))
+        self._add_tab_placeholders()
         self.message_bar = MessageBar()
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -107,6 +113,8 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
 
         self._build_actions()
         self._connect()
+        if not tabs_later:
+            self.build_tabs()
         first = self.model.index(0).data() if self.model.rowCount() else None
         self._select(self.store.active_name or first)
         self.bind_log_to_active()
@@ -118,8 +126,8 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
     def _build_actions(self) -> None:
         toolbar = self.addToolBar(self.tr("Actions"))
         toolbar.setObjectName("actions")
-        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.apply_action = QAction(self.tr("Apply…"), self)
+        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.apply_action = QAction(self.tr("Review and apply…"), self)
         self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
         self.undo_action = QAction(self.tr("Undo last apply"), self)
         self.verify_action = QAction(self.tr("Verify cache"), self)
@@ -138,6 +146,9 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.quit_action = QAction(self.tr("Quit"), self)
         self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        self._import_button = import_button
+        self._refresh_icons()
+        import_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.new_action)
         toolbar.addAction(self.apply_action)
         toolbar.addAction(self.undo_action)
@@ -167,9 +178,9 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
     def _connect(self) -> None:
         selection = self.list_view.selectionModel()
         selection.currentChanged.connect(self._on_list_current_changed)
-        self.list_view.doubleClicked.connect(self._on_apply_triggered)
+        self.list_view.doubleClicked.connect(self._on_list_double_clicked)
         self.model.store_changed.connect(self._on_store_changed)
-        self.new_button.clicked.connect(lambda: self._on_new_kind_chosen(None))
+        self.new_button.clicked.connect(lambda: self.open_gallery())  # as the toolbar's "New profile…"
         self.remove_button.clicked.connect(self._on_remove_clicked)
         self.new_action.triggered.connect(lambda: self.open_gallery())
         self.find_action.triggered.connect(self._on_find_triggered)
@@ -177,7 +188,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         self.empty_state.add_requested.connect(lambda: self.open_gallery())
         self.profile_buttons.duplicate_requested.connect(self._on_duplicate_requested)
         self.profile_buttons.move_requested.connect(self._on_move_requested)
-        self.apply_action.triggered.connect(self._on_apply_triggered)
+        self.apply_action.triggered.connect(self._on_review_apply_triggered)
         self.undo_action.triggered.connect(self.controller.undo)
         self.verify_action.triggered.connect(self._on_verify_triggered)
         self.import_claude_action.triggered.connect(lambda: self._import("claude"))
@@ -190,18 +201,17 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         c.apply_failed.connect(self._on_controller_apply_failed)
         c.undo_finished.connect(self._on_controller_undo_finished)
         c.undo_failed.connect(self.message_bar.show_error)
-        c.verify_started.connect(self._on_controller_verify_started)
-        c.verify_progressed.connect(self.verify_card.show_progress)
-        c.verify_finished.connect(self._on_controller_verify_finished)
-        c.verify_failed.connect(self._on_controller_verify_failed)
-        self.verify_card.cancel_requested.connect(c.cancel_verify)
-        self.verify_card.verify_requested.connect(self._on_verify_triggered)
-        self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
-        self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
-        self.log_panel.verdict_seen.connect(c.note_verdict)
-        self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
 
     # -- helpers -----------------------------------------------------------------------------------
+
+    def _refresh_icons(self) -> None:
+        """The toolbar's icons, drawn in the palette's text colour (again after a theme switch)."""
+        from kvswitch.ui.icons import tool_icon  # noqa: PLC0415
+
+        for action, icon in ((self.new_action, "plus"), (self.apply_action, "file-diff"),
+                             (self.undo_action, "undo-2"), (self.verify_action, "shield-check")):
+            action.setIcon(tool_icon(icon))
+        self._import_button.setIcon(tool_icon("download"))
 
     def selected_name(self) -> str | None:
         index = self.list_view.currentIndex()
@@ -211,7 +221,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         row = self.model.row_of(name) if name else -1
         if row >= 0:
             self.list_view.selectionModel().setCurrentIndex(
-                self.model.index(row), QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                self.model.index(row), QtCore.QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _update_actions(self) -> None:
         name = self.selected_name()
@@ -222,25 +232,39 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         self.undo_action.setEnabled(self.controller.can_undo())
         row = self.model.row_of(name) if name else -1
         self.profile_buttons.update_for(row, self.model.rowCount())
-        self.list_stack.setCurrentWidget(self.list_view if self.model.rowCount() else self.empty_state)
+        self.show_list_page()
         self.filter_edit.setEnabled(self.model.rowCount() > 0)
 
-    def bind_log_to_active(self) -> None:
-        profile = self.controller.active_profile()
-        self.log_panel.bind(profile.log if profile is not None else None,
-                            profile.kind.value if profile is not None else None)
+    def apply_profile(self, name: str, *, review: bool | None = None) -> bool:
+        """Apply a profile in one step; failures stay in the message bar.
 
-    def apply_profile(self, name: str) -> bool:
-        """Plan, show the diff, and apply when confirmed; failures stay in the message bar."""
+        With ``review`` (or the setting "always show the changes before applying") the diff is shown
+        first and only a confirmed preview is written. Otherwise exactly the plan computed now is
+        written, and the message bar offers "Review changes" (that plan) and "Undo".
+        """
         try:
             plans = self.controller.plan(name)
         except KvSwitchError as exc:
             message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
             self.message_bar.show_error(message.replace("%2", str(exc)))
             return False
-        from kvswitch.ui.diff_dialog import confirm_and_apply  # noqa: PLC0415
+        if review is None:
+            review = bool(getattr(self.controller.settings, "always_review_changes", False))
+        if review:
+            from kvswitch.ui.diff_dialog import confirm_and_apply  # noqa: PLC0415
 
-        return confirm_and_apply(self, self.controller, name, plans)
+            return confirm_and_apply(self, self.controller, name, plans)
+        self._applied_plans = (name, plans)
+        return self.controller.apply(name, plans)
+
+    def review_applied_changes(self) -> None:
+        """What the last one-click apply wrote, file by file (read-only; Undo is beside it)."""
+        applied = getattr(self, "_applied_plans", None)
+        if applied is None:
+            return
+        from kvswitch.ui.diff_dialog import show_applied  # noqa: PLC0415
+
+        self.review_dialog = show_applied(self, self.controller, *applied)
 
     def show_and_raise(self) -> None:
         self.show()
@@ -267,11 +291,15 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
             self._select(name)  # a reorder resets the rows; keep the profile being edited selected
         self._update_actions()
 
+    def new_blank_profile(self) -> None:
+        """An empty form of the current kind (the New button's menu has one per kind)."""
+        self._on_new_kind_chosen(None)
+
     def _on_new_kind_chosen(self, kind: ProfileKind | None) -> None:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.new_profile(kind or self.editor.kind_combo.currentData())
-        self.tabs.setCurrentWidget(self.editor)
+        self.tabs.setCurrentWidget(self.editor_page)
         self.editor.name_edit.setFocus()
 
     @Slot()
@@ -279,10 +307,10 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         name = self.selected_name()
         if name is None:
             return
-        answer = QMessageBox.question(self, self.tr("Remove profile"),
+        answer = QtWidgets.QMessageBox.question(self, self.tr("Remove profile"),
                                       self.tr("Remove the profile “%1”? Files it was applied to keep their "
                                               "values until you switch or undo.").replace("%1", name))
-        if answer != QMessageBox.StandardButton.Yes:
+        if answer != QtWidgets.QMessageBox.StandardButton.Yes:
             return
         try:
             self.store.remove(name)
@@ -295,8 +323,20 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         if name is not None:
             self.apply_profile(name)
 
+    @Slot(QModelIndex)
+    def _on_list_double_clicked(self, index: QModelIndex) -> None:
+        if index.isValid():
+            self._on_card_use_requested(str(index.data()))
+
+    @Slot()
+    def _on_review_apply_triggered(self, *_args: object) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.apply_profile(name, review=True)
+
     @Slot()
     def _on_verify_triggered(self, *_args: object) -> None:
+        self.build_tabs()
         self.tabs.setCurrentWidget(self.verify_card)
         self.controller.start_verify()
 
@@ -311,7 +351,13 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
     def _on_controller_profile_applied(self, name: str) -> None:
         text = self.tr("Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
                        "re-read their rc file.")
-        self.message_bar.show_success(text.replace("%1", name))
+        actions: list[Action] = []
+        applied = getattr(self, "_applied_plans", None)
+        if applied is not None and applied[0] == name:
+            actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
+        if self.controller.can_undo():
+            actions.append(("undo", self.tr("Undo"), self.controller.undo))
+        self.message_bar.show_success(text.replace("%1", name), actions)
         self.model.store_changed.emit()
         self.bind_log_to_active()
         self._update_actions()
@@ -327,30 +373,24 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, QMainWindow):
         self.bind_log_to_active()
         self._update_actions()
 
-    @Slot(str)
-    def _on_controller_verify_started(self, name: str) -> None:
-        self.verify_card.show_started(name)
-
-    @Slot(object)
-    def _on_controller_verify_finished(self, result: VerifyResult) -> None:
-        self.verify_card.show_result(result, self.controller.verifying)
-
-    @Slot(str)
-    def _on_controller_verify_failed(self, message: str) -> None:
-        self.verify_card.show_failure(message)
-
     @Slot(str, dict)
     def _on_verify_fix_requested(self, name: str, fix_env: dict[str, str]) -> None:
         if not self.controller.add_fix_env(name, fix_env):
             return
         self.editor.load_profile(name)
-        answer = QMessageBox.question(self, self.tr("Re-apply profile"),
+        answer = QtWidgets.QMessageBox.question(self, self.tr("Re-apply profile"),
                                       self.tr("The fix was added to “%1”. Apply the profile again now so "
                                               "new sessions use it?").replace("%1", name))
-        if answer == QMessageBox.StandardButton.Yes:
+        if answer == QtWidgets.QMessageBox.StandardButton.Yes:
             self.apply_profile(name)
 
     # -- Qt overrides ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        palette_events = (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange)
+        if event.type() in palette_events and self.content_built:
+            self._refresh_icons()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.close_to_tray and event.spontaneous():

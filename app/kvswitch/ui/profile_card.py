@@ -11,19 +11,36 @@ import datetime as dt
 from typing import Any
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QPainter, QPalette
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from kvswitch import servers
 from kvswitch.ui import theme
+from kvswitch.ui.appearance import readable
 from kvswitch.ui.profile_model import IsActiveRole, ProfileRole, VerifyRole
 
 
 def kind_badge(kind: str) -> str:
-    """The kind's two letters, as its server module declares them; an unknown kind gets a dot."""
+    """The kind's two letters, as its server module declares them; an unknown kind gets a dot.
+
+    The server registry loads on the first card paint, which comes after the window's first paint
+    (the column is built then): the frame never waits for the engines.
+    """
+    from kvswitch import servers  # noqa: PLC0415
+
     server = servers.find(kind)
     return server.badge if server is not None else "•"
+
+
 GLYPH = 34
 PAD = 8
 
@@ -71,15 +88,61 @@ def card_lines(index: _Index) -> tuple[str, str, str]:
 
 def glyph_color(kind: str, pal: QPalette) -> QColor:
     """A stable hue per kind, toned to the palette so dark mode keeps the contrast."""
+    from kvswitch import servers  # noqa: PLC0415
+
     names = sorted(server.name for server in servers.all())
     if kind not in names:
         return theme.muted_color(pal)
     hue = (names.index(kind) * 47) % 360
-    return QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
+    color = QColor.fromHsl(hue, 120, 150 if theme.is_dark(pal) else 95)
+    return readable(color, pal.color(QPalette.ColorRole.Base))  # its letters are drawn in Base
+
+
+def card_text_rects(card: QRect, font: QFont, active: bool) -> list[QRect]:
+    """Where a card's texts go: the name line (with the "active" badge), ``host · model``, the verdict.
+
+    The two lower lines stop before the "Use" button of an inactive card. Painting and the contrast
+    test read the same rectangles.
+    """
+    rect = card.adjusted(PAD, PAD, -PAD, -PAD)
+    left = rect.left() + GLYPH + PAD
+    line = QFontMetrics(font).height()
+    right = rect.right() if active else use_button_rect(card, font).left() - PAD
+    rows = [QRect(left, rect.top(), rect.right() - left, line)]
+    rows += [QRect(left, rect.top() + number * (line + 2), right - left, line) for number in (1, 2)]
+    return rows
+
+
+def use_button_rect(card: QRect, font: QFont) -> QRect:
+    """Where a card's "Use" button is drawn (bottom right of the card), for painting and clicks."""
+    metrics = QFontMetrics(font)
+    text = QApplication.translate("ProfileCard", "Use")
+    width = metrics.horizontalAdvance(text) + 28
+    height = metrics.height() + 8
+    inner = card.adjusted(PAD, PAD, -PAD, -PAD)
+    return QRect(inner.right() - width + 1, inner.bottom() - height + 1, width, height)
 
 
 class ProfileCardDelegate(QStyledItemDelegate):
-    """Paints a row of ``ProfileListModel`` as a three-line card."""
+    """Paints a row of ``ProfileListModel`` as a three-line card, with a "Use" button on the inactive ones.
+
+    Signals:
+        use_requested(str): the card's "Use" button was clicked (the profile's name).
+    """
+
+    use_requested = Signal(str)
+
+    def editorEvent(self, event: QEvent, model: QAbstractItemModel, option: QStyleOptionViewItem,
+                    index: _Index) -> bool:
+        """A click on "Use" applies the card's profile (one click, as CC Switch's "Enable")."""
+        if (event.type() in (QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonDblClick)
+                and isinstance(event, QMouseEvent) and event.button() == Qt.MouseButton.LeftButton
+                and not index.data(IsActiveRole)
+                and use_button_rect(option.rect, option.font).contains(event.position().toPoint())):
+            if event.type() == QEvent.Type.MouseButtonRelease:
+                self.use_requested.emit(str(index.data(Qt.ItemDataRole.DisplayRole)))
+            return True
+        return super().editorEvent(event, model, option, index)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         line = QFontMetrics(option.font).height()
@@ -101,14 +164,23 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         glyph = QRect(rect.left(), rect.top(), GLYPH, GLYPH)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(glyph_color(kind, pal))
-        painter.drawEllipse(glyph)
-        painter.setPen(QColor("white"))
         small = QFont(option.font)
         small.setBold(True)
-        painter.setFont(small)
-        painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
+        from kvswitch.ui import icons  # noqa: PLC0415
+
+        logo = icons.logo_icon(icons.logo_name(profile.base_url, kind)) if profile is not None else None
+        if logo is not None:  # the vendor's (or server's) own logo on a light tile, as CC Switch shows it
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor("#ffffff"))
+            painter.drawRoundedRect(glyph, 8, 8)
+            logo.paint(painter, glyph.adjusted(5, 5, -5, -5))
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(glyph_color(kind, pal))
+            painter.drawEllipse(glyph)
+            painter.setPen(pal.color(QPalette.ColorRole.Base))
+            painter.setFont(small)
+            painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
         left = glyph.right() + PAD
         line = QFontMetrics(option.font).height()
         title = QRect(left, rect.top(), rect.right() - left, line)
@@ -124,7 +196,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
             painter.setBrush(theme.state_color(theme.CacheState.HIT, pal))
             painter.setPen(Qt.PenStyle.NoPen)
             painter.drawRoundedRect(badge, line / 2, line / 2)
-            painter.setPen(QColor("white"))
+            painter.setPen(pal.color(QPalette.ColorRole.Base))
             painter.setFont(small)
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, badge_text)
             title.setRight(badge.left() - 4)
@@ -134,10 +206,14 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
         plain = QFont(option.font)
         plain.setBold(False)  # the model makes the active row's font bold; only its name should be
+        active = bool(index.data(IsActiveRole))
+        if not active:
+            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal)
         painter.setFont(plain)
         muted = pal.color(text_role) if selected else theme.muted_color(pal)
+        rows = card_text_rects(option.rect, plain, active)
         for number, text in enumerate((detail, verdict), 1):
-            row = QRect(left, rect.top() + number * (line + 2), rect.right() - left, line)
+            row = rows[number]
             color = muted
             if number == 2 and index.data(VerifyRole) is not None and not selected:
                 color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)
@@ -145,3 +221,16 @@ class ProfileCardDelegate(QStyledItemDelegate):
             shown = QFontMetrics(plain).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
             painter.drawText(row, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
         painter.restore()
+
+    @staticmethod
+    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette) -> None:
+        """A rounded button in the highlight colour: the card's one action."""
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(pal.color(QPalette.ColorRole.Highlight))
+        radius = button.height() / 2
+        painter.drawRoundedRect(button, radius, radius)
+        bold = QFont(font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText))
+        painter.drawText(button, Qt.AlignmentFlag.AlignCenter, QApplication.translate("ProfileCard", "Use"))

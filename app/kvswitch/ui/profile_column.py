@@ -9,12 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Slot
+from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListView,
     QMenu,
     QPushButton,
     QStackedWidget,
@@ -22,9 +21,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-
-from kvswitch.ui.profile_card import ProfileCardDelegate, card_lines
-from kvswitch.ui.profile_panel import EmptyState, ProfileButtons
 
 if TYPE_CHECKING:
     from kvswitch.ui.controller import AppController
@@ -41,18 +37,29 @@ class ProfileColumnMixin:
     controller: AppController
     model: ProfileListModel
     editor: ProfileEditor
+    editor_page: QWidget
     message_bar: MessageBar
     tabs: Any
     selected_name: Callable[[], str | None]
     _select: Callable[[str | None], None]
     _update_actions: Callable[[], None]
     _fill_new_menu: Callable[[], None]
+    apply_profile: Callable[[str], bool]
 
     def _build_profile_column(self) -> QWidget:
+        # The cards' painter and panels load with the content, after the frame's first paint.
+        from PySide6.QtWidgets import QListView  # noqa: PLC0415
+
+        from kvswitch.ui.profile_card import ProfileCardDelegate  # noqa: PLC0415
+        from kvswitch.ui.profile_panel import EmptyState, ProfileButtons  # noqa: PLC0415
+
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
-        self.list_view.setItemDelegate(ProfileCardDelegate(self.list_view))
+        self.card_delegate = ProfileCardDelegate(self.list_view)
+        self.card_delegate.use_requested.connect(self._on_card_use_requested)
+        self.list_view.setItemDelegate(self.card_delegate)
+        self.list_view.setMouseTracking(True)
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText(
             QCoreApplication.translate("MainWindow", "Filter profiles (Ctrl+F)"))
@@ -61,8 +68,15 @@ class ProfileColumnMixin:
         self.list_stack = QStackedWidget()
         self.list_stack.addWidget(self.list_view)
         self.list_stack.addWidget(self.empty_state)
+        self.no_match_label = QLabel()
+        self.no_match_label.setWordWrap(True)
+        self.no_match_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.no_match_label.setContentsMargins(12, 24, 12, 12)
+        self.list_stack.addWidget(self.no_match_label)
         self.new_button = QToolButton()
-        self.new_button.setText(QCoreApplication.translate("MainWindow", "New"))
+        self.new_button.setText(QCoreApplication.translate("MainWindow", "New profile…"))
+        self.new_button.setToolTip(QCoreApplication.translate(
+            "MainWindow", "Pick a server or vendor (the arrow: an empty form of one kind)"))
         self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.new_menu = QMenu(self.new_button)
         self._fill_new_menu()
@@ -71,23 +85,49 @@ class ProfileColumnMixin:
         self.profile_buttons = ProfileButtons()
         left = QWidget()
         left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setContentsMargins(12, 8, 4, 8)  # off the window edge (8/12 px spacing)
+        left_layout.setSpacing(8)
         left_layout.addWidget(QLabel(QCoreApplication.translate("MainWindow", "Profiles")))
         left_layout.addWidget(self.filter_edit)
         left_layout.addWidget(self.list_stack, 1)
         left_layout.addWidget(self.profile_buttons)
         row = QHBoxLayout()
         row.addWidget(self.new_button)
+        row.addStretch(1)
         row.addWidget(self.remove_button)
         left_layout.addLayout(row)
         return left
 
     @Slot(str)
     def _on_filter_text_changed(self, text: str) -> None:
+        from kvswitch.ui.profile_card import card_lines  # noqa: PLC0415
+
         words = text.casefold().split()
         for row in range(self.model.rowCount()):
             haystack = " ".join(card_lines(self.model.index(row))).casefold()
-            self.list_view.setRowHidden(row, not all(word in haystack for word in words))
+            matches = all(word in haystack for word in words)
+            self.list_view.setRowHidden(row, not matches)
+        self.show_list_page()
+
+    def show_list_page(self) -> None:
+        """The cards; the empty state without profiles; "no match" when the filter hides every card."""
+        rows = self.model.rowCount()
+        hidden = sum(self.list_view.isRowHidden(row) for row in range(rows))
+        if not rows:
+            self.list_stack.setCurrentWidget(self.empty_state)
+        elif hidden == rows:
+            text = QCoreApplication.translate("MainWindow", "No profile matches “%1”. Clear the filter to "
+                                              "see all %2.")
+            self.no_match_label.setText(text.replace("%1", self.filter_edit.text().strip())
+                                        .replace("%2", str(rows)))
+            self.list_stack.setCurrentWidget(self.no_match_label)
+        else:
+            self.list_stack.setCurrentWidget(self.list_view)
+
+    @Slot(str)
+    def _on_card_use_requested(self, name: str) -> None:
+        self._select(name)
+        self.apply_profile(name)
 
     @Slot()
     def _on_find_triggered(self) -> None:
@@ -126,7 +166,7 @@ class ProfileColumnMixin:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.fill_from_preset(data)
-        self.tabs.setCurrentWidget(self.editor)
+        self.tabs.setCurrentWidget(self.editor_page)
         self.editor.key_edit.setFocus()
         self.message_bar.show_info(
             QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save."))

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.servers import DEFAULT_LOCAL_KIND
+from kvswitch.ui import appearance
 from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.field_errors import FieldErrors
 from kvswitch.ui.lint_panel import LintPanel
@@ -127,6 +128,7 @@ class ProfileEditor(QWidget):
 
         self.lint_panel = LintPanel(self)
         self.save_button = QPushButton(self.tr("Save"))
+        appearance.style_primary(self.save_button)
         self.revert_button = QPushButton(self.tr("Revert"))
         buttons = QHBoxLayout()
         buttons.addStretch(1)

@@ -84,6 +84,12 @@ class ProfileListModel(QAbstractListModel):
             self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
         self.store_changed.emit()
 
+    @Slot()
+    def refresh_rows(self) -> None:
+        """Repaint every row (what a row shows beside the store changed, e.g. its latest verify)."""
+        if self._names:
+            self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
+
     def _apply_difference(self, old: list[str], new: list[str]) -> None:
         if len(new) > len(old) and new[: len(old)] == old:
             self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)

@@ -1,4 +1,4 @@
-"""Work-arounds for binding bugs, each checked at run time so a fixed PySide6 makes them no-ops.
+"""Work-arounds for binding bugs and costs, each checked at run time so a fixed PySide6 makes them no-ops.
 
 PySide6 6.12 on CPython 3.11 drops one reference to ``None`` every time a void method is called from
 Python (``QObject.setObjectName``, ``QPainter.drawRect``, ``QSyntaxHighlighter.setFormat``...). ``None``
@@ -10,9 +10,9 @@ any session can spend. The probe measures the loss first; on a correct binding n
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import sys
+import types
 
 from PySide6.QtCore import QObject, Signal
 
@@ -54,6 +54,8 @@ def true_refs_lost_per_emit() -> float:
 def _protect_bools() -> None:
     if true_refs_lost_per_emit() < 0.5:
         return
+    import ctypes  # noqa: PLC0415  (only on a leaking binding: it costs a few ms of start-up)
+
     for value in (True, False):
         refcount = ctypes.c_ssize_t.from_address(id(value))
         refcount.value += NONE_SURPLUS
@@ -74,8 +76,43 @@ def protect_none_refcount() -> bool:
     lost = none_refs_lost_per_call()
     if lost < 0.5:
         return False
+    import ctypes  # noqa: PLC0415
+
     refcount = ctypes.c_ssize_t.from_address(id(None))  # ob_refcnt is the first field of every object
     refcount.value += NONE_SURPLUS
     _state["protected"] = 1
     log.info("PySide6 loses a reference to None per void call; gave None a surplus of %d", NONE_SURPLUS)
+    return True
+
+
+def _names_pyside(module: object) -> bool:
+    """Whether a module's namespace holds anything from PySide6 (what "uses PySide" means to it)."""
+    for value in list(getattr(module, "__dict__", {}).values()):
+        if isinstance(value, types.ModuleType):
+            origin = value.__name__
+        elif isinstance(value, type):
+            origin = value.__module__
+        else:
+            origin = getattr(type(value), "__module__", "")
+        if isinstance(origin, str) and origin.startswith(("PySide6", "shiboken6")):
+            return True
+    return False
+
+
+def skip_feature_source_scan() -> bool:
+    """Stop PySide6 reading the source of every module imported after it; True if it was replaced.
+
+    To decide whether a module may use ``from __feature__ import ...``, shibokensupport's import hook
+    reads each newly imported module's whole source file and searches it for "PySide6" — for pydantic,
+    httpx and the engines that is a few hundred files, 0.2-0.3 s of a start-up that is 0.7 s without
+    it. Looking at what the module's namespace holds gives the same answer for every module that
+    imports from PySide6 at its top, and KV Switch enables no feature, so the answer changes nothing
+    else. When the hook is not there (another PySide6 version), nothing is touched.
+    """
+    feature = sys.modules.get("shibokensupport.feature")
+    original = getattr(feature, "_mod_uses_pyside", None)
+    if feature is None or not callable(original) or _state.get("feature_scan"):
+        return False
+    feature._mod_uses_pyside = _names_pyside  # type: ignore[attr-defined]
+    _state["feature_scan"] = 1
     return True

@@ -109,6 +109,9 @@ class SettingsDialog(QDialog):
         self.autostart_check.setChecked(self._autostart_enabled())
         self.autostart_check.setToolTip(self.autostart.location)
         form.addRow(self.autostart_check)
+        self.review_check = QCheckBox(self.tr("Always show the changes before applying a profile"))
+        self.review_check.setChecked(self.settings.always_review_changes)
+        form.addRow(self.review_check)
         self.tray_check = QCheckBox(self.tr("Keep running in the tray when the window is closed"))
         self.tray_check.setChecked(self.settings.close_to_tray)
         form.addRow(self.tray_check)
@@ -187,6 +190,7 @@ class SettingsDialog(QDialog):
             "theme": self.theme_combo.currentData(),
             "autostart": self.autostart_check.isChecked(),
             "close_to_tray": self.tray_check.isChecked(),
+            "always_review_changes": self.review_check.isChecked(),
             "reuse_alerts": self.alerts_check.isChecked(),
         })
 

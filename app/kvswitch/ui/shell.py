@@ -55,6 +55,10 @@ class AppShell(QObject):
             tray_available = QSystemTrayIcon.isSystemTrayAvailable()
         self.tray_available = tray_available
         self.controller = AppController(paths, parent=self)
+        self._deferred = deferred
+        self._preferences_applied = False
+        if not deferred:
+            self._apply_preferences()  # the content is built in the theme it will be shown in
         self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
         self.tray: TrayIcon | None = None  # once loaded
@@ -70,12 +74,9 @@ class AppShell(QObject):
 
     def _complete(self) -> None:
         """Everything that needs the engines: settings, language, window content, tray."""
-        if self.settings is None:
-            self.settings = self.controller.settings
-            self._apply_language_setting()
-        self._apply_theme_setting()
+        self._apply_preferences()
         if not self.window.content_built:
-            self.window.build_content()
+            self.window.build_content(tabs_later=self._deferred)
         if self.tray_available:
             from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
 
@@ -93,17 +94,21 @@ class AppShell(QObject):
         # log flood.
         gc.freeze()
 
+    def _apply_preferences(self) -> None:
+        """Settings, then the language and the theme they choose (once)."""
+        if self._preferences_applied:
+            return
+        self._preferences_applied = True
+        if self.settings is None:
+            self.settings = self.controller.settings
+            self._apply_language_setting()
+        self._apply_theme_setting()
+
     def _apply_theme_setting(self) -> None:
         """``light``/``dark`` in the settings override the system; ``system`` follows it."""
-        from PySide6.QtCore import Qt  # noqa: PLC0415
-        from PySide6.QtGui import QGuiApplication  # noqa: PLC0415
+        from kvswitch.ui import appearance  # noqa: PLC0415
 
-        schemes = {"light": Qt.ColorScheme.Light, "dark": Qt.ColorScheme.Dark,
-                   "system": Qt.ColorScheme.Unknown}
-        scheme = schemes.get(str(getattr(self.settings, "theme", "system")))
-        hints = QGuiApplication.styleHints()
-        if scheme is not None and hints is not None and hasattr(hints, "setColorScheme"):
-            hints.setColorScheme(scheme)
+        appearance.apply_theme(str(getattr(self.settings, "theme", "system")))
 
     def _apply_language_setting(self) -> None:
         """The language setting only became known now; the content is built after this, in it."""
@@ -121,6 +126,7 @@ class AppShell(QObject):
             if shown:
                 self.window.show_and_raise()
             self._started()
+            self.controller.verify_summary.reload()
             return
         if shown:
             # Load once the frame has been painted, so the user sees a window at once; the fallback
@@ -150,15 +156,16 @@ class AppShell(QObject):
         self._started()
         self._offer_first_run()
         self.ready.emit()
+        QTimer.singleShot(0, self.window.build_tabs)  # the two tabs not shown at start
+        # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
+        self.controller.verify_summary.reload()
 
     def _offer_first_run(self) -> None:
         """No profiles and the assistant never finished: open it (it remembers when it is done)."""
+        # the same test as first_run.should_show, without loading the assistant (and the platform
+        # detection it brings) on every start
         try:
-            from kvswitch.ui.first_run import should_show  # noqa: PLC0415
-        except ImportError:
-            return
-        try:
-            wanted = should_show(self.controller)
+            wanted = not self.controller.store.profiles() and not self.controller.settings.first_run_done
         except KvSwitchError:
             return
         if wanted and (self.window.isVisible() or self.tray is None):
@@ -184,7 +191,7 @@ class AppShell(QObject):
         """Stop the log follower and background tasks before Qt tears the objects down."""
         self._poll.stop()
         if self.window.content_built:
-            self.window.log_panel.stop()
+            self.window.stop_tabs()
         self.controller.shutdown()
         if self.tray is not None:
             self.tray.hide()
@@ -197,6 +204,7 @@ class AppShell(QObject):
     def _on_poll_timeout(self) -> None:
         if not self.window.content_built:
             return
+        self.controller.verify_summary.reload_if_changed()
         try:
             if self.controller.store.refresh():
                 self.window.bind_log_to_active()

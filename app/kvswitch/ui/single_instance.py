@@ -7,9 +7,9 @@ dir) never collide. A socket left behind by a crashed instance is detected (nobo
 from __future__ import annotations
 
 import getpass
-import hashlib
 import logging
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtNetwork import QAbstractSocket, QLocalServer, QLocalSocket
@@ -19,12 +19,24 @@ log = logging.getLogger("kvswitch.ui.ipc")
 CONNECT_TIMEOUT_MS = 500
 
 
+def _sha256(data: bytes) -> Any:
+    """SHA-256 without ``hashlib``, whose OpenSSL load costs 5-15 ms before the window can show."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415  (CPython 3.11)
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # noqa: PLC0415  (3.12+)
+        except ImportError:
+            from hashlib import sha256  # noqa: PLC0415
+    return sha256(data)
+
+
 def server_name(config_dir: Path) -> str:
     try:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = "unknown"
-    digest = hashlib.sha256(f"{user}\0{Path(config_dir).resolve()}".encode()).hexdigest()[:16]
+    digest = _sha256(f"{user}\0{Path(config_dir).resolve()}".encode()).hexdigest()[:16]
     return f"kvswitch-{digest}"
 
 

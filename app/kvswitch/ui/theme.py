@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.resources import app_icon_path, tray_icon_path
+from kvswitch.ui.appearance import readable
 from kvswitch.ui.cache_state import CacheState
 
 _BASE = {
@@ -50,10 +51,8 @@ def palette() -> QPalette:
 
 
 def is_dark(pal: QPalette | None = None) -> bool:
-    """Dark when the system says so, or when the window background is darker than its text."""
-    hints = QGuiApplication.styleHints()
-    if hints is not None and hints.colorScheme() == QtCore.Qt.ColorScheme.Dark:
-        return True
+    """Dark when the window background is darker than its text (the palette in force decides: the
+    app sets its own, see ``appearance``, whatever the platform reports)."""
     pal = pal or palette()
     window = pal.color(QPalette.ColorRole.Window)
     return window.lightness() < pal.color(QPalette.ColorRole.WindowText).lightness()
@@ -62,19 +61,28 @@ def is_dark(pal: QPalette | None = None) -> bool:
 def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     """A verdict colour tuned for the current background (memoised per palette: tables ask per cell)."""
     pal = pal or palette()
-    key = (as_state(state), pal.cacheKey(), _scheme())
+    key = (as_state(state), _palette_key(pal))
     found = _COLOR_CACHE.get(key)
     if found is None:
         color = QColor(_BASE[key[0]])
-        found = color.lighter(135) if is_dark(pal) else color.darker(110)
+        color = color.lighter(135) if is_dark(pal) else color.darker(110)
+        # text in this colour sits on Base (tables, cards) or a tint of it: 4.5:1 against both
+        background = _blend(key[0], pal, QColor(_BASE[key[0]]))
+        found = readable(readable(color, pal.color(QPalette.ColorRole.Base)), background)
         if len(_COLOR_CACHE) > 256:
             _COLOR_CACHE.clear()
         _COLOR_CACHE[key] = found
     return QColor(found)
 
 
-_COLOR_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
-_TINT_CACHE: dict[tuple[CacheState, int, int], QColor] = {}
+_COLOR_CACHE: dict[tuple[CacheState, tuple[int, int, int]], QColor] = {}
+_TINT_CACHE: dict[tuple[CacheState, tuple[int, int, int]], QColor] = {}
+
+
+def _palette_key(pal: QPalette) -> tuple[int, int, int]:
+    """The colours a derived colour depends on (a palette's cacheKey is not unique across palettes)."""
+    return (pal.color(QPalette.ColorRole.Base).rgb(), pal.color(QPalette.ColorRole.Window).rgb(),
+            pal.color(QPalette.ColorRole.Text).rgb())
 
 
 def _scheme() -> int:
@@ -89,14 +97,21 @@ def timing_color(pal: QPalette | None = None) -> QColor:
 
 
 def muted_color(pal: QPalette | None = None) -> QColor:
+    """Secondary text (a card's host · model line, section headers): quieter than Text, still 4.5:1.
+
+    (The palette's disabled text colour, used before, is #bebebe on white in Fusion: 1.9:1.)
+    """
     pal = pal or palette()
-    return pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+    text, base = pal.color(QPalette.ColorRole.Text), pal.color(QPalette.ColorRole.Base)
+    mixed = QColor(round(text.red() * 0.6 + base.red() * 0.4), round(text.green() * 0.6 + base.green() * 0.4),
+                   round(text.blue() * 0.6 + base.blue() * 0.4))
+    return readable(readable(mixed, base), pal.color(QPalette.ColorRole.Window))
 
 
 def tinted_background(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     """A faint row background for a verdict, blended into the base colour."""
     pal = pal or palette()
-    key = (as_state(state), pal.cacheKey(), _scheme())
+    key = (as_state(state), _palette_key(pal))
     found = _TINT_CACHE.get(key)
     if found is None:
         found = _blend(state, pal)
@@ -106,9 +121,9 @@ def tinted_background(state: CacheState | str, pal: QPalette | None = None) -> Q
     return QColor(found)
 
 
-def _blend(state: CacheState | str, pal: QPalette) -> QColor:
+def _blend(state: CacheState | str, pal: QPalette, tint: QColor | None = None) -> QColor:
     base = pal.color(QPalette.ColorRole.Base)
-    tint = state_color(state, pal)
+    tint = tint if tint is not None else state_color(state, pal)
     alpha = 0.22 if is_dark(pal) else 0.14
     return QColor(
         round(base.red() * (1 - alpha) + tint.red() * alpha),

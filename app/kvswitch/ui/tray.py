@@ -53,6 +53,7 @@ class TrayIcon(QObject):
         controller.verify_failed.connect(self._on_controller_verify_failed)
         controller.client_verify_finished.connect(self._on_controller_client_verify_finished)
         controller.alert_raised.connect(self._on_controller_alert_raised)
+        controller.verify_summary.changed.connect(self._update_tooltip)
         hints = QGuiApplication.styleHints()
         if hints is not None:
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -86,7 +87,7 @@ class TrayIcon(QObject):
             profiles, active = [], None
         header = self.menu.addAction(self.tr("Profiles") if profiles else self.tr("No profiles yet"))
         header.setEnabled(False)
-        for profile in sorted(profiles, key=lambda p: p.name.casefold()):
+        for profile in profiles:  # the user's order, as in the window
             action = QAction(self._profile_label(profile.name, active), self.menu)
             action.setCheckable(True)
             action.setChecked(profile.name == active)
@@ -130,7 +131,8 @@ class TrayIcon(QObject):
     def _last_verify_text(self, name: str) -> str:
         from kvswitch.ui.profile_card import verdict_line  # noqa: PLC0415
 
-        return self.tr("Last verify: %1").replace("%1", verdict_line(self.controller.last_verify(name)))
+        latest = self.controller.verify_summary.get(name)
+        return self.tr("Last verify: %1").replace("%1", verdict_line(latest))
 
     def _profile_label(self, name: str, active: str | None) -> str:
         """The active profile's item also says its last verdict, so the menu answers "is it cached?"."""
@@ -138,7 +140,7 @@ class TrayIcon(QObject):
             return name
         from kvswitch.ui.profile_card import verdict_line  # noqa: PLC0415
 
-        return f"{name} — {verdict_line(self.controller.last_verify(name))}"
+        return f"{name} — {verdict_line(self.controller.verify_summary.get(name))}"
 
     # -- slots -------------------------------------------------------------------------------------
 

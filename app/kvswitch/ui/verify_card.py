@@ -262,11 +262,23 @@ class VerifyCard(QWidget):
             lambda report: self.show_client_report(report, controller.verifying))
         controller.history_changed.connect(self._on_controller_history_changed)
         controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
-        self.history.bind(controller.paths.data_dir / "verify-history", controller.store.active_name)
+        self._history_dir = controller.paths.data_dir / "verify-history"
+        self._active_name = lambda: controller.store.active_name
+        # The history files are read with the verify engine (it loads httpx): the first read waits
+        # until the background summary has loaded it, so the window's start never does.
+        summary = controller.verify_summary
+        if summary.loaded:
+            self.history.bind(self._history_dir, controller.store.active_name)
+        summary.changed.connect(self._on_summary_changed)
+
+    @Slot()
+    def _on_summary_changed(self) -> None:
+        if self.history.profile is None:  # not bound yet (or no profile was active)
+            self.history.bind(self._history_dir, self._active_name())
 
     @Slot(str)
     def _on_controller_history_changed(self, name: str) -> None:
-        self.history.bind(self.history.directory, name)
+        self.history.bind(self._history_dir, name)
 
     def _paint(self, state: theme.CacheState) -> None:
         self._state = state

@@ -69,6 +69,10 @@ class WindowDialogsMixin:
 
     def _on_settings_saved(self, before: AppSettings, saved: AppSettings) -> None:
         self.close_to_tray = self.tray_present and bool(getattr(saved, "close_to_tray", True))
+        if getattr(saved, "theme", None) != getattr(before, "theme", None):
+            from kvswitch.ui import appearance  # noqa: PLC0415
+
+            appearance.apply_theme(str(saved.theme))  # at once: the palette is the app's own
         if getattr(saved, "language", None) != getattr(before, "language", None):
             self.message_bar.show_info(QCoreApplication.translate(
                 "MainWindow", "The new language applies the next time KV Switch starts."))
@@ -77,5 +81,5 @@ class WindowDialogsMixin:
         if names:
             self._select(names[0])
             text = QCoreApplication.translate("MainWindow",
-                                              "Added %1 profile(s): %2. Select one and click Apply.")
+                                              "Added %1 profile(s): %2. Click “Use” on one to switch to it.")
             self.message_bar.show_success(text.replace("%1", str(len(names))).replace("%2", ", ".join(names)))

@@ -4,39 +4,38 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="226"/>
+        <location filename="../controller.py" line="227"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="261"/>
         <location filename="../controller.py" line="300"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="308"/>
+        <location filename="../controller.py" line="283"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="316"/>
+        <location filename="../controller.py" line="290"/>
         <source>Claude Code: %1</source>
         <translation>Claude Code：%1</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="371"/>
+        <location filename="../controller.py" line="364"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="379"/>
+        <location filename="../controller.py" line="372"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="385"/>
+        <location filename="../controller.py" line="378"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -44,32 +43,42 @@
 <context>
     <name>ApplyDialog</name>
     <message>
-        <location filename="../diff_dialog.py" line="52"/>
+        <location filename="../diff_dialog.py" line="53"/>
         <source>Apply “%1”</source>
         <translation>应用“%1”</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="59"/>
+        <location filename="../diff_dialog.py" line="53"/>
+        <source>Changes made by “%1”</source>
+        <translation>“%1”所做的更改</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="61"/>
+        <source>%1 file(s) changed. Each was backed up first; Undo puts them back.</source>
+        <translation>已更改 %1 个文件。每个文件都先做了备份；“撤销”可以还原。</translation>
+    </message>
+    <message>
+        <location filename="../diff_dialog.py" line="64"/>
         <source>%1 file(s) will change. Every file is backed up first; Undo puts them back.</source>
         <translation>将修改 %1 个文件。每个文件都会先备份；“撤销”可以还原。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="62"/>
+        <location filename="../diff_dialog.py" line="67"/>
         <source>Nothing to change: every file already matches this profile.</source>
         <translation>无需修改：所有文件已与此配置一致。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="83"/>
+        <location filename="../diff_dialog.py" line="88"/>
         <source>(no change)</source>
         <translation>（无修改）</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="91"/>
+        <location filename="../diff_dialog.py" line="97"/>
         <source>Apply</source>
         <translation>应用</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="123"/>
+        <location filename="../diff_dialog.py" line="133"/>
         <source>This file changed after the preview you confirmed; this is what applying does now.</source>
         <translation>确认预览后此文件已被修改；以下是现在应用时的实际改动。</translation>
     </message>
@@ -85,7 +94,7 @@
     <message>
         <location filename="../events_model.py" line="54"/>
         <source>Tokens</source>
-        <translation>令牌数</translation>
+        <translation>token 数</translation>
     </message>
     <message>
         <location filename="../events_model.py" line="54"/>
@@ -95,7 +104,7 @@
     <message>
         <location filename="../events_model.py" line="54"/>
         <source>New</source>
-        <translation>新建</translation>
+        <translation>新 token</translation>
     </message>
     <message>
         <location filename="../events_model.py" line="55"/>
@@ -382,12 +391,12 @@
 <context>
     <name>LintPanel</name>
     <message>
-        <location filename="../lint_panel.py" line="69"/>
+        <location filename="../lint_panel.py" line="80"/>
         <source>Fix</source>
         <translation>修复</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="70"/>
+        <location filename="../lint_panel.py" line="81"/>
         <source>Add %1 to the profile</source>
         <translation>将 %1 添加到配置</translation>
     </message>
@@ -395,63 +404,63 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../log_panel.py" line="106"/>
+        <location filename="../log_panel.py" line="105"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="108"/>
+        <location filename="../log_panel.py" line="107"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="109"/>
+        <location filename="../log_panel.py" line="108"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="110"/>
+        <location filename="../log_panel.py" line="109"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="112"/>
+        <location filename="../log_panel.py" line="111"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="114"/>
+        <location filename="../log_panel.py" line="113"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="115"/>
+        <location filename="../log_panel.py" line="114"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="116"/>
+        <location filename="../log_panel.py" line="115"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="161"/>
-        <location filename="../log_panel.py" line="178"/>
+        <location filename="../log_panel.py" line="160"/>
+        <location filename="../log_panel.py" line="177"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="180"/>
+        <location filename="../log_panel.py" line="179"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="389"/>
+        <location filename="../log_panel.py" line="368"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="404"/>
+        <location filename="../log_panel.py" line="383"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -459,173 +468,189 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="66"/>
+        <location filename="../main_window.py" line="65"/>
         <source>Loading profiles…</source>
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="65"/>
-        <source>New</source>
-        <translation>新建</translation>
+        <location filename="../profile_column.py" line="78"/>
+        <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
+        <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="70"/>
+        <location filename="../profile_column.py" line="84"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="75"/>
+        <location filename="../profile_column.py" line="90"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="93"/>
+        <location filename="../profile_column.py" line="119"/>
+        <source>No profile matches “%1”. Clear the filter to see all %2.</source>
+        <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="99"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="94"/>
+        <location filename="../window_tabs.py" line="40"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="95"/>
+        <location filename="../window_tabs.py" line="41"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="120"/>
+        <location filename="../main_window.py" line="127"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="123"/>
-        <source>Apply…</source>
-        <translation>应用…</translation>
+        <location filename="../main_window.py" line="130"/>
+        <source>Review and apply…</source>
+        <translation>查看更改并应用…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="125"/>
+        <location filename="../main_window.py" line="132"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="126"/>
+        <location filename="../main_window.py" line="133"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="133"/>
-        <location filename="../main_window.py" line="137"/>
+        <location filename="../main_window.py" line="140"/>
+        <location filename="../main_window.py" line="144"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="134"/>
+        <location filename="../main_window.py" line="141"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135"/>
+        <location filename="../main_window.py" line="142"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="140"/>
+        <location filename="../main_window.py" line="147"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="147"/>
+        <location filename="../main_window.py" line="161"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="150"/>
+        <location filename="../main_window.py" line="164"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="151"/>
+        <location filename="../main_window.py" line="165"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="250"/>
+        <location filename="../main_window.py" line="243"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="294"/>
+        <location filename="../main_window.py" line="305"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="295"/>
+        <location filename="../main_window.py" line="306"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="318"/>
+        <location filename="../main_window.py" line="341"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="324"/>
+        <location filename="../main_window.py" line="347"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="333"/>
+        <location filename="../main_window.py" line="352"/>
+        <source>Review changes</source>
+        <translation>查看更改</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="354"/>
+        <source>Undo</source>
+        <translation>撤销</translation>
+    </message>
+    <message>
+        <location filename="../main_window.py" line="362"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="359"/>
+        <location filename="../main_window.py" line="376"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="360"/>
+        <location filename="../main_window.py" line="377"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="391"/>
+        <location filename="../window_dialogs.py" line="77"/>
         <source>The new language applies the next time KV Switch starts.</source>
         <translation>新语言将在下次启动 KV Switch 时生效。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="396"/>
-        <source>Added %1 profile(s): %2. Select one and click Apply.</source>
-        <translation>已添加 %1 个配置：%2。选择一个并点击“应用”。</translation>
+        <location filename="../window_dialogs.py" line="83"/>
+        <source>Added %1 profile(s): %2. Click “Use” on one to switch to it.</source>
+        <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="58"/>
+        <location filename="../profile_column.py" line="65"/>
         <source>Filter profiles (Ctrl+F)</source>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="128"/>
+        <location filename="../main_window.py" line="135"/>
+        <location filename="../profile_column.py" line="77"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="130"/>
+        <location filename="../main_window.py" line="137"/>
         <source>Find profile</source>
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="171"/>
+        <location filename="../main_window.py" line="174"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="103"/>
+        <location filename="../profile_column.py" line="143"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="132"/>
+        <location filename="../profile_column.py" line="172"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -633,8 +658,9 @@
 <context>
     <name>MessageBar</name>
     <message>
-        <location filename="../message_bar.py" line="28"/>
+        <location filename="../message_bar.py" line="40"/>
         <source>Dismiss</source>
+        <extracomment>a button the message offers: (key, text, what it does)</extracomment>
         <translation>关闭</translation>
     </message>
 </context>
@@ -811,38 +837,43 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profile_card.py" line="42"/>
+        <location filename="../profile_card.py" line="60"/>
         <source>just now</source>
-        <extracomment>two letters per kind in the glyph; an unknown kind gets a neutral dot</extracomment>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="43"/>
+        <location filename="../profile_card.py" line="61"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="44"/>
+        <location filename="../profile_card.py" line="62"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="45"/>
+        <location filename="../profile_card.py" line="63"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="55"/>
+        <location filename="../profile_card.py" line="73"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="67"/>
+        <location filename="../profile_card.py" line="85"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="118"/>
+        <location filename="../profile_card.py" line="119"/>
+        <location filename="../profile_card.py" line="236"/>
+        <source>Use</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <location filename="../profile_card.py" line="192"/>
         <source>active</source>
         <translation>使用中</translation>
     </message>
@@ -855,93 +886,93 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="69"/>
+        <location filename="../profile_editor.py" line="68"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="70"/>
+        <location filename="../profile_editor.py" line="69"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="76"/>
+        <location filename="../profile_editor.py" line="75"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="78"/>
-        <location filename="../profile_editor.py" line="396"/>
+        <location filename="../profile_editor.py" line="77"/>
+        <location filename="../profile_editor.py" line="369"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="80"/>
+        <location filename="../profile_editor.py" line="79"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="85"/>
+        <location filename="../profile_editor.py" line="84"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="87"/>
+        <location filename="../profile_editor.py" line="86"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="92"/>
+        <location filename="../profile_editor.py" line="91"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="94"/>
+        <location filename="../profile_editor.py" line="93"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="101"/>
+        <location filename="../profile_editor.py" line="100"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
+        <location filename="../profile_editor.py" line="101"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="103"/>
+        <location filename="../profile_editor.py" line="102"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="111"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="113"/>
+        <location filename="../profile_editor.py" line="112"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="114"/>
+        <location filename="../profile_editor.py" line="113"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="123"/>
+        <location filename="../profile_editor.py" line="122"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="127"/>
+        <location filename="../profile_editor.py" line="126"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="131"/>
+        <location filename="../profile_editor.py" line="130"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
@@ -951,17 +982,17 @@
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="337"/>
+        <location filename="../profile_editor.py" line="335"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="396"/>
+        <location filename="../profile_editor.py" line="369"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="108"/>
+        <location filename="../profile_editor.py" line="107"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
@@ -969,13 +1000,13 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profile_model.py" line="130"/>
+        <location filename="../profile_model.py" line="136"/>
         <source> (active)</source>
         <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profile_model.py" line="135"/>
+        <location filename="../profile_model.py" line="141"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -1072,101 +1103,106 @@
     </message>
     <message>
         <location filename="../settings_dialog.py" line="112"/>
+        <source>Always show the changes before applying a profile</source>
+        <translation>应用配置前总是显示更改</translation>
+    </message>
+    <message>
+        <location filename="../settings_dialog.py" line="115"/>
         <source>Keep running in the tray when the window is closed</source>
         <translation>关闭窗口后继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../settings_dialog.py" line="118"/>
         <source>Notify when the followed server keeps losing the cache inside a conversation</source>
         <translation>所跟踪的服务器在会话内持续丢失缓存时发出通知</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="117"/>
+        <location filename="../settings_dialog.py" line="120"/>
         <source>A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute</source>
         <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="126"/>
+        <location filename="../settings_dialog.py" line="129"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="130"/>
+        <location filename="../settings_dialog.py" line="133"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="131"/>
+        <location filename="../settings_dialog.py" line="134"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="132"/>
+        <location filename="../settings_dialog.py" line="135"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="137"/>
+        <location filename="../settings_dialog.py" line="140"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="148"/>
+        <location filename="../settings_dialog.py" line="151"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="150"/>
+        <location filename="../settings_dialog.py" line="153"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="154"/>
+        <location filename="../settings_dialog.py" line="157"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="156"/>
+        <location filename="../settings_dialog.py" line="159"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="165"/>
+        <location filename="../settings_dialog.py" line="168"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="216"/>
+        <location filename="../settings_dialog.py" line="220"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="216"/>
+        <location filename="../settings_dialog.py" line="220"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="217"/>
+        <location filename="../settings_dialog.py" line="221"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="246"/>
+        <location filename="../settings_dialog.py" line="250"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="248"/>
+        <location filename="../settings_dialog.py" line="252"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="254"/>
+        <location filename="../settings_dialog.py" line="258"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="255"/>
+        <location filename="../settings_dialog.py" line="259"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -1174,100 +1210,100 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="84"/>
+        <location filename="../tray.py" line="85"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="87"/>
+        <location filename="../tray.py" line="88"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="87"/>
+        <location filename="../tray.py" line="88"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="100"/>
+        <location filename="../tray.py" line="101"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="100"/>
-        <location filename="../tray.py" line="189"/>
-        <location filename="../tray.py" line="193"/>
+        <location filename="../tray.py" line="101"/>
+        <location filename="../tray.py" line="191"/>
+        <location filename="../tray.py" line="195"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="103"/>
-        <location filename="../tray.py" line="198"/>
+        <location filename="../tray.py" line="104"/>
+        <location filename="../tray.py" line="200"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="106"/>
+        <location filename="../tray.py" line="107"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="109"/>
+        <location filename="../tray.py" line="110"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="121"/>
+        <location filename="../tray.py" line="122"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="121"/>
+        <location filename="../tray.py" line="122"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="123"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="123"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="125"/>
+        <location filename="../tray.py" line="126"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="128"/>
+        <location filename="../tray.py" line="129"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="179"/>
+        <location filename="../tray.py" line="181"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="180"/>
+        <location filename="../tray.py" line="182"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="184"/>
+        <location filename="../tray.py" line="186"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="199"/>
+        <location filename="../tray.py" line="201"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="133"/>
+        <location filename="../tray.py" line="135"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>
@@ -1302,7 +1338,7 @@
     <message>
         <location filename="../verify_card.py" line="106"/>
         <source>Cached tokens</source>
-        <translation>已缓存令牌</translation>
+        <translation>已缓存 token</translation>
     </message>
     <message>
         <location filename="../verify_card.py" line="106"/>
@@ -1312,7 +1348,7 @@
     <message>
         <location filename="../verify_card.py" line="107"/>
         <source>Time to first token</source>
-        <translation>首个令牌时间</translation>
+        <translation>首 token 时间</translation>
     </message>
     <message>
         <location filename="../verify_card.py" line="107"/>
@@ -1475,7 +1511,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell.py" line="147"/>
+        <location filename="../shell.py" line="153"/>
         <source>KV Switch cannot start</source>
         <translation>KV Switch 无法启动</translation>
     </message>
@@ -1483,12 +1519,12 @@
 <context>
     <name>errors</name>
     <message>
-        <location filename="../errors.py" line="123"/>
+        <location filename="../errors.py" line="124"/>
         <source>KV Switch: unexpected error</source>
         <translation>KV Switch：意外错误</translation>
     </message>
     <message>
-        <location filename="../errors.py" line="124"/>
+        <location filename="../errors.py" line="125"/>
         <source>Something went wrong inside KV Switch. Your files were not changed by this error. The report below contains no API keys; copy it when you report the problem.</source>
         <translation>KV Switch 内部出错。此错误没有修改你的文件。下面的报告不包含任何 API 密钥；报告问题时请复制它。</translation>
     </message>

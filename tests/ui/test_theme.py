@@ -1,0 +1,124 @@
+"""The app's own look, read from rendered pixels: the dark setting gives a dark window where the platform
+ignores the colour-scheme request (offscreen does), and every text on screen reaches 4.5:1."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QRect
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
+from tests.ui.uihelpers import make_profile
+
+from kvswitch.ui import appearance
+from kvswitch.ui.shell import AppShell
+
+SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+
+
+def _settings_with_theme(paths: Any, theme: str) -> None:
+    from kvswitch.core.settings import AppSettings, save_settings
+
+    save_settings(paths, AppSettings(theme=theme))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def started(qtbot: Any, paths: Any, monkeypatch: pytest.MonkeyPatch, request: Any) -> Iterator[AppShell]:
+    """The app as started with a saved theme (the parameter), with an active profile and another."""
+    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
+    _settings_with_theme(paths, request.param)
+    from kvswitch.core.store import ProfileStore
+
+    store = ProfileStore(paths)
+    store.add(make_profile("local llama", model="qwen3-8b", env=SAFE))
+    store.add(make_profile("second box", base_url="http://127.0.0.1:8082", model="gemma-3", env=SAFE))
+    shell = AppShell(paths, None, tray_available=False)
+    qtbot.addWidget(shell.window)
+    shell.window.resize(1100, 720)
+    shell.start()
+    qtbot.waitExposed(shell.window)
+    with qtbot.waitSignal(shell.controller.profile_applied, timeout=5000):
+        shell.window.apply_profile("local llama")
+    yield shell
+    shell.shutdown()
+
+
+def _image(widget: QWidget) -> QImage:
+    return widget.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def mean_luminance(image: QImage) -> float:
+    step = 4
+    values = [appearance.luminance(image.pixelColor(x, y))
+              for y in range(0, image.height(), step) for x in range(0, image.width(), step)]
+    return sum(values) / len(values)
+
+
+def text_contrast(image: QImage, rect: QRect) -> float:
+    """Contrast of the text in ``rect`` against its background, from the pixels only: the background is
+    the most common colour, the text the pixel farthest from it (a glyph's stem reaches the pen)."""
+    rect = rect.intersected(image.rect())
+    colours = Counter(image.pixel(x, y) for y in range(rect.top(), rect.bottom() + 1)
+                      for x in range(rect.left(), rect.right() + 1))
+    background = QColor.fromRgb(colours.most_common(1)[0][0])
+    return max(appearance.contrast(QColor.fromRgb(rgb), background) for rgb in colours)
+
+
+def _text_regions(window: Any) -> list[tuple[str, QRect]]:
+    """Every visible, enabled label and button with text, and each line of text on the cards."""
+    regions = []
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisible() or not widget.isEnabled() or widget.window() is not window:
+            continue
+        text = widget.text() if isinstance(widget, QLabel | QAbstractButton) else ""
+        if not text.strip() or widget.width() < 4 or widget.height() < 4:
+            continue
+        visible = widget.visibleRegion().boundingRect()  # the part not scrolled away or covered
+        if visible.width() < 4 or visible.height() < 4:
+            continue
+        top_left = widget.mapTo(window, visible.topLeft())
+        regions.append((f"{type(widget).__name__} {text[:40]!r}", QRect(top_left, visible.size())))
+    from kvswitch.ui.profile_card import card_text_rects
+    from kvswitch.ui.profile_model import IsActiveRole
+
+    view = window.list_view
+    for row in range(window.model.rowCount()):
+        index = window.model.index(row)
+        card = view.visualRect(index)
+        for number, rect in enumerate(card_text_rects(card, view.font(), bool(index.data(IsActiveRole)))):
+            top_left = view.viewport().mapTo(window, rect.topLeft())
+            regions.append((f"card {row} line {number}", QRect(top_left, rect.size())))
+    return regions
+
+
+@pytest.mark.parametrize("started", ["dark"], indirect=True)
+def test_the_dark_setting_renders_a_dark_window_offscreen(started: AppShell) -> None:
+    assert appearance.current_scheme() == "dark"
+    assert mean_luminance(_image(started.window)) < 0.3
+
+
+@pytest.mark.parametrize("started", ["light"], indirect=True)
+def test_the_light_setting_renders_a_light_window(started: AppShell) -> None:
+    assert mean_luminance(_image(started.window)) > 0.6
+
+
+@pytest.mark.parametrize("started", ["light", "dark"], indirect=True)
+def test_every_text_on_screen_reaches_4_5_to_1(started: AppShell) -> None:
+    window = started.window
+    image = _image(window)
+    regions = _text_regions(window)
+    assert len(regions) > 10  # labels, buttons, the cards' lines
+    low = [(name, round(text_contrast(image, rect), 2)) for name, rect in regions
+           if text_contrast(image, rect) < appearance.MIN_CONTRAST]
+    assert low == []
+
+
+def test_readable_reaches_the_ratio_and_keeps_the_hue() -> None:
+    amber_on_white = appearance.readable(QColor("#c18812"), QColor("#fbfbfb"))
+    assert appearance.contrast(QColor("#c18812"), QColor("#fbfbfb")) < 3.0  # the issue's measurement
+    assert appearance.contrast(amber_on_white, QColor("#fbfbfb")) >= 4.5
+    assert abs(amber_on_white.hslHue() - QColor("#c18812").hslHue()) <= 3
+    assert appearance.contrast(QColor("#bebebe"), QColor("#ffffff")) < 2.0
