@@ -91,7 +91,7 @@ def register(subparsers: Any) -> None:
         "--no-claude-replay", dest="claude_replay", action="store_false", help="skip the Claude Code replay"
     )
     verify.set_defaults(func=_verify)
-    verify_client.register_compare(subparsers, _timeout, _load_profile)
+    verify_client.register_compare(subparsers, timeout_seconds, _load_profile)
 
     diagnose = subparsers.add_parser(
         "diagnose",
