@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import tasks
 from kvswitch.ui.cache_state import CacheState
+from kvswitch.ui.controller_gateway import GatewayControllerMixin
 from kvswitch.ui.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
@@ -47,7 +48,7 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(QObject):
+class AppController(GatewayControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
@@ -65,6 +66,7 @@ class AppController(QObject):
         client_verify_finished(object): the ``ClientReport`` of a "Verify with Claude Code" run.
         history_changed(str): a verify of this profile was added to its history (name).
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
+        gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
     """
 
     profile_applied = Signal(str)
@@ -80,6 +82,7 @@ class AppController(QObject):
     client_verify_finished = Signal(object)
     history_changed = Signal(str)
     alert_raised = Signal(str, str)
+    gateway_status_changed = Signal(object)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -163,6 +166,7 @@ class AppController(QObject):
         try:
             profile = self.store.get(name)
             self.engine.apply(profile, plans)
+            self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
         except PlanOutdated as exc:
             log.info("apply %s: preview outdated: %s", name, exc)
             self.preview_outdated = exc
@@ -394,4 +398,5 @@ class AppController(QObject):
     def shutdown(self) -> None:
         """Cancel background work and wait for it, so no worker outlives the app."""
         self.cancel_verify()
+        self.stop_gateway()
         tasks.drain(5000)

@@ -46,6 +46,7 @@ class WindowTabsMixin:
         if self.tabs_built:
             return
         from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
+        from kvswitch.ui.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
 
         self.tabs_built = True
@@ -70,6 +71,7 @@ class WindowTabsMixin:
         self.verify_card.verify_requested.connect(self._on_verify_triggered)
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
+        add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
         self.log_panel.verdict_seen.connect(c.note_verdict)
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
         self.bind_log_to_active()

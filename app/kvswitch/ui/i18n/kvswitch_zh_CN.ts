@@ -4,38 +4,38 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="227"/>
+        <location filename="../controller.py" line="231"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="300"/>
+        <location filename="../controller.py" line="304"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="283"/>
+        <location filename="../controller.py" line="287"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="290"/>
+        <location filename="../controller.py" line="294"/>
         <source>Claude Code: %1</source>
         <translation>Claude Code：%1</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="364"/>
+        <location filename="../controller.py" line="368"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="372"/>
+        <location filename="../controller.py" line="376"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="378"/>
+        <location filename="../controller.py" line="382"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -371,6 +371,43 @@
     </message>
 </context>
 <context>
+    <name>GatewayReuseAlerts</name>
+    <message>
+        <location filename="../usage_alerts.py" line="52"/>
+        <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
+        <extracomment>the smallest prompt cloud vendors cache (Anthropic: 1024 tokens); smaller ones prove nothing</extracomment>
+        <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
+    </message>
+    <message>
+        <location filename="../usage_alerts.py" line="57"/>
+        <source>Open the Usage tab or run Verify to see why.</source>
+        <translation>打开“用量”页或运行验证查看原因。</translation>
+    </message>
+</context>
+<context>
+    <name>GatewayStatus</name>
+    <message>
+        <location filename="../gateway_status.py" line="30"/>
+        <source>%1 (fallback for %2)</source>
+        <translation>%1（%2 的备用）</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="43"/>
+        <source>Gateway: running at %1</source>
+        <translation>网关：运行于 %1</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="49"/>
+        <source>Gateway: not running (%1)</source>
+        <translation>网关：未运行（%1）</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="50"/>
+        <source>Gateway: not running</source>
+        <translation>网关：未运行</translation>
+    </message>
+</context>
+<context>
     <name>HistoryChart</name>
     <message>
         <location filename="../verify_history.py" line="55"/>
@@ -549,67 +586,67 @@
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161"/>
+        <location filename="../main_window.py" line="157"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="164"/>
+        <location filename="../main_window.py" line="160"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="165"/>
+        <location filename="../main_window.py" line="161"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="243"/>
+        <location filename="../main_window.py" line="248"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="305"/>
+        <location filename="../main_window.py" line="310"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="306"/>
+        <location filename="../main_window.py" line="311"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="341"/>
+        <location filename="../main_window.py" line="346"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="347"/>
+        <location filename="../main_window.py" line="352"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="352"/>
+        <location filename="../main_window.py" line="357"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="354"/>
+        <location filename="../main_window.py" line="359"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="362"/>
+        <location filename="../main_window.py" line="367"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="376"/>
+        <location filename="../main_window.py" line="381"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="377"/>
+        <location filename="../main_window.py" line="382"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -640,7 +677,7 @@
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="174"/>
+        <location filename="../main_window.py" line="170"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
@@ -653,6 +690,11 @@
         <location filename="../profile_column.py" line="172"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="250"/>
+        <source>Usage</source>
+        <translation>用量</translation>
     </message>
 </context>
 <context>
@@ -761,47 +803,47 @@
         <translation>搜索服务器和服务商（名称、URL、模型）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="81"/>
+        <location filename="../gallery.py" line="82"/>
         <source>Looking for servers running on this machine…</source>
         <translation>正在查找本机上运行的服务器…</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="84"/>
+        <location filename="../gallery.py" line="85"/>
         <source>Use this</source>
         <translation>使用此项</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="90"/>
+        <location filename="../gallery.py" line="91"/>
         <source>Running on this machine</source>
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="134"/>
+        <location filename="../gallery.py" line="140"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="139"/>
+        <location filename="../gallery.py" line="145"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="169"/>
+        <location filename="../gallery.py" line="176"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="173"/>
+        <location filename="../gallery.py" line="180"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="174"/>
+        <location filename="../gallery.py" line="181"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="179"/>
+        <location filename="../gallery.py" line="186"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -1210,102 +1252,230 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="85"/>
+        <location filename="../tray.py" line="87"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="88"/>
+        <location filename="../tray.py" line="90"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="88"/>
+        <location filename="../tray.py" line="90"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
+        <location filename="../tray.py" line="103"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
-        <location filename="../tray.py" line="191"/>
-        <location filename="../tray.py" line="195"/>
+        <location filename="../tray.py" line="103"/>
+        <location filename="../tray.py" line="204"/>
+        <location filename="../tray.py" line="208"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="104"/>
-        <location filename="../tray.py" line="200"/>
+        <location filename="../tray.py" line="106"/>
+        <location filename="../tray.py" line="213"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="107"/>
+        <location filename="../tray.py" line="110"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="110"/>
+        <location filename="../tray.py" line="113"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="125"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="125"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="123"/>
+        <location filename="../tray.py" line="126"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="123"/>
+        <location filename="../tray.py" line="126"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="126"/>
+        <location filename="../tray.py" line="129"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="129"/>
+        <location filename="../tray.py" line="132"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="181"/>
+        <location filename="../tray.py" line="194"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="182"/>
+        <location filename="../tray.py" line="195"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="186"/>
+        <location filename="../tray.py" line="199"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="201"/>
+        <location filename="../tray.py" line="214"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="135"/>
+        <location filename="../tray.py" line="148"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
+    </message>
+</context>
+<context>
+    <name>UsageTrend</name>
+    <message>
+        <location filename="../usage_view.py" line="100"/>
+        <source>Cache hit rate per day</source>
+        <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
+        <translation>每日缓存命中率</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="110"/>
+        <source>bars: cache hit rate per day   line: mean time to first token   (%1 days)</source>
+        <translation>柱：每日缓存命中率   线：平均首 token 时间   （%1 天）</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="111"/>
+        <source>No requests through the gateway yet: usage per day appears here.</source>
+        <translation>尚无经网关的请求：每日用量将显示在这里。</translation>
+    </message>
+</context>
+<context>
+    <name>UsageView</name>
+    <message>
+        <location filename="../usage_view.py" line="136"/>
+        <source>Last day</source>
+        <translation>最近一天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="136"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="137"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="137"/>
+        <source>All time</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="140"/>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <source>Day</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Requests</source>
+        <translation>请求数</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Input tokens</source>
+        <translation>输入 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Cached tokens</source>
+        <translation>缓存 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Output tokens</source>
+        <translation>输出 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Cost</source>
+        <translation>费用</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="146"/>
+        <location filename="../usage_view.py" line="149"/>
+        <source>Hit rate</source>
+        <translation>命中率</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Profile</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="151"/>
+        <source>Period:</source>
+        <translation>时段：</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="159"/>
+        <source>Per day</source>
+        <translation>按天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="161"/>
+        <source>Per profile</source>
+        <translation>按配置</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="168"/>
+        <source>Loading usage…</source>
+        <translation>正在读取用量…</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="206"/>
+        <source>No requests through the gateway in this period. Requests are counted for gateway profiles (kvswitch profile edit NAME --via-gateway).</source>
+        <translation>此时段内没有经网关的请求。只统计网关配置的请求（kvswitch profile edit NAME --via-gateway）。</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="210"/>
+        <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
+        <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="218"/>
+        <source>The usage database cannot be read: %1</source>
+        <translation>无法读取用量数据库：%1</translation>
     </message>
 </context>
 <context>
@@ -1511,8 +1681,9 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell.py" line="153"/>
+        <location filename="../shell.py" line="155"/>
         <source>KV Switch cannot start</source>
+        <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>
     </message>
 </context>
