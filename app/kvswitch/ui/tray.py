@@ -17,6 +17,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.controller import AppController
 from kvswitch.ui.gateway_status import status_line
+from kvswitch.ui.verify_clients import add_client_verify_actions
 
 log = logging.getLogger("kvswitch.ui.tray")
 
@@ -106,6 +107,8 @@ class TrayIcon(QObject):
         self.client_verify_action = self.menu.addAction(self.tr("Verify with Claude Code"))
         self.client_verify_action.setEnabled(bool(active) and not self.controller.verify_running)
         self.client_verify_action.triggered.connect(self._on_client_verify_chosen)
+        self.more_client_actions = add_client_verify_actions(  # Codex, OpenCode (verify_clients)
+            self.menu, self.controller, bool(active) and not self.controller.verify_running)
         self._add_gateway_line()
         self.show_action = self.menu.addAction(self.tr("Show window"))
         self.show_action.triggered.connect(self.show_window_requested)

@@ -48,6 +48,7 @@ class WindowTabsMixin:
         from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
+        from kvswitch.ui.verify_clients import add_client_buttons  # noqa: PLC0415
 
         self.tabs_built = True
         self.log_panel = LogPanel()
@@ -71,6 +72,7 @@ class WindowTabsMixin:
         self.verify_card.verify_requested.connect(self._on_verify_triggered)
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
+        add_client_buttons(self.verify_card, c)  # "Verify with Codex / OpenCode" (verify_clients)
         add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
         self.log_panel.verdict_seen.connect(c.note_verdict)
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification

@@ -4,38 +4,33 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="231"/>
+        <location filename="../controller.py" line="232"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="304"/>
+        <location filename="../controller.py" line="297"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="287"/>
+        <location filename="../verify_clients.py" line="58"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="294"/>
-        <source>Claude Code: %1</source>
-        <translation>Claude Code：%1</translation>
-    </message>
-    <message>
-        <location filename="../controller.py" line="368"/>
+        <location filename="../verify_clients.py" line="131"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="376"/>
+        <location filename="../controller.py" line="370"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="382"/>
+        <location filename="../controller.py" line="376"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -1252,100 +1247,100 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="87"/>
+        <location filename="../tray.py" line="88"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="90"/>
+        <location filename="../tray.py" line="91"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="90"/>
+        <location filename="../tray.py" line="91"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="103"/>
+        <location filename="../tray.py" line="104"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="103"/>
-        <location filename="../tray.py" line="204"/>
-        <location filename="../tray.py" line="208"/>
+        <location filename="../tray.py" line="104"/>
+        <location filename="../tray.py" line="207"/>
+        <location filename="../tray.py" line="211"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="106"/>
-        <location filename="../tray.py" line="213"/>
+        <location filename="../tray.py" line="107"/>
+        <location filename="../tray.py" line="216"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="110"/>
+        <location filename="../tray.py" line="113"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="113"/>
+        <location filename="../tray.py" line="116"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="125"/>
+        <location filename="../tray.py" line="128"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="125"/>
+        <location filename="../tray.py" line="128"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="126"/>
+        <location filename="../tray.py" line="129"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="126"/>
+        <location filename="../tray.py" line="129"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="129"/>
+        <location filename="../tray.py" line="132"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="132"/>
+        <location filename="../tray.py" line="135"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="194"/>
+        <location filename="../tray.py" line="197"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="195"/>
+        <location filename="../tray.py" line="198"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="199"/>
+        <location filename="../tray.py" line="202"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="214"/>
+        <location filename="../tray.py" line="217"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="148"/>
+        <location filename="../tray.py" line="151"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>
@@ -1592,6 +1587,35 @@
         <location filename="../verify_card.py" line="252"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
+    </message>
+</context>
+<context>
+    <name>VerifyClients</name>
+    <message>
+        <location filename="../verify_clients.py" line="37"/>
+        <source>Verify with Codex</source>
+        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
+        <translation>用 Codex 验证</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="38"/>
+        <source>Verify with OpenCode</source>
+        <translation>用 OpenCode 验证</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="62"/>
+        <source>Nothing was verified: %1</source>
+        <translation>未进行验证：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="94"/>
+        <source>Runs your installed %1 headless through the active profile (two turns of one conversation, then a new one) and judges every turn by the server&apos;s own numbers.</source>
+        <translation>通过当前配置无界面运行你安装的 %1（一个会话的两轮，然后一个新会话），并按服务器自己的数字判断每一轮。</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="132"/>
+        <source>Verify cancelled; the running %1 was stopped.</source>
+        <translation>验证已取消；正在运行的 %1 已停止。</translation>
     </message>
 </context>
 <context>
