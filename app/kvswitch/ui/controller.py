@@ -67,6 +67,7 @@ class AppController(GatewayControllerMixin, QObject):
         history_changed(str): a verify of this profile was added to its history (name).
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
         gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
+        ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
     """
 
     profile_applied = Signal(str)
@@ -83,6 +84,7 @@ class AppController(GatewayControllerMixin, QObject):
     history_changed = Signal(str)
     alert_raised = Signal(str, str)
     gateway_status_changed = Signal(object)
+    ablate_finished = Signal(object)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):

@@ -2,15 +2,58 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AblateView</name>
+    <message>
+        <location filename="../ablate_view.py" line="76"/>
+        <source>Which settings matter?</source>
+        <translation>哪些设置有影响？</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="77"/>
+        <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
+        <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="80"/>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="124"/>
+        <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
+        <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="126"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="141"/>
+        <source>Export CSV</source>
+        <translation>导出 CSV</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="142"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="147"/>
+        <source>Not exported: %1</source>
+        <translation>未导出：%1</translation>
+    </message>
+</context>
+<context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="232"/>
+        <location filename="../controller.py" line="234"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="297"/>
+        <location filename="../controller.py" line="299"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
@@ -25,12 +68,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="370"/>
+        <location filename="../controller.py" line="372"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="376"/>
+        <location filename="../controller.py" line="378"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
