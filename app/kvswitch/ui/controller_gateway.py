@@ -34,12 +34,12 @@ GATEWAY_CHECK_MS = 15_000
 def _status_op(paths: AppPaths, wanted: bool, own: Any) -> Callable[[threading.Event, Any], Any]:
     """On the worker: probe the gateway; when it should run and does not answer, (re)start it here."""
 
-    def op(_cancel: threading.Event, _progress: Any) -> tuple[Any, dict[str, Any]]:
+    def op(cancel: threading.Event, _progress: Any) -> tuple[Any, dict[str, Any]]:
         from kvswitch.gateway import control  # noqa: PLC0415 - aiohttp and httpx load on first use
 
         status = control.probe_status(paths)
         status["wanted"] = wanted
-        if status.get("running") or not wanted:
+        if status.get("running") or not wanted or cancel.is_set():  # cancelled: the app is quitting
             return own, status
         if own is not None:  # ours stopped answering: end what is left of it before a new one
             try:
@@ -50,6 +50,9 @@ def _status_op(paths: AppPaths, wanted: bool, own: Any) -> Callable[[threading.E
             server = control.start_background(paths)
         except (OSError, RuntimeError, KvSwitchError) as exc:
             status["error"] = str(exc) or type(exc).__name__
+            return None, status
+        if cancel.is_set():  # the app quit while it started: nobody would stop it later
+            control.stop_background(paths, server)
             return None, status
         log.info("gateway started at %s", server.url)
         status = control.probe_status(paths)
@@ -131,6 +134,9 @@ class GatewayControllerMixin:
         self._gateway_stopped = True
         if self._gateway_timer is not None:
             self._gateway_timer.stop()
+        if self._gateway_task is not None and self._gateway_task.running:
+            self._gateway_task.cancel()
+            tasks.drain(10_000)  # a start in progress finishes (and stops itself) before we go on
         server, self._gateway_server = self._gateway_server, None
         if server is not None:
             from kvswitch.gateway import control  # noqa: PLC0415
