@@ -149,3 +149,29 @@ def test_low_reuse_alert_fires_from_gateway_usage(qtbot: Any, shell: Any, paths:
         title, text = alerts[0]
         assert title == "Prompt cache keeps missing"
         assert "through the gateway (local)" in text
+
+
+def test_tray_names_the_fallback_serving_when_the_routed_server_is_down(
+        qtbot: Any, shell: Any, paths: Any, tmp_path: Path) -> None:
+    """A's server is not running (a refused connection, as a stopped server gives): the window's gateway
+    serves Claude Code from A's fallback B, and the tray says which backend is serving."""
+    controller = shell.controller
+    with llama_server(tmp_path / "srv") as server:
+        safe = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+        controller.store.add(make_profile("B", base_url=server.url, model="tiny", via_gateway=True, env=safe))
+        controller.store.add(make_profile("A", base_url=f"http://127.0.0.1:{free_port()}", model="tiny",
+                                          via_gateway=True, fallbacks=["B"], env=safe))
+        assert controller.apply("A")
+        controller.watch_gateway(interval_ms=60000)
+        status = _wait_running(qtbot, controller)
+        answer = _ask(status["client_urls"]["claude"], ensure_token(paths), "hello")
+        assert answer["type"] == "message"
+        controller.gateway_status = {}
+        status = _wait_running(qtbot, controller)
+        assert status["routes"] == {"claude": "A"}
+        assert status["serving"] == {"claude": "B"}
+        tooltip = shell.tray.icon.toolTip()
+        assert "Claude Code → B (fallback for A)" in tooltip
+        shell.tray.menu.aboutToShow.emit()
+        assert shell.tray.gateway_action is not None
+        assert "Claude Code → B (fallback for A)" in shell.tray.gateway_action.text()
