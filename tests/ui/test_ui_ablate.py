@@ -45,6 +45,13 @@ def test_ablate_with_real_codex_shows_the_table_and_exports_csv(
     assert view.table.item(0, 0).text() == "KVSWITCH_ABLATE_NOTE=1"
     assert view.table.item(0, 5).text().startswith("does not matter")
     assert "Settings that matter: none" in view.summary_label.text()
+    # the chart: without and with the setting, each the new conversation's cached share by the server
+    row = report.rows[0]
+    assert [(p.reuse_ratio, p.prompt_ms) for p in view.chart.points] == [
+        ((m.new_conversation_cached or 0) / m.new_conversation_prompt, m.ttft_new_ms)
+        for m in (row.without, row.with_it)]
+    assert not view.chart.isHidden()
+    view.chart.grab()
     assert window.verify_card.cancel_button.isHidden()
     assert view.run_button.isEnabled()
     assert view.export_button.isEnabled()

@@ -11,16 +11,19 @@ per continued turn and per new conversation, TTFT, verdict, "matters / does not 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QSize, Slot
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -28,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui import tasks
+from kvswitch.ui.reuse_chart import paint_strip
 
 if TYPE_CHECKING:
     from kvswitch.ui.controller import AppController
@@ -62,6 +66,43 @@ def start_ablate(controller: AppController, client: str, name: str | None = None
     return controller._start_verify_task(name, "ablate", op, controller.ablate_finished.emit)
 
 
+@dataclass(frozen=True)
+class TrialPoint:
+    """One session of the subtraction as a bar: the new conversation's prompt share served from cache."""
+
+    reuse_ratio: float
+    verdict: str
+    prompt_ms: float | None
+
+
+def trial_points(report: Any) -> list[TrialPoint]:
+    """Per setting two bars, without it then with it (the table's "without → with")."""
+    points = []
+    for row in report.rows:
+        for m in (row.without, row.with_it):
+            prompt, cached = m.new_conversation_prompt or 0, m.new_conversation_cached or 0
+            points.append(TrialPoint(cached / prompt if prompt else 0.0, m.verdict, m.ttft_new_ms))
+    return points
+
+
+class AblateChart(QWidget):
+    """The subtraction at a glance: a setting that matters shows as a pair of unlike bars."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.points: list[TrialPoint] = []
+        self.setMinimumHeight(90)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, 110)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        legend = self.tr("bars: new conversation's prompt from cache, per setting without | with   "
+                         "line: its time to first token")
+        paint_strip(self, self.points, self.tr("No subtraction run yet."), legend)
+
+
 class AblateView(QWidget):
     """The button, the client choice, and the table of the last subtraction."""
 
@@ -86,6 +127,8 @@ class AblateView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.hide()
+        self.chart = AblateChart()
+        self.chart.hide()
         row = QHBoxLayout()
         row.addWidget(self.client_combo)
         row.addWidget(self.run_button)
@@ -96,6 +139,7 @@ class AblateView(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.table)
+        layout.addWidget(self.chart)
         self.run_button.clicked.connect(self._on_run_button_clicked)
         self.export_button.clicked.connect(self._on_export_button_clicked)
         controller.ablate_finished.connect(self._on_controller_ablate_finished)
@@ -120,6 +164,9 @@ class AblateView(QWidget):
             for c, cell in enumerate(line):
                 self.table.setItem(r, c, QTableWidgetItem(cell))
         self.table.show()
+        self.chart.points = trial_points(report)
+        self.chart.show()
+        self.chart.update()
         matter = [row.setting for row in report.rows if row.matters]
         text = self.tr("%1 %2 through “%3”, each setting without → with. Settings that matter: %4")
         for index, value in enumerate((report.client, report.baseline.client_version or "?", report.profile,

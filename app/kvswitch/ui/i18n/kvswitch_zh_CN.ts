@@ -2,44 +2,57 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AblateChart</name>
+    <message>
+        <location filename="../ablate_view.py" line="101"/>
+        <source>bars: new conversation&apos;s prompt from cache, per setting without | with   line: its time to first token</source>
+        <translation>柱：新会话提示中来自缓存的部分，每个设置 去掉 | 保留   线：其首 token 时间</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="103"/>
+        <source>No subtraction run yet.</source>
+        <translation>尚未运行逐项排除。</translation>
+    </message>
+</context>
+<context>
     <name>AblateView</name>
     <message>
-        <location filename="../ablate_view.py" line="76"/>
+        <location filename="../ablate_view.py" line="117"/>
         <source>Which settings matter?</source>
         <translation>哪些设置有影响？</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="77"/>
+        <location filename="../ablate_view.py" line="118"/>
         <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
         <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="80"/>
+        <location filename="../ablate_view.py" line="121"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="124"/>
+        <location filename="../ablate_view.py" line="171"/>
         <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
         <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="126"/>
+        <location filename="../ablate_view.py" line="173"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="141"/>
+        <location filename="../ablate_view.py" line="188"/>
         <source>Export CSV</source>
         <translation>导出 CSV</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="142"/>
+        <location filename="../ablate_view.py" line="189"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="147"/>
+        <location filename="../ablate_view.py" line="194"/>
         <source>Not exported: %1</source>
         <translation>未导出：%1</translation>
     </message>
