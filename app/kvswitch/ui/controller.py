@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import tasks
 from kvswitch.ui.cache_state import CacheState
+from kvswitch.ui.controller_gateway import GatewayControllerMixin
 from kvswitch.ui.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
@@ -47,7 +48,7 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(QObject):
+class AppController(GatewayControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
@@ -65,6 +66,8 @@ class AppController(QObject):
         client_verify_finished(object): the ``ClientReport`` of a "Verify with Claude Code" run.
         history_changed(str): a verify of this profile was added to its history (name).
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
+        gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
+        ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
     """
 
     profile_applied = Signal(str)
@@ -80,6 +83,8 @@ class AppController(QObject):
     client_verify_finished = Signal(object)
     history_changed = Signal(str)
     alert_raised = Signal(str, str)
+    gateway_status_changed = Signal(object)
+    ablate_finished = Signal(object)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -97,6 +102,7 @@ class AppController(QObject):
         #: the Claude Code to run; empty means the ``claude`` on PATH
         self.claude_bin: str | None = os.environ.get("KVSWITCH_CLAUDE_BIN") or None
         self.verify_kind = "synthetic"  # or "client": which check the running (or last) verify is
+        self.verify_client = "claude"  # the client of the running (or last) client verify
         self.preview_outdated: Any = None  # the PlanOutdated of the last apply, if it was refused
         self._verify_summary: VerifySummary | None = None
 
@@ -163,6 +169,7 @@ class AppController(QObject):
         try:
             profile = self.store.get(name)
             self.engine.apply(profile, plans)
+            self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
         except PlanOutdated as exc:
             log.info("apply %s: preview outdated: %s", name, exc)
             self.preview_outdated = exc
@@ -263,32 +270,24 @@ class AppController(QObject):
         op = synthetic_verify_op(self.paths, profile, self.verify_timeout_s)
         return self._start_verify_task(name, "synthetic", op, self._on_verify_succeeded)
 
-    def start_client_verify(self, name: str | None = None) -> bool:
-        """Run the scripted session of the user's own Claude Code through a profile, in the background.
+    def start_client_verify(self, name: str | None = None, client: str = "claude") -> bool:
+        """Run the scripted session of the user's own client (``claude``, ``codex`` or ``opencode``)
+        through a profile, in the background, as ``kvswitch verify --client CLIENT`` does.
 
-        Progress comes per conversation turn; Cancel stops the running ``claude``. The run is added to
-        the profile's history, as ``kvswitch verify --client claude`` adds it.
+        Progress comes per conversation turn; Cancel stops the running client. The run is added to
+        the profile's history.
         """
-        from kvswitch.verify.client_run import ClientMissing, find_claude  # noqa: PLC0415
+        from kvswitch.ui.verify_clients import client_label, find_client_binary  # noqa: PLC0415
 
         target = self._verify_target(name)
         if target is None:
             return False
         name, profile = target
-        try:
-            binary = find_claude(self.claude_bin)
-        except ClientMissing:
-            self.verifying = name
-            self.verify_kind = "client"
-            self.verify_failed.emit(self.tr("Claude Code is not installed here (no “claude” on PATH), so "
-                                            "nothing was verified. Install Claude Code, or use “Verify "
-                                            "cache” for the synthetic check."))
+        binary = find_client_binary(self, name, client)
+        if binary is None:
             return False
-        except KvSwitchError as exc:
-            self.verify_failed.emit(str(exc))
-            return False
-        label = self.tr("Claude Code: %1")
-        op = client_verify_op(self.paths, profile, binary, self.client_verify_timeout_s, label)
+        label, self.verify_client = client_label(client) + ": %1", client
+        op = client_verify_op(self.paths, profile, binary, self.client_verify_timeout_s, label, client)
         return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
 
     def _verify_target(self, name: str | None) -> tuple[str, Any] | None:
@@ -358,10 +357,11 @@ class AppController(QObject):
             self.history_changed.emit(self.verifying)
 
     def _on_verify_raised(self, exc: BaseException) -> None:
+        from kvswitch.ui.verify_clients import cancelled_text  # noqa: PLC0415
         from kvswitch.verify.client_run import ClientCancelled  # noqa: PLC0415
 
         if isinstance(exc, ClientCancelled):
-            self.verify_failed.emit(self.tr("Verify cancelled; the running Claude Code was stopped."))
+            self.verify_failed.emit(cancelled_text(self.verify_client))
             return
         if isinstance(exc, KvSwitchError):
             self.verify_failed.emit(str(exc))
@@ -394,4 +394,5 @@ class AppController(QObject):
     def shutdown(self) -> None:
         """Cancel background work and wait for it, so no worker outlives the app."""
         self.cancel_verify()
+        self.stop_gateway()
         tasks.drain(5000)

@@ -29,6 +29,8 @@ log = logging.getLogger("kvswitch.ui.shell")
 
 STORE_POLL_MS = 2000
 FIRST_PAINT_FALLBACK_MS = 300
+#: the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen
+GATEWAY_FIRST_CHECK_MS = 1000
 
 
 class AppShell(QObject):
@@ -182,6 +184,7 @@ class AppShell(QObject):
         if self.tray is not None:
             self.tray.show()
         self._poll.start()
+        QTimer.singleShot(GATEWAY_FIRST_CHECK_MS, self.controller.watch_gateway)  # after the first paint
 
     @Slot(str)
     def on_instance_message(self, message: str) -> None:

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import theme
 from kvswitch.ui.controller import AppController
+from kvswitch.ui.gateway_status import status_line
+from kvswitch.ui.verify_clients import add_client_verify_actions
 
 log = logging.getLogger("kvswitch.ui.tray")
 
@@ -54,6 +56,7 @@ class TrayIcon(QObject):
         controller.client_verify_finished.connect(self._on_controller_client_verify_finished)
         controller.alert_raised.connect(self._on_controller_alert_raised)
         controller.verify_summary.changed.connect(self._update_tooltip)
+        controller.gateway_status_changed.connect(self._update_tooltip)  # gateway_status.status_line
         hints = QGuiApplication.styleHints()
         if hints is not None:
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
@@ -104,6 +107,9 @@ class TrayIcon(QObject):
         self.client_verify_action = self.menu.addAction(self.tr("Verify with Claude Code"))
         self.client_verify_action.setEnabled(bool(active) and not self.controller.verify_running)
         self.client_verify_action.triggered.connect(self._on_client_verify_chosen)
+        self.more_client_actions = add_client_verify_actions(  # Codex, OpenCode (verify_clients)
+            self.menu, self.controller, bool(active) and not self.controller.verify_running)
+        self._add_gateway_line()
         self.show_action = self.menu.addAction(self.tr("Show window"))
         self.show_action.triggered.connect(self.show_window_requested)
         self.menu.addSeparator()
@@ -127,6 +133,16 @@ class TrayIcon(QObject):
             self.icon.setToolTip(f"{text}\n{self._last_verify_text(active)}")
         else:
             self.icon.setToolTip(self.tr("KV Switch: no profile applied"))
+        gateway = status_line(self.controller.gateway_status)
+        if gateway:
+            self.icon.setToolTip(f"{self.icon.toolTip()}\n{gateway}")
+
+    def _add_gateway_line(self) -> None:
+        """The gateway's status and who serves each client, as a disabled line (when it was checked)."""
+        gateway = status_line(self.controller.gateway_status)
+        self.gateway_action = self.menu.addAction(gateway) if gateway else None
+        if self.gateway_action is not None:
+            self.gateway_action.setEnabled(False)
 
     def _last_verify_text(self, name: str) -> str:
         from kvswitch.ui.profile_card import verdict_line  # noqa: PLC0415

@@ -39,9 +39,10 @@ def synthetic_verify_op(paths: AppPaths, profile: Any,
     return op
 
 
-def client_verify_op(paths: AppPaths, profile: Any, binary: Path, timeout: float,
-                     label: str) -> Callable[[threading.Event, ProgressFn], Any]:
-    """The scripted session of Claude Code (``binary``) through ``profile``, recorded in its history.
+def client_verify_op(paths: AppPaths, profile: Any, binary: Path, timeout: float, label: str,
+                     client: str = "claude") -> Callable[[threading.Event, ProgressFn], Any]:
+    """The scripted session of a client (``binary``: Claude Code, Codex or OpenCode) through ``profile``,
+    recorded in its history.
 
     Progress comes per conversation turn, as ``label`` with ``%1`` replaced by the turn's text.
     """
@@ -56,7 +57,8 @@ def client_verify_op(paths: AppPaths, profile: Any, binary: Path, timeout: float
             progress(label.replace("%1", text), done[0] / len(SCRIPT))
             done[0] += 1
 
-        report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step, cancel=cancel)
+        report = run_client_check(paths, profile, binary, timeout=timeout, on_step=step, cancel=cancel,
+                                  client=client)
         progress(label.replace("%1", "done"), 1.0)
         return report
 

@@ -45,8 +45,11 @@ class WindowTabsMixin:
         """Put the log panel and the verify card in their tabs and follow the active profile's log."""
         if self.tabs_built:
             return
+        from kvswitch.ui.ablate_view import add_ablate_view  # noqa: PLC0415
         from kvswitch.ui.log_panel import LogPanel  # noqa: PLC0415
+        from kvswitch.ui.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify_card import VerifyCard  # noqa: PLC0415
+        from kvswitch.ui.verify_clients import add_client_buttons  # noqa: PLC0415
 
         self.tabs_built = True
         self.log_panel = LogPanel()
@@ -71,6 +74,9 @@ class WindowTabsMixin:
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
         self.verify_card.edit_requested.connect(lambda: self.tabs.setCurrentIndex(0))  # the profile form
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
+        add_client_buttons(self.verify_card, c)  # "Verify with Codex / OpenCode" (verify_clients)
+        add_ablate_view(self.verify_card, c)  # "Which settings matter?" (ablate_view)
+        add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
         self.log_panel.verdict_seen.connect(c.note_verdict)
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
         self.bind_log_to_active()

@@ -2,30 +2,81 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>AblateChart</name>
+    <message>
+        <location filename="../ablate_view.py" line="101"/>
+        <source>bars: new conversation&apos;s prompt from cache, per setting without | with   line: its time to first token</source>
+        <translation>柱：新会话提示中来自缓存的部分，每个设置 去掉 | 保留   线：其首 token 时间</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="103"/>
+        <source>No subtraction run yet.</source>
+        <translation>尚未运行逐项排除。</translation>
+    </message>
+</context>
+<context>
+    <name>AblateView</name>
+    <message>
+        <location filename="../ablate_view.py" line="117"/>
+        <source>Which settings matter?</source>
+        <translation>哪些设置有影响？</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="118"/>
+        <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
+        <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="121"/>
+        <source>Export CSV…</source>
+        <translation>导出 CSV…</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="171"/>
+        <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
+        <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="173"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="188"/>
+        <source>Export CSV</source>
+        <translation>导出 CSV</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="189"/>
+        <source>CSV files (*.csv)</source>
+        <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <location filename="../ablate_view.py" line="194"/>
+        <source>Not exported: %1</source>
+        <translation>未导出：%1</translation>
+    </message>
+</context>
+<context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="227"/>
+        <location filename="../controller.py" line="234"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="300"/>
+        <location filename="../controller.py" line="299"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="283"/>
+        <location filename="../verify_clients.py" line="58"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="290"/>
-        <source>Claude Code: %1</source>
-        <translation>Claude Code：%1</translation>
-    </message>
-    <message>
-        <location filename="../controller.py" line="364"/>
+        <location filename="../verify_clients.py" line="131"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
@@ -371,6 +422,43 @@
     </message>
 </context>
 <context>
+    <name>GatewayReuseAlerts</name>
+    <message>
+        <location filename="../usage_alerts.py" line="52"/>
+        <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
+        <extracomment>the smallest prompt cloud vendors cache (Anthropic: 1024 tokens); smaller ones prove nothing</extracomment>
+        <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
+    </message>
+    <message>
+        <location filename="../usage_alerts.py" line="57"/>
+        <source>Open the Usage tab or run Verify to see why.</source>
+        <translation>打开“用量”页或运行验证查看原因。</translation>
+    </message>
+</context>
+<context>
+    <name>GatewayStatus</name>
+    <message>
+        <location filename="../gateway_status.py" line="30"/>
+        <source>%1 (fallback for %2)</source>
+        <translation>%1（%2 的备用）</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="43"/>
+        <source>Gateway: running at %1</source>
+        <translation>网关：运行于 %1</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="49"/>
+        <source>Gateway: not running (%1)</source>
+        <translation>网关：未运行（%1）</translation>
+    </message>
+    <message>
+        <location filename="../gateway_status.py" line="50"/>
+        <source>Gateway: not running</source>
+        <translation>网关：未运行</translation>
+    </message>
+</context>
+<context>
     <name>HistoryChart</name>
     <message>
         <location filename="../verify_history.py" line="55"/>
@@ -654,6 +742,11 @@
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
+    <message>
+        <location filename="../usage_view.py" line="250"/>
+        <source>Usage</source>
+        <translation>用量</translation>
+    </message>
 </context>
 <context>
     <name>MessageBar</name>
@@ -776,32 +869,32 @@
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="140"/>
+        <location filename="../gallery.py" line="142"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="145"/>
+        <location filename="../gallery.py" line="147"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="176"/>
+        <location filename="../gallery.py" line="178"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="180"/>
+        <location filename="../gallery.py" line="182"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="181"/>
+        <location filename="../gallery.py" line="183"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="186"/>
+        <location filename="../gallery.py" line="188"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -868,12 +961,12 @@
     </message>
     <message>
         <location filename="../profile_card.py" line="119"/>
-        <location filename="../profile_card.py" line="236"/>
+        <location filename="../profile_card.py" line="237"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="192"/>
+        <location filename="../profile_card.py" line="193"/>
         <source>active</source>
         <translation>使用中</translation>
     </message>
@@ -1226,102 +1319,230 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="85"/>
+        <location filename="../tray.py" line="88"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="88"/>
+        <location filename="../tray.py" line="91"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="88"/>
+        <location filename="../tray.py" line="91"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
+        <location filename="../tray.py" line="104"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="101"/>
-        <location filename="../tray.py" line="191"/>
-        <location filename="../tray.py" line="195"/>
+        <location filename="../tray.py" line="104"/>
+        <location filename="../tray.py" line="207"/>
+        <location filename="../tray.py" line="211"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="104"/>
-        <location filename="../tray.py" line="200"/>
+        <location filename="../tray.py" line="107"/>
+        <location filename="../tray.py" line="216"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="107"/>
+        <location filename="../tray.py" line="113"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="110"/>
+        <location filename="../tray.py" line="116"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="128"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="122"/>
+        <location filename="../tray.py" line="128"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="123"/>
+        <location filename="../tray.py" line="129"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="123"/>
+        <location filename="../tray.py" line="129"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="126"/>
+        <location filename="../tray.py" line="132"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="129"/>
+        <location filename="../tray.py" line="135"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="181"/>
+        <location filename="../tray.py" line="197"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="182"/>
+        <location filename="../tray.py" line="198"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="186"/>
+        <location filename="../tray.py" line="202"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="201"/>
+        <location filename="../tray.py" line="217"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="135"/>
+        <location filename="../tray.py" line="151"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
+    </message>
+</context>
+<context>
+    <name>UsageTrend</name>
+    <message>
+        <location filename="../usage_view.py" line="100"/>
+        <source>Cache hit rate per day</source>
+        <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
+        <translation>每日缓存命中率</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="110"/>
+        <source>bars: cache hit rate per day   line: mean time to first token   (%1 days)</source>
+        <translation>柱：每日缓存命中率   线：平均首 token 时间   （%1 天）</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="111"/>
+        <source>No requests through the gateway yet: usage per day appears here.</source>
+        <translation>尚无经网关的请求：每日用量将显示在这里。</translation>
+    </message>
+</context>
+<context>
+    <name>UsageView</name>
+    <message>
+        <location filename="../usage_view.py" line="136"/>
+        <source>Last day</source>
+        <translation>最近一天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="136"/>
+        <source>Last 7 days</source>
+        <translation>最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="137"/>
+        <source>Last 30 days</source>
+        <translation>最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="137"/>
+        <source>All time</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="140"/>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <source>Day</source>
+        <translation>日期</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Requests</source>
+        <translation>请求数</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="144"/>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Input tokens</source>
+        <translation>输入 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Cached tokens</source>
+        <translation>缓存 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Output tokens</source>
+        <translation>输出 token</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="145"/>
+        <location filename="../usage_view.py" line="148"/>
+        <source>Cost</source>
+        <translation>费用</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="146"/>
+        <location filename="../usage_view.py" line="149"/>
+        <source>Hit rate</source>
+        <translation>命中率</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="147"/>
+        <source>Profile</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="151"/>
+        <source>Period:</source>
+        <translation>时段：</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="159"/>
+        <source>Per day</source>
+        <translation>按天</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="161"/>
+        <source>Per profile</source>
+        <translation>按配置</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="168"/>
+        <source>Loading usage…</source>
+        <translation>正在读取用量…</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="206"/>
+        <source>No requests through the gateway in this period. Requests are counted for gateway profiles (kvswitch profile edit NAME --via-gateway).</source>
+        <translation>此时段内没有经网关的请求。只统计网关配置的请求（kvswitch profile edit NAME --via-gateway）。</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="210"/>
+        <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
+        <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
+    </message>
+    <message>
+        <location filename="../usage_view.py" line="218"/>
+        <source>The usage database cannot be read: %1</source>
+        <translation>无法读取用量数据库：%1</translation>
     </message>
 </context>
 <context>
@@ -1451,6 +1672,35 @@
     </message>
 </context>
 <context>
+    <name>VerifyClients</name>
+    <message>
+        <location filename="../verify_clients.py" line="37"/>
+        <source>Verify with Codex</source>
+        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
+        <translation>用 Codex 验证</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="38"/>
+        <source>Verify with OpenCode</source>
+        <translation>用 OpenCode 验证</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="62"/>
+        <source>Nothing was verified: %1</source>
+        <translation>未进行验证：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="94"/>
+        <source>Runs your installed %1 headless through the active profile (two turns of one conversation, then a new one) and judges every turn by the server&apos;s own numbers.</source>
+        <translation>通过当前配置无界面运行你安装的 %1（一个会话的两轮，然后一个新会话），并按服务器自己的数字判断每一轮。</translation>
+    </message>
+    <message>
+        <location filename="../verify_clients.py" line="132"/>
+        <source>Verify cancelled; the running %1 was stopped.</source>
+        <translation>验证已取消；正在运行的 %1 已停止。</translation>
+    </message>
+</context>
+<context>
     <name>VerifyHistoryPanel</name>
     <message>
         <location filename="../verify_history.py" line="83"/>
@@ -1537,8 +1787,9 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell.py" line="157"/>
+        <location filename="../shell.py" line="159"/>
         <source>KV Switch cannot start</source>
+        <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>
     </message>
 </context>
