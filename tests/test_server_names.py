@@ -30,6 +30,9 @@ FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py", "gatewa
 #: or, for log text, the format modules (``logs.parsers``: each format's ``GENERAL_ONLY`` text).
 STILL_NAMING = {
     "core/models.py",  # ProfileKind: the kinds themselves (core cannot import servers)
+    # the logo set's file names, keyed by catalog id and kind; read after the first paint, where the
+    # window may not import the registry yet (the logo belongs in each server module and catalog entry)
+    "ui/icons.py",
 }
 
 

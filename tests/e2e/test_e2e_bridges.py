@@ -38,7 +38,7 @@ CODEX_VERSION = "0.169.0"
 def gateway() -> Iterator[tuple[str, str]]:
     """The real gateway (on a thread of this process): its URL and the local token."""
     paths = AppPaths.default()
-    server = start_background(paths)
+    server = start_background(paths, port=0)  # a free port, remembered for the profiles applied next
     try:
         token = (paths.config_dir / "gateway-token").read_text().strip()
         yield server.url, token

@@ -14,6 +14,8 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, read_routes, token_file
 from kvswitch.core.paths import AppPaths
+from kvswitch.gateway.control import remember_listen
+from support.net import free_port
 
 KEY = "sk-real-vendor-key-0123456789abcdef"
 
@@ -33,6 +35,8 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     fake_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     paths = AppPaths.default()
+    port = free_port()  # where the gateway would listen: nothing does (not the default 8788, which
+    remember_listen(paths, "127.0.0.1", port)  # another program on the machine may hold)
     (fake_home / ".claude").mkdir()
     original = b'{\n  "env": {"ANTHROPIC_BASE_URL": "https://api.example.com"},\n  "theme": "dark"\n}\n'
     (fake_home / ".claude" / "settings.json").write_bytes(original)
@@ -43,10 +47,10 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     assert stat.S_IMODE(token_file(paths).stat().st_mode) == 0o600
     files = _client_files(fake_home)
     settings = json.loads(files[".claude/settings.json"])
-    assert settings["env"]["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8788/claude"
+    assert settings["env"]["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}/claude"
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == token
     assert settings["theme"] == "dark"
-    assert 'base_url = "http://127.0.0.1:8788/codex/v1"' in files[".codex/config.toml"].decode()
+    assert f'base_url = "http://127.0.0.1:{port}/codex/v1"' in files[".codex/config.toml"].decode()
     assert f"KVSWITCH_API_KEY='{token}'" in files[".bashrc"].decode()
     assert not any(KEY.encode() in data for data in files.values())
     assert read_routes(paths).clients == {"claude": "a", "codex": "a"}
@@ -59,7 +63,7 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     assert main(["current"]) == 0
     assert capsys.readouterr().out.strip() == "b"
 
-    assert main(["gateway", "status", "--json"]) == 1  # nothing listens on 8788 in the test
+    assert main(["gateway", "status", "--json"]) == 1  # nothing listens on that port
     status = json.loads(capsys.readouterr().out)
     assert status["running"] is False
     assert status["routes"] == {"claude": "b", "codex": "b"}

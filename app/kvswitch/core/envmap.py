@@ -13,8 +13,8 @@ from kvswitch.core.models import Profile
 CODEX_KEY_ENV = "KVSWITCH_API_KEY"
 
 #: what ``ANTHROPIC_AUTH_TOKEN`` holds for a local server that needs no key: Claude Code (2.1.332) asks a
-#: fresh, not logged-in user to ``/login`` unless some credential variable is set, and a llama-server
-#: started without ``--api-key`` ignores the header. Not a secret, so it is shown unmasked.
+#: fresh, not logged-in user to ``/login`` unless some credential variable is set, and a local
+#: server started without a key of its own ignores the header. Not a secret, so it is shown unmasked.
 NO_KEY_PLACEHOLDER = "kvswitch-local-no-key"
 #: Claude Code's variable for the context window of a model it does not know (found by ``strings`` in
 #: 2.1.332); without it, it assumes 1M tokens and never compacts before a local server overflows

@@ -21,6 +21,7 @@ from typing import Literal
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_write
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.strictparse import loads as strict_json
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8788
@@ -115,7 +116,7 @@ def read_routes(paths: AppPaths) -> Routes:
     if len(raw) > 1 << 20:
         raise RoutesError(f"{file}: larger than 1 MB, not a routing state")
     try:
-        data = json.loads(raw)
+        data = strict_json(raw)
     except ValueError as exc:
         raise RoutesError(f"{file}: not JSON ({exc})") from None
     if not isinstance(data, dict):
@@ -170,7 +171,7 @@ class RuntimeInfo:
 def read_runtime(paths: AppPaths) -> RuntimeInfo | None:
     """What a gateway that said it is running wrote; ``None`` when none did (or it is unreadable)."""
     try:
-        data = json.loads(runtime_file(paths).read_text(encoding="utf-8"))
+        data = strict_json(runtime_file(paths).read_text(encoding="utf-8"))
         return RuntimeInfo(int(data["pid"]), str(data["host"]), int(data["port"]), float(data["started"]),
                            str(data.get("mode", "gateway")))
     except (OSError, ValueError, KeyError, TypeError):

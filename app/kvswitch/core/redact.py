@@ -73,7 +73,7 @@ _NAMED_VALUE = re.compile(
 )
 #: the password of a URL's user-info (``scheme://user:password@host``)
 _URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][\w+.-]*://[^/\s:@]*:)(?P<password>[^/\s@]+)(?=@)")
-#: key shapes that need no name: OpenAI/Anthropic-style ``sk-...`` and a bare ``Bearer <token>``
+#: key shapes that need no name: the vendors' ``sk-...`` and a bare ``Bearer <token>``
 _KEY_SHAPES = (
     re.compile(r"\b(sk-[A-Za-z0-9_-]{4})[A-Za-z0-9_-]{8,}"),
     re.compile(r"(?i)\b(bearer\s+)[^\s\"',;]{4,}"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import time
@@ -14,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from kvswitch.core import http_client
 from kvswitch.core.gateway_config import (
     RuntimeInfo,
     clear_runtime,
@@ -24,8 +24,9 @@ from kvswitch.core.gateway_config import (
     write_routes,
     write_runtime,
 )
-from kvswitch.core.http import Deadline, NetworkLimitError, read_bounded
+from kvswitch.core.http import NetworkLimitError
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.forward import Limits
 from kvswitch.gateway.server import GatewayServer
 from kvswitch.gateway.service import STATUS_PATH, GatewayHandler
@@ -96,10 +97,9 @@ def probe_status(paths: AppPaths, timeout: float = 2.0) -> dict[str, Any]:
     result: dict[str, Any] = {"running": False, "url": url, "routes": dict(routes.clients),
                               "client_urls": {c: routes.client_url(c) for c in ("claude", "codex")}}
     try:
-        deadline = Deadline(timeout, "the gateway")
-        with httpx.stream("GET", url + STATUS_PATH, headers={"x-api-key": ensure_token(paths)},
-                          timeout=timeout, trust_env=False) as answer:
-            data = json.loads(read_bounded(answer.iter_bytes(), 1 << 20, deadline, what="the gateway"))
+        with http_client.request("GET", url + STATUS_PATH, timeout=timeout, limit=1 << 20,
+                                 headers={"x-api-key": ensure_token(paths)}, what="the gateway") as answer:
+            data = strict_json(answer.read())
     except (OSError, ValueError, httpx.HTTPError, NetworkLimitError) as exc:
         result["error"] = str(exc) or type(exc).__name__
         return result

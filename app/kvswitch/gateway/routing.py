@@ -18,6 +18,7 @@ from typing import Any
 from kvswitch.core.gateway_config import CLIENT_PATHS, PIN_PREFIX, GatewayClient
 from kvswitch.core.models import MESSAGES_PROTOCOL, Profile, WireProtocol
 from kvswitch.core.presets import codex_base_url
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.bridges import ROUTES
 from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol
 
@@ -148,7 +149,7 @@ def rewrite_model(raw: bytes, body: Any, new_model: str) -> bytes:
         return raw
     for match in _MODEL_MEMBER.finditer(raw):
         try:
-            value = json.loads(match.group(1))
+            value = strict_json(match.group(1))
         except ValueError:
             continue
         if value == body["model"]:

@@ -14,7 +14,6 @@ never stalls a stream; readers (``kvswitch usage``, the window) open their own c
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import threading
@@ -24,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.answers import answer_events
 from kvswitch.servers.base import as_int
 
@@ -174,7 +174,7 @@ def load_prices(config_dir: Path) -> dict[str, tuple[float, float, float]]:
     """The default prices with the user's ``prices.json`` on top (a broken file is ignored, never fatal)."""
     prices = dict(DEFAULT_PRICES)
     with contextlib.suppress(OSError, ValueError, TypeError):
-        data = json.loads((config_dir / "prices.json").read_text(encoding="utf-8"))
+        data = strict_json((config_dir / "prices.json").read_text(encoding="utf-8"))
         for name, value in data.items():
             if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int | float) for v in value):
                 prices[str(name)] = (float(value[0]), float(value[1]), float(value[2]))

@@ -129,10 +129,10 @@ def identify_all(addresses: Iterable[tuple[str, int]], timeout: float = DEFAULT_
 def server_context_window(base_url: str, timeout: float = CONTEXT_TIMEOUT) -> int | None:
     """The per-request context (tokens) the server at ``base_url`` reports, or ``None``.
 
-    For llama-server that is ``/props`` ``default_generation_settings.n_ctx``, the context of one
-    slot (the total divided by ``-np``, unless the cache is unified), which is what one conversation
-    gets. A server that is down, hung, or not one KV Switch knows gives ``None``: not an error, the
-    client then only lacks the hint.
+    For a server that publishes ``/props``, that is its ``default_generation_settings.n_ctx``, the
+    context of one slot (the total divided by ``-np``, unless the cache is unified), which is what one
+    conversation gets. A server that is down, hung, or not one KV Switch knows gives ``None``: not an
+    error, the client then only lacks the hint.
     """
     try:
         parts = urlsplit(base_url)

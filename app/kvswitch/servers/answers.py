@@ -8,11 +8,11 @@ same numbers from the traffic it forwards.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kvswitch import servers
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.base import Reading
 
 #: most trusted first: a per-request number from the server beats a shared counter or a log line
@@ -73,12 +73,12 @@ def answer_events(sample: bytes) -> list[dict[str, Any]]:
             text = text[5:].strip()
         if text.startswith(b"{"):
             with contextlib.suppress(ValueError):
-                item = json.loads(text)
+                item = strict_json(text)
                 if isinstance(item, dict):
                     events.append(item)
     if not events:
         with contextlib.suppress(ValueError):
-            whole = json.loads(sample)
+            whole = strict_json(sample)
             if isinstance(whole, dict):
                 events.append(whole)
     return events

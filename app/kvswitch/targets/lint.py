@@ -45,8 +45,8 @@ def attribution_message() -> str:
 
 
 #: Claude Code 2.1.332 with ``CLAUDE_CODE_MAX_CONTEXT_TOKENS`` below this refuses to send anything
-#: ("Prompt is too long", exit 1): measured on llama-server b11434, 24,576 refused and 28,672 answered
-#: (its own prompt is about 14k tokens, and it keeps room for the answer)
+#: ("Prompt is too long", exit 1): measured against a local server, build b11434, 24,576 refused and
+#: 28,672 answered (its own prompt is about 14k tokens, and it keeps room for the answer)
 CLAUDE_MIN_CONTEXT = 28_672
 
 CACHING_SWITCHES = ("DISABLE_PROMPT_CACHING", "DISABLE_PROMPT_CACHING_SONNET", "DISABLE_PROMPT_CACHING_OPUS",

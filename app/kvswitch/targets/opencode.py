@@ -22,9 +22,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kvswitch import servers
 from kvswitch.core.envmap import CODEX_KEY_ENV, codex_key_env
 from kvswitch.core.errors import ConfigParseError, ProfileError
-from kvswitch.core.models import Profile, ProfileKind
+from kvswitch.core.models import Profile
 from kvswitch.core.paths import opencode_config_dir
 from kvswitch.core.presets import codex_base_url
 from kvswitch.targets.claude import JsonDocument, detect_indent, render_json
@@ -111,10 +112,10 @@ class OpenCodeTarget(StructuredFileTarget):
         return render_json(doc.data, "")
 
     def desired(self, profile: Profile) -> dict[str, str]:
-        if profile.kind == ProfileKind.ANTHROPIC:
+        if not servers.get(profile.kind).serves_responses_api:
             raise ProfileError(
-                f"profile {profile.name!r} is an Anthropic profile, which OpenCode's OpenAI-compatible "
-                "provider cannot use; remove its opencode target"
+                f"profile {profile.name!r} speaks only the Messages API, which OpenCode's "
+                "OpenAI-compatible provider cannot use; remove its opencode target"
             )
         pid = profile.codex_provider_id or DEFAULT_PROVIDER_ID
         base = f"provider.{pid}"

@@ -17,7 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from kvswitch.ui.log_alerts import RECENT, ReuseAlerts
 
-#: the smallest prompt cloud vendors cache (Anthropic: 1024 tokens); smaller ones prove nothing
+#: the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing
 MIN_CACHEABLE = 1024
 
 

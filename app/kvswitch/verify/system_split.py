@@ -1,6 +1,6 @@
-"""A system prompt split into several system messages: a known cache trap on llama.cpp.
+"""A system prompt split into several system messages: a known cache trap on local servers.
 
-Many llama.cpp chat templates (Jinja) accept one system message, at the beginning only ("System message
+Many Jinja chat templates of local servers accept one system message, at the beginning only ("System message
 must be at the beginning"). A client that sends its system prompt as two or more system messages (an
 open OpenCode change does) makes such a template refuse the request, or renders it differently from
 turn to turn, and the server re-processes the whole prompt. The request body shows it before any
@@ -28,7 +28,7 @@ def split_system_note(body: Any) -> str | None:
     if count < 2:
         return None
     return (
-        f"the request carries its system prompt as {count} system messages; llama.cpp chat templates that "
+        f"the request carries its system prompt as {count} system messages; Jinja chat templates that "
         "accept one system message at the beginning refuse it or render it differently, and the server "
         "then re-processes the whole prompt (keep one system message, or a template that joins them)"
     )

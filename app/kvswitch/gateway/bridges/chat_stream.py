@@ -7,10 +7,10 @@ what a whole JSON answer becomes; the byte handling, the size cap and the order 
 
 from __future__ import annotations
 
-import json
 from abc import abstractmethod
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.bridges.base import BridgeUsage, ResponseConverter
 from kvswitch.gateway.bridges.sse import SseReader, StreamError
 
@@ -22,7 +22,7 @@ def error_message(body: bytes) -> str:
     """The upstream's own error text (OpenAI's ``error.message`` or the raw body, cut short)."""
     text = body.decode("utf-8", errors="replace")
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except ValueError:
         return text.strip()[:2000] or "the upstream returned an error"
     error = data.get("error") if isinstance(data, dict) else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.bridges.base import BridgeUsage
 from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
@@ -71,7 +72,7 @@ def tool_input(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
+        value = strict_json(arguments) if isinstance(arguments, str) and arguments.strip() else {}
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
