@@ -4,15 +4,14 @@ its size before it is read: one message naming the file, no gigabytes of memory 
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kvswitch.core.errors import FileAccessError
 from kvswitch.core.fsutil import MAX_CONFIG_BYTES, read_bytes
+from support.measured import run_kvswitch
 
 APP = Path(__file__).resolve().parents[2] / "app"
 SPARSE = 2 << 30
@@ -26,15 +25,12 @@ def _sparse(path: Path, size: int = SPARSE) -> Path:
 
 
 def _run(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """The command's result and the peak RSS (KiB) of the children so far."""
-    result = subprocess.run(
-        [sys.executable, "-m", "kvswitch", *args],
-        env={**os.environ, "PYTHONPATH": str(APP)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return result, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """The command's result and its own peak RSS (KiB), from ``wait4`` for that one child (the
+    children-so-far figure of ``getrusage`` would include every server an earlier test started)."""
+    outcome = run_kvswitch(args, {**os.environ, "PYTHONPATH": str(APP)}, timeout=120)
+    result = subprocess.CompletedProcess(list(args), -9 if outcome.code is None else outcome.code,
+                                         outcome.stdout, outcome.stderr)
+    return result, int(outcome.peak_rss_mb * 1024)
 
 
 @pytest.mark.parametrize("name", [".claude/settings.json", ".bashrc"])

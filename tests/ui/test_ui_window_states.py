@@ -75,7 +75,7 @@ def test_new_user_adds_deepseek_from_the_gallery_applies_it_and_switches_back_fr
     gallery.buttons.accepted.emit()
     editor = window.editor
     assert editor.url_edit.text() == "https://api.deepseek.com/anthropic"
-    assert editor.models_box.edits["haiku"].text() == "deepseek-v4-flash"
+    assert editor.models_box.edits["haiku"].text() == "deepseek-flash"
     qtbot.keyClicks(editor.key_edit, "sk-deepseek-test-123456789")
     with qtbot.waitSignal(window.model.rowsInserted, timeout=2000):
         editor.save_button.click()
@@ -86,7 +86,7 @@ def test_new_user_adds_deepseek_from_the_gallery_applies_it_and_switches_back_fr
     assert env["ANTHROPIC_BASE_URL"] == "https://api.deepseek.com/anthropic"
     assert env["ANTHROPIC_AUTH_TOKEN"] == "sk-deepseek-test-123456789"
     assert env["ANTHROPIC_MODEL"] == "deepseek-v4-pro"
-    assert env["ANTHROPIC_DEFAULT_HAIKU_MODEL"] == "deepseek-v4-flash"
+    assert env["ANTHROPIC_DEFAULT_HAIKU_MODEL"] == "deepseek-flash"
     assert env["ANTHROPIC_DEFAULT_OPUS_MODEL"] == "deepseek-v4-pro"
     assert window.undo_action.isEnabled()
     row = window.model.row_of("DeepSeek")
