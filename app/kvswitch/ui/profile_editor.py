@@ -33,6 +33,7 @@ from kvswitch.servers import DEFAULT_LOCAL_KIND
 from kvswitch.ui import appearance
 from kvswitch.ui.env_block import format_env_block, parse_env_block
 from kvswitch.ui.field_errors import FieldErrors
+from kvswitch.ui.gateway_fields import GatewayFields
 from kvswitch.ui.lint_panel import LintPanel
 from kvswitch.ui.profile_models import ModelMapBox, RunTask
 from kvswitch.ui.vendor_hint import VendorKeyHint
@@ -124,6 +125,8 @@ class ProfileEditor(QWidget):
         targets_widget.setLayout(targets_row)
         targets_row.setContentsMargins(0, 0, 0, 0)
         self._field_errors.add_row(form, "targets", self.tr("Write to"), targets_widget)
+        self.gateway_fields = GatewayFields(self)  # through the gateway, the stabiliser, bridges
+        form.addRow(self.tr("Gateway"), self.gateway_fields)
         log_row = QHBoxLayout()
         log_row.addWidget(self.log_kind_combo)
         log_row.addWidget(self.log_path_edit, 1)
@@ -157,6 +160,7 @@ class ProfileEditor(QWidget):
             box.toggled.connect(lambda _on: self._on_field_edited("targets"))
         self.allow_dangerous_box.toggled.connect(lambda _on: self._on_field_edited("env"))
         self.models_box.changed.connect(self._on_field_changed)
+        self.gateway_fields.changed.connect(self._on_field_changed)
         self.reveal_button.toggled.connect(self._on_reveal_toggled)
         self.preset_button.clicked.connect(self._on_preset_clicked)
         self.save_button.clicked.connect(self.save)
@@ -216,6 +220,7 @@ class ProfileEditor(QWidget):
         self.model_edit.clear()
         self.models_box.set_values({})
         self.allow_dangerous_box.setChecked(False)
+        self.gateway_fields.set_values(None)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec == "claude")
         self._loading = False
@@ -267,6 +272,7 @@ class ProfileEditor(QWidget):
         self.models_box.set_values(profile.models.model_dump())
         self.env_edit.setPlainText(format_env_block(profile.env))
         self.allow_dangerous_box.setChecked(profile.allow_dangerous_env)
+        self.gateway_fields.set_values(profile)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec in profile.targets)
         self._set_log(profile.log)
@@ -295,6 +301,7 @@ class ProfileEditor(QWidget):
             "model": self.model_edit.text().strip() or None,
             "env": env,
             "allow_dangerous_env": self.allow_dangerous_box.isChecked(),
+            **self.gateway_fields.values(),
             **self._extra,
         }
         kept = []
@@ -304,6 +311,10 @@ class ProfileEditor(QWidget):
                 kept = [t for t in stored.targets if t not in EDITABLE_TARGETS]
                 data["notes"] = stored.notes
                 data["codex_provider_id"] = stored.codex_provider_id
+                # what the form has no field for is kept, never reset by a save from the window
+                data["fallbacks"] = list(stored.fallbacks)
+                data["protocol"] = stored.protocol
+                data["context_window"] = stored.context_window
             except KvSwitchError:
                 pass
         data["models"] = self.models_box.values()
@@ -342,6 +353,7 @@ class ProfileEditor(QWidget):
         self.save_button.setEnabled(profile is not None)
         self.models_box.update_buttons()
         self.lint_panel.show_for(profile)
+        self.gateway_fields.show_for(profile)
         return profile
 
     def _is_duplicate(self, name: str) -> bool:

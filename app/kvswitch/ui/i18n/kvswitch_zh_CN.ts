@@ -422,11 +422,44 @@
     </message>
 </context>
 <context>
+    <name>GatewayFields</name>
+    <message>
+        <location filename="../gateway_fields.py" line="28"/>
+        <source>Through the KV Switch gateway</source>
+        <translation>经由 KV Switch 网关</translation>
+    </message>
+    <message>
+        <location filename="../gateway_fields.py" line="30"/>
+        <source>The clients are pointed at the local gateway once, with a local token instead of the key; switching between gateway profiles then rewrites no file and reaches running sessions</source>
+        <translation>客户端只需指向本地网关一次，使用本地访问凭据代替密钥；之后在网关配置之间切换不会重写任何文件，并会作用于正在运行的会话</translation>
+    </message>
+    <message>
+        <location filename="../gateway_fields.py" line="32"/>
+        <source>Stabilise the prompt prefix (local servers only)</source>
+        <translation>稳定提示词前缀（仅限本地服务器）</translation>
+    </message>
+    <message>
+        <location filename="../gateway_fields.py" line="34"/>
+        <source>The gateway moves Claude Code&apos;s environment block before your first message, the same way on every turn, so a new conversation in a project reuses the server&apos;s cache. Off by default</source>
+        <translation>网关在每一轮都以相同方式把 Claude Code 的环境块移到你的第一条消息之前，使同一项目中的新对话能复用服务器的缓存。默认关闭</translation>
+    </message>
+    <message>
+        <location filename="../gateway_fields.py" line="71"/>
+        <source>A bridge works only through the gateway: tick the box above.</source>
+        <translation>协议桥接只在经由网关时生效：请勾选上面的选项。</translation>
+    </message>
+    <message>
+        <location filename="../gateway_fields.py" line="73"/>
+        <source>The stabiliser never runs for a cloud backend.</source>
+        <translation>前缀稳定器从不用于云端后端。</translation>
+    </message>
+</context>
+<context>
     <name>GatewayReuseAlerts</name>
     <message>
         <location filename="../usage_alerts.py" line="52"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
-        <extracomment>the smallest prompt cloud vendors cache (Anthropic: 1024 tokens); smaller ones prove nothing</extracomment>
+        <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
@@ -979,114 +1012,119 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="69"/>
+        <location filename="../profile_editor.py" line="70"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="70"/>
+        <location filename="../profile_editor.py" line="71"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="76"/>
+        <location filename="../profile_editor.py" line="77"/>
         <location filename="../vendor_hint.py" line="42"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="78"/>
-        <location filename="../profile_editor.py" line="373"/>
+        <location filename="../profile_editor.py" line="79"/>
+        <location filename="../profile_editor.py" line="385"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="80"/>
+        <location filename="../profile_editor.py" line="81"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="85"/>
+        <location filename="../profile_editor.py" line="86"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="87"/>
+        <location filename="../profile_editor.py" line="88"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="92"/>
+        <location filename="../profile_editor.py" line="93"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="94"/>
+        <location filename="../profile_editor.py" line="95"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="101"/>
+        <location filename="../profile_editor.py" line="102"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
+        <location filename="../profile_editor.py" line="103"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="103"/>
+        <location filename="../profile_editor.py" line="104"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="112"/>
+        <location filename="../profile_editor.py" line="113"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="116"/>
+        <location filename="../profile_editor.py" line="117"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="117"/>
+        <location filename="../profile_editor.py" line="118"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="126"/>
+        <location filename="../profile_editor.py" line="127"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="130"/>
+        <location filename="../profile_editor.py" line="129"/>
+        <source>Gateway</source>
+        <translation>网关</translation>
+    </message>
+    <message>
+        <location filename="../profile_editor.py" line="133"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="134"/>
+        <location filename="../profile_editor.py" line="137"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="136"/>
+        <location filename="../profile_editor.py" line="139"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="339"/>
+        <location filename="../profile_editor.py" line="350"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="373"/>
+        <location filename="../profile_editor.py" line="385"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="108"/>
+        <location filename="../profile_editor.py" line="109"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
