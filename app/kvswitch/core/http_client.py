@@ -11,7 +11,6 @@ its error says which. ``tests/hostile`` checks that nothing else in KV Switch re
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kvswitch.core.http import Deadline, SocketCutter, iter_decoded
+from kvswitch.core.http import Deadline, SocketCutter, is_loopback_host, iter_decoded
 
 #: what KV Switch asks for: plain bodies; a server that compresses anyway is decoded (within the caps)
 ACCEPT_ENCODING = "identity"
@@ -30,16 +29,6 @@ CONNECT_TIMEOUT = 5.0
 
 def is_loopback_url(url: str) -> bool:
     return is_loopback_host(urlsplit(url).hostname or "")
-
-
-def is_loopback_host(host: str) -> bool:
-    """``localhost`` or a loopback IP (v4 or v6); a name is never resolved, so DNS can't make it local."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class Answer:
