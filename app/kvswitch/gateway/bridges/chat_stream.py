@@ -40,6 +40,23 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def count(value: Any) -> int:
+    """A token count from an upstream answer: a non-negative integer, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def chat_token_counts(usage: Any, target: BridgeUsage) -> tuple[int, int, int] | None:
+    """Prompt, cached and output tokens of a chat ``usage`` object (``None`` when there is none), also
+    recorded in ``target`` with the cached part taken out of the input, as both clients count it."""
+    if not isinstance(usage, dict):
+        return None
+    prompt, output = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+    details = usage.get("prompt_tokens_details")
+    cached = count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    target.input_tokens, target.cached_tokens, target.output_tokens = max(prompt - cached, 0), cached, output
+    return prompt, cached, output
+
+
 def as_object(value: Any) -> dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one (upstream answers are read defensively)."""
     return value if isinstance(value, dict) else {}
@@ -56,6 +73,11 @@ class ChatAnswerConverter(ResponseConverter):
         self._started = False
         self._finished = False
         self._oversize = False
+
+    def _keep_timings(self, data: dict[str, Any]) -> None:
+        """llama.cpp's ``timings`` of the answer, kept for the usage record (the server's own numbers)."""
+        if isinstance(data.get("timings"), dict):
+            self.usage.extra["timings"] = data["timings"]
 
     @abstractmethod
     def _json_answer(self) -> bytes:

@@ -17,7 +17,13 @@ from typing import Any
 
 from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.bridges.base import BridgeUsage
-from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
+from kvswitch.gateway.bridges.chat_stream import (
+    ChatAnswerConverter,
+    as_list,
+    as_object,
+    chat_token_counts,
+    error_message,
+)
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
 
 STOP_REASONS = {
@@ -49,23 +55,16 @@ def messages_error(status: int, body: bytes) -> bytes:
 
 def usage_from_chat(usage: Any, target: BridgeUsage) -> dict[str, int]:
     """Chat ``usage`` into ``target`` and as the Messages API's usage object."""
-    if not isinstance(usage, dict):
+    counts = chat_token_counts(usage, target)
+    if counts is None:
         return {"input_tokens": 0, "output_tokens": 0}
-    prompt = _int(usage.get("prompt_tokens"))
-    details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-    output = _int(usage.get("completion_tokens"))
-    target.input_tokens, target.cached_tokens, target.output_tokens = max(prompt - cached, 0), cached, output
+    prompt, cached, output = counts
     return {
         "input_tokens": max(prompt - cached, 0),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": cached,
         "output_tokens": output,
     }
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def tool_input(arguments: Any) -> dict[str, Any]:
@@ -140,10 +139,6 @@ class MessagesFromChat(ChatAnswerConverter):
         }
         self._keep_timings(data)
         return json.dumps(answer, ensure_ascii=False).encode()
-
-    def _keep_timings(self, data: dict[str, Any]) -> None:
-        if isinstance(data.get("timings"), dict):
-            self.usage.extra["timings"] = data["timings"]
 
     # -- streaming -----------------------------------------------------------------------------
     def _start(self, chunk: dict[str, Any]) -> bytes:

@@ -15,7 +15,13 @@ import json
 import time
 from typing import Any
 
-from kvswitch.gateway.bridges.chat_stream import ChatAnswerConverter, as_list, as_object, error_message
+from kvswitch.gateway.bridges.chat_stream import (
+    ChatAnswerConverter,
+    as_list,
+    as_object,
+    chat_token_counts,
+    error_message,
+)
 from kvswitch.gateway.bridges.responses_store import ResponseStore
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
 
@@ -29,10 +35,6 @@ def responses_error(status: int, body: bytes) -> bytes:
     return json.dumps(
         {"error": {"type": kind, "code": None, "message": error_message(body)}}, ensure_ascii=False
     ).encode()
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 class ResponsesFromChat(ChatAnswerConverter):
@@ -90,16 +92,10 @@ class ResponsesFromChat(ChatAnswerConverter):
         return response
 
     def _set_usage(self, usage: Any) -> None:
-        if not isinstance(usage, dict):
+        counts = chat_token_counts(usage, self.usage)
+        if counts is None:
             return
-        prompt, output = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
-        details = usage.get("prompt_tokens_details")
-        cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
-        self.usage.input_tokens, self.usage.cached_tokens, self.usage.output_tokens = (
-            max(prompt - cached, 0),
-            cached,
-            output,
-        )
+        prompt, cached, output = counts
         self._usage = {
             "input_tokens": prompt,
             "input_tokens_details": {"cached_tokens": cached},
@@ -164,8 +160,7 @@ class ResponsesFromChat(ChatAnswerConverter):
                     self._call_item(str(call.get("id") or ""), str(function.get("name") or ""), arguments)
                 )
         self._set_usage(data.get("usage"))
-        if isinstance(data.get("timings"), dict):
-            self.usage.extra["timings"] = data["timings"]
+        self._keep_timings(data)
         self._remember()
         status = "incomplete" if choice.get("finish_reason") == "length" else "completed"
         return json.dumps(self._response(status), ensure_ascii=False).encode()
@@ -367,8 +362,7 @@ class ResponsesFromChat(ChatAnswerConverter):
                 self._finish_reason = str(choice["finish_reason"])
         if chunk.get("usage"):
             self._set_usage(chunk["usage"])
-        if isinstance(chunk.get("timings"), dict):
-            self.usage.extra["timings"] = chunk["timings"]
+        self._keep_timings(chunk)
         return out
 
     def _finish(self) -> bytes:
