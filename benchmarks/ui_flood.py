@@ -83,7 +83,7 @@ def run(home: Path, args: argparse.Namespace) -> int:
     from kvswitch.core.models import LogSource  # noqa: PLC0415
     from kvswitch.core.paths import AppPaths  # noqa: PLC0415
     from kvswitch.ui.app import create_application  # noqa: PLC0415
-    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
+    from kvswitch.ui.shell.shell import AppShell  # noqa: PLC0415
 
     app = create_application()  # noqa: F841 - kept alive for the whole run
     shell = AppShell(AppPaths.default(), tray_available=False)

@@ -59,14 +59,14 @@ open_log_file = setup_logging_later(paths)
 app = create_application()
 from kvswitch.ui import i18n
 i18n.install(app, i18n.choose_language(None))
-from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name
+from kvswitch.ui.shell.single_instance import SingleInstance, send_to_running, server_name
 name = server_name(paths.config_dir)
 assert not send_to_running(name)
 instance = SingleInstance(name)
 instance.listen()
 from kvswitch.ui.errors import install_excepthooks
 install_excepthooks()
-from kvswitch.ui.shell import AppShell
+from kvswitch.ui.shell.shell import AppShell
 shell = AppShell(paths, deferred=True)
 shell.ready.connect(open_log_file)
 shell.ready.connect(lambda: (print("ready", flush=True), app.quit()))

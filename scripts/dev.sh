@@ -3,6 +3,7 @@
 #   scripts/dev.sh run   - install what the app needs and launch it
 #   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server,
 #                          Claude Code, Codex, OpenCode) and run the whole suite
+#   scripts/dev.sh translations - bring the zh_CN .ts file up to date with every ui source and compile it
 # Idempotent: everything already installed or built (under ~/.cache/kvswitch) is reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,8 +80,15 @@ case "$mode" in
       || echo "dev.sh: the start-up benchmark did not run" >&2
     exec xvfb-run -a -s "-screen 0 1280x1024x24" "$VENV/bin/python" -m pytest "$@"
     ;;
+  translations)
+    python_env ""
+    ts=app/kvswitch/ui/i18n/kvswitch_zh_CN.ts
+    mapfile -t sources < <(find app/kvswitch/ui -name '*.py' | sort)
+    "$VENV/bin/pyside6-lupdate" -no-obsolete "${sources[@]}" -ts "$ts"
+    "$VENV/bin/pyside6-lrelease" "$ts" -qm "${ts%.ts}.qm"
+    ;;
   *)
-    echo "usage: scripts/dev.sh run|test [args...]" >&2
+    echo "usage: scripts/dev.sh run|test|translations [args...]" >&2
     exit 2
     ;;
 esac

@@ -17,7 +17,7 @@ cards, light and dark), log panel (hit and miss), verify card, apply diff and tr
 Simplified Chinese, light and dark, at 100% and 200% (``main-window-dark-zh_CN@2x.png`` …).
 
 The look is the app's own: the theme is saved in the demo HOME's settings (``--theme``) and the app
-applies it at start (``kvswitch.ui.appearance``); this script never sets a style or palette.
+applies it at start (``kvswitch.ui.widgets.appearance``); this script never sets a style or palette.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def _save_theme(theme: str) -> None:
 
 def _tag() -> str:
     """``-dark``, ``-zh_CN`` and ``@2x`` as the theme, language and scale of this run make them."""
-    from kvswitch.ui import appearance  # noqa: PLC0415
+    from kvswitch.ui.widgets import appearance  # noqa: PLC0415
 
     tag = "-dark" if appearance.current_scheme() == "dark" else ""
     if os.environ.get("KVSWITCH_LANG", "en") != "en":
@@ -215,7 +215,7 @@ def _shoot_chinese(app: object, shell: object, out: Path, pump: object) -> None:
     from PySide6.QtGui import QFontDatabase  # noqa: PLC0415
 
     from kvswitch.ui import i18n  # noqa: PLC0415
-    from kvswitch.ui.main_window import MainWindow  # noqa: PLC0415
+    from kvswitch.ui.shell.main_window import MainWindow  # noqa: PLC0415
 
     if not QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese):
         print("no Chinese font installed: skipping the zh_CN screenshot")
@@ -263,9 +263,9 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     from kvswitch.servers.preset_data import preset_profile_data  # noqa: PLC0415
     from kvswitch.ui import i18n  # noqa: PLC0415
     from kvswitch.ui.app import create_application  # noqa: PLC0415
-    from kvswitch.ui.diff_dialog import ApplyDialog  # noqa: PLC0415
-    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
-    from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
+    from kvswitch.ui.profiles.diff_dialog import ApplyDialog  # noqa: PLC0415
+    from kvswitch.ui.shell.shell import AppShell  # noqa: PLC0415
+    from kvswitch.ui.shell.tray import TrayIcon  # noqa: PLC0415
 
     app = create_application()
     i18n.install(app, i18n.choose_language(None))
@@ -375,7 +375,7 @@ def _shoot(home: Path, out: Path, llama_url: str | None, quick: bool = False) ->
     for block in [cold] + [hit] * 8 + [miss] * 5 + [hit] * 6:
         session.request(block)
         pump(60)
-    from kvswitch.ui import appearance  # noqa: PLC0415
+    from kvswitch.ui.widgets import appearance  # noqa: PLC0415
 
     appearance.apply_theme("dark")
     window.tabs.setCurrentWidget(window.log_panel)

@@ -32,7 +32,7 @@ STILL_NAMING = {
     "core/models.py",  # ProfileKind: the kinds themselves (core cannot import servers)
     # the logo set's file names, keyed by catalog id and kind; read after the first paint, where the
     # window may not import the registry yet (the logo belongs in each server module and catalog entry)
-    "ui/icons.py",
+    "ui/widgets/icons.py",
 }
 
 

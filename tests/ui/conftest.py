@@ -25,7 +25,7 @@ def _no_dangling_threads() -> Iterator[None]:
     A background task that is still unwinding at teardown (a cancelled probe closing its socket) gets a
     short grace period; one still running after it is a leak and fails the test.
     """
-    from kvswitch.ui import tasks
+    from kvswitch.ui.control import tasks
 
     before = {t.ident for t in threading.enumerate()}
     yield
@@ -44,7 +44,7 @@ def _no_dangling_threads() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _app_look_restored(qapp: Any) -> Iterator[None]:
     """A test that applies a theme (a shell reads the settings) leaves the next one the look it had."""
-    from kvswitch.ui import appearance
+    from kvswitch.ui.widgets import appearance
 
     palette, style = qapp.palette(), qapp.style().name()
     yield
@@ -71,7 +71,7 @@ def store(paths: Any) -> Any:
 
 @pytest.fixture
 def controller(qtbot: Any, paths: Any, store: Any) -> Iterator[Any]:
-    from kvswitch.ui.controller import AppController
+    from kvswitch.ui.control.controller import AppController
 
     ctrl = AppController(paths, store=store)
     yield ctrl
@@ -80,7 +80,7 @@ def controller(qtbot: Any, paths: Any, store: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def window(qtbot: Any, controller: Any) -> Iterator[Any]:
-    from kvswitch.ui.main_window import MainWindow
+    from kvswitch.ui.shell.main_window import MainWindow
 
     win = MainWindow(controller)
     qtbot.addWidget(win)

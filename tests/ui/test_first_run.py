@@ -21,7 +21,7 @@ from kvswitch.core.models import ProfileKind
 from kvswitch.core.settings import load_settings
 from kvswitch.platform.detect import detect
 from kvswitch.platform.procscan import iter_processes
-from kvswitch.ui.first_run import FirstRunDialog, should_show
+from kvswitch.ui.shell.first_run import FirstRunDialog, should_show
 from support.net import free_port
 
 STANDIN = Path(__file__).resolve().parents[1] / "platform" / "standin.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from kvswitch.core.catalog import vendors
-from kvswitch.ui import appearance, icons
+from kvswitch.ui.widgets import appearance, icons
 
 ICONS = Path(__file__).resolve().parents[2] / "resources" / "icons"
 TOOLBAR = ("plus", "file-diff", "undo-2", "shield-check", "download")

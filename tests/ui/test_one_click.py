@@ -12,8 +12,8 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QPlainTextEdit
 from tests.ui.uihelpers import make_profile
 
-from kvswitch.ui.diff_dialog import ApplyDialog
-from kvswitch.ui.profile_card import use_button_rect
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.profile_card import use_button_rect
 
 SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 

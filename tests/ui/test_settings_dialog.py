@@ -17,8 +17,8 @@ from kvswitch.core.applog import log_file
 from kvswitch.core.paths import APP_ID
 from kvswitch.core.settings import AppSettings, load_settings, save_settings
 from kvswitch.platform.autostart import XdgAutostart
-from kvswitch.ui.controller import AppController
-from kvswitch.ui.settings_dialog import SettingsDialog
+from kvswitch.ui.control.controller import AppController
+from kvswitch.ui.shell.settings_dialog import SettingsDialog
 
 KEY = "sk-test-0123456789abcdef0123"
 

@@ -39,11 +39,11 @@ def _heavy(modules: list[str]) -> list[str]:
 @pytest.mark.parametrize("program", ["app", "command"])
 def test_first_paint_loads_no_engine(program: str) -> None:
     modules = _benchmark().modules_at_first_paint(program)  # type: ignore[attr-defined]
-    assert "kvswitch.ui.main_window" in modules  # the window did paint, through the app's own code
+    assert "kvswitch.ui.shell.main_window" in modules  # the window did paint, through the app's own code
     assert _heavy(modules) == []
 
 
 def test_the_check_sees_a_heavy_module() -> None:
     """The filter itself: a list with the engines in it is caught (so an empty result means something)."""
-    assert _heavy(["PySide6.QtCore", "pydantic.main", "kvswitch.servers", "kvswitch.ui.shell"]) == [
+    assert _heavy(["PySide6.QtCore", "pydantic.main", "kvswitch.servers", "kvswitch.ui.shell.shell"]) == [
         "kvswitch.servers", "pydantic.main"]

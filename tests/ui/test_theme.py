@@ -13,8 +13,8 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QAbstractButton, QApplication, QLabel, QWidget
 from tests.ui.uihelpers import make_profile
 
-from kvswitch.ui import appearance
-from kvswitch.ui.shell import AppShell
+from kvswitch.ui.shell.shell import AppShell
+from kvswitch.ui.widgets import appearance
 
 SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 
@@ -81,8 +81,8 @@ def _text_regions(window: Any) -> list[tuple[str, QRect]]:
             continue
         top_left = widget.mapTo(window, visible.topLeft())
         regions.append((f"{type(widget).__name__} {text[:40]!r}", QRect(top_left, visible.size())))
-    from kvswitch.ui.profile_card import card_text_rects
-    from kvswitch.ui.profile_model import IsActiveRole
+    from kvswitch.ui.profiles.profile_card import card_text_rects
+    from kvswitch.ui.profiles.profile_model import IsActiveRole
 
     view = window.list_view
     for row in range(window.model.rowCount()):

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvswitch.ui.importing import import_profiles
+from kvswitch.ui.profiles.importing import import_profiles
 
 
 def test_editor_refuses_dangerous_env_until_the_box_is_ticked(qtbot: Any, window: Any, store: Any) -> None:

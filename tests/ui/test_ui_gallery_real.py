@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kvswitch.ui.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
 from support.llama import RunningServer
 from support.llama import llama_server as start_llama_server
 from support.net import free_port
@@ -70,7 +70,7 @@ def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window
     entry = window.controller.last_verify(ours)
     assert entry is not None
     assert entry.verdict == verified.args[0].verdict
-    from kvswitch.ui.profile_card import card_lines
+    from kvswitch.ui.profiles.profile_card import card_lines
 
     assert card_lines(window.model.index(window.model.row_of(ours)))[2] == f"{entry.verdict} · just now"
 

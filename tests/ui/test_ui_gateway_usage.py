@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 from uihelpers import make_profile
 
 from kvswitch.core.gateway_config import ensure_token, read_routes, write_routes
-from kvswitch.ui.shell import AppShell
+from kvswitch.ui.shell.shell import AppShell
 from support.llama import RunningServer, llama_server
 from support.net import free_port
 

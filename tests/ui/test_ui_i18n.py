@@ -39,7 +39,7 @@ def test_env_overrides_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_window_speaks_chinese(qtbot: Any, chinese: str, controller: Any) -> None:
-    from kvswitch.ui.main_window import MainWindow
+    from kvswitch.ui.shell.main_window import MainWindow
 
     assert chinese == "zh_CN"
     window = MainWindow(controller)
@@ -76,7 +76,7 @@ def test_no_source_string_is_missing_from_the_ts_file(tmp_path: Path) -> None:
         pytest.skip("pyside6-lupdate is not installed beside this interpreter")
     copy = tmp_path / "kvswitch_zh_CN.ts"
     shutil.copy(I18N / "kvswitch_zh_CN.ts", copy)
-    sources = sorted(str(p) for p in (I18N.parent).glob("*.py"))
+    sources = sorted(str(p) for p in I18N.parent.rglob("*.py"))
     subprocess.run([str(lupdate), "-no-obsolete", *sources, "-ts", str(copy)], check=True,
                    capture_output=True, timeout=120)
     text = copy.read_text(encoding="utf-8")

@@ -9,9 +9,9 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from uihelpers import make_profile
 
-from kvswitch.ui import theme
-from kvswitch.ui.diff_dialog import ApplyDialog
-from kvswitch.ui.events_model import COL_VERDICT
+from kvswitch.ui.logs.events_model import COL_VERDICT
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from kvswitch.ui.widgets import theme
 
 DEMO_LOG = Path(__file__).resolve().parent / "data" / "llama_server_demo.log"
 
@@ -131,7 +131,7 @@ def test_profile_without_log_source_says_so(qtbot: Any, window: Any) -> None:
 
 def test_memory_is_bounded(qtbot: Any, window: Any) -> None:
     from kvswitch.logs import LogAnalyzer
-    from kvswitch.ui import log_panel as module
+    from kvswitch.ui.logs import log_panel as module
 
     panel = window.log_panel
     analyzer = LogAnalyzer("llama.cpp")
@@ -143,7 +143,7 @@ def test_memory_is_bounded(qtbot: Any, window: Any) -> None:
             result = analyzer.feed(text, number * len(lines) + offset)
             batch_lines.append(result.line)
             events.extend(result.events)
-    from kvswitch.ui.log_worker import LogBatch
+    from kvswitch.ui.logs.log_worker import LogBatch
 
     for start in range(0, len(batch_lines), 1000):
         panel._flush(LogBatch(batch_lines[start:start + 1000], []))
@@ -160,7 +160,7 @@ def test_highlighting_many_lines_keeps_none_alive(qtbot: Any) -> None:
     from PySide6.QtWidgets import QPlainTextEdit
 
     from kvswitch.ui import qtcompat
-    from kvswitch.ui.log_highlighter import LogHighlighter
+    from kvswitch.ui.logs.log_highlighter import LogHighlighter
 
     view = QPlainTextEdit()
     qtbot.addWidget(view)
@@ -176,7 +176,7 @@ def test_emitting_many_signals_keeps_true_alive(qtbot: Any) -> None:
     import sys
 
     from kvswitch.ui import qtcompat
-    from kvswitch.ui.log_panel import LogPanel
+    from kvswitch.ui.logs.log_panel import LogPanel
 
     panel = LogPanel()
     qtbot.addWidget(panel)
@@ -229,7 +229,7 @@ def test_cold_and_shared_prefix_are_not_red(qtbot: Any, window: Any, followed: P
 def test_low_reuse_in_a_row_raises_one_tray_alert_naming_the_cause(
         qtbot: Any, window: Any, followed: Path, demo_lines: list[str],
         caplog: pytest.LogCaptureFixture) -> None:
-    from kvswitch.ui.tray import TrayIcon
+    from kvswitch.ui.shell.tray import TrayIcon
 
     tray = TrayIcon(window.controller)  # not shown offscreen: its notifications go to the log
     alerts: list[tuple[str, str]] = []
@@ -239,7 +239,7 @@ def test_low_reuse_in_a_row_raises_one_tray_alert_naming_the_cause(
     _append(followed, demo_lines[:23] + _block(101, 1600, 1600) + _block(102, 1700, 1700))
     qtbot.waitUntil(lambda: panel.events_model.rowCount() == 4, timeout=10000)
     assert alerts == []
-    caplog.set_level("INFO", logger="kvswitch.ui.tray")
+    caplog.set_level("INFO", logger="kvswitch.ui.shell.tray")
     _append(followed, _block(103, 1800, 1800))
     qtbot.waitUntil(lambda: len(alerts) == 1, timeout=10000)
     title, text = alerts[0]
@@ -271,7 +271,7 @@ def test_alerts_switched_off_in_settings_stay_silent(qtbot: Any, window: Any, fo
 
 def test_alert_throttle_and_expected_requests() -> None:
     from kvswitch.logs.model import make_event
-    from kvswitch.ui.log_alerts import THROTTLE_S, ReuseAlerts
+    from kvswitch.ui.control.log_alerts import THROTTLE_S, ReuseAlerts
 
     now = [1000.0]
     alerts = ReuseAlerts(threshold=0.5, requests=3, clock=lambda: now[0])

@@ -10,8 +10,8 @@ import pytest
 from PySide6.QtCore import Qt
 from uihelpers import make_profile
 
-from kvswitch.ui.diff_dialog import ApplyDialog
-from kvswitch.ui.profile_model import IsActiveRole, ProfileListModel
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.profile_model import IsActiveRole, ProfileListModel
 
 
 def test_list_model_passes_modeltester_and_follows_store(qtbot: Any, qtmodeltester: Any, store: Any) -> None:
@@ -147,7 +147,7 @@ def test_apply_while_another_process_holds_the_lock_fails_fast_with_its_message(
         qtbot: Any, window: Any, store: Any, fake_home: Path) -> None:
     """A CLI apply in progress must not freeze the window for the engine's default lock wait."""
     from kvswitch.core.lock import FileLock
-    from kvswitch.ui.controller import GUI_LOCK_TIMEOUT_S
+    from kvswitch.ui.control.controller import GUI_LOCK_TIMEOUT_S
 
     store.add(make_profile("local"))
     controller = window.controller

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QApplication
 from uihelpers import make_profile
 
 from kvswitch.ui import errors
-from kvswitch.ui.error_dialog import ErrorReportDialog
-from kvswitch.ui.profile_model import IsActiveRole
-from kvswitch.ui.shell import AppShell
-from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name
-from kvswitch.ui.tray import TrayIcon
+from kvswitch.ui.profiles.profile_model import IsActiveRole
+from kvswitch.ui.shell.shell import AppShell
+from kvswitch.ui.shell.single_instance import SingleInstance, send_to_running, server_name
+from kvswitch.ui.shell.tray import TrayIcon
+from kvswitch.ui.widgets.error_dialog import ErrorReportDialog
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -220,7 +220,7 @@ def test_deferred_start_shows_frame_then_loads(qtbot: Any, paths: Any, store: An
 
 def test_deferred_start_offers_setup_assistant_without_profiles(qtbot: Any, paths: Any,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from kvswitch.ui.main_window import MainWindow
+    from kvswitch.ui.shell.main_window import MainWindow
 
     opened: list[bool] = []
     monkeypatch.setattr(MainWindow, "open_first_run", lambda self: opened.append(True))

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 from uihelpers import make_profile
 
-from kvswitch.ui.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
 from support.llama import RunningServer
 from support.llama import llama_server as start_llama_server
 from support.net import free_port

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from uihelpers import make_profile
 
 from kvswitch.core.presets import CACHE_SAFE_ENV
-from kvswitch.ui.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
 from support.claude import claude_binary, eos_token_id
 from support.llama import RunningServer, llama_server
 from support.net import free_port
@@ -177,7 +177,7 @@ def _command(pid: int) -> str:
 
 def test_tray_menu_starts_the_client_verify(qtbot: Any, controller: Any, store: Any, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from kvswitch.ui.tray import TrayIcon
+    from kvswitch.ui.shell.tray import TrayIcon
 
     store.add(make_profile("local", base_url=f"http://127.0.0.1:{free_port()}"))
     tray = TrayIcon(controller)

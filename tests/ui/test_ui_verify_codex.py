@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from uihelpers import make_profile
 
-from kvswitch.ui.tray import TrayIcon
+from kvswitch.ui.shell.tray import TrayIcon
 from support.claude import eos_token_id
 from support.clients import CODEX_VERSION, codex_binary
 from support.llama import RunningServer, llama_server

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import QFileDialog
 
-from kvswitch.ui.verify_history import VerifyHistoryPanel
+from kvswitch.ui.verify.verify_history import VerifyHistoryPanel
 from kvswitch.verify.history import HistoryEntry, VerifyHistory
 
 FIRST = HistoryEntry(

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from uihelpers import make_profile
 
-from kvswitch.ui.diff_dialog import ApplyDialog
-from kvswitch.ui.profile_card import card_lines
-from kvswitch.ui.shell import AppShell
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from kvswitch.ui.profiles.profile_card import card_lines
+from kvswitch.ui.shell.shell import AppShell
 
 SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 
@@ -192,7 +192,7 @@ def test_shortcuts_new_apply_verify_find(qtbot: Any, window: Any, store: Any, co
 
 def test_cards_show_kind_host_model_active_badge_and_last_verdict(qtbot: Any, window: Any, store: Any,
                                                                    paths: Any) -> None:
-    from kvswitch.ui.profile_model import IsActiveRole
+    from kvswitch.ui.profiles.profile_model import IsActiveRole
     from kvswitch.verify.history import HistoryEntry, VerifyHistory, now
 
     store.add(make_profile("alpha", model="qwen3-8b", env=SAFE))
@@ -234,7 +234,7 @@ def test_tray_shows_the_active_profile_and_its_last_verdict(qtbot: Any, shell: A
 def test_empty_state_and_gallery_speak_chinese_with_vendor_names_in_chinese(qtbot: Any, qapp: Any,
                                                                           controller: Any) -> None:
     from kvswitch.ui import i18n
-    from kvswitch.ui.main_window import MainWindow
+    from kvswitch.ui.shell.main_window import MainWindow
 
     assert i18n.install(qapp, "zh_CN") == "zh_CN"
     try:
@@ -276,7 +276,7 @@ def _mean_lightness(widget: Any) -> float:
 def test_cards_follow_light_and_dark_palettes(qtbot: Any, qapp: Any, window: Any, store: Any) -> None:
     from PySide6.QtGui import QColor, QPalette
 
-    from kvswitch.ui.profile_card import glyph_color
+    from kvswitch.ui.profiles.profile_card import glyph_color
 
     store.add(make_profile("alpha", model="qwen3-8b", env=SAFE))
     light_palette = qapp.palette()

@@ -1,6 +1,6 @@
 """The log reader process: follows one source, classifies every line, and streams batches to the app.
 
-Run by ``kvswitch.ui.log_worker.ProcessLogFollower`` as
+Run by ``kvswitch.ui.logs.log_worker.ProcessLogFollower`` as
 ``python -m kvswitch.logs.follow SOURCE_JSON KIND TAIL MAX_LINES``. It imports no Qt (it lives below the
 ``ui`` package for that reason), so a flood costs the reader only the log engine's own start-up.
 Classifying a flood is CPU-bound Python; in a thread it would fight the GUI for the GIL (every Qt call

@@ -131,7 +131,7 @@ def run_app(args: argparse.Namespace) -> int:
 
         return run_smoke_test(app, paths)
 
-    from kvswitch.ui.single_instance import SingleInstance, send_to_running, server_name  # noqa: PLC0415
+    from kvswitch.ui.shell.single_instance import SingleInstance, send_to_running, server_name  # noqa: PLC0415
 
     name = server_name(paths.config_dir)
     if send_to_running(name, "show"):
@@ -142,7 +142,7 @@ def run_app(args: argparse.Namespace) -> int:
     instance.listen()
 
     from kvswitch.ui.errors import install_excepthooks  # noqa: PLC0415
-    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
+    from kvswitch.ui.shell.shell import AppShell  # noqa: PLC0415
 
     install_excepthooks()
     try:

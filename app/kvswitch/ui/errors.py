@@ -92,7 +92,7 @@ def show_dialog(title: str, summary: str, report: str = "", parent: QWidget | No
     # Widgets are imported on the first error only: this module is loaded before the window shows.
     from PySide6.QtWidgets import QDialog, QMessageBox  # noqa: PLC0415
 
-    from kvswitch.ui.error_dialog import ErrorReportDialog  # noqa: PLC0415
+    from kvswitch.ui.widgets.error_dialog import ErrorReportDialog  # noqa: PLC0415
 
     dialog: QWidget
     if report:

@@ -22,8 +22,8 @@ def run_smoke_test(app: QApplication, paths: AppPaths) -> int:
     from kvswitch.core.models import Profile  # noqa: PLC0415
     from kvswitch.logs import classify_line  # noqa: PLC0415
     from kvswitch.servers import DEFAULT_LOCAL_KIND, preset  # noqa: PLC0415
-    from kvswitch.ui.shell import AppShell  # noqa: PLC0415
-    from kvswitch.ui.tray import TrayIcon  # noqa: PLC0415
+    from kvswitch.ui.shell.shell import AppShell  # noqa: PLC0415
+    from kvswitch.ui.shell.tray import TrayIcon  # noqa: PLC0415
 
     checks: list[str] = []
     try:

@@ -4,12 +4,12 @@
 <context>
     <name>AblateChart</name>
     <message>
-        <location filename="../ablate_view.py" line="101"/>
+        <location filename="../verify/ablate_view.py" line="101"/>
         <source>bars: new conversation&apos;s prompt from cache, per setting without | with   line: its time to first token</source>
         <translation>柱：新会话提示中来自缓存的部分，每个设置 去掉 | 保留   线：其首 token 时间</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="103"/>
+        <location filename="../verify/ablate_view.py" line="103"/>
         <source>No subtraction run yet.</source>
         <translation>尚未运行逐项排除。</translation>
     </message>
@@ -17,42 +17,42 @@
 <context>
     <name>AblateView</name>
     <message>
-        <location filename="../ablate_view.py" line="117"/>
+        <location filename="../verify/ablate_view.py" line="117"/>
         <source>Which settings matter?</source>
         <translation>哪些设置有影响？</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="118"/>
+        <location filename="../verify/ablate_view.py" line="118"/>
         <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
         <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="121"/>
+        <location filename="../verify/ablate_view.py" line="121"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="171"/>
+        <location filename="../verify/ablate_view.py" line="171"/>
         <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
         <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="173"/>
+        <location filename="../verify/ablate_view.py" line="173"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="188"/>
+        <location filename="../verify/ablate_view.py" line="188"/>
         <source>Export CSV</source>
         <translation>导出 CSV</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="189"/>
+        <location filename="../verify/ablate_view.py" line="189"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../ablate_view.py" line="194"/>
+        <location filename="../verify/ablate_view.py" line="194"/>
         <source>Not exported: %1</source>
         <translation>未导出：%1</translation>
     </message>
@@ -60,33 +60,34 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../controller.py" line="234"/>
+        <location filename="../control/controller.py" line="234"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="299"/>
+        <location filename="../control/controller.py" line="299"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="58"/>
+        <location filename="../control/clients.py" line="41"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
+        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="131"/>
+        <location filename="../control/clients.py" line="55"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="372"/>
+        <location filename="../control/controller.py" line="372"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../controller.py" line="378"/>
+        <location filename="../control/controller.py" line="378"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -94,42 +95,42 @@
 <context>
     <name>ApplyDialog</name>
     <message>
-        <location filename="../diff_dialog.py" line="53"/>
+        <location filename="../profiles/diff_dialog.py" line="53"/>
         <source>Apply “%1”</source>
         <translation>应用“%1”</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="53"/>
+        <location filename="../profiles/diff_dialog.py" line="53"/>
         <source>Changes made by “%1”</source>
         <translation>“%1”所做的更改</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="61"/>
+        <location filename="../profiles/diff_dialog.py" line="61"/>
         <source>%1 file(s) changed. Each was backed up first; Undo puts them back.</source>
         <translation>已更改 %1 个文件。每个文件都先做了备份；“撤销”可以还原。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="64"/>
+        <location filename="../profiles/diff_dialog.py" line="64"/>
         <source>%1 file(s) will change. Every file is backed up first; Undo puts them back.</source>
         <translation>将修改 %1 个文件。每个文件都会先备份；“撤销”可以还原。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="67"/>
+        <location filename="../profiles/diff_dialog.py" line="67"/>
         <source>Nothing to change: every file already matches this profile.</source>
         <translation>无需修改：所有文件已与此配置一致。</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="88"/>
+        <location filename="../profiles/diff_dialog.py" line="88"/>
         <source>(no change)</source>
         <translation>（无修改）</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="97"/>
+        <location filename="../profiles/diff_dialog.py" line="97"/>
         <source>Apply</source>
         <translation>应用</translation>
     </message>
     <message>
-        <location filename="../diff_dialog.py" line="133"/>
+        <location filename="../profiles/diff_dialog.py" line="133"/>
         <source>This file changed after the preview you confirmed; this is what applying does now.</source>
         <translation>确认预览后此文件已被修改；以下是现在应用时的实际改动。</translation>
     </message>
@@ -137,58 +138,58 @@
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="54"/>
         <source>Time</source>
         <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``)</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="54"/>
         <source>Tokens</source>
         <translation>token 数</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="54"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="54"/>
         <source>New</source>
         <translation>新 token</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="56"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="56"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="56"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="57"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="57"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
@@ -196,93 +197,93 @@
 <context>
     <name>ClientReportView</name>
     <message>
-        <location filename="../verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="50"/>
         <source>Conversation</source>
         <extracomment>a turn&apos;s verdict → the cache state whose colour it wears (the neutral ones are expected)</extracomment>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="50"/>
         <source>Turn</source>
         <translation>轮次</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="50"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="50"/>
         <source>Reused</source>
         <translation>已复用</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Re-processed</source>
         <translation>重新处理</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Cost</source>
         <translation>代价</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>First byte</source>
         <translation>首字节</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="62"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="62"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="62"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="63"/>
+        <location filename="../verify/verify_client_view.py" line="63"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="63"/>
+        <location filename="../verify/verify_client_view.py" line="63"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="64"/>
+        <location filename="../verify/verify_client_view.py" line="64"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="91"/>
+        <location filename="../verify/verify_client_view.py" line="91"/>
         <source>Claude Code %1 through “%2”: %3</source>
         <translation>Claude Code %1 经由“%2”：%3</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="97"/>
+        <location filename="../verify/verify_client_view.py" line="97"/>
         <source>Per turn inside a conversation: up to %1 tokens re-processed</source>
         <translation>会话内每轮：最多重新处理 %1 个 token</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="100"/>
+        <location filename="../verify/verify_client_view.py" line="100"/>
         <source>, about %1 s</source>
         <translation>，约 %1 秒</translation>
     </message>
     <message>
-        <location filename="../verify_client_view.py" line="104"/>
+        <location filename="../verify/verify_client_view.py" line="104"/>
         <source>Per new conversation: %1 of %2 tokens reused.</source>
         <translation>每个新会话：%2 个 token 中复用了 %1 个。</translation>
     </message>
@@ -290,12 +291,12 @@
 <context>
     <name>CompareDialog</name>
     <message>
-        <location filename="../verify_compare.py" line="100"/>
+        <location filename="../verify/verify_compare.py" line="100"/>
         <source>Compare verify runs</source>
         <translation>比较验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_compare.py" line="104"/>
+        <location filename="../verify/verify_compare.py" line="104"/>
         <source>Field</source>
         <translation>字段</translation>
     </message>
@@ -303,17 +304,17 @@
 <context>
     <name>EmptyState</name>
     <message>
-        <location filename="../profile_panel.py" line="26"/>
+        <location filename="../profiles/profile_panel.py" line="26"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="31"/>
+        <location filename="../profiles/profile_panel.py" line="31"/>
         <source>A profile says where Claude Code and Codex send requests: a server on this machine or a cloud vendor. Pick one and add your key.</source>
         <translation>配置决定 Claude Code 和 Codex 把请求发往何处：本机上的服务器，或云端服务商。选一个，再填上你的密钥。</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="34"/>
+        <location filename="../profiles/profile_panel.py" line="34"/>
         <source>Add your first profile</source>
         <translation>添加第一个配置</translation>
     </message>
@@ -321,7 +322,7 @@
 <context>
     <name>ErrorReportDialog</name>
     <message>
-        <location filename="../error_dialog.py" line="34"/>
+        <location filename="../widgets/error_dialog.py" line="34"/>
         <source>Copy report</source>
         <translation>复制报告</translation>
     </message>
@@ -329,94 +330,94 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../first_run.py" line="82"/>
+        <location filename="../shell/first_run.py" line="82"/>
         <source>Set up KV Switch</source>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="92"/>
+        <location filename="../shell/first_run.py" line="92"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="97"/>
+        <location filename="../shell/first_run.py" line="97"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="104"/>
+        <location filename="../shell/first_run.py" line="104"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="106"/>
+        <location filename="../shell/first_run.py" line="106"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="114"/>
+        <location filename="../shell/first_run.py" line="114"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="123"/>
+        <location filename="../shell/first_run.py" line="123"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="125"/>
+        <location filename="../shell/first_run.py" line="125"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="147"/>
+        <location filename="../shell/first_run.py" line="147"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="149"/>
+        <location filename="../shell/first_run.py" line="149"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="150"/>
+        <location filename="../shell/first_run.py" line="150"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="151"/>
+        <location filename="../shell/first_run.py" line="151"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="168"/>
+        <location filename="../shell/first_run.py" line="168"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="189"/>
+        <location filename="../shell/first_run.py" line="189"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="200"/>
+        <location filename="../shell/first_run.py" line="200"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../first_run.py" line="210"/>
+        <location filename="../shell/first_run.py" line="210"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="215"/>
+        <location filename="../shell/first_run.py" line="215"/>
         <source>No local server is running. Start one (%1) and press “Detect servers”.</source>
         <translation>没有正在运行的本地服务器。请启动一个（%1），然后点击“检测服务器”。</translation>
     </message>
     <message>
-        <location filename="../first_run.py" line="259"/>
+        <location filename="../shell/first_run.py" line="259"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -424,32 +425,32 @@
 <context>
     <name>GatewayFields</name>
     <message>
-        <location filename="../gateway_fields.py" line="28"/>
+        <location filename="../profiles/gateway_fields.py" line="28"/>
         <source>Through the KV Switch gateway</source>
         <translation>经由 KV Switch 网关</translation>
     </message>
     <message>
-        <location filename="../gateway_fields.py" line="30"/>
+        <location filename="../profiles/gateway_fields.py" line="30"/>
         <source>The clients are pointed at the local gateway once, with a local token instead of the key; switching between gateway profiles then rewrites no file and reaches running sessions</source>
         <translation>客户端只需指向本地网关一次，使用本地访问凭据代替密钥；之后在网关配置之间切换不会重写任何文件，并会作用于正在运行的会话</translation>
     </message>
     <message>
-        <location filename="../gateway_fields.py" line="32"/>
+        <location filename="../profiles/gateway_fields.py" line="32"/>
         <source>Stabilise the prompt prefix (local servers only)</source>
         <translation>稳定提示词前缀（仅限本地服务器）</translation>
     </message>
     <message>
-        <location filename="../gateway_fields.py" line="34"/>
+        <location filename="../profiles/gateway_fields.py" line="34"/>
         <source>The gateway moves Claude Code&apos;s environment block before your first message, the same way on every turn, so a new conversation in a project reuses the server&apos;s cache. Off by default</source>
         <translation>网关在每一轮都以相同方式把 Claude Code 的环境块移到你的第一条消息之前，使同一项目中的新对话能复用服务器的缓存。默认关闭</translation>
     </message>
     <message>
-        <location filename="../gateway_fields.py" line="71"/>
+        <location filename="../profiles/gateway_fields.py" line="71"/>
         <source>A bridge works only through the gateway: tick the box above.</source>
         <translation>协议桥接只在经由网关时生效：请勾选上面的选项。</translation>
     </message>
     <message>
-        <location filename="../gateway_fields.py" line="73"/>
+        <location filename="../profiles/gateway_fields.py" line="73"/>
         <source>The stabiliser never runs for a cloud backend.</source>
         <translation>前缀稳定器从不用于云端后端。</translation>
     </message>
@@ -457,13 +458,13 @@
 <context>
     <name>GatewayReuseAlerts</name>
     <message>
-        <location filename="../usage_alerts.py" line="52"/>
+        <location filename="../control/usage_alerts.py" line="52"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
         <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
-        <location filename="../usage_alerts.py" line="57"/>
+        <location filename="../control/usage_alerts.py" line="57"/>
         <source>Open the Usage tab or run Verify to see why.</source>
         <translation>打开“用量”页或运行验证查看原因。</translation>
     </message>
@@ -471,22 +472,22 @@
 <context>
     <name>GatewayStatus</name>
     <message>
-        <location filename="../gateway_status.py" line="30"/>
+        <location filename="../usage/gateway_status.py" line="30"/>
         <source>%1 (fallback for %2)</source>
         <translation>%1（%2 的备用）</translation>
     </message>
     <message>
-        <location filename="../gateway_status.py" line="43"/>
+        <location filename="../usage/gateway_status.py" line="43"/>
         <source>Gateway: running at %1</source>
         <translation>网关：运行于 %1</translation>
     </message>
     <message>
-        <location filename="../gateway_status.py" line="49"/>
+        <location filename="../usage/gateway_status.py" line="49"/>
         <source>Gateway: not running (%1)</source>
         <translation>网关：未运行（%1）</translation>
     </message>
     <message>
-        <location filename="../gateway_status.py" line="50"/>
+        <location filename="../usage/gateway_status.py" line="50"/>
         <source>Gateway: not running</source>
         <translation>网关：未运行</translation>
     </message>
@@ -494,17 +495,17 @@
 <context>
     <name>HistoryChart</name>
     <message>
-        <location filename="../verify_history.py" line="55"/>
+        <location filename="../verify/verify_history.py" line="55"/>
         <source>Cache reuse and time to first token per verify run</source>
         <translation>每次验证的缓存复用率与首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="64"/>
+        <location filename="../verify/verify_history.py" line="64"/>
         <source>bars: reuse %   line: warm TTFT ms   (%1 runs)</source>
         <translation>柱：复用率 %   线：热启动首 token 毫秒   （%1 次）</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="65"/>
+        <location filename="../verify/verify_history.py" line="65"/>
         <source>No verify runs recorded yet.</source>
         <translation>尚无验证记录。</translation>
     </message>
@@ -512,12 +513,12 @@
 <context>
     <name>LintPanel</name>
     <message>
-        <location filename="../lint_panel.py" line="80"/>
+        <location filename="../profiles/lint_panel.py" line="80"/>
         <source>Fix</source>
         <translation>修复</translation>
     </message>
     <message>
-        <location filename="../lint_panel.py" line="81"/>
+        <location filename="../profiles/lint_panel.py" line="81"/>
         <source>Add %1 to the profile</source>
         <translation>将 %1 添加到配置</translation>
     </message>
@@ -525,63 +526,63 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../log_panel.py" line="105"/>
+        <location filename="../logs/log_panel.py" line="105"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="107"/>
+        <location filename="../logs/log_panel.py" line="107"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="108"/>
+        <location filename="../logs/log_panel.py" line="108"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="109"/>
+        <location filename="../logs/log_panel.py" line="109"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="111"/>
+        <location filename="../logs/log_panel.py" line="111"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="113"/>
+        <location filename="../logs/log_panel.py" line="113"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="114"/>
+        <location filename="../logs/log_panel.py" line="114"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="115"/>
+        <location filename="../logs/log_panel.py" line="115"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="160"/>
-        <location filename="../log_panel.py" line="177"/>
+        <location filename="../logs/log_panel.py" line="160"/>
+        <location filename="../logs/log_panel.py" line="177"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="179"/>
+        <location filename="../logs/log_panel.py" line="179"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="368"/>
+        <location filename="../logs/log_panel.py" line="368"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../log_panel.py" line="383"/>
+        <location filename="../logs/log_panel.py" line="383"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -589,194 +590,194 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../main_window.py" line="66"/>
+        <location filename="../shell/main_window.py" line="66"/>
         <source>Loading profiles…</source>
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="82"/>
+        <location filename="../profiles/profile_column.py" line="82"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="88"/>
+        <location filename="../profiles/profile_column.py" line="88"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="94"/>
+        <location filename="../profiles/profile_column.py" line="94"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="123"/>
+        <location filename="../profiles/profile_column.py" line="123"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="98"/>
+        <location filename="../shell/main_window.py" line="98"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../window_tabs.py" line="40"/>
+        <location filename="../shell/window_tabs.py" line="40"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../window_tabs.py" line="41"/>
+        <location filename="../shell/window_tabs.py" line="41"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="127"/>
+        <location filename="../shell/main_window.py" line="127"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="130"/>
+        <location filename="../shell/main_window.py" line="130"/>
         <source>Review and apply…</source>
         <translation>查看更改并应用…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="132"/>
+        <location filename="../shell/main_window.py" line="132"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="133"/>
+        <location filename="../shell/main_window.py" line="133"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="140"/>
-        <location filename="../main_window.py" line="144"/>
+        <location filename="../shell/main_window.py" line="140"/>
+        <location filename="../shell/main_window.py" line="144"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="141"/>
+        <location filename="../shell/main_window.py" line="141"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="142"/>
+        <location filename="../shell/main_window.py" line="142"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="147"/>
+        <location filename="../shell/main_window.py" line="147"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="157"/>
+        <location filename="../shell/main_window.py" line="157"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="160"/>
+        <location filename="../shell/main_window.py" line="160"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="161"/>
+        <location filename="../shell/main_window.py" line="161"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="268"/>
+        <location filename="../shell/main_window.py" line="268"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="330"/>
+        <location filename="../shell/main_window.py" line="330"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="331"/>
+        <location filename="../shell/main_window.py" line="331"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="366"/>
+        <location filename="../shell/main_window.py" line="366"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="372"/>
+        <location filename="../shell/main_window.py" line="372"/>
         <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="377"/>
+        <location filename="../shell/main_window.py" line="377"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="379"/>
+        <location filename="../shell/main_window.py" line="379"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="387"/>
+        <location filename="../shell/main_window.py" line="387"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="401"/>
+        <location filename="../shell/main_window.py" line="401"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="402"/>
+        <location filename="../shell/main_window.py" line="402"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../window_dialogs.py" line="77"/>
+        <location filename="../shell/window_dialogs.py" line="77"/>
         <source>The new language applies the next time KV Switch starts.</source>
         <translation>新语言将在下次启动 KV Switch 时生效。</translation>
     </message>
     <message>
-        <location filename="../window_dialogs.py" line="83"/>
+        <location filename="../shell/window_dialogs.py" line="83"/>
         <source>Added %1 profile(s): %2. Click “Use” on one to switch to it.</source>
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="69"/>
+        <location filename="../profiles/profile_column.py" line="69"/>
         <source>Filter profiles (Ctrl+F)</source>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="135"/>
-        <location filename="../profile_column.py" line="81"/>
+        <location filename="../profiles/profile_column.py" line="81"/>
+        <location filename="../shell/main_window.py" line="135"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="137"/>
+        <location filename="../shell/main_window.py" line="137"/>
         <source>Find profile</source>
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../main_window.py" line="170"/>
+        <location filename="../shell/main_window.py" line="170"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="147"/>
+        <location filename="../profiles/profile_column.py" line="147"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profile_column.py" line="176"/>
+        <location filename="../profiles/profile_column.py" line="176"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="250"/>
+        <location filename="../usage/usage_view.py" line="250"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -784,7 +785,7 @@
 <context>
     <name>MessageBar</name>
     <message>
-        <location filename="../message_bar.py" line="40"/>
+        <location filename="../widgets/message_bar.py" line="40"/>
         <source>Dismiss</source>
         <extracomment>a button the message offers: (key, text, what it does)</extracomment>
         <translation>关闭</translation>
@@ -793,82 +794,82 @@
 <context>
     <name>ModelMapBox</name>
     <message>
-        <location filename="../profile_models.py" line="57"/>
+        <location filename="../profiles/profile_models.py" line="57"/>
         <source>Models per role (Claude Code)</source>
         <translation>按角色指定模型（Claude Code）</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="61"/>
         <source>Opus</source>
         <translation>Opus</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="61"/>
         <source>Sonnet</source>
         <translation>Sonnet</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="61"/>
         <source>Haiku</source>
         <translation>Haiku</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="62"/>
+        <location filename="../profiles/profile_models.py" line="62"/>
         <source>Subagent</source>
         <translation>子代理</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="62"/>
+        <location filename="../profiles/profile_models.py" line="62"/>
         <source>Small/fast</source>
         <translation>小型/快速</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="71"/>
+        <location filename="../profiles/profile_models.py" line="71"/>
         <source>same as Model</source>
         <translation>与“模型”相同</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="76"/>
+        <location filename="../profiles/profile_models.py" line="76"/>
         <source>Fetch models</source>
         <translation>获取模型列表</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="77"/>
+        <location filename="../profiles/profile_models.py" line="77"/>
         <source>List the models the backend serves (/v1/models)</source>
         <translation>列出后端提供的模型（/v1/models）</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="78"/>
+        <location filename="../profiles/profile_models.py" line="78"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="79"/>
+        <location filename="../profiles/profile_models.py" line="79"/>
         <source>Send one small request and explain any failure</source>
         <translation>发送一个小请求，并解释任何失败原因</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="126"/>
+        <location filename="../profiles/profile_models.py" line="126"/>
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="140"/>
+        <location filename="../profiles/profile_models.py" line="140"/>
         <source>Asking %1 for its models…</source>
         <translation>正在向 %1 查询模型…</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="146"/>
+        <location filename="../profiles/profile_models.py" line="146"/>
         <source>%1 model(s) served: %2</source>
         <translation>提供 %1 个模型：%2</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="147"/>
+        <location filename="../profiles/profile_models.py" line="147"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_models.py" line="158"/>
+        <location filename="../profiles/profile_models.py" line="158"/>
         <source>Testing %1…</source>
         <translation>正在测试 %1…</translation>
     </message>
@@ -876,58 +877,58 @@
 <context>
     <name>PresetGallery</name>
     <message>
-        <location filename="../gallery.py" line="70"/>
+        <location filename="../profiles/gallery.py" line="71"/>
         <source>Add a profile</source>
         <extracomment>each entry&apos;s starting profile data (a dict for ``Profile.model_validate`` without a name)</extracomment>
         <translation>添加配置</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="75"/>
+        <location filename="../profiles/gallery.py" line="76"/>
         <source>Search servers and vendors (name, URL, model)</source>
         <translation>搜索服务器和服务商（名称、URL、模型）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="82"/>
+        <location filename="../profiles/gallery.py" line="83"/>
         <source>Looking for servers running on this machine…</source>
         <translation>正在查找本机上运行的服务器…</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="85"/>
+        <location filename="../profiles/gallery.py" line="86"/>
         <source>Use this</source>
         <translation>使用此项</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="91"/>
+        <location filename="../profiles/gallery.py" line="92"/>
         <source>Running on this machine</source>
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="142"/>
+        <location filename="../profiles/gallery.py" line="143"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="147"/>
+        <location filename="../profiles/gallery.py" line="148"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="178"/>
+        <location filename="../profiles/gallery.py" line="179"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="182"/>
+        <location filename="../profiles/gallery.py" line="183"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="183"/>
+        <location filename="../profiles/gallery.py" line="184"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../gallery.py" line="188"/>
+        <location filename="../profiles/gallery.py" line="189"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -935,27 +936,27 @@
 <context>
     <name>ProfileButtons</name>
     <message>
-        <location filename="../profile_panel.py" line="61"/>
+        <location filename="../profiles/profile_panel.py" line="61"/>
         <source>Duplicate</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="64"/>
+        <location filename="../profiles/profile_panel.py" line="64"/>
         <source>Move up (Alt+Up)</source>
         <translation>上移（Alt+Up）</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="66"/>
+        <location filename="../profiles/profile_panel.py" line="66"/>
         <source>Move up</source>
         <translation>上移</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="69"/>
+        <location filename="../profiles/profile_panel.py" line="69"/>
         <source>Move down (Alt+Down)</source>
         <translation>下移（Alt+Down）</translation>
     </message>
     <message>
-        <location filename="../profile_panel.py" line="71"/>
+        <location filename="../profiles/profile_panel.py" line="71"/>
         <source>Move down</source>
         <translation>下移</translation>
     </message>
@@ -963,43 +964,43 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profile_card.py" line="60"/>
+        <location filename="../profiles/profile_card.py" line="60"/>
         <source>just now</source>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="61"/>
+        <location filename="../profiles/profile_card.py" line="61"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="62"/>
+        <location filename="../profiles/profile_card.py" line="62"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="63"/>
+        <location filename="../profiles/profile_card.py" line="63"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="73"/>
+        <location filename="../profiles/profile_card.py" line="73"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="85"/>
+        <location filename="../profiles/profile_card.py" line="85"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="119"/>
-        <location filename="../profile_card.py" line="237"/>
+        <location filename="../profiles/profile_card.py" line="119"/>
+        <location filename="../profiles/profile_card.py" line="237"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profile_card.py" line="193"/>
+        <location filename="../profiles/profile_card.py" line="193"/>
         <source>active</source>
         <translation>使用中</translation>
     </message>
@@ -1007,139 +1008,139 @@
 <context>
     <name>ProfileEditor</name>
     <message>
-        <location filename="../env_block.py" line="21"/>
+        <location filename="../profiles/env_block.py" line="21"/>
         <source>line %1: expected KEY=value</source>
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="70"/>
+        <location filename="../profiles/profile_editor.py" line="70"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="71"/>
+        <location filename="../profiles/profile_editor.py" line="71"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="77"/>
-        <location filename="../vendor_hint.py" line="42"/>
+        <location filename="../profiles/profile_editor.py" line="77"/>
+        <location filename="../profiles/vendor_hint.py" line="42"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="79"/>
-        <location filename="../profile_editor.py" line="385"/>
+        <location filename="../profiles/profile_editor.py" line="79"/>
+        <location filename="../profiles/profile_editor.py" line="385"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="81"/>
+        <location filename="../profiles/profile_editor.py" line="81"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="86"/>
+        <location filename="../profiles/profile_editor.py" line="86"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="88"/>
+        <location filename="../profiles/profile_editor.py" line="88"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="93"/>
+        <location filename="../profiles/profile_editor.py" line="93"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="95"/>
+        <location filename="../profiles/profile_editor.py" line="95"/>
         <source>log file, directory, systemd unit or server command</source>
         <translation>日志文件、目录、systemd 单元或服务器命令</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="102"/>
+        <location filename="../profiles/profile_editor.py" line="102"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="103"/>
+        <location filename="../profiles/profile_editor.py" line="103"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="104"/>
+        <location filename="../profiles/profile_editor.py" line="104"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="113"/>
+        <location filename="../profiles/profile_editor.py" line="113"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="117"/>
+        <location filename="../profiles/profile_editor.py" line="117"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="118"/>
+        <location filename="../profiles/profile_editor.py" line="118"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="127"/>
+        <location filename="../profiles/profile_editor.py" line="127"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="129"/>
+        <location filename="../profiles/profile_editor.py" line="129"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="133"/>
+        <location filename="../profiles/profile_editor.py" line="133"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="137"/>
+        <location filename="../profiles/profile_editor.py" line="137"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="139"/>
+        <location filename="../profiles/profile_editor.py" line="139"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="350"/>
+        <location filename="../profiles/profile_editor.py" line="350"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="385"/>
+        <location filename="../profiles/profile_editor.py" line="385"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profile_editor.py" line="109"/>
+        <location filename="../profiles/profile_editor.py" line="109"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
     <message>
-        <location filename="../vendor_hint.py" line="49"/>
+        <location filename="../profiles/vendor_hint.py" line="49"/>
         <source>required</source>
         <translation>必填</translation>
     </message>
     <message>
-        <location filename="../vendor_hint.py" line="51"/>
+        <location filename="../profiles/vendor_hint.py" line="51"/>
         <source>%1: a key is required — &lt;a href=&quot;%2&quot;&gt;get one&lt;/a&gt;</source>
         <translation>%1：需要密钥 — &lt;a href=&quot;%2&quot;&gt;去获取&lt;/a&gt;</translation>
     </message>
     <message>
-        <location filename="../vendor_hint.py" line="55"/>
+        <location filename="../profiles/vendor_hint.py" line="55"/>
         <source>%1: a key is required</source>
         <translation>%1：需要密钥</translation>
     </message>
@@ -1147,13 +1148,13 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profile_model.py" line="136"/>
+        <location filename="../profiles/profile_model.py" line="136"/>
         <source> (active)</source>
         <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profile_model.py" line="141"/>
+        <location filename="../profiles/profile_model.py" line="141"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -1161,23 +1162,23 @@
 <context>
     <name>ReuseAlerts</name>
     <message>
-        <location filename="../log_alerts.py" line="75"/>
+        <location filename="../control/log_alerts.py" line="83"/>
         <source>The last %1 requests reused less than %2 % of their prompt.</source>
         <extracomment>the diagnosis looks at this many of the latest requests</extracomment>
         <translation>最近 %1 个请求复用的提示词不足 %2 %。</translation>
     </message>
     <message>
-        <location filename="../log_alerts.py" line="79"/>
+        <location filename="../control/log_alerts.py" line="87"/>
         <source>Open the Cache log or run Verify to see why.</source>
         <translation>打开“缓存日志”或运行“验证”查看原因。</translation>
     </message>
     <message>
-        <location filename="../log_alerts.py" line="80"/>
+        <location filename="../control/log_alerts.py" line="88"/>
         <source>Likely cause: %1</source>
         <translation>可能的原因：%1</translation>
     </message>
     <message>
-        <location filename="../log_alerts.py" line="83"/>
+        <location filename="../control/log_alerts.py" line="91"/>
         <source>Fix: add %1 to the profile&apos;s env.</source>
         <translation>修复：把 %1 加入配置的环境变量。</translation>
     </message>
@@ -1185,17 +1186,17 @@
 <context>
     <name>ReuseChart</name>
     <message>
-        <location filename="../reuse_chart.py" line="42"/>
+        <location filename="../widgets/reuse_chart.py" line="44"/>
         <source>Prompt cache reuse per request</source>
         <translation>每个请求的提示缓存复用</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="59"/>
+        <location filename="../widgets/reuse_chart.py" line="61"/>
         <source>No requests yet: cache reuse per request appears here.</source>
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../reuse_chart.py" line="58"/>
+        <location filename="../widgets/reuse_chart.py" line="60"/>
         <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
         <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
     </message>
@@ -1203,153 +1204,153 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../settings_dialog.py" line="75"/>
+        <location filename="../shell/settings_dialog.py" line="75"/>
         <source>KV Switch Settings</source>
         <extracomment>(setting value, label) — labels of languages are written in that language</extracomment>
         <translation>KV Switch 设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="94"/>
+        <location filename="../shell/settings_dialog.py" line="94"/>
         <source>Preferences</source>
         <translation>偏好设置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="98"/>
+        <location filename="../shell/settings_dialog.py" line="98"/>
         <source>System language</source>
         <translation>系统语言</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="101"/>
+        <location filename="../shell/settings_dialog.py" line="101"/>
         <source>Language (after restart):</source>
         <translation>语言（重启后生效）：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="103"/>
         <source>Follow the system</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="103"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="103"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="107"/>
+        <location filename="../shell/settings_dialog.py" line="107"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="108"/>
+        <location filename="../shell/settings_dialog.py" line="108"/>
         <source>Start KV Switch at login, in the tray</source>
         <translation>登录时在托盘中启动 KV Switch</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="112"/>
+        <location filename="../shell/settings_dialog.py" line="112"/>
         <source>Always show the changes before applying a profile</source>
         <translation>应用配置前总是显示更改</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="115"/>
+        <location filename="../shell/settings_dialog.py" line="115"/>
         <source>Keep running in the tray when the window is closed</source>
         <translation>关闭窗口后继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="118"/>
+        <location filename="../shell/settings_dialog.py" line="118"/>
         <source>Notify when the followed server keeps losing the cache inside a conversation</source>
         <translation>所跟踪的服务器在会话内持续丢失缓存时发出通知</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="120"/>
+        <location filename="../shell/settings_dialog.py" line="120"/>
         <source>A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute</source>
         <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="129"/>
+        <location filename="../shell/settings_dialog.py" line="129"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="133"/>
+        <location filename="../shell/settings_dialog.py" line="133"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="134"/>
+        <location filename="../shell/settings_dialog.py" line="134"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="135"/>
+        <location filename="../shell/settings_dialog.py" line="135"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="140"/>
+        <location filename="../shell/settings_dialog.py" line="140"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="151"/>
+        <location filename="../shell/settings_dialog.py" line="151"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="153"/>
+        <location filename="../shell/settings_dialog.py" line="153"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="157"/>
+        <location filename="../shell/settings_dialog.py" line="157"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="159"/>
+        <location filename="../shell/settings_dialog.py" line="159"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="168"/>
+        <location filename="../shell/settings_dialog.py" line="168"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="220"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="220"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="221"/>
+        <location filename="../shell/settings_dialog.py" line="221"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="250"/>
+        <location filename="../shell/settings_dialog.py" line="250"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="252"/>
+        <location filename="../shell/settings_dialog.py" line="252"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="258"/>
+        <location filename="../shell/settings_dialog.py" line="258"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../settings_dialog.py" line="259"/>
+        <location filename="../shell/settings_dialog.py" line="259"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -1357,100 +1358,100 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../tray.py" line="88"/>
+        <location filename="../shell/tray.py" line="88"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="91"/>
+        <location filename="../shell/tray.py" line="91"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="91"/>
+        <location filename="../shell/tray.py" line="91"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="104"/>
+        <location filename="../shell/tray.py" line="104"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="104"/>
-        <location filename="../tray.py" line="207"/>
-        <location filename="../tray.py" line="211"/>
+        <location filename="../shell/tray.py" line="104"/>
+        <location filename="../shell/tray.py" line="207"/>
+        <location filename="../shell/tray.py" line="211"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="107"/>
-        <location filename="../tray.py" line="216"/>
+        <location filename="../shell/tray.py" line="107"/>
+        <location filename="../shell/tray.py" line="216"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="113"/>
+        <location filename="../shell/tray.py" line="113"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="116"/>
+        <location filename="../shell/tray.py" line="116"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="128"/>
+        <location filename="../shell/tray.py" line="128"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="128"/>
+        <location filename="../shell/tray.py" line="128"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="129"/>
+        <location filename="../shell/tray.py" line="129"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="129"/>
+        <location filename="../shell/tray.py" line="129"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="132"/>
+        <location filename="../shell/tray.py" line="132"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="135"/>
+        <location filename="../shell/tray.py" line="135"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="197"/>
+        <location filename="../shell/tray.py" line="197"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="198"/>
+        <location filename="../shell/tray.py" line="198"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="202"/>
+        <location filename="../shell/tray.py" line="202"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="217"/>
+        <location filename="../shell/tray.py" line="217"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../tray.py" line="151"/>
+        <location filename="../shell/tray.py" line="151"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>
@@ -1458,18 +1459,18 @@
 <context>
     <name>UsageTrend</name>
     <message>
-        <location filename="../usage_view.py" line="100"/>
+        <location filename="../usage/usage_view.py" line="100"/>
         <source>Cache hit rate per day</source>
         <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
         <translation>每日缓存命中率</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="110"/>
+        <location filename="../usage/usage_view.py" line="110"/>
         <source>bars: cache hit rate per day   line: mean time to first token   (%1 days)</source>
         <translation>柱：每日缓存命中率   线：平均首 token 时间   （%1 天）</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="111"/>
+        <location filename="../usage/usage_view.py" line="111"/>
         <source>No requests through the gateway yet: usage per day appears here.</source>
         <translation>尚无经网关的请求：每日用量将显示在这里。</translation>
     </message>
@@ -1477,108 +1478,108 @@
 <context>
     <name>UsageView</name>
     <message>
-        <location filename="../usage_view.py" line="136"/>
+        <location filename="../usage/usage_view.py" line="136"/>
         <source>Last day</source>
         <translation>最近一天</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="136"/>
+        <location filename="../usage/usage_view.py" line="136"/>
         <source>Last 7 days</source>
         <translation>最近 7 天</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="137"/>
+        <location filename="../usage/usage_view.py" line="137"/>
         <source>Last 30 days</source>
         <translation>最近 30 天</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="137"/>
+        <location filename="../usage/usage_view.py" line="137"/>
         <source>All time</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="140"/>
+        <location filename="../usage/usage_view.py" line="140"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="144"/>
+        <location filename="../usage/usage_view.py" line="144"/>
         <source>Day</source>
         <translation>日期</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="144"/>
-        <location filename="../usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="144"/>
+        <location filename="../usage/usage_view.py" line="147"/>
         <source>Requests</source>
         <translation>请求数</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="144"/>
-        <location filename="../usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="144"/>
+        <location filename="../usage/usage_view.py" line="147"/>
         <source>Input tokens</source>
         <translation>输入 token</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="145"/>
-        <location filename="../usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="145"/>
+        <location filename="../usage/usage_view.py" line="148"/>
         <source>Cached tokens</source>
         <translation>缓存 token</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="145"/>
-        <location filename="../usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="145"/>
+        <location filename="../usage/usage_view.py" line="148"/>
         <source>Output tokens</source>
         <translation>输出 token</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="145"/>
-        <location filename="../usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="145"/>
+        <location filename="../usage/usage_view.py" line="148"/>
         <source>Cost</source>
         <translation>费用</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="146"/>
-        <location filename="../usage_view.py" line="149"/>
+        <location filename="../usage/usage_view.py" line="146"/>
+        <location filename="../usage/usage_view.py" line="149"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="147"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="151"/>
+        <location filename="../usage/usage_view.py" line="151"/>
         <source>Period:</source>
         <translation>时段：</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="159"/>
+        <location filename="../usage/usage_view.py" line="159"/>
         <source>Per day</source>
         <translation>按天</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="161"/>
+        <location filename="../usage/usage_view.py" line="161"/>
         <source>Per profile</source>
         <translation>按配置</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="168"/>
         <source>Loading usage…</source>
         <translation>正在读取用量…</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="206"/>
+        <location filename="../usage/usage_view.py" line="206"/>
         <source>No requests through the gateway in this period. Requests are counted for gateway profiles (kvswitch profile edit NAME --via-gateway).</source>
         <translation>此时段内没有经网关的请求。只统计网关配置的请求（kvswitch profile edit NAME --via-gateway）。</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="210"/>
+        <location filename="../usage/usage_view.py" line="210"/>
         <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
         <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
     </message>
     <message>
-        <location filename="../usage_view.py" line="218"/>
+        <location filename="../usage/usage_view.py" line="218"/>
         <source>The usage database cannot be read: %1</source>
         <translation>无法读取用量数据库：%1</translation>
     </message>
@@ -1586,125 +1587,125 @@
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify_card.py" line="62"/>
+        <location filename="../verify/verify_card.py" line="62"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="63"/>
+        <location filename="../verify/verify_card.py" line="63"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="64"/>
+        <location filename="../verify/verify_card.py" line="64"/>
         <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
         <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="67"/>
+        <location filename="../verify/verify_card.py" line="67"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="73"/>
+        <location filename="../verify/verify_card.py" line="73"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="100"/>
+        <location filename="../verify/verify_card.py" line="100"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="101"/>
+        <location filename="../verify/verify_card.py" line="101"/>
         <source>Edit profile</source>
         <translation>编辑配置</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="113"/>
+        <location filename="../verify/verify_card.py" line="113"/>
         <source>Cached tokens</source>
         <translation>已缓存 token</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="113"/>
+        <location filename="../verify/verify_card.py" line="113"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="114"/>
         <source>Time to first token</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="114"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="115"/>
+        <location filename="../verify/verify_card.py" line="115"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="168"/>
+        <location filename="../verify/verify_card.py" line="168"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="188"/>
-        <location filename="../verify_card.py" line="211"/>
+        <location filename="../verify/verify_card.py" line="188"/>
+        <location filename="../verify/verify_card.py" line="211"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="209"/>
+        <location filename="../verify/verify_card.py" line="209"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="209"/>
+        <location filename="../verify/verify_card.py" line="209"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="210"/>
+        <location filename="../verify/verify_card.py" line="210"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="210"/>
-        <location filename="../verify_card.py" line="248"/>
+        <location filename="../verify/verify_card.py" line="210"/>
+        <location filename="../verify/verify_card.py" line="248"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="224"/>
+        <location filename="../verify/verify_card.py" line="224"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="235"/>
-        <location filename="../verify_card.py" line="253"/>
+        <location filename="../verify/verify_card.py" line="235"/>
+        <location filename="../verify/verify_card.py" line="253"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="246"/>
+        <location filename="../verify/verify_card.py" line="246"/>
         <source>Claude Code keeps the cache</source>
         <translation>Claude Code 保持了缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="247"/>
+        <location filename="../verify/verify_card.py" line="247"/>
         <source>Claude Code: partial reuse</source>
         <translation>Claude Code：部分复用</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="248"/>
+        <location filename="../verify/verify_card.py" line="248"/>
         <source>Claude Code loses the cache</source>
         <translation>Claude Code 丢失了缓存</translation>
     </message>
     <message>
-        <location filename="../verify_card.py" line="269"/>
+        <location filename="../verify/verify_card.py" line="269"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
@@ -1712,28 +1713,27 @@
 <context>
     <name>VerifyClients</name>
     <message>
-        <location filename="../verify_clients.py" line="37"/>
+        <location filename="../verify/verify_clients.py" line="27"/>
         <source>Verify with Codex</source>
-        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
         <translation>用 Codex 验证</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="38"/>
+        <location filename="../verify/verify_clients.py" line="28"/>
         <source>Verify with OpenCode</source>
         <translation>用 OpenCode 验证</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="62"/>
+        <location filename="../control/clients.py" line="45"/>
         <source>Nothing was verified: %1</source>
         <translation>未进行验证：%1</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="94"/>
+        <location filename="../verify/verify_clients.py" line="55"/>
         <source>Runs your installed %1 headless through the active profile (two turns of one conversation, then a new one) and judges every turn by the server&apos;s own numbers.</source>
         <translation>通过当前配置无界面运行你安装的 %1（一个会话的两轮，然后一个新会话），并按服务器自己的数字判断每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify_clients.py" line="132"/>
+        <location filename="../control/clients.py" line="56"/>
         <source>Verify cancelled; the running %1 was stopped.</source>
         <translation>验证已取消；正在运行的 %1 已停止。</translation>
     </message>
@@ -1741,82 +1741,82 @@
 <context>
     <name>VerifyHistoryPanel</name>
     <message>
-        <location filename="../verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="83"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="83"/>
         <source>Check</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="83"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="83"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="83"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="84"/>
+        <location filename="../verify/verify_history.py" line="84"/>
         <source>TTFT cold → warm</source>
         <translation>首 token 时间 冷 → 热</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="84"/>
+        <location filename="../verify/verify_history.py" line="84"/>
         <source>Server build</source>
         <translation>服务器版本</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="91"/>
+        <location filename="../verify/verify_history.py" line="91"/>
         <source>Compare selected</source>
         <translation>比较所选</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="92"/>
+        <location filename="../verify/verify_history.py" line="92"/>
         <source>Select two runs to see them side by side.</source>
         <translation>选择两次记录以并排查看。</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="94"/>
+        <location filename="../verify/verify_history.py" line="94"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="117"/>
+        <location filename="../verify/verify_history.py" line="117"/>
         <source>Verify history of “%1”</source>
         <translation>“%1”的验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="118"/>
+        <location filename="../verify/verify_history.py" line="118"/>
         <source>Verify history</source>
         <translation>验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="160"/>
+        <location filename="../verify/verify_history.py" line="160"/>
         <source>Export verify history</source>
         <translation>导出验证记录</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="161"/>
+        <location filename="../verify/verify_history.py" line="161"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="167"/>
+        <location filename="../verify/verify_history.py" line="167"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../verify_history.py" line="169"/>
+        <location filename="../verify/verify_history.py" line="169"/>
         <source>Exported %1 runs to %2</source>
         <translation>已将 %1 次记录导出到 %2</translation>
     </message>
@@ -1825,7 +1825,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell.py" line="159"/>
+        <location filename="../shell/shell.py" line="159"/>
         <source>KV Switch cannot start</source>
         <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>
@@ -1847,12 +1847,12 @@
 <context>
     <name>importing</name>
     <message>
-        <location filename="../importing.py" line="36"/>
+        <location filename="../profiles/importing.py" line="36"/>
         <source>Import risky profiles?</source>
         <translation>导入有风险的配置？</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="37"/>
+        <location filename="../profiles/importing.py" line="37"/>
         <source>Some profiles set environment variables that change how shells or Claude Code run programs, or write into project folders:
 
 %1
@@ -1865,23 +1865,23 @@ Import them only if you trust the source.</source>
 仅在你信任来源时导入。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="50"/>
+        <location filename="../profiles/importing.py" line="50"/>
         <source>Importing is not available in this build.</source>
         <translation>此版本不支持导入。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="58"/>
+        <location filename="../profiles/importing.py" line="58"/>
         <source>Nothing to import: no backend settings found.</source>
         <translation>没有可导入的内容：未找到后端设置。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="61"/>
-        <location filename="../importing.py" line="74"/>
+        <location filename="../profiles/importing.py" line="61"/>
+        <location filename="../profiles/importing.py" line="74"/>
         <source>Nothing was imported.</source>
         <translation>没有导入任何内容。</translation>
     </message>
     <message>
-        <location filename="../importing.py" line="75"/>
+        <location filename="../profiles/importing.py" line="75"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
     </message>

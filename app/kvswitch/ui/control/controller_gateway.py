@@ -1,0 +1,177 @@
+"""The controller's side of the local gateway: keep it running while a profile uses it, report its status,
+read the usage database, and raise the low-reuse alert from the gateway's own usage rows.
+
+A mixin of ``AppController`` (which declares the signals), so the window and the tray reach the gateway
+only through the controller. Every call into ``kvswitch.gateway.control`` runs on a worker thread (it
+imports aiohttp and httpx, probes over HTTP and reads SQLite); the outcome comes back on the GUI thread.
+The gateway started here lives on a thread of this process: the window owns it and stops it on quit.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+
+from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import tasks
+from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts
+
+if TYPE_CHECKING:
+    from kvswitch.core.paths import AppPaths
+    from kvswitch.core.store import ProfileStore
+
+log = logging.getLogger("kvswitch.ui.gateway")
+
+#: how often the window checks that its gateway still answers (and restarts it if not)
+GATEWAY_CHECK_MS = 15_000
+
+
+def _status_op(paths: AppPaths, wanted: bool, own: Any) -> Callable[[threading.Event, Any], Any]:
+    """On the worker: probe the gateway; when it should run and does not answer, (re)start it here."""
+
+    def op(cancel: threading.Event, _progress: Any) -> tuple[Any, dict[str, Any]]:
+        from kvswitch.gateway import control  # noqa: PLC0415 - aiohttp and httpx load on first use
+
+        status = control.probe_status(paths)
+        status["wanted"] = wanted
+        if status.get("running") or not wanted or cancel.is_set():  # cancelled: the app is quitting
+            return own, status
+        if own is not None:  # ours stopped answering: end what is left of it before a new one
+            try:
+                control.stop_background(paths, own)
+            except (OSError, RuntimeError) as exc:
+                log.warning("stopping the dead gateway: %s", exc)
+        try:
+            server = control.start_background(paths)
+        except (OSError, RuntimeError, KvSwitchError) as exc:
+            status["error"] = str(exc) or type(exc).__name__
+            return None, status
+        if cancel.is_set():  # the app quit while it started: nobody would stop it later
+            control.stop_background(paths, server)
+            return None, status
+        log.info("gateway started at %s", server.url)
+        status = control.probe_status(paths)
+        status.update(wanted=True, started_here=True)
+        return server, status
+
+    return op
+
+
+class GatewayControllerMixin:
+    """``AppController`` supplies the paths, the store, the signals and ``raise_reuse_alert``."""
+
+    paths: AppPaths
+    if TYPE_CHECKING:
+        @property
+        def store(self) -> ProfileStore: ...
+    gateway_status_changed: Any
+    raise_reuse_alert: Callable[[str], None]
+    _gateway_server: Any = None
+    _gateway_task: tasks.BackgroundTask | None = None
+    _gateway_timer: QTimer | None = None
+    _gateway_alerts: GatewayReuseAlerts | None = None
+    _usage_seen_until: float = 0.0
+    _gateway_stopped = False
+    #: the latest ``probe_status`` answer (``{}`` before the first check)
+    gateway_status: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
+
+    def gateway_wanted(self) -> bool:
+        """Whether any profile sends its client through the gateway (then the window keeps it running)."""
+        try:
+            return any(getattr(p, "via_gateway", False) for p in self.store.profiles())
+        except KvSwitchError:
+            return False
+
+    def route_gateway(self, profile: Any) -> None:
+        """After an apply: a gateway profile's clients are routed to it (as ``kvswitch use`` does), and the
+        gateway is checked at once so it runs before the client's first request."""
+        if not getattr(profile, "via_gateway", False):
+            return
+        from kvswitch.core.gateway_config import clients_of_targets, route_clients  # noqa: PLC0415
+
+        route_clients(self.paths, profile.name, clients_of_targets(profile.targets))
+        if self._gateway_timer is not None:
+            self.check_gateway()
+
+    def watch_gateway(self, interval_ms: int = GATEWAY_CHECK_MS) -> None:
+        """Check now and every ``interval_ms``: start the gateway when a profile uses it, restart it when
+        it died, and feed new usage rows to the low-reuse alert."""
+        if self._gateway_stopped:
+            return  # the app is shutting down (a delayed first check arrived late)
+        if self._gateway_timer is None:
+            self._gateway_timer = QTimer(self)  # type: ignore[arg-type]
+            self._gateway_timer.timeout.connect(self.check_gateway)
+        self._gateway_timer.start(interval_ms)
+        self._usage_seen_until = time.time()
+        self.check_gateway()
+
+    def check_gateway(self) -> None:
+        """One check, in the background; ``gateway_status_changed`` reports the outcome."""
+        if self._gateway_stopped or (self._gateway_task is not None and self._gateway_task.running):
+            return
+        op = _status_op(self.paths, self.gateway_wanted(), self._gateway_server)
+        self._gateway_task = tasks.run_in_background(
+            self, op, on_success=self._on_gateway_checked,  # type: ignore[arg-type]
+            on_failure=self._on_gateway_check_failed)
+        self.poll_gateway_usage()
+
+    def _on_gateway_checked(self, outcome: tuple[Any, dict[str, Any]]) -> None:
+        self._gateway_server, self.gateway_status = outcome
+        self.gateway_status_changed.emit(self.gateway_status)
+
+    def _on_gateway_check_failed(self, exc: BaseException) -> None:
+        log.warning("gateway check failed: %s", exc)
+        self.gateway_status = {"running": False, "error": str(exc) or type(exc).__name__}
+        self.gateway_status_changed.emit(self.gateway_status)
+
+    def stop_gateway(self) -> None:
+        """Stop the timer and the gateway this window started (on quit; waits for requests in flight)."""
+        self._gateway_stopped = True
+        if self._gateway_timer is not None:
+            self._gateway_timer.stop()
+        if self._gateway_task is not None and self._gateway_task.running:
+            self._gateway_task.cancel()
+            tasks.drain(10_000)  # a start in progress finishes (and stops itself) before we go on
+        server, self._gateway_server = self._gateway_server, None
+        if server is not None:
+            from kvswitch.gateway import control  # noqa: PLC0415
+
+            control.stop_background(self.paths, server)
+
+    # -- usage -------------------------------------------------------------------------------------
+
+    def load_usage(self, since: float | None, on_success: Callable[[Any], None],
+                   on_failure: Callable[[BaseException], None]) -> tasks.BackgroundTask:
+        """The usage rows from ``since`` (epoch seconds) and their per-profile summary, read on a worker:
+        ``on_success((rows, summary))``."""
+        paths = self.paths
+
+        def op(_cancel: threading.Event, _progress: Any) -> tuple[list[Any], dict[str, dict[str, float]]]:
+            from kvswitch.gateway import control  # noqa: PLC0415
+
+            rows = control.usage_rows(paths, since)
+            return rows, control.usage_summary(paths, since)
+
+        return tasks.run_in_background(self, op, on_success=on_success,  # type: ignore[arg-type]
+                                       on_failure=on_failure)
+
+    def poll_gateway_usage(self) -> None:
+        """Rows the gateway wrote since the last poll go to the low-reuse alert (cloud vendors too)."""
+        since = self._usage_seen_until
+        self.load_usage(since, self._on_usage_polled, lambda exc: log.warning("usage poll: %s", exc))
+
+    def _on_usage_polled(self, outcome: tuple[list[Any], Any]) -> None:
+        rows = [r for r in outcome[0] if r.time > self._usage_seen_until]
+        if not rows:
+            return
+        self._usage_seen_until = max(r.time for r in rows)
+        if self._gateway_alerts is None:
+            self._gateway_alerts = GatewayReuseAlerts()
+        message = self._gateway_alerts.feed_rows(rows)
+        if message:
+            self.raise_reuse_alert(message)

@@ -1,0 +1,1 @@
+"""The live log panel: following a server's log, the request table, alerts."""

@@ -1,0 +1,386 @@
+"""The live cache log: highlighted server lines, a per-request table and a reuse chart.
+
+Bound to the active profile's log source. Reading and classifying happen on a worker
+(``log_worker.LogFollower``); a 50 ms timer takes what is waiting and draws it in slices of at most
+``DRAW_BUDGET_MS``: laying out a line costs ~25 µs, so drawing a whole burst at once would freeze the
+window for tens of ms, while a bounded slice per tick keeps every stall short. Lines that did not fit
+wait (in order) for the next tick. Memory is bounded everywhere: the view keeps ``MAX_VIEW_LINES``
+blocks, the lines waiting to be drawn ``MAX_VIEW_LINES`` (the oldest are dropped and counted), the
+history (for the filter and pause) ``MAX_KEPT_LINES``, the table ``MAX_EVENTS`` requests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kvswitch.ui.control.log_alerts import ReuseAlerts
+from kvswitch.ui.logs.events_model import CacheEventsModel
+from kvswitch.ui.logs.log_draw_queue import DrawQueue
+from kvswitch.ui.logs.log_highlighter import LogHighlighter
+from kvswitch.ui.logs.log_worker import LogBatch, LogFollower, ProcessLogFollower
+from kvswitch.ui.widgets.reuse_chart import ReuseChart
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import LogSource
+    from kvswitch.logs.model import CacheEvent, ClassifiedLine
+    from kvswitch.ui.control.controller import AppController
+
+
+log = logging.getLogger("kvswitch.ui.logpanel")
+
+CACHE_KINDS = frozenset({"hit", "partial", "miss", "timing"})
+MAX_VIEW_LINES = 5000
+MAX_KEPT_LINES = 20000
+MAX_EVENTS = 5000
+FLUSH_INTERVAL_MS = 50
+# the reader sends at most this many lines per frame; it also thins a sustained flood to 2,000 lines
+# a second (``DrawBudget``), so a burst still shows every line
+MAX_LINES_PER_FLUSH = 600
+# GUI time one tick may spend drawing lines; at 25-40 µs a line that is 2,000-3,200 lines a second,
+# what the reader sends during a flood (more waits for the next tick, the oldest dropped past the cap)
+DRAW_BUDGET_MS = 4.0
+# requests reach the table at most this often: every insert repaints the table and the chart, which
+# during a flood (requests every tick) costs more than the lines themselves
+LIST_INTERVAL_MS = 250
+
+
+class LogPanel(QWidget):
+    """Follows a log source and shows what the server did with its prompt cache.
+
+    Signals:
+        verdict_seen(str): the latest request's verdict (``hit``/``partial``/``miss``).
+        lines_appended(int): lines were appended to the view this tick (how many).
+        events_added(int): cache events were added to the table this tick (how many).
+        reuse_alert(str): reuse inside a conversation stayed low (``log_alerts``); the message.
+    """
+
+    verdict_seen = Signal(str)
+    reuse_alert = Signal(str)
+    lines_appended = Signal(int)
+    events_added = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._follower: LogFollower | ProcessLogFollower | None = None
+        self._source: LogSource | None = None
+        self._kind_hint: str | None = None
+        self._history: deque[ClassifiedLine] = deque(maxlen=MAX_KEPT_LINES)
+        self._undrawn = DrawQueue(MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
+        self._unlisted: list[CacheEvent] = []  # requests not in the table yet, oldest first
+        self._listed_clock = QElapsedTimer()
+        self._listed_clock.start()
+        self.dropped_lines = 0
+        self._pinned = True  # the view is at the bottom; new lines keep it there while following
+
+        self.view = QPlainTextEdit()
+        self.view.setReadOnly(True)
+        self.view.setUndoRedoEnabled(False)
+        self.view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.view.setMaximumBlockCount(MAX_VIEW_LINES)
+        self.view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.view.setCenterOnScroll(False)
+        self.highlighter = LogHighlighter(self.view.document())
+
+        self.status_label = QLabel()
+        self.status_label.setWordWrap(True)
+        self.follow_box = QCheckBox(self.tr("Follow"))
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip(self.tr("Keep the newest line in view while you are at the bottom"))
+        self.cache_only_box = QCheckBox(self.tr("Cache lines only"))
+        self.pause_box = QCheckBox(self.tr("Pause"))
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText(self.tr("Search (Enter: next, Shift+Enter: previous)"))
+        self.search_edit.setClearButtonEnabled(True)
+        self.copy_button = QPushButton(self.tr("Copy"))
+        self.copy_button.setToolTip(self.tr("Copy the selection, or every shown line if nothing is selected"))
+        self.clear_button = QPushButton(self.tr("Clear"))
+
+        self.events_model = CacheEventsModel(MAX_EVENTS, self)
+        self.alerts = ReuseAlerts()
+        self.table = QTableView()
+        self.table.setModel(self.events_model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.setAlternatingRowColors(True)
+        self.chart = ReuseChart(self.events_model, self.events_model.points)
+
+        controls = QHBoxLayout()
+        for widget in (self.follow_box, self.cache_only_box, self.pause_box):
+            controls.addWidget(widget)
+        controls.addWidget(self.search_edit, 1)
+        controls.addWidget(self.copy_button)
+        controls.addWidget(self.clear_button)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.chart)
+        lower_layout.addWidget(self.table, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(lower)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.status_label)
+        layout.addLayout(controls)
+        layout.addWidget(splitter, 1)
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(FLUSH_INTERVAL_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        bar = self.view.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrollbar_value_changed)
+        bar.rangeChanged.connect(self._on_scrollbar_range_changed)
+        self.cache_only_box.toggled.connect(self._on_filter_toggled)
+        self.pause_box.toggled.connect(self._on_pause_toggled)
+        self.search_edit.returnPressed.connect(self._on_search_return_pressed)
+        self.copy_button.clicked.connect(self.copy_lines)
+        self.clear_button.clicked.connect(self.clear)
+        self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
+
+    # -- binding -----------------------------------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    def bind(self, source: LogSource | None, kind_hint: str | None) -> None:
+        """Follow ``source`` (a ``LogSource`` or None); unchanged sources keep following."""
+        if self._follower is not None and source == self._source and kind_hint == self._kind_hint:
+            return
+        self.stop()
+        self._source, self._kind_hint = source, kind_hint
+        self.highlighter.kind_hint = kind_hint
+        self.clear()  # lines and requests belong to the source they came from
+        if source is None:
+            self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
+            return
+        self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
+        if ProcessLogFollower.usable():
+            self._follower = ProcessLogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                                max_pending_events=MAX_EVENTS,
+                                                max_lines_per_frame=MAX_LINES_PER_FLUSH)
+        else:
+            self._follower = LogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
+                                         max_pending_events=MAX_EVENTS)
+        self._follower.start()
+        self._timer.start()
+
+    def stop(self) -> None:
+        """Stop following and wait for the worker (called on rebind and on quit)."""
+        self._timer.stop()
+        if self._follower is not None:
+            self._follower.stop()
+            self._flush(self._follower.take())
+            self._follower = None
+        self._list_unlisted()
+        self._draw_undrawn(budget_ms=None)
+
+    # -- view --------------------------------------------------------------------------------------
+
+    def _shown(self, line: ClassifiedLine) -> bool:
+        if not self.cache_only_box.isChecked():
+            return True
+        return str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS
+
+    def _set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+
+    @Slot()
+    def _on_timer_timeout(self) -> None:
+        if self._follower is not None:
+            self._flush(self._follower.take(), list_now=False)
+        if self._unlisted and self._listed_clock.elapsed() >= LIST_INTERVAL_MS:
+            self._list_unlisted()
+        self._draw_undrawn(DRAW_BUDGET_MS)
+
+    def _flush(self, batch: LogBatch, list_now: bool = True) -> None:
+        """Take in a batch: its requests go to the table (now, or with the next listing when
+        ``list_now`` is false), its lines wait to be drawn."""
+        if batch.status:
+            self._set_status(batch.status)
+        if batch.error:
+            self._set_status(batch.error)
+            self._timer.stop()
+        self.dropped_lines += batch.dropped_lines
+        if batch.events:
+            self._unlisted.extend(batch.events)
+            del self._unlisted[:-MAX_EVENTS]  # older than anything the table would still keep
+        if batch.lines:
+            self._history.extend(batch.lines)
+            if not self.pause_box.isChecked():
+                shown = self._newest_shown(batch.lines, MAX_VIEW_LINES)
+                # what falls out is older than anything the view would still keep
+                self.dropped_lines += self._undrawn.add(shown)
+        if list_now or batch.error:
+            self._list_unlisted()
+        if batch.error:  # the timer has stopped: nothing else would draw them
+            self._draw_undrawn(budget_ms=None)
+
+    def _list_unlisted(self) -> None:
+        self._listed_clock.restart()
+        if not self._unlisted:
+            return
+        events, self._unlisted = self._unlisted, []
+        self.events_model.add_events(events)
+        self._check_alerts(events)
+        if self.follow_box.isChecked():
+            self.table.scrollToBottom()
+        self.verdict_seen.emit(str(events[-1].verdict))
+        self.events_added.emit(len(events))
+
+    def _check_alerts(self, events: list[CacheEvent]) -> None:
+        alert = self.alerts.feed_listed(events, self.events_model)
+        if alert:
+            self.reuse_alert.emit(alert)
+
+    def attach_alerts(self, controller: AppController) -> None:
+        """Alerts go to the controller (the tray shows them); thresholds come from the app settings."""
+        settings = controller.settings
+        self.alerts.threshold = settings.reuse_alert_threshold
+        self.alerts.requests = settings.reuse_alert_requests
+        self.reuse_alert.connect(controller.raise_reuse_alert)
+
+    def _draw_undrawn(self, budget_ms: float | None) -> None:
+        """Draw waiting lines, oldest first, until ``budget_ms`` is spent (None: all of them)."""
+        drawn = self._undrawn.draw(lambda chunk: self._append(chunk, scroll=False), budget_ms)
+        if drawn:
+            self._scroll_if_following()
+            self.lines_appended.emit(drawn)
+
+    def _newest_shown(self, lines: list[ClassifiedLine], limit: int) -> list[ClassifiedLine]:
+        """The last ``limit`` lines that pass the filter (a flood is not filtered line by line)."""
+        cache_only = self.cache_only_box.isChecked()
+        picked: list[ClassifiedLine] = []
+        for line in reversed(lines):
+            if not cache_only or str(getattr(line.kind, "value", line.kind)) in CACHE_KINDS:
+                picked.append(line)
+                if len(picked) >= limit:
+                    self.dropped_lines += len(lines) - len(picked)  # upper bound: the rest was not drawn
+                    break
+        picked.reverse()
+        return picked
+
+    def _append(self, lines: list[ClassifiedLine], scroll: bool = True) -> None:
+        if not lines:
+            return
+        bar = self.view.verticalScrollBar()
+        self._pinned = self._pinned or bar.value() >= bar.maximum() - 2
+        self.highlighter.remember(lines)
+        cursor = QTextCursor(self.view.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()
+        text = "\n".join(line.text for line in lines)
+        cursor.insertText(text if self.view.document().isEmpty() else "\n" + text)
+        cursor.endEditBlock()
+        if scroll:
+            self._scroll_if_following()
+            self.lines_appended.emit(len(lines))
+
+    def _scroll_if_following(self) -> None:
+        bar = self.view.verticalScrollBar()
+        if self.follow_box.isChecked() and self._pinned:
+            bar.setValue(bar.maximum())
+
+    def _rerender(self) -> None:
+        self._undrawn.clear()  # the history holds them; the re-render below draws what is shown
+        self.view.clear()
+        self._append(self._newest_shown(list(self._history), MAX_VIEW_LINES))
+
+    def clear(self) -> None:
+        self.view.clear()
+        self._undrawn.clear()
+        self._unlisted.clear()
+        self._history.clear()
+        self.events_model.clear()
+        self.alerts.reset()
+        self.dropped_lines = 0
+
+    def shown_text(self) -> str:
+        return self.view.toPlainText()
+
+    @Slot()
+    def copy_lines(self) -> None:
+        cursor = self.view.textCursor()
+        text = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.shown_text()
+        QGuiApplication.clipboard().setText(text)
+
+    def find_text(self, text: str, backward: bool = False) -> bool:
+        if not text:
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        if self.view.find(text, flags):
+            return True
+        cursor = self.view.textCursor()  # wrap around once
+        cursor.movePosition(QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start)
+        self.view.setTextCursor(cursor)
+        return self.view.find(text, flags)
+
+    # -- slots -------------------------------------------------------------------------------------
+
+    @Slot(int)
+    def _on_scrollbar_value_changed(self, value: int) -> None:
+        """The user scrolled: stay pinned only if they are (back) at the bottom (Frescobaldi's idea)."""
+        self._pinned = value >= self.view.verticalScrollBar().maximum() - 2
+
+    @Slot(int, int)
+    def _on_scrollbar_range_changed(self, _minimum: int, maximum: int) -> None:
+        """The layout grew after an append: keep the newest line in view if we were pinned."""
+        if self._pinned and self.follow_box.isChecked():
+            self.view.verticalScrollBar().setValue(maximum)
+
+    @Slot(bool)
+    def _on_filter_toggled(self, _checked: bool) -> None:
+        self._rerender()
+
+    @Slot(bool)
+    def _on_pause_toggled(self, paused: bool) -> None:
+        if paused:
+            self._undrawn.clear()  # kept in the history: resuming re-renders from there
+        else:
+            self._rerender()
+
+    @Slot()
+    def _on_search_return_pressed(self) -> None:
+        backward = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
+        if not self.find_text(self.search_edit.text(), backward):
+            missing = self.tr("“%1” is not in the shown lines.")
+            self._set_status(missing.replace("%1", self.search_edit.text()))
+
+    # -- Qt overrides ------------------------------------------------------------------------------
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self.highlighter.refresh_formats()
+            self.chart.update()
+        super().changeEvent(event)
+
+
+def _describe(source: LogSource) -> str:
+    kind = getattr(source, "kind", "")
+    if kind == "journald":
+        return QCoreApplication.translate("LogPanel", "journald unit %1").replace("%1", str(source.unit))
+    if kind == "command":
+        return " ".join(source.command or [])
+    return str(getattr(source, "path", "") or kind)

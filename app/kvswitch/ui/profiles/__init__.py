@@ -1,0 +1,1 @@
+"""Profiles: the cards, the gallery, the editor and the diff shown before a switch."""

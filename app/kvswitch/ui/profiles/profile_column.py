@@ -1,0 +1,177 @@
+"""The window's profile column and what acts on it: cards, filter, empty state, gallery, duplicate, reorder.
+
+A mixin of ``MainWindow`` (it uses the window's model, controller, editor and message bar), kept apart so
+the window module stays about wiring the parts together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Slot
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QScrollArea
+
+    from kvswitch.ui.control.controller import AppController
+    from kvswitch.ui.profiles.profile_editor import ProfileEditor
+    from kvswitch.ui.profiles.profile_model import ProfileListModel
+    from kvswitch.ui.widgets.message_bar import MessageBar
+
+
+class ProfileColumnMixin:
+    """Builds the left column and handles its actions; ``MainWindow`` supplies the attributes below.
+
+    Texts use the window's translation context ("MainWindow"), where they always were."""
+
+    controller: AppController
+    model: ProfileListModel
+    editor_page: QScrollArea
+    if TYPE_CHECKING:
+        @property
+        def editor(self) -> ProfileEditor: ...  # MainWindow builds it on first use
+    message_bar: MessageBar
+    tabs: Any
+    selected_name: Callable[[], str | None]
+    _select: Callable[[str | None], None]
+    _update_actions: Callable[[], None]
+    _fill_new_menu: Callable[[], None]
+    apply_profile: Callable[[str], bool]
+
+    def _build_profile_column(self) -> QWidget:
+        # The cards' painter and panels load with the content, after the frame's first paint.
+        from PySide6.QtWidgets import QListView  # noqa: PLC0415
+
+        from kvswitch.ui.profiles.profile_card import ProfileCardDelegate  # noqa: PLC0415
+        from kvswitch.ui.profiles.profile_panel import EmptyState, ProfileButtons  # noqa: PLC0415
+
+        self.list_view = QListView()
+        self.list_view.setModel(self.model)
+        self.list_view.setUniformItemSizes(True)
+        self.card_delegate = ProfileCardDelegate(self.list_view)
+        self.card_delegate.use_requested.connect(self._on_card_use_requested)
+        self.list_view.setItemDelegate(self.card_delegate)
+        self.list_view.setMouseTracking(True)
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText(
+            QCoreApplication.translate("MainWindow", "Filter profiles (Ctrl+F)"))
+        self.filter_edit.setClearButtonEnabled(True)
+        self.empty_state = EmptyState()
+        self.list_stack = QStackedWidget()
+        self.list_stack.addWidget(self.list_view)
+        self.list_stack.addWidget(self.empty_state)
+        self.no_match_label = QLabel()
+        self.no_match_label.setWordWrap(True)
+        self.no_match_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
+        self.no_match_label.setContentsMargins(12, 24, 12, 12)
+        self.list_stack.addWidget(self.no_match_label)
+        self.new_button = QToolButton()
+        self.new_button.setText(QCoreApplication.translate("MainWindow", "New profile…"))
+        self.new_button.setToolTip(QCoreApplication.translate(
+            "MainWindow", "Pick a server or vendor (the arrow: an empty form of one kind)"))
+        self.new_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.new_menu = QMenu(self.new_button)
+        self._fill_new_menu()
+        self.new_button.setMenu(self.new_menu)
+        self.remove_button = QPushButton(QCoreApplication.translate("MainWindow", "Remove"))
+        self.profile_buttons = ProfileButtons()
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(12, 8, 4, 8)  # off the window edge (8/12 px spacing)
+        left_layout.setSpacing(8)
+        left_layout.addWidget(QLabel(QCoreApplication.translate("MainWindow", "Profiles")))
+        left_layout.addWidget(self.filter_edit)
+        left_layout.addWidget(self.list_stack, 1)
+        left_layout.addWidget(self.profile_buttons)
+        row = QHBoxLayout()
+        row.addWidget(self.new_button)
+        row.addStretch(1)
+        row.addWidget(self.remove_button)
+        left_layout.addLayout(row)
+        return left
+
+    @Slot(str)
+    def _on_filter_text_changed(self, text: str) -> None:
+        from kvswitch.ui.profiles.profile_card import card_lines  # noqa: PLC0415
+
+        words = text.casefold().split()
+        for row in range(self.model.rowCount()):
+            haystack = " ".join(card_lines(self.model.index(row))).casefold()
+            matches = all(word in haystack for word in words)
+            self.list_view.setRowHidden(row, not matches)
+        self.show_list_page()
+
+    def show_list_page(self) -> None:
+        """The cards; the empty state without profiles; "no match" when the filter hides every card."""
+        rows = self.model.rowCount()
+        hidden = sum(self.list_view.isRowHidden(row) for row in range(rows))
+        if not rows:
+            self.list_stack.setCurrentWidget(self.empty_state)
+        elif hidden == rows:
+            text = QCoreApplication.translate("MainWindow", "No profile matches “%1”. Clear the filter to "
+                                              "see all %2.")
+            self.no_match_label.setText(text.replace("%1", self.filter_edit.text().strip())
+                                        .replace("%2", str(rows)))
+            self.list_stack.setCurrentWidget(self.no_match_label)
+        else:
+            self.list_stack.setCurrentWidget(self.list_view)
+
+    @Slot(str)
+    def _on_card_use_requested(self, name: str) -> None:
+        self._select(name)
+        self.apply_profile(name)
+
+    @Slot()
+    def _on_find_triggered(self) -> None:
+        self.filter_edit.setFocus()
+        self.filter_edit.selectAll()
+
+    @Slot()
+    def _on_duplicate_requested(self) -> None:
+        name = self.selected_name()
+        copy = self.controller.duplicate_profile(name) if name else None
+        if copy is not None:
+            self._select(copy)
+            text = QCoreApplication.translate("MainWindow", "Copied “%1” as “%2”.")
+            self.message_bar.show_info(text.replace("%1", name or "").replace("%2", copy))
+
+    @Slot(int)
+    def _on_move_requested(self, offset: int) -> None:
+        name = self.selected_name()
+        if name is not None:
+            self.controller.move_profile(name, offset)
+            self._select(name)
+            self._update_actions()
+
+    def open_gallery(self, detector: Callable[[], list[object]] | None = None) -> object:
+        """The preset gallery (modeless, so tests and the user can search while detection runs)."""
+        from kvswitch.ui.profiles.gallery import PresetGallery  # noqa: PLC0415
+
+        self.gallery = PresetGallery(self.controller, self, detector=detector)  # type: ignore[arg-type]
+        self.gallery.picked.connect(self._on_gallery_picked)
+        self.gallery.finished.connect(self.gallery.deleteLater)
+        self.gallery.open()
+        return self.gallery
+
+    @Slot(dict)
+    def _on_gallery_picked(self, data: dict[str, object]) -> None:
+        self.list_view.clearSelection()
+        self.list_view.setCurrentIndex(QModelIndex())
+        self.editor.fill_from_preset(data)
+        self.tabs.setCurrentWidget(self.editor_page)
+        self.editor.key_edit.setFocus()
+        self.message_bar.show_info(
+            QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save."))
+

@@ -1,0 +1,147 @@
+"""A list model over ``ProfileStore``: the store owns the profiles, this only presents them.
+
+The store calls back on every change; the model turns the difference between the names it last showed
+and the store's current names into the matching row signals (insert, remove, or a reset when the order
+changed), then marks every row changed so the active marker follows ``store.active_name``. The only
+thing kept here is the list of names last shown, which row signals need to describe a change.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal, Slot
+from PySide6.QtGui import QFont
+
+from kvswitch.ui.widgets import theme
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import Profile
+    from kvswitch.core.store import ProfileStore
+
+log = logging.getLogger("kvswitch.ui.profiles")
+
+ProfileRole = Qt.ItemDataRole.UserRole + 1
+IsActiveRole = Qt.ItemDataRole.UserRole + 2
+NameRole = Qt.ItemDataRole.UserRole + 3
+#: the latest recorded verify of the row's profile (a ``HistoryEntry``) or None
+VerifyRole = Qt.ItemDataRole.UserRole + 4
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class ProfileListModel(QAbstractListModel):
+    """Rows are the store's profiles in store order; the active one is bold and badged.
+
+    Signals:
+        store_changed(): the store reported a change (emitted after the rows were updated).
+    """
+
+    store_changed = Signal()
+    _store_notified = Signal()
+
+    def __init__(self, store: ProfileStore, parent: QObject | None = None,
+                 last_verify: Callable[[str], Any] | None = None):
+        super().__init__(parent)
+        self._store = store
+        self._last_verify = last_verify or (lambda _name: None)
+        self._names: list[str] = [p.name for p in store.profiles()]
+        # The store may notify from a worker thread (apply in the background); the signal hop makes the
+        # row update run on the model's thread.
+        self._store_notified.connect(self._on_store_notified)
+        self._unsubscribe = store.subscribe(self._on_store_callback)
+
+    @property
+    def store(self) -> ProfileStore:
+        return self._store
+
+    def profile_at(self, row: int) -> Profile | None:
+        if 0 <= row < len(self._names):
+            try:
+                return self._store.get(self._names[row])
+            except Exception:  # the store raises its own error for a name that just vanished
+                return None
+        return None
+
+    def row_of(self, name: str) -> int:
+        try:
+            return self._names.index(name)
+        except ValueError:
+            return -1
+
+    def _on_store_callback(self, *_args: object, **_kwargs: object) -> None:
+        self._store_notified.emit()
+
+    @Slot()
+    def _on_store_notified(self) -> None:
+        new = [p.name for p in self._store.profiles()]
+        old = self._names
+        if new != old:
+            self._apply_difference(old, new)
+        if self._names:
+            self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
+        self.store_changed.emit()
+
+    @Slot()
+    def refresh_rows(self) -> None:
+        """Repaint every row (what a row shows beside the store changed, e.g. its latest verify)."""
+        if self._names:
+            self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
+
+    def _apply_difference(self, old: list[str], new: list[str]) -> None:
+        if len(new) > len(old) and new[: len(old)] == old:
+            self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)
+            self._names = new
+            self.endInsertRows()
+            return
+        if len(new) == len(old) - 1:
+            removed = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), len(new))
+            if old[:removed] + old[removed + 1:] == new:
+                self.beginRemoveRows(QModelIndex(), removed, removed)
+                self._names = new
+                self.endRemoveRows()
+                return
+        self.beginResetModel()
+        self._names = new
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008 - Qt's own default
+        return 0 if parent.isValid() else len(self._names)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._names):
+            return None
+        name = self._names[index.row()]
+        active = name == self._store.active_name
+        if role in (Qt.ItemDataRole.DisplayRole, NameRole):
+            return name
+        if role == IsActiveRole:
+            return active
+        if role == ProfileRole:
+            return self.profile_at(index.row())
+        if role == VerifyRole:
+            return self._last_verify(name)
+        if role == Qt.ItemDataRole.FontRole:
+            font = QFont()
+            font.setBold(active)
+            return font
+        if role == Qt.ItemDataRole.DecorationRole:
+            return theme.marker_icon(active)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            profile = self.profile_at(index.row())
+            if profile is None:
+                return None
+            marker = self.tr(" (active)") if active else ""
+            return f"{name}{marker}\n{profile.kind.value} · {profile.base_url}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            profile = self.profile_at(index.row())
+            kind = f", {profile.kind.value}" if profile is not None else ""
+            return (self.tr("%1, active").replace("%1", name) if active else name) + kind
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren

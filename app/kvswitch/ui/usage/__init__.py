@@ -1,0 +1,1 @@
+"""The gateway's usage and status as the window shows them."""

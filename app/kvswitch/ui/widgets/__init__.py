@@ -1,0 +1,1 @@
+"""The look shared by every view: the theme and its palettes, icons, charts, the message bar."""
