@@ -12,7 +12,8 @@ LUCIDE=(plus file-diff undo-2 shield-check download settings circle-alert circle
   refresh-cw pencil search grip-vertical key-round external-link)
 VENDORS=(claude-color deepseek-color kimi zhipu-color zai bailian-color minimax-color siliconcloud-color
   openrouter-color modelscope-color stepfun-color volcengine-color doubao-color baiducloud-color xiaomimimo
-  novita-color longcat-color ppio-color nvidia-color qiniu-color ollama lmstudio vllm-color openai)
+  novita-color longcat-color ppio-color nvidia-color qiniu-color bytedance-color antgroup-color ollama lmstudio
+  vllm-color openai)
 
 cache="${HOME}/.cache/kvswitch/npm-icons"
 mkdir -p "$cache"

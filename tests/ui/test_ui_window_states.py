@@ -90,7 +90,7 @@ def test_new_user_adds_deepseek_from_the_gallery_applies_it_and_switches_back_fr
     assert env["ANTHROPIC_DEFAULT_OPUS_MODEL"] == "deepseek-v4-pro"
     assert window.undo_action.isEnabled()
     row = window.model.row_of("DeepSeek")
-    assert card_lines(window.model.index(row))[1] == "api.deepseek.com · deepseek-v4-pro"
+    assert card_lines(window.model.index(row))[1] == "DeepSeek · Anthropic API · deepseek-v4-pro"
 
     # one click in the tray back to the local server
     tray.menu.aboutToShow.emit()
@@ -103,6 +103,7 @@ def test_new_user_adds_deepseek_from_the_gallery_applies_it_and_switches_back_fr
 
 
 def test_a_blank_form_shows_no_error_until_a_field_is_edited(qtbot: Any, window: Any) -> None:
+    window.new_blank_profile()  # the user asks for an empty form (there is none before)
     editor = window.editor
     assert all(label.isHidden() for label in editor.errors.values())
     assert not editor.save_button.isEnabled()  # nothing to save yet, but nothing in red either
@@ -116,6 +117,7 @@ def test_a_blank_form_shows_no_error_until_a_field_is_edited(qtbot: Any, window:
 
 
 def test_save_attempt_shows_every_error(qtbot: Any, window: Any) -> None:
+    window.new_blank_profile()
     editor = window.editor
     editor.url_edit.setText("")
     editor.save()

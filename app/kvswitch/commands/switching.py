@@ -47,7 +47,8 @@ def register(subparsers: Any) -> None:
     imp = subparsers.add_parser("import", help="import Claude Code settings or CC Switch providers")
     imp.add_argument("source", choices=["claude", "cc-switch"])
     imp.add_argument("path", nargs="?", help="file to import (default: the usual location)")
-    imp.add_argument("--name", default="imported", help="profile name for 'import claude'")
+    imp.add_argument("--name", help="profile name for 'import claude' (default: the vendor's catalog id, "
+                     "e.g. deepseek, else 'imported')")
     imp.add_argument("--allow-dangerous-env", action="store_true",
                      help="accept env names that change how shells, the loader or Node behave")
     imp.set_defaults(func=cmd_import)

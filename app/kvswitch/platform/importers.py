@@ -2,8 +2,10 @@
 
 Imports never write anything but the returned profiles; the caller adds them to the store. Values
 that cannot become a profile field are kept in the profile's env block rather than dropped. An
-imported URL's kind is guessed from the servers registry (a hosted API's host, a local server's default
-port), which is why this lives in ``platform`` and not in ``core`` (``core`` cannot import ``servers``).
+imported URL's vendor, name and kind come from the catalog (``servers.vendor_match``: DeepSeek's URL makes
+a profile named ``deepseek`` of DeepSeek's kind), else the kind is guessed from the servers registry (a
+hosted API's host, a local server's default port), which is why this lives in ``platform`` and not in
+``core`` (``core`` cannot import ``servers``).
 """
 
 from __future__ import annotations
@@ -25,13 +27,33 @@ from kvswitch.core.fsutil import read_bytes
 from kvswitch.core.models import ENV_NAME_RE, PATH_TARGETS, ModelMap, Profile, ProfileKind
 from kvswitch.core.paths import claude_config_dir, home_dir
 from kvswitch.core.strictparse import check_toml, loads_json
+from kvswitch.servers.preset_data import vendor_kind
+from kvswitch.servers.vendor_match import vendor_for_url
 
 DERIVED_ENV = {"ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", *ModelMap.ENV_NAMES.values()}
+#: an imported Claude Code setup's name when its URL is no catalog vendor's
+DEFAULT_IMPORT_NAME = "imported"
 
 
 def guess_kind(url: str) -> ProfileKind:
-    """The kind an imported URL most likely is (``custom`` when its address does not say)."""
-    return servers.kind_for_url(url)
+    """The kind an imported URL most likely is: its catalog vendor's, else what its address says
+    (``custom`` when it says nothing)."""
+    match = vendor_for_url(url)
+    return vendor_kind(match.vendor) if match is not None else servers.kind_for_url(url)
+
+
+def import_name(url: str) -> str:
+    """The name an imported setup gets: its catalog vendor's id (``deepseek``), else ``imported``."""
+    match = vendor_for_url(url)
+    return match.vendor.id if match is not None else DEFAULT_IMPORT_NAME
+
+
+def claude_base_url(settings: dict[str, Any]) -> str:
+    """Where a Claude Code settings object sends requests (Anthropic's API when it sets no URL), for
+    naming only: a value that is not a string is left to the profile's validation to refuse."""
+    env = settings.get("env")
+    url = env.get("ANTHROPIC_BASE_URL") if isinstance(env, dict) else None
+    return url if isinstance(url, str) and url else servers.get(servers.CLAUDE_DEFAULT_KIND).base_url
 
 
 def profile_from_claude_settings(
@@ -69,9 +91,10 @@ def profile_from_claude_settings(
 
 
 def import_claude(
-    path: Path | str | None = None, name: str = "imported", allow_dangerous_env: bool = False
+    path: Path | str | None = None, name: str | None = None, allow_dangerous_env: bool = False
 ) -> Profile:
-    """The current Claude Code settings (default ``~/.claude/settings.json``) as a new profile."""
+    """The current Claude Code settings (default ``~/.claude/settings.json``) as a new profile, named
+    ``name`` or else after its catalog vendor (``import_name``)."""
     file = Path(path) if path else claude_config_dir() / "settings.json"
     raw = read_bytes(file)
     if raw is None:
@@ -84,7 +107,8 @@ def import_claude(
         raise ConfigParseError(file, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
     if not isinstance(data, dict):
         raise ConfigParseError(file, "expected a JSON object at the top level")
-    return profile_from_claude_settings(name, data, str(file), allow_dangerous_env)
+    chosen = name or import_name(claude_base_url(data))
+    return profile_from_claude_settings(chosen, data, str(file), allow_dangerous_env)
 
 
 def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source: str) -> Profile:

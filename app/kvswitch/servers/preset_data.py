@@ -30,7 +30,7 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
     for entry in vendors():
         data = entry.model_dump(exclude_none=True)
         entries.append({"id": entry.id, "name": entry.display_name(locale), "base_url": entry.base_url,
-                        "kind": _vendor_kind(entry).value, "local": False,
+                        "kind": vendor_kind(entry).value, "local": False,
                         **{k: v for k, v in data.items() if k not in ("id", "name", "base_url")},
                         "names": data["name"],
                         "protocols": {"claude": [entry.claude_protocol],
@@ -38,7 +38,8 @@ def preset_entries(locale: str = "en") -> list[dict[str, Any]]:
     return entries
 
 
-def _vendor_kind(entry: Vendor) -> ProfileKind:
+def vendor_kind(entry: Vendor) -> ProfileKind:
+    """The profile kind a catalog vendor's profile has (the gallery's and an import's alike)."""
     return VENDOR_KIND.get(entry.id, ProfileKind.OPENAI_COMPATIBLE)
 
 
@@ -57,7 +58,7 @@ def preset_profile_data(
             data["log"] = chosen.log.model_dump()
         return data
     entry = vendor(preset_id)
-    data = {"name": name, "kind": kind or _vendor_kind(entry).value, "env": {},
+    data = {"name": name, "kind": kind or vendor_kind(entry).value, "env": {},
             "notes": f"from preset {entry.id}"}
     if for_codex:
         if not entry.codex_base_url:

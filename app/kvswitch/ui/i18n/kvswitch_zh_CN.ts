@@ -595,22 +595,22 @@
         <translation>正在加载配置…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="82"/>
+        <location filename="../profiles/profile_column.py" line="86"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="88"/>
+        <location filename="../profiles/profile_column.py" line="92"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="94"/>
+        <location filename="../profiles/profile_column.py" line="98"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="123"/>
+        <location filename="../profiles/profile_column.py" line="142"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
@@ -746,12 +746,12 @@
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="69"/>
+        <location filename="../profiles/profile_column.py" line="73"/>
         <source>Filter profiles (Ctrl+F)</source>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="81"/>
+        <location filename="../profiles/profile_column.py" line="85"/>
         <location filename="../shell/main_window.py" line="135"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
@@ -767,12 +767,12 @@
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="147"/>
+        <location filename="../profiles/profile_column.py" line="166"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="176"/>
+        <location filename="../profiles/profile_column.py" line="195"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -964,43 +964,43 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profiles/profile_card.py" line="60"/>
+        <location filename="../profiles/profile_card.py" line="62"/>
         <source>just now</source>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="61"/>
+        <location filename="../profiles/profile_card.py" line="63"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="62"/>
+        <location filename="../profiles/profile_card.py" line="64"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="63"/>
+        <location filename="../profiles/profile_card.py" line="65"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="73"/>
+        <location filename="../profiles/profile_card.py" line="75"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="85"/>
+        <location filename="../profiles/profile_card.py" line="86"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="119"/>
-        <location filename="../profiles/profile_card.py" line="237"/>
+        <location filename="../profiles/profile_card.py" line="127"/>
+        <location filename="../profiles/profile_card.py" line="246"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="193"/>
+        <location filename="../profiles/profile_card.py" line="202"/>
         <source>active</source>
         <translation>使用中</translation>
     </message>
@@ -1013,136 +1013,194 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="70"/>
+        <location filename="../profiles/profile_editor.py" line="72"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="71"/>
+        <location filename="../profiles/profile_editor.py" line="73"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="77"/>
-        <location filename="../profiles/vendor_hint.py" line="42"/>
+        <location filename="../profiles/profile_editor.py" line="79"/>
+        <location filename="../profiles/vendor_hint.py" line="43"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="79"/>
-        <location filename="../profiles/profile_editor.py" line="385"/>
+        <location filename="../profiles/profile_editor.py" line="81"/>
+        <location filename="../profiles/profile_editor.py" line="359"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="81"/>
+        <location filename="../profiles/profile_editor.py" line="83"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="86"/>
+        <location filename="../profiles/profile_editor.py" line="88"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="88"/>
+        <location filename="../profiles/profile_editor.py" line="90"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="93"/>
-        <source>none</source>
-        <translation>无</translation>
-    </message>
-    <message>
-        <location filename="../profiles/profile_editor.py" line="95"/>
-        <source>log file, directory, systemd unit or server command</source>
-        <translation>日志文件、目录、systemd 单元或服务器命令</translation>
-    </message>
-    <message>
-        <location filename="../profiles/profile_editor.py" line="102"/>
+        <location filename="../profiles/profile_editor.py" line="101"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="103"/>
+        <location filename="../profiles/profile_editor.py" line="102"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="104"/>
+        <location filename="../profiles/profile_editor.py" line="103"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="113"/>
+        <location filename="../profiles/profile_editor.py" line="112"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="117"/>
+        <location filename="../profiles/profile_editor.py" line="116"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="118"/>
+        <location filename="../profiles/profile_editor.py" line="117"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="127"/>
+        <location filename="../profiles/profile_editor.py" line="126"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="129"/>
+        <location filename="../profiles/profile_editor.py" line="128"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="133"/>
+        <location filename="../profiles/profile_editor.py" line="129"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="137"/>
+        <location filename="../profiles/profile_editor.py" line="133"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="139"/>
+        <location filename="../profiles/profile_editor.py" line="135"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="350"/>
+        <location filename="../profiles/profile_editor.py" line="330"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="385"/>
+        <location filename="../profiles/profile_editor.py" line="359"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="109"/>
+        <location filename="../profiles/profile_editor.py" line="108"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
     <message>
-        <location filename="../profiles/vendor_hint.py" line="49"/>
+        <location filename="../profiles/vendor_hint.py" line="50"/>
         <source>required</source>
         <translation>必填</translation>
     </message>
     <message>
-        <location filename="../profiles/vendor_hint.py" line="51"/>
+        <location filename="../profiles/vendor_hint.py" line="52"/>
         <source>%1: a key is required — &lt;a href=&quot;%2&quot;&gt;get one&lt;/a&gt;</source>
         <translation>%1：需要密钥 — &lt;a href=&quot;%2&quot;&gt;去获取&lt;/a&gt;</translation>
     </message>
     <message>
-        <location filename="../profiles/vendor_hint.py" line="55"/>
+        <location filename="../profiles/vendor_hint.py" line="56"/>
         <source>%1: a key is required</source>
         <translation>%1：需要密钥</translation>
+    </message>
+    <message>
+        <location filename="../profiles/log_field.py" line="26"/>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <location filename="../profiles/log_field.py" line="28"/>
+        <source>log file, directory, systemd unit or server command</source>
+        <translation>日志文件、目录、systemd 单元或服务器命令</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileIdentity</name>
+    <message>
+        <location filename="../profiles/identity.py" line="47"/>
+        <source>Anthropic (Claude API)</source>
+        <translation>Anthropic（Claude API）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="48"/>
+        <source>Cloud API or gateway (by URL)</source>
+        <translation>云端 API 或网关（按 URL）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="49"/>
+        <source>llama.cpp (llama-server)</source>
+        <translation>llama.cpp（llama-server）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="50"/>
+        <source>LM Studio</source>
+        <translation>LM Studio</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="51"/>
+        <source>vLLM</source>
+        <translation>vLLM</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="52"/>
+        <source>SGLang</source>
+        <translation>SGLang</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="53"/>
+        <source>Ollama</source>
+        <translation>Ollama</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="54"/>
+        <source>Other server (custom URL)</source>
+        <translation>其他服务器（自定义 URL）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="62"/>
+        <source>Anthropic API</source>
+        <translation>Anthropic API</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="63"/>
+        <source>OpenAI Chat API</source>
+        <translation>OpenAI Chat API</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="64"/>
+        <source>OpenAI Responses API</source>
+        <translation>OpenAI Responses API</translation>
     </message>
 </context>
 <context>
@@ -1358,100 +1416,100 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../shell/tray.py" line="88"/>
+        <location filename="../shell/tray.py" line="97"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="91"/>
+        <location filename="../shell/tray.py" line="100"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="91"/>
+        <location filename="../shell/tray.py" line="100"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="104"/>
+        <location filename="../shell/tray.py" line="115"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="104"/>
-        <location filename="../shell/tray.py" line="207"/>
-        <location filename="../shell/tray.py" line="211"/>
+        <location filename="../shell/tray.py" line="115"/>
+        <location filename="../shell/tray.py" line="233"/>
+        <location filename="../shell/tray.py" line="237"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="107"/>
-        <location filename="../shell/tray.py" line="216"/>
+        <location filename="../shell/tray.py" line="118"/>
+        <location filename="../shell/tray.py" line="242"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="113"/>
+        <location filename="../shell/tray.py" line="124"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="116"/>
+        <location filename="../shell/tray.py" line="127"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="128"/>
+        <location filename="../shell/tray.py" line="139"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="128"/>
+        <location filename="../shell/tray.py" line="139"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="129"/>
+        <location filename="../shell/tray.py" line="140"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="129"/>
+        <location filename="../shell/tray.py" line="140"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="132"/>
+        <location filename="../shell/tray.py" line="143"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="135"/>
+        <location filename="../shell/tray.py" line="146"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="197"/>
+        <location filename="../shell/tray.py" line="223"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="198"/>
+        <location filename="../shell/tray.py" line="224"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="202"/>
+        <location filename="../shell/tray.py" line="228"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="217"/>
+        <location filename="../shell/tray.py" line="243"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="151"/>
+        <location filename="../shell/tray.py" line="177"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>
@@ -1822,6 +1880,59 @@
     </message>
 </context>
 <context>
+    <name>Welcome</name>
+    <message>
+        <location filename="../profiles/profile_page.py" line="34"/>
+        <source>Welcome to KV Switch</source>
+        <translation>欢迎使用 KV Switch</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="40"/>
+        <source>KV Switch points Claude Code, Codex and OpenCode at the backend you pick — a cloud vendor or a model server on this computer — in one click, and shows from the server&apos;s own numbers whether the prompt cache is reused, so a local model answers fast instead of reading the whole conversation again.</source>
+        <translation>KV Switch 一键把 Claude Code、Codex 和 OpenCode 指向你选的后端——云端厂商或本机的模型服务器——并用服务器自己的数据说明提示缓存是否被复用，让本地模型快速作答，而不是把整段对话重新读一遍。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="45"/>
+        <source>Add a profile…</source>
+        <translation>添加配置…</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="46"/>
+        <source>Servers running here, local presets and cloud vendors</source>
+        <translation>本机运行中的服务器、本地预设和云端厂商</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="48"/>
+        <source>Run the setup assistant…</source>
+        <translation>运行设置助手…</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="49"/>
+        <source>Find the coding tools and model servers on this computer</source>
+        <translation>查找本机的编程工具和模型服务器</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="50"/>
+        <source>Import from Claude Code</source>
+        <translation>从 Claude Code 导入</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="51"/>
+        <source>The backend ~/.claude/settings.json points at now</source>
+        <translation>~/.claude/settings.json 当前指向的后端</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="52"/>
+        <source>Import from CC Switch</source>
+        <translation>从 CC Switch 导入</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_page.py" line="53"/>
+        <source>Every Claude Code and Codex provider of CC Switch</source>
+        <translation>CC Switch 中的全部 Claude Code 和 Codex 供应商</translation>
+    </message>
+</context>
+<context>
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
@@ -1847,12 +1958,12 @@
 <context>
     <name>importing</name>
     <message>
-        <location filename="../profiles/importing.py" line="36"/>
+        <location filename="../profiles/importing.py" line="37"/>
         <source>Import risky profiles?</source>
         <translation>导入有风险的配置？</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="37"/>
+        <location filename="../profiles/importing.py" line="38"/>
         <source>Some profiles set environment variables that change how shells or Claude Code run programs, or write into project folders:
 
 %1
@@ -1865,23 +1976,23 @@ Import them only if you trust the source.</source>
 仅在你信任来源时导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="50"/>
+        <location filename="../profiles/importing.py" line="51"/>
         <source>Importing is not available in this build.</source>
         <translation>此版本不支持导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="58"/>
+        <location filename="../profiles/importing.py" line="59"/>
         <source>Nothing to import: no backend settings found.</source>
         <translation>没有可导入的内容：未找到后端设置。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="61"/>
-        <location filename="../profiles/importing.py" line="74"/>
+        <location filename="../profiles/importing.py" line="62"/>
+        <location filename="../profiles/importing.py" line="75"/>
         <source>Nothing was imported.</source>
         <translation>没有导入任何内容。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="75"/>
+        <location filename="../profiles/importing.py" line="76"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
     </message>

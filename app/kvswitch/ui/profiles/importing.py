@@ -22,13 +22,14 @@ Confirm = Callable[[str], bool]
 
 
 def _unique_name(store: Any, name: str) -> str:
+    """``deepseek``, then ``deepseek-2``, ``deepseek-3``: as ``kvswitch import`` numbers them."""
     taken = {p.name.casefold() for p in store.profiles()}
     if name.casefold() not in taken:
         return name
     number = 2
-    while f"{name} ({number})".casefold() in taken:
+    while f"{name}-{number}".casefold() in taken:
         number += 1
-    return f"{name} ({number})"
+    return f"{name}-{number}"
 
 
 def ask_user(review: str) -> bool:

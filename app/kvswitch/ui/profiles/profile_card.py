@@ -1,4 +1,5 @@
-"""Profiles drawn as cards: the kind's glyph, name, an "active" badge, host and model, the last verdict.
+"""Profiles drawn as cards: the vendor's logo, name, an "active" badge, vendor or host and model, the last
+verdict.
 
 A delegate rather than item widgets: the list stays one model (filtering, keyboard, accessibility work
 as for any list) and a hundred profiles cost a hundred paints, not a hundred widget trees. The texts a
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from urllib.parse import urlsplit
 
 from PySide6.QtCore import (
     QAbstractItemModel,
@@ -24,6 +24,8 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from kvswitch.ui.i18n import current
+from kvswitch.ui.profiles.identity import Identity, card_detail, identity
 from kvswitch.ui.profiles.profile_model import IsActiveRole, ProfileRole, VerifyRole
 from kvswitch.ui.widgets import theme
 from kvswitch.ui.widgets.appearance import readable
@@ -76,14 +78,20 @@ def verdict_line(entry: Any) -> str:
 
 
 def card_lines(index: _Index) -> tuple[str, str, str]:
-    """Name, ``host · model`` and the verdict line of a row."""
+    """Name, ``DeepSeek · Anthropic API · model`` (or ``host · model``) and the verdict line of a row."""
     profile = index.data(ProfileRole)
     name = str(index.data(Qt.ItemDataRole.DisplayRole))
     if profile is None:
         return name, "", ""
-    host = urlsplit(profile.base_url).netloc or profile.base_url
     model = profile.model or QApplication.translate("ProfileCard", "default model")
-    return name, f"{host} · {model}", verdict_line(index.data(VerifyRole))
+    return name, card_detail(profile.base_url, profile.kind.value, model, current()), verdict_line(
+        index.data(VerifyRole))
+
+
+def card_identity(index: _Index) -> Identity | None:
+    """Who the row's profile talks to (vendor or kind), for its glyph; None for a row without a profile."""
+    profile = index.data(ProfileRole)
+    return identity(profile.base_url, profile.kind.value, current()) if profile is not None else None
 
 
 def glyph_color(kind: str, pal: QPalette) -> QColor:
@@ -168,20 +176,21 @@ class ProfileCardDelegate(QStyledItemDelegate):
         small.setBold(True)
         from kvswitch.ui.widgets import icons  # noqa: PLC0415
 
-        logo = (icons.logo_icon(icons.logo_name(profile.base_url, kind), ink="#1c1e22")
-                if profile is not None else None)  # on the card's light tile
+        who = card_identity(index)
+        logo = icons.logo_icon(who.logo, ink="#1c1e22") if who is not None else None  # on a light tile
         if logo is not None:  # the vendor's (or server's) own logo on a light tile, as CC Switch shows it
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor("#ffffff"))
             painter.drawRoundedRect(glyph, 8, 8)
             logo.paint(painter, glyph.adjusted(5, 5, -5, -5))
-        else:
+        else:  # the vendor's own monogram when the collection has no logo, else the kind's two letters
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(glyph_color(kind, pal))
             painter.drawEllipse(glyph)
             painter.setPen(pal.color(QPalette.ColorRole.Base))
             painter.setFont(small)
-            painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, kind_badge(kind))
+            letters = (who.monogram if who is not None else "") or kind_badge(kind)
+            painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, letters)
         left = glyph.right() + PAD
         line = QFontMetrics(option.font).height()
         title = QRect(left, rect.top(), rect.right() - left, line)

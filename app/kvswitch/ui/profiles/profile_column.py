@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kvswitch.ui.control.controller import AppController
     from kvswitch.ui.profiles.profile_editor import ProfileEditor
     from kvswitch.ui.profiles.profile_model import ProfileListModel
+    from kvswitch.ui.profiles.profile_page import ProfilePage
     from kvswitch.ui.widgets.message_bar import MessageBar
 
 
@@ -49,6 +50,9 @@ class ProfileColumnMixin:
     _update_actions: Callable[[], None]
     _fill_new_menu: Callable[[], None]
     apply_profile: Callable[[str], bool]
+    open_first_run: Callable[[], None]
+    _import: Callable[[str], None]
+    profile_page: ProfilePage | None = None
 
     def _build_profile_column(self) -> QWidget:
         # The cards' painter and panels load with the content, after the frame's first paint.
@@ -113,9 +117,24 @@ class ProfileColumnMixin:
             self.list_view.setRowHidden(row, not matches)
         self.show_list_page()
 
+    def wrap_editor(self, editor: ProfileEditor) -> QWidget:
+        """The Profile tab's page: a welcome until there is a profile (or one is asked for), then the form."""
+        from kvswitch.ui.profiles.profile_page import ProfilePage  # noqa: PLC0415
+
+        self.profile_page = page = ProfilePage(editor)
+        page.welcome.add_requested.connect(lambda: self.open_gallery())
+        page.welcome.setup_requested.connect(lambda: self.open_first_run())
+        page.welcome.import_requested.connect(lambda source: self._import(source))
+        page.show_for(self.model.rowCount())
+        return page
+
     def show_list_page(self) -> None:
-        """The cards; the empty state without profiles; "no match" when the filter hides every card."""
+        """The cards; the empty state without profiles; "no match" when the filter hides every card.
+
+        The Profile tab follows: the welcome while there is no profile, unless a new one was asked for."""
         rows = self.model.rowCount()
+        if self.profile_page is not None:
+            self.profile_page.show_for(rows)
         hidden = sum(self.list_view.isRowHidden(row) for row in range(rows))
         if not rows:
             self.list_stack.setCurrentWidget(self.empty_state)

@@ -9,7 +9,6 @@ the user has edited (or all of them once Save is tried): a blank new form is not
 from __future__ import annotations
 
 import logging
-import shlex
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,7 +32,9 @@ from kvswitch.servers import DEFAULT_LOCAL_KIND
 from kvswitch.ui.profiles.env_block import format_env_block, parse_env_block
 from kvswitch.ui.profiles.field_errors import FieldErrors
 from kvswitch.ui.profiles.gateway_fields import GatewayFields
+from kvswitch.ui.profiles.identity import kind_name
 from kvswitch.ui.profiles.lint_panel import LintPanel
+from kvswitch.ui.profiles.log_field import LogField
 from kvswitch.ui.profiles.profile_models import ModelMapBox, RunTask
 from kvswitch.ui.profiles.vendor_hint import VendorKeyHint
 from kvswitch.ui.widgets import appearance
@@ -41,7 +42,6 @@ from kvswitch.ui.widgets import appearance
 log = logging.getLogger("kvswitch.ui.editor")
 
 EDITABLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish")
-LOG_KINDS = ("", "file", "directory", "journald", "command")
 
 
 class ProfileEditor(QWidget):
@@ -50,10 +50,12 @@ class ProfileEditor(QWidget):
     Signals:
         profile_saved(str): the profile was added or updated in the store (its name).
         save_failed(str): the store refused the profile (its message).
+        form_opened(): a new profile's form was asked for (a preset, a kind): the welcome gives way.
     """
 
     profile_saved = Signal(str)
     save_failed = Signal(str)
+    form_opened = Signal()
 
     def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None):
         super().__init__(parent)
@@ -66,7 +68,7 @@ class ProfileEditor(QWidget):
 
         self.kind_combo = QComboBox()
         for each in ProfileKind:
-            self.kind_combo.addItem(self._kind_label(each), each.value)
+            self.kind_combo.addItem(kind_name(each.value), each.value)  # as users call them
         self.preset_button = QPushButton(self.tr("Use preset"))
         self.preset_button.setToolTip(self.tr("Fill the base URL, env block and log source for this kind"))
         self.name_edit = QLineEdit()
@@ -88,11 +90,8 @@ class ProfileEditor(QWidget):
         self.allow_dangerous_box.setToolTip(self.tr("They change how shells, the loader or Claude Code "
                                                     "run programs; tick only if you set them on purpose"))
         self.target_boxes = {spec: QCheckBox(spec) for spec in EDITABLE_TARGETS}
-        self.log_kind_combo = QComboBox()
-        for kind in LOG_KINDS:
-            self.log_kind_combo.addItem(kind or self.tr("none"), kind)
-        self.log_path_edit = QLineEdit()
-        self.log_path_edit.setPlaceholderText(self.tr("log file, directory, systemd unit or server command"))
+        self.log_field = LogField()
+        self.log_kind_combo, self.log_path_edit = self.log_field.kind_combo, self.log_field.path_edit
 
         self.errors = self._field_errors.labels  # the error label under each field, by field name
         form = QFormLayout()
@@ -127,10 +126,7 @@ class ProfileEditor(QWidget):
         self._field_errors.add_row(form, "targets", self.tr("Write to"), targets_widget)
         self.gateway_fields = GatewayFields(self)  # through the gateway, the stabiliser, bridges
         form.addRow(self.tr("Gateway"), self.gateway_fields)
-        log_row = QHBoxLayout()
-        log_row.addWidget(self.log_kind_combo)
-        log_row.addWidget(self.log_path_edit, 1)
-        self._field_errors.add_row(form, "log", self.tr("Server log"), log_row)
+        self._field_errors.add_row(form, "log", self.tr("Server log"), self.log_field)
         self.models_box = ModelMapBox(lambda: self._valid, run_task, self)
 
         self.lint_panel = LintPanel(self)
@@ -204,6 +200,7 @@ class ProfileEditor(QWidget):
         self._fill(profile)
         self._field_errors.show_all = True  # the user chose this: a clash with an existing name shows now
         self._validate()
+        self.form_opened.emit()
 
     def _reset_touched(self) -> None:
         self._field_errors.reset()
@@ -225,6 +222,7 @@ class ProfileEditor(QWidget):
             box.setChecked(spec == "claude")
         self._loading = False
         self.apply_preset(kind)
+        self.form_opened.emit()
 
     def apply_preset(self, kind: ProfileKind | str) -> None:
         """Fill URL, env and log source from the kind's preset; keeps name, key and model."""
@@ -237,7 +235,7 @@ class ProfileEditor(QWidget):
         env, _ = parse_env_block(self.env_edit.toPlainText())
         env.update(chosen.env)
         self.env_edit.setPlainText(format_env_block(env))
-        self._set_log(chosen.log)
+        self.log_field.set_source(chosen.log)
         self._loading = False
         self._validate()
 
@@ -275,20 +273,9 @@ class ProfileEditor(QWidget):
         self.gateway_fields.set_values(profile)
         for spec, box in self.target_boxes.items():
             box.setChecked(spec in profile.targets)
-        self._set_log(profile.log)
+        self.log_field.set_source(profile.log)
         self._loading = False
         self._validate()
-
-    def _set_log(self, source: Any) -> None:
-        kind = source.kind if source is not None else ""
-        self.log_kind_combo.setCurrentIndex(max(0, self.log_kind_combo.findData(kind)))
-        if source is None:
-            value = ""
-        elif source.kind == "command":
-            value = shlex.join(source.command or [])
-        else:
-            value = (source.unit if source.kind == "journald" else source.path) or ""
-        self.log_path_edit.setText(value)
 
     def _form_data(self) -> tuple[dict[str, Any], list[str]]:
         env, env_errors = parse_env_block(self.env_edit.toPlainText())
@@ -319,16 +306,9 @@ class ProfileEditor(QWidget):
                 pass
         data["models"] = self.models_box.values()
         data["targets"] = [spec for spec, box in self.target_boxes.items() if box.isChecked()] + kept
-        log_kind = self.log_kind_combo.currentData()
-        value = self.log_path_edit.text().strip()
-        if log_kind == "command":
-            try:
-                command = shlex.split(value)
-            except ValueError:  # an unbalanced quote: the model then says a command is needed
-                command = []
-            data["log"] = {"kind": "command", "command": command}
-        elif log_kind:
-            data["log"] = {"kind": log_kind, ("unit" if log_kind == "journald" else "path"): value}
+        log_source = self.log_field.data()
+        if log_source is not None:
+            data["log"] = log_source
         return data, env_errors
 
     def _validate(self) -> Profile | None:
@@ -360,12 +340,6 @@ class ProfileEditor(QWidget):
         key = name.casefold()
         return any(p.name.casefold() == key and (self._editing is None or key != self._editing.casefold())
                    for p in self._store.profiles())
-
-    def _kind_label(self, kind: ProfileKind) -> str:
-        from kvswitch.servers import PRESETS  # noqa: PLC0415
-
-        found = PRESETS.get(kind)
-        return found.label if found is not None else kind.value
 
     # -- slots -------------------------------------------------------------------------------------
 

@@ -134,12 +134,20 @@ class ProfileListModel(QAbstractListModel):
             if profile is None:
                 return None
             marker = self.tr(" (active)") if active else ""
-            return f"{name}{marker}\n{profile.kind.value} · {profile.base_url}"
+            return f"{name}{marker}\n{self._identity(profile)} · {profile.base_url}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
             profile = self.profile_at(index.row())
-            kind = f", {profile.kind.value}" if profile is not None else ""
+            kind = f", {self._identity(profile)}" if profile is not None else ""
             return (self.tr("%1, active").replace("%1", name) if active else name) + kind
         return None
+
+    @staticmethod
+    def _identity(profile: Profile) -> str:
+        """``DeepSeek · Anthropic API`` or the kind's name (loaded on the first tooltip, not at start)."""
+        from kvswitch.ui.i18n import current  # noqa: PLC0415
+        from kvswitch.ui.profiles.identity import identity  # noqa: PLC0415
+
+        return identity(profile.base_url, profile.kind.value, current()).label
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
         if not index.isValid():

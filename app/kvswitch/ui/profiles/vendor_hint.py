@@ -1,5 +1,5 @@
-"""The editor's line under the API key: which catalog vendor the URL belongs to, its logo, and where to get
-a key ("Key required — get one at …"), so a new user does not guess whether the key is optional."""
+"""The editor's line under the API key: which catalog vendor and API the URL belongs to, its logo, and where
+to get a key ("Key required — get one at …"), so a new user does not guess whether the key is optional."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from kvswitch.ui.i18n import current
+from kvswitch.ui.profiles.identity import identity
 from kvswitch.ui.widgets import icons
 
 
@@ -45,7 +46,7 @@ class VendorKeyHint(QWidget):
             self.hide()
             return
         entry = vendor(self.vendor_id)
-        name = _escape(entry.display_name(current()))
+        name = _escape(identity(base_url.strip(), "", current()).label)  # "DeepSeek · Anthropic API"
         self._key_edit.setPlaceholderText(QCoreApplication.translate("ProfileEditor", "required"))
         if entry.keys_url:
             text = QCoreApplication.translate("ProfileEditor",

@@ -217,7 +217,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         from kvswitch.ui.profiles.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
 
         self._editor = ProfileEditor(self.store, run_task=self.controller.run_task)
-        self.editor_page.setWidget(self._editor)
+        self.editor_page.setWidget(self.wrap_editor(self._editor))  # the welcome until a first profile
         self._editor.profile_saved.connect(self._on_editor_profile_saved)
         self._editor.save_failed.connect(self.message_bar.show_error)
         name = self.selected_name()

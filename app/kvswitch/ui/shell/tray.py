@@ -8,6 +8,7 @@ for quick switching) and a notification confirms the switch or says why it faile
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
@@ -18,6 +19,9 @@ from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.usage.gateway_status import status_line
 from kvswitch.ui.verify.verify_clients import add_client_verify_actions
 from kvswitch.ui.widgets import theme
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import Profile
 
 log = logging.getLogger("kvswitch.ui.shell.tray")
 
@@ -46,7 +50,8 @@ class TrayIcon(QObject):
         self.profile_group.setExclusive(True)
         self.profile_actions: dict[str, QAction] = {}
         self.icon.setContextMenu(self.menu)
-        self.menu.aboutToShow.connect(self.rebuild_menu)
+        self.menu.aboutToShow.connect(self._on_menu_about_to_show)
+        self.menu.setToolTipsVisible(True)
         self.icon.activated.connect(self._on_icon_activated)
         controller.cache_state_changed.connect(self._on_controller_cache_state_changed)
         controller.profile_applied.connect(self._on_controller_profile_applied)
@@ -61,7 +66,7 @@ class TrayIcon(QObject):
         if hints is not None:
             hints.colorSchemeChanged.connect(self._on_color_scheme_changed)
         self._update_tooltip()
-        self.rebuild_menu()
+        self.rebuild_menu(vendors=False)  # the catalog loads when the menu is first opened, not at start
 
     @staticmethod
     def available() -> bool:
@@ -74,8 +79,12 @@ class TrayIcon(QObject):
         self.icon.hide()
 
     @Slot()
-    def rebuild_menu(self) -> None:
-        """Fill the menu from the store as it is now."""
+    def _on_menu_about_to_show(self) -> None:
+        self.rebuild_menu()
+
+    def rebuild_menu(self, vendors: bool = True) -> None:
+        """Fill the menu from the store as it is now; with ``vendors``, each profile's vendor (or kind)
+        logo, name and API too (``profiles.identity``)."""
         self.menu.clear()
         for action in self.profile_group.actions():
             self.profile_group.removeAction(action)
@@ -95,6 +104,8 @@ class TrayIcon(QObject):
             action.setCheckable(True)
             action.setChecked(profile.name == active)
             action.setToolTip(f"{profile.kind.value} · {profile.base_url}")
+            if vendors:
+                self._show_vendor(action, profile)
             action.triggered.connect(lambda _checked=False, name=profile.name: self._on_profile_chosen(name))
             self.profile_group.addAction(action)
             self.menu.addAction(action)
@@ -143,6 +154,21 @@ class TrayIcon(QObject):
         self.gateway_action = self.menu.addAction(gateway) if gateway else None
         if self.gateway_action is not None:
             self.gateway_action.setEnabled(False)
+
+    @staticmethod
+    def _show_vendor(action: QAction, profile: Profile) -> None:
+        """The vendor's logo; its name after the profile's when the name does not say it already."""
+        from kvswitch.ui.i18n import current  # noqa: PLC0415
+        from kvswitch.ui.profiles.identity import identity  # noqa: PLC0415
+        from kvswitch.ui.widgets.icons import logo_icon  # noqa: PLC0415
+
+        who = identity(profile.base_url, profile.kind.value, current())
+        logo = logo_icon(who.logo, 16)
+        if logo is not None:
+            action.setIcon(logo)
+        if who.vendor_id is not None and who.name.casefold() not in profile.name.casefold():
+            action.setText(f"{action.text()}  ({who.name})")
+        action.setToolTip(f"{who.label} · {profile.base_url}")
 
     def _last_verify_text(self, name: str) -> str:
         from kvswitch.ui.profiles.profile_card import verdict_line  # noqa: PLC0415

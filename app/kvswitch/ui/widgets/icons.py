@@ -32,8 +32,10 @@ VENDOR_LOGOS = {
     "qianfan-coding": "baiducloud-color",
     "qianfan-token-plan": "baiducloud-color", "mimo": "xiaomimimo", "mimo-token-plan-cn": "xiaomimimo",
     "novita": "novita-color", "longcat": "longcat-color", "ppio": "ppio-color", "nvidia": "nvidia-color",
-    "qiniu": "qiniu-color",
+    "qiniu": "qiniu-color", "byteplus-coding": "bytedance-color", "bailing": "antgroup-color",
 }
+#: catalog vendors the logo collection has no logo for: their glyph is their own monogram
+VENDORS_WITHOUT_LOGO = frozenset({"taotoken"})
 #: a profile kind's logo when no catalog vendor matches its URL (local servers, gateways)
 KIND_LOGOS = {"anthropic": "claude-color", "ollama": "ollama", "lm-studio": "lmstudio", "vllm": "vllm-color",
               "openai-compatible": "openai"}
@@ -78,14 +80,14 @@ def tool_icon(name: str, size: int = 18) -> QIcon:
 
 
 def vendor_id_for(base_url: str) -> str | None:
-    """The catalog vendor whose host the URL uses (the first, when several share it), else None."""
-    host = urlsplit(base_url).hostname or ""
-    if not host:
+    """The catalog vendor serving the URL (by host, then the longest matching path: plans share hosts),
+    else None."""
+    if not urlsplit(base_url).hostname:
         return None
-    from kvswitch.core.catalog import vendors_for_host  # noqa: PLC0415
+    from kvswitch.servers.vendor_match import vendor_for_url  # noqa: PLC0415 - the catalog, on first use
 
-    found = vendors_for_host(host)
-    return found[0].id if found else None
+    found = vendor_for_url(base_url)
+    return found.vendor.id if found is not None else None
 
 
 @functools.lru_cache(maxsize=512)
