@@ -156,3 +156,62 @@ def test_accepts_the_short_constructor_form(qtbot: Any, store: Any, controller: 
         pass
     assert dialog.parent() is parent
     assert dialog.store is store
+
+
+def test_nothing_found_says_where_it_looked_and_offers_a_way_on(qtbot: Any, controller: Any,
+                                                                fake_home: Path) -> None:
+    from kvswitch.platform.detect import PROBE_PORTS
+
+    closed = sorted({free_port(), free_port()})
+    dialog = open_dialog(qtbot, controller, lambda: detect(closed, processes=[]))
+    assert dialog.server_list.isHidden()  # no large empty box
+    assert not dialog.searched_label.isHidden()
+    text = dialog.searched_label.text()
+    assert "127.0.0.1" in text
+    assert all(str(port) in text for port in closed)  # the ports really asked, not the default list
+    assert not any(f"{port} (" in text for port in PROBE_PORTS if port not in closed)
+    assert "The process list was not read." in text
+    claude_settings = fake_home / ".claude" / "settings.json"
+    assert f"Read {claude_settings} (Claude Code): not there." in text
+    assert f"Looked for CC Switch in {fake_home / '.cc-switch'}: not there." in text
+    assert dialog.detect_button.text() == "Scan again"
+
+    claude_settings.parent.mkdir()
+    claude_settings.write_text("{}")
+    with qtbot.waitSignal(dialog.detection_finished, timeout=15000):
+        dialog.detect_button.click()
+    assert f"Read {claude_settings} (Claude Code): found." in dialog.searched_label.text()
+    dialog.reject()
+
+
+def test_a_default_port_is_named_by_its_server_and_the_process_names_are_the_servers_own(
+        qtbot: Any, controller: Any) -> None:
+    from kvswitch import servers as known
+    from kvswitch.platform.detect import Detection, Searched, detect_tools, process_names
+    from kvswitch.ui.shell.first_run import searched_text
+
+    ports = tuple(sorted(server.port for server in known.local() if server.port))
+    text = searched_text(Detection(tuple(detect_tools()), (), Searched.of(ports, True)))
+    for server in known.local():
+        assert f"{server.port} ({server.short_label})" in text
+    assert all(name in text for name in process_names())
+    assert "llama-server" in process_names()
+    assert "ollama serve" in process_names()
+
+
+def test_browse_presets_opens_the_gallery_from_the_window(qtbot: Any, window: Any) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    def click_browse() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert isinstance(dialog, FirstRunDialog)
+        dialog.gallery_button.click()
+
+    QTimer.singleShot(300, click_browse)
+    window.open_first_run()
+    qtbot.waitUntil(lambda: getattr(window, "gallery", None) is not None and window.gallery.isVisible(),
+                    timeout=5000)
+    with qtbot.waitSignal(window.gallery.detection_finished, timeout=15000):
+        pass
+    window.gallery.close()

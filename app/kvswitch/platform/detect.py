@@ -130,10 +130,46 @@ class DetectedServer:
         }
 
 
+def process_names() -> tuple[str, ...]:
+    """How each local server's process is recognised, as a user would type it (``ollama serve``,
+    ``python -m sglang.launch_server``), from the servers' own signatures."""
+    names: list[str] = []
+    for server in servers.local():
+        sig = server.process
+        if sig is None:
+            continue
+        tail = f" {sig.subcommand}" if sig.subcommand else ""
+        names.extend(f"{program}{tail}" for program in sig.programs)
+        names.extend(f"python -m {module}" for module in sig.python_modules)
+        names.extend(f"python -m {module}…" for module in sig.python_module_prefixes)
+        names.extend(f"python -m {module} serve" for module in sig.python_serve_modules)
+    return tuple(dict.fromkeys(names))
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What a detection looked at, so "nothing found" can say where it looked.
+
+    ``ports``: each loopback port probed and the server that listens there by default ("" for none);
+    ``process_list``: the machine's process list was read for ``process_names()`` (False: the caller
+    named the processes to look at, or none).
+    """
+
+    host: str = LOOPBACK
+    ports: tuple[tuple[int, str], ...] = ()
+    process_list: bool = False
+
+    @classmethod
+    def of(cls, ports: Sequence[int], process_list: bool, host: str = LOOPBACK) -> Searched:
+        by_port = {port: KIND_LABELS.get(kind, kind.value) for kind, port in DEFAULT_PORTS.items()}
+        return cls(host, tuple((port, by_port.get(port, "")) for port in sorted(set(ports))), process_list)
+
+
 @dataclass(frozen=True)
 class Detection:
     tools: tuple[DetectedTool, ...]
     servers: tuple[DetectedServer, ...]
+    searched: Searched = field(default_factory=Searched)
 
     def to_json(self) -> dict[str, Any]:
         return {"tools": [tool.to_json() for tool in self.tools],
@@ -248,6 +284,7 @@ def _log_source(kind: ProfileKind, process: ServerProcess | None, env: Mapping[s
 
 def detect(ports: Sequence[int] = PROBE_PORTS, *, processes: Iterable[ProcessInfo] | None = None,
            timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None) -> Detection:
-    """Tools and servers in one call (what the first-run dialog and ``kvswitch detect`` show)."""
-    return Detection(tuple(detect_tools(env)),
-                     tuple(detect_servers(ports, processes=processes, timeout=timeout, env=env)))
+    """Tools and servers in one call (what the first-run dialog and ``kvswitch detect`` show), and
+    what was looked at (``Searched``)."""
+    found = detect_servers(ports, processes=processes, timeout=timeout, env=env)
+    return Detection(tuple(detect_tools(env)), tuple(found), Searched.of(ports, processes is None))

@@ -330,94 +330,144 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../shell/first_run.py" line="82"/>
+        <location filename="../shell/first_run.py" line="62"/>
+        <source>found</source>
+        <translation>已找到</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="63"/>
+        <source>not there</source>
+        <translation>不存在</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="71"/>
+        <source>Asked on %1, port %2: none answered as a model server.</source>
+        <translation>已询问 %1 的端口 %2：没有一个以模型服务器的方式应答。</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="75"/>
+        <source>Looked for running processes: %1 — none is running.</source>
+        <translation>已查找运行中的进程：%1——都没有在运行。</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="79"/>
+        <source>The process list was not read.</source>
+        <translation>未读取进程列表。</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="81"/>
+        <source>Read %1 (%2): %3.</source>
+        <translation>已读取 %1（%2）：%3。</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="85"/>
+        <source>Looked for CC Switch in %1: %2.</source>
+        <translation>已在 %1 查找 CC Switch：%2。</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="119"/>
         <source>Set up KV Switch</source>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="92"/>
+        <location filename="../shell/first_run.py" line="129"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="97"/>
+        <location filename="../shell/first_run.py" line="134"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="104"/>
+        <location filename="../shell/first_run.py" line="141"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="106"/>
+        <location filename="../shell/first_run.py" line="143"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="114"/>
+        <location filename="../shell/first_run.py" line="151"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="123"/>
+        <location filename="../shell/first_run.py" line="167"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="125"/>
+        <location filename="../shell/first_run.py" line="169"/>
+        <source>Browse presets and cloud vendors…</source>
+        <translation>浏览预设和云端厂商…</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="170"/>
+        <source>Start from a local server&apos;s defaults or a cloud vendor</source>
+        <translation>从本地服务器的默认设置或云端厂商开始</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="172"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="147"/>
+        <location filename="../shell/first_run.py" line="195"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="149"/>
+        <location filename="../shell/first_run.py" line="197"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="150"/>
+        <location filename="../shell/first_run.py" line="198"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="151"/>
+        <location filename="../shell/first_run.py" line="199"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="168"/>
+        <location filename="../shell/first_run.py" line="216"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="189"/>
+        <location filename="../shell/first_run.py" line="229"/>
+        <source>Scan again</source>
+        <translation>重新扫描</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="238"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="200"/>
+        <location filename="../shell/first_run.py" line="249"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="210"/>
+        <location filename="../shell/first_run.py" line="259"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="215"/>
-        <source>No local server is running. Start one (%1) and press “Detect servers”.</source>
-        <translation>没有正在运行的本地服务器。请启动一个（%1），然后点击“检测服务器”。</translation>
+        <location filename="../shell/first_run.py" line="264"/>
+        <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
+        <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="259"/>
+        <location filename="../shell/first_run.py" line="312"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -736,12 +786,12 @@
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../shell/window_dialogs.py" line="77"/>
+        <location filename="../shell/window_dialogs.py" line="79"/>
         <source>The new language applies the next time KV Switch starts.</source>
         <translation>新语言将在下次启动 KV Switch 时生效。</translation>
     </message>
     <message>
-        <location filename="../shell/window_dialogs.py" line="83"/>
+        <location filename="../shell/window_dialogs.py" line="85"/>
         <source>Added %1 profile(s): %2. Click “Use” on one to switch to it.</source>
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>

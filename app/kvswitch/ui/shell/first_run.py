@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -37,6 +37,7 @@ from kvswitch.platform.detect import (
     Detection,
     detect,
     detect_tools,
+    process_names,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +54,40 @@ def should_show(controller: AppController) -> bool:
     return not controller.store.profiles() and not controller.settings.first_run_done
 
 
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _found(present: bool) -> str:
+    return (QCoreApplication.translate("FirstRunDialog", "found") if present
+            else QCoreApplication.translate("FirstRunDialog", "not there"))
+
+
+def searched_text(detection: Detection) -> str:
+    """Where detection looked and found nothing, as a short list (the ports it asked, the process names it
+    recognises, the configuration files it read), from the detection itself, not a copy of the lists."""
+    searched = detection.searched
+    ports = ", ".join(f"{port} ({label})" if label else str(port) for port, label in searched.ports)
+    asked = QCoreApplication.translate("FirstRunDialog",
+                                       "Asked on %1, port %2: none answered as a model server.")
+    lines = [asked.replace("%1", searched.host).replace("%2", ports or "–")]
+    if searched.process_list:
+        looked = QCoreApplication.translate("FirstRunDialog",
+                                            "Looked for running processes: %1 — none is running.")
+        lines.append(looked.replace("%1", ", ".join(process_names())))
+    else:
+        lines.append(QCoreApplication.translate("FirstRunDialog", "The process list was not read."))
+    for tool in detection.tools:
+        read = QCoreApplication.translate("FirstRunDialog", "Read %1 (%2): %3.")
+        lines.append(read.replace("%1", str(tool.config_file)).replace("%2", tool.label)
+                     .replace("%3", _found(tool.has_config)))
+    cc_switch = home_dir() / ".cc-switch"
+    looked = QCoreApplication.translate("FirstRunDialog", "Looked for CC Switch in %1: %2.")
+    lines.append(looked.replace("%1", str(cc_switch)).replace("%2", _found(cc_switch.is_dir())))
+    items = "".join(f"<li>{_escape(line)}</li>" for line in lines)
+    return f"<ul style=\"margin-left: -24px\">{items}</ul>"
+
+
 class FirstRunDialog(QDialog):
     """Find Claude Code, Codex and local servers; import or create profiles from what was found.
 
@@ -65,10 +100,12 @@ class FirstRunDialog(QDialog):
     Signals:
         detection_finished(object): the :class:`Detection` (on the GUI thread).
         profiles_added(list): names of the profiles this dialog added.
+        gallery_requested(): "Browse presets and cloud vendors" (the window opens the gallery).
     """
 
     detection_finished = Signal(object)
     profiles_added = Signal(list)
+    gallery_requested = Signal()
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *,
                  detector: Callable[[], Detection] | None = None, ports: tuple[int, ...] = PROBE_PORTS):
@@ -118,14 +155,25 @@ class FirstRunDialog(QDialog):
         servers_layout.addWidget(self.servers_status)
         self.server_list = QListWidget()
         self.server_list.itemChanged.connect(self._on_server_list_item_changed)
-        servers_layout.addWidget(self.server_list)
+        servers_layout.addWidget(self.server_list, 1)
+        self.searched_label = QLabel()  # where detection looked, shown when it found nothing
+        self.searched_label.setObjectName("searched")
+        self.searched_label.setWordWrap(True)
+        self.searched_label.setTextFormat(Qt.TextFormat.RichText)
+        self.searched_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.searched_label.hide()
+        servers_layout.addWidget(self.searched_label)
         row = QHBoxLayout()
         self.detect_button = QPushButton(self.tr("Detect servers"))
         self.detect_button.clicked.connect(self.start_detection)
+        self.gallery_button = QPushButton(self.tr("Browse presets and cloud vendors…"))
+        self.gallery_button.setToolTip(self.tr("Start from a local server's defaults or a cloud vendor"))
+        self.gallery_button.clicked.connect(self._on_gallery_button_clicked)
         self.add_button = QPushButton(self.tr("Add selected profiles"))
         self.add_button.setEnabled(False)
         self.add_button.clicked.connect(self._on_add_button_clicked)
         row.addWidget(self.detect_button)
+        row.addWidget(self.gallery_button)
         row.addStretch(1)
         row.addWidget(self.add_button)
         servers_layout.addLayout(row)
@@ -178,6 +226,7 @@ class FirstRunDialog(QDialog):
     def _on_detection_succeeded(self, detection: Detection) -> None:
         self.detection = detection
         self.detect_button.setEnabled(True)
+        self.detect_button.setText(self.tr("Scan again"))
         self._show_tools(detection.tools)
         self._fill_servers(detection.servers)
         self.detection_finished.emit(detection)
@@ -213,7 +262,11 @@ class FirstRunDialog(QDialog):
         else:
             names = ", ".join(server.short_label for server in known_servers.local())
             self.servers_status.setText(self.tr("No local server is running. Start one (%1) and press "
-                                                "“Detect servers”.").replace("%1", names))
+                                                "“Scan again”, or start from a preset.").replace("%1", names))
+        self.server_list.setVisible(bool(servers))  # not a large empty box: where it looked instead
+        self.searched_label.setVisible(not servers and self.detection is not None)
+        if self.detection is not None:
+            self.searched_label.setText(searched_text(self.detection))
         self._on_server_list_item_changed()
 
     def checked_servers(self) -> list[DetectedServer]:
@@ -279,6 +332,11 @@ class FirstRunDialog(QDialog):
             self.profiles_added.emit(added)
         self.result_label.setText(message)
         return ok
+
+    @Slot()
+    def _on_gallery_button_clicked(self) -> None:
+        self.gallery_requested.emit()
+        self.accept()
 
     @Slot()
     def _on_import_claude_clicked(self) -> None:

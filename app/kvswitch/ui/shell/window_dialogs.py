@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
@@ -32,6 +32,7 @@ class WindowDialogsMixin:
     close_to_tray: bool
     tray_present: bool
     _select: Callable[[str | None], None]
+    open_gallery: Callable[[], object]
 
     def _optional_dialog_action(self, menu: QMenu, module: str, text: str,
                                 open_dialog: Callable[[], None]) -> QAction | None:
@@ -64,6 +65,7 @@ class WindowDialogsMixin:
 
         dialog = FirstRunDialog(self.controller, self)  # type: ignore[arg-type]
         dialog.profiles_added.connect(self._on_first_run_profiles_added)
+        dialog.gallery_requested.connect(lambda: QTimer.singleShot(0, lambda: self.open_gallery()))
         dialog.exec()
         dialog.deleteLater()
 
