@@ -53,7 +53,8 @@ def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window
         box.test_button.click()
     report = tested.args[0]
     assert report.ok, report.lines()
-    assert box.result_label.text().startswith("OK")
+    assert box.result_note.state == "ok"
+    assert box.result_note.title.text().startswith("Connected: ")
 
     with qtbot.waitSignal(window.model.rowsInserted, timeout=2000):
         editor.save_button.click()
@@ -76,6 +77,7 @@ def test_detected_server_comes_first_and_the_editor_checks_it(qtbot: Any, window
 
 
 def test_test_connection_to_a_dead_port_names_the_failure_and_the_fix(qtbot: Any, window: Any) -> None:
+    window.new_blank_profile()
     editor = window.editor
     editor.name_edit.setText("dead")
     editor.url_edit.setText(f"http://127.0.0.1:{free_port()}")
@@ -85,5 +87,42 @@ def test_test_connection_to_a_dead_port_names_the_failure_and_the_fix(qtbot: Any
     report = tested.args[0]
     assert not report.ok
     assert report.outcome == "refused"
-    assert "[refused]" in box.result_label.text()
-    assert "fix:" in box.result_label.text()
+    note = box.result_note
+    # styled as the error cards are: red title and icon on a red tint, the fix, and Retry
+    assert note.state == "failed"
+    assert note.title.text() == f"Connection failed: {report.summary}"
+    assert " · refused · " in note.text.text()
+    assert f"Fix: {report.fix}" in note.text.text()
+    assert note.icon.isVisibleTo(window)
+    assert note.retry_button.isVisibleTo(window)
+    from kvswitch.ui.cache_state import CacheState
+    from kvswitch.ui.widgets import theme
+
+    miss = theme.state_color(CacheState.MISS, note.palette())
+    assert note.title.palette().color(note.title.foregroundRole()) == miss
+    image = note.grab().toImage()
+    tint = theme.tinted_background(CacheState.MISS, note.palette())
+    assert image.pixelColor(4, image.height() // 2) == tint
+    with qtbot.waitSignal(box.connection_tested, timeout=30000) as retried:
+        note.retry_button.click()  # Retry runs the test again
+    assert retried.args[0].outcome == "refused"
+
+
+def test_a_server_error_message_is_shown_safe(qtbot: Any, window: Any) -> None:
+    from support.hostile_servers import RAW_CONTROLS, HostileServer
+
+    window.new_blank_profile()
+    editor = window.editor
+    editor.name_edit.setText("hostile")
+    with HostileServer("escapes_error") as server:
+        editor.url_edit.setText(server.url)
+        box = editor.models_box
+        with qtbot.waitSignal(box.connection_tested, timeout=30000) as tested:
+            box.test_button.click()
+    report = tested.args[0]
+    assert not report.ok
+    note = box.result_note
+    assert note.state == "failed"
+    shown = note.title.text() + note.text.text()
+    assert "bad model" in shown  # the server's own words
+    assert not any(char in shown for char in RAW_CONTROLS)

@@ -195,6 +195,40 @@
     </message>
 </context>
 <context>
+    <name>CheckNote</name>
+    <message>
+        <location filename="../profiles/check_note.py" line="59"/>
+        <source>Retry</source>
+        <extracomment>how much of a server&apos;s message is shown (an HTML error page can be long)</extracomment>
+        <translation>重试</translation>
+    </message>
+    <message>
+        <location filename="../profiles/check_note.py" line="83"/>
+        <source>The check failed</source>
+        <translation>检查失败</translation>
+    </message>
+    <message>
+        <location filename="../profiles/check_note.py" line="91"/>
+        <source>The server said: %1</source>
+        <translation>服务器返回：%1</translation>
+    </message>
+    <message>
+        <location filename="../profiles/check_note.py" line="93"/>
+        <source>Fix: %1</source>
+        <translation>解决方法：%1</translation>
+    </message>
+    <message>
+        <location filename="../profiles/check_note.py" line="95"/>
+        <source>Connected: %1</source>
+        <translation>已连接：%1</translation>
+    </message>
+    <message>
+        <location filename="../profiles/check_note.py" line="98"/>
+        <source>Connection failed: %1</source>
+        <translation>连接失败：%1</translation>
+    </message>
+</context>
+<context>
     <name>ClientReportView</name>
     <message>
         <location filename="../verify/verify_client_view.py" line="50"/>

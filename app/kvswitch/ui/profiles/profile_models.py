@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QVBoxLayout,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.profiles.check_note import CheckNote
 
 log = logging.getLogger("kvswitch.ui.models")
 
@@ -77,9 +77,8 @@ class ModelMapBox(QGroupBox):
         self.fetch_button.setToolTip(self.tr("List the models the backend serves (/v1/models)"))
         self.test_button = QPushButton(self.tr("Test connection"))
         self.test_button.setToolTip(self.tr("Send one small request and explain any failure"))
-        self.result_label = QLabel()
-        self.result_label.setWordWrap(True)
-        self.result_label.setObjectName("backend_result")
+        self.result_note = CheckNote()  # tinted by outcome, the server's words, Retry on a failure
+        self.result_label = self.result_note.text
         buttons = QHBoxLayout()
         buttons.addWidget(self.fetch_button)
         buttons.addWidget(self.test_button)
@@ -87,9 +86,10 @@ class ModelMapBox(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(buttons)
-        layout.addWidget(self.result_label)
+        layout.addWidget(self.result_note)
         self.fetch_button.clicked.connect(self._on_fetch_clicked)
         self.test_button.clicked.connect(self._on_test_clicked)
+        self.result_note.retry_requested.connect(self._on_test_clicked)
         self.update_buttons()
 
     def values(self) -> dict[str, str | None]:
@@ -100,7 +100,7 @@ class ModelMapBox(QGroupBox):
             edit.blockSignals(True)
             edit.setText(str(models.get(tier) or ""))
             edit.blockSignals(False)
-        self.result_label.clear()
+        self.result_note.clear()
 
     def update_buttons(self) -> None:
         usable = self._run_task is not None and self._draft() is not None
@@ -112,7 +112,7 @@ class ModelMapBox(QGroupBox):
     def _start(self, op: Callable[[], Any], done: Callable[[Any], None], busy: str) -> None:
         if self._run_task is None:
             return
-        self.result_label.setText(busy)
+        self.result_note.show_text(busy, busy=True)
         self.fetch_button.setEnabled(False)
         self.test_button.setEnabled(False)
 
@@ -122,8 +122,8 @@ class ModelMapBox(QGroupBox):
 
         def failed(exc: BaseException) -> None:
             self.update_buttons()
-            self.result_label.setText(str(exc) if isinstance(exc, KvSwitchError)
-                                      else self.tr("Failed: %1").replace("%1", repr(exc)))
+            self.result_note.show_error(str(exc) if isinstance(exc, KvSwitchError)
+                                        else self.tr("Failed: %1").replace("%1", repr(exc)))
             self.connection_tested.emit(None)
 
         self._tasks = [t for t in self._tasks if getattr(t, "running", False)]
@@ -143,8 +143,8 @@ class ModelMapBox(QGroupBox):
         ids = list(listing.models)
         self.fetched.setStringList(ids)
         shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
-        self.result_label.setText(self.tr("%1 model(s) served: %2").replace("%1", str(len(ids)))
-                                  .replace("%2", shown or self.tr("none")))
+        self.result_note.show_text(self.tr("%1 model(s) served: %2").replace("%1", str(len(ids)))
+                                   .replace("%2", shown or self.tr("none")))
         self.models_fetched.emit(ids)
 
     @Slot()
@@ -158,5 +158,5 @@ class ModelMapBox(QGroupBox):
                     self.tr("Testing %1…").replace("%1", profile.base_url))
 
     def _on_connection_checked(self, report: Any) -> None:
-        self.result_label.setText("\n".join(report.lines()))
+        self.result_note.show_report(report)
         self.connection_tested.emit(report)

@@ -65,17 +65,18 @@ def _render(data: bytes, size: int) -> QPixmap:
     return pixmap
 
 
-def tool_icon(name: str, size: int = 18) -> QIcon:
-    """A Lucide icon in the palette's button text colour (a null icon if the file is missing)."""
-    color = QGuiApplication.palette().color(QPalette.ColorRole.ButtonText)
-    key = (f"lucide:{name}:{color.name()}", size)
+def tool_icon(name: str, size: int = 18, color: str | None = None) -> QIcon:
+    """A Lucide icon in ``color`` (a colour name; default the palette's button text colour), a null icon
+    if the file is missing."""
+    ink = color or QGuiApplication.palette().color(QPalette.ColorRole.ButtonText).name()
+    key = (f"lucide:{name}:{ink}", size)
     if key not in _CACHE:
         data = _svg(f"icons/lucide/{name}.svg")
         if data is None:
             log.info("icon %s is not installed", name)
             _CACHE[key] = QIcon()
         else:
-            _CACHE[key] = QIcon(_render(data.replace(b"currentColor", color.name().encode()), size))
+            _CACHE[key] = QIcon(_render(data.replace(b"currentColor", ink.encode()), size))
     return _CACHE[key]
 
 
