@@ -332,3 +332,43 @@ def test_closing_the_gallery_while_detection_runs_is_harmless(qtbot: Any, window
     gallery.reject()
     qtbot.wait(700)
     assert seen == []  # the late answer went nowhere, and raised nothing
+
+
+@pytest.mark.parametrize("language", ["en", "zh_CN"])
+def test_gallery_vendor_rows_show_their_url_and_model_line_in_both_languages(qtbot: Any, qapp: Any,
+                                                                            controller: Any,
+                                                                            language: str) -> None:
+    """The second line (``URL · model``) is drawn, not elided away: a CJK title is laid out in a taller
+    fallback font than the UI font Qt's own row estimate uses."""
+    from kvswitch.core.catalog import vendor
+    from kvswitch.ui import i18n
+    from kvswitch.ui.shell.main_window import MainWindow
+
+    assert i18n.install(qapp, language) == language
+    try:
+        window = MainWindow(controller)
+        qtbot.addWidget(window)
+        window.show()
+        gallery = open_gallery(qtbot, window)
+        gallery.show()
+        deepseek = vendor("deepseek")
+        assert gallery.select_title(deepseek.display_name(language))
+        item = gallery.list.currentItem()
+        gallery.list.scrollToItem(item)
+        qtbot.wait(50)
+        rect = gallery.list.visualItemRect(item)
+        title_width = gallery.list.fontMetrics().horizontalAdvance(deepseek.display_name(language) + "…")
+        image = gallery.list.viewport().grab().toImage()
+        ratio = image.devicePixelRatio()
+        text = gallery.list.palette().color(gallery.list.palette().ColorRole.HighlightedText)
+        # the URL line runs far to the right of the title: pixels of its text exist there
+        left = rect.left() + gallery.list.iconSize().width() + 16 + title_width + 20
+        inked = [(x, y) for x in range(int(left * ratio), int((rect.left() + 380) * ratio))
+                 for y in range(int(rect.top() * ratio), int(rect.bottom() * ratio))
+                 if image.pixelColor(x, y) == text]
+        assert inked, f"no second line drawn in {language}"
+        assert rect.height() >= 2 * gallery.list.fontMetrics().height()
+        gallery.close()
+        window.log_panel.stop()
+    finally:
+        i18n.install(qapp, "en")

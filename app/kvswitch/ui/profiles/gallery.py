@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QSize, Qt, Signal, Slot
-from PySide6.QtGui import QBrush, QKeySequence, QShortcut
+from PySide6.QtCore import QRect, QSize, Qt, Signal, Slot
+from PySide6.QtGui import QBrush, QFontMetrics, QIcon, QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -127,10 +127,14 @@ class PresetGallery(QDialog):
     def _entry(self, title: str, detail: str, data: dict[str, Any], row: int | None = None,
                logo: str | None = None) -> None:
         item = QListWidgetItem(f"{title}\n    {detail}")
+        item.setSizeHint(self._row_size(item.text()))
         icon = icons.logo_icon(logo or icons.logo_name(str(data.get("base_url") or ""),
                                                        str(data.get("kind") or "")), 28)
-        if icon is not None:
-            item.setIcon(icon)
+        if icon is None:  # an empty square keeps every title at the same indent
+            blank = QPixmap(self.list.iconSize())
+            blank.fill(Qt.GlobalColor.transparent)
+            icon = QIcon(blank)
+        item.setIcon(icon)
         item.setData(DATA_ROLE, data)
         item.setData(SEARCH_ROLE, f"{title} {detail} {data.get('model') or ''}".casefold())
         item.setToolTip(detail)
@@ -138,6 +142,15 @@ class PresetGallery(QDialog):
             self.list.addItem(item)
         else:
             self.list.insertItem(row, item)
+
+    def _row_size(self, text: str) -> QSize:
+        """Room for both lines as they are drawn: a Chinese title is laid out in a CJK fallback font
+        taller than the UI font, and Qt's own estimate (the UI font's) made it elide the URL · model
+        line to "…" in zh_CN."""
+        drawn = QFontMetrics(self.list.font()).boundingRect(QRect(0, 0, 10_000, 10_000),
+                                                            Qt.TextFlag.TextExpandTabs, text)
+        icon = self.list.iconSize()
+        return QSize(drawn.width() + icon.width() + 16, max(drawn.height(), icon.height()) + 8)
 
     def _fill_static(self) -> None:
         self._header(self.tr("Local servers (default ports)"))
