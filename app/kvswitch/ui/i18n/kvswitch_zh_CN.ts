@@ -429,79 +429,79 @@
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="167"/>
+        <location filename="../shell/first_run.py" line="169"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="169"/>
+        <location filename="../shell/first_run.py" line="171"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="170"/>
+        <location filename="../shell/first_run.py" line="172"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="172"/>
+        <location filename="../shell/first_run.py" line="174"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="195"/>
+        <location filename="../shell/first_run.py" line="197"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="197"/>
+        <location filename="../shell/first_run.py" line="199"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="198"/>
+        <location filename="../shell/first_run.py" line="200"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="199"/>
+        <location filename="../shell/first_run.py" line="201"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="216"/>
+        <location filename="../shell/first_run.py" line="218"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="229"/>
+        <location filename="../shell/first_run.py" line="231"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="238"/>
+        <location filename="../shell/first_run.py" line="240"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="249"/>
+        <location filename="../shell/first_run.py" line="251"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="259"/>
+        <location filename="../shell/first_run.py" line="261"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="264"/>
+        <location filename="../shell/first_run.py" line="266"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="312"/>
+        <location filename="../shell/first_run.py" line="315"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -987,32 +987,32 @@
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="143"/>
+        <location filename="../profiles/gallery.py" line="156"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="148"/>
+        <location filename="../profiles/gallery.py" line="161"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="179"/>
+        <location filename="../profiles/gallery.py" line="192"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="183"/>
+        <location filename="../profiles/gallery.py" line="196"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="184"/>
+        <location filename="../profiles/gallery.py" line="197"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="189"/>
+        <location filename="../profiles/gallery.py" line="202"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -1048,43 +1048,44 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profiles/profile_card.py" line="62"/>
+        <location filename="../profiles/profile_card.py" line="70"/>
         <source>just now</source>
+        <extracomment>below the three lines, so the &quot;Use&quot; button stays under the second one, whose line runs full width</extracomment>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="63"/>
+        <location filename="../profiles/profile_card.py" line="71"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="64"/>
+        <location filename="../profiles/profile_card.py" line="72"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="65"/>
+        <location filename="../profiles/profile_card.py" line="73"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="75"/>
+        <location filename="../profiles/profile_card.py" line="83"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="86"/>
+        <location filename="../profiles/profile_card.py" line="94"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="127"/>
-        <location filename="../profiles/profile_card.py" line="246"/>
+        <location filename="../profiles/profile_card.py" line="137"/>
+        <location filename="../profiles/profile_card.py" line="261"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="202"/>
+        <location filename="../profiles/profile_card.py" line="212"/>
         <source>active</source>
         <translation>使用中</translation>
     </message>
@@ -1966,54 +1967,54 @@
 <context>
     <name>Welcome</name>
     <message>
-        <location filename="../profiles/profile_page.py" line="34"/>
+        <location filename="../profiles/profile_page.py" line="42"/>
         <source>Welcome to KV Switch</source>
         <translation>欢迎使用 KV Switch</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="40"/>
+        <location filename="../profiles/profile_page.py" line="48"/>
         <source>KV Switch points Claude Code, Codex and OpenCode at the backend you pick — a cloud vendor or a model server on this computer — in one click, and shows from the server&apos;s own numbers whether the prompt cache is reused, so a local model answers fast instead of reading the whole conversation again.</source>
         <translation>KV Switch 一键把 Claude Code、Codex 和 OpenCode 指向你选的后端——云端厂商或本机的模型服务器——并用服务器自己的数据说明提示缓存是否被复用，让本地模型快速作答，而不是把整段对话重新读一遍。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="45"/>
+        <location filename="../profiles/profile_page.py" line="53"/>
         <source>Add a profile…</source>
         <translation>添加配置…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="46"/>
+        <location filename="../profiles/profile_page.py" line="54"/>
         <source>Servers running here, local presets and cloud vendors</source>
         <translation>本机运行中的服务器、本地预设和云端厂商</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="48"/>
+        <location filename="../profiles/profile_page.py" line="56"/>
         <source>Run the setup assistant…</source>
         <translation>运行设置助手…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="49"/>
+        <location filename="../profiles/profile_page.py" line="57"/>
         <source>Find the coding tools and model servers on this computer</source>
         <translation>查找本机的编程工具和模型服务器</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="50"/>
+        <location filename="../profiles/profile_page.py" line="58"/>
         <source>Import from Claude Code</source>
         <translation>从 Claude Code 导入</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="51"/>
+        <location filename="../profiles/profile_page.py" line="59"/>
         <source>The backend ~/.claude/settings.json points at now</source>
         <translation>~/.claude/settings.json 当前指向的后端</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="52"/>
+        <location filename="../profiles/profile_page.py" line="60"/>
         <source>Import from CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_page.py" line="53"/>
+        <location filename="../profiles/profile_page.py" line="61"/>
         <source>Every Claude Code and Codex provider of CC Switch</source>
-        <translation>CC Switch 中的全部 Claude Code 和 Codex 供应商</translation>
+        <translation>CC Switch 中的全部 Claude Code 和 Codex 提供商</translation>
     </message>
 </context>
 <context>

@@ -45,8 +45,16 @@ def kind_badge(kind: str) -> str:
 
 GLYPH = 34
 PAD = 8
+#: below the three lines, so the "Use" button stays under the second one, whose line runs full width
+BUTTON_ROOM = 4
 
 _Index = QModelIndex | QPersistentModelIndex
+
+
+def line_height(font: QFont) -> int:
+    """A card line's height: Chinese text is drawn in a CJK fallback font taller than the UI font."""
+    metrics = QFontMetrics(font)
+    return max(metrics.height(), metrics.boundingRect("国Ag").height())
 
 
 def age_text(when: str, now: dt.datetime | None = None) -> str:
@@ -107,17 +115,19 @@ def glyph_color(kind: str, pal: QPalette) -> QColor:
 
 
 def card_text_rects(card: QRect, font: QFont, active: bool) -> list[QRect]:
-    """Where a card's texts go: the name line (with the "active" badge), ``host · model``, the verdict.
+    """Where a card's texts go: the name line (with the "active" badge), vendor or host and model, the
+    verdict.
 
-    The two lower lines stop before the "Use" button of an inactive card. Painting and the contrast
-    test read the same rectangles.
+    The first two lines run the card's width (a vendor's line is long: ``DeepSeek · Anthropic API ·
+    model``); the verdict stops before the "Use" button of an inactive card, which sits below the second
+    line. Painting and the contrast test read the same rectangles.
     """
     rect = card.adjusted(PAD, PAD, -PAD, -PAD)
     left = rect.left() + GLYPH + PAD
-    line = QFontMetrics(font).height()
+    line = line_height(font)
     right = rect.right() if active else use_button_rect(card, font).left() - PAD
-    rows = [QRect(left, rect.top(), rect.right() - left, line)]
-    rows += [QRect(left, rect.top() + number * (line + 2), right - left, line) for number in (1, 2)]
+    rows = [QRect(left, rect.top() + number * (line + 2), rect.right() - left, line) for number in (0, 1)]
+    rows.append(QRect(left, rect.top() + 2 * (line + 2), right - left, line))
     return rows
 
 
@@ -126,7 +136,7 @@ def use_button_rect(card: QRect, font: QFont) -> QRect:
     metrics = QFontMetrics(font)
     text = QApplication.translate("ProfileCard", "Use")
     width = metrics.horizontalAdvance(text) + 28
-    height = metrics.height() + 8
+    height = line_height(font) + 6
     inner = card.adjusted(PAD, PAD, -PAD, -PAD)
     return QRect(inner.right() - width + 1, inner.bottom() - height + 1, width, height)
 
@@ -153,8 +163,8 @@ class ProfileCardDelegate(QStyledItemDelegate):
         return super().editorEvent(event, model, option, index)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
-        line = QFontMetrics(option.font).height()
-        return QSize(220, max(GLYPH, 3 * line + 4) + 2 * PAD)
+        line = line_height(option.font)
+        return QSize(220, max(GLYPH, 3 * line + 4 + BUTTON_ROOM) + 2 * PAD)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         self.initStyleOption(option, index)
@@ -192,7 +202,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
             letters = (who.monogram if who is not None else "") or kind_badge(kind)
             painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, letters)
         left = glyph.right() + PAD
-        line = QFontMetrics(option.font).height()
+        line = line_height(option.font)
         title = QRect(left, rect.top(), rect.right() - left, line)
         bold = QFont(option.font)
         bold.setBold(True)
@@ -218,7 +228,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         plain.setBold(False)  # the model makes the active row's font bold; only its name should be
         active = bool(index.data(IsActiveRole))
         if not active:
-            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal)
+            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal, selected)
         painter.setFont(plain)
         muted = pal.color(text_role) if selected else theme.muted_color(pal)
         rows = card_text_rects(option.rect, plain, active)
@@ -233,14 +243,19 @@ class ProfileCardDelegate(QStyledItemDelegate):
         painter.restore()
 
     @staticmethod
-    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette) -> None:
-        """A rounded button in the highlight colour: the card's one action."""
+    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette,
+                          selected: bool = False) -> None:
+        """A rounded button in the highlight colour: the card's one action (inverted on a selected card,
+        which is drawn in the highlight colour itself)."""
+        fill, ink = QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText
+        if selected:
+            fill, ink = ink, fill
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(pal.color(QPalette.ColorRole.Highlight))
+        painter.setBrush(pal.color(fill))
         radius = button.height() / 2
         painter.drawRoundedRect(button, radius, radius)
         bold = QFont(font)
         bold.setBold(True)
         painter.setFont(bold)
-        painter.setPen(pal.color(QPalette.ColorRole.HighlightedText))
+        painter.setPen(pal.color(ink))
         painter.drawText(button, Qt.AlignmentFlag.AlignCenter, QApplication.translate("ProfileCard", "Use"))

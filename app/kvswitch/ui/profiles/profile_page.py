@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal, Slot
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from kvswitch.ui.widgets import appearance
 
@@ -101,9 +109,18 @@ class ProfilePage(QStackedWidget):
         if rows == 0 and self._rows > 0:
             self.form_requested = False
         self._rows = rows
-        self.setCurrentWidget(self.editor if rows or self.form_requested else self.welcome)
+        self._show(self.editor if rows or self.form_requested else self.welcome)
+
+    def _show(self, page: QWidget) -> None:
+        """Only the page shown counts for the size, so the short welcome gets no scroll bar sized for
+        the long form."""
+        for each in (self.welcome, self.editor):
+            policy = QSizePolicy.Policy.Preferred if each is page else QSizePolicy.Policy.Ignored
+            each.setSizePolicy(policy, policy)
+        self.setCurrentWidget(page)
+        self.updateGeometry()
 
     @Slot()
     def _on_editor_form_opened(self) -> None:
         self.form_requested = True
-        self.setCurrentWidget(self.editor)
+        self._show(self.editor)

@@ -163,6 +163,8 @@ class FirstRunDialog(QDialog):
         self.searched_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.searched_label.hide()
         servers_layout.addWidget(self.searched_label)
+        servers_layout.addStretch(0)  # takes the list's room while the list is hidden
+        self._servers_layout = servers_layout
         row = QHBoxLayout()
         self.detect_button = QPushButton(self.tr("Detect servers"))
         self.detect_button.clicked.connect(self.start_detection)
@@ -264,6 +266,7 @@ class FirstRunDialog(QDialog):
             self.servers_status.setText(self.tr("No local server is running. Start one (%1) and press "
                                                 "“Scan again”, or start from a preset.").replace("%1", names))
         self.server_list.setVisible(bool(servers))  # not a large empty box: where it looked instead
+        self._servers_layout.setStretch(self._servers_layout.count() - 2, 0 if servers else 1)
         self.searched_label.setVisible(not servers and self.detection is not None)
         if self.detection is not None:
             self.searched_label.setText(searched_text(self.detection))
