@@ -160,3 +160,21 @@ def test_cc_switch_providers_keep_their_names_and_get_the_vendors_kind_and_logo(
     assert line == "relay.example.net · default model"
     assert who.vendor_id is None
     assert window.message_bar.text.startswith("Imported 6 profile(s)")
+
+
+def test_the_tray_names_the_vendor_when_the_profile_name_does_not(qtbot: Any, shell: Any) -> None:
+    from uihelpers import make_profile
+
+    store = shell.controller.store
+    store.add(make_profile("work", kind="openai-compatible", base_url="https://api.deepseek.com/anthropic",
+                           api_key="sk-test-key-0123456789"))
+    store.add(make_profile("deepseek fast", kind="openai-compatible",
+                           base_url="https://api.deepseek.com/anthropic", api_key="sk-test-key-0123456789"))
+    store.add(make_profile("local"))
+    tray = shell.tray
+    tray.menu.aboutToShow.emit()
+    assert tray.profile_actions["work"].text() == "work  (DeepSeek)"
+    assert tray.profile_actions["deepseek fast"].text() == "deepseek fast"  # its name says it already
+    assert tray.profile_actions["local"].text() == "local"
+    assert not tray.profile_actions["work"].icon().isNull()
+    assert tray.profile_actions["work"].toolTip() == "DeepSeek · Anthropic API · https://api.deepseek.com/anthropic"
