@@ -162,6 +162,20 @@ def test_import_claude_and_doctor(fake_home: Path) -> None:
     assert "[attribution-header]" in doctor.stdout
 
 
+def test_import_claude_names_a_vendor_setup_after_the_vendor(fake_home: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "cc-switch-3.20" / "claude-settings-deepseek.json"
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(fixture.read_text())
+    first, second = kvswitch("import", "claude"), kvswitch("import", "claude")
+    assert (first.returncode, second.returncode) == (0, 0)
+    assert first.stdout.startswith("imported 'deepseek': openai-compatible")
+    assert second.stdout.startswith("imported 'deepseek-2': openai-compatible")
+    assert "sk-ds-fixture-0123456789" not in first.stdout + second.stdout
+    names = [p["name"] for p in json.loads(kvswitch("profile", "list", "--json").stdout)]
+    assert names == ["deepseek", "deepseek-2"]
+
+
 def test_doctor_reports_hand_edits_modes_broken_files_and_stale_shell_vars(fake_home: Path) -> None:
     kvswitch(
         "profile",
