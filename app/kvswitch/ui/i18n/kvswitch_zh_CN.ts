@@ -224,6 +224,21 @@
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
+    <message>
+        <location filename="../logs/events_model.py" line="281"/>
+        <source>task %1</source>
+        <translation>任务 %1</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="283"/>
+        <source>slot %1</source>
+        <translation>槽 %1</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="286"/>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
+    </message>
 </context>
 <context>
     <name>ClientReportView</name>
@@ -1240,6 +1255,11 @@
         <location filename="../widgets/reuse_chart.py" line="78"/>
         <source>No requests yet: cache reuse per request appears here.</source>
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
+    </message>
+    <message>
+        <location filename="../widgets/reuse_chart.py" line="201"/>
+        <source>▲ %1 above the scale (largest %2)</source>
+        <translation>▲ %1 个超出刻度（最大 %2）</translation>
     </message>
 </context>
 <context>

@@ -275,15 +275,12 @@ def server_clock_text(ms: float) -> str:
 
 def _request_text(event: CacheEvent) -> str:
     """The server's own numbers for the request: task and slot (llama.cpp), else its request id."""
+    translate = QCoreApplication.translate
     parts = []
     if event.task is not None:
-        parts.append(_tr("task %1").replace("%1", str(event.task)))
+        parts.append(translate("CacheEventsModel", "task %1").replace("%1", str(event.task)))
     if event.slot is not None:
-        parts.append(_tr("slot %1").replace("%1", str(event.slot)))
+        parts.append(translate("CacheEventsModel", "slot %1").replace("%1", str(event.slot)))
     if parts:
         return " · ".join(parts)
-    return event.request_id or _tr("line %1").replace("%1", str(event.last_line))
-
-
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("CacheEventsModel", text)
+    return event.request_id or translate("CacheEventsModel", "line %1").replace("%1", str(event.last_line))

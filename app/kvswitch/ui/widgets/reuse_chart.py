@@ -135,10 +135,6 @@ def time_scale(values: Sequence[float | None]) -> float | None:
     return nice_ceiling(top)
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("ReuseChart", text)
-
-
 def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, legend: str, *,
                 min_slots: int = MIN_SLOTS, x_labels: Sequence[str] | None = None) -> StripLayout:
     """Reuse bars coloured by verdict and a time line; shared by the live log, the verify history, the
@@ -202,7 +198,8 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
                      text)
     if layout.outliers:
         peak = max(t for t in times if t is not None)
-        note = _tr("▲ %1 above the scale (largest %2)").replace("%1", str(len(layout.outliers)))
+        note = QCoreApplication.translate("ReuseChart", "▲ %1 above the scale (largest %2)")
+        note = note.replace("%1", str(len(layout.outliers)))
         legend = f"{legend}   {note.replace('%2', format_ms(peak))}"
     painter.setPen(theme.muted_color(pal))
     legend_rect = QRectF(plot.left(), plot.bottom() + ticks_h + 1, widget.width() - plot.left() - LABEL_GAP,
