@@ -171,7 +171,8 @@ class CacheEventsModel(QAbstractTableModel):
         arrived = time.strftime("%H:%M:%S")
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(events) - 1)
-        self._rows.extend([event, _when(event, arrived), None, self.shown_verdict(event)] for event in events)
+        # the time text is formatted with the rest of the row, on first display: a burst lists thousands
+        self._rows.extend([event, arrived, None, self.shown_verdict(event)] for event in events)
         self.endInsertRows()
         basis = _basis(events[-1])
         if basis != self.time_basis:
@@ -236,8 +237,9 @@ class CacheEventsModel(QAbstractTableModel):
             return event.reason or None
         return None
 
-    def _format(self, event: CacheEvent, when: str, shown: str) -> tuple[str, ...]:
+    def _format(self, event: CacheEvent, arrived: str, shown: str) -> tuple[str, ...]:
         verdict = self._verdicts.get(shown, shown)
+        when = _when(event, arrived)
         return (when[11:19] if len(when) >= 19 and when[10] in "T " else when, _request_text(event),
                 f"{event.prompt_tokens:,}", f"{event.cached_tokens:,}", f"{event.new_tokens:,}",
                 "" if event.prompt_ms is None else f"{event.prompt_ms:,.1f}",
