@@ -164,3 +164,23 @@ def _chart_font(chart: Any) -> Any:
     font = chart.font()
     font.setPointSizeF(max(8.0, font.pointSizeF() * 0.9))
     return font
+
+
+def test_a_log_with_wall_clock_shows_its_own_time_and_request_ids(qtbot: Any) -> None:
+    """vLLM + LMCache lines carry a date and time and a request id (``pasted-lines``, see its README)."""
+    import json
+
+    from kvswitch.logs.follow import classify_lines
+    from kvswitch.ui.logs.events_model import CacheEventsModel
+
+    pasted = ROOT / "fixtures" / "pasted-lines"
+    hint = json.loads((pasted / "lmcache_vllm.expected.json").read_text())["kind_hint"]
+    lines = (pasted / "lmcache_vllm.log").read_text().splitlines()
+    _classified, events, _last = classify_lines(LogAnalyzer(hint), lines, 0)
+    model = CacheEventsModel()
+    model.add_events(events)
+    assert model.headerData(COL_TIME, Qt.Orientation.Horizontal) == "Time"
+    assert [model.index(row, COL_TIME).data() for row in range(len(events))] == [
+        e.timestamp[11:19] for e in events if e.timestamp]
+    assert [model.index(row, COL_REQUEST).data() for row in range(len(events))] == [
+        e.request_id for e in events]
