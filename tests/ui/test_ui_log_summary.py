@@ -184,3 +184,17 @@ def test_a_log_with_wall_clock_shows_its_own_time_and_request_ids(qtbot: Any) ->
         e.timestamp[11:19] for e in events if e.timestamp]
     assert [model.index(row, COL_REQUEST).data() for row in range(len(events))] == [
         e.request_id for e in events]
+
+
+def test_totals_outlive_the_tables_cap(qtbot: Any) -> None:
+    from kvswitch.ui.logs.events_model import CacheEventsModel
+
+    _lines, events = _engine_events(DEMO_LOG)
+    whole = CacheEventsModel(max_events=1000)
+    whole.add_events(events)
+    capped = CacheEventsModel(max_events=4)
+    capped.add_events(events[:6])
+    capped.add_events(events[6:])
+    assert capped.rowCount() == 4
+    assert capped.totals == whole.totals
+    assert [capped.verdict_at(row) for row in range(4)] == [whole.verdict_at(row) for row in range(9, 13)]

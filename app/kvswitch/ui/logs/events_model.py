@@ -161,6 +161,8 @@ class CacheEventsModel(QAbstractTableModel):
     def add_events(self, events: list[CacheEvent]) -> None:
         if not events:
             return
+        for event in events[:-self.max_events]:  # beyond the table's cap: still counted, and their slot
+            self.shown_verdict(event)  # remembered, so the totals and the next verdicts stay right
         events = events[-self.max_events:]
         overflow = len(self._rows) + len(events) - self.max_events
         if overflow > 0:
