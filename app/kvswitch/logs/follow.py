@@ -67,7 +67,7 @@ def classify_lines(analyzer: LogAnalyzer, texts: list[str],
     """
     from dataclasses import replace  # noqa: PLC0415 - the reader process imports little at start-up
 
-    from kvswitch.logs.parsers.llama_cpp import server_clock_ms  # noqa: PLC0415
+    from kvswitch.logs.parsers import server_clock_ms  # noqa: PLC0415
 
     classified: list[ClassifiedLine] = []
     events: list[CacheEvent] = []

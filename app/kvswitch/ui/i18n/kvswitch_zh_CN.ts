@@ -225,17 +225,17 @@
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="281"/>
+        <location filename="../logs/events_model.py" line="285"/>
         <source>task %1</source>
         <translation>任务 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="283"/>
+        <location filename="../logs/events_model.py" line="287"/>
         <source>slot %1</source>
         <translation>槽 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="286"/>
+        <location filename="../logs/events_model.py" line="290"/>
         <source>line %1</source>
         <translation>第 %1 行</translation>
     </message>

@@ -12,7 +12,7 @@ person sees. Per slot (server + slot id) since following started:
   tools two conversations share. A turn that grew its prompt and still lost the cache stays red.
 
 The time column shows the log's own time: the wall-clock time the server printed when it has one,
-else llama-server's own clock (time since it started, ``CacheEvent.server_clock_ms``), and only when
+else the server's own clock (time since it started, ``CacheEvent.server_clock_ms``), and only when
 the log carries neither, the time the panel read the lines, under a header that says so. The request
 column names the server's own numbers (task and slot, or the request id).
 
@@ -278,7 +278,7 @@ def server_clock_text(ms: float) -> str:
 
 
 def _request_text(event: CacheEvent) -> str:
-    """The server's own numbers for the request: task and slot (llama.cpp), else its request id."""
+    """The server's own numbers for the request: its task and slot, else its request id."""
     translate = QCoreApplication.translate
     parts = []
     if event.task is not None:
