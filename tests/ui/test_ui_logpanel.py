@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from uihelpers import make_profile
 
-from kvswitch.ui.logs.events_model import COL_VERDICT
+from kvswitch.ui.logs.events_model import COL_CACHED, COL_VERDICT
 from kvswitch.ui.profiles.diff_dialog import ApplyDialog
 from kvswitch.ui.widgets import theme
 
@@ -58,7 +58,7 @@ def test_appended_lines_are_highlighted_and_tabulated(qtbot: Any, window: Any, f
     model = panel.events_model
     assert model.index(0, COL_VERDICT).data().startswith("cold")  # nothing to reuse yet: not a miss
     assert model.index(1, COL_VERDICT).data().startswith("hit")
-    assert model.index(1, 2).data() == "1,536"
+    assert model.index(1, COL_CACHED).data() == "1,536"
     assert "prompt eval time" in panel.shown_text()
     timing = _block_colors(panel, "task 9 | prompt eval time")
     assert theme.timing_color().name() in timing

@@ -61,7 +61,14 @@ def classify_lines(analyzer: LogAnalyzer, texts: list[str],
     """Feed ``texts`` to a ``LogAnalyzer``: (ClassifiedLines, CacheEvents, the last line number).
 
     Shared by the app's reader thread and this process, so both number and classify lines the same way.
+    An event without a wall-clock time gets the server's own clock from the line that finished it
+    (``CacheEvent.server_clock_ms``): the panel shows when the server handled each request, not when the
+    panel read it. Only lines that finish a request are looked at, so the flood path pays nothing.
     """
+    from dataclasses import replace  # noqa: PLC0415 - the reader process imports little at start-up
+
+    from kvswitch.logs.parsers import server_clock_ms  # noqa: PLC0415
+
     classified: list[ClassifiedLine] = []
     events: list[CacheEvent] = []
     feed = analyzer.feed
@@ -70,7 +77,12 @@ def classify_lines(analyzer: LogAnalyzer, texts: list[str],
         result = feed(text, line_no)
         classified.append(result.line)
         if result.events:
-            events.extend(result.events)
+            clock = server_clock_ms(result.line.text)
+            if clock is None:
+                events.extend(result.events)
+            else:
+                events.extend(event if event.timestamp else replace(event, server_clock_ms=clock)
+                              for event in result.events)
     return classified, events, line_no
 
 

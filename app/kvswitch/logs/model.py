@@ -60,7 +60,10 @@ class CacheEvent:
 
     ``first_line``/``last_line`` are 1-based line numbers in the followed stream; ``timestamp`` is the
     wall-clock time printed by the server or its wrapper (ISO 8601 text), ``None`` when the log only has
-    relative times (the text format's ``M.SS.mmm.uuu``).
+    relative times (the text format's ``M.SS.mmm.uuu``). ``server_clock_ms`` is that relative time: the
+    server's own clock (milliseconds since it started) on the line that finished the request, filled in by
+    the live follower (``follow.classify_lines``) for logs without a wall-clock time, so a person can tell
+    requests apart by when the server handled them; whole-file scans and ``to_json`` leave it out.
     """
 
     server: str
@@ -75,6 +78,7 @@ class CacheEvent:
     reason: str | None = None
     timestamp: str | None = None
     request_id: str | None = None
+    server_clock_ms: float | None = None
 
     @property
     def reuse_ratio(self) -> float:

@@ -94,6 +94,19 @@ def anchors_for(kind_hint: str | None) -> tuple[str, ...]:
     return tuple(found)
 
 
+#: the formats that print the server's own relative clock in front of a line (``server_clock_ms``)
+_CLOCKED = tuple(module.server_clock_ms for module in _MODULES.values() if hasattr(module, "server_clock_ms"))
+
+
+def server_clock_ms(text: str) -> float | None:
+    """A line's relative server clock (ms since the server started), for logs that print no wall-clock
+    time, or ``None`` when no format's clock is in front of the line."""
+    for read in _CLOCKED:
+        if (clock := read(text)) is not None:
+            return clock
+    return None
+
+
 def server_name(kind_hint: str | None) -> str:
     """Name for events assembled from llama.cpp lines: the product the user runs, when known."""
     names = family(kind_hint)
@@ -101,4 +114,4 @@ def server_name(kind_hint: str | None) -> str:
 
 
 __all__ = ["FAST_FORMAT", "Fact", "Parsed", "What", "KINDS", "family", "general_only", "parsers_for",
-           "anchors_for", "server_name"]
+           "anchors_for", "server_clock_ms", "server_name"]

@@ -58,6 +58,9 @@ ANCHORS = (
     "slot progression",
 )
 
+#: llama-server's own clock in front of a line: ``M.SS.mmm.uuu`` (minutes, seconds, ms, µs since the server
+#: started; ``--log-timestamps``, on by default in b11434) or ``--log-jsonl``'s ``"time"`` (µs since start)
+_CLOCK = re.compile(r'^\s*(\d{1,6})\.(\d\d)\.(\d{3})\.(\d{3}) [IWEDT] |^\{"type":"log","time":(\d{1,15}),')
 _TS_LEVEL = re.compile(r"^\s*(?:\d+\.\d\d\.\d{3}\.\d{3} )?([IWEDT]) ")
 #: slot and task are not ``bounded``: a line whose slot or task is too long to be a number is no fact at all
 #: (``_numbers_fit``), as in the fast scanner, rather than a fact without its slot
@@ -144,6 +147,18 @@ _HARMLESS_NOTES = re.compile(r"unsupported Responses tool type '[^']{1,80}' skip
 def is_harmless_note(text: str) -> bool:
     """Whether a warning line is a note a user need not act on (shown plain, not as a warning)."""
     return _HARMLESS_NOTES.search(text) is not None
+
+
+def server_clock_ms(text: str) -> float | None:
+    """The server's own clock on an ANSI-free line (ms since it started), or ``None`` when it prints none:
+    b11434 prints no wall-clock time, so this is the only time a request's lines carry."""
+    m = _CLOCK.match(text)
+    if m is None:
+        return None
+    if m.group(5) is not None:
+        return int(m.group(5)) / 1000
+    minutes, seconds, millis, micros = (int(m.group(i)) for i in range(1, 5))
+    return (minutes * 60 + seconds) * 1000 + millis + micros / 1000
 
 
 def reason_for(text: str) -> str | None:

@@ -138,60 +138,106 @@
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="107"/>
+        <location filename="../logs/events_model.py" line="109"/>
         <source>Time</source>
-        <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``)</extracomment>
+        <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``) what the time column shows, best first (``CacheEventsModel.time_basis``) display verdicts whose lost tokens count as re-processed: cold starts and new conversations are expected</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="107"/>
         <source>Tokens</source>
         <translation>token 数</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="107"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="107"/>
+        <source>Request</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>New</source>
         <translation>新 token</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="109"/>
+        <source>Server clock</source>
+        <translation>服务器时钟</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="110"/>
+        <source>Read at</source>
+        <translation>读取时间</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="112"/>
+        <source>When the request finished, as the server&apos;s log prints it.</source>
+        <translation>请求完成的时间，按服务器日志所打印的时间。</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="113"/>
+        <source>When the request finished, by the server&apos;s own clock: time since it started (minutes:seconds), printed in front of each line. This log carries no wall-clock time.</source>
+        <translation>请求完成的时间，按服务器自己的时钟：自服务器启动以来的时间（分:秒），打印在每行开头。此日志不含实际时钟时间。</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="116"/>
+        <source>This log carries no time of its own: this is when KV Switch read the request&apos;s lines, not when the server handled it.</source>
+        <translation>此日志本身不含时间：这是 KV Switch 读取该请求各行的时间，而不是服务器处理它的时间。</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="121"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="121"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="121"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="122"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="122"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="285"/>
+        <source>task %1</source>
+        <translation>任务 %1</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="287"/>
+        <source>slot %1</source>
+        <translation>槽 %1</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="290"/>
+        <source>line %1</source>
+        <translation>第 %1 行</translation>
     </message>
 </context>
 <context>
@@ -325,14 +371,24 @@
 <context>
     <name>CompareDialog</name>
     <message>
-        <location filename="../verify/verify_compare.py" line="100"/>
+        <location filename="../verify/verify_compare.py" line="118"/>
         <source>Compare verify runs</source>
         <translation>比较验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_compare.py" line="104"/>
+        <location filename="../verify/verify_compare.py" line="123"/>
         <source>Field</source>
         <translation>字段</translation>
+    </message>
+    <message>
+        <location filename="../verify/verify_compare.py" line="123"/>
+        <source>Older run, %1</source>
+        <translation>较早的记录，%1</translation>
+    </message>
+    <message>
+        <location filename="../verify/verify_compare.py" line="124"/>
+        <source>Newer run, %1</source>
+        <translation>较新的记录，%1</translation>
     </message>
 </context>
 <context>
@@ -579,17 +635,17 @@
 <context>
     <name>HistoryChart</name>
     <message>
-        <location filename="../verify/verify_history.py" line="55"/>
+        <location filename="../verify/verify_history.py" line="66"/>
         <source>Cache reuse and time to first token per verify run</source>
         <translation>每次验证的缓存复用率与首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="64"/>
-        <source>bars: reuse %   line: warm TTFT ms   (%1 runs)</source>
-        <translation>柱：复用率 %   线：热启动首 token 毫秒   （%1 次）</translation>
+        <location filename="../verify/verify_history.py" line="83"/>
+        <source>bars: reuse %   line: warm TTFT   (%1 runs, local time)</source>
+        <translation>柱：复用率   线：热启动首 token 时间   （%1 次记录，本地时间）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="65"/>
+        <location filename="../verify/verify_history.py" line="85"/>
         <source>No verify runs recorded yet.</source>
         <translation>尚无验证记录。</translation>
     </message>
@@ -610,63 +666,63 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../logs/log_panel.py" line="105"/>
+        <location filename="../logs/log_panel.py" line="107"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="107"/>
+        <location filename="../logs/log_panel.py" line="109"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="108"/>
+        <location filename="../logs/log_panel.py" line="110"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="109"/>
+        <location filename="../logs/log_panel.py" line="111"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="111"/>
+        <location filename="../logs/log_panel.py" line="113"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="113"/>
+        <location filename="../logs/log_panel.py" line="115"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="114"/>
+        <location filename="../logs/log_panel.py" line="116"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="115"/>
+        <location filename="../logs/log_panel.py" line="117"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="160"/>
-        <location filename="../logs/log_panel.py" line="177"/>
+        <location filename="../logs/log_panel.py" line="170"/>
+        <location filename="../logs/log_panel.py" line="187"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="179"/>
+        <location filename="../logs/log_panel.py" line="189"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="368"/>
+        <location filename="../logs/log_panel.py" line="380"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="383"/>
+        <location filename="../logs/log_panel.py" line="396"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -1329,19 +1385,89 @@
 <context>
     <name>ReuseChart</name>
     <message>
-        <location filename="../widgets/reuse_chart.py" line="44"/>
+        <location filename="../widgets/reuse_chart.py" line="61"/>
         <source>Prompt cache reuse per request</source>
         <translation>每个请求的提示缓存复用</translation>
     </message>
     <message>
-        <location filename="../widgets/reuse_chart.py" line="61"/>
+        <location filename="../widgets/reuse_chart.py" line="77"/>
+        <source>bars: reuse %   line: prompt time   (last %1 requests)</source>
+        <translation>柱：复用率   线：提示处理时间   （最近 %1 个请求）</translation>
+    </message>
+    <message>
+        <location filename="../widgets/reuse_chart.py" line="78"/>
         <source>No requests yet: cache reuse per request appears here.</source>
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../widgets/reuse_chart.py" line="60"/>
-        <source>bars: reuse %   line: prompt ms   (last %1 requests)</source>
-        <translation>柱：复用率   线：提示耗时 ms   （最近 %1 个请求）</translation>
+        <location filename="../widgets/reuse_chart.py" line="201"/>
+        <source>▲ %1 above the scale (largest %2)</source>
+        <translation>▲ %1 个超出刻度（最大 %2）</translation>
+    </message>
+</context>
+<context>
+    <name>ReuseSummary</name>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="52"/>
+        <source>Requests shown as a hit, out of those that could reuse the cache: cold starts (the first request seen on a slot) and new conversations that share only a prefix are left out.</source>
+        <translation>显示为命中的请求占可复用缓存请求的比例：不计冷启动（某个槽上看到的第一个请求）和只共享前缀的新会话。</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="55"/>
+        <source>Prompt tokens the server took from its cache, out of all prompt tokens, summed over every request since following started (the server&apos;s own numbers).</source>
+        <translation>服务器从缓存中取用的提示 token 占全部提示 token 的比例，按开始跟踪以来的每个请求累计（服务器自己的数字）。</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="58"/>
+        <source>For each request shown as a miss or partial: the tokens of the slot&apos;s previous prompt that the server evaluated again (of the shorter of the two prompts, the part it did not reuse).</source>
+        <translation>对每个显示为未命中或部分的请求：服务器重新计算的、该槽上一个提示中的 token（两个提示中较短者未被复用的部分）。</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="61"/>
+        <source>The share of those requests&apos; prompt time (the server&apos;s “prompt eval time”) spent on the re-processed tokens.</source>
+        <translation>这些请求的提示处理时间（服务器的“prompt eval time”）中花在重新处理的 token 上的部分。</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="68"/>
+        <source>Prompt cache summary since following started</source>
+        <translation>开始跟踪以来的提示缓存概况</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="74"/>
+        <source>hit rate: no requests yet</source>
+        <translation>命中率：暂无请求</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="75"/>
+        <source>of prompt tokens from cache</source>
+        <translation>来自缓存的提示 token 比例</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="76"/>
+        <location filename="../logs/reuse_summary.py" line="92"/>
+        <source>tokens re-processed</source>
+        <translation>重新处理的 token</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="77"/>
+        <location filename="../logs/reuse_summary.py" line="93"/>
+        <source>time lost to misses</source>
+        <translation>因未命中损失的时间</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="82"/>
+        <source>hit rate: %1 of %2 requests</source>
+        <translation>命中率：%2 个请求中 %1 个</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="86"/>
+        <source>hit rate: only cold starts so far (%1)</source>
+        <translation>命中率：目前只有冷启动（%1）</translation>
+    </message>
+    <message>
+        <location filename="../logs/reuse_summary.py" line="90"/>
+        <source>of %1 prompt tokens from cache</source>
+        <translation>%1 个提示 token 中来自缓存的比例</translation>
     </message>
 </context>
 <context>
@@ -1884,82 +2010,87 @@
 <context>
     <name>VerifyHistoryPanel</name>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="104"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="104"/>
         <source>Check</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="104"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="104"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="104"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="84"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>TTFT cold → warm</source>
         <translation>首 token 时间 冷 → 热</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="84"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Server build</source>
         <translation>服务器版本</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="91"/>
+        <location filename="../verify/verify_history.py" line="112"/>
         <source>Compare selected</source>
         <translation>比较所选</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="92"/>
+        <location filename="../verify/verify_history.py" line="113"/>
         <source>Select two runs to see them side by side.</source>
         <translation>选择两次记录以并排查看。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="94"/>
+        <location filename="../verify/verify_history.py" line="115"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="117"/>
+        <location filename="../verify/verify_history.py" line="138"/>
         <source>Verify history of “%1”</source>
         <translation>“%1”的验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="118"/>
+        <location filename="../verify/verify_history.py" line="139"/>
         <source>Verify history</source>
         <translation>验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="160"/>
+        <location filename="../verify/verify_history.py" line="148"/>
+        <source>Recorded as %1</source>
+        <translation>记录值：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify/verify_history.py" line="184"/>
         <source>Export verify history</source>
         <translation>导出验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="161"/>
+        <location filename="../verify/verify_history.py" line="185"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="167"/>
+        <location filename="../verify/verify_history.py" line="191"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="169"/>
+        <location filename="../verify/verify_history.py" line="193"/>
         <source>Exported %1 runs to %2</source>
         <translation>已将 %1 次记录导出到 %2</translation>
     </message>

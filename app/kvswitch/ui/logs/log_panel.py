@@ -1,4 +1,5 @@
-"""The live cache log: highlighted server lines, a per-request table and a reuse chart.
+"""The live cache log: a summary strip, then the requests (table and chart), then the server's lines,
+which get less room by default below a splitter: the answer first, the detail after.
 
 Bound to the active profile's log source. Reading and classifying happen on a worker
 (``log_worker.LogFollower``); a 50 ms timer takes what is waiting and draws it in slices of at most
@@ -37,6 +38,7 @@ from kvswitch.ui.logs.events_model import CacheEventsModel
 from kvswitch.ui.logs.log_draw_queue import DrawQueue
 from kvswitch.ui.logs.log_highlighter import LogHighlighter
 from kvswitch.ui.logs.log_worker import LogBatch, LogFollower, ProcessLogFollower
+from kvswitch.ui.logs.reuse_summary import ReuseSummary
 from kvswitch.ui.widgets.reuse_chart import ReuseChart
 
 if TYPE_CHECKING:
@@ -124,27 +126,35 @@ class LogPanel(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.setAlternatingRowColors(True)
         self.chart = ReuseChart(self.events_model, self.events_model.points)
+        self.summary = ReuseSummary()
 
+        requests = QWidget()
+        requests_layout = QVBoxLayout(requests)
+        requests_layout.setContentsMargins(0, 0, 0, 0)
+        requests_layout.addWidget(self.chart)
+        requests_layout.addWidget(self.table, 1)
+        raw = QWidget()
+        raw_layout = QVBoxLayout(raw)
+        raw_layout.setContentsMargins(0, 0, 0, 0)
         controls = QHBoxLayout()
         for widget in (self.follow_box, self.cache_only_box, self.pause_box):
             controls.addWidget(widget)
         controls.addWidget(self.search_edit, 1)
         controls.addWidget(self.copy_button)
         controls.addWidget(self.clear_button)
-        lower = QWidget()
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addWidget(self.chart)
-        lower_layout.addWidget(self.table, 1)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.view)
-        splitter.addWidget(lower)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        raw_layout.addLayout(controls)
+        raw_layout.addWidget(self.view, 1)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(requests)
+        self.splitter.addWidget(raw)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(0, 3)  # the requests first and larger; the raw log is the detail
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([600, 400])
         layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
         layout.addWidget(self.status_label)
-        layout.addLayout(controls)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
 
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_INTERVAL_MS)
@@ -244,6 +254,7 @@ class LogPanel(QWidget):
             return
         events, self._unlisted = self._unlisted, []
         self.events_model.add_events(events)
+        self.summary.show_totals(self.events_model.totals)
         self._check_alerts(events)
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
@@ -314,6 +325,7 @@ class LogPanel(QWidget):
         self._unlisted.clear()
         self._history.clear()
         self.events_model.clear()
+        self.summary.show_totals(None)
         self.alerts.reset()
         self.dropped_lines = 0
 
@@ -374,6 +386,7 @@ class LogPanel(QWidget):
         if event.type() == QEvent.Type.PaletteChange:
             self.highlighter.refresh_formats()
             self.chart.update()
+            self.summary.show_totals(self.events_model.totals if self.events_model.rowCount() else None)
         super().changeEvent(event)
 
 

@@ -1,11 +1,12 @@
 """Two verify runs side by side: every recorded field and every request's numbers, differences marked.
 
 A person changed one setting between two runs; the point is to see which numbers moved, so rows whose
-values differ are shown in bold.
+values differ are shown in bold. Times are recorded in UTC (ISO 8601) and shown in local time.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
@@ -21,6 +22,23 @@ from PySide6.QtWidgets import (
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
+
+
+def local_time(iso: str) -> datetime | None:
+    """A recorded time in the local zone (a time without a zone was written in UTC), or ``None``."""
+    try:
+        when = datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone()
+
+
+def local_time_text(iso: str) -> str:
+    """``2026-11-30 19:00`` in local time; the recorded text itself when it is not a time."""
+    when = local_time(iso)
+    return iso if when is None else when.strftime("%Y-%m-%d %H:%M")
 
 
 def ttft_text(entry: HistoryEntry) -> str:
@@ -57,7 +75,7 @@ def _request_label(request: dict[str, Any], index: int) -> str:
 def compare_rows(a: HistoryEntry, b: HistoryEntry) -> list[tuple[str, str, str]]:
     """(field, first run, second run) for the runs' fields, server settings and per-request numbers."""
     rows = [
-        ("time", a.time, b.time),
+        ("time", local_time_text(a.time), local_time_text(b.time)),
         ("check", a.check, b.check),
         ("client", client_text(a), client_text(b)),
         ("verdict", a.verdict, b.verdict),
@@ -101,7 +119,9 @@ class CompareDialog(QDialog):
         self.resize(720, 520)
         self.rows = compare_rows(older, newer)
         self.table = QTableWidget(len(self.rows), 3)
-        self.table.setHorizontalHeaderLabels([self.tr("Field"), older.time, newer.time])
+        self.table.setHorizontalHeaderLabels([
+            self.tr("Field"), self.tr("Older run, %1").replace("%1", local_time_text(older.time)),
+            self.tr("Newer run, %1").replace("%1", local_time_text(newer.time))])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)

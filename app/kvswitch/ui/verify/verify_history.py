@@ -4,6 +4,10 @@ People tune a server by experiment (change one setting, run the same check, comp
 CLI or the window recorded is a row: when, which check (synthetic probe or Claude Code with its
 version), verdict, reuse, TTFT cold → warm, and the server build. The files are small (at most a
 thousand lines per profile), so they are read on the GUI thread when the tab is shown or a run ends.
+
+Table and chart read the same way: oldest first, the newest at the bottom of the table (scrolled into
+view) and on the right of the chart, whose runs spread over its whole width above local-time ticks.
+Times are recorded in UTC and shown in local time.
 """
 
 from __future__ import annotations
@@ -29,9 +33,15 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui.verify.verify_compare import CompareDialog, client_text, ttft_text
+from kvswitch.ui.verify.verify_compare import (
+    CompareDialog,
+    client_text,
+    local_time,
+    local_time_text,
+    ttft_text,
+)
 from kvswitch.ui.widgets import theme
-from kvswitch.ui.widgets.reuse_chart import paint_strip
+from kvswitch.ui.widgets.reuse_chart import StripLayout, paint_strip
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
@@ -50,20 +60,31 @@ class HistoryChart(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.entries: list[HistoryEntry] = []
-        self.setMinimumHeight(90)
+        self.layout_drawn: StripLayout | None = None
+        self.setMinimumHeight(110)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName(self.tr("Cache reuse and time to first token per verify run"))
 
     def sizeHint(self) -> QSize:
-        return QSize(400, 110)
+        return QSize(400, 130)
 
     def points(self) -> list[_RunPoint]:
         return [_RunPoint(e.reuse_ratio or 0.0, e.verdict.lower(), e.ttft_warm_ms) for e in self.entries]
 
+    def tick_labels(self) -> list[str]:
+        """Each run's local time, as short as the runs allow: the time of day when they are all on one
+        day, else the date and time."""
+        times = [local_time(e.time) for e in self.entries]
+        days = {when.date() for when in times if when is not None}
+        form = "%H:%M" if len(days) <= 1 else "%m-%d %H:%M"
+        return ["?" if when is None else when.strftime(form) for when in times]
+
     def paintEvent(self, _event: QPaintEvent) -> None:
-        legend = self.tr("bars: reuse %   line: warm TTFT ms   (%1 runs)")
+        legend = self.tr("bars: reuse %   line: warm TTFT   (%1 runs, local time)")
+        legend = legend.replace("%1", str(len(self.entries)))
         empty = self.tr("No verify runs recorded yet.")
-        paint_strip(self, self.points(), empty, legend.replace("%1", str(len(self.entries))))
+        self.layout_drawn = paint_strip(self, self.points(), empty, legend, min_slots=1,
+                                        x_labels=self.tick_labels())
 
 
 class VerifyHistoryPanel(QWidget):
@@ -117,15 +138,19 @@ class VerifyHistoryPanel(QWidget):
         self.title.setText(self.tr("Verify history of “%1”").replace("%1", profile) if profile
                            else self.tr("Verify history"))
         self.table.setRowCount(len(self.entries))
-        for row, entry in enumerate(reversed(self.entries)):  # newest on top
-            cells = (entry.time.replace("T", " ").split("+")[0], entry.check, client_text(entry),
+        for row, entry in enumerate(self.entries):  # oldest first, as the chart reads left to right
+            cells = (local_time_text(entry.time), entry.check, client_text(entry),
                      entry.verdict.lower(), "–" if entry.reuse_ratio is None else f"{entry.reuse_ratio:.0%}",
                      ttft_text(entry), str(entry.server.get("build") or entry.server.get("url") or "–"))
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                if column == 0:
+                    item.setToolTip(self.tr("Recorded as %1").replace("%1", entry.time))
                 if column == 3:
                     item.setForeground(QBrush(theme.state_color(theme.as_state(entry.verdict))))
                 self.table.setItem(row, column, item)
+        if self.entries:
+            self.table.scrollToBottom()  # the newest run, as on the chart's right
         self.chart.entries = self.entries
         self.chart.update()
         self.export_button.setEnabled(bool(self.entries))
@@ -133,8 +158,7 @@ class VerifyHistoryPanel(QWidget):
 
     def selected_entries(self) -> list[HistoryEntry]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
-        newest_first = list(reversed(self.entries))
-        return [newest_first[row] for row in rows if row < len(newest_first)]
+        return [self.entries[row] for row in rows if row < len(self.entries)]
 
     @Slot()
     def _on_table_selection_changed(self) -> None:
