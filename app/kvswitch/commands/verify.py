@@ -171,7 +171,7 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from kvswitch.core.http import check_url_port  # noqa: PLC0415
+    from kvswitch.core.addresses import check_url_port  # noqa: PLC0415
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
     if args.history:
