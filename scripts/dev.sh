@@ -38,6 +38,19 @@ python_env() {
   "$VENV/bin/python" -m pip install -q -e ".$extra" >&2
 }
 
+# install_client LABEL VARIABLE SCRIPT: export VARIABLE as the binary scripts/SCRIPT prints (its
+# install cached under ~/.cache/kvswitch by scripts/install_npm_client.sh); when the install fails,
+# the script has said why on stderr and that client's end-to-end tier is skipped
+install_client() {
+  local bin
+  if bin="$(bash "scripts/$3")"; then
+    export "$2=$bin"
+    echo "dev.sh: $1: $bin" >&2
+  else
+    echo "dev.sh: $1 could not be installed; its end-to-end tier will be skipped" >&2
+  fi
+}
+
 case "$mode" in
   run)
     apt_install "${APT_RUNTIME[@]}"
@@ -55,21 +68,9 @@ case "$mode" in
       echo "dev.sh: llama-server could not be built; the real-server tier will be skipped" >&2
     fi
     # each client binary is optional: a failed install leaves its variable unset and its tests skip with the reason
-    if [ -f scripts/install_claude_code.sh ] && claude_bin="$(bash scripts/install_claude_code.sh)"; then
-      export KVSWITCH_CLAUDE_BIN="$claude_bin"
-    else
-      echo "dev.sh: Claude Code could not be installed; its end-to-end tier will be skipped" >&2
-    fi
-    if codex_bin="$(bash scripts/install_codex.sh)"; then
-      export KVSWITCH_CODEX_BIN="$codex_bin"
-    else
-      echo "dev.sh: Codex could not be installed; its end-to-end tier will be skipped" >&2
-    fi
-    if opencode_bin="$(bash scripts/install_opencode.sh)"; then
-      export KVSWITCH_OPENCODE_BIN="$opencode_bin"
-    else
-      echo "dev.sh: OpenCode could not be installed; its end-to-end tier will be skipped" >&2
-    fi
+    install_client "Claude Code" KVSWITCH_CLAUDE_BIN install_claude_code.sh
+    install_client Codex KVSWITCH_CODEX_BIN install_codex.sh
+    install_client OpenCode KVSWITCH_OPENCODE_BIN install_opencode.sh
     export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
     "$VENV/bin/ruff" check app tests benchmarks scripts
     "$VENV/bin/mypy"

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "kvswitch.commands.presets",
     "kvswitch.commands.log",
     "kvswitch.commands.verify",
+    "kvswitch.commands.record",
     "kvswitch.commands.platform",
     "kvswitch.commands.gateway",
 )

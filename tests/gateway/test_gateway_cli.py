@@ -14,6 +14,7 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, read_routes, token_file
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.store import ProfileStore
 from kvswitch.gateway.control import remember_listen
 from support.net import free_port
 
@@ -62,6 +63,7 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     assert read_routes(paths).clients == {"claude": "b", "codex": "b"}
     assert main(["current"]) == 0
     assert capsys.readouterr().out.strip() == "b"
+    assert ProfileStore(paths).active_name == "b"  # what the window marks in use and verify defaults to
 
     assert main(["gateway", "status", "--json"]) == 1  # nothing listens on that port
     status = json.loads(capsys.readouterr().out)

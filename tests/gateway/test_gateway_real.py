@@ -6,14 +6,10 @@ the local token reaches no server."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -24,7 +20,8 @@ from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.paths import AppPaths, claude_config_dir
 from kvswitch.gateway.usage import UsageRow, query
 from support.claude import claude_binary, eos_token_id
-from support.llama import REPO, RunningServer, llama_server
+from support.gateway import gateway_process
+from support.llama import RunningServer, llama_server
 from support.net import free_port
 
 pytestmark = pytest.mark.real_server
@@ -45,24 +42,6 @@ def _delta(before: dict[str, float], after: dict[str, float]) -> tuple[int, int]
 def _rows_sum(rows: list[UsageRow]) -> tuple[int, int]:
     return (sum((r.input_tokens or 0) - (r.cached_tokens or 0) for r in rows),
             sum(r.cached_tokens or 0 for r in rows))
-
-
-@contextlib.contextmanager
-def _gateway_process(home: Path, port: int, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    env = {**os.environ, "HOME": str(home), "PYTHONPATH": str(REPO / "app")}
-    with log.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, "-m", "kvswitch", "gateway", "run", "--listen",
-                                 f"127.0.0.1:{port}"], env=env, stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while b"KV Switch gateway on" not in log.read_bytes():
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, "the gateway did not start"
-            time.sleep(0.1)  # polling a child process's output
-        yield proc
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def _claude(binary: Path, home: Path, project: Path, *, resume: bool) -> None:
@@ -88,7 +67,7 @@ def test_switch_failover_and_usage_with_the_real_claude_code(fake_home: Path, tm
     bias = ("-l", f"{eos_token_id()}+100", "--cache-ram", "0")
     with (
         llama_server(tmp_path / "two", *bias) as two,
-        _gateway_process(fake_home, port, tmp_path / "gateway.log"),
+        gateway_process(fake_home, port, tmp_path / "gateway.log"),
     ):
         with llama_server(tmp_path / "one", *bias) as one:
             _add("A", one, "--fallback", "B")

@@ -14,14 +14,8 @@ from pathlib import Path
 import pytest
 
 from kvswitch.core import http_client
-from kvswitch.core.http import (
-    MB,
-    DeadlineExceeded,
-    HeadersTooSlow,
-    ResponseTooLarge,
-    UndecodableBody,
-    iter_decoded,
-)
+from kvswitch.core.content_coding import UndecodableBody, iter_decoded
+from kvswitch.core.http import MB, DeadlineExceeded, HeadersTooSlow, ResponseTooLarge
 from support.hostile_servers import HostileServer, double_gzip_bomb
 
 APP = Path(__file__).resolve().parents[2] / "app" / "kvswitch"

@@ -1,8 +1,11 @@
-"""Loopback HTTP servers that misbehave on purpose, for the hostile-input suite (``tests/hostile``).
+"""Loopback HTTP servers that misbehave on purpose, for the hostile-input suites (``tests/hostile``, the
+bounded readers under ``tests/verify``).
 
 A real inference server never does any of this; a broken proxy, a captive portal or an attacker who
 controls a base URL can. Each server answers every request (any method, any path) the same way, so
-whatever a command asks first (``/v1/models``, ``/props``, ``/v1/messages``) meets the misbehaviour:
+whatever a command asks first (``/v1/models``, ``/props``, ``/v1/messages``) meets the misbehaviour;
+``only="POST"`` keeps it for one method (the others get a quick 404), so a probe gets past its
+detection GETs and meets the hostile answer on its real request:
 
 - ``double_gzip``: 200 JSON, ``Content-Encoding: gzip, gzip``, 6.8 KB on the wire that inflate to
   4 GiB (``tests/fixtures/hostile/gzip-gzip-4GiB-zeros.bin``);
@@ -10,10 +13,11 @@ whatever a command asks first (``/v1/models``, ``/props``, ``/v1/messages``) mee
 - ``triple_gzip``: three layers of gzip (refused: too many layers);
 - ``unknown_coding``: ``Content-Encoding: compress`` (refused: not a coding KV Switch decodes);
 - ``corrupt_gzip``: ``Content-Encoding: gzip`` on bytes that are not gzip;
-- ``slow_headers``: a status line, then one header byte a second, forever;
+- ``slow_headers``: a status line, then a header byte every 0.2 s (under any per-read timeout), forever;
 - ``slow_body``: headers, then one body byte a second, forever;
-- ``endless_body``: 200 JSON without a length, then bytes without end;
-- ``endless_sse``: 200 ``text/event-stream``, then token events without end;
+- ``endless_body``: 200 JSON without a length, then bytes without end, as fast as it can;
+- ``endless_sse``: 200 ``text/event-stream``, then well-formed token events without end;
+- ``endless_line``: 200 ``text/event-stream``, then one line that never ends (no newline ever);
 - ``escapes``: 200 JSON whose every string (model ids, ``content``, ``model``, error text) carries
   CSI/OSC sequences, raw ESC/BEL, C1 controls and a bidi override; the ``server`` header too;
 - ``escapes_error``: the same strings in a 400 error object;
@@ -42,8 +46,11 @@ EVIL = ("\x1b[2J\x1b[31mred\x1b[0m\x1b]0;pwned\x07\x1b]8;;http://x\x1b\\link\x1b
 #: characters none of which may reach a terminal
 RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\x9c", "\r", "\u202e")
 MODES = ("double_gzip", "gzip_bomb", "triple_gzip", "unknown_coding", "corrupt_gzip", "slow_headers",
-         "slow_body", "endless_body", "endless_sse", "escapes", "escapes_error", "huge_headers",
-         "invalid_utf8")
+         "slow_body", "endless_body", "endless_sse", "endless_line", "escapes", "escapes_error",
+         "huge_headers", "invalid_utf8")
+#: how often ``slow_headers`` sends a byte: faster than any per-read timeout, so only a deadline ends it
+HEADER_DRIP_S = 0.2
+_NOT_FOUND = b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
 
 
 @cache
@@ -83,10 +90,10 @@ def _answer(status: str, body: bytes, *headers: str) -> bytes:
 
 
 class HostileServer:
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, only: str | None = None):
         if mode not in MODES:
             raise ValueError(mode)
-        self.mode = mode
+        self.mode, self.only = mode, only
         self.sent = 0
         self.requests: list[bytes] = []
         self.sock = socket.socket()
@@ -133,6 +140,9 @@ class HostileServer:
                     return
                 head += got
             self.requests.append(head.split(b"\r\n", 1)[0])
+            if self.only is not None and head.split(b" ", 1)[0].decode("latin-1") != self.only:
+                conn.sendall(_NOT_FOUND)
+                return
             conn.settimeout(None)
             getattr(self, "_" + self.mode)(conn)
             conn.shutdown(socket.SHUT_WR)
@@ -160,7 +170,7 @@ class HostileServer:
 
     def _slow_headers(self, conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\nx-slow: ")
-        while not self._stop.wait(1.0):
+        while not self._stop.wait(HEADER_DRIP_S):
             self._send(conn, b"z")
 
     def _slow_body(self, conn: socket.socket) -> None:
@@ -178,6 +188,12 @@ class HostileServer:
     def _endless_sse(self, conn: socket.socket) -> None:
         conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
         block = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n' * 512
+        while not self._stop.is_set():
+            self._send(conn, block)
+
+    def _endless_line(self, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: ")
+        block = b"y" * 65536
         while not self._stop.is_set():
             self._send(conn, block)
 

@@ -16,7 +16,8 @@ from kvswitch.core.errors import LockedError
 from kvswitch.core.lock import FileLock
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
-from kvswitch.targets.engine import UNDO_DEPTH, ApplyFailed, Engine, NothingToUndo
+from kvswitch.targets.engine import ApplyFailed, Engine, NothingToUndo
+from kvswitch.targets.transaction import UNDO_DEPTH
 
 APP = Path(__file__).resolve().parents[2] / "app"
 

@@ -15,7 +15,8 @@ from engine_helpers import local_profile, make_engine, remote_profile
 from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
-from kvswitch.targets.engine import UNDO_DEPTH, NothingToUndo
+from kvswitch.targets.engine import NothingToUndo
+from kvswitch.targets.transaction import UNDO_DEPTH
 
 APP = Path(__file__).resolve().parents[2] / "app"
 PARALLEL = 50

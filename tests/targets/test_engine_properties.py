@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from kvswitch.core.envmap import claude_env
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.targets.engine import UNDO_DEPTH, Engine, NothingToUndo
+from kvswitch.targets.engine import Engine, NothingToUndo
+from kvswitch.targets.transaction import UNDO_DEPTH
 
 ENV_POOL = ["ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL", "API_TIMEOUT_MS", "FOO", "BAR", "DISABLE_TELEMETRY"]
 USER_ONLY = ["MY_HOME", "EDITOR_X"]

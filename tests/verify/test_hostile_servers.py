@@ -14,21 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import HostileServer
 from verify_stubs import Reply, StubServer
 
 from kvswitch.cli import main
 from kvswitch.core.models import Profile
 from kvswitch.verify import run_verify
 from kvswitch.verify.result import VerifyResult
+from support.hostile_servers import EVIL, RAW_CONTROLS, HostileServer
 
 MARGIN = 2.5  # seconds past the timeout a loaded CI machine may need to notice and unwind
 MEMORY_CAP = 96 << 20
-
-# what a hostile server can put in a string: colour, clear screen, window title, OSC 8 link,
-# carriage return, 8-bit CSI, bidi override
-EVIL = "\x1b[2J\x1b[31mred\x1b[0m\x1b]0;pwned\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\rover\x9b1m\u202etxt"
-RAW_CONTROLS = ("\x1b", "\x9b", "\x07", "\r", "\u202e", "\x9d")
 
 
 @pytest.fixture
@@ -67,7 +62,7 @@ def _verify(url: str, timeout: float) -> tuple[VerifyResult, float, int]:
 
 
 def test_endless_body_stops_at_the_byte_cap(hostile: Callable[..., HostileServer]) -> None:
-    server = hostile("endless")
+    server = hostile("endless_body")
     result, elapsed, peak = _verify(server.url, 10)
     assert result.verdict == "ERROR"
     assert result.exit_code == 4
@@ -95,7 +90,8 @@ def test_a_line_that_never_ends_is_cut(hostile: Callable[..., HostileServer]) ->
     assert peak < MEMORY_CAP
 
 
-@pytest.mark.parametrize(("mode", "only"), [("drip", None), ("drip", "POST"), ("header_drip", None)])
+@pytest.mark.parametrize(("mode", "only"),
+                         [("slow_body", None), ("slow_body", "POST"), ("slow_headers", None)])
 def test_one_byte_a_second_ends_at_the_whole_run_deadline(
     hostile: Callable[..., HostileServer], mode: str, only: str | None
 ) -> None:
@@ -110,7 +106,7 @@ def test_one_byte_a_second_ends_at_the_whole_run_deadline(
 def test_cli_on_an_endless_server_exits_4_quickly(
     hostile: Callable[..., HostileServer], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = hostile("endless")
+    server = hostile("endless_body")
     code, elapsed, peak = _measured(lambda: main(["verify", "--base-url", server.url, "--timeout", "10"]))
     out = capsys.readouterr().out
     assert code == 4

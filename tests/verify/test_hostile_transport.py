@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from hostile import HostileServer
 from verify_stubs import Reply, StubServer
 
 from kvswitch.core.http import (
@@ -25,27 +24,28 @@ from kvswitch.core.http import (
 from kvswitch.core.text import printable, printable_data
 from kvswitch.platform.probe import identify
 from kvswitch.verify.recorder import MAX_REQUEST_BODY, Recorder
+from support.hostile_servers import HostileServer
 
 MARGIN = 2.5
 
 
 @pytest.fixture
 def endless() -> Iterator[HostileServer]:
-    server = HostileServer("endless")
+    server = HostileServer("endless_body")
     yield server
     server.close()
 
 
 @pytest.fixture
 def drip() -> Iterator[HostileServer]:
-    server = HostileServer("drip")
+    server = HostileServer("slow_body")
     yield server
     server.close()
 
 
 @pytest.fixture
 def header_drip() -> Iterator[HostileServer]:
-    server = HostileServer("header_drip")
+    server = HostileServer("slow_headers")
     yield server
     server.close()
 

@@ -14,11 +14,12 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
-from kvswitch.core.gateway_config import clients_of_targets, read_routes, route_clients
+from kvswitch.core.gateway_config import clients_of_targets, read_routes
 from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.platform.importers import import_cc_switch, import_claude
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
+from kvswitch.targets.gateway_switch import clients_already_at_gateway, route_profile
 from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.lint import lint_profile
 from kvswitch.targets.registry import target_for_id, targets_for_profile
@@ -88,9 +89,8 @@ def cmd_use(args: argparse.Namespace) -> int:
         return 0
     engine.recover()  # so that the plan below is made from the files as the apply will find them
     rewrite = getattr(args, "rewrite_files", False)
-    if profile.via_gateway and not rewrite and _clients_already_at_gateway(engine, store, profile):
-        clients = clients_of_targets(profile.targets)
-        route_clients(engine.paths, profile.name, clients)
+    if not rewrite and clients_already_at_gateway(engine, store, profile):
+        clients = route_profile(engine, profile)
         out(f"switched {', '.join(clients)} to {profile.name!r} through the gateway: no file rewritten; "
             "running sessions use it from their next request")
         _print_lint(profile)
@@ -99,7 +99,7 @@ def cmd_use(args: argparse.Namespace) -> int:
     # before (the window, a second terminal) is planned upon, not reported as a changed preview
     result = engine.apply(profile)
     if profile.via_gateway:
-        route_clients(engine.paths, profile.name, clients_of_targets(profile.targets))
+        route_profile(engine, profile)
         out(f"the clients now talk to the KV Switch gateway ({read_routes(engine.paths).root_url}); "
             "it must be running: 'kvswitch gateway run' (or 'kvswitch gateway status')")
     for note in engine.recovery_notes:
@@ -108,21 +108,6 @@ def cmd_use(args: argparse.Namespace) -> int:
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
     _print_lint(profile)
     return 0
-
-
-def _clients_already_at_gateway(engine: Engine, store: Any, profile: Profile) -> bool:
-    """The applied profile is a gateway profile with the same targets, and its files are as it left
-    them: switching is then only a change of the gateway's routing state."""
-    current = engine.current()
-    if current is None:
-        return False
-    try:
-        previous = store.get(current)
-    except ProfileError:
-        return False
-    if not previous.via_gateway or set(previous.targets) != set(profile.targets):
-        return False
-    return not any(plan.changed for plan in engine.plan(previous))
 
 
 def plans_secrets(plans: list[Any], show: bool) -> list[str]:

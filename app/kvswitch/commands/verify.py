@@ -1,4 +1,4 @@
-"""``kvswitch verify | diagnose | record | ps``: the cache checks, headless.
+"""``kvswitch verify | diagnose | ps``: the cache checks, headless (``record`` is ``commands.record``).
 
 Exit status of ``verify``: 0 HIT, 1 PARTIAL or MISS (the server does not fully reuse the prefix),
 3 UNKNOWN (it answered but reports no cache numbers), 4 ERROR (no usable answer), 2 bad usage.
@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import queue
 import sys
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -118,27 +116,6 @@ def register(subparsers: Any) -> None:
     )
     diagnose.set_defaults(func=_diagnose)
 
-    record = subparsers.add_parser(
-        "record",
-        help="run a recording proxy: store each request and show divergences live",
-        description="Point the client at the recorder; it forwards to the upstream unchanged (streaming "
-        "byte for byte), stores every request body with keys masked, and prints how each one "
-        "differs from the previous. Stop with Ctrl-C.",
-    )
-    record.add_argument(
-        "--listen", default="127.0.0.1:0", help="HOST:PORT (default 127.0.0.1:0 = any free port)"
-    )
-    record.add_argument("--upstream", help="the server to forward to (e.g. http://127.0.0.1:8080)")
-    record.add_argument("--profile", help="use this profile's base URL as the upstream")
-    record.add_argument(
-        "--captures", type=Path, help="directory for the captures (default: in KV Switch's data)"
-    )
-    record.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --listen address")
-    record.add_argument(
-        "--max-requests", type=_count, default=None, help="stop after this many requests"
-    )
-    record.set_defaults(func=_record)
-
     ps = subparsers.add_parser(
         "ps",
         help="list running Claude Code / Codex processes that need a restart after a switch",
@@ -147,16 +124,6 @@ def register(subparsers: Any) -> None:
     ps.add_argument("--json", action="store_true", help="print the processes as JSON")
     ps.add_argument("--profile", help="compare with this profile (default: the active one)")
     ps.set_defaults(func=_ps)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
@@ -171,7 +138,7 @@ def _load_profile(args: argparse.Namespace, name: str | None) -> Profile:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from kvswitch.core.http import check_url_port  # noqa: PLC0415
+    from kvswitch.core.addresses import check_url_port  # noqa: PLC0415
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415
 
     if args.history:
@@ -269,87 +236,6 @@ BYTES_NOTE = (
     "numbers are bytes of the request JSON, not tokens; give --server URL (a server that renders "
     "prompts) to count what the server can reuse in its own tokens."
 )
-
-
-def _record(args: argparse.Namespace) -> int:
-    from kvswitch.verify.recorder import Capture, Recorder, parse_listen  # noqa: PLC0415
-
-    if bool(args.upstream) == bool(args.profile):
-        raise UsageError("give exactly one of --upstream URL or --profile NAME")
-    upstream = args.upstream or _load_profile(args, args.profile).base_url
-    host, port = parse_listen(args.listen, args.allow_remote)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    captures = args.captures or paths_from(args).data_dir / "captures" / stamp
-    done = threading.Event()
-    seen = [0]
-
-    tokens = TokenFollower(upstream, out)
-
-    def show(capture: Capture) -> None:
-        out(capture.summary())
-        tokens.follow(capture)
-        seen[0] += 1
-        if args.max_requests is not None and seen[0] >= args.max_requests:
-            done.set()
-
-    recorder = Recorder(
-        upstream, captures, host=host, port=port, allow_remote=args.allow_remote, on_capture=show
-    )
-    recorder.start()
-    out(f"Recording on {recorder.url} -> {recorder.upstream}; captures in {captures}")
-    out(f"Point the client at it, e.g. ANTHROPIC_BASE_URL={recorder.url}   (Ctrl-C stops)")
-    try:
-        while not done.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        recorder.stop()
-        tokens.stop()
-    out(f"Stopped after {len(recorder.captures)} request(s).")
-    return 0
-
-
-class TokenFollower:
-    """Says, for each recorded request, what the upstream can reuse from the one before, in its own tokens.
-
-    Rendering two long prompts takes the server a moment, so it runs on its own thread: the proxy
-    never waits for it. After the first request the upstream cannot render, it stays quiet.
-    """
-
-    def __init__(self, upstream: str, show: Callable[[str], None]) -> None:
-        self.upstream, self.show = upstream, show
-        self.last: dict[str, Any] = {}
-        self.jobs: queue.Queue[tuple[int, int, Any, Any] | None] = queue.Queue()
-        self.thread = threading.Thread(target=self._run, name="kvswitch-token-diagnosis", daemon=True)
-        self.thread.start()
-
-    def follow(self, capture: Any) -> None:
-        if not isinstance(capture.body, dict) or capture.method != "POST":
-            return
-        route = capture.path.split("?")[0]
-        prior = self.last.get(route)
-        self.last[route] = (capture.number, capture.body)
-        if prior is not None:
-            self.jobs.put((prior[0], capture.number, prior[1], capture.body))
-
-    def stop(self) -> None:
-        self.jobs.put(None)
-        self.thread.join(timeout=30)
-
-    def _run(self) -> None:
-        from kvswitch.verify.tokendiag import RenderError, ServerRenderer, diagnose_tokens  # noqa: PLC0415
-
-        while (job := self.jobs.get()) is not None:
-            before, number, a, b = job
-            try:
-                diag = diagnose_tokens(ServerRenderer(self.upstream, timeout=60), a, b)
-            except RenderError:
-                return  # this upstream cannot render: the byte diagnosis above is all there is
-            where = f", the prompts part at token {diag.divergence_token} in {diag.part}"
-            where = "" if diag.reusable else where
-            self.show(f"    #{number} vs #{before} in the server's tokens: {diag.shared_tokens} of "
-                      f"{diag.tokens_b} reusable{where}")
 
 
 def _ps(args: argparse.Namespace) -> int:

@@ -9,20 +9,19 @@ chunk, and a byte cap on what is read or passed through. Exceeding either raises
 
 Pure Python, no HTTP library: callers hand in any iterator of byte chunks (httpx ``iter_bytes``,
 ``http.client`` ``read1``), so the CLI, the window and the recorder share one set of limits.
+Undoing ``Content-Encoding`` within these caps is ``core.content_coding``'s; whether an address is
+local and a URL's port usable, ``core.addresses``'.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import math
 import socket
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 from kvswitch.core.errors import KvSwitchError
 
@@ -55,10 +54,6 @@ class LineTooLong(ResponseTooLarge):
         NetworkLimitError.__init__(self, message)
 
 
-class UndecodableBody(NetworkLimitError):
-    """A ``Content-Encoding`` KV Switch does not decode, too many layers of it, or a corrupt layer."""
-
-
 class DeadlineExceeded(NetworkLimitError):
     """The whole operation ran past its deadline."""
 
@@ -68,14 +63,6 @@ class DeadlineExceeded(NetworkLimitError):
         super().__init__(f"{prefix}no complete answer within the {seconds:g} s timeout")
 
 
-def is_loopback_host(host: str) -> bool:
-    """``localhost`` or a loopback IP (v4 or v6); a name is never resolved, so DNS can't make it local."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 class HeadersTooSlow(DeadlineExceeded):
     """The status line and headers did not arrive within their own deadline."""
 
@@ -108,17 +95,6 @@ def check_timeout(value: float, name: str = "timeout") -> float:
     if value > MAX_TIMEOUT:
         raise ValueError(f"{name} must be at most {MAX_TIMEOUT:g} seconds (one day)")
     return float(value)
-
-
-def check_url_port(url: str) -> str:
-    """``url`` if its port (when given) is 1-65535; ``ValueError`` otherwise (port 0 reaches nothing)."""
-    try:
-        port = urlsplit(url).port
-    except ValueError:
-        port = -1
-    if port is not None and not 1 <= port <= 65535:
-        raise ValueError(f"invalid URL {url!r}: the port must be a number from 1 to 65535")
-    return url
 
 
 class Deadline:
@@ -341,96 +317,3 @@ def iter_lines_bounded(
             raise LineTooLong(max_line, what)
     if pending:
         yield bytes(pending).rstrip(b"\r")
-
-
-#: the content codings decoded (RFC 9110 8.4.1); anything else is refused with its name
-DECODED_CODINGS = ("gzip", "x-gzip", "deflate")
-#: more layers than this is no real server's doing (one is usual): each layer multiplies a bomb's size
-MAX_CODING_LAYERS = 2
-#: the most one decompression step may produce; the decoded total is checked after each step
-DECODE_STEP = 64 * 1024
-
-
-def content_codings(header: str | None) -> list[str]:
-    """The codings of a ``Content-Encoding`` value in the order they were applied (identity dropped);
-    ``UndecodableBody`` for a coding KV Switch does not decode, or more than ``MAX_CODING_LAYERS``."""
-    codings = [c.strip().lower() for c in (header or "").split(",") if c.strip()]
-    codings = [c for c in codings if c != "identity"]
-    for coding in codings:
-        if coding not in DECODED_CODINGS:
-            shown = coding.encode("ascii", "replace").decode()[:40]
-            raise UndecodableBody(f"the server sent its answer with Content-Encoding {shown!r}, which "
-                                  f"KV Switch does not decode (it decodes {', '.join(DECODED_CODINGS)})")
-    if len(codings) > MAX_CODING_LAYERS:
-        raise UndecodableBody(f"the server sent its answer compressed {len(codings)} times over "
-                              f"(Content-Encoding: {', '.join(codings)}); at most {MAX_CODING_LAYERS} "
-                              "layers are decoded")
-    return codings
-
-
-def _decoder(coding: str) -> Any:
-    return zlib.decompressobj(zlib.MAX_WBITS | 16 if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS)
-
-
-def _inflate(chunks: Iterable[bytes], coding: str, limit: int, what: str) -> Iterator[bytes]:
-    """One layer decoded in steps of at most ``DECODE_STEP`` bytes; more than ``limit`` in all raises.
-
-    ``decompress`` without ``max_length`` turns 10 KB into gigabytes in one call; with it, the input
-    it has not used yet waits in ``unconsumed_tail`` (and output it owes comes on a call with no new
-    input). Concatenated gzip members are decoded in turn; ``deflate`` is tried as zlib-wrapped first
-    and as raw deflate if that fails (servers send both).
-    """
-    decoder = _decoder(coding)
-    produced = 0
-    started = False
-    for chunk in chunks:
-        data = chunk
-        while data or started:
-            try:
-                out = decoder.decompress(data, DECODE_STEP)
-            except zlib.error as exc:
-                if coding == "deflate" and not started:
-                    coding, decoder = "raw deflate", zlib.decompressobj(-zlib.MAX_WBITS)
-                    continue
-                raise UndecodableBody(f"{what} sent a corrupt {coding} body ({exc})") from None
-            started = True
-            produced += len(out)
-            if produced > limit:
-                raise ResponseTooLarge(limit, what, after=f"once decompressed ({coding})")
-            if out:
-                yield out
-            if decoder.eof:
-                data = decoder.unused_data if coding in ("gzip", "x-gzip") else b""
-                if not data:
-                    break
-                decoder = _decoder(coding)  # a next gzip member
-                continue
-            data = decoder.unconsumed_tail
-            if not data and len(out) < DECODE_STEP:
-                break
-    if started and not decoder.eof:
-        raise UndecodableBody(f"{what} sent a {coding} body that is cut short or corrupt")
-
-
-def iter_decoded(
-    raw: Iterable[bytes],
-    content_encoding: str | None,
-    limit: int,
-    deadline: Deadline | None = None,
-    *,
-    what: str = "the server",
-    check: Callable[[], None] | None = None,
-) -> Iterator[bytes]:
-    """The body as the peer meant it: every ``Content-Encoding`` layer undone, with ``limit`` on the
-    bytes on the wire *and* on the decoded bytes of every layer, the deadline checked per chunk.
-
-    ``raw`` is the body as it came off the connection (httpx ``iter_raw``, which undoes only the
-    chunked transfer coding): an HTTP library's automatic decompression has no cap of its own.
-    """
-    codings = content_codings(content_encoding)
-    chunks: Iterable[bytes] = iter_bounded(raw, limit, deadline, what=what, check=check)
-    for coding in reversed(codings):
-        chunks = _inflate(chunks, coding, limit, what)
-    yield from chunks
-    if deadline is not None:
-        deadline.check()

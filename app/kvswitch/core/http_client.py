@@ -4,9 +4,10 @@
 httpx bounds each socket read, not an answer: a server that drips its headers one byte a second never
 trips a read timeout, and ``iter_bytes``/``read``/``json`` undo every ``Content-Encoding`` layer with
 no cap, so 7 KB of ``gzip, gzip`` become 4 GiB in memory. Here an answer is read only as raw bytes
-(``iter_raw``) and decoded by ``core.http.iter_decoded``, which caps the decoded size of every layer;
-a ``SocketCutter`` ends the exchange at the header deadline and at the whole-operation deadline, and
-its error says which. ``tests/hostile`` checks that nothing else in KV Switch reads an httpx body.
+(``iter_raw``) and decoded by ``core.content_coding.iter_decoded``, which caps the decoded size of
+every layer; a ``SocketCutter`` ends the exchange at the header deadline and at the whole-operation
+deadline, and its error says which. ``tests/hostile`` checks that nothing else in KV Switch reads
+an httpx body.
 """
 
 from __future__ import annotations
@@ -15,20 +16,17 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
-from kvswitch.core.http import Deadline, SocketCutter, is_loopback_host, iter_decoded
+from kvswitch.core.addresses import is_loopback_url
+from kvswitch.core.content_coding import iter_decoded
+from kvswitch.core.http import Deadline, SocketCutter
 
 #: what KV Switch asks for: plain bodies; a server that compresses anyway is decoded (within the caps)
 ACCEPT_ENCODING = "identity"
 #: the longest a connection attempt may take within any deadline
 CONNECT_TIMEOUT = 5.0
-
-
-def is_loopback_url(url: str) -> bool:
-    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 class Answer:

@@ -18,8 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kvswitch.core.errors import ConfigParseError, ProfileError
+from kvswitch.core.errors import ConfigParseError, KvSwitchError, ProfileError
 from kvswitch.core.fsutil import TEMP_SUFFIX, atomic_write, read_bytes
+from kvswitch.core.gateway_config import clients_of_targets, read_routes
 from kvswitch.core.knownsecrets import remember_secrets
 from kvswitch.core.ledger import Ledger
 from kvswitch.core.lock import FileLock
@@ -67,7 +68,7 @@ class ProfileStore:
     - ``profiles()`` / ``get(name)``: current profiles (reloaded if another process changed the file).
     - ``add`` / ``update(old_name, profile)`` / ``remove``: validated, locked, atomic, 0600.
     - ``duplicate(name)`` / ``move(name, offset)``: a copy after the original; the user's order.
-    - ``active_name``: the profile last applied (from the engine's ledger).
+    - ``active_name``: the profile in use (the engine's ledger, the gateway's routing for gateway ones).
     - ``subscribe(callback)``: called with no arguments after any change, ours or on disk.
     """
 
@@ -103,11 +104,30 @@ class ProfileStore:
 
     @property
     def active_name(self) -> str | None:
-        """Name of the profile last applied, or ``None``."""
+        """The profile in use, or ``None``: the one last applied, or, when that one sends its clients
+        through the gateway, the profile the gateway routes them to now (a switch between gateway
+        profiles changes only the routing state, as ``kvswitch current`` reports)."""
         try:
-            return Ledger(self.paths.state_file).load().active
+            applied = Ledger(self.paths.state_file).load().active
         except ConfigParseError:
             return None
+        return self._routed_name(applied) if applied else applied
+
+    def _routed_name(self, applied: str) -> str:
+        if not self._loaded:  # later reads follow the file (paints ask here; they must not reload)
+            self.refresh()
+        profile = self._find(applied)
+        if profile is None or not profile.via_gateway:
+            return applied
+        try:
+            routes = read_routes(self.paths).clients
+        except KvSwitchError:
+            return applied
+        for client in clients_of_targets(profile.targets):
+            routed = self._find(routes.get(client, ""))
+            if routed is not None:
+                return routed.name
+        return applied
 
     def subscribe(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback()`` after every change; returns a function that unsubscribes."""

@@ -30,9 +30,10 @@ from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 
+from kvswitch.core.addresses import check_url_port
 from kvswitch.core.errors import UsageError
 from kvswitch.core.fsutil import SECRET_MODE
-from kvswitch.core.http import check_timeout, check_url_port
+from kvswitch.core.http import check_timeout
 from kvswitch.core.models import Profile, validate_base_url
 from kvswitch.core.redact import mask_headers, mask_json, mask_query
 from kvswitch.gateway.forward import (

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 import aiohttp
 from aiohttp import web
 
+from kvswitch.core.addresses import is_loopback_host
 from kvswitch.core.errors import UsageError
-from kvswitch.core.http import is_loopback_host
 from kvswitch.gateway.forward import Limits, client_session
 
 # a malformed request (a folded header, a broken chunk) is answered 400 by the parser; its traceback

@@ -10,62 +10,36 @@ Order of an apply (under the cross-process lock):
 
 A SIGKILL at any point leaves each file either old or new (atomic rename) and the journal says which
 files to put back, so the next KV Switch run returns to the state before the interrupted apply.
+Steps 3-5 and that roll-back are ``targets.transaction``'s; what to write is decided here.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
 
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
-from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.fsutil import remove_temp_files
-from kvswitch.core.ledger import (
-    JournalEntry,
-    Ledger,
-    LedgerState,
-    Original,
-    TargetRecord,
-    Transaction,
-    digest_bytes,
-)
+from kvswitch.core.ledger import Ledger, LedgerState, Original, TargetRecord
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.targets.base import Plan, Snapshot, Target
+from kvswitch.targets.base import Plan, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import client_view
-from kvswitch.targets.originals import choose_originals, journal_snapshot, keep_original, original_snapshot
-from kvswitch.targets.outcome import (
-    ApplyFailed,
-    ApplyResult,
-    NothingToUndo,
-    PlanOutdated,
-    check_preview,
-    mode_note,
-)
+from kvswitch.targets.originals import choose_originals, journal_snapshot, original_snapshot
+from kvswitch.targets.outcome import ApplyFailed, ApplyResult, NothingToUndo, PlanOutdated, check_preview
 from kvswitch.targets.registry import target_for_id, targets_for_profile
+from kvswitch.targets.transaction import (
+    Op,
+    expected_digest,
+    recover_interrupted,
+    restorer,
+    run_transaction,
+    writer,
+)
 
-__all__ = ["UNDO_DEPTH", "ApplyFailed", "ApplyResult", "Engine", "NothingToUndo", "PlanOutdated"]
-
-#: how many applies ``undo`` can walk back (backups keep more copies per file than this); the state
-#: before KV Switch's first write of each file is kept apart, for good (``restore_originals``)
-UNDO_DEPTH = 5
-
-
-@dataclass
-class _Op:
-    target: Target
-    before: Snapshot
-    write: Callable[[], None]
-    expected_after: str | None
-    before_record: TargetRecord | None
-    after_record: TargetRecord | None
-
+__all__ = ["ApplyFailed", "ApplyResult", "Engine", "NothingToUndo", "PlanOutdated"]
 
 class Engine:
     """The switching engine the window and the CLI share.
@@ -143,7 +117,7 @@ class Engine:
                 plans = fresh
             else:
                 check_preview(plans, fresh)
-            ops: list[_Op] = []
+            ops: list[Op] = []
             records: dict[str, TargetRecord | None] = {}
             for (target, wanted), plan in zip(pairs, plans, strict=True):
                 after_record = TargetRecord(
@@ -151,11 +125,11 @@ class Engine:
                 )
                 if plan.changed:
                     ops.append(
-                        _Op(
+                        Op(
                             target,
                             target.snapshot(),
-                            _writer(target, plan),
-                            _expected_digest(plan),
+                            writer(target, plan),
+                            expected_digest(plan),
                             state.targets.get(target.target_id),
                             after_record,
                         )
@@ -165,7 +139,7 @@ class Engine:
             result = ApplyResult(
                 "apply", profile.name, plans, warnings=[w for p in plans for w in p.warnings]
             )
-            self._run(state, "apply", profile.name, ops, result, records)
+            self._commit(state, "apply", profile.name, ops, result, records)
             return result
 
     def undo(self) -> ApplyResult:
@@ -180,7 +154,7 @@ class Engine:
             if not state.history:
                 raise NothingToUndo("nothing to undo: no apply is recorded")
             last = state.history[-1]
-            ops: list[_Op] = []
+            ops: list[Op] = []
             records: dict[str, TargetRecord | None] = {}
             result = ApplyResult("undo", last.previous_active)
             for entry in last.entries:
@@ -192,10 +166,10 @@ class Engine:
                     pass
                 elif current == entry.after_digest:
                     ops.append(
-                        _Op(
+                        Op(
                             target,
                             now,
-                            _restorer(target, before),
+                            restorer(target, before),
                             entry.before_digest,
                             state.targets.get(entry.target_id),
                             entry.before_record,
@@ -212,11 +186,11 @@ class Engine:
                     result.plans.append(plan)
                     if plan.changed:
                         ops.append(
-                            _Op(
+                            Op(
                                 target,
                                 now,
-                                _writer(target, plan),
-                                _expected_digest(plan),
+                                writer(target, plan),
+                                expected_digest(plan),
                                 state.targets.get(entry.target_id),
                                 entry.before_record,
                             )
@@ -229,7 +203,7 @@ class Engine:
                     )
                     continue
                 records[entry.target_id] = entry.before_record
-            self._run(state, "undo", last.previous_active, ops, result, records, undoing=True)
+            self._commit(state, "undo", last.previous_active, ops, result, records, undoing=True)
             return result
 
     def originals(self) -> dict[str, Original]:
@@ -245,7 +219,7 @@ class Engine:
         with self._lock():
             state = self._recover(self.ledger.load())
             chosen = choose_originals(state.originals, locations)
-            ops: list[_Op] = []
+            ops: list[Op] = []
             records: dict[str, TargetRecord | None] = {}
             for target_id, original in chosen.items():
                 target = target_for_id(target_id, self.env)
@@ -254,130 +228,25 @@ class Engine:
                 if state_digest(now) != original.digest:
                     snapshot = original_snapshot(target_id, original)
                     ops.append(
-                        _Op(target, now, _restorer(target, snapshot), original.digest,
+                        Op(target, now, restorer(target, snapshot), original.digest,
                             state.targets.get(target_id), None)
                     )
             left = set(state.targets) - set(chosen)
             active = state.active if left else None
             result = ApplyResult("restore-original", active)
-            self._run(state, "restore-original", active, ops, result, records)
+            self._commit(state, "restore-original", active, ops, result, records)
             return result
 
     # -- transaction -------------------------------------------------------------------------------
-    def _run(
-        self,
-        state: LedgerState,
-        action: str,
-        new_active: str | None,
-        ops: list[_Op],
-        result: ApplyResult,
-        records: dict[str, TargetRecord | None],
-        undoing: bool = False,
-    ) -> None:
-        """Back up, journal, write ``ops``; then commit ``records``, ``active`` and the undo history.
-
-        ``state`` is not changed before the writes succeed, so a failure leaves the ledger as it was.
-        """
-        tx = Transaction(
-            action=action,
-            profile=new_active,
-            previous_active=state.active,
-            created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        )
-        survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
-        needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)
-        for op in ops:
-            if action == "apply":  # an undo or restore writes nothing the user had before
-                keep_original(self.backups, state, op.before)
-            backup = None
-            if op.before.content is not None:
-                backup = str(self.backups.save(op.before.location, op.before.content, needed))
-                result.backups[op.before.location] = backup
-            tx.entries.append(
-                JournalEntry(
-                    target_id=op.target.target_id,
-                    location=op.before.location,
-                    existed=op.before.content is not None,
-                    mode=op.before.mode,
-                    backup=backup,
-                    values=op.before.values,
-                    before_digest=state_digest(op.before),
-                    after_digest=op.expected_after,
-                    before_record=op.before_record,
-                    after_record=op.after_record,
-                )
-            )
-        if ops:
-            state.pending = tx
-            self.ledger.save(state)
-        done: list[_Op] = []
-        try:
-            for op, entry in zip(ops, tx.entries, strict=True):
-                op.write()
-                done.append(op)
-                after = op.target.snapshot()
-                entry.after_digest = state_digest(after)
-                result.written.append(op.before.location)
-                if (note := mode_note(op.before.location, op.before.mode, after.mode)) is not None:
-                    result.notes.append(note)
-        except BaseException as exc:
-            problems = self._rollback(done)
-            state.pending = None
-            self.ledger.save(state)
-            if not isinstance(exc, Exception):
-                raise
-            where = ops[len(done)].before.location
-            detail = str(exc) if isinstance(exc, KvSwitchError) else f"{type(exc).__name__}: {exc}"
-            tail = (
-                "; the files already written were put back"
-                if done and not problems
-                else "; nothing was changed"
-                if not done
-                else "; putting back failed for: " + "; ".join(problems)
-            )
-            raise ApplyFailed(f"could not write {where}: {detail}{tail}") from exc
-        for target_id, record in records.items():
-            _set_record(state, target_id, record)
-        for op in ops:
-            _set_record(state, op.target.target_id, op.after_record)
-        state.active = new_active
-        state.pending = None
-        if undoing:
-            state.history = state.history[:-1]
-        elif tx.entries or new_active != tx.previous_active:
-            state.history = [*state.history, tx][-UNDO_DEPTH:]
-        self.ledger.save(state)
-
-    def _rollback(self, done: list[_Op]) -> list[str]:
-        problems = []
-        for op in reversed(done):
-            try:
-                op.target.restore(op.before)
-            except Exception as exc:  # keep putting back the others
-                problems.append(f"{op.before.location} ({exc})")
-        return problems
+    def _commit(self, state: LedgerState, action: str, new_active: str | None, ops: list[Op],
+                result: ApplyResult, records: dict[str, TargetRecord | None], undoing: bool = False) -> None:
+        run_transaction(self.ledger, self.backups, state, action, new_active, ops, result, records,
+                        undoing=undoing)
 
     def _recover(self, state: LedgerState) -> LedgerState:
-        """Roll back an apply a crash interrupted; its journal says which files it may have written."""
-        if state.pending is None:
-            return state
-        self.recovery_notes = []
-        for entry in reversed(state.pending.entries):
-            remove_temp_files(Path(entry.location))
-            target = target_for_id(entry.target_id, self.env)
-            current = state_digest(target.snapshot())
-            if current == entry.before_digest:
-                continue
-            if entry.after_digest is None or current == entry.after_digest:
-                target.restore(journal_snapshot(entry))
-                self.recovery_notes.append(f"put back {entry.location} (an apply was interrupted)")
-            else:
-                self.recovery_notes.append(
-                    f"{entry.location} changed after an interrupted apply; left as it is "
-                    f"(backup: {entry.backup or 'none'})"
-                )
-        state.pending = None
-        self.ledger.save(state)
+        """Roll back an apply a crash interrupted (``recover_interrupted``), noting what it did."""
+        if state.pending is not None:
+            self.recovery_notes = recover_interrupted(self.ledger, state, self.env)
         return state
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -398,27 +267,3 @@ class Engine:
     def _owned(state: LedgerState, target: Target) -> dict[str, str]:
         record = state.targets.get(target.target_id)
         return dict(record.owned) if record else {}
-
-
-def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None) -> None:
-    if record is None or not record.owned:
-        state.targets.pop(target_id, None)
-    else:
-        state.targets[target_id] = record
-
-
-def _writer(target: Target, plan: Plan) -> Callable[[], None]:
-    return lambda: target.apply(plan)
-
-
-def _restorer(target: Target, snapshot: Snapshot) -> Callable[[], None]:
-    return lambda: target.restore(snapshot)
-
-
-def _expected_digest(plan: Plan) -> str | None:
-    """The digest the target will have once ``plan`` is written (``None`` when it cannot be known)."""
-    if plan.new_values is not None:
-        return None
-    if plan.after is None:
-        return digest_bytes(None)
-    return digest_bytes(plan.after.encode("utf-8", "surrogateescape"))

@@ -28,8 +28,6 @@ from kvswitch.core.http import (
     iter_lines_bounded,
 )
 from kvswitch.core.http_client import Answer, exchange, new_client
-from kvswitch.core.http_client import is_loopback_host as is_loopback_host  # re-exported: verify's callers
-from kvswitch.core.http_client import is_loopback_url as is_loopback_url
 from kvswitch.core.strictparse import loads_json
 from kvswitch.verify.evidence import Reading, error_message, merge_stream_readings
 

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kvswitch import servers
+from kvswitch.core.addresses import is_loopback_url
 from kvswitch.core.errors import UsageError
 from kvswitch.core.http import check_timeout
 from kvswitch.core.models import Profile
@@ -24,7 +25,7 @@ from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
 from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
 from kvswitch.verify.logtap import LogTap
-from kvswitch.verify.probe import Guard, ProbeError, is_loopback_url
+from kvswitch.verify.probe import Guard, ProbeError
 from kvswitch.verify.prompts import PREFIX_LINES, SUFFIX_COLD, SUFFIX_WARM, make_prefix, new_nonce
 from kvswitch.verify.result import ERROR, HIT, MISS, PARTIAL, UNKNOWN, VerifyResult, verdict_for
 from kvswitch.verify.target import Measured, Target, measure

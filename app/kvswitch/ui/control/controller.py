@@ -52,7 +52,7 @@ class AppController(GatewayControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
-        profile_applied(str): a profile was written to its targets (name).
+        profile_applied(str): a profile was written to its targets, or routed to (name).
         apply_failed(str, str): applying a profile failed (name, engine message); nothing changed.
         plan_outdated(str, str): a confirmed preview no longer matches the files (name, message);
             nothing changed.
@@ -104,6 +104,7 @@ class AppController(GatewayControllerMixin, QObject):
         self.verify_kind = "synthetic"  # or "client": which check the running (or last) verify is
         self.verify_client = "claude"  # the client of the running (or last) client verify
         self.preview_outdated: Any = None  # the PlanOutdated of the last apply, if it was refused
+        self.switched_by_routing = False  # the last apply only changed the gateway's routing
         self._verify_summary: VerifySummary | None = None
 
     @property
@@ -156,20 +157,23 @@ class AppController(GatewayControllerMixin, QObject):
         """Plans for a profile; raises ``KvSwitchError`` for the caller to show inline."""
         return list(self.engine.plan(self.store.get(name)))
 
-    def apply(self, name: str, plans: list[Any] | None = None) -> bool:
+    def apply(self, name: str, plans: list[Any] | None = None, *, rewrite_files: bool = False) -> bool:
         """Write a profile to its targets; on failure nothing changes and ``apply_failed`` says why.
 
         ``plans``: the preview the user confirmed; exactly it is written. When a file changed since,
         nothing is written, ``preview_outdated`` keeps the engine's ``PlanOutdated`` and
         ``plan_outdated`` is emitted instead of ``apply_failed``, so the window can show a fresh preview.
+        Unless ``rewrite_files``, a gateway switch may only re-route (``switched_by_routing``).
         """
         from kvswitch.targets.outcome import PlanOutdated  # noqa: PLC0415 - keep start-up imports lazy
 
         self.preview_outdated = None
         try:
             profile = self.store.get(name)
-            self.engine.apply(profile, plans)
-            self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
+            self.switched_by_routing = not rewrite_files and self.switch_by_routing(profile)
+            if not self.switched_by_routing:
+                self.engine.apply(profile, plans)
+                self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
         except PlanOutdated as exc:
             log.info("apply %s: preview outdated: %s", name, exc)
             self.preview_outdated = exc

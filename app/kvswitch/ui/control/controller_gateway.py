@@ -24,6 +24,7 @@ from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts
 if TYPE_CHECKING:
     from kvswitch.core.paths import AppPaths
     from kvswitch.core.store import ProfileStore
+    from kvswitch.targets.engine import Engine
 
 log = logging.getLogger("kvswitch.ui.gateway")
 
@@ -69,6 +70,8 @@ class GatewayControllerMixin:
     if TYPE_CHECKING:
         @property
         def store(self) -> ProfileStore: ...
+        @property
+        def engine(self) -> Engine: ...
     gateway_status_changed: Any
     raise_reuse_alert: Callable[[str], None]
     _gateway_server: Any = None
@@ -86,6 +89,26 @@ class GatewayControllerMixin:
             return any(getattr(p, "via_gateway", False) for p in self.store.profiles())
         except KvSwitchError:
             return False
+
+    def switch_by_routing(self, profile: Any) -> bool:
+        """Switch to a gateway profile by the gateway's routing alone when the clients' files already
+        point at the gateway (as ``kvswitch use`` does): no file is written, running sessions follow
+        from their next request. ``False`` when the files must be written (nothing was done then)."""
+        if not getattr(profile, "via_gateway", False):
+            return False
+        from kvswitch.targets.gateway_switch import (  # noqa: PLC0415 - the engine loads lazily
+            clients_already_at_gateway,
+            route_profile,
+        )
+
+        self.engine.recover()  # the files as an apply would find them, before judging them
+        if not clients_already_at_gateway(self.engine, self.store, profile):
+            return False
+        route_profile(self.engine, profile)
+        log.info("switched to %s by the gateway's routing", profile.name)
+        if self._gateway_timer is not None:
+            self.check_gateway()
+        return True
 
     def route_gateway(self, profile: Any) -> None:
         """After an apply: a gateway profile's clients are routed to it (as ``kvswitch use`` does), and the

@@ -60,13 +60,13 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller.py" line="234"/>
+        <location filename="../control/controller.py" line="238"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="299"/>
+        <location filename="../control/controller.py" line="303"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
@@ -82,12 +82,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="372"/>
+        <location filename="../control/controller.py" line="376"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="378"/>
+        <location filename="../control/controller.py" line="382"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -846,32 +846,37 @@
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="372"/>
-        <source>Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
-        <translation>已切换到“%1”。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
+        <location filename="../shell/main_window.py" line="374"/>
+        <source>Switched to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
+        <translation>已通过网关立即切换到“%1”：未改写任何文件；正在运行的会话从下一个请求起跟随。</translation>
     </message>
     <message>
         <location filename="../shell/main_window.py" line="377"/>
+        <source>Switched to “%1”: files written. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
+        <translation>已切换到“%1”：文件已写入。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
+    </message>
+    <message>
+        <location filename="../shell/main_window.py" line="381"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="379"/>
+        <location filename="../shell/main_window.py" line="383"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="387"/>
+        <location filename="../shell/main_window.py" line="391"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="401"/>
+        <location filename="../shell/main_window.py" line="405"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="402"/>
+        <location filename="../shell/main_window.py" line="406"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>

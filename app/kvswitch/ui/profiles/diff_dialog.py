@@ -120,7 +120,7 @@ def confirm_and_apply(parent: QWidget | None, controller: Any, name: str, plans:
     applies or cancels. Other failures reach the window through ``controller.apply_failed``."""
     render = lambda ps: controller.engine.render_diff(ps, show_secrets=False)  # noqa: E731
     while ApplyDialog.ask(parent, name, plans, render):
-        if controller.apply(name, plans):
+        if controller.apply(name, plans, rewrite_files=True):  # the files shown are what is written
             return True
         outdated = controller.preview_outdated
         if outdated is None:

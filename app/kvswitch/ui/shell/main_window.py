@@ -369,14 +369,18 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
 
     @Slot(str)
     def _on_controller_profile_applied(self, name: str) -> None:
-        text = self.tr("Switched to “%1”. New Claude Code and Codex sessions use it; open shells need to "
-                       "re-read their rc file.")
         actions: list[Action] = []
-        applied = getattr(self, "_applied_plans", None)
-        if applied is not None and applied[0] == name:
-            actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
-        if self.controller.can_undo():
-            actions.append(("undo", self.tr("Undo"), self.controller.undo))
+        if self.controller.switched_by_routing:  # nothing written: nothing to review, nor to undo
+            text = self.tr("Switched to “%1” instantly through the gateway: no file rewritten; running "
+                           "sessions follow from their next request.")
+        else:
+            text = self.tr("Switched to “%1”: files written. New Claude Code and Codex sessions use it; "
+                           "open shells need to re-read their rc file.")
+            applied = getattr(self, "_applied_plans", None)
+            if applied is not None and applied[0] == name:
+                actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
+            if self.controller.can_undo():
+                actions.append(("undo", self.tr("Undo"), self.controller.undo))
         self.message_bar.show_success(text.replace("%1", name), actions)
         self.model.store_changed.emit()
         self.bind_log_to_active()
