@@ -1653,14 +1653,14 @@
     </message>
     <message>
         <location filename="../shell/tray.py" line="115"/>
-        <location filename="../shell/tray.py" line="233"/>
         <location filename="../shell/tray.py" line="237"/>
+        <location filename="../shell/tray.py" line="241"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
         <location filename="../shell/tray.py" line="118"/>
-        <location filename="../shell/tray.py" line="242"/>
+        <location filename="../shell/tray.py" line="246"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
@@ -1705,22 +1705,27 @@
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="223"/>
+        <location filename="../shell/tray.py" line="224"/>
+        <source>Switched through the gateway: running sessions follow from their next request; no file was rewritten.</source>
+        <translation>已通过网关切换：运行中的会话从下一个请求起跟随；没有改写任何文件。</translation>
+    </message>
+    <message>
+        <location filename="../shell/tray.py" line="228"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="224"/>
+        <location filename="../shell/tray.py" line="227"/>
         <source>New Claude Code and Codex sessions use this profile.</source>
         <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="228"/>
+        <location filename="../shell/tray.py" line="232"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="243"/>
+        <location filename="../shell/tray.py" line="247"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>

@@ -220,8 +220,12 @@ class TrayIcon(QObject):
     @Slot(str)
     def _on_controller_profile_applied(self, name: str) -> None:
         self._update_tooltip()
-        self.notify(self.tr("Switched to %1").replace("%1", name),
-                    self.tr("New Claude Code and Codex sessions use this profile."))
+        if self.controller.switched_by_routing:
+            detail = self.tr("Switched through the gateway: running sessions follow from their next request; "
+                             "no file was rewritten.")
+        else:
+            detail = self.tr("New Claude Code and Codex sessions use this profile.")
+        self.notify(self.tr("Switched to %1").replace("%1", name), detail)
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:
