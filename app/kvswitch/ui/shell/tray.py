@@ -82,7 +82,7 @@ class TrayIcon(QObject):
         self.profile_actions.clear()
         store = self.controller.store
         try:
-            profiles = store.profiles()
+            profiles = store.summaries()  # plain values: the menu needs no engine model
             active = store.active_name
         except KvSwitchError as exc:
             error = self.menu.addAction(self.tr("Profiles cannot be read: %1").replace("%1", str(exc)))
