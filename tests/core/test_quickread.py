@@ -282,3 +282,19 @@ def _env() -> dict[str, str]:
     import os  # noqa: PLC0415
 
     return {**os.environ, "PYTHONPATH": str(ROOT / "app")}
+
+
+def test_the_active_name_follows_every_apply_at_once() -> None:
+    """The store keeps the active name between paints; applies milliseconds apart still show at once."""
+    paths = AppPaths.default()
+    store = ProfileStore(paths)
+    engine = Engine(paths, lock_timeout=2.0)
+    assert store.active_name is None
+    seen = []
+    for name in ("aa", "bb", "aa", "bb"):  # same-size ledgers, written within a few ms
+        engine.apply(Profile.model_validate({"name": name, "kind": "llama.cpp", "base_url": "http://127.0.0.1:8080",
+                                             "targets": ["claude"]}))
+        seen.append(store.active_name)
+    engine.undo()
+    assert seen == ["aa", "bb", "aa", "bb"]
+    assert store.active_name == "aa"

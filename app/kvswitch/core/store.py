@@ -37,6 +37,8 @@ SCHEMA_VERSION = quickread.PROFILES_SCHEMA
 Signature = tuple[int, int, int] | None
 #: an atomic write lives for milliseconds; a temp file this old was left by a killed writer
 STALE_TEMP_SECONDS = 600
+#: a file older than this cannot share its modification time with a write made now
+SETTLED_NS = 2_000_000_000
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:
@@ -125,9 +127,15 @@ class ProfileStore:
 
     @property
     def active_name(self) -> str | None:
-        """Name of the profile last applied, or ``None`` (read again only when the ledger changed)."""
+        """Name of the profile last applied, or ``None``.
+
+        A card asks for every paint, so the answer is kept while the ledger's signature stays the same;
+        a ledger changed in the last seconds is read again every time (file times are as coarse as a
+        few ms, and a replaced file's inode number can come back).
+        """
         signature = _stat_signature(self.paths.state_file)
-        if self._active is None or self._active[0] != signature or signature is None:
+        settled = signature is not None and time.time_ns() - signature[0] > SETTLED_NS
+        if not (settled and self._active is not None and self._active[0] == signature):
             self._active = (signature, active_profile_name(self.paths.state_file))
         return self._active[1]
 
