@@ -74,9 +74,9 @@ class LogSource(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["file", "directory", "command", "journald"]
-    path: str | None = None  # file, or directory of dated logs (LM Studio)
+    path: str | None = None  # file, or directory of dated logs (a server that starts one a day)
     command: list[str] | None = None  # a server KV Switch starts itself
-    unit: str | None = None  # systemd unit (Ollama on Linux)
+    unit: str | None = None  # systemd unit (a server installed as a service on Linux)
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> LogSource:
