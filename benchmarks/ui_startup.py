@@ -49,11 +49,11 @@ w.show()
 app.exec()
 """
 
-# The same steps as kvswitch.ui.app.run_app: the frame shows first; profiles load and the log file opens
-# on the next turn.
+# The same steps as kvswitch.ui.app.run_app: the frame shows first; profiles load on the next turn, and
+# "ready" is printed when they are listed and the tray is up (the log file opens on the turn after).
 KVSWITCH = FIRST_PAINT.replace("QUIT_ON_PAINT", "False") + """
 from kvswitch.core.paths import AppPaths
-from kvswitch.ui.app import create_application, setup_logging_later
+from kvswitch.ui.app import after_ready, create_application, setup_logging_later
 paths = AppPaths.default()
 open_log_file = setup_logging_later(paths)
 app = create_application()
@@ -68,7 +68,7 @@ from kvswitch.ui.errors import install_excepthooks
 install_excepthooks()
 from kvswitch.ui.shell.shell import AppShell
 shell = AppShell(paths, deferred=True)
-shell.ready.connect(open_log_file)
+shell.ready.connect(after_ready(open_log_file))
 shell.ready.connect(lambda: (print("ready", flush=True), app.quit()))
 shell.window.installEventFilter(first_paint)
 shell.start()
@@ -95,6 +95,10 @@ main([])
 _REPORT_MODULES = 'import json, sys; print(json.dumps(sorted(sys.modules)), flush=True); app.quit()'
 MODULES_AT_PAINT = {"app": KVSWITCH.replace('print("shown", flush=True)', _REPORT_MODULES),
                     "command": ENTRY.replace('print("shown", flush=True)', _REPORT_MODULES)}
+#: ... and when the profiles are listed ("ready")
+MODULES_AT_READY = KVSWITCH.replace(
+    'print("ready", flush=True)',
+    'print(__import__("json").dumps(sorted(__import__("sys").modules)), flush=True)')
 
 SEED = """
 from kvswitch.core.models import Profile
@@ -126,17 +130,26 @@ def modules_at_first_paint(program: str = "app") -> list[str]:
 
     ``program``: ``app`` (the steps of ``run_app``) or ``command`` (``kvswitch`` with no sub-command).
     """
+    return _modules_when(MODULES_AT_PAINT[program], "painted")
+
+
+def modules_at_ready() -> list[str]:
+    """The modules imported by the time the cards list the profiles (``AppShell.ready``)."""
+    return _modules_when(MODULES_AT_READY, "became ready")
+
+
+def _modules_when(program: str, moment: str) -> list[str]:
     import json  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as home:
         env = bench_env(home)
         subprocess.run([sys.executable, "-c", SEED], env=env, check=True)
-        out = subprocess.run([sys.executable, "-c", MODULES_AT_PAINT[program]], env=env, capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True,
+                             timeout=60)
     for line in out.stdout.splitlines():
         if line.startswith("["):
             return list(json.loads(line))
-    raise RuntimeError(f"the window never painted (exit {out.returncode}): {out.stderr[-2000:]}")
+    raise RuntimeError(f"the window never {moment} (exit {out.returncode}): {out.stderr[-2000:]}")
 
 
 def sample(code: str, env: dict[str, str]) -> tuple[float, float]:

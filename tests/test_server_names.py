@@ -29,7 +29,7 @@ FORMAT_MODULES = ("logs/parsers/", "logs/blocks.py", "logs/fastscan.py", "gatewa
 #: ``kind_for_url``; what a kind serves: ``Server`` fields; what to tell the user: ``Server.advice``),
 #: or, for log text, the format modules (``logs.parsers``: each format's ``GENERAL_ONLY`` text).
 STILL_NAMING = {
-    "core/models.py",  # ProfileKind: the kinds themselves (core cannot import servers)
+    "core/profile_rules.py",  # ProfileKind: the kinds themselves (core cannot import servers)
     # the logo set's file names, keyed by catalog id and kind; read after the first paint, where the
     # window may not import the registry yet (the logo belongs in each server module and catalog entry)
     "ui/widgets/icons.py",

@@ -6,8 +6,6 @@ URL or env name is rejected with a message that says what to change, before any 
 
 from __future__ import annotations
 
-import re
-from enum import StrEnum
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
@@ -25,84 +23,26 @@ from pydantic import (
 
 from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.errors import ProfileError
-
-ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: names a profile may get now; not starting with '-', which the command line would read as an option
-PROFILE_NAME_RE = re.compile(r"(?!-)[^\x00-\x1f/\\]{1,64}")
-#: names older versions accepted (a stored one still loads, so that it can be renamed)
-STORED_PROFILE_NAME_RE = re.compile(r"[^\x00-\x1f/\\]{1,64}")
-
-
-class ProfileKind(StrEnum):
-    ANTHROPIC = "anthropic"
-    OPENAI_COMPATIBLE = "openai-compatible"
-    LLAMA_CPP = "llama.cpp"
-    LM_STUDIO = "lm-studio"
-    VLLM = "vllm"
-    SGLANG = "sglang"
-    OLLAMA = "ollama"
-    CUSTOM = "custom"
-
-    @property
-    def is_local(self) -> bool:
-        """Local servers keep a KV cache that the client's prompt prefix must not break."""
-        return self in LOCAL_KINDS
-
-
-#: the wire protocols a client or a backend speaks: Anthropic Messages, OpenAI Chat Completions, OpenAI
-#: Responses
-WireProtocol = Literal["anthropic", "openai_chat", "openai_responses"]
-WIRE_PROTOCOLS: tuple[WireProtocol, ...] = ("anthropic", "openai_chat", "openai_responses")
-#: the Messages API's protocol id, for modules outside ``servers`` that must not spell a vendor's name
-MESSAGES_PROTOCOL: WireProtocol = "anthropic"
-
-LOCAL_KINDS = frozenset(
-    {ProfileKind.LLAMA_CPP, ProfileKind.LM_STUDIO, ProfileKind.VLLM, ProfileKind.SGLANG, ProfileKind.OLLAMA}
-)
-
-#: Target specs as the CLI and the store spell them; ``claude-project:DIR`` / ``claude-local:DIR`` /
-#: ``opencode-project:DIR`` carry a path.
-SIMPLE_TARGETS = ("claude", "codex", "opencode", "bash", "zsh", "fish", "pwsh", "windows-env")
-PATH_TARGETS = ("claude-project", "claude-local", "opencode-project")
-
-
-def validate_target_spec(spec: str) -> str:
-    """Accept ``claude``, ``claude-project:DIR``, ``claude-local:DIR``, ``codex``, ``opencode``,
-    ``opencode-project:DIR``, shells, ``windows-env``."""
-    if spec in SIMPLE_TARGETS:
-        return spec
-    prefix, sep, rest = spec.partition(":")
-    if sep and prefix in PATH_TARGETS and rest.strip():
-        return spec
-    allowed = ", ".join([*SIMPLE_TARGETS, *(f"{prefix}:DIR" for prefix in PATH_TARGETS)])
-    raise ValueError(f"unknown target {spec!r}; use one of: {allowed}")
-
-
-def validate_env_name(name: str) -> str:
-    if not ENV_NAME_RE.fullmatch(name):
-        raise ValueError(
-            f"invalid environment variable name {name!r}: "
-            "use letters, digits and '_', not starting with a digit"
-        )
-    return name
-
-
-def validate_base_url(url: str) -> str:
-    url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"invalid base URL {url!r}: expected http(s)://host[:port][/path]")
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    if port is not None and not 1 <= port <= 65535:
-        raise ValueError(f"invalid base URL {url!r}: the port must be a number from 1 to 65535")
-    if any(ch.isspace() for ch in url) or "\x00" in url:
-        raise ValueError(f"invalid base URL {url!r}: it contains spaces or control characters")
-    if parts.query or parts.fragment:
-        raise ValueError(f"invalid base URL {url!r}: remove the '?query' or '#fragment'")
-    return url.rstrip("/")
+from kvswitch.core.profile_rules import CONTEXT_WINDOW_RANGE, check_log_source, check_not_own_fallback
+from kvswitch.core.profile_rules import ENV_NAME_RE as ENV_NAME_RE
+from kvswitch.core.profile_rules import LOCAL_KINDS as LOCAL_KINDS
+from kvswitch.core.profile_rules import MESSAGES_PROTOCOL as MESSAGES_PROTOCOL
+from kvswitch.core.profile_rules import PATH_TARGETS as PATH_TARGETS
+from kvswitch.core.profile_rules import PROFILE_NAME_RE as PROFILE_NAME_RE
+from kvswitch.core.profile_rules import SIMPLE_TARGETS as SIMPLE_TARGETS
+from kvswitch.core.profile_rules import STORED_PROFILE_NAME_RE as STORED_PROFILE_NAME_RE
+from kvswitch.core.profile_rules import WIRE_PROTOCOLS as WIRE_PROTOCOLS
+from kvswitch.core.profile_rules import ProfileKind as ProfileKind
+from kvswitch.core.profile_rules import WireProtocol as WireProtocol
+from kvswitch.core.profile_rules import url_password as url_password
+from kvswitch.core.profile_rules import validate_base_url as validate_base_url
+from kvswitch.core.profile_rules import validate_env as validate_env
+from kvswitch.core.profile_rules import validate_env_name as validate_env_name
+from kvswitch.core.profile_rules import validate_fallbacks as validate_fallbacks
+from kvswitch.core.profile_rules import validate_profile_name as validate_profile_name
+from kvswitch.core.profile_rules import validate_provider_id as validate_provider_id
+from kvswitch.core.profile_rules import validate_target_spec as validate_target_spec
+from kvswitch.core.profile_rules import validate_targets as validate_targets
 
 
 class ModelMap(BaseModel):
@@ -134,16 +74,13 @@ class LogSource(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["file", "directory", "command", "journald"]
-    path: str | None = None  # file, or directory of dated logs (LM Studio)
+    path: str | None = None  # file, or directory of dated logs (a server that starts one a day)
     command: list[str] | None = None  # a server KV Switch starts itself
-    unit: str | None = None  # systemd unit (Ollama on Linux)
+    unit: str | None = None  # systemd unit (a server installed as a service on Linux)
 
     @model_validator(mode="after")
     def _needs_its_field(self) -> LogSource:
-        needed = {"file": self.path, "directory": self.path, "command": self.command, "journald": self.unit}
-        if not needed[self.kind]:
-            field = {"file": "path", "directory": "path", "command": "command", "journald": "unit"}[self.kind]
-            raise ValueError(f"a {self.kind} log source needs its {field}")
+        check_log_source(self.kind, {"path": self.path, "command": self.command, "unit": self.unit})
         return self
 
 
@@ -179,7 +116,7 @@ class Profile(BaseModel):
     protocol: WireProtocol | None = None
     #: the backend's context window per request in tokens (a local server's per-slot context, read from
     #: its ``/props``): clients that do not know the model are told it, so they compact in time
-    context_window: int | None = Field(default=None, ge=256, le=100_000_000)
+    context_window: int | None = Field(default=None, ge=CONTEXT_WINDOW_RANGE[0], le=CONTEXT_WINDOW_RANGE[1])
     #: local backends only: the gateway puts the parts of Claude Code's prompt that every conversation
     #: in a project shares before the user's own words, so a new conversation reuses the server's cache
     stable_prefix: bool = False
@@ -187,17 +124,8 @@ class Profile(BaseModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str, info: ValidationInfo) -> str:
-        value = value.strip()
-        if not STORED_PROFILE_NAME_RE.fullmatch(value):
-            raise ValueError("profile name must be 1-64 characters, without '/', '\\' or control characters")
         context: Any = info.context
-        stored = isinstance(context, dict) and context.get("stored")
-        if not stored and not PROFILE_NAME_RE.fullmatch(value):
-            raise ValueError(
-                f"profile name {value!r} starts with '-', which the command line reads as an option; "
-                "start it with a letter or digit"
-            )
-        return value
+        return validate_profile_name(value, stored=isinstance(context, dict) and bool(context.get("stored")))
 
     @field_validator("base_url")
     @classmethod
@@ -207,45 +135,26 @@ class Profile(BaseModel):
     @field_validator("env")
     @classmethod
     def _check_env(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, val in value.items():
-            validate_env_name(key)
-            if "\x00" in val:
-                raise ValueError(f"value of {key} contains a NUL byte, which no shell or file can hold")
-        return value
+        return validate_env(value)
 
     @field_validator("targets")
     @classmethod
     def _check_targets(cls, value: list[str]) -> list[str]:
-        seen: list[str] = []
-        for spec in value:
-            spec = validate_target_spec(spec)
-            if spec not in seen:
-                seen.append(spec)
-        return seen
+        return validate_targets(value)
 
     @field_validator("codex_provider_id")
     @classmethod
     def _check_provider_id(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", value):
-            raise ValueError("Codex provider id may use letters, digits, '-' and '_' only")
-        return value
+        return validate_provider_id(value)
 
     @field_validator("fallbacks")
     @classmethod
     def _check_fallbacks(cls, value: list[str]) -> list[str]:
-        seen: list[str] = []
-        for name in value:
-            name = name.strip()
-            if not STORED_PROFILE_NAME_RE.fullmatch(name):
-                raise ValueError(f"fallback {name!r} is not a profile name")
-            if name not in seen:
-                seen.append(name)
-        return seen
+        return validate_fallbacks(value)
 
     @model_validator(mode="after")
     def _check_fallback_not_self(self) -> Profile:
-        if self.name in self.fallbacks:
-            raise ValueError(f"profile {self.name!r} cannot be its own fallback")
+        check_not_own_fallback(self.name, self.fallbacks)
         return self
 
     @model_validator(mode="after")
@@ -297,14 +206,6 @@ def dangerous_env_message(found: dict[str, str]) -> str:
         f"env {listed}. KV Switch refuses such names unless you confirm "
         "(kvswitch: --allow-dangerous-env; window: the \u201cAllow risky environment variables\u201d box)"
     )
-
-
-def url_password(url: str) -> str | None:
-    """The password of ``https://user:password@host`` (``None`` when the URL carries none)."""
-    try:
-        return urlsplit(url).password or None
-    except ValueError:
-        return None
 
 
 def _replace_password(url: str, replacement: str | None) -> str:

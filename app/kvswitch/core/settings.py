@@ -1,5 +1,8 @@
 """KV Switch's own preferences (language, autostart, tray, theme, reuse alerts), kept in ``settings.json``.
 
+``core.quickread`` reads the same file at start-up without pydantic (the same rules, the same values);
+this model is what the settings dialog edits and saves.
+
 Preferences are small and harmless, so a damaged file must never stop the app: a file that fails to
 parse is set aside as ``settings.json.bak`` and defaults are used; a file with some bad values keeps its
 good ones and only the bad keys fall back to defaults.
@@ -17,10 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
 from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.quickread import SETTINGS_NAME as SETTINGS_NAME
+from kvswitch.core.quickread import SETTINGS_SCHEMA_VERSION, validate_language
+from kvswitch.core.quickread import settings_file as settings_file
 from kvswitch.core.strictparse import loads_json
 
-SCHEMA_VERSION = 1
-SETTINGS_NAME = "settings.json"
+SCHEMA_VERSION = SETTINGS_SCHEMA_VERSION
 
 log = logging.getLogger("kvswitch.settings")
 
@@ -49,16 +54,7 @@ class AppSettings(BaseModel):
     @field_validator("language")
     @classmethod
     def _check_language(cls, value: str | None) -> str | None:
-        if value is None or value == "":
-            return None
-        value = value.replace("-", "_")
-        if not all(part.isalnum() for part in value.split("_")) or len(value) > 16:
-            raise ValueError(f"language must be a locale name such as 'de' or 'pt_BR', not {value!r}")
-        return value
-
-
-def settings_file(paths: AppPaths) -> Path:
-    return paths.config_dir / SETTINGS_NAME
+        return validate_language(value)
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -152,6 +151,8 @@ def loads(data: str | bytes | bytearray, max_bytes: int = MAX_JSON_BYTES) -> Any
 
 def check_toml(path: Path | str, text: str) -> None:
     """Refuse what TOML 1.0 refuses (Codex would not start) even when tomlkit is more lenient."""
+    import tomllib  # noqa: PLC0415 - only TOML needs it; the window reads JSON at start-up
+
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

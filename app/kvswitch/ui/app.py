@@ -79,6 +79,18 @@ def setup_logging_later(paths: AppPaths) -> Callable[[], None]:
     return open_file
 
 
+def after_ready(call: Callable[[], None]) -> Callable[[], None]:
+    """A slot for ``AppShell.ready`` that runs ``call`` on the next event-loop turn: opening the log
+    file (``logging.handlers`` and the file itself) waits until the cards and the tray are up."""
+
+    def later() -> None:
+        from PySide6.QtCore import QTimer  # noqa: PLC0415
+
+        QTimer.singleShot(0, call)
+
+    return later
+
+
 def _install_qt_message_handler() -> None:
     from PySide6.QtCore import QtMsgType, qInstallMessageHandler  # noqa: PLC0415
 
@@ -157,7 +169,7 @@ def run_app(args: argparse.Namespace) -> int:
         show_dialog(app.translate("app", "KV Switch cannot start"), str(exc), modal=True)
         return exc.exit_code
     instance.message_received.connect(shell.on_instance_message)
-    shell.ready.connect(open_log_file)  # the window has painted: the file can be opened now
+    shell.ready.connect(after_ready(open_log_file))  # the window is up: the file can be opened now
     shell.start()
     code = int(app.exec())
     open_log_file()  # a start that never became ready still leaves its records in the file

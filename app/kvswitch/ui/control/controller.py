@@ -17,6 +17,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.cache_state import CacheState
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.controller_gateway import GatewayControllerMixin
+from kvswitch.ui.control.controller_settings import SettingsControllerMixin
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
@@ -48,7 +49,7 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(GatewayControllerMixin, QObject):
+class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
@@ -93,6 +94,7 @@ class AppController(GatewayControllerMixin, QObject):
         self._store = store
         self._engine = engine
         self._settings: AppSettings | None = None
+        self._settings_values: dict[str, Any] | None = None
         self.cache_state = CacheState.UNKNOWN
         self._verify_task: tasks.BackgroundTask | None = None
         self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
@@ -125,22 +127,6 @@ class AppController(GatewayControllerMixin, QObject):
             # holds the lock freeze the window: give up quickly and say so instead
             self._engine = Engine(self.paths, lock_timeout=GUI_LOCK_TIMEOUT_S)
         return self._engine
-
-    @property
-    def settings(self) -> AppSettings:
-        """The app's preferences, read once (defaults when the file is damaged); widgets ask here."""
-        if self._settings is None:
-            from kvswitch.core.settings import load_settings  # noqa: PLC0415 - pydantic loads lazily
-
-            self._settings = load_settings(self.paths)
-        return self._settings
-
-    def save_settings(self, settings: AppSettings) -> None:
-        """Write the preferences (atomically) and keep them as the ones in force."""
-        from kvswitch.core.settings import save_settings  # noqa: PLC0415
-
-        save_settings(self.paths, settings)
-        self._settings = settings
 
     def active_profile(self) -> Any | None:
         name = self.store.active_name
@@ -207,10 +193,10 @@ class AppController(GatewayControllerMixin, QObject):
 
     def can_undo(self) -> bool:
         """Whether the ledger records an apply that undo can walk back (the engine's own test)."""
-        from kvswitch.core.ledger import Ledger  # noqa: PLC0415
+        from kvswitch.core.store_rows import has_undo_history  # noqa: PLC0415
 
         try:
-            return bool(Ledger(self.paths.state_file).load().history)
+            return has_undo_history(self.paths.state_file)
         except KvSwitchError:
             return False
 
@@ -332,7 +318,7 @@ class AppController(GatewayControllerMixin, QObject):
             from kvswitch.ui.control.verify_summary import VerifySummary  # noqa: PLC0415
 
             self._verify_summary = VerifySummary(
-                self.paths, lambda: [p.name for p in self.store.profiles()], parent=self)
+                self.paths, lambda: self.store.names(), parent=self)
             self.history_changed.connect(self._verify_summary.reload)
         return self._verify_summary
 
@@ -378,7 +364,7 @@ class AppController(GatewayControllerMixin, QObject):
     @Slot(str)
     def raise_reuse_alert(self, message: str) -> None:
         """The log panel saw reuse stay low; passed on unless the user switched alerts off in Settings."""
-        if self.settings.reuse_alerts:
+        if self.preference("reuse_alerts"):
             self.alert_raised.emit(self.tr("Prompt cache keeps missing"), message)
 
     def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:

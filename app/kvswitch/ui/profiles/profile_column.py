@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QModelIndex, Qt, Slot
+from PySide6.QtCore import QCoreApplication, QModelIndex, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -55,7 +55,9 @@ class ProfileColumnMixin:
     profile_page: ProfilePage | None = None
 
     def _build_profile_column(self) -> QWidget:
-        # The cards' painter and panels load with the content, after the frame's first paint.
+        # The cards' painter and panels load with the content, after the frame's first paint; so does
+        # the ``Qt`` namespace, whose first use builds its enums (~17 ms).
+        from PySide6.QtCore import Qt  # noqa: PLC0415
         from PySide6.QtWidgets import QListView  # noqa: PLC0415
 
         from kvswitch.ui.profiles.profile_card import ProfileCardDelegate  # noqa: PLC0415

@@ -18,8 +18,8 @@ from PySide6.QtGui import QFont
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
-    from kvswitch.core.models import Profile
     from kvswitch.core.store import ProfileStore
+    from kvswitch.core.store_rows import ProfileSummary
 
 log = logging.getLogger("kvswitch.ui.profiles")
 
@@ -47,7 +47,7 @@ class ProfileListModel(QAbstractListModel):
         super().__init__(parent)
         self._store = store
         self._last_verify = last_verify or (lambda _name: None)
-        self._names: list[str] = [p.name for p in store.profiles()]
+        self._names: list[str] = store.names()
         # The store may notify from a worker thread (apply in the background); the signal hop makes the
         # row update run on the model's thread.
         self._store_notified.connect(self._on_store_notified)
@@ -57,10 +57,11 @@ class ProfileListModel(QAbstractListModel):
     def store(self) -> ProfileStore:
         return self._store
 
-    def profile_at(self, row: int) -> Profile | None:
+    def profile_at(self, row: int) -> ProfileSummary | None:
+        """What the row's card shows (plain values: painting builds no engine model)."""
         if 0 <= row < len(self._names):
             try:
-                return self._store.get(self._names[row])
+                return self._store.summary(self._names[row])
             except Exception:  # the store raises its own error for a name that just vanished
                 return None
         return None
@@ -76,7 +77,7 @@ class ProfileListModel(QAbstractListModel):
 
     @Slot()
     def _on_store_notified(self) -> None:
-        new = [p.name for p in self._store.profiles()]
+        new = self._store.names()
         old = self._names
         if new != old:
             self._apply_difference(old, new)
@@ -142,7 +143,7 @@ class ProfileListModel(QAbstractListModel):
         return None
 
     @staticmethod
-    def _identity(profile: Profile) -> str:
+    def _identity(profile: ProfileSummary) -> str:
         """``DeepSeek · Anthropic API`` or the kind's name (loaded on the first tooltip, not at start)."""
         from kvswitch.ui.i18n import current  # noqa: PLC0415
         from kvswitch.ui.profiles.identity import identity  # noqa: PLC0415

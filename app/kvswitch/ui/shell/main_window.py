@@ -11,14 +11,11 @@ from typing import TYPE_CHECKING
 
 from PySide6 import QtCore, QtWidgets
 from PySide6.QtCore import QModelIndex, Signal, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QMainWindow,
-    QMenu,
     QSplitter,
-    QStatusBar,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +23,7 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
+from kvswitch.ui.shell.window_actions import WindowActionsMixin
 from kvswitch.ui.shell.window_dialogs import WindowDialogsMixin
 from kvswitch.ui.shell.window_tabs import WindowTabsMixin
 
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -59,12 +57,10 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.content_built = False
         self.setWindowTitle("KV Switch")
         self.resize(1100, 720)
-        if deferred:
-            # Nothing here may touch the ``Qt`` namespace: PySide6 builds all its enums on first use
-            # (~20 ms), which is better spent after the frame is on screen.
-            self._loading_bar: QStatusBar | None = self.statusBar()
-            self._loading_bar.showMessage(self.tr("Loading profiles…"))
-        else:
+        # Deferred, the frame paints as bare as a plain window: no text (the first text on screen loads
+        # the fonts, ~20 ms) and nothing from the ``Qt`` namespace (PySide6 builds all its enums on
+        # first use, ~17 ms); the cards follow on the next event-loop turn.
+        if not deferred:
             self.build_content()
 
     def build_content(self, *, tabs_later: bool = False) -> None:
@@ -78,10 +74,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         from kvswitch.ui.widgets import theme  # noqa: PLC0415
         from kvswitch.ui.widgets.message_bar import MessageBar  # noqa: PLC0415
 
-        loading_bar = getattr(self, "_loading_bar", None)
-        if loading_bar is not None:
-            loading_bar.hide()  # the message bar above the tabs speaks from now on
-            self._loading_bar = None
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         summary = self.controller.verify_summary
@@ -122,58 +114,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         self.content_built = True
 
     # -- construction ------------------------------------------------------------------------------
-
-    def _build_actions(self) -> None:
-        toolbar = self.addToolBar(self.tr("Actions"))
-        toolbar.setObjectName("actions")
-        toolbar.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.apply_action = QAction(self.tr("Review and apply…"), self)
-        self.apply_action.setShortcut(QKeySequence("Ctrl+Return"))
-        self.undo_action = QAction(self.tr("Undo last apply"), self)
-        self.verify_action = QAction(self.tr("Verify cache"), self)
-        self.verify_action.setShortcut(QKeySequence("Ctrl+R"))
-        self.new_action = QAction(self.tr("New profile…"), self)
-        self.new_action.setShortcut(QKeySequence.StandardKey.New)
-        self.find_action = QAction(self.tr("Find profile"), self)
-        self.find_action.setShortcut(QKeySequence.StandardKey.Find)
-        self.addAction(self.find_action)
-        self.import_menu = QMenu(self.tr("Import"), self)
-        self.import_claude_action = self.import_menu.addAction(self.tr("From Claude Code settings"))
-        self.import_cc_switch_action = self.import_menu.addAction(self.tr("From CC Switch"))
-        import_button = QToolButton()
-        import_button.setText(self.tr("Import"))
-        import_button.setMenu(self.import_menu)
-        import_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.quit_action = QAction(self.tr("Quit"), self)
-        self.quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        self._import_button = import_button
-        self._refresh_icons()
-        import_button.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.addAction(self.new_action)
-        toolbar.addAction(self.apply_action)
-        toolbar.addAction(self.undo_action)
-        toolbar.addAction(self.verify_action)
-        toolbar.addWidget(import_button)
-        menu = self.menuBar().addMenu(self.tr("&File"))
-        menu.addAction(self.new_action)
-        optional = self._optional_dialog_action
-        self.settings_action = optional(menu, "settings_dialog", self.tr("Settings…"), self.open_settings)
-        self.first_run_action = optional(menu, "first_run", self.tr("Setup assistant…"), self.open_first_run)
-        menu.addMenu(self.import_menu)
-        menu.addSeparator()
-        menu.addAction(self.quit_action)
-
-    def _fill_new_menu(self) -> None:
-        from kvswitch.core.models import ProfileKind  # noqa: PLC0415
-        from kvswitch.servers import PRESETS  # noqa: PLC0415
-
-        gallery = self.new_menu.addAction(self.tr("From a server or vendor…"))
-        gallery.triggered.connect(lambda: self.open_gallery())
-        self.new_menu.addSeparator()
-        for kind in ProfileKind:
-            label = PRESETS[kind].label if kind in PRESETS else kind.value
-            action = self.new_menu.addAction(label)
-            action.triggered.connect(lambda _checked=False, k=kind: self._on_new_kind_chosen(k))
 
     def _connect(self) -> None:
         selection = self.list_view.selectionModel()
@@ -224,15 +164,6 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
         if name is not None:
             self._editor.load_profile(name)
 
-    def _refresh_icons(self) -> None:
-        """The toolbar's icons, drawn in the palette's text colour (again after a theme switch)."""
-        from kvswitch.ui.widgets.icons import tool_icon  # noqa: PLC0415
-
-        for action, icon in ((self.new_action, "plus"), (self.apply_action, "file-diff"),
-                             (self.undo_action, "undo-2"), (self.verify_action, "shield-check")):
-            action.setIcon(tool_icon(icon))
-        self._import_button.setIcon(tool_icon("download"))
-
     def selected_name(self) -> str | None:
         index = self.list_view.currentIndex()
         return str(index.data()) if index.isValid() else None
@@ -269,7 +200,7 @@ class MainWindow(ProfileColumnMixin, WindowDialogsMixin, WindowTabsMixin, QMainW
             self.message_bar.show_error(message.replace("%2", str(exc)))
             return False
         if review is None:
-            review = bool(getattr(self.controller.settings, "always_review_changes", False))
+            review = bool(self.controller.preference("always_review_changes"))
         if review:
             from kvswitch.ui.profiles.diff_dialog import confirm_and_apply  # noqa: PLC0415
 

@@ -86,7 +86,7 @@ class AppShell(QObject):
             self.tray.show_window_requested.connect(self.window.show_and_raise)
             self.tray.verify_requested.connect(self._on_tray_verify_requested)
             self.tray.quit_requested.connect(self.quit)
-        close_to_tray = bool(getattr(self.settings, "close_to_tray", True))
+        close_to_tray = bool(self._preference("close_to_tray"))
         self.window.tray_present = self.tray is not None
         self.window.close_to_tray = self.tray is not None and close_to_tray
         self._register_secrets()
@@ -96,13 +96,19 @@ class AppShell(QObject):
         # log flood.
         gc.freeze()
 
+    def _preference(self, name: str) -> object:
+        """A setting: from the settings given to the shell, else the controller's start-up reading
+        (plain values, no pydantic: see ``AppController.preference``)."""
+        if self.settings is not None:
+            return getattr(self.settings, name)
+        return self.controller.preference(name)
+
     def _apply_preferences(self) -> None:
         """Settings, then the language and the theme they choose (once)."""
         if self._preferences_applied:
             return
         self._preferences_applied = True
         if self.settings is None:
-            self.settings = self.controller.settings
             self._apply_language_setting()
         self._apply_theme_setting()
 
@@ -110,14 +116,15 @@ class AppShell(QObject):
         """``light``/``dark`` in the settings override the system; ``system`` follows it."""
         from kvswitch.ui.widgets import appearance  # noqa: PLC0415
 
-        appearance.apply_theme(str(getattr(self.settings, "theme", "system")))
+        appearance.apply_theme(str(self._preference("theme")))
 
     def _apply_language_setting(self) -> None:
         """The language setting only became known now; the content is built after this, in it."""
         from kvswitch.ui import i18n  # noqa: PLC0415
 
         app = QApplication.instance()
-        wanted = i18n.choose_language(getattr(self.settings, "language", None))
+        language = self._preference("language")
+        wanted = i18n.choose_language(str(language) if language else None)
         if app is not None and wanted != i18n.current():
             i18n.install(app, wanted)
 
@@ -174,7 +181,7 @@ class AppShell(QObject):
         # the same test as first_run.should_show, without loading the assistant (and the platform
         # detection it brings) on every start
         try:
-            wanted = not self.controller.store.profiles() and not self.controller.settings.first_run_done
+            wanted = not self.controller.store.names() and not self._preference("first_run_done")
         except KvSwitchError:
             return
         if wanted and (self.window.isVisible() or self.tray is None):
@@ -208,7 +215,7 @@ class AppShell(QObject):
 
     def _register_secrets(self) -> None:
         with contextlib.suppress(KvSwitchError):
-            errors.register_secrets([p.key for p in self.controller.store.profiles() if p.key])
+            errors.register_secrets([p.key for p in self.controller.store.summaries() if p.key])
 
     @Slot()
     def _on_poll_timeout(self) -> None:

@@ -21,7 +21,7 @@ from kvswitch.ui.verify.verify_clients import add_client_verify_actions
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
-    from kvswitch.core.models import Profile
+    from kvswitch.core.store_rows import ProfileSummary
 
 log = logging.getLogger("kvswitch.ui.shell.tray")
 
@@ -91,7 +91,7 @@ class TrayIcon(QObject):
         self.profile_actions.clear()
         store = self.controller.store
         try:
-            profiles = store.profiles()
+            profiles = store.summaries()  # plain values: the menu needs no engine model
             active = store.active_name
         except KvSwitchError as exc:
             error = self.menu.addAction(self.tr("Profiles cannot be read: %1").replace("%1", str(exc)))
@@ -156,7 +156,7 @@ class TrayIcon(QObject):
             self.gateway_action.setEnabled(False)
 
     @staticmethod
-    def _show_vendor(action: QAction, profile: Profile) -> None:
+    def _show_vendor(action: QAction, profile: ProfileSummary) -> None:
         """The vendor's logo; its name after the profile's when the name does not say it already."""
         from kvswitch.ui.i18n import current  # noqa: PLC0415
         from kvswitch.ui.profiles.identity import identity  # noqa: PLC0415
