@@ -247,9 +247,9 @@ class Page:
         env.update(HOME=str(home), USERPROFILE=str(home), XDG_CONFIG_HOME=str(home / ".config"),
                    XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
                    XDG_CACHE_HOME=str(home / ".cache"), NO_COLOR="1", SHELL="/bin/bash")
-        for variable in CLIENT_BINS.values():
-            if os.environ.get(variable):
-                env[variable] = os.environ[variable]
+        # the docs' `--client claude` finds the client on PATH, as a user's shell does
+        bins = [os.environ[variable] for variable in CLIENT_BINS.values() if os.environ.get(variable)]
+        env["PATH"] = os.pathsep.join([*(str(Path(binary).parent) for binary in bins), env.get("PATH", "")])
         return env
 
     def result(self, index: int) -> subprocess.CompletedProcess[str] | str:
