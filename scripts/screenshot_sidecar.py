@@ -4,7 +4,8 @@
 size and device-pixel ratio, and one entry per text-bearing widget that shows on screen (labels,
 buttons, line edits, combo boxes, tab bars, group-box titles, menu items, header sections and the
 visible cells of item views): its class, object name, text, rectangle in image pixels, and whether it is
-disabled or placeholder text (both exempt from WCAG's text contrast). The contrast test
+disabled or placeholder text (both exempt from WCAG's text contrast), and whether it is partly scrolled
+out of view. The contrast test
 (``tests/ui/test_screenshot_contrast.py``) reads the two together.
 """
 
@@ -54,6 +55,7 @@ class _Collector:
         if not text:
             return
         visible = widget.visibleRegion().boundingRect()
+        whole = QRect(rect)
         rect = rect.intersected(visible)
         if rect.isEmpty():
             return
@@ -70,6 +72,7 @@ class _Collector:
                      round(mapped.height() * r)],
             "disabled": disabled or not widget.isEnabled(),
             "placeholder": placeholder,
+            "clipped": rect != whole,  # partly scrolled out: its text may not show at all
         })
 
     def visit(self, widget: QWidget) -> None:

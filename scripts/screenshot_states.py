@@ -8,6 +8,7 @@ listens on, and a path the server does not serve) when the binary is built.
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -46,11 +47,13 @@ class Tour:
         self.saved.append(name)
 
     def run(self, name: str, state: Callable[[Tour], None]) -> None:
+        started = time.monotonic()
         try:
             state(self)
         except Exception:  # noqa: BLE001 - one broken screen must not cost the others
             traceback.print_exc()
             self.failed.append(name)
+        print(f"  {name}: {time.monotonic() - started:.1f} s", flush=True)
 
     def verify(self, profile: str, *, running_shot: str | None = None) -> None:
         """A real verify of ``profile`` from the window (its Verify tab), until it ends."""

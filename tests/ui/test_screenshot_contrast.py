@@ -126,6 +126,8 @@ def test_text_contrast(png: Path) -> None:
             continue  # WCAG 1.4.3: inactive components and placeholder hints are exempt
         x, y, w, h = entry["rect"]
         ratio = text_contrast(pixels[y: y + h, x: x + w])
+        if ratio is None and entry.get("clipped"):
+            continue  # a cell partly scrolled out of view: its text may be out of sight
         if ratio is None:
             failures.append(f"{png.name}: {entry['class']} {entry['name'] or ''} “{entry['text'][:50]}” "
                             f"at {entry['rect']}: no text visible (drawn in the background colour?)")
