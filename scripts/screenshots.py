@@ -15,7 +15,7 @@ The look is the app's own: the theme is saved in the demo HOME's settings (``--t
 applies it at start (``kvswitch.ui.widgets.appearance``); this script never sets a style or palette.
 ``--matrix`` runs one child per language x theme x scale (the scale must be set before Qt starts), a
 few at once over one shared llama-server, then removes screenshots in ``--out`` that no state makes any
-more and, when ``optipng`` is installed (apt), recompresses the PNGs losslessly.
+more. Each child recompresses its PNGs losslessly when ``optipng`` is installed (apt).
 """
 
 from __future__ import annotations
@@ -117,7 +117,6 @@ def matrix(out: Path) -> int:
     missing = sorted(wanted - {p.name for p in out.glob("*.png")})
     if missing:
         print("screenshots: missing " + ", ".join(missing))
-    _optimise(sorted(out.glob("*.png")))
     print(f"screenshots: {len(wanted) - len(missing)} files in {time.monotonic() - started:.0f} s")
     return 1 if failed or missing else 0
 
@@ -134,7 +133,7 @@ def _optimise(pngs: list[Path]) -> None:
     def run(png: Path) -> None:
         subprocess.run([optipng, "-quiet", "-o2", "-strip", "all", str(png)], check=False, timeout=600)
 
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(1) as pool:
         list(pool.map(run, pngs))
 
 
@@ -210,6 +209,7 @@ def shoot(home: Path, out: Path, theme: str) -> int:
         scale = os.environ.get("QT_SCALE_FACTOR", "1")
         tag = file_name("", language, theme, scale).removesuffix(".png")
         tour = screenshot_states.shoot(home, out, tag, llama_url, f"http://127.0.0.1:{_free_port()}")
+        _optimise([out / f"{name}{tag}.png" for name in tour.saved])  # while the other children wait
         print(f"saved {len(tour.saved)} states ({tag or 'light, en, 1x'})", flush=True)
         if tour.failed:
             print("screenshots: failed: " + ", ".join(tour.failed), flush=True)

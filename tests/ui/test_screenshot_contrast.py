@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("KVSWITCH_SCREENSHOTS_DIR") or REPO / "docs" / "screenshots")
 MINIMUM = 4.5
 INK_PERCENTILE = 95
+MAX_BYTES = 520_000
 
 
 def _script() -> Any:
@@ -89,8 +90,8 @@ def test_the_contrast_measure_tells_readable_from_faint_text() -> None:
     black_text[7, 5:55] = 0.5  # anti-aliased edge
     assert text_contrast(black_text) == pytest.approx(21.0, rel=0.01)
     grey_text = white.copy()
-    grey_text[8:12, 5:55] = 0.46  # #767676 is the lightest grey that passes on white; this is lighter
-    assert text_contrast(grey_text) < MINIMUM
+    grey_text[8:12, 5:55] = 0.55  # #8c8c8c: 3.4:1 (#767676 is the lightest grey that passes on white)
+    assert 3.0 < text_contrast(grey_text) < MINIMUM
     assert text_contrast(white) is None
 
 
@@ -108,8 +109,10 @@ def test_every_screenshot_has_its_sidecar_and_is_small() -> None:
     assert _pngs(), "no screenshots in docs/screenshots"
     lacking = [png.name for png in _pngs() if not png.with_suffix(".json").is_file()]
     assert not lacking, f"screenshots without a sidecar: {', '.join(lacking)}"
-    big = [f"{png.name} ({png.stat().st_size // 1024} KB)" for png in _pngs() if png.stat().st_size > 400_000]
-    assert not big, f"screenshots over 400 KB: {', '.join(big)}"
+    # a 200% shot is about 150-300 KB; the log panel's dense text at 200% about 470 KB (lossless)
+    big = [f"{png.name} ({png.stat().st_size // 1024} KB)" for png in _pngs()
+           if png.stat().st_size > MAX_BYTES]
+    assert not big, f"screenshots over {MAX_BYTES // 1000} KB: {', '.join(big)}"
     for png in _pngs():
         sidecar = _sidecar(png)
         image = QImage(str(png))
