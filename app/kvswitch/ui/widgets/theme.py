@@ -30,8 +30,8 @@ from kvswitch.ui.cache_state import CacheState
 from kvswitch.ui.widgets.appearance import readable
 
 _BASE = {
-    CacheState.HIT: QColor(46, 160, 67),
-    CacheState.PARTIAL: QColor(212, 150, 20),
+    CacheState.HIT: QColor(26, 140, 58),
+    CacheState.PARTIAL: QColor(196, 132, 10),
     CacheState.MISS: QColor(218, 54, 51),
     CacheState.UNKNOWN: QColor(128, 128, 128),
 }
@@ -65,7 +65,7 @@ def state_color(state: CacheState | str, pal: QPalette | None = None) -> QColor:
     found = _COLOR_CACHE.get(key)
     if found is None:
         color = QColor(_BASE[key[0]])
-        color = color.lighter(135) if is_dark(pal) else color.darker(110)
+        color = color.lighter(150) if is_dark(pal) else color.darker(130)
         # text in this colour sits on Base (tables, cards) or a tint of it: 4.5:1 against both
         background = _blend(key[0], pal, QColor(_BASE[key[0]]))
         found = readable(readable(color, pal.color(QPalette.ColorRole.Base)), background)
