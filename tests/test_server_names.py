@@ -33,6 +33,8 @@ STILL_NAMING = {
     # the logo set's file names, keyed by catalog id and kind; read after the first paint, where the
     # window may not import the registry yet (the logo belongs in each server module and catalog entry)
     "ui/widgets/icons.py",
+    # the kinds' and APIs' display names in both languages: lupdate collects only literal strings
+    "ui/profiles/identity.py",
 }
 
 

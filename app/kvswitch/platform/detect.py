@@ -131,8 +131,8 @@ class DetectedServer:
 
 
 def process_names() -> tuple[str, ...]:
-    """How each local server's process is recognised, as a user would type it (``ollama serve``,
-    ``python -m sglang.launch_server``), from the servers' own signatures."""
+    """How each local server's process is recognised, as a user would type it (a program
+    name, or ``python -m`` and a module), from the servers' own signatures."""
     names: list[str] = []
     for server in servers.local():
         sig = server.process

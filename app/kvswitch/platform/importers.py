@@ -49,7 +49,7 @@ def import_name(url: str) -> str:
 
 
 def claude_base_url(settings: dict[str, Any]) -> str:
-    """Where a Claude Code settings object sends requests (Anthropic's API when it sets no URL), for
+    """Where a Claude Code settings object sends requests (the client's default API when it sets no URL), for
     naming only: a value that is not a string is left to the profile's validation to refuse."""
     env = settings.get("env")
     url = env.get("ANTHROPIC_BASE_URL") if isinstance(env, dict) else None

@@ -86,7 +86,7 @@ def verdict_line(entry: Any) -> str:
 
 
 def card_lines(index: _Index) -> tuple[str, str, str]:
-    """Name, ``DeepSeek · Anthropic API · model`` (or ``host · model``) and the verdict line of a row."""
+    """Name, ``<vendor> · <API> · model`` (or ``host · model``) and the verdict line of a row."""
     profile = index.data(ProfileRole)
     name = str(index.data(Qt.ItemDataRole.DisplayRole))
     if profile is None:
@@ -118,7 +118,7 @@ def card_text_rects(card: QRect, font: QFont, active: bool) -> list[QRect]:
     """Where a card's texts go: the name line (with the "active" badge), vendor or host and model, the
     verdict.
 
-    The first two lines run the card's width (a vendor's line is long: ``DeepSeek · Anthropic API ·
+    The first two lines run the card's width (a vendor's line is long: ``<vendor> · <API> ·
     model``); the verdict stops before the "Use" button of an inactive card, which sits below the second
     line. Painting and the contrast test read the same rectangles.
     """

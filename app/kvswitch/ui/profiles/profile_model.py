@@ -144,7 +144,7 @@ class ProfileListModel(QAbstractListModel):
 
     @staticmethod
     def _identity(profile: ProfileSummary) -> str:
-        """``DeepSeek · Anthropic API`` or the kind's name (loaded on the first tooltip, not at start)."""
+        """``<vendor> · <API>`` or the kind's name (loaded on the first tooltip, not at start)."""
         from kvswitch.ui.i18n import current  # noqa: PLC0415
         from kvswitch.ui.profiles.identity import identity  # noqa: PLC0415
 

@@ -1,6 +1,6 @@
 """The Profile tab before there is a profile: a welcome that says what KV Switch does and the ways in.
 
-A blank llama.cpp form beside "No profiles yet" asks a new user to fill in fields they cannot know yet.
+A blank local-server form beside "No profiles yet" asks a new user to fill in fields they cannot know yet.
 Until there is a profile to edit, or the user asks for a new one (the gallery, "New profile" of a kind),
 the tab shows what KV Switch does and four ways to a first profile: the gallery, the setup assistant,
 and importing Claude Code's or CC Switch's current setup. The form returns when the last profile is

@@ -46,7 +46,7 @@ class VendorKeyHint(QWidget):
             self.hide()
             return
         entry = vendor(self.vendor_id)
-        name = _escape(identity(base_url.strip(), "", current()).label)  # "DeepSeek · Anthropic API"
+        name = _escape(identity(base_url.strip(), "", current()).label)  # "<vendor> · <API>"
         self._key_edit.setPlaceholderText(QCoreApplication.translate("ProfileEditor", "required"))
         if entry.keys_url:
             text = QCoreApplication.translate("ProfileEditor",
