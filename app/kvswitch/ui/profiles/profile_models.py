@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import engine_text
 
 log = logging.getLogger("kvswitch.ui.models")
 
@@ -122,7 +123,7 @@ class ModelMapBox(QGroupBox):
 
         def failed(exc: BaseException) -> None:
             self.update_buttons()
-            self.result_label.setText(str(exc) if isinstance(exc, KvSwitchError)
+            self.result_label.setText(engine_text.error_text(exc) if isinstance(exc, KvSwitchError)
                                       else self.tr("Failed: %1").replace("%1", repr(exc)))
             self.connection_tested.emit(None)
 
@@ -158,5 +159,5 @@ class ModelMapBox(QGroupBox):
                     self.tr("Testing %1…").replace("%1", profile.base_url))
 
     def _on_connection_checked(self, report: Any) -> None:
-        self.result_label.setText("\n".join(report.lines()))
+        self.result_label.setText("\n".join(engine_text.connection_lines(report)))
         self.connection_tested.emit(report)

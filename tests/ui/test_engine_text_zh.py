@@ -1,0 +1,159 @@
+"""The engines' own words in Chinese: real flows with zh_CN loaded show no English engine template.
+
+A verify against the real llama-server (b11434, ``tests/support/llama.py``), a verify and a connection
+test against a closed port, a broken settings file on apply, and a followed log file. Every shown text
+is checked against ``engine_text``'s template list; the CLI side is checked to stay English.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from uihelpers import make_profile
+
+from kvswitch.ui import i18n
+from kvswitch.ui.control import engine_text
+from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from support.llama import RunningServer
+from support.llama import llama_server as start_llama_server
+from support.net import free_port
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture
+def chinese(qapp: Any) -> Iterator[None]:
+    assert i18n.install(qapp, "zh_CN") == "zh_CN"
+    yield
+    i18n.install(qapp, "en")
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    workdir = tmp_path_factory.mktemp("llama")
+    with start_llama_server(workdir, context=4096, metrics=False,
+                            log_file=str(workdir / "llama-server.log")) as server:
+        yield server
+
+
+def _apply(window: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> bool:
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(lambda *a: True))
+    window._select(name)
+    return bool(window.apply_profile(name))
+
+
+def _assert_chinese(*texts: str) -> None:
+    shown = "\n".join(texts)
+    assert engine_text.leftovers(shown) == [], shown
+    assert CJK.search(shown), shown
+
+
+@pytest.mark.real_server
+def test_verify_card_speaks_chinese(qtbot: Any, chinese: None, window: Any, store: Any,
+                                    llama_server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.add(make_profile("tiny", base_url=llama_server.url, env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    assert _apply(window, "tiny", monkeypatch)
+    steps: list[str] = []
+    window.controller.verify_progressed.connect(
+        lambda _text, _f: steps.append(window.verify_card.progress_label.text()))
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=90000) as blocker:
+        window.verify_action.trigger()
+    result = blocker.args[0]
+    assert result.verdict == "HIT", result.describe()
+    card = window.verify_card
+    assert card.verdict_label.text() == "缓存命中"
+    assert result.message
+    assert card.message_label.text() != result.message
+    assert f"{result.cached_tokens}" in card.message_label.text()  # the numbers survive translation
+    _assert_chinese(card.message_label.text(), card.evidence_value.text(), card.replay_value.text(),
+                    card.diagnosis_label.text(), *steps)
+    assert len(card.evidence_value.text().splitlines()) == len(result.evidence)
+
+
+def test_failed_verify_and_connection_test_speak_chinese(qtbot: Any, chinese: None, window: Any,
+                                                         store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    port = free_port()
+    store.add(make_profile("dead", base_url=f"http://127.0.0.1:{port}",
+                           env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    assert _apply(window, "dead", monkeypatch)
+    window.controller.verify_timeout_s = 5.0
+    with qtbot.waitSignal(window.controller.verify_finished, timeout=15000) as blocker:
+        window.verify_card.verify_button.click()
+    result = blocker.args[0]
+    assert result.verdict == "ERROR"
+    card = window.verify_card
+    _assert_chinese(card.message_label.text(), card.diagnosis_label.text())
+    assert f"127.0.0.1:{port}" in card.message_label.text()
+
+    editor = window.editor
+    editor.name_edit.setText("dead2")
+    editor.url_edit.setText(f"http://127.0.0.1:{port}")
+    box = editor.models_box
+    with qtbot.waitSignal(box.connection_tested, timeout=30000) as tested:
+        box.test_button.click()
+    report = tested.args[0]
+    assert report.outcome == "refused"
+    shown = box.result_label.text()
+    _assert_chinese(shown)
+    assert "[refused]" in shown
+    assert not re.search(r"\bFAILED\b|\bfix:", shown)
+    assert f"127.0.0.1:{port}" in shown
+
+
+def test_broken_settings_file_on_apply_speaks_chinese(chinese: None, window: Any, store: Any, fake_home: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"env": {"KEEP": "1"},,}')
+    store.add(make_profile("local"))
+    assert not _apply(window, "local", monkeypatch)
+    text = window.message_bar.text
+    assert window.message_bar.level == "error"
+    assert f"{settings}:1:" in text  # the file and line stay exact
+    _assert_chinese(text)
+    assert "not valid JSON" not in text
+
+
+def test_log_status_speaks_chinese(qtbot: Any, chinese: None, window: Any, store: Any, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    log_file = tmp_path / "server.log"
+    log_file.write_text("")
+    store.add(make_profile("logged", log={"kind": "file", "path": str(log_file)}))
+    assert _apply(window, "logged", monkeypatch)
+    label = window.log_panel.status_label
+    qtbot.waitUntil(lambda: str(log_file) in label.text() and "…" not in label.text(), timeout=10000)
+    _assert_chinese(label.text())
+    assert not label.text().startswith("following")
+
+
+def test_unknown_text_stays_as_the_engine_wrote_it(chinese: None) -> None:
+    odd = "llama.cpp said something no template knows"
+    assert engine_text.translate(odd) == odd
+    assert engine_text.translate("") == ""
+
+
+def test_english_window_shows_the_engines_text_unchanged(qapp: Any) -> None:
+    """With no translator every template comes back as the engine formatted it (CLI and en agree)."""
+    assert i18n.install(qapp, "en") == "en"
+    samples = [
+        "the server reused 1234 of 1300 prompt tokens (94.9%): the prefix cache works.",
+        "warm request: cache_n = 1234 of 1300 prompt tokens (decided)",
+        "the server answered but reports no prompt-cache numbers. The warm request was not faster either.",
+        "following /tmp/x.log (truncated, reading from the start)",
+    ]
+    for sample in samples:
+        assert engine_text.translate(sample) == sample
+    assert engine_text.leftovers(samples[0])
+
+
+def test_every_template_has_a_chinese_translation(chinese: None) -> None:
+    """Each template's translation keeps exactly its named fields (a lost {cached} would drop a number)."""
+    field = re.compile(r"\{(\w+)\}")
+    for template in map(str, (*engine_text.WORDS, *engine_text.TEMPLATES)):
+        translated = engine_text._tr(template)
+        assert translated != template or not re.search(r"[a-z]{3}", field.sub("", template)), template
+        assert sorted(field.findall(translated)) == sorted(field.findall(template)), template
