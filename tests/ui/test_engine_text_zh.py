@@ -72,6 +72,7 @@ def test_verify_card_speaks_chinese(qtbot: Any, chinese: None, window: Any, stor
     _assert_chinese(card.message_label.text(), card.evidence_value.text(), card.replay_value.text(),
                     card.diagnosis_label.text(), *steps)
     assert len(card.evidence_value.text().splitlines()) == len(result.evidence)
+    assert card.history.table.item(0, 3).text() == "命中"  # the history table's verdict word
 
 
 def test_failed_verify_and_connection_test_speak_chinese(qtbot: Any, chinese: None, window: Any,

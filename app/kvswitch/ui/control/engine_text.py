@@ -36,6 +36,8 @@ WORDS = (
     QT_TRANSLATE_NOOP("EngineText", "error"),
     QT_TRANSLATE_NOOP("EngineText", "cold"),
     QT_TRANSLATE_NOOP("EngineText", "shared_prefix"),
+    QT_TRANSLATE_NOOP("EngineText", "synthetic"),
+    QT_TRANSLATE_NOOP("EngineText", "client"),
     QT_TRANSLATE_NOOP("EngineText", "not started"),
     QT_TRANSLATE_NOOP("EngineText", "Done"),
     QT_TRANSLATE_NOOP("EngineText", "Detecting the server"),

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.verify.verify_compare import CompareDialog, client_text, ttft_text
 from kvswitch.ui.widgets import theme
 from kvswitch.ui.widgets.reuse_chart import paint_strip
@@ -122,7 +123,7 @@ class VerifyHistoryPanel(QWidget):
                      entry.verdict.lower(), "–" if entry.reuse_ratio is None else f"{entry.reuse_ratio:.0%}",
                      ttft_text(entry), str(entry.server.get("build") or entry.server.get("url") or "–"))
             for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
+                item = QTableWidgetItem(engine_text.translate(text) if column in (1, 3) else text)
                 if column == 3:
                     item.setForeground(QBrush(theme.state_color(theme.as_state(entry.verdict))))
                 self.table.setItem(row, column, item)
