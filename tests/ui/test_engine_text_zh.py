@@ -104,6 +104,14 @@ def test_failed_verify_and_connection_test_speak_chinese(qtbot: Any, chinese: No
     assert not re.search(r"\bFAILED\b|\bfix:", shown)
     assert f"127.0.0.1:{port}" in shown
 
+    # "Fetch models" fails with the same diagnosis, joined into one error line by the engine
+    box.result_label.clear()
+    box.fetch_button.click()
+    qtbot.waitUntil(lambda: box.fetch_button.isEnabled() and box.result_label.text() != "" and "…"
+                    not in box.result_label.text(), timeout=30000)
+    _assert_chinese(box.result_label.text())
+    assert "FAILED" not in box.result_label.text()
+
 
 def test_broken_settings_file_on_apply_speaks_chinese(chinese: None, window: Any, store: Any, fake_home: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,3 +166,55 @@ def test_every_template_has_a_chinese_translation(chinese: None) -> None:
         translated = engine_text._tr(template)
         assert translated != template or not re.search(r"[a-z]{3}", field.sub("", template)), template
         assert sorted(field.findall(translated)) == sorted(field.findall(template)), template
+
+
+def test_every_connection_failure_the_engine_reports_is_translated(chinese: None) -> None:
+    """The engine's own reports for each answer it knows (not a list copied here): a wording changed in
+    ``verify.connection`` and not in ``engine_text`` fails this test."""
+    from kvswitch.core.models import Profile
+    from kvswitch.verify import connection
+
+    url = "http://127.0.0.1:9/v1/messages"
+    keyed = Profile.model_validate({"name": "p", "kind": "llama.cpp", "base_url": "http://127.0.0.1:9",
+                                    "api_key": "sk-test-123456"})
+    bare = Profile.model_validate({"name": "p", "kind": "llama.cpp", "base_url": "http://127.0.0.1:9"})
+    reports = [connection._status_report(profile, url, status, "http://127.0.0.1:9/elsewhere",
+                                         b'{"error": {"message": "nope"}}', 12)
+               for profile in (keyed, bare) for status in (302, 401, 404, 429, 500, 400)]
+    reports += [connection._body_report(keyed, url, 200, body, "content", 12)[0]
+                for body in (b"<html>hello</html>", b'{"error": {"message": "bad model"}}', b'{"id": 1}')]
+    for report in reports:
+        assert report is not None
+        shown = "\n".join(engine_text.connection_lines(report))
+        _assert_chinese(shown)
+        assert not re.search(r"\bFAILED\b|\bfix:|server said", shown), shown
+        assert engine_text.translate(report.summary) != report.summary
+        assert engine_text.translate(report.fix) != report.fix
+
+
+def test_every_log_reader_status_is_translated(chinese: None, tmp_path: Path) -> None:
+    """Real followers on real paths (missing, a directory, a file, a truncated file, a missing program)."""
+    from kvswitch.logs.process import ProcessSource
+    from kvswitch.logs.sources import DirectoryFollower, FileFollower
+
+    log_file = tmp_path / "server.log"
+    statuses = [FileFollower(tmp_path / "missing.log").status]
+    follower = FileFollower(tmp_path)
+    follower.read_lines()
+    statuses.append(follower.status)
+    log_file.write_text("one\ntwo\n")
+    follower = FileFollower(log_file, start_at_end=False)
+    follower.read_lines()
+    statuses.append(follower.status)
+    log_file.write_text("")
+    follower.read_lines()
+    statuses.append(follower.status)
+    follower.close()
+    statuses.append(DirectoryFollower(tmp_path / "no-such-dir").status)
+    statuses.append(DirectoryFollower(tmp_path / "empty-dir-to-be").status)
+    missing = ProcessSource(["kvswitch-no-such-program-here"])
+    statuses.append(missing.status)
+    missing.close()
+    assert len(set(statuses)) >= 5, statuses
+    for status in statuses:
+        _assert_chinese(engine_text.translate(status))

@@ -189,6 +189,36 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "The profile has no key: kvswitch profile edit {name} --api-key-stdin"),
     QT_TRANSLATE_NOOP("EngineText", "Check the key; {vendor} issues keys at {url}."),
     QT_TRANSLATE_NOOP("EngineText", "Check the model name ('kvswitch models {name}' lists what it serves)."),
+    QT_TRANSLATE_NOOP("EngineText", "OK [{outcome}] {url}: {summary} ({ms} ms)"),
+    QT_TRANSLATE_NOOP("EngineText", "FAILED [{outcome}] {url}: {summary} ({ms} ms)"),
+    QT_TRANSLATE_NOOP("EngineText", "server said: {message}"),
+    QT_TRANSLATE_NOOP("EngineText", "fix: {fix}"),
+    QT_TRANSLATE_NOOP("EngineText", "Use the address it redirects to as the base URL (clients do not "
+                                    "follow redirects for POST)."),
+    QT_TRANSLATE_NOOP("EngineText", "The base URL has a path segment too many or too few (Claude Code "
+                                    "appends /v1/messages itself).{hint}"),
+    QT_TRANSLATE_NOOP("EngineText", "The catalog's Anthropic endpoint for {host} is {urls}."),
+    QT_TRANSLATE_NOOP("EngineText", "The base URL probably points at a web page or a proxy, not at the "
+                                    "API.{hint}"),
+    QT_TRANSLATE_NOOP("EngineText", "HTTP {status} with an error object instead of {expected}"),
+    QT_TRANSLATE_NOOP("EngineText", "Read the server's message: the model name or the request shape is "
+                                    "usually what it rejects."),
+    QT_TRANSLATE_NOOP("EngineText", "HTTP {status} but no {expected} in the answer"),
+    QT_TRANSLATE_NOOP("EngineText", "This URL does not serve the API the client speaks; check the base "
+                                    "URL's path.{hint}"),
+    QT_TRANSLATE_NOOP("EngineText", "{vendor} reads its key from {env}, the profile writes it to "
+                                    "{profile_env}: kvswitch profile edit {name} --key-env {env}"),
+    QT_TRANSLATE_NOOP("EngineText", "{vendor} is listed (unconfirmed) as reading its key from {env}, the "
+                                    "profile writes it to {profile_env}: kvswitch profile edit {name} "
+                                    "--key-env {env}"),
+    QT_TRANSLATE_NOOP("EngineText", "no response headers within {seconds} s"),
+    QT_TRANSLATE_NOOP("EngineText", "no complete answer within the {seconds} s timeout"),
+    QT_TRANSLATE_NOOP("EngineText", "The server is slow or sends its answer a byte at a time; check the "
+                                    "host and port, or raise --timeout for a big local model."),
+    QT_TRANSLATE_NOOP("EngineText", "No API answer is that big: the base URL points at something else (a "
+                                    "file server, a proxy) or the server is broken."),
+    QT_TRANSLATE_NOOP("EngineText", "The server (or a proxy in front of it) compresses its answers in a "
+                                    "way no API client expects; check what the base URL points at."),
     # log reading (logs.sources, logs.process)
     QT_TRANSLATE_NOOP("EngineText", "following {path}"),
     QT_TRANSLATE_NOOP("EngineText", "following {path} (truncated, reading from the start)"),
@@ -201,6 +231,8 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "not a directory: {path}"),
     QT_TRANSLATE_NOOP("EngineText", "cannot open {path}: {reason}"),
     QT_TRANSLATE_NOOP("EngineText", "cannot check {path}: {reason}"),
+    QT_TRANSLATE_NOOP("EngineText", "cannot read {path}: {reason}"),
+    QT_TRANSLATE_NOOP("EngineText", "cannot start {program}: {reason}"),
     QT_TRANSLATE_NOOP("EngineText", "running (pid {pid}): {command}"),
     QT_TRANSLATE_NOOP("EngineText", "stopped (exit code {code})"),
     QT_TRANSLATE_NOOP("EngineText", "process exited (code {code})"),
@@ -270,8 +302,9 @@ def translate(text: str | None) -> str:
             continue
         fields = {name: _field(value) for name, value in match.groupdict().items()}
         return _fill(_tr(template), fields)
-    if "\n" in text:
-        return "\n".join(translate(line) for line in text.split("\n"))
+    for separator in ("\n", " — "):  # lines, and the " — "-joined lines of a failed model listing
+        if separator in text:
+            return separator.join(translate(part) for part in text.split(separator))
     return text
 
 
@@ -304,18 +337,8 @@ def error_text(exc: BaseException) -> str:
 
 
 def connection_lines(report: Any) -> list[str]:
-    """``ConnectionReport.lines()`` in the UI language, rebuilt from the report's fields."""
-    head = (QCoreApplication.translate("EngineText", "OK") if report.ok
-            else QCoreApplication.translate("EngineText", "FAILED"))
-    first = QCoreApplication.translate("EngineText", "%1 [%2] %3: %4 (%5 ms)")
-    lines = [first.replace("%1", head).replace("%2", report.outcome).replace("%3", report.url)
-             .replace("%4", translate(report.summary)).replace("%5", str(report.elapsed_ms))]
-    if report.server_message:
-        said = QCoreApplication.translate("EngineText", "server said: %1")
-        lines.append(said.replace("%1", report.server_message))
-    if report.fix:
-        lines.append(QCoreApplication.translate("EngineText", "fix: %1").replace("%1", translate(report.fix)))
-    return lines
+    """``ConnectionReport.lines()`` in the UI language (its head, "server said" and "fix" lines)."""
+    return translate_all(report.lines())
 
 
 def leftovers(text: str) -> list[str]:

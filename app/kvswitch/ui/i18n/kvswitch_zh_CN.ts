@@ -839,205 +839,284 @@
         <translation>请检查模型名（&apos;kvswitch models {name}&apos; 会列出它提供的模型）。</translation>
     </message>
     <message>
+        <location filename="../control/engine_text.py" line="192"/>
+        <source>OK [{outcome}] {url}: {summary} ({ms} ms)</source>
+        <translation>成功 [{outcome}] {url}：{summary}（{ms} ms）</translation>
+    </message>
+    <message>
         <location filename="../control/engine_text.py" line="193"/>
+        <source>FAILED [{outcome}] {url}: {summary} ({ms} ms)</source>
+        <translation>失败 [{outcome}] {url}：{summary}（{ms} ms）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="194"/>
+        <source>server said: {message}</source>
+        <translation>服务器返回：{message}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="195"/>
+        <source>fix: {fix}</source>
+        <translation>修正：{fix}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="196"/>
+        <source>Use the address it redirects to as the base URL (clients do not follow redirects for POST).</source>
+        <translation>请把它重定向到的地址用作基础 URL（客户端不会为 POST 跟随重定向）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="198"/>
+        <source>The base URL has a path segment too many or too few (Claude Code appends /v1/messages itself).{hint}</source>
+        <translation>基础 URL 的路径多了或少了一段（Claude Code 会自己追加 /v1/messages）。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="200"/>
+        <source>The catalog&apos;s Anthropic endpoint for {host} is {urls}.</source>
+        <translation>目录中 {host} 的 Anthropic 端点是 {urls}。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="201"/>
+        <source>The base URL probably points at a web page or a proxy, not at the API.{hint}</source>
+        <translation>基础 URL 可能指向网页或代理，而不是 API。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="203"/>
+        <source>HTTP {status} with an error object instead of {expected}</source>
+        <translation>HTTP {status}，返回的是错误对象而不是 {expected}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="204"/>
+        <source>Read the server&apos;s message: the model name or the request shape is usually what it rejects.</source>
+        <translation>请阅读服务器的消息：它拒绝的通常是模型名或请求格式。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="206"/>
+        <source>HTTP {status} but no {expected} in the answer</source>
+        <translation>HTTP {status}，但应答中没有 {expected}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="207"/>
+        <source>This URL does not serve the API the client speaks; check the base URL&apos;s path.{hint}</source>
+        <translation>这个 URL 不提供客户端所用的 API；请检查基础 URL 的路径。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="209"/>
+        <source>{vendor} reads its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
+        <translation>{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="211"/>
+        <source>{vendor} is listed (unconfirmed) as reading its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
+        <translation>目录记载（未确认）{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="214"/>
+        <source>no response headers within {seconds} s</source>
+        <translation>{seconds} 秒内没有收到响应头</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="215"/>
+        <source>no complete answer within the {seconds} s timeout</source>
+        <translation>在 {seconds} 秒超时内没有完整应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="216"/>
+        <source>The server is slow or sends its answer a byte at a time; check the host and port, or raise --timeout for a big local model.</source>
+        <translation>服务器太慢，或逐字节发送应答；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="218"/>
+        <source>No API answer is that big: the base URL points at something else (a file server, a proxy) or the server is broken.</source>
+        <translation>没有哪个 API 应答有这么大：基础 URL 指向了别的东西（文件服务器、代理），或服务器已损坏。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="220"/>
+        <source>The server (or a proxy in front of it) compresses its answers in a way no API client expects; check what the base URL points at.</source>
+        <translation>服务器（或其前面的代理）以 API 客户端不认识的方式压缩应答；请检查基础 URL 指向的是什么。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="223"/>
         <source>following {path}</source>
         <translation>正在跟踪 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="194"/>
+        <location filename="../control/engine_text.py" line="224"/>
         <source>following {path} (truncated, reading from the start)</source>
         <translation>正在跟踪 {path}（文件被截断，从头读取）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="195"/>
+        <location filename="../control/engine_text.py" line="225"/>
         <source>following journal of {unit}</source>
         <translation>正在跟踪 {unit} 的日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="196"/>
+        <location filename="../control/engine_text.py" line="226"/>
         <source>waiting for file {path}</source>
         <translation>正在等待文件 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="197"/>
+        <location filename="../control/engine_text.py" line="227"/>
         <source>waiting for a log file in {path}</source>
         <translation>正在等待 {path} 中出现日志文件</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="198"/>
+        <location filename="../control/engine_text.py" line="228"/>
         <source>waiting for directory {path}</source>
         <translation>正在等待目录 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="199"/>
+        <location filename="../control/engine_text.py" line="229"/>
         <source>permission denied: {path}</source>
         <translation>权限不足：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="200"/>
+        <location filename="../control/engine_text.py" line="230"/>
         <source>not a file (a directory): {path}</source>
         <translation>不是文件（是目录）：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="201"/>
+        <location filename="../control/engine_text.py" line="231"/>
         <source>not a directory: {path}</source>
         <translation>不是目录：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="202"/>
+        <location filename="../control/engine_text.py" line="232"/>
         <source>cannot open {path}: {reason}</source>
         <translation>无法打开 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="203"/>
+        <location filename="../control/engine_text.py" line="233"/>
         <source>cannot check {path}: {reason}</source>
         <translation>无法检查 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="204"/>
+        <location filename="../control/engine_text.py" line="234"/>
+        <source>cannot read {path}: {reason}</source>
+        <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="235"/>
+        <source>cannot start {program}: {reason}</source>
+        <translation>无法启动 {program}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="236"/>
         <source>running (pid {pid}): {command}</source>
         <translation>运行中（pid {pid}）：{command}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="205"/>
+        <location filename="../control/engine_text.py" line="237"/>
         <source>stopped (exit code {code})</source>
         <translation>已停止（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="206"/>
+        <location filename="../control/engine_text.py" line="238"/>
         <source>process exited (code {code})</source>
         <translation>进程已退出（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="207"/>
+        <location filename="../control/engine_text.py" line="239"/>
         <source>cannot start: the command is empty</source>
         <translation>无法启动：命令为空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="208"/>
+        <location filename="../control/engine_text.py" line="240"/>
         <source>cannot start: command not found: {program}</source>
         <translation>无法启动：找不到命令：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="209"/>
+        <location filename="../control/engine_text.py" line="241"/>
         <source>cannot start: permission denied: {program}</source>
         <translation>无法启动：权限不足：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="210"/>
+        <location filename="../control/engine_text.py" line="242"/>
         <source>journalctl not found: this system has no systemd journal to follow</source>
         <translation>找不到 journalctl：本系统没有可跟踪的 systemd 日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="211"/>
+        <location filename="../control/engine_text.py" line="243"/>
         <source>journalctl for {unit} ended: {status}</source>
         <translation>{unit} 的 journalctl 已结束：{status}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="213"/>
+        <location filename="../control/engine_text.py" line="245"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="214"/>
+        <location filename="../control/engine_text.py" line="246"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="215"/>
+        <location filename="../control/engine_text.py" line="247"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="216"/>
+        <location filename="../control/engine_text.py" line="248"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="217"/>
+        <location filename="../control/engine_text.py" line="249"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="218"/>
+        <location filename="../control/engine_text.py" line="250"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="219"/>
+        <location filename="../control/engine_text.py" line="251"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="220"/>
+        <location filename="../control/engine_text.py" line="252"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="221"/>
+        <location filename="../control/engine_text.py" line="253"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="222"/>
+        <location filename="../control/engine_text.py" line="254"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="223"/>
+        <location filename="../control/engine_text.py" line="255"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="224"/>
+        <location filename="../control/engine_text.py" line="256"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="225"/>
+        <location filename="../control/engine_text.py" line="257"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="226"/>
+        <location filename="../control/engine_text.py" line="258"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="227"/>
+        <location filename="../control/engine_text.py" line="259"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="228"/>
+        <location filename="../control/engine_text.py" line="260"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="308"/>
-        <source>OK</source>
-        <extracomment>a field holds at most this much; longer input is shown as it came (bounded matching time)</extracomment>
-        <translation>成功</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="309"/>
-        <source>FAILED</source>
-        <translation>失败</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="310"/>
-        <source>%1 [%2] %3: %4 (%5 ms)</source>
-        <translation>%1 [%2] %3：%4（%5 ms）</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="314"/>
-        <source>server said: %1</source>
-        <translation>服务器返回：%1</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="317"/>
-        <source>fix: %1</source>
-        <translation>修正：%1</translation>
     </message>
 </context>
 <context>
