@@ -87,6 +87,13 @@ case "$mode" in
     mapfile -t sources < <(find app/kvswitch/ui -name '*.py' | sort)
     "$VENV/bin/pyside6-lupdate" -no-obsolete "${sources[@]}" -ts "$ts"
     "$VENV/bin/pyside6-lrelease" "$ts" -qm "${ts%.ts}.qm"
+    # the bundled CJK font subset follows the translations' characters (scripts/make_cjk_font.py)
+    if command -v npm >/dev/null; then
+      "$VENV/bin/python" -c "import fontTools" 2>/dev/null || "$VENV/bin/pip" install -q "fonttools>=4.47"
+      "$VENV/bin/python" scripts/make_cjk_font.py
+    else
+      echo "dev.sh: npm is missing, so resources/fonts was not regenerated" >&2
+    fi
     ;;
   *)
     echo "usage: scripts/dev.sh run|test|translations [args...]" >&2

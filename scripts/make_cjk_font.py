@@ -7,8 +7,9 @@ weight-400 face. The subset keeps every non-ASCII character of the zh_CN transla
 the full-width forms (U+FF00-FFEF): Latin text keeps the system's own font, so no Latin is carried.
 The subset is renamed (a modified font, as the OFL asks for) so it never shadows a real Noto Sans SC.
 
-Run it after the translations change (``bash scripts/dev.sh translations`` first); it needs ``npm``
-and ``fonttools`` (``pip install fonttools``). The tarball is cached under ``~/.cache/kvswitch``.
+``bash scripts/dev.sh translations`` runs it after compiling the translations (it needs ``npm`` and
+``fonttools``, the ``fonts`` extra); the same inputs give the same bytes, so an unchanged set of
+characters leaves the committed file as it is. The tarball is cached under ``~/.cache/kvswitch``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ PACKAGE = "@fontsource/noto-sans-sc"
 VERSION = "5.3.0"
 FACE = "package/files/noto-sans-sc-chinese-simplified-400-normal.woff"
 FAMILY = "KV Switch Noto Sans SC"
-EXTRA_RANGES = "U+3000-303F,U+FF00-FFEF"
+#: CJK symbols and punctuation, full-width forms
+EXTRA_CODEPOINTS = [*range(0x3000, 0x3040), *range(0xFF00, 0xFFF0)]
 
 ROOT = Path(__file__).resolve().parents[1]
 TS_FILE = ROOT / "app" / "kvswitch" / "ui" / "i18n" / "kvswitch_zh_CN.ts"
@@ -66,18 +68,20 @@ def main() -> int:
             for name in (FACE, "package/LICENSE", "package/package.json"):
                 archive.extract(name, tmp, filter="data")
         source = Path(tmp) / FACE
-        chars = Path(tmp) / "chars.txt"
-        chars.write_text(translation_characters(), encoding="utf-8")
         OUT_DIR.mkdir(parents=True, exist_ok=True)
-        subset.main([str(source), f"--text-file={chars}", f"--unicodes={EXTRA_RANGES}",
-                     f"--output-file={OUT_FONT}", "--flavor=", "--no-hinting", "--layout-features=*",
-                     "--notdef-outline", "--no-prune-codepage-ranges", "--no-prune-unicode-ranges"])
-        font = TTFont(OUT_FONT)
+        options = subset.Options(flavor=None, hinting=False, layout_features=["*"], notdef_outline=True,
+                                 prune_codepage_ranges=False, prune_unicode_ranges=False)
+        # no timestamp is recalculated: the same inputs give the same bytes (a rerun changes nothing)
+        font = TTFont(source, recalcTimestamp=False)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(text=translation_characters(), unicodes=EXTRA_CODEPOINTS)
+        subsetter.subset(font)
         names = font["name"]
         for name_id, value in ((1, FAMILY), (3, f"{FAMILY} {VERSION} subset"), (4, f"{FAMILY} Regular"),
                                (6, "KVSwitchNotoSansSC-Regular"), (16, FAMILY), (17, "Regular")):
             names.setName(value, name_id, 3, 1, 0x409)
         names.names = [n for n in names.names if n.platformID == 3 or n.nameID not in (1, 3, 4, 6, 16, 17)]
+        font.flavor = None
         font.save(OUT_FONT)
         shutil.copy(Path(tmp) / "package" / "LICENSE", OUT_DIR / "OFL.txt")
     (OUT_DIR / "SOURCE").write_text(
