@@ -218,3 +218,15 @@ def test_every_log_reader_status_is_translated(chinese: None, tmp_path: Path) ->
     assert len(set(statuses)) >= 5, statuses
     for status in statuses:
         _assert_chinese(engine_text.translate(status))
+
+
+def test_every_miss_reason_of_the_log_engine_is_translated(chinese: None) -> None:
+    """The llama.cpp reasons (the log table's tooltip) straight from the parser's own table."""
+    from kvswitch.logs.parsers import llama_cpp
+
+    reasons = [reason for _pattern, reason, _kind in llama_cpp._REASONS]
+    assert len(reasons) >= 10
+    for reason in reasons:
+        _assert_chinese(engine_text.translate(reason))
+    joined = "; ".join(reasons[:2])  # one request with two reasons, as the tracker joins them
+    _assert_chinese(engine_text.translate(joined))

@@ -241,6 +241,23 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "cannot start: permission denied: {program}"),
     QT_TRANSLATE_NOOP("EngineText", "journalctl not found: this system has no systemd journal to follow"),
     QT_TRANSLATE_NOOP("EngineText", "journalctl for {unit} ended: {status}"),
+    # why a request missed, as the log engine names it (logs.parsers.llama_cpp reasons, shown per request)
+    QT_TRANSLATE_NOOP("EngineText", "KV cache reuse failed: the whole prompt was processed again"),
+    QT_TRANSLATE_NOOP("EngineText", "full re-processing forced: SWA or hybrid/recurrent model without a "
+                                    "usable checkpoint"),
+    QT_TRANSLATE_NOOP("EngineText", "the cached prompt and the new one differ (common part does not match "
+                                    "fully)"),
+    QT_TRANSLATE_NOOP("EngineText", "the cache could not be truncated (hybrid/recurrent model): memory "
+                                    "cleared"),
+    QT_TRANSLATE_NOOP("EngineText", "a context checkpoint was invalidated"),
+    QT_TRANSLATE_NOOP("EngineText", "a context checkpoint could not be restored"),
+    QT_TRANSLATE_NOOP("EngineText", "restored from a context checkpoint"),
+    QT_TRANSLATE_NOOP("EngineText", "the slot's cached prompt was cleared"),
+    QT_TRANSLATE_NOOP("EngineText", "the RAM prompt cache could not be loaded"),
+    QT_TRANSLATE_NOOP("EngineText", "restored from the host-RAM prompt cache"),
+    QT_TRANSLATE_NOOP("EngineText", "chunks reused by KV shifting (--cache-reuse)"),
+    QT_TRANSLATE_NOOP("EngineText", "cache reuse (KV shifting) is not supported by this model"),
+    QT_TRANSLATE_NOOP("EngineText", "one prefill batch of {count} sequences"),
     # files the apply reads (targets, core.strictparse): the reason after "path:line:column: "
     QT_TRANSLATE_NOOP("EngineText", "not valid JSON: {reason}"),
     QT_TRANSLATE_NOOP("EngineText", "not valid TOML: {reason}"),
@@ -302,7 +319,8 @@ def translate(text: str | None) -> str:
             continue
         fields = {name: _field(value) for name, value in match.groupdict().items()}
         return _fill(_tr(template), fields)
-    for separator in ("\n", " — "):  # lines, and the " — "-joined lines of a failed model listing
+    # lines; the " — "-joined lines of a failed model listing; the "; "-joined reasons of one request
+    for separator in ("\n", " — ", "; "):
         if separator in text:
             return separator.join(translate(part) for part in text.split(separator))
     return text

@@ -138,58 +138,58 @@
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>Time</source>
         <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``)</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>Tokens</source>
         <translation>token 数</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="54"/>
+        <location filename="../logs/events_model.py" line="55"/>
         <source>New</source>
         <translation>新 token</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="56"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="55"/>
+        <location filename="../logs/events_model.py" line="56"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="57"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="57"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="56"/>
+        <location filename="../logs/events_model.py" line="57"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="58"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="57"/>
+        <location filename="../logs/events_model.py" line="58"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
@@ -1040,81 +1040,146 @@
     </message>
     <message>
         <location filename="../control/engine_text.py" line="245"/>
+        <source>KV cache reuse failed: the whole prompt was processed again</source>
+        <translation>KV 缓存复用失败：整个提示被重新处理</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="246"/>
+        <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
+        <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="248"/>
+        <source>the cached prompt and the new one differ (common part does not match fully)</source>
+        <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="250"/>
+        <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
+        <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="252"/>
+        <source>a context checkpoint was invalidated</source>
+        <translation>一个上下文检查点已失效</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="253"/>
+        <source>a context checkpoint could not be restored</source>
+        <translation>一个上下文检查点无法恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="254"/>
+        <source>restored from a context checkpoint</source>
+        <translation>已从上下文检查点恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="255"/>
+        <source>the slot&apos;s cached prompt was cleared</source>
+        <translation>槽位中缓存的提示已被清除</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="256"/>
+        <source>the RAM prompt cache could not be loaded</source>
+        <translation>无法加载内存中的提示缓存</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="257"/>
+        <source>restored from the host-RAM prompt cache</source>
+        <translation>已从主机内存提示缓存恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="258"/>
+        <source>chunks reused by KV shifting (--cache-reuse)</source>
+        <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="259"/>
+        <source>cache reuse (KV shifting) is not supported by this model</source>
+        <translation>此模型不支持缓存复用（KV 移位）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="260"/>
+        <source>one prefill batch of {count} sequences</source>
+        <translation>一个预填充批次包含 {count} 个序列</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="262"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="246"/>
+        <location filename="../control/engine_text.py" line="263"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="247"/>
+        <location filename="../control/engine_text.py" line="264"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="248"/>
+        <location filename="../control/engine_text.py" line="265"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="249"/>
+        <location filename="../control/engine_text.py" line="266"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="250"/>
+        <location filename="../control/engine_text.py" line="267"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="251"/>
+        <location filename="../control/engine_text.py" line="268"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="252"/>
+        <location filename="../control/engine_text.py" line="269"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="253"/>
+        <location filename="../control/engine_text.py" line="270"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="254"/>
+        <location filename="../control/engine_text.py" line="271"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="255"/>
+        <location filename="../control/engine_text.py" line="272"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="256"/>
+        <location filename="../control/engine_text.py" line="273"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="257"/>
+        <location filename="../control/engine_text.py" line="274"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="258"/>
+        <location filename="../control/engine_text.py" line="275"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="259"/>
+        <location filename="../control/engine_text.py" line="276"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="260"/>
+        <location filename="../control/engine_text.py" line="277"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
     </message>

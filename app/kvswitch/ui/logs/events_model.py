@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class CacheEventsModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.ForegroundRole:
                 return theme.state_color(record[3])
         if role == Qt.ItemDataRole.ToolTipRole:
-            return event.reason or None
+            return engine_text.translate(event.reason) or None
         return None
 
     def _format(self, event: CacheEvent, when: str, shown: str) -> tuple[str, ...]:
