@@ -230,3 +230,13 @@ def test_every_miss_reason_of_the_log_engine_is_translated(chinese: None) -> Non
         _assert_chinese(engine_text.translate(reason))
     joined = "; ".join(reasons[:2])  # one request with two reasons, as the tracker joins them
     _assert_chinese(engine_text.translate(joined))
+
+
+def test_hostile_text_comes_back_as_it_was(chinese: None) -> None:
+    """A server can put anything in a message: over-long lines are not matched (bounded work), and a
+    long multi-line text is still translated line by line."""
+    long_line = "following " * 200_000
+    assert engine_text.translate(long_line) == long_line
+    lines = "\n".join(["following /var/log/llama.log"] * 300)
+    shown = engine_text.translate(lines)
+    assert shown.count("正在跟踪 /var/log/llama.log") == 300

@@ -278,13 +278,15 @@ TEMPLATES = (
 )
 
 _FIELD = re.compile(r"\{(\w+)\}")
-#: a field holds at most this much; longer input is shown as it came (bounded matching time)
-_MAX_TEXT = 4000
+#: a line longer than this is shown as it came: the patterns' lazy fields make a hostile line cost
+#: roughly its length cubed, and no engine template (with a server's capped message in it) is longer
+_MAX_TEXT = 700
 
 
 @functools.cache
-def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    """Each template as an anchored pattern, the most specific (longest literal text) first."""
+def _patterns() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    """Each template with its longest literal piece (a cheap ``in`` test before the pattern runs) and
+    its pattern, the most specific (longest literal text) first."""
     compiled = []
     for template in map(str, (*WORDS, *TEMPLATES)):
         parts, seen, pos = [], set(), 0
@@ -295,7 +297,8 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
             seen.add(name)
             pos = match.end()
         parts.append(re.escape(template[pos:]))
-        compiled.append((template, re.compile("".join(parts), re.DOTALL)))
+        longest = max(_FIELD.split(template)[::2], key=len)
+        compiled.append((template, longest, re.compile("".join(parts), re.DOTALL)))
     return tuple(sorted(compiled, key=lambda item: -len(_FIELD.sub("", item[0]))))
 
 
@@ -312,9 +315,9 @@ def translate(text: str | None) -> str:
     if not text:
         return text or ""
     if len(text) > _MAX_TEXT:
-        return text
-    for template, pattern in _patterns():
-        match = pattern.fullmatch(text)
+        return "\n".join(translate(line) for line in text.split("\n")) if "\n" in text else text
+    for template, longest, pattern in _patterns():
+        match = pattern.fullmatch(text) if longest in text else None
         if match is None:
             continue
         fields = {name: _field(value) for name, value in match.groupdict().items()}
@@ -363,8 +366,8 @@ def leftovers(text: str) -> list[str]:
     """The templates (with at least a few words of literal text) that still show in ``text`` in English:
     what a test of a translated window expects to be empty."""
     found = []
-    for template, pattern in _patterns():
+    for template, longest, pattern in _patterns():
         literal = _FIELD.sub("", template)
-        if len(literal.split()) >= 3 and pattern.search(text):
+        if len(literal.split()) >= 3 and longest in text and pattern.search(text):
             found.append(template)
     return found
