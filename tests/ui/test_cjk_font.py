@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,32 @@ def test_a_system_chinese_font_is_used_as_it_is() -> None:
     result = _child("zh_CN")
     assert (result["family"] is None) == result["system_has_cjk"]
     assert result["after_is_tofu"] is False
+
+
+def test_the_app_loads_the_font_after_its_first_paint(tmp_path: Path) -> None:
+    """The real start: ``python -m kvswitch`` in Chinese on a font-less system logs that it took the
+    bundled font once the window had painted (``AppShell.ready``), then is stopped."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "KVSWITCH_"))}
+    env.update(HOME=str(home), KVSWITCH_LANG="zh_CN", QT_QPA_PLATFORM="offscreen",
+               KVSWITCH_NO_ERROR_DIALOGS="1", FONTCONFIG_FILE=str(_latin_only_fontconfig(tmp_path)))
+    app = subprocess.Popen([sys.executable, "-m", "kvswitch"], env=env, cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wanted = "using the bundled KV Switch Noto Sans SC"
+    seen = ""
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and app.poll() is None:
+            seen = "".join(p.read_text(errors="replace") for p in home.rglob("*.log") if p.is_file())
+            if wanted in seen:
+                break
+            time.sleep(0.2)
+    finally:
+        app.terminate()
+        try:
+            _out, err = app.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            app.kill()
+            _out, err = app.communicate()
+    assert wanted in seen, err[-2000:]
