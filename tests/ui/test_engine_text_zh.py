@@ -240,3 +240,40 @@ def test_hostile_text_comes_back_as_it_was(chinese: None) -> None:
     lines = "\n".join(["following /var/log/llama.log"] * 300)
     shown = engine_text.translate(lines)
     assert shown.count("正在跟踪 /var/log/llama.log") == 300
+
+
+def test_profile_import_and_a_reviewed_apply_speak_chinese(qtbot: Any, chinese: None, window: Any, store: Any,
+                                                           controller: Any, fake_home: Path,
+                                                           tmp_path: Path) -> None:
+    """Settings ▸ Import with a good and a broken file, and the diff dialog's apply of a broken file."""
+    import json
+
+    from kvswitch.ui.shell.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(controller)
+    qtbot.addWidget(dialog)
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps({"format": "kvswitch-profiles", "format_version": 1, "profiles": [
+        {"name": "gateway", "kind": "openai-compatible", "base_url": "https://gw.example.com/v1"}]}))
+    assert dialog.import_from(source)
+    _assert_chinese(dialog.status_label.text())
+    assert "gateway" in dialog.status_label.text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2")
+    assert not dialog.import_from(bad)
+    _assert_chinese(dialog.status_label.text())
+    assert str(bad) in dialog.status_label.text()
+
+    # the same broken-file error, when it reaches the window as one string (apply_failed)
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"env": {"KEEP": "1"},,}')
+    store.add(make_profile("local"))
+    from kvswitch.core.errors import ConfigParseError
+
+    with pytest.raises(ConfigParseError) as failed:
+        window.controller.plan("local")
+    window.controller.apply_failed.emit("local", str(failed.value))  # as the diff dialog passes it on
+    text = window.message_bar.text
+    _assert_chinese(text)
+    assert f"{settings}:1:" in text

@@ -241,6 +241,14 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "cannot start: permission denied: {program}"),
     QT_TRANSLATE_NOOP("EngineText", "journalctl not found: this system has no systemd journal to follow"),
     QT_TRANSLATE_NOOP("EngineText", "journalctl for {unit} ended: {status}"),
+    # moving profiles between machines (platform.transfer)
+    QT_TRANSLATE_NOOP("EngineText", "imported {count} profile(s){names}"),
+    QT_TRANSLATE_NOOP("EngineText", "  {old} already existed, imported as {new}"),
+    QT_TRANSLATE_NOOP("EngineText", "  no API key in the file for: {names} (enter it before use)"),
+    QT_TRANSLATE_NOOP("EngineText", "not a KV Switch profiles file: {reason}"),
+    QT_TRANSLATE_NOOP("EngineText", "not a KV Switch profiles file (no 'profiles' list)"),
+    QT_TRANSLATE_NOOP("EngineText", "written by a newer or different program; upgrade KV Switch to read it"),
+    QT_TRANSLATE_NOOP("EngineText", "profile #{index} is not an object"),
     # why a request missed, as the log engine names it (logs.parsers.llama_cpp reasons, shown per request)
     QT_TRANSLATE_NOOP("EngineText", "KV cache reuse failed: the whole prompt was processed again"),
     QT_TRANSLATE_NOOP("EngineText", "full re-processing forced: SWA or hybrid/recurrent model without a "
@@ -275,9 +283,14 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "Expecting ',' delimiter"),
     QT_TRANSLATE_NOOP("EngineText", "Expecting ':' delimiter"),
     QT_TRANSLATE_NOOP("EngineText", "Extra data"),
+    QT_TRANSLATE_NOOP("EngineText", "{message}: line {line} column {column} (char {char})"),
 )
 
 _FIELD = re.compile(r"\{(\w+)\}")
+#: ``ConfigParseError``/``FileAccessError`` as text: a path (it has a separator, no colon but a drive's),
+#: an optional line and column, then the reason
+_FILE_PREFIX = re.compile(r"(?P<where>(?:[A-Za-z]:)?[^:\n]*[/\\][^:\n]*(?::\d+){0,2}): (?P<reason>.+)",
+                          re.DOTALL)
 #: a line longer than this is shown as it came: the patterns' lazy fields make a hostile line cost
 #: roughly its length cubed, and no engine template (with a server's capped message in it) is longer
 _MAX_TEXT = 700
@@ -322,6 +335,11 @@ def translate(text: str | None) -> str:
             continue
         fields = {name: _field(value) for name, value in match.groupdict().items()}
         return _fill(_tr(template), fields)
+    where = _FILE_PREFIX.match(text)  # "path:line:column: reason", a file error as one string
+    if where is not None:
+        reason = translate(where.group("reason"))
+        if reason != where.group("reason"):
+            return f"{where.group('where')}: {reason}"
     # lines; the " — "-joined lines of a failed model listing; the "; "-joined reasons of one request
     for separator in ("\n", " — ", "; "):
         if separator in text:

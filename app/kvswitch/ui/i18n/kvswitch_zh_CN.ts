@@ -1040,148 +1040,188 @@
     </message>
     <message>
         <location filename="../control/engine_text.py" line="245"/>
+        <source>imported {count} profile(s){names}</source>
+        <translation>已导入 {count} 个配置{names}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="246"/>
+        <source>  {old} already existed, imported as {new}</source>
+        <translation>  {old} 已存在，导入为 {new}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="247"/>
+        <source>  no API key in the file for: {names} (enter it before use)</source>
+        <translation>  文件中没有以下配置的 API 密钥：{names}（使用前请填写）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="248"/>
+        <source>not a KV Switch profiles file: {reason}</source>
+        <translation>不是 KV Switch 配置文件：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="249"/>
+        <source>not a KV Switch profiles file (no &apos;profiles&apos; list)</source>
+        <translation>不是 KV Switch 配置文件（没有 &apos;profiles&apos; 列表）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="250"/>
+        <source>written by a newer or different program; upgrade KV Switch to read it</source>
+        <translation>由更新版本或其他程序写入；请升级 KV Switch 后再读取</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="251"/>
+        <source>profile #{index} is not an object</source>
+        <translation>第 {index} 个配置不是对象</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="253"/>
         <source>KV cache reuse failed: the whole prompt was processed again</source>
         <translation>KV 缓存复用失败：整个提示被重新处理</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="246"/>
+        <location filename="../control/engine_text.py" line="254"/>
         <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
         <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="248"/>
+        <location filename="../control/engine_text.py" line="256"/>
         <source>the cached prompt and the new one differ (common part does not match fully)</source>
         <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="250"/>
+        <location filename="../control/engine_text.py" line="258"/>
         <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
         <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="252"/>
+        <location filename="../control/engine_text.py" line="260"/>
         <source>a context checkpoint was invalidated</source>
         <translation>一个上下文检查点已失效</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="253"/>
+        <location filename="../control/engine_text.py" line="261"/>
         <source>a context checkpoint could not be restored</source>
         <translation>一个上下文检查点无法恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="254"/>
+        <location filename="../control/engine_text.py" line="262"/>
         <source>restored from a context checkpoint</source>
         <translation>已从上下文检查点恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="255"/>
+        <location filename="../control/engine_text.py" line="263"/>
         <source>the slot&apos;s cached prompt was cleared</source>
         <translation>槽位中缓存的提示已被清除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="256"/>
+        <location filename="../control/engine_text.py" line="264"/>
         <source>the RAM prompt cache could not be loaded</source>
         <translation>无法加载内存中的提示缓存</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="257"/>
+        <location filename="../control/engine_text.py" line="265"/>
         <source>restored from the host-RAM prompt cache</source>
         <translation>已从主机内存提示缓存恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="258"/>
+        <location filename="../control/engine_text.py" line="266"/>
         <source>chunks reused by KV shifting (--cache-reuse)</source>
         <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="259"/>
+        <location filename="../control/engine_text.py" line="267"/>
         <source>cache reuse (KV shifting) is not supported by this model</source>
         <translation>此模型不支持缓存复用（KV 移位）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="260"/>
+        <location filename="../control/engine_text.py" line="268"/>
         <source>one prefill batch of {count} sequences</source>
         <translation>一个预填充批次包含 {count} 个序列</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="262"/>
+        <location filename="../control/engine_text.py" line="270"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="263"/>
+        <location filename="../control/engine_text.py" line="271"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="264"/>
+        <location filename="../control/engine_text.py" line="272"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="265"/>
+        <location filename="../control/engine_text.py" line="273"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="266"/>
+        <location filename="../control/engine_text.py" line="274"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="267"/>
+        <location filename="../control/engine_text.py" line="275"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="268"/>
+        <location filename="../control/engine_text.py" line="276"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="269"/>
+        <location filename="../control/engine_text.py" line="277"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="270"/>
+        <location filename="../control/engine_text.py" line="278"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="271"/>
+        <location filename="../control/engine_text.py" line="279"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="272"/>
+        <location filename="../control/engine_text.py" line="280"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="273"/>
+        <location filename="../control/engine_text.py" line="281"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="274"/>
+        <location filename="../control/engine_text.py" line="282"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="275"/>
+        <location filename="../control/engine_text.py" line="283"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="276"/>
+        <location filename="../control/engine_text.py" line="284"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="277"/>
+        <location filename="../control/engine_text.py" line="285"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="286"/>
+        <source>{message}: line {line} column {column} (char {char})</source>
+        <translation>{message}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
     </message>
 </context>
 <context>
@@ -2069,153 +2109,153 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../shell/settings_dialog.py" line="75"/>
+        <location filename="../shell/settings_dialog.py" line="76"/>
         <source>KV Switch Settings</source>
         <extracomment>(setting value, label) — labels of languages are written in that language</extracomment>
         <translation>KV Switch 设置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="94"/>
+        <location filename="../shell/settings_dialog.py" line="95"/>
         <source>Preferences</source>
         <translation>偏好设置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="98"/>
+        <location filename="../shell/settings_dialog.py" line="99"/>
         <source>System language</source>
         <translation>系统语言</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="101"/>
+        <location filename="../shell/settings_dialog.py" line="102"/>
         <source>Language (after restart):</source>
         <translation>语言（重启后生效）：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Follow the system</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="107"/>
+        <location filename="../shell/settings_dialog.py" line="108"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="108"/>
+        <location filename="../shell/settings_dialog.py" line="109"/>
         <source>Start KV Switch at login, in the tray</source>
         <translation>登录时在托盘中启动 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="112"/>
+        <location filename="../shell/settings_dialog.py" line="113"/>
         <source>Always show the changes before applying a profile</source>
         <translation>应用配置前总是显示更改</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="115"/>
+        <location filename="../shell/settings_dialog.py" line="116"/>
         <source>Keep running in the tray when the window is closed</source>
         <translation>关闭窗口后继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="118"/>
+        <location filename="../shell/settings_dialog.py" line="119"/>
         <source>Notify when the followed server keeps losing the cache inside a conversation</source>
         <translation>所跟踪的服务器在会话内持续丢失缓存时发出通知</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="120"/>
+        <location filename="../shell/settings_dialog.py" line="121"/>
         <source>A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute</source>
         <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="129"/>
+        <location filename="../shell/settings_dialog.py" line="130"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="133"/>
+        <location filename="../shell/settings_dialog.py" line="134"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="134"/>
+        <location filename="../shell/settings_dialog.py" line="135"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="135"/>
+        <location filename="../shell/settings_dialog.py" line="136"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="140"/>
+        <location filename="../shell/settings_dialog.py" line="141"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="151"/>
+        <location filename="../shell/settings_dialog.py" line="152"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="153"/>
+        <location filename="../shell/settings_dialog.py" line="154"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="157"/>
+        <location filename="../shell/settings_dialog.py" line="158"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="159"/>
+        <location filename="../shell/settings_dialog.py" line="160"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="168"/>
+        <location filename="../shell/settings_dialog.py" line="169"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="221"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="221"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="221"/>
+        <location filename="../shell/settings_dialog.py" line="222"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="250"/>
+        <location filename="../shell/settings_dialog.py" line="251"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="252"/>
+        <location filename="../shell/settings_dialog.py" line="253"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="258"/>
+        <location filename="../shell/settings_dialog.py" line="259"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="259"/>
+        <location filename="../shell/settings_dialog.py" line="260"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -2690,7 +2730,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="157"/>
-        <location filename="../shell/shell.py" line="159"/>
+        <location filename="../shell/shell.py" line="160"/>
         <source>KV Switch cannot start</source>
         <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>
