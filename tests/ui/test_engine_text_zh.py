@@ -277,3 +277,9 @@ def test_profile_import_and_a_reviewed_apply_speak_chinese(qtbot: Any, chinese: 
     text = window.message_bar.text
     _assert_chinese(text)
     assert f"{settings}:1:" in text
+
+
+def test_client_verify_progress_speaks_chinese(chinese: None) -> None:
+    """The real-client run's step texts, as the controller labels them (client name + the engine's step)."""
+    assert engine_text.translate("Claude Code: conversation 2, turn 1") == "Claude Code：第 2 个会话，第 1 轮"
+    assert engine_text.translate("Codex: done") == "Codex：完成"

@@ -46,6 +46,8 @@ WORDS = (
     QT_TRANSLATE_NOOP("EngineText", "Reading the cache numbers"),
     QT_TRANSLATE_NOOP("EngineText", "Replaying Claude Code-shaped requests"),
     QT_TRANSLATE_NOOP("EngineText", "verification cancelled"),
+    QT_TRANSLATE_NOOP("EngineText", "{client}: conversation {conversation}, turn {turn}"),
+    QT_TRANSLATE_NOOP("EngineText", "{client}: done"),
 )
 
 #: sentences with named fields, exactly as the engines format them
