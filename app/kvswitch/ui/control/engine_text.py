@@ -105,8 +105,8 @@ TEMPLATES = (
                                     "server."),
     # verify: "as Claude Code sends it" (claude_replay) and the token-level diagnosis (tokendiag, causes)
     QT_TRANSLATE_NOOP("EngineText", "could not replay Claude Code's requests: {error}"),
-    QT_TRANSLATE_NOOP("EngineText", "the server has no Anthropic /v1/messages endpoint ({error}); Claude "
-                                    "Code needs one, or a gateway that translates"),
+    QT_TRANSLATE_NOOP("EngineText", "the server has no {api} /v1/messages endpoint ({error}); Claude Code "
+                                    "needs one, or a gateway that translates"),
     QT_TRANSLATE_NOOP("EngineText", "the server reports no cache numbers for Claude Code-shaped requests."),
     QT_TRANSLATE_NOOP("EngineText", "a new conversation keeps {with_cached} of {with_prompt} tokens with "
                                     "the billing header, {without_cached} of {without_prompt} without it: "
@@ -134,11 +134,11 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "the tools list changed."),
     QT_TRANSLATE_NOOP("EngineText", "the tools list changed ({changes})."),
     # a server's own advice (servers.*.advice) and the log engine's diagnosis (logs.diagnose)
-    QT_TRANSLATE_NOOP("EngineText", "llama-server did not keep the prefix: prompt caching may be off "
+    QT_TRANSLATE_NOOP("EngineText", "{server} did not keep the prefix: prompt caching may be off "
                                     "(--no-cache-prompt, or a client sending cache_prompt:false), the warm "
                                     "request may have gone to another slot (-np > 1), or the model's "
                                     "memory (SWA/hybrid/recurrent) forces full re-processing."),
-    QT_TRANSLATE_NOOP("EngineText", "Start llama-server with --swa-full (SWA models) or keep more context "
+    QT_TRANSLATE_NOOP("EngineText", "Start {server} with --swa-full (SWA models) or keep more context "
                                     "checkpoints (--ctx-checkpoints), or use a model without SWA."),
     QT_TRANSLATE_NOOP("EngineText", "The last {count} requests each re-processed almost the whole prompt "
                                     "(about {prompt} tokens) and reused only the first ~{reused} tokens "
@@ -199,7 +199,7 @@ TEMPLATES = (
                                     "follow redirects for POST)."),
     QT_TRANSLATE_NOOP("EngineText", "The base URL has a path segment too many or too few (Claude Code "
                                     "appends /v1/messages itself).{hint}"),
-    QT_TRANSLATE_NOOP("EngineText", "The catalog's Anthropic endpoint for {host} is {urls}."),
+    QT_TRANSLATE_NOOP("EngineText", "The catalog's {api} endpoint for {host} is {urls}."),
     QT_TRANSLATE_NOOP("EngineText", "The base URL probably points at a web page or a proxy, not at the "
                                     "API.{hint}"),
     QT_TRANSLATE_NOOP("EngineText", "HTTP {status} with an error object instead of {expected}"),
@@ -251,7 +251,7 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "not a KV Switch profiles file (no 'profiles' list)"),
     QT_TRANSLATE_NOOP("EngineText", "written by a newer or different program; upgrade KV Switch to read it"),
     QT_TRANSLATE_NOOP("EngineText", "profile #{index} is not an object"),
-    # why a request missed, as the log engine names it (logs.parsers.llama_cpp reasons, shown per request)
+    # why a request missed, as the log engine names it (the log parsers' reasons, shown per request)
     QT_TRANSLATE_NOOP("EngineText", "KV cache reuse failed: the whole prompt was processed again"),
     QT_TRANSLATE_NOOP("EngineText", "full re-processing forced: SWA or hybrid/recurrent model without a "
                                     "usable checkpoint"),

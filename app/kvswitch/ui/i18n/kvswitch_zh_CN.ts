@@ -619,11 +619,6 @@
         <translation>无法重放 Claude Code 的请求：{error}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="108"/>
-        <source>the server has no Anthropic /v1/messages endpoint ({error}); Claude Code needs one, or a gateway that translates</source>
-        <translation>服务器没有 Anthropic /v1/messages 端点（{error}）；Claude Code 需要它，或者一个能转换协议的网关</translation>
-    </message>
-    <message>
         <location filename="../control/engine_text.py" line="110"/>
         <source>the server reports no cache numbers for Claude Code-shaped requests.</source>
         <translation>对于 Claude Code 形式的请求，服务器没有报告缓存数据。</translation>
@@ -687,16 +682,6 @@
         <location filename="../control/engine_text.py" line="135"/>
         <source>the tools list changed ({changes}).</source>
         <translation>工具列表变了（{changes}）。</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="137"/>
-        <source>llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a client sending cache_prompt:false), the warm request may have gone to another slot (-np &gt; 1), or the model&apos;s memory (SWA/hybrid/recurrent) forces full re-processing.</source>
-        <translation>llama-server 没有保留前缀：可能关闭了提示缓存（--no-cache-prompt，或客户端发送了 cache_prompt:false），热请求可能去了另一个槽位（-np &gt; 1），或模型的记忆结构（SWA/混合/循环）强制完全重新处理。</translation>
-    </message>
-    <message>
-        <location filename="../control/engine_text.py" line="141"/>
-        <source>Start llama-server with --swa-full (SWA models) or keep more context checkpoints (--ctx-checkpoints), or use a model without SWA.</source>
-        <translation>用 --swa-full 启动 llama-server（SWA 模型），或保留更多上下文检查点（--ctx-checkpoints），或换用不带 SWA 的模型。</translation>
     </message>
     <message>
         <location filename="../control/engine_text.py" line="143"/>
@@ -879,9 +864,24 @@
         <translation>基础 URL 的路径多了或少了一段（Claude Code 会自己追加 /v1/messages）。{hint}</translation>
     </message>
     <message>
+        <location filename="../control/engine_text.py" line="108"/>
+        <source>the server has no {api} /v1/messages endpoint ({error}); Claude Code needs one, or a gateway that translates</source>
+        <translation>服务器没有 {api} /v1/messages 端点（{error}）；Claude Code 需要它，或者一个能转换协议的网关</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="137"/>
+        <source>{server} did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a client sending cache_prompt:false), the warm request may have gone to another slot (-np &gt; 1), or the model&apos;s memory (SWA/hybrid/recurrent) forces full re-processing.</source>
+        <translation>{server} 没有保留前缀：可能关闭了提示缓存（--no-cache-prompt，或客户端发送了 cache_prompt:false），热请求可能去了另一个槽位（-np &gt; 1），或模型的记忆结构（SWA/混合/循环）强制完全重新处理。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="141"/>
+        <source>Start {server} with --swa-full (SWA models) or keep more context checkpoints (--ctx-checkpoints), or use a model without SWA.</source>
+        <translation>用 --swa-full 启动 {server}（SWA 模型），或保留更多上下文检查点（--ctx-checkpoints），或换用不带 SWA 的模型。</translation>
+    </message>
+    <message>
         <location filename="../control/engine_text.py" line="202"/>
-        <source>The catalog&apos;s Anthropic endpoint for {host} is {urls}.</source>
-        <translation>目录中 {host} 的 Anthropic 端点是 {urls}。</translation>
+        <source>The catalog&apos;s {api} endpoint for {host} is {urls}.</source>
+        <translation>目录中 {host} 的 {api} 端点是 {urls}。</translation>
     </message>
     <message>
         <location filename="../control/engine_text.py" line="203"/>
