@@ -15,7 +15,8 @@ VENV="${KVSWITCH_VENV:-.venv}"
 APT_RUNTIME=(python3 python3-venv python3-pip python3-dev gcc libegl1 libgl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4
   libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xfixes0
   libdbus-1-3 libfontconfig1 libglib2.0-0)
-APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git desktop-file-utils appstream)
+# fontconfig (fc-list) and one Latin-only font: tests/ui/test_cjk_font.py builds a system without CJK fonts
+APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git desktop-file-utils appstream fontconfig fonts-dejavu-core)
 
 apt_install() {
   command -v apt-get >/dev/null || return 0
@@ -87,6 +88,13 @@ case "$mode" in
     mapfile -t sources < <(find app/kvswitch/ui -name '*.py' | sort)
     "$VENV/bin/pyside6-lupdate" -no-obsolete "${sources[@]}" -ts "$ts"
     "$VENV/bin/pyside6-lrelease" "$ts" -qm "${ts%.ts}.qm"
+    # the bundled CJK font subset follows the translations' characters (scripts/make_cjk_font.py)
+    if command -v npm >/dev/null; then
+      "$VENV/bin/python" -c "import fontTools" 2>/dev/null || "$VENV/bin/pip" install -q "fonttools>=4.47"
+      "$VENV/bin/python" scripts/make_cjk_font.py
+    else
+      echo "dev.sh: npm is missing, so resources/fonts was not regenerated" >&2
+    fi
     ;;
   *)
     echo "usage: scripts/dev.sh run|test|translations [args...]" >&2

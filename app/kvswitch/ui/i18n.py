@@ -3,6 +3,12 @@
 Order: ``$KVSWITCH_LANG``, then the app setting, then the system locale. English is the source
 language and needs no file; Simplified Chinese ships as ``kvswitch_zh_CN.qm`` beside this module.
 Qt's own strings (standard buttons) come from Qt's translations when they are installed.
+
+A Chinese window needs a font with Chinese glyphs. Most desktops have one; a bare Linux box or a
+minimal container has none and would draw every label as boxes. :func:`ensure_cjk_font` then loads
+the Noto Sans SC subset shipped in ``resources/fonts/`` (the characters of the translations, made by
+``scripts/make_cjk_font.py``). It runs after the first paint (the shell's ``ready``), so start-up never
+waits for the font database, and only when the system has no Simplified Chinese font at all.
 """
 
 from __future__ import annotations
@@ -12,14 +18,21 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
+from PySide6.QtGui import QFont, QFontDatabase
+
+from kvswitch.core.resources import ResourceNotFoundError, resource_path
 
 log = logging.getLogger("kvswitch.ui.i18n")
 
 I18N_DIR = Path(__file__).resolve().parent / "i18n"
 SUPPORTED = ("en", "zh_CN")
 
+#: the bundled CJK subset, a path inside ``resources/`` (see ``kvswitch.core.resources``)
+CJK_FONT = "fonts/KVSwitchNotoSansSC-Regular.ttf"
+
 _INSTALLED: list[QTranslator] = []
 _CURRENT = ["en"]
+_LOADED_FONT: list[str] = []
 
 
 def current() -> str:
@@ -73,3 +86,48 @@ def install(app: QCoreApplication, language: str) -> str:
         app.installTranslator(qt)
         _INSTALLED.append(qt)
     return language
+
+
+def system_has_cjk_font() -> bool:
+    """True when some installed font covers Simplified Chinese (what Qt's fallback would use)."""
+    return bool(QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese))
+
+
+def ensure_cjk_font(app: QCoreApplication | None = None) -> str | None:
+    """For a zh_CN window on a system without a CJK font, load the bundled subset; returns its family
+    when it was loaded (now or before), else None. Idempotent; a missing file is logged, never raised.
+
+    The added font joins Qt's glyph fallback, and it is also registered as a substitute for the
+    default family, so every label (including ones already shown) finds its glyphs there.
+    """
+    if _LOADED_FONT:
+        return _LOADED_FONT[0]
+    if current() != "zh_CN" or system_has_cjk_font():
+        return None
+    try:
+        path = resource_path(CJK_FONT)
+    except ResourceNotFoundError as exc:
+        log.warning("no CJK font on this system and %s", exc)
+        return None
+    font_id = QFontDatabase.addApplicationFont(str(path))
+    families = QFontDatabase.applicationFontFamilies(font_id) if font_id >= 0 else []
+    if not families:
+        log.warning("could not load the bundled CJK font %s", path)
+        return None
+    family = families[0]
+    _LOADED_FONT.append(family)
+    app = app or QCoreApplication.instance()
+    default = QFont().family()
+    QFont.insertSubstitution(default, family)
+    log.info("no Chinese font on this system: using the bundled %s", family)
+    _repaint(app)
+    return family
+
+
+def _repaint(app: QCoreApplication | None) -> None:
+    """Widgets drawn before the font came redraw with it (labels cache no glyphs, only a repaint)."""
+    all_widgets = getattr(app, "allWidgets", None)
+    if all_widgets is None:
+        return
+    for widget in all_widgets():
+        widget.update()

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QCoreApplication
 
+from kvswitch.ui.control import engine_text
+
 if TYPE_CHECKING:
     from kvswitch.logs.model import CacheEvent
 
@@ -85,7 +87,8 @@ class ReuseAlerts:
         found = diagnose(list(self._recent))
         if found is None:
             return text + " " + translate("ReuseAlerts", "Open the Cache log or run Verify to see why.")
-        cause = translate("ReuseAlerts", "Likely cause: %1").replace("%1", found.message)
+        cause = translate("ReuseAlerts", "Likely cause: %1")
+        cause = cause.replace("%1", engine_text.translate(found.message))
         if found.fix_env:
             fix = ", ".join(f"{k}={v}" for k, v in found.fix_env.items())
             cause += " " + translate("ReuseAlerts", "Fix: add %1 to the profile's env.").replace("%1", fix)

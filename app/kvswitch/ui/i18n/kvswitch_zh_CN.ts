@@ -60,13 +60,13 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller.py" line="238"/>
+        <location filename="../control/controller.py" line="224"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="303"/>
+        <location filename="../control/controller.py" line="289"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
@@ -82,12 +82,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="376"/>
+        <location filename="../control/controller.py" line="362"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="382"/>
+        <location filename="../control/controller.py" line="368"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -138,104 +138,104 @@
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../logs/events_model.py" line="107"/>
-        <location filename="../logs/events_model.py" line="109"/>
+        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="110"/>
         <source>Time</source>
         <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``) what the time column shows, best first (``CacheEventsModel.time_basis``) display verdicts whose lost tokens count as re-processed: cold starts and new conversations are expected</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="107"/>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>Tokens</source>
         <translation>token 数</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="107"/>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="107"/>
+        <location filename="../logs/events_model.py" line="108"/>
         <source>Request</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="109"/>
         <source>New</source>
         <translation>新 token</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="109"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="109"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="109"/>
+        <location filename="../logs/events_model.py" line="110"/>
         <source>Server clock</source>
         <translation>服务器时钟</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="110"/>
+        <location filename="../logs/events_model.py" line="111"/>
         <source>Read at</source>
         <translation>读取时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="112"/>
+        <location filename="../logs/events_model.py" line="113"/>
         <source>When the request finished, as the server&apos;s log prints it.</source>
         <translation>请求完成的时间，按服务器日志所打印的时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="113"/>
+        <location filename="../logs/events_model.py" line="114"/>
         <source>When the request finished, by the server&apos;s own clock: time since it started (minutes:seconds), printed in front of each line. This log carries no wall-clock time.</source>
         <translation>请求完成的时间，按服务器自己的时钟：自服务器启动以来的时间（分:秒），打印在每行开头。此日志不含实际时钟时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="116"/>
+        <location filename="../logs/events_model.py" line="117"/>
         <source>This log carries no time of its own: this is when KV Switch read the request&apos;s lines, not when the server handled it.</source>
         <translation>此日志本身不含时间：这是 KV Switch 读取该请求各行的时间，而不是服务器处理它的时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="121"/>
+        <location filename="../logs/events_model.py" line="122"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="121"/>
+        <location filename="../logs/events_model.py" line="122"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="121"/>
+        <location filename="../logs/events_model.py" line="122"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="122"/>
+        <location filename="../logs/events_model.py" line="123"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="122"/>
+        <location filename="../logs/events_model.py" line="123"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="285"/>
+        <location filename="../logs/events_model.py" line="286"/>
         <source>task %1</source>
         <translation>任务 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="287"/>
+        <location filename="../logs/events_model.py" line="288"/>
         <source>slot %1</source>
         <translation>槽 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="290"/>
+        <location filename="../logs/events_model.py" line="291"/>
         <source>line %1</source>
         <translation>第 %1 行</translation>
     </message>
@@ -254,22 +254,22 @@
         <translation>检查失败</translation>
     </message>
     <message>
-        <location filename="../profiles/check_note.py" line="91"/>
+        <location filename="../profiles/check_note.py" line="94"/>
         <source>The server said: %1</source>
         <translation>服务器返回：%1</translation>
     </message>
     <message>
-        <location filename="../profiles/check_note.py" line="93"/>
+        <location filename="../profiles/check_note.py" line="96"/>
         <source>Fix: %1</source>
         <translation>解决方法：%1</translation>
     </message>
     <message>
-        <location filename="../profiles/check_note.py" line="95"/>
+        <location filename="../profiles/check_note.py" line="98"/>
         <source>Connected: %1</source>
         <translation>已连接：%1</translation>
     </message>
     <message>
-        <location filename="../profiles/check_note.py" line="98"/>
+        <location filename="../profiles/check_note.py" line="101"/>
         <source>Connection failed: %1</source>
         <translation>连接失败：%1</translation>
     </message>
@@ -277,93 +277,93 @@
 <context>
     <name>ClientReportView</name>
     <message>
-        <location filename="../verify/verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Conversation</source>
         <extracomment>a turn&apos;s verdict → the cache state whose colour it wears (the neutral ones are expected)</extracomment>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Turn</source>
         <translation>轮次</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="50"/>
+        <location filename="../verify/verify_client_view.py" line="51"/>
         <source>Reused</source>
         <translation>已复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="52"/>
         <source>Re-processed</source>
         <translation>重新处理</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="52"/>
         <source>Cost</source>
         <translation>代价</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="52"/>
         <source>First byte</source>
         <translation>首字节</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="51"/>
+        <location filename="../verify/verify_client_view.py" line="52"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="63"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="63"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="62"/>
+        <location filename="../verify/verify_client_view.py" line="63"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="63"/>
+        <location filename="../verify/verify_client_view.py" line="64"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="63"/>
+        <location filename="../verify/verify_client_view.py" line="64"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="64"/>
+        <location filename="../verify/verify_client_view.py" line="65"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="91"/>
+        <location filename="../verify/verify_client_view.py" line="92"/>
         <source>Claude Code %1 through “%2”: %3</source>
         <translation>Claude Code %1 经由“%2”：%3</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="97"/>
+        <location filename="../verify/verify_client_view.py" line="98"/>
         <source>Per turn inside a conversation: up to %1 tokens re-processed</source>
         <translation>会话内每轮：最多重新处理 %1 个 token</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="100"/>
+        <location filename="../verify/verify_client_view.py" line="101"/>
         <source>, about %1 s</source>
         <translation>，约 %1 秒</translation>
     </message>
     <message>
-        <location filename="../verify/verify_client_view.py" line="104"/>
+        <location filename="../verify/verify_client_view.py" line="105"/>
         <source>Per new conversation: %1 of %2 tokens reused.</source>
         <translation>每个新会话：%2 个 token 中复用了 %1 个。</translation>
     </message>
@@ -407,6 +407,921 @@
         <location filename="../profiles/profile_panel.py" line="34"/>
         <source>Add your first profile</source>
         <translation>添加第一个配置</translation>
+    </message>
+</context>
+<context>
+    <name>EngineText</name>
+    <message>
+        <location filename="../control/engine_text.py" line="27"/>
+        <source>HIT</source>
+        <extracomment>verdict and state words, as the engines spell them (verify upper case, logs and client runs lower)</extracomment>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="28"/>
+        <source>PARTIAL</source>
+        <translation>部分复用</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="29"/>
+        <source>MISS</source>
+        <translation>未命中</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="30"/>
+        <source>UNKNOWN</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="31"/>
+        <source>ERROR</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="32"/>
+        <source>hit</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="33"/>
+        <source>partial</source>
+        <translation>部分复用</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="34"/>
+        <source>miss</source>
+        <translation>未命中</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="35"/>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="36"/>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="37"/>
+        <source>cold</source>
+        <translation>冷启动</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="38"/>
+        <source>shared_prefix</source>
+        <translation>共享前缀</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="39"/>
+        <source>synthetic</source>
+        <translation>合成</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="40"/>
+        <source>client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="41"/>
+        <source>not started</source>
+        <translation>未启动</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="42"/>
+        <source>Done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="43"/>
+        <source>Detecting the server</source>
+        <translation>正在检测服务器</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="44"/>
+        <source>Sending the cold request</source>
+        <translation>正在发送冷请求</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="45"/>
+        <source>Sending the warm request (same prefix)</source>
+        <translation>正在发送热请求（相同前缀）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="46"/>
+        <source>Reading the cache numbers</source>
+        <translation>正在读取缓存数据</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="47"/>
+        <source>Replaying Claude Code-shaped requests</source>
+        <translation>正在重放 Claude Code 形式的请求</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="48"/>
+        <source>verification cancelled</source>
+        <translation>验证已取消</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="49"/>
+        <source>{client}: conversation {conversation}, turn {turn}</source>
+        <translation>{client}：第 {conversation} 个会话，第 {turn} 轮</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="50"/>
+        <source>{client}: done</source>
+        <translation>{client}：完成</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="56"/>
+        <source>the server reused {cached} of {prompt} prompt tokens{share}: the prefix cache works.</source>
+        <extracomment>sentences with named fields, exactly as the engines format them</extracomment>
+        <translation>服务器复用了 {prompt} 个提示 token 中的 {cached} 个{share}：前缀缓存有效。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="58"/>
+        <source>the server reused only {cached} of {prompt} prompt tokens{share}.</source>
+        <translation>服务器只复用了 {prompt} 个提示 token 中的 {cached} 个{share}。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="59"/>
+        <source>the server re-processed the prompt ({cached} of {prompt} tokens reused{share}) although the prefix was identical.</source>
+        <translation>前缀完全相同，服务器却重新处理了提示（{prompt} 个 token 中只复用了 {cached} 个{share}）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="61"/>
+        <source>the server answered but reports no prompt-cache numbers.{hint}</source>
+        <translation>服务器有应答，但没有报告提示缓存数据。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="62"/>
+        <source>The warm request&apos;s first token came {speedup}x faster, which suggests reuse, but timing alone proves nothing.</source>
+        <translation>热请求的首个 token 快了 {speedup} 倍，像是复用了缓存，但仅凭时间不能证明。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="64"/>
+        <source>The warm request was not faster either.</source>
+        <translation>热请求也没有更快。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="66"/>
+        <source>the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.</source>
+        <translation>服务器没有复用完全相同的前缀；请检查其提示/前缀缓存是否已启用。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="68"/>
+        <source>part of the identical prefix was re-processed: the cache may have been trimmed (context shift, --cache-reuse chunks) or evicted by another request in between.</source>
+        <translation>相同前缀的一部分被重新处理：缓存可能被裁剪（上下文移位、--cache-reuse 分块），或在两次请求之间被其他请求挤出。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="71"/>
+        <source>attach the server&apos;s log to the profile so the log engine can count reused tokens.</source>
+        <translation>请把服务器日志关联到该配置，日志引擎才能统计复用的 token。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="73"/>
+        <source>nothing listens at that address: start the server or fix the port in the profile.</source>
+        <translation>该地址上没有服务在监听：请启动服务器，或修正配置中的端口。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="75"/>
+        <source>the server rejected the key: check the profile&apos;s API key.</source>
+        <translation>服务器拒绝了密钥：请检查配置的 API 密钥。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="76"/>
+        <source>the server&apos;s context is too small for the probe; start it with a larger -c / --ctx-size.</source>
+        <translation>服务器的上下文太小，放不下探测请求；请用更大的 -c / --ctx-size 启动。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="78"/>
+        <source>the server does not know that model name: fix the profile&apos;s model.</source>
+        <translation>服务器不认识该模型名：请修正配置中的模型。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="79"/>
+        <source>the server accepted the connection but did not answer in time (busy, loading, or hung).</source>
+        <translation>服务器接受了连接，但没有及时应答（忙碌、正在加载或已挂起）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="81"/>
+        <source>the server sent far more than any API answer; is this URL really an inference server?</source>
+        <translation>服务器发送的内容远超任何 API 应答；这个 URL 真的是推理服务器吗？</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="84"/>
+        <source>{url}: connection refused — is the server running on that port?</source>
+        <translation>{url}：连接被拒绝——服务器是否在该端口运行？</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="85"/>
+        <source>{url}: cannot connect ({reason})</source>
+        <translation>{url}：无法连接（{reason}）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="86"/>
+        <source>{url}: no complete answer within the {seconds} s timeout</source>
+        <translation>{url}：在 {seconds} 秒超时内没有完整应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="87"/>
+        <source>{url}: the server closed the connection without a complete answer</source>
+        <translation>{url}：服务器未给出完整应答就关闭了连接</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="88"/>
+        <source>HTTP {status} from {url}: {message}</source>
+        <translation>{url} 返回 HTTP {status}：{message}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="89"/>
+        <source>{url}: the server answered 200 but sent no JSON events</source>
+        <translation>{url}：服务器返回 200，但没有发送 JSON 事件</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="90"/>
+        <source>{url}: the server reported an error mid-stream: {message}</source>
+        <translation>{url}：服务器在流中途报告错误：{message}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="91"/>
+        <source>{url}: not a JSON answer: {message}</source>
+        <translation>{url}：应答不是 JSON：{message}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="92"/>
+        <source>{url}: empty answer</source>
+        <translation>{url}：空应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="93"/>
+        <source>{url}: none of the known APIs answered ({errors}) — check the base URL</source>
+        <translation>{url}：已知的 API 都没有应答（{errors}）——请检查基础 URL</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="95"/>
+        <source>warm request: {reading} (decided)</source>
+        <translation>热请求：{reading}（据此判定）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="96"/>
+        <source>warm request: {reading} (decided; {why})</source>
+        <translation>热请求：{reading}（据此判定；{why}）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="97"/>
+        <source>warm request: {reading}</source>
+        <translation>热请求：{reading}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="98"/>
+        <source>cold request: {reading}</source>
+        <translation>冷请求：{reading}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="99"/>
+        <source>{source} = {cached} of {prompt} prompt tokens</source>
+        <translation>{source} = {prompt} 个提示 token 中的 {cached} 个</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="100"/>
+        <source>{source}: prompt {prompt} tokens, no cache count</source>
+        <translation>{source}：提示 {prompt} 个 token，无缓存计数</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="101"/>
+        <source>time to first token: cold {cold} ms, warm {warm} ms ({speedup}x)</source>
+        <translation>首 token 时间：冷 {cold} ms，热 {warm} ms（{speedup} 倍）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="102"/>
+        <source>time to first token: cold {cold} ms, warm {warm} ms</source>
+        <translation>首 token 时间：冷 {cold} ms，热 {warm} ms</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="103"/>
+        <source>note: {source} disagrees ({cached} of {prompt}); another client may have used the server at the same time, or the log belongs to another server.</source>
+        <translation>注意：{source} 的数据不一致（{prompt} 个中的 {cached} 个）；可能有其他客户端同时使用了该服务器，或该日志属于另一台服务器。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="107"/>
+        <source>could not replay Claude Code&apos;s requests: {error}</source>
+        <translation>无法重放 Claude Code 的请求：{error}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="108"/>
+        <source>the server has no {api} /v1/messages endpoint ({error}); Claude Code needs one, or a gateway that translates</source>
+        <translation>服务器没有 {api} /v1/messages 端点（{error}）；Claude Code 需要它，或者一个能转换协议的网关</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="110"/>
+        <source>the server reports no cache numbers for Claude Code-shaped requests.</source>
+        <translation>对于 Claude Code 形式的请求，服务器没有报告缓存数据。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="111"/>
+        <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header makes no difference on this server.</source>
+        <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：在这台服务器上计费头没有影响。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="114"/>
+        <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header breaks the prefix. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0. (Claude Code puts the user&apos;s first words before its environment block, so even without the header a new conversation re-processes what follows them; later turns reuse all.)</source>
+        <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：计费头破坏了前缀。请设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。（Claude Code 把用户的第一句话放在其环境块之前，所以即使没有计费头，新会话也会重新处理其后的内容；之后的轮次会全部复用。）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="120"/>
+        <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}. {cause}</source>
+        <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。{cause}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="121"/>
+        <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}.</source>
+        <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="122"/>
+        <source>Claude Code&apos;s x-anthropic-billing-header system block differs between conversations, so the server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.</source>
+        <translation>Claude Code 的 x-anthropic-billing-header 系统块在各会话之间不同，因此服务器会重新处理整个提示。CLAUDE_CODE_ATTRIBUTION_HEADER=0 可去掉它。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="125"/>
+        <source>only whitespace differs (spaces, tabs or line breaks) — the tokens still change.</source>
+        <translation>只有空白不同（空格、制表符或换行）——但 token 仍然变了。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="127"/>
+        <source>a date or time inside the prompt changed; anything after it is re-processed. Move it to the end of the prompt or keep it fixed.</source>
+        <translation>提示中的日期或时间变了；其后的内容都会被重新处理。请把它移到提示末尾，或保持不变。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="129"/>
+        <source>a per-request id (uuid or hex token) inside the prompt changed.</source>
+        <translation>提示中每次请求不同的 id（uuid 或十六进制串）变了。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="130"/>
+        <source>the user&apos;s message comes before a large unchanged block ({label}, {size} bytes), so that block is re-processed every time the user&apos;s words differ.</source>
+        <translation>用户消息位于一个未改变的大块（{label}，{size} 字节）之前，所以每当用户的话不同，这个块都会被重新处理。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="133"/>
+        <source>the system prompt itself changed.</source>
+        <translation>系统提示本身变了。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="134"/>
+        <source>the tools list changed.</source>
+        <translation>工具列表变了。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="135"/>
+        <source>the tools list changed ({changes}).</source>
+        <translation>工具列表变了（{changes}）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="137"/>
+        <source>{server} did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a client sending cache_prompt:false), the warm request may have gone to another slot (-np &gt; 1), or the model&apos;s memory (SWA/hybrid/recurrent) forces full re-processing.</source>
+        <translation>{server} 没有保留前缀：可能关闭了提示缓存（--no-cache-prompt，或客户端发送了 cache_prompt:false），热请求可能去了另一个槽位（-np &gt; 1），或模型的记忆结构（SWA/混合/循环）强制完全重新处理。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="141"/>
+        <source>Start {server} with --swa-full (SWA models) or keep more context checkpoints (--ctx-checkpoints), or use a model without SWA.</source>
+        <translation>用 --swa-full 启动 {server}（SWA 模型），或保留更多上下文检查点（--ctx-checkpoints），或换用不带 SWA 的模型。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="143"/>
+        <source>The last {count} requests each re-processed almost the whole prompt (about {prompt} tokens) and reused only the first ~{reused} tokens from the cache, then the prompt differs. Something at the very start of the prompt changes every conversation, for example Claude Code&apos;s billing header (x-anthropic-billing-header). Set CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the profile&apos;s environment.</source>
+        <translation>最近 {count} 个请求每次都重新处理了几乎整个提示（约 {prompt} 个 token），只从缓存复用了开头约 {reused} 个 token，之后提示就不同了。提示最开头有内容在每个会话都会变化，例如 Claude Code 的计费头（x-anthropic-billing-header）。请在配置的环境变量中设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="149"/>
+        <source>{count} of the last requests were fully re-processed because the model uses sliding-window attention or hybrid/recurrent memory and the cache could not be rolled back to where the prompt changed. {advice}</source>
+        <translation>最近有 {count} 个请求被完全重新处理：模型使用滑动窗口注意力或混合/循环记忆，缓存无法回退到提示发生变化的位置。{advice}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="153"/>
+        <source>Keep the full sliding-window cache or more context checkpoints if the server has a setting for it, or use a model without SWA.</source>
+        <translation>如果服务器有相应设置，请保留完整的滑动窗口缓存或更多上下文检查点，或换用不带 SWA 的模型。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="155"/>
+        <source>The last {count} requests reused nothing, although the server already held the same prompt: the client disables prompt caching (&quot;cache_prompt&quot;: false in the request) or the server runs with --no-cache-prompt.</source>
+        <translation>最近 {count} 个请求什么都没复用，尽管服务器已持有相同的提示：客户端关闭了提示缓存（请求中的 &quot;cache_prompt&quot;: false），或服务器以 --no-cache-prompt 运行。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="159"/>
+        <source>The last {count} requests reused nothing from the cache: the prompt changes at its very first tokens, or prompt caching is disabled (&quot;cache_prompt&quot;: false, --no-cache-prompt), or each request lands on a slot that never held it (try -np 1 or pin id_slot).</source>
+        <translation>最近 {count} 个请求没有从缓存复用任何内容：提示在最开头的 token 就变了，或提示缓存被关闭（&quot;cache_prompt&quot;: false、--no-cache-prompt），或每个请求都落到了从未持有它的槽位（试试 -np 1 或固定 id_slot）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="164"/>
+        <source>no answer within {seconds} s</source>
+        <translation>{seconds} 秒内无应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="165"/>
+        <source>The server is slow or a firewall drops the traffic; check the host and port, or raise --timeout for a big local model.</source>
+        <translation>服务器太慢，或防火墙丢弃了流量；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="167"/>
+        <source>the host name {host} does not resolve</source>
+        <translation>主机名 {host} 无法解析</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="168"/>
+        <source>Check the spelling of the base URL, your DNS or proxy.</source>
+        <translation>请检查基础 URL 的拼写、DNS 或代理。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="169"/>
+        <source>nothing listens on {address}</source>
+        <translation>{address} 上没有服务在监听</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="170"/>
+        <source>Start the server, or fix the port in the base URL.</source>
+        <translation>请启动服务器，或修正基础 URL 中的端口。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="171"/>
+        <source>TLS handshake failed</source>
+        <translation>TLS 握手失败</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="172"/>
+        <source>The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its certificate is not trusted by this machine (a proxy, or a self-signed certificate).</source>
+        <translation>TLS 握手失败：如果服务器使用明文 HTTP，请用 http://；否则本机不信任它的证书（代理或自签名证书）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="175"/>
+        <source>the connection failed</source>
+        <translation>连接失败</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="176"/>
+        <source>Check the URL and the network.</source>
+        <translation>请检查 URL 和网络。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="177"/>
+        <source>HTTP {status}: redirected to {location}</source>
+        <translation>HTTP {status}：重定向到 {location}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="178"/>
+        <source>HTTP {status}: the key was refused</source>
+        <translation>HTTP {status}：密钥被拒绝</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="179"/>
+        <source>HTTP {status}: the server has no route {path}</source>
+        <translation>HTTP {status}：服务器没有路由 {path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="180"/>
+        <source>HTTP 429: rate limit or quota reached</source>
+        <translation>HTTP 429：达到速率限制或配额</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="181"/>
+        <source>Wait and retry, or check the plan&apos;s quota and balance with the vendor.</source>
+        <translation>请稍后重试，或向服务商查询套餐配额和余额。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="182"/>
+        <source>HTTP {status}: the server failed</source>
+        <translation>HTTP {status}：服务器出错</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="183"/>
+        <source>A fault on the server&apos;s side: retry later; for a local server read its log.</source>
+        <translation>服务器端故障：请稍后重试；本地服务器请查看其日志。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="185"/>
+        <source>HTTP {status}: the request was refused</source>
+        <translation>HTTP {status}：请求被拒绝</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="186"/>
+        <source>HTTP {status} but the body is not JSON</source>
+        <translation>HTTP {status}，但正文不是 JSON</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="187"/>
+        <source>HTTP {status}, answered as {model}</source>
+        <translation>HTTP {status}，以 {model} 应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="188"/>
+        <source>HTTP {status}, listed its models</source>
+        <translation>HTTP {status}，已列出其模型</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="189"/>
+        <source>Check the key, and that it belongs to this server (keys are per vendor and per plan).</source>
+        <translation>请检查密钥，并确认它属于这台服务器（密钥按服务商和套餐区分）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="191"/>
+        <source>The profile has no key: kvswitch profile edit {name} --api-key-stdin</source>
+        <translation>该配置没有密钥：kvswitch profile edit {name} --api-key-stdin</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="192"/>
+        <source>Check the key; {vendor} issues keys at {url}.</source>
+        <translation>请检查密钥；{vendor} 在 {url} 发放密钥。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="193"/>
+        <source>Check the model name (&apos;kvswitch models {name}&apos; lists what it serves).</source>
+        <translation>请检查模型名（&apos;kvswitch models {name}&apos; 会列出它提供的模型）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="194"/>
+        <source>OK [{outcome}] {url}: {summary} ({ms} ms)</source>
+        <translation>成功 [{outcome}] {url}：{summary}（{ms} ms）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="195"/>
+        <source>FAILED [{outcome}] {url}: {summary} ({ms} ms)</source>
+        <translation>失败 [{outcome}] {url}：{summary}（{ms} ms）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="196"/>
+        <source>server said: {message}</source>
+        <translation>服务器返回：{message}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="197"/>
+        <source>fix: {fix}</source>
+        <translation>修正：{fix}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="198"/>
+        <source>Use the address it redirects to as the base URL (clients do not follow redirects for POST).</source>
+        <translation>请把它重定向到的地址用作基础 URL（客户端不会为 POST 跟随重定向）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="200"/>
+        <source>The base URL has a path segment too many or too few (Claude Code appends /v1/messages itself).{hint}</source>
+        <translation>基础 URL 的路径多了或少了一段（Claude Code 会自己追加 /v1/messages）。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="202"/>
+        <source>The catalog&apos;s {api} endpoint for {host} is {urls}.</source>
+        <translation>目录中 {host} 的 {api} 端点是 {urls}。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="203"/>
+        <source>The base URL probably points at a web page or a proxy, not at the API.{hint}</source>
+        <translation>基础 URL 可能指向网页或代理，而不是 API。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="205"/>
+        <source>HTTP {status} with an error object instead of {expected}</source>
+        <translation>HTTP {status}，返回的是错误对象而不是 {expected}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="206"/>
+        <source>Read the server&apos;s message: the model name or the request shape is usually what it rejects.</source>
+        <translation>请阅读服务器的消息：它拒绝的通常是模型名或请求格式。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="208"/>
+        <source>HTTP {status} but no {expected} in the answer</source>
+        <translation>HTTP {status}，但应答中没有 {expected}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="209"/>
+        <source>This URL does not serve the API the client speaks; check the base URL&apos;s path.{hint}</source>
+        <translation>这个 URL 不提供客户端所用的 API；请检查基础 URL 的路径。{hint}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="211"/>
+        <source>{vendor} reads its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
+        <translation>{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="213"/>
+        <source>{vendor} is listed (unconfirmed) as reading its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
+        <translation>目录记载（未确认）{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="216"/>
+        <source>no response headers within {seconds} s</source>
+        <translation>{seconds} 秒内没有收到响应头</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="217"/>
+        <source>no complete answer within the {seconds} s timeout</source>
+        <translation>在 {seconds} 秒超时内没有完整应答</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="218"/>
+        <source>The server is slow or sends its answer a byte at a time; check the host and port, or raise --timeout for a big local model.</source>
+        <translation>服务器太慢，或逐字节发送应答；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="220"/>
+        <source>No API answer is that big: the base URL points at something else (a file server, a proxy) or the server is broken.</source>
+        <translation>没有哪个 API 应答有这么大：基础 URL 指向了别的东西（文件服务器、代理），或服务器已损坏。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="222"/>
+        <source>The server (or a proxy in front of it) compresses its answers in a way no API client expects; check what the base URL points at.</source>
+        <translation>服务器（或其前面的代理）以 API 客户端不认识的方式压缩应答；请检查基础 URL 指向的是什么。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="225"/>
+        <source>following {path}</source>
+        <translation>正在跟踪 {path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="226"/>
+        <source>following {path} (truncated, reading from the start)</source>
+        <translation>正在跟踪 {path}（文件被截断，从头读取）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="227"/>
+        <source>following journal of {unit}</source>
+        <translation>正在跟踪 {unit} 的日志</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="228"/>
+        <source>waiting for file {path}</source>
+        <translation>正在等待文件 {path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="229"/>
+        <source>waiting for a log file in {path}</source>
+        <translation>正在等待 {path} 中出现日志文件</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="230"/>
+        <source>waiting for directory {path}</source>
+        <translation>正在等待目录 {path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="231"/>
+        <source>permission denied: {path}</source>
+        <translation>权限不足：{path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="232"/>
+        <source>not a file (a directory): {path}</source>
+        <translation>不是文件（是目录）：{path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="233"/>
+        <source>not a directory: {path}</source>
+        <translation>不是目录：{path}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="234"/>
+        <source>cannot open {path}: {reason}</source>
+        <translation>无法打开 {path}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="235"/>
+        <source>cannot check {path}: {reason}</source>
+        <translation>无法检查 {path}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="236"/>
+        <source>cannot read {path}: {reason}</source>
+        <translation>无法读取 {path}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="237"/>
+        <source>cannot start {program}: {reason}</source>
+        <translation>无法启动 {program}：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="238"/>
+        <source>running (pid {pid}): {command}</source>
+        <translation>运行中（pid {pid}）：{command}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="239"/>
+        <source>stopped (exit code {code})</source>
+        <translation>已停止（退出码 {code}）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="240"/>
+        <source>process exited (code {code})</source>
+        <translation>进程已退出（退出码 {code}）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="241"/>
+        <source>cannot start: the command is empty</source>
+        <translation>无法启动：命令为空</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="242"/>
+        <source>cannot start: command not found: {program}</source>
+        <translation>无法启动：找不到命令：{program}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="243"/>
+        <source>cannot start: permission denied: {program}</source>
+        <translation>无法启动：权限不足：{program}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="244"/>
+        <source>journalctl not found: this system has no systemd journal to follow</source>
+        <translation>找不到 journalctl：本系统没有可跟踪的 systemd 日志</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="245"/>
+        <source>journalctl for {unit} ended: {status}</source>
+        <translation>{unit} 的 journalctl 已结束：{status}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="247"/>
+        <source>imported {count} profile(s){names}</source>
+        <translation>已导入 {count} 个配置{names}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="248"/>
+        <source>  {old} already existed, imported as {new}</source>
+        <translation>  {old} 已存在，导入为 {new}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="249"/>
+        <source>  no API key in the file for: {names} (enter it before use)</source>
+        <translation>  文件中没有以下配置的 API 密钥：{names}（使用前请填写）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="250"/>
+        <source>not a KV Switch profiles file: {reason}</source>
+        <translation>不是 KV Switch 配置文件：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="251"/>
+        <source>not a KV Switch profiles file (no &apos;profiles&apos; list)</source>
+        <translation>不是 KV Switch 配置文件（没有 &apos;profiles&apos; 列表）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="252"/>
+        <source>written by a newer or different program; upgrade KV Switch to read it</source>
+        <translation>由更新版本或其他程序写入；请升级 KV Switch 后再读取</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="253"/>
+        <source>profile #{index} is not an object</source>
+        <translation>第 {index} 个配置不是对象</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="255"/>
+        <source>KV cache reuse failed: the whole prompt was processed again</source>
+        <translation>KV 缓存复用失败：整个提示被重新处理</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="256"/>
+        <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
+        <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="258"/>
+        <source>the cached prompt and the new one differ (common part does not match fully)</source>
+        <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="260"/>
+        <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
+        <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="262"/>
+        <source>a context checkpoint was invalidated</source>
+        <translation>一个上下文检查点已失效</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="263"/>
+        <source>a context checkpoint could not be restored</source>
+        <translation>一个上下文检查点无法恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="264"/>
+        <source>restored from a context checkpoint</source>
+        <translation>已从上下文检查点恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="265"/>
+        <source>the slot&apos;s cached prompt was cleared</source>
+        <translation>槽位中缓存的提示已被清除</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="266"/>
+        <source>the RAM prompt cache could not be loaded</source>
+        <translation>无法加载内存中的提示缓存</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="267"/>
+        <source>restored from the host-RAM prompt cache</source>
+        <translation>已从主机内存提示缓存恢复</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="268"/>
+        <source>chunks reused by KV shifting (--cache-reuse)</source>
+        <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="269"/>
+        <source>cache reuse (KV shifting) is not supported by this model</source>
+        <translation>此模型不支持缓存复用（KV 移位）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="270"/>
+        <source>one prefill batch of {count} sequences</source>
+        <translation>一个预填充批次包含 {count} 个序列</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="272"/>
+        <source>not valid JSON: {reason}</source>
+        <translation>不是有效的 JSON：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="273"/>
+        <source>not valid TOML: {reason}</source>
+        <translation>不是有效的 TOML：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="274"/>
+        <source>not JSON: {reason}</source>
+        <translation>不是 JSON：{reason}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="275"/>
+        <source>the key {key} appears twice; keep one of them</source>
+        <translation>键 {key} 出现了两次；请只保留一个</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="276"/>
+        <source>JSON does not allow comments; remove the comment</source>
+        <translation>JSON 不允许注释；请删除注释</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="277"/>
+        <source>trailing comma before &apos;}&apos;; remove it</source>
+        <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="278"/>
+        <source>expected a JSON object {...} at the top level, found {kind}</source>
+        <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="279"/>
+        <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
+        <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="280"/>
+        <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
+        <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="281"/>
+        <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
+        <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="282"/>
+        <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
+        <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="283"/>
+        <source>Expecting property name enclosed in double quotes</source>
+        <translation>此处应为双引号括起的属性名</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="284"/>
+        <source>Expecting value</source>
+        <translation>此处应为一个值</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="285"/>
+        <source>Expecting &apos;,&apos; delimiter</source>
+        <translation>此处应为 &apos;,&apos; 分隔符</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="286"/>
+        <source>Expecting &apos;:&apos; delimiter</source>
+        <translation>此处应为 &apos;:&apos; 分隔符</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="287"/>
+        <source>Extra data</source>
+        <translation>多余的数据</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="288"/>
+        <source>{message}: line {line} column {column} (char {char})</source>
+        <translation>{message}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
     </message>
 </context>
 <context>
@@ -635,17 +1550,17 @@
 <context>
     <name>HistoryChart</name>
     <message>
-        <location filename="../verify/verify_history.py" line="66"/>
+        <location filename="../verify/verify_history.py" line="67"/>
         <source>Cache reuse and time to first token per verify run</source>
         <translation>每次验证的缓存复用率与首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="83"/>
+        <location filename="../verify/verify_history.py" line="84"/>
         <source>bars: reuse %   line: warm TTFT   (%1 runs, local time)</source>
         <translation>柱：复用率   线：热启动首 token 时间   （%1 次记录，本地时间）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="85"/>
+        <location filename="../verify/verify_history.py" line="86"/>
         <source>No verify runs recorded yet.</source>
         <translation>尚无验证记录。</translation>
     </message>
@@ -666,63 +1581,63 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../logs/log_panel.py" line="107"/>
+        <location filename="../logs/log_panel.py" line="108"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="109"/>
+        <location filename="../logs/log_panel.py" line="110"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="110"/>
+        <location filename="../logs/log_panel.py" line="111"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="111"/>
+        <location filename="../logs/log_panel.py" line="112"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="113"/>
+        <location filename="../logs/log_panel.py" line="114"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="115"/>
+        <location filename="../logs/log_panel.py" line="116"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="116"/>
+        <location filename="../logs/log_panel.py" line="117"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="117"/>
+        <location filename="../logs/log_panel.py" line="118"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="170"/>
-        <location filename="../logs/log_panel.py" line="187"/>
+        <location filename="../logs/log_panel.py" line="171"/>
+        <location filename="../logs/log_panel.py" line="188"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="189"/>
+        <location filename="../logs/log_panel.py" line="190"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="380"/>
+        <location filename="../logs/log_panel.py" line="381"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="396"/>
+        <location filename="../logs/log_panel.py" line="397"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -730,32 +1645,27 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../shell/main_window.py" line="66"/>
-        <source>Loading profiles…</source>
-        <translation>正在加载配置…</translation>
-    </message>
-    <message>
-        <location filename="../profiles/profile_column.py" line="86"/>
+        <location filename="../profiles/profile_column.py" line="88"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="92"/>
+        <location filename="../profiles/profile_column.py" line="94"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="98"/>
+        <location filename="../profiles/profile_column.py" line="100"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="142"/>
+        <location filename="../profiles/profile_column.py" line="144"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="98"/>
+        <location filename="../shell/main_window.py" line="91"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
@@ -770,113 +1680,113 @@
         <translation>验证</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="127"/>
+        <location filename="../shell/window_actions.py" line="35"/>
         <source>Actions</source>
         <translation>操作</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="130"/>
+        <location filename="../shell/window_actions.py" line="38"/>
         <source>Review and apply…</source>
         <translation>查看更改并应用…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="132"/>
+        <location filename="../shell/window_actions.py" line="40"/>
         <source>Undo last apply</source>
         <translation>撤销上次应用</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="133"/>
+        <location filename="../shell/window_actions.py" line="41"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="140"/>
-        <location filename="../shell/main_window.py" line="144"/>
+        <location filename="../shell/window_actions.py" line="48"/>
+        <location filename="../shell/window_actions.py" line="54"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="141"/>
+        <location filename="../shell/window_actions.py" line="50"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="142"/>
+        <location filename="../shell/window_actions.py" line="52"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="147"/>
+        <location filename="../shell/window_actions.py" line="57"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="157"/>
+        <location filename="../shell/window_actions.py" line="67"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="160"/>
+        <location filename="../shell/window_actions.py" line="70"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="161"/>
+        <location filename="../shell/window_actions.py" line="72"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="268"/>
+        <location filename="../shell/main_window.py" line="200"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="330"/>
+        <location filename="../shell/main_window.py" line="262"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="331"/>
+        <location filename="../shell/main_window.py" line="263"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="366"/>
+        <location filename="../shell/main_window.py" line="298"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="374"/>
+        <location filename="../shell/main_window.py" line="306"/>
         <source>Switched to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
         <translation>已通过网关立即切换到“%1”：未改写任何文件；正在运行的会话从下一个请求起跟随。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="377"/>
+        <location filename="../shell/main_window.py" line="309"/>
         <source>Switched to “%1”: files written. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
         <translation>已切换到“%1”：文件已写入。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="381"/>
+        <location filename="../shell/main_window.py" line="313"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="383"/>
+        <location filename="../shell/main_window.py" line="315"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="391"/>
+        <location filename="../shell/main_window.py" line="323"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="405"/>
+        <location filename="../shell/main_window.py" line="337"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="406"/>
+        <location filename="../shell/main_window.py" line="338"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -891,33 +1801,33 @@
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="73"/>
+        <location filename="../profiles/profile_column.py" line="75"/>
         <source>Filter profiles (Ctrl+F)</source>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="85"/>
-        <location filename="../shell/main_window.py" line="135"/>
+        <location filename="../profiles/profile_column.py" line="87"/>
+        <location filename="../shell/window_actions.py" line="43"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="137"/>
+        <location filename="../shell/window_actions.py" line="45"/>
         <source>Find profile</source>
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="170"/>
+        <location filename="../shell/window_actions.py" line="91"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="166"/>
+        <location filename="../profiles/profile_column.py" line="168"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="195"/>
+        <location filename="../profiles/profile_column.py" line="197"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -939,82 +1849,82 @@
 <context>
     <name>ModelMapBox</name>
     <message>
-        <location filename="../profiles/profile_models.py" line="57"/>
+        <location filename="../profiles/profile_models.py" line="58"/>
         <source>Models per role (Claude Code)</source>
         <translation>按角色指定模型（Claude Code）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="62"/>
         <source>Opus</source>
         <translation>Opus</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="62"/>
         <source>Sonnet</source>
         <translation>Sonnet</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="61"/>
+        <location filename="../profiles/profile_models.py" line="62"/>
         <source>Haiku</source>
         <translation>Haiku</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="62"/>
+        <location filename="../profiles/profile_models.py" line="63"/>
         <source>Subagent</source>
         <translation>子代理</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="62"/>
+        <location filename="../profiles/profile_models.py" line="63"/>
         <source>Small/fast</source>
         <translation>小型/快速</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="71"/>
+        <location filename="../profiles/profile_models.py" line="72"/>
         <source>same as Model</source>
         <translation>与“模型”相同</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="76"/>
+        <location filename="../profiles/profile_models.py" line="77"/>
         <source>Fetch models</source>
         <translation>获取模型列表</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="77"/>
+        <location filename="../profiles/profile_models.py" line="78"/>
         <source>List the models the backend serves (/v1/models)</source>
         <translation>列出后端提供的模型（/v1/models）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="78"/>
+        <location filename="../profiles/profile_models.py" line="79"/>
         <source>Test connection</source>
         <translation>测试连接</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="79"/>
+        <location filename="../profiles/profile_models.py" line="80"/>
         <source>Send one small request and explain any failure</source>
         <translation>发送一个小请求，并解释任何失败原因</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="126"/>
+        <location filename="../profiles/profile_models.py" line="127"/>
         <source>Failed: %1</source>
         <translation>失败：%1</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="140"/>
+        <location filename="../profiles/profile_models.py" line="141"/>
         <source>Asking %1 for its models…</source>
         <translation>正在向 %1 查询模型…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="146"/>
+        <location filename="../profiles/profile_models.py" line="147"/>
         <source>%1 model(s) served: %2</source>
         <translation>提供 %1 个模型：%2</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="147"/>
+        <location filename="../profiles/profile_models.py" line="148"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_models.py" line="158"/>
+        <location filename="../profiles/profile_models.py" line="159"/>
         <source>Testing %1…</source>
         <translation>正在测试 %1…</translation>
     </message>
@@ -1352,13 +2262,13 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profiles/profile_model.py" line="136"/>
+        <location filename="../profiles/profile_model.py" line="137"/>
         <source> (active)</source>
         <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_model.py" line="141"/>
+        <location filename="../profiles/profile_model.py" line="142"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -1366,23 +2276,23 @@
 <context>
     <name>ReuseAlerts</name>
     <message>
-        <location filename="../control/log_alerts.py" line="83"/>
+        <location filename="../control/log_alerts.py" line="85"/>
         <source>The last %1 requests reused less than %2 % of their prompt.</source>
         <extracomment>the diagnosis looks at this many of the latest requests</extracomment>
         <translation>最近 %1 个请求复用的提示词不足 %2 %。</translation>
     </message>
     <message>
-        <location filename="../control/log_alerts.py" line="87"/>
+        <location filename="../control/log_alerts.py" line="89"/>
         <source>Open the Cache log or run Verify to see why.</source>
         <translation>打开“缓存日志”或运行“验证”查看原因。</translation>
     </message>
     <message>
-        <location filename="../control/log_alerts.py" line="88"/>
+        <location filename="../control/log_alerts.py" line="90"/>
         <source>Likely cause: %1</source>
         <translation>可能的原因：%1</translation>
     </message>
     <message>
-        <location filename="../control/log_alerts.py" line="91"/>
+        <location filename="../control/log_alerts.py" line="94"/>
         <source>Fix: add %1 to the profile&apos;s env.</source>
         <translation>修复：把 %1 加入配置的环境变量。</translation>
     </message>
@@ -1478,153 +2388,153 @@
 <context>
     <name>SettingsDialog</name>
     <message>
-        <location filename="../shell/settings_dialog.py" line="75"/>
+        <location filename="../shell/settings_dialog.py" line="76"/>
         <source>KV Switch Settings</source>
         <extracomment>(setting value, label) — labels of languages are written in that language</extracomment>
         <translation>KV Switch 设置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="94"/>
+        <location filename="../shell/settings_dialog.py" line="95"/>
         <source>Preferences</source>
         <translation>偏好设置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="98"/>
+        <location filename="../shell/settings_dialog.py" line="99"/>
         <source>System language</source>
         <translation>系统语言</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="101"/>
+        <location filename="../shell/settings_dialog.py" line="102"/>
         <source>Language (after restart):</source>
         <translation>语言（重启后生效）：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Follow the system</source>
         <translation>跟随系统</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Light</source>
         <translation>浅色</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="103"/>
+        <location filename="../shell/settings_dialog.py" line="104"/>
         <source>Dark</source>
         <translation>深色</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="107"/>
+        <location filename="../shell/settings_dialog.py" line="108"/>
         <source>Theme:</source>
         <translation>主题：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="108"/>
+        <location filename="../shell/settings_dialog.py" line="109"/>
         <source>Start KV Switch at login, in the tray</source>
         <translation>登录时在托盘中启动 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="112"/>
+        <location filename="../shell/settings_dialog.py" line="113"/>
         <source>Always show the changes before applying a profile</source>
         <translation>应用配置前总是显示更改</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="115"/>
+        <location filename="../shell/settings_dialog.py" line="116"/>
         <source>Keep running in the tray when the window is closed</source>
         <translation>关闭窗口后继续在托盘中运行</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="118"/>
+        <location filename="../shell/settings_dialog.py" line="119"/>
         <source>Notify when the followed server keeps losing the cache inside a conversation</source>
         <translation>所跟踪的服务器在会话内持续丢失缓存时发出通知</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="120"/>
+        <location filename="../shell/settings_dialog.py" line="121"/>
         <source>A tray notification when %1 requests in a row reuse less than %2 %, at most one a minute</source>
         <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="129"/>
+        <location filename="../shell/settings_dialog.py" line="130"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="133"/>
+        <location filename="../shell/settings_dialog.py" line="134"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="134"/>
+        <location filename="../shell/settings_dialog.py" line="135"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="135"/>
+        <location filename="../shell/settings_dialog.py" line="136"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="140"/>
+        <location filename="../shell/settings_dialog.py" line="141"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="151"/>
+        <location filename="../shell/settings_dialog.py" line="152"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="153"/>
+        <location filename="../shell/settings_dialog.py" line="154"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="157"/>
+        <location filename="../shell/settings_dialog.py" line="158"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="159"/>
+        <location filename="../shell/settings_dialog.py" line="160"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="168"/>
+        <location filename="../shell/settings_dialog.py" line="169"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="221"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="220"/>
+        <location filename="../shell/settings_dialog.py" line="221"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="221"/>
+        <location filename="../shell/settings_dialog.py" line="222"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="250"/>
+        <location filename="../shell/settings_dialog.py" line="251"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="252"/>
+        <location filename="../shell/settings_dialog.py" line="253"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="258"/>
+        <location filename="../shell/settings_dialog.py" line="259"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="259"/>
+        <location filename="../shell/settings_dialog.py" line="260"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -1866,125 +2776,125 @@
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify/verify_card.py" line="62"/>
+        <location filename="../verify/verify_card.py" line="63"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="63"/>
+        <location filename="../verify/verify_card.py" line="64"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="64"/>
+        <location filename="../verify/verify_card.py" line="65"/>
         <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
         <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="67"/>
+        <location filename="../verify/verify_card.py" line="68"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="73"/>
+        <location filename="../verify/verify_card.py" line="74"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="100"/>
+        <location filename="../verify/verify_card.py" line="101"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="101"/>
+        <location filename="../verify/verify_card.py" line="102"/>
         <source>Edit profile</source>
         <translation>编辑配置</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="113"/>
+        <location filename="../verify/verify_card.py" line="114"/>
         <source>Cached tokens</source>
         <translation>已缓存 token</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="113"/>
+        <location filename="../verify/verify_card.py" line="114"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="115"/>
         <source>Time to first token</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="115"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="115"/>
+        <location filename="../verify/verify_card.py" line="116"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="168"/>
+        <location filename="../verify/verify_card.py" line="169"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="188"/>
-        <location filename="../verify/verify_card.py" line="211"/>
+        <location filename="../verify/verify_card.py" line="189"/>
+        <location filename="../verify/verify_card.py" line="212"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="209"/>
+        <location filename="../verify/verify_card.py" line="210"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="209"/>
+        <location filename="../verify/verify_card.py" line="210"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="210"/>
+        <location filename="../verify/verify_card.py" line="211"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="210"/>
-        <location filename="../verify/verify_card.py" line="248"/>
+        <location filename="../verify/verify_card.py" line="211"/>
+        <location filename="../verify/verify_card.py" line="250"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="224"/>
+        <location filename="../verify/verify_card.py" line="225"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="235"/>
-        <location filename="../verify/verify_card.py" line="253"/>
+        <location filename="../verify/verify_card.py" line="236"/>
+        <location filename="../verify/verify_card.py" line="255"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="246"/>
+        <location filename="../verify/verify_card.py" line="248"/>
         <source>Claude Code keeps the cache</source>
         <translation>Claude Code 保持了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="247"/>
+        <location filename="../verify/verify_card.py" line="249"/>
         <source>Claude Code: partial reuse</source>
         <translation>Claude Code：部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="248"/>
+        <location filename="../verify/verify_card.py" line="250"/>
         <source>Claude Code loses the cache</source>
         <translation>Claude Code 丢失了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="269"/>
+        <location filename="../verify/verify_card.py" line="272"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
@@ -2020,87 +2930,87 @@
 <context>
     <name>VerifyHistoryPanel</name>
     <message>
-        <location filename="../verify/verify_history.py" line="104"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="104"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Check</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="104"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="104"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="104"/>
+        <location filename="../verify/verify_history.py" line="105"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="106"/>
         <source>TTFT cold → warm</source>
         <translation>首 token 时间 冷 → 热</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="106"/>
         <source>Server build</source>
         <translation>服务器版本</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="112"/>
+        <location filename="../verify/verify_history.py" line="113"/>
         <source>Compare selected</source>
         <translation>比较所选</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="113"/>
+        <location filename="../verify/verify_history.py" line="114"/>
         <source>Select two runs to see them side by side.</source>
         <translation>选择两次记录以并排查看。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="115"/>
+        <location filename="../verify/verify_history.py" line="116"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="138"/>
+        <location filename="../verify/verify_history.py" line="139"/>
         <source>Verify history of “%1”</source>
         <translation>“%1”的验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="139"/>
+        <location filename="../verify/verify_history.py" line="140"/>
         <source>Verify history</source>
         <translation>验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="148"/>
+        <location filename="../verify/verify_history.py" line="149"/>
         <source>Recorded as %1</source>
         <translation>记录值：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="184"/>
+        <location filename="../verify/verify_history.py" line="185"/>
         <source>Export verify history</source>
         <translation>导出验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="185"/>
+        <location filename="../verify/verify_history.py" line="186"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="191"/>
+        <location filename="../verify/verify_history.py" line="192"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="193"/>
+        <location filename="../verify/verify_history.py" line="194"/>
         <source>Exported %1 runs to %2</source>
         <translation>已将 %1 次记录导出到 %2</translation>
     </message>
@@ -2161,8 +3071,8 @@
 <context>
     <name>app</name>
     <message>
-        <location filename="../app.py" line="157"/>
-        <location filename="../shell/shell.py" line="159"/>
+        <location filename="../app.py" line="169"/>
+        <location filename="../shell/shell.py" line="167"/>
         <source>KV Switch cannot start</source>
         <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>

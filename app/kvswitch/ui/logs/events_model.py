@@ -37,6 +37,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
@@ -236,7 +237,7 @@ class CacheEventsModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.ForegroundRole:
                 return theme.state_color(record[3])
         if role == Qt.ItemDataRole.ToolTipRole:
-            return event.reason or None
+            return engine_text.translate(event.reason) or None
         return None
 
     def _format(self, event: CacheEvent, arrived: str, shown: str) -> tuple[str, ...]:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.log_alerts import ReuseAlerts
 from kvswitch.ui.logs.events_model import CacheEventsModel
 from kvswitch.ui.logs.log_draw_queue import DrawQueue
@@ -229,9 +230,9 @@ class LogPanel(QWidget):
         """Take in a batch: its requests go to the table (now, or with the next listing when
         ``list_now`` is false), its lines wait to be drawn."""
         if batch.status:
-            self._set_status(batch.status)
+            self._set_status(engine_text.translate(batch.status))
         if batch.error:
-            self._set_status(batch.error)
+            self._set_status(engine_text.translate(batch.error))
             self._timer.stop()
         self.dropped_lines += batch.dropped_lines
         if batch.events:

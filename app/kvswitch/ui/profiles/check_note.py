@@ -84,18 +84,21 @@ class CheckNote(QFrame):
 
     def show_report(self, report: Any) -> None:
         """A ``ConnectionReport``: its summary, where and how long, the server's words, the fix."""
-        details = [f"{report.url} · {report.outcome} · {report.elapsed_ms} ms"]
+        from kvswitch.ui.control import engine_text  # noqa: PLC0415 - the engine's words, in the UI language
+
+        words = engine_text.translate
+        details = [f"{report.url} · {words(str(report.outcome))} · {report.elapsed_ms} ms"]
         if report.status is not None:
             details[0] += f" · HTTP {report.status}"
         if report.server_message:
             details.append(self.tr("The server said: %1").replace("%1", safe(report.server_message)))
         if report.fix:
-            details.append(self.tr("Fix: %1").replace("%1", report.fix))
+            details.append(self.tr("Fix: %1").replace("%1", words(report.fix)))
         if report.ok:
-            title = self.tr("Connected: %1").replace("%1", report.summary)
+            title = self.tr("Connected: %1").replace("%1", words(report.summary))
             self._set("ok", CacheState.HIT, title, "\n".join(details))
         else:
-            title = self.tr("Connection failed: %1").replace("%1", report.summary)
+            title = self.tr("Connection failed: %1").replace("%1", words(report.summary))
             self._set("failed", CacheState.MISS, title, "\n".join(details))
 
     def _set(self, state: str, tint: CacheState | None, title: str, text: str) -> None:

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.profiles.check_note import CheckNote
+from kvswitch.ui.control import engine_text
 
 log = logging.getLogger("kvswitch.ui.models")
 
@@ -122,7 +123,7 @@ class ModelMapBox(QGroupBox):
 
         def failed(exc: BaseException) -> None:
             self.update_buttons()
-            self.result_note.show_error(str(exc) if isinstance(exc, KvSwitchError)
+            self.result_note.show_error(engine_text.error_text(exc) if isinstance(exc, KvSwitchError)
                                         else self.tr("Failed: %1").replace("%1", repr(exc)))
             self.connection_tested.emit(None)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
 from kvswitch.ui.shell.window_actions import WindowActionsMixin
@@ -197,7 +198,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
             plans = self.controller.plan(name)
         except KvSwitchError as exc:
             message = self.tr("Cannot apply “%1”: %2").replace("%1", name)
-            self.message_bar.show_error(message.replace("%2", str(exc)))
+            self.message_bar.show_error(message.replace("%2", engine_text.error_text(exc)))
             return False
         if review is None:
             review = bool(self.controller.preference("always_review_changes"))
@@ -266,7 +267,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         try:
             self.store.remove(name)
         except KvSwitchError as exc:
-            self.message_bar.show_error(str(exc))
+            self.message_bar.show_error(engine_text.error_text(exc))
 
     @Slot()
     def _on_apply_triggered(self, *_args: object) -> None:
@@ -320,7 +321,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:
         self.message_bar.show_error(self.tr("“%1” was not applied; nothing was changed. %2")
-                                    .replace("%1", name).replace("%2", message))
+                                    .replace("%1", name).replace("%2", engine_text.translate(message)))
 
     @Slot(str)
     def _on_controller_undo_finished(self, message: str) -> None:

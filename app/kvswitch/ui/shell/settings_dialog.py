@@ -35,6 +35,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.paths import APP_ID, home_dir
 from kvswitch.core.settings import AppSettings
 from kvswitch.platform import autostart as autostart_mod
+from kvswitch.ui.control import engine_text
 
 if TYPE_CHECKING:
     from kvswitch.core.store import ProfileStore
@@ -202,7 +203,7 @@ class SettingsDialog(QDialog):
                 autostart_mod.set_enabled(self.autostart, wanted.autostart)
             self.controller.save_settings(wanted)
         except KvSwitchError as exc:
-            self.status_label.setText(str(exc))
+            self.status_label.setText(engine_text.error_text(exc))
             return False
         self.settings = wanted
         self.settings_saved.emit(wanted)
@@ -215,7 +216,7 @@ class SettingsDialog(QDialog):
         try:
             written = export_profiles(self.store, path, include_keys=include_keys)
         except KvSwitchError as exc:
-            self.status_label.setText(str(exc))
+            self.status_label.setText(engine_text.error_text(exc))
             return False
         note = self.tr("with API keys") if include_keys else self.tr("without API keys")
         self.status_label.setText(self.tr("Exported %1 profile(s) %2 to %3.")
@@ -230,9 +231,9 @@ class SettingsDialog(QDialog):
         try:
             report = import_profiles(self.store, path)
         except KvSwitchError as exc:
-            self.status_label.setText(str(exc))
+            self.status_label.setText(engine_text.error_text(exc))
             return False
-        self.status_label.setText(report.summary())
+        self.status_label.setText(engine_text.translate(report.summary()))
         self.profiles_imported.emit(report.added)
         return True
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import errors
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.shell.main_window import MainWindow
 
@@ -226,7 +227,7 @@ class AppShell(QObject):
             if self.controller.store.refresh():
                 self.window.bind_log_to_active()
         except KvSwitchError as exc:
-            self.window.message_bar.show_error(str(exc))
+            self.window.message_bar.show_error(engine_text.error_text(exc))
 
     @Slot()
     def _on_tray_verify_requested(self) -> None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.verify.verify_client_view import ClientReportView
 from kvswitch.ui.verify.verify_history import VerifyHistoryPanel
 from kvswitch.ui.widgets import theme
@@ -171,7 +172,7 @@ class VerifyCard(QWidget):
     @Slot(str, float)
     def show_progress(self, text: str, fraction: float) -> None:
         self.progress.setValue(round(max(0.0, min(1.0, fraction)) * 100))
-        self.progress_label.setText(text)
+        self.progress_label.setText(engine_text.translate(text))
 
     def _finish(self) -> None:
         self.verify_button.setEnabled(True)
@@ -186,7 +187,7 @@ class VerifyCard(QWidget):
         self._fix_env = None
         self._paint(theme.CacheState.MISS)
         self.verdict_label.setText("⚠ " + self.tr("Verify failed"))
-        self.message_label.setText(message)  # the server's (or the engine's) own words
+        self.message_label.setText(engine_text.translate(message))  # the server's (or the engine's) words
         self._show_failure_actions(True)
         for value in (self.cached_value, self.reuse_value, self.ttft_value, self.evidence_value,
                       self.replay_value):
@@ -211,7 +212,7 @@ class VerifyCard(QWidget):
                   "ERROR": self.tr("Verify failed")}
         self.verdict_label.setText(("⚠ " if verdict == "ERROR" else "") + titles.get(verdict, verdict))
         self._paint(theme.as_state(verdict) if verdict != "ERROR" else theme.CacheState.MISS)
-        self.message_label.setText(str(getattr(result, "message", "") or ""))
+        self.message_label.setText(engine_text.translate(str(getattr(result, "message", "") or "")))
         cached, prompt = getattr(result, "cached_tokens", None), getattr(result, "prompt_tokens", None)
         self.cached_value.setText("–" if cached is None else
                                   f"{cached:,}" + ("" if prompt is None else f" / {prompt:,}"))
@@ -225,14 +226,15 @@ class VerifyCard(QWidget):
         self.ttft_value.setText(ttft)
         evidence = getattr(result, "evidence", None)
         if isinstance(evidence, list | tuple):
-            evidence = "\n".join(str(item) for item in evidence)
+            evidence = "\n".join(engine_text.translate(str(item)) for item in evidence)
         self.evidence_value.setText(str(evidence or "–"))
         replay = getattr(result, "claude_replay", None)
         replay_text = str(getattr(replay, "message", "") or "") if replay is not None else ""
-        self.replay_value.setText(replay_text or "–")
+        self.replay_value.setText(engine_text.translate(replay_text) or "–")
         diagnosis = getattr(result, "diagnosis", None) or getattr(replay, "diagnosis", None)
         text = getattr(diagnosis, "message", diagnosis) if diagnosis is not None else None
-        self.diagnosis_label.setText(self.tr("Why: %1").replace("%1", str(text)) if text else "")
+        self.diagnosis_label.setText(self.tr("Why: %1").replace("%1", engine_text.translate(str(text)))
+                                     if text else "")
         self.diagnosis_label.setVisible(bool(text))
         fix_env = getattr(result, "fix_env", None) or getattr(diagnosis, "fix_env", None)
         self._offer_fix(dict(fix_env) if fix_env else None)
@@ -250,7 +252,8 @@ class VerifyCard(QWidget):
         self._paint(theme.as_state(report.verdict))
         lost = next((t for t in report.turns if t.lost and t.diagnosis), None)
         cause = str((lost.diagnosis or {}).get("cause_text") or "") if lost is not None else ""
-        self.message_label.setText(self.tr("Why: %1").replace("%1", cause) if cause else "")
+        why = self.tr("Why: %1").replace("%1", engine_text.translate(cause))
+        self.message_label.setText(why if cause else "")
         self.grid_box.hide()
         self.diagnosis_label.hide()
         self.client_view.show_report(report)

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ class ClientReportView(QWidget):
         why = ""
         diagnosis: dict[str, Any] | None = turn.diagnosis
         if diagnosis and (turn.lost or turn.verdict == "shared_prefix"):
-            why = str(diagnosis.get("cause_text") or "")
+            why = engine_text.translate(str(diagnosis.get("cause_text") or ""))
         return [str(turn.conversation), str(turn.turn), self.verdict_text(turn.verdict), reused,
                 _count(turn.reprocessed_tokens), cost, ttfb, why]
 

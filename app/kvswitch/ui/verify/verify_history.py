@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import engine_text
 from kvswitch.ui.verify.verify_compare import (
     CompareDialog,
     client_text,
@@ -143,7 +144,7 @@ class VerifyHistoryPanel(QWidget):
                      entry.verdict.lower(), "–" if entry.reuse_ratio is None else f"{entry.reuse_ratio:.0%}",
                      ttft_text(entry), str(entry.server.get("build") or entry.server.get("url") or "–"))
             for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
+                item = QTableWidgetItem(engine_text.translate(text) if column in (1, 3) else text)
                 if column == 0:
                     item.setToolTip(self.tr("Recorded as %1").replace("%1", entry.time))
                 if column == 3:

@@ -1,0 +1,165 @@
+"""The bundled Noto Sans SC subset: it covers the translations, draws real glyphs, and is loaded only for
+a zh_CN window on a system without a Chinese font.
+
+"Without a Chinese font" is made real, not pretended: a child process runs with a fontconfig file that
+lists one Latin-only font of this machine, so Qt's font database has no Simplified Chinese family.
+Tofu is recognised by its pixels: text in private-use code points (no font has them) draws the same
+boxes as Chinese text drawn without a Chinese font.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtGui import QRawFont
+
+from kvswitch.core.resources import resource_path
+from kvswitch.ui import i18n
+
+TS_FILE = Path(i18n.__file__).resolve().parent / "i18n" / "kvswitch_zh_CN.ts"
+HAN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+CHILD = r"""
+import json, sys
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtWidgets import QApplication, QLabel
+from kvswitch.ui import i18n
+
+app = QApplication([])
+TEXT = "验证缓存：命中"
+
+def grab(text, font=None):
+    label = QLabel(text)
+    if font is not None:
+        label.setFont(font)
+    label.resize(240, 40)
+    label.setAutoFillBackground(True)
+    return label.grab().toImage()
+
+result = {"system_has_cjk": i18n.system_has_cjk_font()}
+result["english_loads"] = i18n.ensure_cjk_font(app)  # nothing installed yet: English
+tofu = grab("\U000f0001\U000f0002\U000f0003\U000f0004：\U000f0005\U000f0006")
+before = grab(TEXT)
+i18n.install(app, sys.argv[1])
+family = i18n.ensure_cjk_font(app)
+after = grab(TEXT)
+result.update(family=family, before_is_tofu=before == tofu, after_is_tofu=after == tofu,
+              after_is_bundled=family is not None and after == grab(TEXT, QFont(family)),
+              again=i18n.ensure_cjk_font(app))
+print(json.dumps(result))
+"""
+
+
+def _translated_characters() -> set[str]:
+    text = TS_FILE.read_text(encoding="utf-8")
+    return {c for t in re.findall(r"<translation>([^<]*)</translation>", text) for c in html.unescape(t)}
+
+
+def test_the_subset_covers_every_chinese_character_of_the_translations(qapp: Any) -> None:
+    font = QRawFont(str(resource_path(i18n.CJK_FONT)), 16)
+    assert font.isValid()
+    assert font.familyName() == "KV Switch Noto Sans SC"
+    wanted = sorted(c for c in _translated_characters() if HAN.match(c))
+    assert len(wanted) > 300
+    missing = "".join(c for c in wanted if not font.supportsCharacter(ord(c)))
+    assert missing == "", f"run scripts/make_cjk_font.py: the font lacks {missing}"
+    assert not font.supportsCharacter(ord("A"))  # the check can fail: Latin stays the system's
+    assert resource_path(i18n.CJK_FONT).stat().st_size < 400_000  # a subset, not the 10 MB face
+    assert (resource_path(i18n.CJK_FONT).parent / "OFL.txt").read_text().count("SIL Open Font License") >= 1
+
+
+def _latin_only_fontconfig(tmp_path: Path) -> Path:
+    """A fontconfig file whose one font directory holds a single font of this machine with no Chinese."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        pytest.skip("fontconfig's fc-list is not installed")
+    listing = subprocess.run([fc_list, "--format", "%{file}\t%{lang}\n"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout.splitlines()
+    latin = []
+    for line in listing:
+        file, _, langs = line.partition("\t")
+        codes = langs.split("|")
+        chinese = any(code.startswith("zh") for code in codes)
+        if "en" in codes and not chinese and file.endswith((".ttf", ".otf")):
+            latin.append(file)
+    if not latin:
+        pytest.skip("this machine has no Latin-only font to build a font-less system from")
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    shutil.copy(sorted(latin)[0], fonts)
+    config = tmp_path / "fonts.conf"
+    config.write_text('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>'
+                      f"<dir>{fonts}</dir><cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>\n")
+    return config
+
+
+def _child(language: str, **env: str) -> dict[str, Any]:
+    full_env = {k: v for k, v in os.environ.items() if k != "KVSWITCH_LANG"}
+    full_env.update(QT_QPA_PLATFORM="offscreen", **env)
+    done = subprocess.run([sys.executable, "-c", CHILD, language], capture_output=True, text=True,
+                          timeout=120, env=full_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def test_chinese_window_without_a_chinese_font_draws_glyphs_not_boxes(tmp_path: Path) -> None:
+    result = _child("zh_CN", FONTCONFIG_FILE=str(_latin_only_fontconfig(tmp_path)))
+    assert result["system_has_cjk"] is False
+    assert result["english_loads"] is None
+    assert result["before_is_tofu"] is True  # the failure the font fixes, seen on this system
+    assert result["family"] == "KV Switch Noto Sans SC"
+    assert result["after_is_tofu"] is False
+    assert result["after_is_bundled"] is True  # the default font's label now draws the bundled glyphs
+    assert result["again"] == result["family"]
+
+
+def test_english_window_without_a_chinese_font_loads_nothing(tmp_path: Path) -> None:
+    result = _child("en", FONTCONFIG_FILE=str(_latin_only_fontconfig(tmp_path)))
+    assert result["family"] is None
+
+
+def test_a_system_chinese_font_is_used_as_it_is() -> None:
+    """With this machine's own fonts: the bundled one is loaded exactly when none covers Chinese."""
+    result = _child("zh_CN")
+    assert (result["family"] is None) == result["system_has_cjk"]
+    assert result["after_is_tofu"] is False
+
+
+def test_the_app_loads_the_font_after_its_first_paint(tmp_path: Path) -> None:
+    """The real start: ``python -m kvswitch`` in Chinese on a font-less system logs that it took the
+    bundled font once the window had painted (``AppShell.ready``), then is stopped."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "KVSWITCH_"))}
+    env.update(HOME=str(home), KVSWITCH_LANG="zh_CN", QT_QPA_PLATFORM="offscreen",
+               KVSWITCH_NO_ERROR_DIALOGS="1", FONTCONFIG_FILE=str(_latin_only_fontconfig(tmp_path)))
+    app = subprocess.Popen([sys.executable, "-m", "kvswitch"], env=env, cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wanted = "using the bundled KV Switch Noto Sans SC"
+    seen = ""
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and app.poll() is None:
+            seen = "".join(p.read_text(errors="replace") for p in home.rglob("*.log") if p.is_file())
+            if wanted in seen:
+                break
+            time.sleep(0.2)
+    finally:
+        app.terminate()
+        try:
+            _out, err = app.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            app.kill()
+            _out, err = app.communicate()
+    assert wanted in seen, err[-2000:]
