@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui.profiles.check_note import CheckNote
 from kvswitch.ui.control import engine_text
+from kvswitch.ui.profiles.check_note import CheckNote
 
 log = logging.getLogger("kvswitch.ui.models")
 
