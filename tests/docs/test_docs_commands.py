@@ -366,6 +366,12 @@ def test_documented_command_runs(page_of, page_name: str, index: int) -> None:  
             f"stdout: {outcome.stdout[-1500:]}\nstderr: {outcome.stderr[-1500:]}"
     assert "Traceback (most recent call last)" not in outcome.stdout + outcome.stderr, shown
     assert outcome.returncode not in (2, 70), shown
+    if run.words[0] == "ps":
+        # exit 1 when a running client lacks the active profile's settings (it needs a restart); the process
+        # list is the machine's, so a client another program runs here decides it, not this page
+        assert outcome.returncode in (0, 1), shown
+        assert outcome.returncode == 0 or "restart" in outcome.stdout, shown
+        return
     if run.words[0] == "verify" and "--client" in run.words:
         # documented: exit 0 HIT, 1 PARTIAL or MISS; Claude Code 2.1.332's second turn is a partial
         # reuse on the tiny model (its numbers are in the output), so either is the command working
