@@ -72,7 +72,8 @@ class _Collector:
                      round(mapped.height() * r)],
             "disabled": disabled or not widget.isEnabled(),
             "placeholder": placeholder,
-            "clipped": rect != whole,  # partly scrolled out: its text may not show at all
+            # partly scrolled out, or cut by the window's edge: its text may not show at all
+            "clipped": rect != whole or mapped.size() != rect.size(),
         })
 
     def visit(self, widget: QWidget) -> None:

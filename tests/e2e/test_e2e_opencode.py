@@ -35,8 +35,12 @@ def _metrics(server: RunningServer) -> dict[str, float]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    # two slots: OpenCode sends its session-title request beside the first turn; with one slot, whichever
+    # of the two the server takes last holds the slot, so the second turn's reuse would depend on timing
+    # (on a loaded machine the title came last and turn 2 found 13 of 7,796 tokens)
     with llama_server(
-        tmp_path_factory.mktemp("llama-opencode"), "-l", f"{eos_token_id()}+100", "--cache-ram", "0"
+        tmp_path_factory.mktemp("llama-opencode"), "-l", f"{eos_token_id()}+100", "--cache-ram", "0",
+        parallel=2,
     ) as running:
         yield running
 
