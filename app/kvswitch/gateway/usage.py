@@ -28,7 +28,15 @@ from kvswitch.servers.answers import answer_events
 from kvswitch.servers.base import as_int
 
 COLUMNS = ("time", "client", "profile", "upstream", "model", "status", "input_tokens", "cached_tokens",
-           "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error")
+           "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error",
+           "client_name", "client_version", "session", "agent", "session_source", "reusable_tokens",
+           "verdict", "reason", "reason_detail")
+#: the live cache record's columns (added after the first release: ``connect`` adds them to an older file)
+CACHE_COLUMNS: dict[str, str] = {
+    "client_name": "TEXT", "client_version": "TEXT", "session": "TEXT", "agent": "TEXT",
+    "session_source": "TEXT", "reusable_tokens": "INTEGER", "verdict": "TEXT", "reason": "TEXT",
+    "reason_detail": "TEXT",
+}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -38,6 +46,7 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 CREATE INDEX IF NOT EXISTS requests_time ON requests(time);
 """
+_SESSION_INDEX = "CREATE INDEX IF NOT EXISTS requests_session ON requests(session, id)"
 #: USD per million tokens (input, cached input, output) by model-id fragment, most specific first;
 #: a local server costs nothing. Override or extend in ``prices.json`` in KV Switch's config dir:
 #: ``{"model-id-fragment": [input, cached, output], ...}``.
@@ -76,6 +85,21 @@ class UsageRow:
     failover: str | None = None
     cost: float | None = None
     error: str | None = None
+    #: the live cache record: which client and session sent it, and what the server did with the prefix
+    client_name: str | None = None
+    client_version: str | None = None
+    session: str | None = None
+    agent: str | None = None
+    #: how the session was told apart: ``header`` (the client's own id) or ``fingerprint``
+    session_source: str | None = None
+    #: the prompt tokens shared with the session's previous request (what the server could reuse)
+    reusable_tokens: int | None = None
+    #: HIT / PARTIAL / MISS / COLD (``kvswitch.core.verdicts``)
+    verdict: str | None = None
+    #: cold / prefix_changed / evicted / expired / server / unknown, for a request that is not a HIT
+    reason: str | None = None
+    #: the reason's evidence as JSON text (the first differing byte and token, the part, what ran between)
+    reason_detail: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -210,6 +234,12 @@ def connect(db: Path) -> sqlite3.Connection:
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
+    present = {row[1] for row in connection.execute("PRAGMA table_info(requests)")}
+    for name, kind in CACHE_COLUMNS.items():
+        if name not in present:
+            connection.execute(f"ALTER TABLE requests ADD COLUMN {name} {kind}")
+    connection.execute(_SESSION_INDEX)
+    connection.commit()
     return connection
 
 
