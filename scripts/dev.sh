@@ -2,7 +2,9 @@
 # One entry point for a fresh Debian/Ubuntu machine:
 #   scripts/dev.sh run   - install what the app needs and launch it
 #   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server,
-#                          Claude Code, Codex, OpenCode) and run the whole suite
+#                          Claude Code, Codex 0.169.0 and 0.171.0, OpenCode, vLLM) and run the whole suite;
+#                          under CI=true a real component that cannot be installed fails the run
+#   scripts/dev.sh components [NAME...] - only install/find the real components and print their exports
 #   scripts/dev.sh translations - bring the zh_CN .ts file up to date with every ui source and compile it
 # Idempotent: everything already installed or built (under ~/.cache/kvswitch) is reused.
 set -euo pipefail
@@ -39,16 +41,76 @@ python_env() {
   "$VENV/bin/python" -m pip install -q -e ".$extra" >&2
 }
 
-# install_client LABEL VARIABLE SCRIPT: export VARIABLE as the binary scripts/SCRIPT prints (its
-# install cached under ~/.cache/kvswitch by scripts/install_npm_client.sh); when the install fails,
-# the script has said why on stderr and that client's end-to-end tier is skipped
-install_client() {
-  local bin
-  if bin="$(bash "scripts/$3")"; then
-    export "$2=$bin"
-    echo "dev.sh: $1: $bin" >&2
+under_ci() {
+  case "${CI:-}" in [Tt][Rr][Uu][Ee]|1|[Yy][Ee][Ss]|[Oo][Nn]) return 0 ;; *) return 1 ;; esac
+}
+
+# The real components the tests run, each exported as the variable the tests read (tests/support/require.py
+# has the same table). The installers cache under ~/.cache/kvswitch, print the path on stdout, and say on
+# stderr why when they cannot. A variable already set to an executable is used as it is (your own build).
+CODEX_NEW_VERSION="${CODEX_NEW_VERSION:-0.171.0}"
+ALL_COMPONENTS=(llama-server claude-code codex codex-new opencode vllm)
+COMPONENT_FAILURES=()
+COMPONENT_EXPORTS=()
+
+# component LABEL VARIABLE COMMAND...: export VARIABLE as the path COMMAND prints. When COMMAND fails, its
+# last stderr line is the reason: under CI=true the run will fail naming LABEL and the reason; on a
+# developer's machine that tier's tests are skipped, each printing its reason in pytest's summary.
+component() {
+  local label="$1" variable="$2" out err path reason
+  shift 2
+  if [ -n "${!variable:-}" ] && [ -f "${!variable}" ] && [ -x "${!variable}" ]; then
+    path="${!variable}"
   else
-    echo "dev.sh: $1 could not be installed; its end-to-end tier will be skipped" >&2
+    out="$(mktemp)" err="$(mktemp)"
+    if { "$@" 2>&1 1>&3 3>&- | tee "$err" >&2; } 3>"$out"; then
+      path="$(tail -n 1 "$out")"
+      reason="its installer printed no path"
+    else
+      reason="$(grep -v '^[[:space:]]*$' "$err" | tail -n 1)"
+      reason="${reason:-its installer exited non-zero and said nothing}"
+    fi
+    rm -f "$out" "$err"
+  fi
+  if [ -n "${path:-}" ]; then
+    export "$variable=$path"
+    COMPONENT_EXPORTS+=("$variable=$path")
+    echo "dev.sh: $label: $path" >&2
+  elif under_ci; then
+    COMPONENT_FAILURES+=("$label: $reason")
+    echo "dev.sh: $label could not be installed or found: $reason" >&2
+  else
+    echo "dev.sh: $label could not be installed or found ($reason); its tests will be skipped" >&2
+  fi
+}
+
+# the vLLM tier's installer prints the python of vLLM's venv; under CI a checkout without it fails
+vllm_python() {
+  [ -f scripts/install_vllm.sh ] || { echo "dev.sh: scripts/install_vllm.sh is not in this checkout" >&2; return 3; }
+  bash scripts/install_vllm.sh
+}
+
+# install_components [NAME...]: install or find the named components (default: all of ALL_COMPONENTS);
+# under CI=true, exit 1 naming every one that is missing, with its reason
+install_components() {
+  local name
+  [ $# -gt 0 ] || set -- "${ALL_COMPONENTS[@]}"
+  for name in "$@"; do
+    case "$name" in
+      llama-server) component llama-server KVSWITCH_LLAMA_SERVER bash scripts/build_llama_server.sh ;;
+      claude-code) component "Claude Code" KVSWITCH_CLAUDE_BIN bash scripts/install_claude_code.sh ;;
+      codex) component "Codex ${CODEX_VERSION:-0.169.0}" KVSWITCH_CODEX_BIN bash scripts/install_codex.sh ;;
+      codex-new) component "Codex $CODEX_NEW_VERSION" KVSWITCH_CODEX_NEW_BIN \
+                   env CODEX_VERSION="$CODEX_NEW_VERSION" bash scripts/install_codex.sh ;;
+      opencode) component OpenCode KVSWITCH_OPENCODE_BIN bash scripts/install_opencode.sh ;;
+      vllm) component vLLM KVSWITCH_VLLM_PYTHON vllm_python ;;
+      *) echo "dev.sh: no component '$name' (known: ${ALL_COMPONENTS[*]})" >&2; exit 2 ;;
+    esac
+  done
+  if [ ${#COMPONENT_FAILURES[@]} -gt 0 ]; then
+    echo "dev.sh: CI=true and ${#COMPONENT_FAILURES[@]} real component(s) could not be installed or found:" >&2
+    printf 'dev.sh:   %s\n' "${COMPONENT_FAILURES[@]}" >&2
+    exit 1
   fi
 }
 
@@ -63,15 +125,7 @@ case "$mode" in
     # Node.js may come from elsewhere than Debian (its own npm conflicts with Debian's): only fill a gap.
     command -v npm >/dev/null || apt_install nodejs npm
     python_env "[test]"
-    if llama="$(bash scripts/build_llama_server.sh)"; then
-      export KVSWITCH_LLAMA_SERVER="$llama"
-    else
-      echo "dev.sh: llama-server could not be built; the real-server tier will be skipped" >&2
-    fi
-    # each client binary is optional: a failed install leaves its variable unset and its tests skip with the reason
-    install_client "Claude Code" KVSWITCH_CLAUDE_BIN install_claude_code.sh
-    install_client Codex KVSWITCH_CODEX_BIN install_codex.sh
-    install_client OpenCode KVSWITCH_OPENCODE_BIN install_opencode.sh
+    install_components
     export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
     "$VENV/bin/ruff" check app tests benchmarks scripts
     "$VENV/bin/mypy"
@@ -81,6 +135,11 @@ case "$mode" in
     "$VENV/bin/python" benchmarks/ui_startup.py --runs 5 | sed 's/^/ui start-up: /' \
       || echo "dev.sh: the start-up benchmark did not run" >&2
     exec xvfb-run -a -s "-screen 0 1280x1024x24" "$VENV/bin/python" -m pytest "$@"
+    ;;
+  components)
+    # the component section alone (no apt, no venv): `eval "$(scripts/dev.sh components)"` exports them
+    install_components "$@"
+    for assignment in "${COMPONENT_EXPORTS[@]}"; do printf 'export %q\n' "$assignment"; done
     ;;
   translations)
     python_env ""
@@ -97,7 +156,7 @@ case "$mode" in
     fi
     ;;
   *)
-    echo "usage: scripts/dev.sh run|test|translations [args...]" >&2
+    echo "usage: scripts/dev.sh run|test|components|translations [args...]" >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,38 @@
-"""Every test runs in a temporary HOME: no test can touch the real user's configs."""
+"""Every test runs in a temporary HOME: no test can touch the real user's configs.
+
+Under ``CI=true`` a skipped test fails unless it cannot apply here (``support.require.not_applicable``)
+or is a documented parse-only line: CI installs every real component, so any other skip would hide one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from support.require import NOT_APPLICABLE, PARSE_ONLY, under_ci
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI, a skip without an allowed reason becomes a failure that names it."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    if not (report.skipped and under_ci()) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if reason.startswith(NOT_APPLICABLE) or PARSE_ONLY in reason:
+        return
+    report.outcome = "failed"
+    report.longrepr = (f"CI=true: {item.nodeid} was skipped ({reason}); under CI only a test that cannot "
+                       "apply here (support.require.not_applicable) or a documented parse-only line may skip")
 
 
 @pytest.fixture(autouse=True)

@@ -19,6 +19,7 @@ from kvswitch.cli import main
 from kvswitch.core.dangerous_env import dangerous_reason
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
+from support.require import require_tool
 
 SENTINEL = "kvswitch-dangerous-ran"
 BASE = ["--kind", "openai-compatible", "--base-url", "https://a.b/v1", "--api-key", "sk-SECRET"]
@@ -78,8 +79,7 @@ def _shell_runs_ls(shell: str, home: Path) -> None:
 def test_real_shell_never_runs_an_unconfirmed_dangerous_value(
     fake_home: Path, capsys: pytest.CaptureFixture[str], shell: str
 ) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    require_tool(shell, "scripts/dev.sh test installs it")
     evil = _evil_ls(fake_home)
     assert main(["profile", "add", "p", *BASE, "--target", shell]) == 0
     # a profiles.json saved by an older version, before dangerous names needed a confirmation

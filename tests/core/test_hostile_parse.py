@@ -6,7 +6,6 @@ Codex refuse NaN/Infinity JSON and TOML inline tables with trailing commas, so K
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from kvswitch.cli import main
 from kvswitch.core.paths import AppPaths
+from support.require import not_applicable, require_tool
 
 INTERNAL_ERROR = 70
 
@@ -114,11 +114,12 @@ def test_backups_folder_that_is_a_file_is_named_and_nothing_is_written(
     assert not (fake_home / ".bashrc").exists()
 
 
-@pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr")
 def test_immutable_home_is_a_clear_error(fake_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``chattr +i HOME``: EPERM on every create; each command names the path it could not write."""
-    if subprocess.run(["chattr", "+i", str(fake_home)], capture_output=True).returncode != 0:
-        pytest.skip("this filesystem or user cannot set the immutable attribute")
+    chattr = require_tool("chattr", "apt-get install e2fsprogs")
+    if subprocess.run([chattr, "+i", str(fake_home)], capture_output=True).returncode != 0:
+        # setting the attribute takes CAP_LINUX_IMMUTABLE and a filesystem that has it (ext4, xfs, btrfs)
+        not_applicable("this filesystem or user cannot set the immutable attribute")
     try:
         code, output = _run(capsys, "profile", "add", "p", "--kind", "openai-compatible",
                             "--base-url", "https://a.b/v1", "--target", "bash")

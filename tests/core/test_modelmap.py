@@ -4,8 +4,6 @@ undoable writing of those variables into a real settings.json in the temporary H
 from __future__ import annotations
 
 import json
-import os
-import pwd
 from pathlib import Path
 
 import pytest
@@ -15,10 +13,8 @@ from kvswitch.core.modelmap import TIER_ENV, parse_tier_assignments, split_tiers
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.targets.engine import Engine
+from support.claude import claude_binary
 
-REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
-CLAUDE_BIN = (REAL_HOME / ".cache/kvswitch/claude-code/2.1.332/node_modules/@anthropic-ai"
-              / "claude-code-linux-x64/claude")
 KEY = "sk-modelmap-0123456789abcdef"
 ALL_TIERS = {"opus": "big", "sonnet": "mid", "haiku": "small", "subagent": "helper", "small_fast": "quick"}
 
@@ -35,10 +31,7 @@ def settings(home: Path) -> Path:
 
 
 def test_tier_names_are_read_by_the_installed_claude_code() -> None:
-    binary = Path(os.environ.get("KVSWITCH_CLAUDE_BIN") or CLAUDE_BIN)
-    if not binary.is_file():
-        pytest.skip(f"no Claude Code binary at {binary} (set KVSWITCH_CLAUDE_BIN)")
-    data = binary.read_bytes()
+    data = claude_binary().read_bytes()
     for env_name in TIER_ENV.values():
         assert env_name.encode() in data, env_name
 

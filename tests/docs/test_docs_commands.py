@@ -39,6 +39,7 @@ from doccommands import (
 
 from kvswitch.cli import build_parser
 from support.llama import RunningServer, llama_server
+from support.require import component_missing
 
 FIXTURES = REPO / "tests" / "fixtures"
 KVSWITCH = Path(sys.executable).with_name("kvswitch")
@@ -239,6 +240,11 @@ def test_dev_sh_lines_name_existing_modes() -> None:
 # --- running ----------------------------------------------------------------------------------------
 
 
+class MissingComponent(str):
+    """Why a run was not made when a real component is missing: a skip locally, a failure under CI
+    (``support.require``), unlike the parse-only reasons, which hold everywhere."""
+
+
 @dataclass
 class Page:
     """One page's fresh HOME and the results of its runs so far (they run in order, each once)."""
@@ -276,7 +282,8 @@ class Page:
         if "--client" in run.words:
             client = run.words[run.words.index("--client") + 1]
             if not os.environ.get(CLIENT_BINS[client]):
-                return f"needs the real {client} binary (set {CLIENT_BINS[client]})"
+                return MissingComponent(f"needs the real {client} binary (set {CLIENT_BINS[client]}, as "
+                                        "scripts/dev.sh test does)")
         session = _client_session(tuple(argv))
         if session in _CLIENT_SESSIONS:
             return _CLIENT_SESSIONS[session]
@@ -357,10 +364,13 @@ def _all_runs() -> list[tuple[str, int]]:
                          ids=[f"{name}#{index}" for name, index in _all_runs()])
 def test_documented_command_runs(page_of, page_name: str, index: int) -> None:  # type: ignore[no-untyped-def]
     if not KVSWITCH.is_file():
-        pytest.skip(f"the kvswitch console script is not installed next to {sys.executable}")
+        component_missing(f"the kvswitch console script is not installed next to {sys.executable} "
+                          "(pip install -e '.[test]')")
     page: Page = page_of(page_name)
     run = page.runs[index]
     outcome = page.result(index)
+    if isinstance(outcome, MissingComponent):
+        component_missing(f"{run.id}: {outcome}")
     if isinstance(outcome, str):
         pytest.skip(f"{run.id}: only parsed: {outcome}")
     shown = f"{run.doc.where}: `kvswitch {' '.join(run.words)}` exited {outcome.returncode}\n" \

@@ -1,11 +1,10 @@
 """The protocol bridges and the prefix stabiliser end to end, with the real clients and server.
 
-Real Claude Code 2.1.332 and Codex 0.169.0 talk to the real KV Switch gateway, which speaks only
-chat completions to a real llama-server b11434 (the profiles force ``openai_chat``). Between the
-gateway and the server sits the recorder, so each request's reuse is read from the server's own
-answer (``timings`` / usage), never from the code under test. A server-side logit bias on the tiny
-model's end-of-turn token makes every answer end at once.
-"""
+Real Claude Code 2.1.332 and Codex (0.169.0 and the newest, 0.171.0) talk to the real KV Switch gateway,
+which speaks only chat completions to a real llama-server b11434 (the profiles force ``openai_chat``).
+Between the gateway and the server sits the recorder, so each request's reuse is read from the server's
+own answer (``timings`` / usage), never from the code under test. A server-side logit bias on the tiny
+model's end-of-turn token makes every answer end at once."""
 
 from __future__ import annotations
 
@@ -27,11 +26,10 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.control import start_background
 from kvswitch.verify.recorder import Capture, Recorder
 from support.claude import claude_binary, eos_token_id
-from support.llama import CACHE, llama_server
+from support.clients import CODEX_VERSIONS, codex_binary
+from support.llama import llama_server
 
 pytestmark = pytest.mark.real_server
-
-CODEX_VERSION = "0.169.0"
 
 
 @contextmanager
@@ -273,15 +271,8 @@ def test_the_stabiliser_lets_a_new_conversation_reuse_the_shared_context(
     assert results["on"]["answers"] == results["off"]["answers"]
 
 
-def _codex_binary() -> Path:
-    binary = CACHE / "codex" / CODEX_VERSION / "node_modules" / ".bin" / "codex"
-    if not binary.exists():
-        pytest.skip(f"end-to-end tier skipped: no Codex at {binary} (scripts/install_codex.sh installs it)")
-    return binary
-
-
 def _codex(
-    home: Path, project: Path, base_url: str, token: str, *args: str
+    codex: Path, home: Path, project: Path, base_url: str, token: str, *args: str
 ) -> subprocess.CompletedProcess[str]:
     codex_home = home / ".codex"
     codex_home.mkdir(exist_ok=True)
@@ -298,7 +289,7 @@ def _codex(
         "KVSWITCH_GATEWAY_TOKEN": token,
     }
     return subprocess.run(
-        [str(_codex_binary()), "exec", "--skip-git-repo-check", *args],
+        [str(codex), "exec", "--skip-git-repo-check", *args],
         cwd=project,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -308,10 +299,11 @@ def _codex(
     )
 
 
+@pytest.mark.parametrize("codex_version", CODEX_VERSIONS)
 def test_codex_on_chat_completions_resumes_with_the_prefix_reused(
-    fake_home: Path, tmp_path: Path, record_property: Any
+    fake_home: Path, tmp_path: Path, record_property: Any, codex_version: str
 ) -> None:
-    _codex_binary()
+    codex = codex_binary(codex_version)
     captures: list[Capture] = []
     project = tmp_path / "project"
     project.mkdir()
@@ -322,9 +314,9 @@ def test_codex_on_chat_completions_resumes_with_the_prefix_reused(
     ):
         _add("codexchat", recorder.url, "--protocol", "openai_chat", "--target", "codex")
         url = f"{gateway_url}/p/codexchat/v1"
-        first = _codex(fake_home, project, url, token, "say hi")
+        first = _codex(codex, fake_home, project, url, token, "say hi")
         assert first.returncode == 0, (first.stdout[-1000:], first.stderr[-3000:])
-        second = _codex(fake_home, project, url, token, "resume", "--last", "say more")
+        second = _codex(codex, fake_home, project, url, token, "resume", "--last", "say more")
         assert second.returncode == 0, (second.stdout[-1000:], second.stderr[-3000:])
     posts = _posts(captures, "/v1/chat/completions")
     assert not _posts(captures, "/v1/responses")
@@ -335,8 +327,11 @@ def test_codex_on_chat_completions_resumes_with_the_prefix_reused(
     assert reuse >= 0.99
 
 
-def test_a_tool_round_trip_through_the_codex_bridge(fake_home: Path, tmp_path: Path) -> None:
-    _codex_binary()
+@pytest.mark.parametrize("codex_version", CODEX_VERSIONS)
+def test_a_tool_round_trip_through_the_codex_bridge(
+    fake_home: Path, tmp_path: Path, codex_version: str
+) -> None:
+    codex = codex_binary(codex_version)
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("kvswitch-bridge-e2e: the answer is 42\n")
@@ -349,7 +344,8 @@ def test_a_tool_round_trip_through_the_codex_bridge(fake_home: Path, tmp_path: P
         with gateway() as (gateway_url, token):
             _add("scripted", f"http://127.0.0.1:{upstream.server_port}", "--protocol", "openai_chat",
                  "--target", "codex")
-            done = _codex(fake_home, project, f"{gateway_url}/p/scripted/v1", token, "show me notes.txt")
+            done = _codex(codex, fake_home, project, f"{gateway_url}/p/scripted/v1", token,
+                          "show me notes.txt")
     finally:
         upstream.shutdown()
         _ScriptedChat.codex = False

@@ -1,8 +1,8 @@
-"""Verify with the real Codex 0.169.0 (npm ``@openai/codex``) run headless through a profile to a real
-llama-server b11434: the per-request numbers must be the server's own (its /metrics counters move by
-exactly their sums), the continued turns (``codex exec resume --last``) must reuse >= 99 %, and the
-config Codex ran with is the one the Codex target writes (the model's context window included), and
-Codex's own warning about the unknown local model is in the report."""
+"""Verify with the real Codex 0.169.0 and the newest, 0.171.0 (npm ``@openai/codex``), run headless through
+a profile to a real llama-server b11434: the per-request numbers must be the server's own (its /metrics
+counters move by exactly their sums), the continued turns (``codex exec resume --last``) must reuse >=
+99 %, and the config Codex ran with is the one the Codex target writes (the model's context window
+included), and Codex's own warning about the unknown local model is in the report."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.verify.client_report import build_report
 from kvswitch.verify.client_run import run_session
 from support.claude import eos_token_id
-from support.clients import CODEX_VERSION, codex_binary
+from support.clients import CODEX_VERSIONS, codex_binary
 from support.llama import RunningServer, llama_server
 
 pytestmark = pytest.mark.real_server
@@ -52,15 +52,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         yield running
 
 
-def test_codex_session_numbers_are_the_servers_and_continued_turns_reuse(server: RunningServer) -> None:
-    binary = codex_binary()
+@pytest.mark.parametrize("codex_version", CODEX_VERSIONS)
+def test_codex_session_numbers_are_the_servers_and_continued_turns_reuse(
+    server: RunningServer, codex_version: str
+) -> None:
+    binary = codex_binary(codex_version)
     profile = _profile(server.url, context_window=32768)
     before = _metrics(server)
     session = run_session(profile, binary, timeout=600, client="codex")
     after = _metrics(server)
     data = build_report(profile, session, None).to_json()
     assert data["client"] == "codex"
-    assert data["client_version"] == CODEX_VERSION
+    assert data["client_version"] == codex_version
     requests = data["requests"]
     assert [(r["conversation"], r["turn"]) for r in requests] == [(1, 1), (1, 2), (1, 3), (2, 1)]
     assert all(r["status"] == 200 for r in requests)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from support.net import free_port
+from support.require import require_module
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = REPO / "packaging" / "pyinstaller" / "kvswitch.spec"
@@ -19,9 +19,13 @@ SPEC = REPO / "packaging" / "pyinstaller" / "kvswitch.spec"
 pytestmark = [
     pytest.mark.bundle,
     pytest.mark.timeout(900),
-    pytest.mark.skipif(importlib.util.find_spec("PyInstaller") is None,
-                       reason="pyinstaller is not installed (pip install -e '.[test]' brings it)"),
 ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _pyinstaller() -> None:
+    """Before the module's bundle is built (a module fixture): PyInstaller is in the ``[test]`` extra."""
+    require_module("PyInstaller", "pip install -e '.[test]' brings it")
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +87,6 @@ def test_bundle_scans_logs_with_the_native_scanner(bundle: Path, tmp_path: Path)
 
 
 def test_bundle_smoke_test_offscreen(bundle: Path, tmp_path: Path) -> None:
-    if not (REPO / "app" / "kvswitch" / "ui" / "smoke.py").is_file():
-        pytest.skip("this build has no --smoke-test yet (kvswitch/ui/smoke.py)")
     smoke = run(bundle, "--config-dir", str(tmp_path / "cfg"), "--smoke-test", QT_QPA_PLATFORM="offscreen")
     assert smoke.returncode == 0, smoke.stdout + smoke.stderr
     assert "smoke-test OK" in smoke.stdout + smoke.stderr

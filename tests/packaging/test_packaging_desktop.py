@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import configparser
-import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import pytest
-
 from kvswitch import __version__
 from kvswitch.core.paths import APP_ID
+from support.require import require_tool
 
 LINUX = Path(__file__).resolve().parents[2] / "packaging" / "linux"
 DESKTOP = LINUX / f"{APP_ID}.desktop"
@@ -19,8 +17,7 @@ METAINFO = LINUX / f"{APP_ID}.metainfo.xml"
 
 
 def run_tool(*argv: str) -> subprocess.CompletedProcess[str]:
-    if shutil.which(argv[0]) is None:
-        pytest.skip(f"{argv[0]} is not installed (apt-get install desktop-file-utils appstream)")
+    require_tool(argv[0], "apt-get install desktop-file-utils appstream; scripts/dev.sh test installs them")
     return subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
 
 

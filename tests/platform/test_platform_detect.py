@@ -20,6 +20,7 @@ from kvswitch.core.store import ProfileStore
 from kvswitch.platform.detect import DetectedServer, detect_servers, detect_tools
 from kvswitch.platform.procscan import iter_processes
 from support.net import free_port
+from support.require import not_applicable
 
 
 def own(*procs: subprocess.Popen[bytes]) -> list:
@@ -115,7 +116,7 @@ def test_nothing_is_found_on_an_empty_machine(spawn: Spawner, standin_dir: Path)
 
 def test_ollama_log_is_journald_when_systemd_runs_it(spawn: Spawner, tmp_path: Path) -> None:
     if not sys.platform.startswith("linux"):
-        pytest.skip("journald exists on Linux only")
+        not_applicable("journald exists on Linux only")
     (tmp_path / "ollama.service").write_text("[Service]\nExecStart=/usr/local/bin/ollama serve\n")
     port = free_port()
     proc = spawn(["ollama", "serve"], port, {"OLLAMA_HOST": f"127.0.0.1:{port}"})

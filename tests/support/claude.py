@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from pathlib import Path
 
-import pytest
-
 from support.llama import CACHE, REPO
+from support.require import require_binary
 
 CLAUDE_VERSION = "2.1.332"
 
 
 def claude_binary() -> Path:
-    """``KVSWITCH_CLAUDE_BIN`` or the cached 2.1.332 install; the test is skipped when there is none."""
-    configured = os.environ.get("KVSWITCH_CLAUDE_BIN")
+    """``KVSWITCH_CLAUDE_BIN`` or the cached 2.1.332 install (skipped locally, failed under CI, if none)."""
     package = CACHE / "claude-code" / CLAUDE_VERSION / "node_modules" / "@anthropic-ai"
-    binary = Path(configured) if configured else package / "claude-code-linux-x64" / "claude"
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(
-            f"end-to-end tier skipped: no Claude Code binary at {binary} (install it with "
-            "scripts/install_claude_code.sh, which needs npm, or set KVSWITCH_CLAUDE_BIN)"
-        )
-    return binary
+    return require_binary("Claude Code", "KVSWITCH_CLAUDE_BIN", package / "claude-code-linux-x64" / "claude",
+                          "install it with scripts/install_claude_code.sh, which needs npm")
 
 
 def eos_token_id() -> int:

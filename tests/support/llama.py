@@ -3,8 +3,8 @@
 One starter for every tier that needs a real server (verify, platform detection, log reading, the
 desktop app, end to end). The binary comes from ``$KVSWITCH_LLAMA_SERVER`` or the build cache; the
 model is generated once by ``scripts/make_tiny_model.py`` and cached under ``~/.cache/kvswitch/models``
-of the real home (tests run with a temporary HOME). Anything missing skips the test with the reason,
-never fails it.
+of the real home (tests run with a temporary HOME). Anything missing skips the test with the reason on a
+developer's machine and fails it under ``CI=true`` (``support.require``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from support.net import free_port
+from support.require import component_missing, require_binary, require_module
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)
@@ -41,15 +42,10 @@ class RunningServer:
 
 
 def llama_server_binary() -> Path:
-    configured = os.environ.get("KVSWITCH_LLAMA_SERVER")
-    binary = Path(configured) if configured else CACHE / "llama-server" / BUILD / "llama-server"
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        pytest.skip(
-            f"real-server tier skipped: no llama-server binary at {binary} (build it with "
-            "scripts/build_llama_server.sh, which needs cmake and a C++ compiler, or set "
-            "KVSWITCH_LLAMA_SERVER)"
-        )
-    return binary
+    """``KVSWITCH_LLAMA_SERVER`` (exported by scripts/dev.sh) or the b11434 build cache."""
+    return require_binary(
+        "llama-server", "KVSWITCH_LLAMA_SERVER", CACHE / "llama-server" / BUILD / "llama-server",
+        "build it with scripts/build_llama_server.sh, which needs cmake and a C++ compiler")
 
 
 @functools.cache
@@ -57,14 +53,11 @@ def tiny_model(context: int = CONTEXT) -> Path:
     """The cached tiny model (made once; rebuilt if the script is newer than the file)."""
     script = REPO / "scripts" / "make_tiny_model.py"
     if not script.is_file():
-        pytest.skip("scripts/make_tiny_model.py is not in this checkout")
+        component_missing("scripts/make_tiny_model.py is not in this checkout")
     out = CACHE / "models" / f"kvswitch-tiny-{context}.gguf"
     if out.is_file() and out.stat().st_mtime >= script.stat().st_mtime:
         return out
-    try:
-        import gguf  # noqa: F401, PLC0415
-    except ImportError:
-        pytest.skip("real-server tier skipped: the 'gguf' package is missing (pip install gguf)")
+    require_module("gguf", "pip install -e '.[test]' brings it")
     subprocess.run(
         [sys.executable, str(script), str(out), "--context", str(context)],
         check=True,

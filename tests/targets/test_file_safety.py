@@ -21,6 +21,7 @@ import pytest
 from engine_helpers import KEY, local_profile, make_engine
 
 from kvswitch.core.errors import FileAccessError, KvSwitchError
+from support.require import NOT_APPLICABLE
 
 APP = Path(__file__).resolve().parents[2] / "app"
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -46,7 +47,7 @@ def identity(path: Path) -> tuple[int, int, int, int, int]:
 
 
 @needs_posix
-@pytest.mark.skipif(not IS_ROOT, reason="mknod needs root")
+@pytest.mark.skipif(not IS_ROOT, reason=NOT_APPLICABLE + "mknod needs root (the test below runs instead)")
 def test_a_device_behind_the_settings_symlink_is_refused_and_untouched(fake_home: Path) -> None:
     add_profile("claude", "bash")
     device = fake_home / "d"
@@ -65,7 +66,8 @@ def test_a_device_behind_the_settings_symlink_is_refused_and_untouched(fake_home
 
 
 @needs_posix
-@pytest.mark.skipif(IS_ROOT, reason="as root a regression could replace /dev/null; root uses mknod above")
+@pytest.mark.skipif(IS_ROOT, reason=NOT_APPLICABLE + "as root a regression could replace /dev/null; "
+                    "root uses mknod above")
 def test_dev_null_through_a_symlink_is_refused_without_writing(fake_home: Path) -> None:
     """Only without root: then even a regression cannot replace /dev/null (no write access to /dev)."""
     add_profile("claude")

@@ -8,7 +8,6 @@ user's text unchanged and the variables must come from KV Switch's (appended) bl
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from kvswitch.core.models import Profile
 from kvswitch.targets.shell import shell_target
 from kvswitch.targets.shell_block import END_MARKER, START_MARKER, find_block
 from kvswitch.targets.shell_heredoc import heredoc_lines
+from support.require import require_tool
 
 PROFILE = Profile(name="p", kind="custom", base_url="https://a.b/v1", api_key="sk-heredoc-0123456789",
                   targets=["bash"])
@@ -56,8 +56,7 @@ def _source(shell: str, home: Path) -> str:
 @pytest.mark.parametrize("case", sorted(HEREDOCS))
 def test_markers_in_a_heredoc_are_left_alone_and_the_real_shell_reads_our_block(
         shell: str, case: str, tmp_path: Path) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed")
+    require_tool(shell, "scripts/dev.sh test installs it")
     rc = tmp_path / (".bashrc" if shell == "bash" else ".zshrc")
     original = f"# mine\n{HEREDOCS[case]}alias ll='ls -l'\n"
     rc.write_text(original)
@@ -76,8 +75,7 @@ def test_markers_in_a_heredoc_are_left_alone_and_the_real_shell_reads_our_block(
 
 
 def test_fish_has_no_heredocs_and_still_sources_its_file(tmp_path: Path) -> None:
-    if shutil.which("fish") is None:
-        pytest.skip("fish is not installed")
+    require_tool("fish", "scripts/dev.sh test installs it")
     env = {**_env(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     target = shell_target("fish", env)
     target.apply(target.plan(PROFILE, {}))

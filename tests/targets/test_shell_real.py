@@ -9,7 +9,6 @@ it must never appear.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 from kvswitch.core.envmap import shell_env
 from kvswitch.core.models import PROFILE_NAME_RE, Profile
 from kvswitch.targets.shell import shell_target
+from support.require import require_tool
 
 SENTINEL = "kvswitch-pwned"
 #: Fragments that would run ``touch SENTINEL`` (in the shell's cwd or in ~) if any dialect let them.
@@ -135,8 +135,7 @@ def shell_home(tmp_path: Path) -> Path:
 
 
 def _needs(shell: str) -> None:
-    if shutil.which(shell) is None:
-        pytest.skip(f"{shell} is not installed (scripts/dev.sh test installs it)")
+    require_tool(shell, "scripts/dev.sh test installs it")
 
 
 @pytest.mark.slow

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from PySide6.QtGui import QRawFont
 
 from kvswitch.core.resources import resource_path
 from kvswitch.ui import i18n
+from support.require import component_missing, require_tool
 
 TS_FILE = Path(i18n.__file__).resolve().parent / "i18n" / "kvswitch_zh_CN.ts"
 HAN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -81,9 +81,7 @@ def test_the_subset_covers_every_chinese_character_of_the_translations(qapp: Any
 
 def _latin_only_fontconfig(tmp_path: Path) -> Path:
     """A fontconfig file whose one font directory holds a single font of this machine with no Chinese."""
-    fc_list = shutil.which("fc-list")
-    if fc_list is None:
-        pytest.skip("fontconfig's fc-list is not installed")
+    fc_list = require_tool("fc-list", "apt-get install fontconfig; scripts/dev.sh test installs it")
     listing = subprocess.run([fc_list, "--format", "%{file}\t%{lang}\n"], capture_output=True, text=True,
                              timeout=60, check=True).stdout.splitlines()
     latin = []
@@ -94,7 +92,8 @@ def _latin_only_fontconfig(tmp_path: Path) -> Path:
         if "en" in codes and not chinese and file.endswith((".ttf", ".otf")):
             latin.append(file)
     if not latin:
-        pytest.skip("this machine has no Latin-only font to build a font-less system from")
+        component_missing("this machine has no Latin-only font to build a font-less system from (apt-get "
+                          "install fonts-dejavu-core; scripts/dev.sh test installs it)")
     fonts = tmp_path / "fonts"
     fonts.mkdir()
     shutil.copy(sorted(latin)[0], fonts)

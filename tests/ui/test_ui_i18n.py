@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from kvswitch.ui import i18n
+from support.require import component_missing
 
 I18N = Path(i18n.__file__).resolve().parent / "i18n"
 
@@ -73,7 +74,7 @@ def test_no_source_string_is_missing_from_the_ts_file(tmp_path: Path) -> None:
 
     lupdate = Path(sys.executable).with_name("pyside6-lupdate")
     if not lupdate.exists():
-        pytest.skip("pyside6-lupdate is not installed beside this interpreter")
+        component_missing("pyside6-lupdate is not installed beside this interpreter (PySide6 brings it)")
     copy = tmp_path / "kvswitch_zh_CN.ts"
     shutil.copy(I18N / "kvswitch_zh_CN.ts", copy)
     sources = sorted(str(p) for p in I18N.parent.rglob("*.py"))

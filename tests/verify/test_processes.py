@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kvswitch.verify.processes import agent_name, compare_env, find_agent_processes
+from support.require import require_tool
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses /proc-style environments and sleep")
 EXPECTED = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0", "ANTHROPIC_AUTH_TOKEN": "sk-secret-value-1234"}
@@ -21,9 +21,7 @@ EXPECTED = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0", "ANTHROPIC_AUTH_TOKEN": "sk-s
 @pytest.fixture
 def spawn(tmp_path: Path) -> Iterator:
     procs: list[subprocess.Popen] = []
-    sleep = shutil.which("sleep")
-    if sleep is None:
-        pytest.skip("no sleep binary")
+    sleep = require_tool("sleep", "coreutils")
 
     def start(name: str, env: dict[str, str]) -> subprocess.Popen:
         link = tmp_path / name
