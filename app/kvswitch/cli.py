@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "kvswitch.commands.record",
     "kvswitch.commands.platform",
     "kvswitch.commands.gateway",
+    "kvswitch.commands.sweep",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx

@@ -56,7 +56,7 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 class HistoryEntry:
     time: str
     profile: str
-    check: str  # "synthetic" or "client"
+    check: str  # "synthetic", "client", or "sweep" (one setting of a sweep; ``setting`` names it)
     verdict: str
     client: str | None = None
     client_version: str | None = None
@@ -68,6 +68,8 @@ class HistoryEntry:
     ttft_cold_ms: float | None = None
     ttft_warm_ms: float | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: a ``kvswitch sweep`` row: the server setting it measured (``-np 1, --cache-ram 0``)
+    setting: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -43,6 +43,7 @@ def run_verify(
     log_events: Callable[[], Sequence[Any]] | None = None,
     api: str | None = None,
     claude_replay: bool | None = None,
+    between: Callable[[Guard, Target, str], None] | None = None,
 ) -> VerifyResult:
     """Verify the profile's endpoint; blocking, bounded by ``timeout`` seconds in total, cancellable.
 
@@ -57,6 +58,9 @@ def run_verify(
         claude_replay: also replay Claude Code-shaped requests with and without the billing header;
             ``None`` does it for Claude profiles on a local (or loopback) server, never on a vendor's
             own billed API.
+        between: called as ``between(guard, target, cold_prefix)`` after the cold request and before
+            the warm one (``kvswitch sweep --interleave`` sends another conversation there, as a
+            subagent or a second session would, to show whether the server keeps the first).
     """
     try:
         timeout = check_timeout(timeout)
@@ -66,7 +70,7 @@ def run_verify(
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
     with Guard(timeout, cancel, secrets=secrets) as guard:
         try:
-            result = _run(guard, profile, report, log_events, api, claude_replay)
+            result = _run(guard, profile, report, log_events, api, claude_replay, between)
         except ProbeError as exc:
             result = VerifyResult(
                 ERROR,
@@ -103,6 +107,7 @@ def _run(
     log_events: Callable[[], Sequence[Any]] | None,
     forced_api: str | None,
     claude_replay: bool | None,
+    between: Callable[[Guard, Target, str], None] | None = None,
 ) -> VerifyResult:
     report("Detecting the server", 0.02)
     server = api_detect.detect_server(guard, profile)
@@ -113,6 +118,8 @@ def _run(
         nonce = new_nonce()
         report("Sending the cold request", 0.1)
         target, cold = _first_request(guard, profile, server, model, nonce, forced_api)
+        if between is not None:
+            between(guard, target, cold.prefix)
         report("Sending the warm request (same prefix)", 0.45)
         warm = measure(guard, target, target.body(cold.prefix, SUFFIX_WARM))
         report("Reading the cache numbers", 0.6)

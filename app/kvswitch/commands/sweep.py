@@ -1,0 +1,100 @@
+"""``kvswitch sweep PROFILE --server-cmd CMD --vary FLAG=V1,V2 ...``: the settings table, headless.
+
+Exit status: 0 when every setting was measured (whatever its verdict), 1 when a setting failed to start,
+crashed or errored (its row says why), 2 bad usage — including a server already running on the profile's
+port, which the sweep never restarts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from kvswitch.commands.common import err, out, paths_from, store_from, timeout_seconds
+from kvswitch.core.errors import UsageError
+
+EPILOG = ("exit status: 0 every setting measured, 1 a setting failed to start, crashed or errored (its row "
+          "says why), 2 bad usage or a server already running on the profile's port")
+
+
+def register(subparsers: Any) -> None:
+    sweep = subparsers.add_parser(
+        "sweep",
+        help="restart the profile's local server once per setting and measure each (the settings table)",
+        description="Start the profile's local server with each setting of a grid (the cartesian product "
+        "of the --vary options, substituted into --server-cmd), wait until it is ready, run the same "
+        "measurement against it (verify's synthetic probe, or the real client's session with --client), "
+        "stop it, and print TTFT, hit rate and tokens re-processed per setting from the server's own "
+        "numbers. A setting that fails to start or crashes is a row with its reason. Each row also goes "
+        "into the profile's verify history.",
+        epilog=EPILOG,
+    )
+    sweep.add_argument("profile", help="the profile whose local server is swept (its base URL's port)")
+    sweep.add_argument("--server-cmd", required=True, metavar="CMD",
+                       help="the server's command line, as you would type it (it must listen on the "
+                       "profile's port); run without a shell")
+    sweep.add_argument("--vary", action="append", required=True, metavar="FLAG=V1,V2",
+                       help="a flag and its values, e.g. --vary=-np=1,4 --vary=--cache-ram=0,default "
+                       "(write --vary=... when the flag starts with '-'); 'default' leaves the flag out, "
+                       "'set' passes it alone; repeat for a grid")
+    sweep.add_argument("--client", choices=["claude", "codex", "opencode"],
+                       help="run the real client's session against each setting instead of the probe")
+    for name in ("claude", "codex", "opencode"):
+        sweep.add_argument(f"--{name}-bin", metavar="PATH", help=f"the {name} binary (default: on PATH)")
+    sweep.add_argument("--interleave", action="store_true",
+                       help="probe only: send another conversation between the cold and the warm request, "
+                       "to see whether the setting keeps the first one")
+    sweep.add_argument("--timeout", type=timeout_seconds, default=None,
+                       help="seconds per measurement (default 60; 600 with --client)")
+    sweep.add_argument("--start-timeout", type=timeout_seconds, default=300.0,
+                       help="seconds a setting's server may take to become ready (default 300)")
+    shape = sweep.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="print the table as JSON")
+    shape.add_argument("--csv", action="store_true", help="print the table as CSV")
+    sweep.set_defaults(func=_sweep)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from kvswitch.verify import sweep, sweep_measure  # noqa: PLC0415 - the probe loads only here
+    from kvswitch.verify.records import history  # noqa: PLC0415
+
+    profile = store_from(args).get(args.profile)
+    try:
+        command = shlex.split(args.server_cmd)
+    except ValueError as exc:
+        raise UsageError(f"--server-cmd: {exc}") from None
+    varies = [sweep.parse_vary(text) for text in args.vary]
+    if args.client:
+        if args.interleave:
+            raise UsageError("--interleave is for the synthetic probe; the client's session is its own")
+        from kvswitch.verify.client_run import find_client  # noqa: PLC0415
+
+        binary = find_client(args.client, getattr(args, f"{args.client}_bin", None))
+        measure, probe, timeout = sweep_measure.client(args.client, binary), f"{args.client} session", 600.0
+    else:
+        measure = sweep_measure.synthetic(interleave=args.interleave)
+        probe = "interleaved probe" if args.interleave else "synthetic probe"
+        timeout = 60.0
+    quiet = args.json or args.csv or not sys.stderr.isatty()
+    paths = paths_from(args)
+    store = history(paths)
+    log_dir = paths.data_dir / "verify-history" / "sweep-logs" / sweep.run_stamp()
+
+    def on_row(row: sweep.SweepRow, measured: sweep.Measurement | None) -> None:
+        store.append(sweep.history_entry(profile, row, measured))
+        if not quiet:
+            err(f"  {row.setting}: {row.verdict or row.status.upper()}")
+
+    report = sweep.run_sweep(profile, command, varies, measure, probe=probe, timeout=args.timeout or timeout,
+                             start_timeout=args.start_timeout, log_dir=log_dir,
+                             on_step=None if quiet else err, on_row=on_row)
+    if args.json:
+        out(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    elif args.csv:
+        out(report.to_csv().rstrip("\n"))
+    else:
+        out(report.describe())
+    return report.exit_code

@@ -1,0 +1,82 @@
+"""The measurements ``kvswitch sweep`` repeats per server setting: verify's own, in the server's numbers.
+
+- ``synthetic``: ``run_verify``'s probe (a cold request, then a warm one with the same long prefix). With
+  ``interleave`` another conversation of the same size goes in between, as a subagent or a second
+  session would: it shows whether the setting keeps the first conversation (its slot, its RAM cache) or
+  makes the server re-process it, which the plain probe cannot show on a server with one conversation.
+- ``client``: ``verify --client``'s real session (Claude Code, Codex, OpenCode), judged turn by turn.
+
+Either way the hit rate and the tokens re-processed are the server's own (its answers' usage and timings,
+its ``/metrics``); TTFT is the time to the first byte of the answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from kvswitch.core.models import Profile
+from kvswitch.verify.probe import Guard
+from kvswitch.verify.prompts import SUFFIX_COLD, make_prefix, new_nonce
+from kvswitch.verify.sweep import Measure, Measurement
+from kvswitch.verify.target import Target, measure
+
+
+def _another_conversation(guard: Guard, target: Target, cold_prefix: str) -> None:
+    """A request as long as the cold one that shares none of its prefix (its own nonce)."""
+    lines = cold_prefix.count("\n")
+    measure(guard, target, target.body(make_prefix(new_nonce(), lines), SUFFIX_COLD))
+
+
+def synthetic(*, interleave: bool = False) -> Measure:
+    from kvswitch.verify.runner import run_verify  # noqa: PLC0415 - the probe loads when a sweep runs
+
+    def run(profile: Profile, timeout: float, cancel: threading.Event | None) -> Measurement:
+        result = run_verify(profile, timeout=timeout, cancel=cancel, claude_replay=False,
+                            between=_another_conversation if interleave else None)
+        reprocessed = None
+        if result.prompt_tokens is not None and result.cached_tokens is not None:
+            reprocessed = result.prompt_tokens - result.cached_tokens
+        requests = [
+            {"request": "cold", "cached_tokens": result.cold_cached_tokens,
+             "prompt_tokens": result.cold_prompt_tokens, "prompt_ms": result.ttft_cold_ms},
+            {"request": "warm", "cached_tokens": result.cached_tokens, "prompt_tokens": result.prompt_tokens,
+             "prompt_ms": result.ttft_warm_ms},
+        ]
+        return Measurement(
+            verdict=result.verdict, message=result.message, cached_tokens=result.cached_tokens,
+            prompt_tokens=result.prompt_tokens, reprocessed_tokens=reprocessed,
+            reuse_ratio=result.reuse_ratio,
+            ttft_cold_ms=result.ttft_cold_ms, ttft_warm_ms=result.ttft_warm_ms,
+            failed=result.verdict == "ERROR", requests=requests,
+        )
+
+    return run
+
+
+def client(name: str, binary: Path) -> Measure:
+    """The real client's scripted session; the numbers over the continued turns of conversation 1."""
+    from kvswitch.verify.client_report import build_report  # noqa: PLC0415
+    from kvswitch.verify.client_run import run_session  # noqa: PLC0415
+
+    def run(profile: Profile, timeout: float, cancel: threading.Event | None) -> Measurement:
+        session = run_session(profile, binary, timeout=timeout, cancel=cancel, client=name)
+        report = build_report(profile, session, None)
+        turns = {(t.conversation, t.turn): t for t in report.turns}
+        inside = [t for t in report.turns if t.conversation == 1 and t.turn > 1 and t.prompt_tokens]
+        prompt = sum(t.prompt_tokens or 0 for t in inside)
+        cached = sum(t.cached_tokens or 0 for t in inside)
+        cold, warm = turns.get((1, 1)), turns.get((1, 2))
+        failed = not any(r.status == 200 for r in session.requests)
+        message = f"{session.label} got no answer from the server" if failed else ""
+        return Measurement(
+            verdict=report.verdict.upper(), message=message, cached_tokens=cached if inside else None,
+            prompt_tokens=prompt if inside else None,
+            reprocessed_tokens=sum(t.reprocessed_tokens or 0 for t in inside) if inside else None,
+            reuse_ratio=cached / prompt if prompt else None,
+            ttft_cold_ms=cold.prompt_ms if cold else None, ttft_warm_ms=warm.prompt_ms if warm else None,
+            client=session.client, client_version=session.version, failed=failed,
+            requests=report.to_json()["requests"],
+        )
+
+    return run
