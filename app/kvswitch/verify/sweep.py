@@ -223,6 +223,14 @@ def shown_command(argv: Sequence[str], secrets: Sequence[str] = ()) -> str:
     return mask_text(shlex.join(words))
 
 
+def _masked(text: str, secrets: Sequence[str]) -> str:
+    """A server's line or a reason: known secrets and credential-shaped parts masked, printable."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    return printable(mask_text(text), multiline=False)
+
+
 def server_address(profile: Profile) -> tuple[str, int]:
     """The profile's host and port, refused unless it is this machine (the sweep starts the server)."""
     if not is_loopback_url(profile.base_url):
@@ -287,8 +295,8 @@ def _one_setting(
                             "log_file": str(log_file) if log_file else None}
 
     def failed(status: str, reason: str, server: ServerRun | None) -> SweepRow:
-        lines = [shown_command([line], secrets) for line in server.last_lines(REASON_LINES)] if server else []
-        return SweepRow(status=status, reason=mask_text(reason), last_lines=lines, **base)
+        lines = [_masked(line, secrets) for line in server.last_lines(REASON_LINES)] if server else []
+        return SweepRow(status=status, reason=_masked(reason, secrets), last_lines=lines, **base)
 
     if not _port_released(host, port):
         return failed(FAILED_TO_START, f"{host}:{port} is taken by another program", None), None
