@@ -14,32 +14,43 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from kvswitch.core.models import Profile
+from kvswitch.verify.evidence import best_reading
 from kvswitch.verify.probe import Guard
 from kvswitch.verify.prompts import SUFFIX_COLD, make_prefix, new_nonce
 from kvswitch.verify.sweep import Measure, Measurement
 from kvswitch.verify.target import Target, measure
 
 
-def _another_conversation(guard: Guard, target: Target, cold_prefix: str) -> None:
-    """A request as long as the cold one that shares none of its prefix (its own nonce)."""
+def _another_conversation(guard: Guard, target: Target, cold_prefix: str) -> dict[str, Any]:
+    """A request as long as the cold one that shares none of its prefix (its own nonce); its numbers."""
     lines = cold_prefix.count("\n")
-    measure(guard, target, target.body(make_prefix(new_nonce(), lines), SUFFIX_COLD))
+    other = measure(guard, target, target.body(make_prefix(new_nonce(), lines), SUFFIX_COLD))
+    best = best_reading(other.readings)
+    return {"request": "between", "cached_tokens": best.cached if best else None,
+            "prompt_tokens": best.prompt if best else None, "prompt_ms": other.result.ttft_ms}
 
 
 def synthetic(*, interleave: bool = False) -> Measure:
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415 - the probe loads when a sweep runs
 
     def run(profile: Profile, timeout: float, cancel: threading.Event | None) -> Measurement:
+        between: list[dict[str, Any]] = []
+
+        def interleaved(guard: Guard, target: Target, cold_prefix: str) -> None:
+            between.append(_another_conversation(guard, target, cold_prefix))
+
         result = run_verify(profile, timeout=timeout, cancel=cancel, claude_replay=False,
-                            between=_another_conversation if interleave else None)
+                            between=interleaved if interleave else None)
         reprocessed = None
         if result.prompt_tokens is not None and result.cached_tokens is not None:
             reprocessed = result.prompt_tokens - result.cached_tokens
         requests = [
             {"request": "cold", "cached_tokens": result.cold_cached_tokens,
              "prompt_tokens": result.cold_prompt_tokens, "prompt_ms": result.ttft_cold_ms},
+            *between,
             {"request": "warm", "cached_tokens": result.cached_tokens, "prompt_tokens": result.prompt_tokens,
              "prompt_ms": result.ttft_warm_ms},
         ]
