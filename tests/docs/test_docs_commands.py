@@ -54,6 +54,8 @@ PARSE_ONLY = {
     ("gateway", "run"): "the gateway serves until it is stopped",
     ("record",): "the recording proxy serves until it is stopped",
     ("log", "tail"): "follows the file until it is stopped",
+    ("sweep",): "restarts a server once per setting (minutes on 2 shared cores, and the documented model "
+                "file is an example); tests/verify/test_sweep_real.py runs it against the real llama-server",
 }
 #: flags whose runs are only parsed here, with the reason
 PARSE_ONLY_FLAGS = {

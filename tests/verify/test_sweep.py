@@ -125,3 +125,21 @@ def test_cli_refuses_a_busy_port_with_exit_2(fake_home: Path, capsys: pytest.Cap
         code = main(["sweep", "local", "--server-cmd", f"llama-server --port {port}", "--vary=-np=1,4"])
     assert code == 2
     assert "never restarts a server it did not start" in capsys.readouterr().err
+
+
+def test_the_command_after_dashes_or_in_server_cmd_but_not_both(fake_home: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    assert main(["profile", "add", "local", "--kind", "llama.cpp", "--base-url", f"http://127.0.0.1:{port}",
+                 "--model", "tiny", "--target", "bash"]) == 0
+    capsys.readouterr()
+    assert main(["sweep", "--vary=-np=1", "--server-cmd", "a b", "local", "--", "c"]) == 2
+    assert "give the server's command once" in capsys.readouterr().err
+    assert main(["sweep", "--vary=-np=1", "local"]) == 2
+    assert "give the server's command once" in capsys.readouterr().err
+    # after --: the words go to the server as they are (here a program that does not exist: a row)
+    code = main(["sweep", "--vary=-np=1", "--json", "local", "--", str(fake_home / "no-server"), "-m", "x"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert data["rows"][0]["command"] == f"{fake_home / 'no-server'} -m x -np 1"
+    assert "command not found" in data["rows"][0]["reason"]

@@ -1,5 +1,8 @@
 """``kvswitch sweep PROFILE --server-cmd CMD --vary FLAG=V1,V2 ...``: the settings table, headless.
 
+The command can also come last, after the profile and ``--`` (``kvswitch sweep --vary=-np=1,4 local --
+llama-server ...``), which needs no quoting; argparse then wants the options before the profile.
+
 Exit status: 0 when every setting was measured (whatever its verdict), 1 when a setting failed to start,
 crashed or errored (its row says why), 2 bad usage — including a server already running on the profile's
 port, which the sweep never restarts.
@@ -33,9 +36,10 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     sweep.add_argument("profile", help="the profile whose local server is swept (its base URL's port)")
-    sweep.add_argument("--server-cmd", required=True, metavar="CMD",
+    sweep.add_argument("--server-cmd", metavar="CMD",
                        help="the server's command line, as you would type it (it must listen on the "
-                       "profile's port); run without a shell")
+                       "profile's port); run without a shell. Or give it last: [options] PROFILE -- CMD")
+    sweep.add_argument("command", nargs="*", metavar="-- CMD", help="the server's command, after --")
     sweep.add_argument("--vary", action="append", required=True, metavar="FLAG=V1,V2",
                        help="a flag and its values, e.g. --vary=-np=1,4 --vary=--cache-ram=0,default "
                        "(write --vary=... when the flag starts with '-'); 'default' leaves the flag out, "
@@ -62,8 +66,10 @@ def _sweep(args: argparse.Namespace) -> int:
     from kvswitch.verify.records import history  # noqa: PLC0415
 
     profile = store_from(args).get(args.profile)
+    if bool(args.server_cmd) == bool(args.command):
+        raise UsageError("give the server's command once: --server-cmd \"CMD\" or, last, -- CMD")
     try:
-        command = shlex.split(args.server_cmd)
+        command = shlex.split(args.server_cmd) if args.server_cmd else list(args.command)
     except ValueError as exc:
         raise UsageError(f"--server-cmd: {exc}") from None
     varies = [sweep.parse_vary(text) for text in args.vary]
