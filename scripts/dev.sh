@@ -48,6 +48,8 @@ under_ci() {
 # The real components the tests run, each exported as the variable the tests read (tests/support/require.py
 # has the same table). The installers cache under ~/.cache/kvswitch, print the path on stdout, and say on
 # stderr why when they cannot. A variable already set to an executable is used as it is (your own build).
+# the installers' cache, exported so the tests look there too (their HOME is a temporary one)
+export KVSWITCH_CACHE="${KVSWITCH_CACHE:-$HOME/.cache/kvswitch}"
 CODEX_NEW_VERSION="${CODEX_NEW_VERSION:-0.171.0}"
 ALL_COMPONENTS=(llama-server claude-code codex codex-new opencode vllm)
 COMPONENT_FAILURES=()

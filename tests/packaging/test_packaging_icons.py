@@ -18,6 +18,7 @@ from kvswitch.core.resources import (
     resource_path,
     tray_icon_path,
 )
+from support.require import require_module
 
 REPO = Path(__file__).resolve().parents[2]
 ICONS = REPO / "resources" / "icons"
@@ -58,7 +59,8 @@ def test_svgs_are_well_formed() -> None:
 
 def test_pngs_have_a_drawn_glyph() -> None:
     """The app icon is opaque in the middle and transparent in the corners (a rounded tile)."""
-    gui = pytest.importorskip("PySide6.QtGui")
+    require_module("PySide6", "a dependency of KV Switch: pip install -e .")
+    from PySide6 import QtGui as gui  # noqa: PLC0415 - only this test draws
     image = gui.QImage(str(app_icon_path(256)))
     assert not image.isNull()
     assert image.pixelColor(128, 128).alpha() == 255

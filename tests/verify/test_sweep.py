@@ -143,3 +143,21 @@ def test_the_command_after_dashes_or_in_server_cmd_but_not_both(fake_home: Path,
     assert code == 1
     assert data["rows"][0]["command"] == f"{fake_home / 'no-server'} -m x -np 1"
     assert "command not found" in data["rows"][0]["reason"]
+
+
+def test_a_row_goes_into_the_verify_history_beside_verifys_runs(tmp_path: Path) -> None:
+    from kvswitch.verify.history import VerifyHistory, describe  # noqa: PLC0415
+
+    row = sweep.SweepRow(setting="-np 1, --cache-ram 0", values={"-np": "1", "--cache-ram": "0"},
+                         command="llama-server -np 1 --cache-ram 0", status=sweep.MEASURED, verdict="MISS",
+                         reuse_ratio=0.002, cached_tokens=20, prompt_tokens=11871, reprocessed_tokens=11851,
+                         ttft_cold_ms=17522.0, ttft_warm_ms=18328.0)
+    measured = sweep.Measurement(verdict="MISS", requests=[{"request": "warm", "cached_tokens": 20}])
+    store = VerifyHistory(tmp_path)
+    store.append(sweep.history_entry(_profile("http://127.0.0.1:8080"), row, measured))
+    [entry] = store.load("local")
+    assert (entry.check, entry.setting, entry.verdict, entry.prompt_tokens) == (
+        "sweep", "-np 1, --cache-ram 0", "MISS", 11871)
+    assert entry.server["values"] == {"-np": "1", "--cache-ram": "0"}
+    assert entry.requests == [{"request": "warm", "cached_tokens": 20}]
+    assert "setting: -np 1, --cache-ram 0" in describe([entry])

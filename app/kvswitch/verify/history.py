@@ -229,6 +229,7 @@ def describe(entries: list[HistoryEntry]) -> str:
         lines.append(
             f"{e.time:25} {e.check:9} {client:16} {e.verdict:13} {reuse:>6} {ttft:>16}  "
             f"{e.server.get('build') or e.server.get('url', '')}"
+            + (f"  setting: {e.setting}" if e.setting else "")
         )
     return "\n".join(lines)
 
