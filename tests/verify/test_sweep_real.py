@@ -124,3 +124,32 @@ def test_a_bad_flag_is_a_row_with_the_servers_complaint_and_the_rest_is_measured
     stored = VerifyHistory(AppPaths.default().data_dir / "verify-history").load("local")
     assert [(e.check, e.setting, e.verdict) for e in stored] == [
         ("sweep", "--no-such-flag set", "FAILED TO START"), ("sweep", "--no-such-flag default", "HIT")]
+
+
+def test_a_client_sweep_runs_the_real_codex_session_per_setting(
+    fake_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--client codex``: the real Codex session against the setting's server, its continued turns in
+    the server's own numbers (Codex 0.169.0 sends its whole history, so they reuse >= 99 %)."""
+    from support.claude import eos_token_id  # noqa: PLC0415
+    from support.clients import codex_binary  # noqa: PLC0415
+
+    codex = codex_binary()
+    port = free_port()
+    assert main(["profile", "add", "local", "--kind", "llama.cpp", "--base-url", f"http://127.0.0.1:{port}",
+                 "--model", "tiny", "--target", "codex", "--context-window", str(CONTEXT)]) == 0
+    capsys.readouterr()
+    command = [*llama_command(port), "-l", f"{eos_token_id()}+100"]
+    code = main(["sweep", "--vary=--cache-ram=0", "--client", "codex", "--codex-bin", str(codex), "--json",
+                 "local", "--", *command])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0, data
+    [row] = data["rows"]
+    assert row["status"] == "measured"
+    assert row["verdict"] == "HIT"
+    assert row["reuse_ratio"] >= 0.99
+    assert row["prompt_tokens"] > 20_000  # Codex's turns 2 and 3 of conversation 1, ~16k tokens each
+    assert row["reprocessed_tokens"] == row["prompt_tokens"] - row["cached_tokens"]
+    assert data["probe"] == "codex session"
+    [entry] = VerifyHistory(AppPaths.default().data_dir / "verify-history").load("local")
+    assert (entry.check, entry.client, entry.setting) == ("sweep", "codex", "--cache-ram 0")
