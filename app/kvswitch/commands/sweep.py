@@ -1,7 +1,7 @@
 """``kvswitch sweep PROFILE --server-cmd CMD --vary FLAG=V1,V2 ...``: the settings table, headless.
 
 The command can also come last, after the profile and ``--`` (``kvswitch sweep --vary=-np=1,4 local --
-llama-server ...``), which needs no quoting; argparse then wants the options before the profile.
+SERVER ARGS...``), which needs no quoting; argparse then wants the options before the profile.
 
 Exit status: 0 when every setting was measured (whatever its verdict), 1 when a setting failed to start,
 crashed or errored (its row says why), 2 bad usage — including a server already running on the profile's

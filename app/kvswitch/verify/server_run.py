@@ -4,9 +4,9 @@
 shell) through ``logs.process.ProcessSource``, whose reader thread drains the server's merged stdout and
 stderr; a follower thread here keeps its last lines for the whole run (start, measurement, stop), so a
 server that fails to start or dies mid-measurement is reported with its own last words instead of a
-timeout. Readiness is asked the way every OpenAI-compatible server answers it: ``/health`` 200 (llama.cpp,
-vLLM, SGLang), else ``/v1/models`` 200 where ``/health`` does not exist. A server already listening on the
-port is never touched: ``port_in_use`` lets the caller refuse before anything starts.
+timeout. Readiness is asked the way every OpenAI-compatible server answers it: ``/health`` 200 (the
+common local servers), else ``/v1/models`` 200 where ``/health`` does not exist. A server already
+listening on the port is never touched: ``port_in_use`` lets the caller refuse before anything starts.
 """
 
 from __future__ import annotations
