@@ -161,3 +161,39 @@ def test_a_row_goes_into_the_verify_history_beside_verifys_runs(tmp_path: Path) 
     assert entry.server["values"] == {"-np": "1", "--cache-ram": "0"}
     assert entry.requests == [{"request": "warm", "cached_tokens": 20}]
     assert "setting: -np 1, --cache-ram 0" in describe([entry])
+
+
+CRASHING_SERVER = """
+import http.server, os, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/health":
+            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
+            self.wfile.write(b"ok")
+            return
+        print("GGML_ASSERT(n_tokens > 0) failed", flush=True)
+        os._exit(134)
+    do_POST = do_GET
+    def log_message(self, *args):
+        pass
+print("listening", flush=True)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_a_server_that_dies_during_the_measurement_is_a_crashed_row(tmp_path: Path) -> None:
+    """A real process that serves /health, then dies on the probe's first request (a crash no real
+    server gives on demand), with its last words in the row."""
+    from kvswitch.verify import sweep_measure  # noqa: PLC0415
+
+    port = free_port()
+    report = sweep.run_sweep(_profile(f"http://127.0.0.1:{port}"),
+                             [sys.executable, "-c", CRASHING_SERVER, str(port)],
+                             [sweep.parse_vary("--x=set")],
+                             sweep_measure.synthetic(), probe="synthetic probe", timeout=20, start_timeout=30)
+    [row] = report.rows
+    assert row.status == sweep.CRASHED, row
+    assert "stopped during the measurement" in (row.reason or "")
+    assert "code 134" in (row.reason or "")
+    assert row.last_lines[-1] == "GGML_ASSERT(n_tokens > 0) failed"
+    assert report.exit_code == 1
