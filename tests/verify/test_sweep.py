@@ -197,3 +197,28 @@ def test_a_server_that_dies_during_the_measurement_is_a_crashed_row(tmp_path: Pa
     assert "code 134" in (row.reason or "")
     assert row.last_lines[-1] == "GGML_ASSERT(n_tokens > 0) failed"
     assert report.exit_code == 1
+
+
+MODELS_ONLY_SERVER = """
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b'{"data": []}' if self.path == "/v1/models" else b"no such route"
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        print("GET", self.path, flush=True)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_a_server_without_health_is_ready_when_its_model_list_answers() -> None:
+    from kvswitch.verify.server_run import ServerRun  # noqa: PLC0415
+
+    port = free_port()
+    with ServerRun([sys.executable, "-c", MODELS_ONLY_SERVER, str(port)]) as server:
+        assert server.wait_ready(f"http://127.0.0.1:{port}/v1", timeout=30) is None
+        assert server.alive
+    assert server.last_lines()[-2:] == ["GET /health", "GET /v1/models"]
+    assert not server.alive

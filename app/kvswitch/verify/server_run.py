@@ -99,7 +99,7 @@ class ServerRun:
         """``None`` once the server answers ready; else why not (it exited, or ``timeout`` passed)."""
         root = base_url.rstrip("/").removesuffix("/v1")
         deadline = time.monotonic() + timeout
-        paths = ["/health", "/v1/models"]
+        path = "/health"
         while True:
             if not self.started:
                 return self.status
@@ -108,12 +108,12 @@ class ServerRun:
                 return f"the server exited before it was ready ({self._exit_text()})"
             if cancel is not None and cancel.is_set():
                 return "cancelled"
-            for path in list(paths):
-                status = _status_of(root + path)
-                if status == 200:
-                    return None
-                if status == 404 and len(paths) > 1:
-                    paths.remove(path)  # no such route on this server: ask the other one
+            status = _status_of(root + path)
+            if status == 200:
+                return None
+            if status == 404 and path == "/health":
+                path = "/v1/models"  # no such route on this server: its model list says it is up
+                continue
             if time.monotonic() >= deadline:
                 return f"not ready within {timeout:g} s"
             time.sleep(READY_INTERVAL)  # polling a child's port: it says nothing until it is up
