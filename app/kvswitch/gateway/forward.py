@@ -2,7 +2,9 @@
 the answer relayed chunk by chunk (or through a bridge's converter) as it arrives.
 
 Nothing is buffered without a bound: the request body is capped (else 413, connection closed without
-reading the rest), each read from the upstream waits at most ``upstream_idle`` seconds, the whole
+reading the rest) and must keep arriving (``request_body_idle``), the upstream's status line and
+headers must arrive within ``first_byte`` seconds (else the next profile is tried), each later read
+from the upstream waits at most ``upstream_idle`` seconds, the whole
 answer must end within ``max_response_seconds`` and ``max_response_bytes``; past a limit the client's
 connection is cut, so the client sees a broken answer instead of a complete-looking one. Of the answer
 only a bounded head and tail are kept, for usage and cache numbers.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,6 +31,7 @@ from multidict import CIMultiDict
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.core.redact import mask_text
 from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
 
@@ -45,6 +49,16 @@ MAX_RESPONSE_SECONDS = 3 * 3600.0
 CLIENT_IDLE_SECONDS = 600.0
 #: a model may think a long time between two chunks of an answer
 UPSTREAM_IDLE_SECONDS = 900.0
+#: the upstream's status line and headers must arrive this soon, else it counts as down and the next
+#: profile is tried. Well under the clients' own limits: Claude Code gives a request 600 s
+#: (``API_TIMEOUT_MS``), Codex a stream 300 s without an event (``stream_idle_timeout_ms``), so a
+#: hung first upstream still leaves a fallback time to answer. A streaming server sends its headers
+#: when it starts the answer; a prompt that takes longer than this to read before any byte is the
+#: case to raise it for (``Limits.first_byte``).
+FIRST_BYTE_SECONDS = 180.0
+#: a client that sent its headers sends its body at once; a pause this long between two pieces of it
+#: ends the request (408), so a stalled body cannot hold a socket past the idle close
+REQUEST_BODY_IDLE_SECONDS = 60.0
 CONNECT_SECONDS = 30.0
 #: bytes of an upstream error body read to decide on failover and to show it
 ERROR_BODY_LIMIT = 256 * 1024
@@ -59,6 +73,8 @@ class Limits:
     upstream_idle: float = UPSTREAM_IDLE_SECONDS
     client_idle: float = CLIENT_IDLE_SECONDS
     connect: float = CONNECT_SECONDS
+    first_byte: float = FIRST_BYTE_SECONDS
+    request_body_idle: float = REQUEST_BODY_IDLE_SECONDS
     #: bytes of each answer's head kept (the recorder keeps 4 MB to show it, the gateway less)
     sample_bytes: int = 64 * 1024
 
@@ -72,15 +88,29 @@ class BodyRefused(Exception):
         self.message = message
 
 
+#: where the server publishes its ``Limits`` to the code that reads a request (``read_body``)
+LIMITS_KEY = web.AppKey("kvswitch_limits", Limits)
+
+
 async def read_body(request: web.Request, limit: int) -> bytes:
-    """The request body, at most ``limit`` bytes; ``BodyRefused`` (413) beyond without reading on."""
+    """The request body, at most ``limit`` bytes; ``BodyRefused`` (413) beyond without reading on,
+    (408) when the client pauses longer than the server's ``Limits.request_body_idle`` in it."""
     declared = request.content_length
     if declared is not None and declared > limit:
         raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
+    limits = request.app.get(LIMITS_KEY)
+    idle = limits.request_body_idle if limits is not None else REQUEST_BODY_IDLE_SECONDS
     chunks: list[bytes] = []
     total = 0
     try:
-        async for piece in request.content.iter_any():
+        while True:
+            try:
+                async with asyncio.timeout(idle):
+                    piece = await request.content.readany()
+            except TimeoutError:
+                raise BodyRefused(408, f"the client sent no more of its body for {idle:g} s") from None
+            if not piece:
+                break
             total += len(piece)
             if total > limit:
                 raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
@@ -93,9 +123,12 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
 
 def refuse(status: int, message: str, *, close: bool = True, body: bytes | None = None) -> web.Response:
-    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it)."""
+    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it).
+
+    ``message`` goes through ``redact.mask_text``: an upstream URL or an error text quoting one never
+    shows its password or a signed query to the client."""
     data = body if body is not None else json.dumps(
-        {"type": "error", "error": {"type": "proxy_error", "message": message}}
+        {"type": "error", "error": {"type": "proxy_error", "message": mask_text(message)}}
     ).encode()
     response = web.Response(status=status, body=data, content_type="application/json")
     if close:
@@ -121,12 +154,38 @@ def upstream_headers(
     for name, value in items:
         if name.lower() in dropped:
             continue
-        if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
-            raise BodyRefused(400, f"header {name!r} carries a line break")
+        why = unrelayable_header(name, value)
+        if why is not None:
+            raise BodyRefused(400, f"header {_shown_name(name)} {why}")
         out.add(name, value)
     for name, value in (add or {}).items():
         out[name] = value
     return out
+
+
+#: what HTTP forbids in a field (RFC 9110 5.5: controls other than HTAB, and DEL); aiohttp refuses to
+#: write them, so a header holding one cannot be relayed
+_FORBIDDEN_IN_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: bytes that were not UTF-8 on the wire (the parser keeps them as lone surrogates): aiohttp's writer
+#: drops them without a word, so ``caf\xe9`` would leave as ``caf``
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def unrelayable_header(name: str, value: str) -> str | None:
+    """Why a header cannot go on byte for byte (``None``: it can).
+
+    RFC 9110 allows obs-text (bytes 0x80-0xFF) in a value, but the one writer the gateway has encodes
+    text as UTF-8, so a non-UTF-8 byte can neither pass unchanged nor be dropped unseen: it is refused
+    with its name, like a control byte."""
+    if _FORBIDDEN_IN_HEADER.search(name) or _FORBIDDEN_IN_HEADER.search(value):
+        return "carries a control character or line break"
+    if _NOT_UTF8.search(name) or _NOT_UTF8.search(value):
+        return "carries bytes that are not UTF-8 (the gateway forwards headers unchanged or not at all)"
+    return None
+
+
+def _shown_name(name: str) -> str:
+    return ascii(name.encode("utf-8", "surrogateescape").decode("latin-1"))
 
 
 @dataclass
@@ -179,26 +238,45 @@ def client_session(limits: Limits) -> aiohttp.ClientSession:
 
 async def open_upstream(
     session: aiohttp.ClientSession, method: str, url: str, headers: CIMultiDict[str], body: bytes,
-    attempt: Attempt,
+    attempt: Attempt, first_byte: float = FIRST_BYTE_SECONDS,
 ) -> aiohttp.ClientResponse | None:
-    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set."""
+    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set.
+
+    ``None`` too for an upstream that sent no status line and headers within ``first_byte`` seconds
+    (one that accepts and never answers, or drips its headers a byte at a time under any per-read
+    timeout) and for one whose headers cannot be relayed (a control byte, bytes that are not UTF-8):
+    nothing reached the client yet, so the caller can fail over."""
     try:
-        response = await session.request(
-            method, url, headers=headers, data=body if body or method in ("POST", "PUT", "PATCH") else None,
-            allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
-        )
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+        async with asyncio.timeout(first_byte):
+            response = await session.request(
+                method, url, headers=headers,
+                data=body if body or method in ("POST", "PUT", "PATCH") else None,
+                allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
+            )
+    except TimeoutError:
+        attempt.error = f"no status line and headers within {first_byte:g} s (first-byte deadline)"
+        return None
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
         attempt.error = describe_error(exc)
         return None
+    for name, value in response.headers.items():
+        why = unrelayable_header(name, value)
+        if why is not None:
+            response.release()
+            response.close()
+            attempt.error = f"the upstream's header {_shown_name(name)} {why}"
+            return None
     attempt.status = response.status
     return response
 
 
 def describe_error(exc: BaseException) -> str:
+    """One line about a failed upstream, credentials masked (``redact.mask_text``): aiohttp's texts
+    quote the URL, which may hold a password or a signed query."""
     if isinstance(exc, asyncio.TimeoutError):
         return "no answer within the idle timeout"
     text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]
+    return mask_text(text.splitlines()[0][:300])
 
 
 async def read_error_body(response: aiohttp.ClientResponse, attempt: Attempt) -> bytes:
@@ -333,11 +411,14 @@ def deadline_message(limits: Limits, what: str) -> str:
     return str(DeadlineExceeded(limits.max_response_seconds, what))
 
 
-def parse_json_body(raw: bytes) -> Any:
-    """The request body as JSON, or ``None`` when it is not JSON (it is then forwarded untouched)."""
+def parse_json_body(raw: bytes, max_bytes: int = MAX_REQUEST_BODY) -> Any:
+    """The request body as JSON, or ``None`` when it is not JSON (it is then forwarded untouched).
+
+    Read up to the request cap (not the 16 MiB of a config file): a body the gateway accepted is a
+    body it maps the model of and bridges, never one it passes on unmapped."""
     if not raw:
         return None
     try:
-        return loads_json("request body", raw.decode("utf-8"))
+        return loads_json("request body", raw.decode("utf-8"), max_bytes=max_bytes)
     except (ValueError, KvSwitchError):
         return None
