@@ -19,9 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,11 +33,11 @@ from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
 from kvswitch.core.redact import mask_text
 from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
+from kvswitch.gateway.headers import HOP_BY_HOP as HOP_BY_HOP
+from kvswitch.gateway.headers import BodyRefused as BodyRefused
+from kvswitch.gateway.headers import shown_name, unrelayable_header
+from kvswitch.gateway.headers import upstream_headers as upstream_headers
 
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-    "transfer-encoding", "upgrade", "proxy-connection",
-})
 #: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
 MAX_REQUEST_BODY = 64 * MB
 #: far above any model answer, low enough that an endless upstream cannot fill a disk or a client
@@ -77,15 +76,6 @@ class Limits:
     request_body_idle: float = REQUEST_BODY_IDLE_SECONDS
     #: bytes of each answer's head kept (the recorder keeps 4 MB to show it, the gateway less)
     sample_bytes: int = 64 * 1024
-
-
-class BodyRefused(Exception):
-    """The client's body broke the cap or its framing; ``status`` and ``message`` are the answer."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 #: where the server publishes its ``Limits`` to the code that reads a request (``read_body``)
@@ -134,58 +124,6 @@ def refuse(status: int, message: str, *, close: bool = True, body: bytes | None 
     if close:
         response.force_close()
     return response
-
-
-def upstream_headers(
-    headers: Iterable[tuple[str, str]], *, drop: Iterable[str] = (), add: dict[str, str] | None = None
-) -> CIMultiDict[str]:
-    """The client's headers minus hop-by-hop ones (and those its ``Connection`` lists), ``Host``,
-    ``Content-Length`` and ``drop``; plus ``add``. Values arrive unfolded from the parser and are
-    re-validated here, so a header never carries a line break upstream."""
-    items = list(headers)
-    listed = {
-        token.strip().lower()
-        for name, value in items if name.lower() == "connection"
-        for token in value.split(",")
-    }
-    # ``Expect: 100-continue`` was answered here already: the whole body goes on in one piece
-    dropped = HOP_BY_HOP | listed | {"host", "content-length", "expect"} | {name.lower() for name in drop}
-    out: CIMultiDict[str] = CIMultiDict()
-    for name, value in items:
-        if name.lower() in dropped:
-            continue
-        why = unrelayable_header(name, value)
-        if why is not None:
-            raise BodyRefused(400, f"header {_shown_name(name)} {why}")
-        out.add(name, value)
-    for name, value in (add or {}).items():
-        out[name] = value
-    return out
-
-
-#: what HTTP forbids in a field (RFC 9110 5.5: controls other than HTAB, and DEL); aiohttp refuses to
-#: write them, so a header holding one cannot be relayed
-_FORBIDDEN_IN_HEADER = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-#: bytes that were not UTF-8 on the wire (the parser keeps them as lone surrogates): aiohttp's writer
-#: drops them without a word, so ``caf\xe9`` would leave as ``caf``
-_NOT_UTF8 = re.compile("[\udc80-\udcff]")
-
-
-def unrelayable_header(name: str, value: str) -> str | None:
-    """Why a header cannot go on byte for byte (``None``: it can).
-
-    RFC 9110 allows obs-text (bytes 0x80-0xFF) in a value, but the one writer the gateway has encodes
-    text as UTF-8, so a non-UTF-8 byte can neither pass unchanged nor be dropped unseen: it is refused
-    with its name, like a control byte."""
-    if _FORBIDDEN_IN_HEADER.search(name) or _FORBIDDEN_IN_HEADER.search(value):
-        return "carries a control character or line break"
-    if _NOT_UTF8.search(name) or _NOT_UTF8.search(value):
-        return "carries bytes that are not UTF-8 (the gateway forwards headers unchanged or not at all)"
-    return None
-
-
-def _shown_name(name: str) -> str:
-    return ascii(name.encode("utf-8", "surrogateescape").decode("latin-1"))
 
 
 @dataclass
@@ -264,7 +202,7 @@ async def open_upstream(
         if why is not None:
             response.release()
             response.close()
-            attempt.error = f"the upstream's header {_shown_name(name)} {why}"
+            attempt.error = f"the upstream's header {shown_name(name)} {why}"
             return None
     attempt.status = response.status
     return response

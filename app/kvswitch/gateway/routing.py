@@ -143,7 +143,7 @@ def mapped_model(model: str, profile: Profile, others: Iterable[Profile] | Calla
 _FIRST_MEMBER = re.compile(rb'\A\s*\{\s*"model"\s*:\s*("(?:[^"\\]|\\.)*")')
 _SPACE = re.compile(r"[ \t\n\r]*")
 #: the standard library's C scanner: one call reads one whole member value and says where it ends
-_SCAN_VALUE = json.JSONDecoder().scan_once
+_SCAN_VALUE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def top_level_model_spans(raw: bytes) -> list[tuple[int, int]]:

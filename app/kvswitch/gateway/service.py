@@ -31,7 +31,7 @@ from kvswitch.core.gateway_config import (
 )
 from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
-from kvswitch.core.redact import mask_url
+from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
 from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
@@ -291,7 +291,7 @@ class GatewayHandler(Handler):
                                before_end=outcome_then_store(converter))
         if last_error is not None:
             status, error_body, bridge = last_error  # no later profile could even be tried
-            row.status, row.error = status, error_body[:300].decode("utf-8", "replace")
+            row.status, row.error = status, mask_text(error_body[:300].decode("utf-8", "replace"))
             shown = bridge.convert_error(status, error_body) if bridge is not None else error_body
             return web.Response(status=status, body=shown, content_type="application/json")
         row.status, row.error = 503, "; ".join(reasons)

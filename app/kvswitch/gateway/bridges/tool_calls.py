@@ -45,7 +45,8 @@ class ToolCalls:
         key = self._key(piece)
         call = self._calls.setdefault(key, ToolCall())
         self._last = key
-        function = piece.get("function") if isinstance(piece.get("function"), dict) else {}
+        found = piece.get("function")
+        function: dict[str, Any] = found if isinstance(found, dict) else {}
         if piece.get("id") and not call.id:
             call.id = str(piece["id"])
         name = function.get("name")
