@@ -243,8 +243,8 @@ class GatewayHandler(Handler):
             except BridgeRequestError as refused:  # the client's own mistake: no other profile helps
                 row.status, row.error = refused.status, str(refused)
                 return web.json_response(status=refused.status, body=refused.body)
-            except LookupError as exc:  # no bridge from the client's protocol to this backend's
-                reasons.append(f"{profile.name}: {exc}")
+            except (LookupError, ValueError) as exc:  # no bridge for this backend's protocol, or a
+                reasons.append(f"{profile.name}: {exc}")  # conversion fault another profile may not have
                 continue
             headers = base_headers.copy()
             headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
