@@ -321,3 +321,23 @@ def test_a_stream_the_bridge_ended_with_an_error_is_recorded_as_an_error(
     assert row.status == 502
     assert "the model crashed" in (row.error or "")
 
+
+
+# -- 4: the one masking rule, by itself ---------------------------------------------------------------
+@pytest.mark.parametrize(("url", "shown"), [
+    (f"http://user:{PASSWORD}@h:8/v1", "http://user:REDACTED@h:8/v1"),
+    (f"https://h/v1?X-Amz-Signature={PASSWORD}&X-Amz-Date=1", "https://h/v1?X-Amz-Signature=REDACTED&X-Amz-Date=1"),
+    ("http://[::1]:8080/v1?beta=true", "http://[::1]:8080/v1?beta=true"),  # nothing secret: every byte kept
+    ("http://user@h/v1", "http://user@h/v1"),
+])
+def test_mask_url_masks_the_password_and_signed_queries_only(url: str, shown: str) -> None:
+    from kvswitch.core.redact import mask_headers, mask_text, mask_url  # noqa: PLC0415
+
+    assert mask_url(url) == shown
+    assert PASSWORD not in mask_text(f"upstream {url} failed")
+    headers = {"X-Custom-Token": PASSWORD, "X-Amz-Signature": PASSWORD, "X-Amz-Credential": PASSWORD,
+               "anthropic-version": "2023-06-01", "x-claude-code-session-id": "s-1"}
+    masked = mask_headers(headers)
+    assert PASSWORD not in json.dumps(masked)
+    assert masked["anthropic-version"] == "2023-06-01"
+    assert masked["x-claude-code-session-id"] == "s-1"
