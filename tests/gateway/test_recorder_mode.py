@@ -129,3 +129,65 @@ def test_500_concurrent_streams_through_the_recorder_without_a_reset(tmp_path: P
     assert bodies == {b"".join(EVENTS)}
     assert len(recorder.captures) == 500
     assert len(list((tmp_path / "caps").iterdir())) == 500
+
+
+def test_custom_token_and_signature_headers_and_signed_queries_are_masked(
+    tmp_path: Path, upstreams: Make
+) -> None:
+    """#28 item 4: a gateway's own header (``X-Custom-Token``) and a cloud's signed request
+    (``X-Amz-Signature``, ``X-Amz-Security-Token``, in headers and in the query) hold credentials too."""
+    import httpx  # noqa: PLC0415
+
+    upstream = upstreams(json_answer(b"{}"))
+    folder = tmp_path / "caps"
+    with Recorder(upstream.url, folder) as recorder:
+        answer = httpx.post(f"{recorder.url}/v1/messages?X-Amz-Signature={SECRET}&X-Amz-Date=20260101",
+                            json={"model": "m"},
+                            headers={"X-Custom-Token": SECRET, "X-Amz-Signature": SECRET,
+                                     "X-Amz-Security-Token": SECRET, "anthropic-version": "2023-06-01"})
+        assert answer.status_code == 200
+    assert upstream.seen[-1].path.endswith(f"X-Amz-Signature={SECRET}&X-Amz-Date=20260101")  # forwarded
+    text = next(folder.iterdir()).read_text()
+    assert SECRET not in text
+    saved = json.loads(text)
+    assert saved["path"] == "/v1/messages?X-Amz-Signature=REDACTED&X-Amz-Date=20260101"
+    for name in ("X-Custom-Token", "X-Amz-Signature", "X-Amz-Security-Token"):
+        assert saved["headers"][name] == "••••••••", name
+    assert saved["headers"]["anthropic-version"] == "2023-06-01"  # not a credential: shown
+
+
+def test_the_banner_and_the_502_never_show_the_upstream_password(fake_home: Path, tmp_path: Path) -> None:
+    """#28 item 4: ``kvswitch record --upstream http://user:PASSWORD@host`` printed the password."""
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    import httpx  # noqa: PLC0415
+
+    password = "pw-3c9e7f1a22qq"
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    import kvswitch  # noqa: PLC0415 - the child runs the very tree under test
+
+    env = {**os.environ, "HOME": str(fake_home), "PYTHONPATH": str(Path(kvswitch.__file__).parents[1])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvswitch", "record", "--upstream", f"http://user:{password}@127.0.0.1:{port}",
+         "--max-requests", "1", "--captures", str(tmp_path / "caps")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline().decode()
+        assert banner.startswith("Recording on http://127.0.0.1:"), banner
+        recorder_url = banner.split()[2]
+        answer = httpx.post(recorder_url + "/v1/messages", json={"model": "m"}, timeout=30)
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert answer.status_code == 502
+    shown = banner + rest.decode() + answer.text + "".join(
+        file.read_text() for file in (tmp_path / "caps").iterdir())
+    assert "user:REDACTED@127.0.0.1" in banner
+    assert password not in shown

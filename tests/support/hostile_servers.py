@@ -22,7 +22,9 @@ detection GETs and meets the hostile answer on its real request:
   CSI/OSC sequences, raw ESC/BEL, C1 controls and a bidi override; the ``server`` header too;
 - ``escapes_error``: the same strings in a 400 error object;
 - ``huge_headers``: 200 with 4 MB of headers;
-- ``invalid_utf8``: 200 JSON whose strings hold bytes that are not UTF-8.
+- ``invalid_utf8``: 200 JSON whose strings hold bytes that are not UTF-8;
+- ``silent``: reads the request, then never answers (a hung upstream: accepted, never a byte);
+- ``control_header``: 200 JSON with a header that holds a control byte (``x-bad: a\x01b``).
 
 ``sent`` counts body bytes written. Servers run on threads of the test process; the command under
 test runs as a subprocess, so its memory and time are its own.
@@ -47,7 +49,7 @@ EVIL = ("\x1b[2J\x1b[31mred\x1b[0m\x1b]0;pwned\x07\x1b]8;;http://x\x1b\\link\x1b
 RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\x9c", "\r", "\u202e")
 MODES = ("double_gzip", "gzip_bomb", "triple_gzip", "unknown_coding", "corrupt_gzip", "slow_headers",
          "slow_body", "endless_body", "endless_sse", "endless_line", "escapes", "escapes_error",
-         "huge_headers", "invalid_utf8")
+         "huge_headers", "invalid_utf8", "silent", "control_header")
 #: how often ``slow_headers`` sends a byte: faster than any per-read timeout, so only a deadline ends it
 HEADER_DRIP_S = 0.2
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
@@ -218,6 +220,12 @@ class HostileServer:
         body = (b'{"data": [{"id": "bad\xff\xfe\xc3("}], '
                 b'"content": [{"type": "text", "text": "\xed\xa0\x80"}]}')
         self._send(conn, _answer("200 OK", body))
+
+    def _silent(self, conn: socket.socket) -> None:
+        self._stop.wait()
+
+    def _control_header(self, conn: socket.socket) -> None:
+        self._send(conn, _answer("200 OK", b'{"content": []}', "x-bad: a\x01b"))
 
     def close(self) -> None:
         self._stop.set()

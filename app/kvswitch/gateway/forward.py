@@ -2,7 +2,9 @@
 the answer relayed chunk by chunk (or through a bridge's converter) as it arrives.
 
 Nothing is buffered without a bound: the request body is capped (else 413, connection closed without
-reading the rest), each read from the upstream waits at most ``upstream_idle`` seconds, the whole
+reading the rest) and must keep arriving (``request_body_idle``), the upstream's status line and
+headers must arrive within ``first_byte`` seconds (else the next profile is tried), each later read
+from the upstream waits at most ``upstream_idle`` seconds, the whole
 answer must end within ``max_response_seconds`` and ``max_response_bytes``; past a limit the client's
 connection is cut, so the client sees a broken answer instead of a complete-looking one. Of the answer
 only a bounded head and tail are kept, for usage and cache numbers.
@@ -18,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +30,14 @@ from multidict import CIMultiDict
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.core.redact import mask_text
 from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
+from kvswitch.gateway.headers import HOP_BY_HOP as HOP_BY_HOP
+from kvswitch.gateway.headers import BodyRefused as BodyRefused
+from kvswitch.gateway.headers import shown_name, unrelayable_header
+from kvswitch.gateway.headers import upstream_headers as upstream_headers
 
-HOP_BY_HOP = frozenset({
-    "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
-    "transfer-encoding", "upgrade", "proxy-connection",
-})
 #: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
 MAX_REQUEST_BODY = 64 * MB
 #: far above any model answer, low enough that an endless upstream cannot fill a disk or a client
@@ -45,6 +48,16 @@ MAX_RESPONSE_SECONDS = 3 * 3600.0
 CLIENT_IDLE_SECONDS = 600.0
 #: a model may think a long time between two chunks of an answer
 UPSTREAM_IDLE_SECONDS = 900.0
+#: the upstream's status line and headers must arrive this soon, else it counts as down and the next
+#: profile is tried. Well under the clients' own limits: Claude Code gives a request 600 s
+#: (``API_TIMEOUT_MS``), Codex a stream 300 s without an event (``stream_idle_timeout_ms``), so a
+#: hung first upstream still leaves a fallback time to answer. A streaming server sends its headers
+#: when it starts the answer; a prompt that takes longer than this to read before any byte is the
+#: case to raise it for (``Limits.first_byte``).
+FIRST_BYTE_SECONDS = 180.0
+#: a client that sent its headers sends its body at once; a pause this long between two pieces of it
+#: ends the request (408), so a stalled body cannot hold a socket past the idle close
+REQUEST_BODY_IDLE_SECONDS = 60.0
 CONNECT_SECONDS = 30.0
 #: bytes of an upstream error body read to decide on failover and to show it
 ERROR_BODY_LIMIT = 256 * 1024
@@ -59,28 +72,35 @@ class Limits:
     upstream_idle: float = UPSTREAM_IDLE_SECONDS
     client_idle: float = CLIENT_IDLE_SECONDS
     connect: float = CONNECT_SECONDS
+    first_byte: float = FIRST_BYTE_SECONDS
+    request_body_idle: float = REQUEST_BODY_IDLE_SECONDS
     #: bytes of each answer's head kept (the recorder keeps 4 MB to show it, the gateway less)
     sample_bytes: int = 64 * 1024
 
 
-class BodyRefused(Exception):
-    """The client's body broke the cap or its framing; ``status`` and ``message`` are the answer."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
+#: where the server publishes its ``Limits`` to the code that reads a request (``read_body``)
+LIMITS_KEY = web.AppKey("kvswitch_limits", Limits)
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:
-    """The request body, at most ``limit`` bytes; ``BodyRefused`` (413) beyond without reading on."""
+    """The request body, at most ``limit`` bytes; ``BodyRefused`` (413) beyond without reading on,
+    (408) when the client pauses longer than the server's ``Limits.request_body_idle`` in it."""
     declared = request.content_length
     if declared is not None and declared > limit:
         raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
+    limits = request.app.get(LIMITS_KEY)
+    idle = limits.request_body_idle if limits is not None else REQUEST_BODY_IDLE_SECONDS
     chunks: list[bytes] = []
     total = 0
     try:
-        async for piece in request.content.iter_any():
+        while True:
+            try:
+                async with asyncio.timeout(idle):
+                    piece = await request.content.readany()
+            except TimeoutError:
+                raise BodyRefused(408, f"the client sent no more of its body for {idle:g} s") from None
+            if not piece:
+                break
             total += len(piece)
             if total > limit:
                 raise BodyRefused(413, str(ResponseTooLarge(limit, "the client")))
@@ -93,40 +113,17 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
 
 def refuse(status: int, message: str, *, close: bool = True, body: bytes | None = None) -> web.Response:
-    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it)."""
+    """A JSON error answer the client can show (the Messages API's error shape; OpenAI clients read it).
+
+    ``message`` goes through ``redact.mask_text``: an upstream URL or an error text quoting one never
+    shows its password or a signed query to the client."""
     data = body if body is not None else json.dumps(
-        {"type": "error", "error": {"type": "proxy_error", "message": message}}
+        {"type": "error", "error": {"type": "proxy_error", "message": mask_text(message)}}
     ).encode()
     response = web.Response(status=status, body=data, content_type="application/json")
     if close:
         response.force_close()
     return response
-
-
-def upstream_headers(
-    headers: Iterable[tuple[str, str]], *, drop: Iterable[str] = (), add: dict[str, str] | None = None
-) -> CIMultiDict[str]:
-    """The client's headers minus hop-by-hop ones (and those its ``Connection`` lists), ``Host``,
-    ``Content-Length`` and ``drop``; plus ``add``. Values arrive unfolded from the parser and are
-    re-validated here, so a header never carries a line break upstream."""
-    items = list(headers)
-    listed = {
-        token.strip().lower()
-        for name, value in items if name.lower() == "connection"
-        for token in value.split(",")
-    }
-    # ``Expect: 100-continue`` was answered here already: the whole body goes on in one piece
-    dropped = HOP_BY_HOP | listed | {"host", "content-length", "expect"} | {name.lower() for name in drop}
-    out: CIMultiDict[str] = CIMultiDict()
-    for name, value in items:
-        if name.lower() in dropped:
-            continue
-        if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
-            raise BodyRefused(400, f"header {name!r} carries a line break")
-        out.add(name, value)
-    for name, value in (add or {}).items():
-        out[name] = value
-    return out
 
 
 @dataclass
@@ -179,26 +176,45 @@ def client_session(limits: Limits) -> aiohttp.ClientSession:
 
 async def open_upstream(
     session: aiohttp.ClientSession, method: str, url: str, headers: CIMultiDict[str], body: bytes,
-    attempt: Attempt,
+    attempt: Attempt, first_byte: float = FIRST_BYTE_SECONDS,
 ) -> aiohttp.ClientResponse | None:
-    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set."""
+    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set.
+
+    ``None`` too for an upstream that sent no status line and headers within ``first_byte`` seconds
+    (one that accepts and never answers, or drips its headers a byte at a time under any per-read
+    timeout) and for one whose headers cannot be relayed (a control byte, bytes that are not UTF-8):
+    nothing reached the client yet, so the caller can fail over."""
     try:
-        response = await session.request(
-            method, url, headers=headers, data=body if body or method in ("POST", "PUT", "PATCH") else None,
-            allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
-        )
-    except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+        async with asyncio.timeout(first_byte):
+            response = await session.request(
+                method, url, headers=headers,
+                data=body if body or method in ("POST", "PUT", "PATCH") else None,
+                allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
+            )
+    except TimeoutError:
+        attempt.error = f"no status line and headers within {first_byte:g} s (first-byte deadline)"
+        return None
+    except (aiohttp.ClientError, OSError, ValueError) as exc:
         attempt.error = describe_error(exc)
         return None
+    for name, value in response.headers.items():
+        why = unrelayable_header(name, value)
+        if why is not None:
+            response.release()
+            response.close()
+            attempt.error = f"the upstream's header {shown_name(name)} {why}"
+            return None
     attempt.status = response.status
     return response
 
 
 def describe_error(exc: BaseException) -> str:
+    """One line about a failed upstream, credentials masked (``redact.mask_text``): aiohttp's texts
+    quote the URL, which may hold a password or a signed query."""
     if isinstance(exc, asyncio.TimeoutError):
         return "no answer within the idle timeout"
     text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]
+    return mask_text(text.splitlines()[0][:300])
 
 
 async def read_error_body(response: aiohttp.ClientResponse, attempt: Attempt) -> bytes:
@@ -333,11 +349,14 @@ def deadline_message(limits: Limits, what: str) -> str:
     return str(DeadlineExceeded(limits.max_response_seconds, what))
 
 
-def parse_json_body(raw: bytes) -> Any:
-    """The request body as JSON, or ``None`` when it is not JSON (it is then forwarded untouched)."""
+def parse_json_body(raw: bytes, max_bytes: int = MAX_REQUEST_BODY) -> Any:
+    """The request body as JSON, or ``None`` when it is not JSON (it is then forwarded untouched).
+
+    Read up to the request cap (not the 16 MiB of a config file): a body the gateway accepted is a
+    body it maps the model of and bridges, never one it passes on unmapped."""
     if not raw:
         return None
     try:
-        return loads_json("request body", raw.decode("utf-8"))
+        return loads_json("request body", raw.decode("utf-8"), max_bytes=max_bytes)
     except (ValueError, KvSwitchError):
         return None

@@ -35,7 +35,7 @@ from kvswitch.core.errors import UsageError
 from kvswitch.core.fsutil import SECRET_MODE
 from kvswitch.core.http import check_timeout
 from kvswitch.core.models import Profile, validate_base_url
-from kvswitch.core.redact import mask_headers, mask_json, mask_query
+from kvswitch.core.redact import mask_headers, mask_json, mask_query, mask_text, mask_url
 from kvswitch.gateway.forward import (
     CLIENT_IDLE_SECONDS,
     MAX_RESPONSE_BODY,
@@ -95,7 +95,7 @@ class _RecorderHandler(Handler):
             headers = upstream_headers(request.headers.items())
         except BodyRefused as exc:
             return refuse(exc.status, f"recorder: {exc.message}")
-        target = owner.upstream + request.rel_url.raw_path_qs
+        target = owner.target + request.rel_url.raw_path_qs
         attempt = Attempt(target)
         started = time.monotonic()
         what = f"upstream {owner.upstream}"
@@ -115,7 +115,8 @@ class _RecorderHandler(Handler):
         answer: web.StreamResponse
         try:
             async with asyncio.timeout(self.limits.max_response_seconds):
-                response = await open_upstream(self.session, request.method, target, headers, raw, attempt)
+                response = await open_upstream(self.session, request.method, target, headers, raw, attempt,
+                                               self.limits.first_byte)
                 if response is None:
                     answer = refuse(502, f"recorder: upstream {owner.upstream} failed: {attempt.error}")
                 else:
@@ -156,16 +157,22 @@ class BaseRecorder(Generic[CaptureT]):
         client_idle_timeout: float = CLIENT_IDLE_SECONDS,
     ):
         try:
-            self.upstream = check_url_port(validate_base_url(upstream))
+            #: where requests go (it may carry ``user:password@``); ``upstream`` is how it is shown
+            self.target = check_url_port(validate_base_url(upstream))
+            idle = check_timeout(upstream_timeout, "upstream timeout")
             limits = Limits(
                 max_response_bytes=max_response_bytes,
                 max_response_seconds=check_timeout(max_response_seconds, "answer time limit"),
-                upstream_idle=check_timeout(upstream_timeout, "upstream timeout"),
+                upstream_idle=idle,
+                # one upstream, nothing to fail over to: its headers get the time of any other read
+                first_byte=idle,
                 client_idle=check_timeout(client_idle_timeout, "client idle timeout"),
                 sample_bytes=RESPONSE_SAMPLE,
             )
         except ValueError as exc:
-            raise UsageError(f"--upstream: {exc}") from None
+            raise UsageError(f"--upstream: {mask_text(str(exc))}") from None
+        #: the upstream as every banner, error and capture shows it (``redact.mask_url``)
+        self.upstream = mask_url(self.target)
         self.upstream_timeout = limits.upstream_idle
         self.max_response_seconds = limits.max_response_seconds
         self.max_response_bytes = max_response_bytes

@@ -18,7 +18,6 @@ from typing import Any
 from kvswitch.core.gateway_config import CLIENT_PATHS, PIN_PREFIX, GatewayClient
 from kvswitch.core.models import MESSAGES_PROTOCOL, Profile, WireProtocol
 from kvswitch.core.presets import codex_base_url
-from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.bridges import ROUTES
 from kvswitch.servers.protocols import upstream_protocol as _upstream_protocol
 
@@ -140,19 +139,69 @@ def mapped_model(model: str, profile: Profile, others: Iterable[Profile] | Calla
     return choice or profile.model or model
 
 
-_MODEL_MEMBER = re.compile(rb'(?<![\\])"model"\s*:\s*("(?:[^"\\]|\\.)*")')
+#: the common case, in one match: ``model`` is the object's first member (Claude Code, Codex)
+_FIRST_MEMBER = re.compile(rb'\A\s*\{\s*"model"\s*:\s*("(?:[^"\\]|\\.)*")')
+_SPACE = re.compile(r"[ \t\n\r]*")
+#: the standard library's C scanner: one call reads one whole member value and says where it ends
+_SCAN_VALUE = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def top_level_model_spans(raw: bytes) -> list[tuple[int, int]]:
+    """Byte spans of the values of the body's own ``model`` members (string values only), never a
+    ``"model"`` nested in the conversation, a tool's input or a quoted JSON text.
+
+    One ``"model"`` in the whole body, written first, is found by one match (Claude Code's and
+    Codex's bodies); anything else by walking the top-level members, each value read whole by the C
+    scanner (so brackets and quotes inside it never count). ``raw`` is a body ``parse_json_body``
+    accepted; anything unexpected gives no span (the body then goes on unchanged)."""
+    first = _FIRST_MEMBER.match(raw)
+    if first is not None and raw.count(b'"model"') == 1:
+        return [first.span(1)]
+    try:
+        text = raw.decode("utf-8")
+        spans = _member_spans(text)
+    except (UnicodeDecodeError, ValueError, StopIteration, IndexError, RecursionError):
+        return []
+    if text.isascii():
+        return spans
+    return [(len(text[:start].encode()), len(text[:end].encode())) for start, end in spans]
+
+
+def _member_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the string values of ``model`` members of the object ``text`` holds."""
+    at = _SPACE.match(text).end()  # type: ignore[union-attr]
+    if text[at] != "{":
+        return []
+    at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    spans: list[tuple[int, int]] = []
+    while text[at] == '"':
+        key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        if text[at] != ":":
+            return []
+        start = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+        value, at = _SCAN_VALUE(text, start)
+        if key == "model" and isinstance(value, str):
+            spans.append((start, at))
+        at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+        if text[at] != ",":
+            break
+        at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+    return spans
 
 
 def rewrite_model(raw: bytes, body: Any, new_model: str) -> bytes:
-    """``raw`` with only the top-level ``model`` value replaced (every other byte kept)."""
+    """``raw`` with only the top-level ``model`` value replaced (every other byte kept); a body with
+    the member twice (the last one counts for a JSON parser) has both replaced."""
     if not isinstance(body, dict) or not isinstance(body.get("model"), str) or body["model"] == new_model:
         return raw
-    for match in _MODEL_MEMBER.finditer(raw):
-        try:
-            value = strict_json(match.group(1))
-        except ValueError:
-            continue
-        if value == body["model"]:
-            encoded = json.dumps(new_model, ensure_ascii=False).encode("utf-8")
-            return raw[: match.start(1)] + encoded + raw[match.end(1):]
-    return raw
+    spans = top_level_model_spans(raw)
+    if not spans:
+        return raw
+    encoded = json.dumps(new_model, ensure_ascii=False).encode("utf-8")
+    out = bytearray()
+    last = 0
+    for start, end in spans:
+        out += raw[last:start] + encoded
+        last = end
+    return bytes(out + raw[last:])

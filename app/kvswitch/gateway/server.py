@@ -21,7 +21,7 @@ from aiohttp import web
 
 from kvswitch.core.addresses import is_loopback_host
 from kvswitch.core.errors import UsageError
-from kvswitch.gateway.forward import Limits, client_session
+from kvswitch.gateway.forward import LIMITS_KEY, Limits, client_session
 
 # a malformed request (a folded header, a broken chunk) is answered 400 by the parser; its traceback
 # is not the user's business, and the gateway's own outcome is in the usage rows
@@ -92,6 +92,7 @@ class GatewayServer:
     async def start_async(self) -> None:
         app = web.Application(client_max_size=self.handler.limits.max_request_body + 1,
                               handler_args={"max_field_size": 65536, "max_line_size": 65536})
+        app[LIMITS_KEY] = self.handler.limits  # read_body's pause bound
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self.handler.session = client_session(self.handler.limits)
         await self.handler.startup()

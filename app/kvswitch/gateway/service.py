@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -30,8 +31,9 @@ from kvswitch.core.gateway_config import (
 )
 from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway.bridges import Bridge, BridgeRequestError, dump_body, pick_bridge
+from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
 from kvswitch.gateway.failover import CircuitBreaker, retryable
@@ -220,6 +222,17 @@ class GatewayHandler(Handler):
         def others() -> list[Profile]:
             return chain[:1] + [p for p in (self._profiles or {}).values() if p.name != chain[0].name]
 
+        def outcome_then_store(converter: ResponseConverter | None) -> Callable[[], Awaitable[None]]:
+            """``store``, after the row took the bridge's outcome: a stream the bridge ended with an
+            error event went out under the upstream's 200, but it failed, and the row says so."""
+
+            async def finish() -> None:
+                if converter is not None and converter.failure is not None:
+                    row.status, row.error = 502, converter.failure[:300]
+                await store()
+
+            return finish
+
         for index, profile in enumerate(chain):
             more = index + 1 < len(chain)
             if more and not self.breaker.available(profile.name):
@@ -230,8 +243,8 @@ class GatewayHandler(Handler):
             except BridgeRequestError as refused:  # the client's own mistake: no other profile helps
                 row.status, row.error = refused.status, str(refused)
                 return web.json_response(status=refused.status, body=refused.body)
-            except (LookupError, ValueError) as exc:
-                reasons.append(f"{profile.name}: {exc}")
+            except (LookupError, ValueError) as exc:  # no bridge for this backend's protocol, or a
+                reasons.append(f"{profile.name}: {exc}")  # conversion fault another profile may not have
                 continue
             headers = base_headers.copy()
             headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
@@ -240,9 +253,11 @@ class GatewayHandler(Handler):
                 headers["Accept-Encoding"] = "identity"
             attempt = Attempt(planned.url)
             current.append(attempt)
-            row.profile, row.upstream, row.model = profile.name, planned.url.split("?")[0], planned.model
+            # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
+            row.profile, row.model = profile.name, planned.model
+            row.upstream = mask_url(planned.url.split("?")[0])
             response = await open_upstream(self.session, request.method, planned.url, headers, planned.body,
-                                           attempt)
+                                           attempt, self.limits.first_byte)
             if response is None:
                 self.breaker.failure(profile.name)
                 reasons.append(f"{profile.name}: {attempt.error}")
@@ -273,10 +288,10 @@ class GatewayHandler(Handler):
                 self.serving[route.client] = profile.name
             row.status = response.status
             return await relay(request, response, attempt, self.limits, started, converter, status_body,
-                               before_end=store)
+                               before_end=outcome_then_store(converter))
         if last_error is not None:
             status, error_body, bridge = last_error  # no later profile could even be tried
-            row.status, row.error = status, error_body[:300].decode("utf-8", "replace")
+            row.status, row.error = status, mask_text(error_body[:300].decode("utf-8", "replace"))
             shown = bridge.convert_error(status, error_body) if bridge is not None else error_body
             return web.Response(status=status, body=shown, content_type="application/json")
         row.status, row.error = 503, "; ".join(reasons)
@@ -295,8 +310,10 @@ class GatewayHandler(Handler):
         if stable:
             body = stabilise(body)
         if bridge is not None:
-            if not isinstance(body, dict):
-                raise ValueError("a bridged request must be a JSON object")
+            if not isinstance(body, dict):  # the client's mistake, the same for every profile
+                message = "a request to a bridged backend must be a JSON object"
+                error = bridge.convert_error(400, json.dumps({"error": {"message": message}}).encode())
+                raise BridgeRequestError(400, error, message)
             converted = bridge.convert_request({**body, "model": model} if model else body)
             data = dump_body(converted)
         elif stable:

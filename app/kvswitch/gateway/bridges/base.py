@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,9 @@ class ResponseConverter(ABC):
     """Upstream answer bytes in, client answer bytes out; one instance per request."""
 
     usage: BridgeUsage
+    #: why the answer failed, once the converter ended it with an error (an error event in a stream
+    #: that went out as 200, or an error object for a non-streaming one): the usage row's error
+    failure: str | None = None
 
     @abstractmethod
     def feed(self, chunk: bytes) -> bytes:
@@ -69,8 +73,27 @@ class Bridge(ABC):
         """An upstream error body in the client's error shape."""
 
 
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with every lone UTF-16 surrogate (``"\\ud800"`` in JSON, which Python decodes into a
+    string UTF-8 cannot encode) replaced by U+FFFD; a pair split over two pieces is joined again."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def json_bytes(value: Any, *, compact: bool = False) -> bytes:
+    """The one way a bridge turns JSON into bytes: UTF-8, insertion order, no NaN.
+
+    A lone surrogate (an upstream's answer or a client's request may hold ``"\\udc00"``, valid JSON)
+    becomes U+FFFD instead of a ``UnicodeEncodeError`` that emptied the answer or failed the request
+    on every profile: always the same replacement, so the converted bytes stay the same on every turn.
+    """
+    separators = (",", ":") if compact else None
+    text = json.dumps(value, ensure_ascii=False, separators=separators, allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return without_lone_surrogates(text).encode("utf-8")
+
+
 def dump_body(body: dict[str, Any]) -> bytes:
     """The one serialisation of a converted request: insertion order, compact, UTF-8 (byte-stable)."""
-    import json
-
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return json_bytes(body, compact=True)

@@ -4,10 +4,13 @@ The stream Claude Code reads is strict about order: ``message_start``, then for 
 ``content_block_start`` / ``…_delta`` / ``content_block_stop`` (thinking, text and tool_use blocks,
 one open at a time, indices counting up), then ``message_delta`` with the stop reason and usage, then
 ``message_stop``. Chat chunks interleave reasoning, text and tool-call pieces freely, so a block is
-closed whenever the next piece belongs to another one. Usage arrives in the last chunk
-(``stream_options.include_usage``) and goes into ``message_delta``: ``input_tokens`` there is the
-prompt without its cached part, as the Messages API counts it, with the cached part in
-``cache_read_input_tokens`` (CC Switch's #3580 was the sum reported as input).
+closed whenever the next piece belongs to another one. Tool calls are the exception: a chat stream
+may interleave the pieces of two calls (``index`` 0, 1, 0 ...), which one-block-at-a-time cannot
+follow, so their pieces are collected by index (``tool_calls.ToolCalls``) and each call goes out as
+one whole block after the text (Claude Code runs a tool only once the message ended anyway). Usage
+arrives in the last chunk (``stream_options.include_usage``) and goes into ``message_delta``:
+``input_tokens`` there is the prompt without its cached part, as the Messages API counts it, with
+the cached part in ``cache_read_input_tokens`` (CC Switch's #3580 was the sum reported as input).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import json
 from typing import Any
 
 from kvswitch.core.strictparse import loads as strict_json
-from kvswitch.gateway.bridges.base import BridgeUsage
+from kvswitch.gateway.bridges.base import BridgeUsage, json_bytes
 from kvswitch.gateway.bridges.chat_stream import (
     ChatAnswerConverter,
     as_list,
@@ -25,6 +28,7 @@ from kvswitch.gateway.bridges.chat_stream import (
     error_message,
 )
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
+from kvswitch.gateway.bridges.tool_calls import ToolCalls
 
 STOP_REASONS = {
     "stop": "end_turn",
@@ -50,7 +54,7 @@ def error_payload(status: int, message: str) -> dict[str, Any]:
 
 
 def messages_error(status: int, body: bytes) -> bytes:
-    return json.dumps(error_payload(status, error_message(body)), ensure_ascii=False).encode()
+    return json_bytes(error_payload(status, error_message(body)))
 
 
 def usage_from_chat(usage: Any, target: BridgeUsage) -> dict[str, int]:
@@ -67,14 +71,41 @@ def usage_from_chat(usage: Any, target: BridgeUsage) -> dict[str, int]:
     }
 
 
+#: the one key of a tool call's ``input`` when the model's arguments were not a JSON object: the
+#: Messages API has no place for raw text in a ``tool_use``, so the text goes into the object, where
+#: Claude Code's tool check names it back to the model (instead of running the tool on a silent ``{}``)
+UNPARSED_ARGUMENTS = "_unparsed_arguments"
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        value = strict_json(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def tool_input(arguments: Any) -> dict[str, Any]:
+    """A chat tool call's ``arguments`` as a ``tool_use`` ``input``: the object they encode (``{}``
+    for none), else ``{UNPARSED_ARGUMENTS: the raw text}``."""
     if isinstance(arguments, dict):
         return arguments
-    try:
-        value = strict_json(arguments) if isinstance(arguments, str) and arguments.strip() else {}
-    except ValueError:
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}
-    return value if isinstance(value, dict) else {}
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    value = _json_object(text)
+    return value if value is not None else {UNPARSED_ARGUMENTS: text}
+
+
+def input_json(arguments: str) -> str:
+    """The ``partial_json`` of a finished streamed tool call: the model's text when it is a JSON
+    object (byte for byte), else what ``tool_input`` makes of it (the answer the non-streaming path
+    gives)."""
+    if not arguments.strip():
+        return "{}"
+    if _json_object(arguments) is not None:
+        return arguments
+    return json.dumps({UNPARSED_ARGUMENTS: arguments}, ensure_ascii=False)
 
 
 def message_id(chat_id: Any) -> str:
@@ -92,10 +123,12 @@ class MessagesFromChat(ChatAnswerConverter):
         self._index = -1
         self._stop_reason: str | None = None
         self._usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0}
+        self._calls = ToolCalls()
 
     # -- non-streaming -------------------------------------------------------------------------
     def _json_error(self, message: str) -> bytes:
-        return json.dumps(error_payload(502, message), ensure_ascii=False).encode()
+        self.failure = message
+        return json_bytes(error_payload(502, message))
 
     def _json_answer(self) -> bytes:
         try:
@@ -103,6 +136,7 @@ class MessagesFromChat(ChatAnswerConverter):
         except StreamError as exc:
             return self._json_error(str(exc))
         if "error" in data and "choices" not in data:
+            self.failure = error_message(bytes(self._body))
             return messages_error(502, bytes(self._body))
         choices = data.get("choices") if isinstance(data.get("choices"), list) else []
         choice = as_object(choices[0] if choices else None)
@@ -138,7 +172,7 @@ class MessagesFromChat(ChatAnswerConverter):
             "usage": usage_from_chat(data.get("usage"), self.usage),
         }
         self._keep_timings(data)
-        return json.dumps(answer, ensure_ascii=False).encode()
+        return json_bytes(answer)
 
     # -- streaming -----------------------------------------------------------------------------
     def _start(self, chunk: dict[str, Any]) -> bytes:
@@ -186,21 +220,18 @@ class MessagesFromChat(ChatAnswerConverter):
                 out += self._open_block("text", -1, {"type": "text", "text": ""})
             out += self._delta({"type": "text_delta", "text": text})
         for call in as_list(delta.get("tool_calls")):
-            if not isinstance(call, dict):
-                continue
-            function = as_object(call.get("function"))
-            key = call["index"] if isinstance(call.get("index"), int) else 0
-            if self._block != ("tool_use", key):
-                block = {
-                    "type": "tool_use",
-                    "id": str(call.get("id") or f"toolu_{self._index + 1}"),
-                    "name": str(function.get("name") or ""),
-                    "input": {},
-                }
-                out += self._open_block("tool_use", key, block)
-            arguments = function.get("arguments")
-            if isinstance(arguments, str) and arguments:
-                out += self._delta({"type": "input_json_delta", "partial_json": arguments})
+            if isinstance(call, dict):
+                self._calls.add(call)
+        return out
+
+    def _tool_blocks(self) -> bytes:
+        """The collected tool calls, one whole block each, after the streamed text and thinking."""
+        out = b""
+        for call in self._calls.finished():
+            block = {"type": "tool_use", "id": call.id or f"toolu_{self._index + 1}", "name": call.name,
+                     "input": {}}
+            out += self._open_block("tool_use", self._index + 1, block)
+            out += self._delta({"type": "input_json_delta", "partial_json": input_json(call.arguments)})
         return out
 
     def _chunk(self, data: str) -> bytes:
@@ -226,12 +257,15 @@ class MessagesFromChat(ChatAnswerConverter):
         if self._finished:
             return b""
         out = b"" if self._started else self._start({})
+        stop = "tool_use" if self._calls else self._stop_reason or "end_turn"
+        out += self._tool_blocks()
         out += self._close_block()
         self._finished = True
-        delta = {"stop_reason": self._stop_reason or "end_turn", "stop_sequence": None}
+        delta = {"stop_reason": stop, "stop_sequence": None}
         out += encode_event("message_delta", {"type": "message_delta", "delta": delta, "usage": self._usage})
         return out + encode_event("message_stop", {"type": "message_stop"})
 
     def _fail(self, message: str) -> bytes:
         self._finished = True
+        self.failure = message
         return encode_event("error", error_payload(502, message))

@@ -12,9 +12,11 @@ cached part (OpenAI's meaning), with the cached part in ``input_tokens_details.c
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from typing import Any
 
+from kvswitch.gateway.bridges.base import json_bytes
 from kvswitch.gateway.bridges.chat_stream import (
     ChatAnswerConverter,
     as_list,
@@ -24,6 +26,7 @@ from kvswitch.gateway.bridges.chat_stream import (
 )
 from kvswitch.gateway.bridges.responses_store import ResponseStore
 from kvswitch.gateway.bridges.sse import StreamError, encode_event, parse_object
+from kvswitch.gateway.bridges.tool_calls import ToolCalls
 
 NAMESPACE_SEPARATOR = "__"
 
@@ -32,9 +35,7 @@ def responses_error(status: int, body: bytes) -> bytes:
     kind = "server_error" if status >= 500 or status == 0 else "invalid_request_error"
     if status == 429:
         kind = "rate_limit_exceeded"
-    return json.dumps(
-        {"error": {"type": kind, "code": None, "message": error_message(body)}}, ensure_ascii=False
-    ).encode()
+    return json_bytes({"error": {"type": kind, "code": None, "message": error_message(body)}})
 
 
 class ResponsesFromChat(ChatAnswerConverter):
@@ -60,6 +61,16 @@ class ResponsesFromChat(ChatAnswerConverter):
         self._open_key: tuple[str, int] | None = None
         self._finish_reason: str | None = None
         self._usage: dict[str, Any] = {}
+        self._calls = ToolCalls()
+
+    def _response_id(self, chat_id: Any) -> str:
+        """The id this answer is given. When it is kept for ``previous_response_id`` the gateway mints
+        it: an upstream that sends no id, or the same one twice (some servers count from 1 per
+        process), would otherwise let one client continue another's conversation. An answer nobody
+        can continue keeps the upstream's id (easier to find in its log)."""
+        if self._store is not None:
+            return "resp_" + secrets.token_hex(12)
+        return "resp_" + str(chat_id or "bridge").removeprefix("chatcmpl-")
 
     # -- items ---------------------------------------------------------------------------------
     def _call_item(self, call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -132,7 +143,8 @@ class ResponsesFromChat(ChatAnswerConverter):
 
     # -- non-streaming -------------------------------------------------------------------------
     def _json_error(self, message: str) -> bytes:
-        return responses_error(502, message.encode())
+        self.failure = message
+        return json_bytes({"error": {"type": "server_error", "code": None, "message": message}})
 
     def _json_answer(self) -> bytes:
         try:
@@ -140,8 +152,9 @@ class ResponsesFromChat(ChatAnswerConverter):
         except StreamError as exc:
             return self._json_error(str(exc))
         if "error" in data and "choices" not in data:
+            self.failure = error_message(bytes(self._body))
             return responses_error(502, bytes(self._body))
-        self._id = "resp_" + str(data.get("id") or "bridge").removeprefix("chatcmpl-")
+        self._id = self._response_id(data.get("id"))
         self._model = str(data.get("model") or self._model)
         choices = data.get("choices") if isinstance(data.get("choices"), list) else []
         choice = as_object(choices[0] if choices else None)
@@ -163,7 +176,7 @@ class ResponsesFromChat(ChatAnswerConverter):
         self._keep_timings(data)
         self._remember()
         status = "incomplete" if choice.get("finish_reason") == "length" else "completed"
-        return json.dumps(self._response(status), ensure_ascii=False).encode()
+        return json_bytes(self._response(status))
 
     def _message_item(self, text: str) -> dict[str, Any]:
         content = [{"type": "output_text", "text": text, "annotations": []}]
@@ -191,7 +204,7 @@ class ResponsesFromChat(ChatAnswerConverter):
 
     def _start(self, chunk: dict[str, Any]) -> bytes:
         self._started = True
-        self._id = "resp_" + str(chunk.get("id") or "bridge").removeprefix("chatcmpl-")
+        self._id = self._response_id(chunk.get("id"))
         self._model = str(chunk.get("model") or self._model)
         head = {
             "id": self._id,
@@ -323,29 +336,23 @@ class ResponsesFromChat(ChatAnswerConverter):
                 }
             )
         for call in as_list(delta.get("tool_calls")):
-            if not isinstance(call, dict):
-                continue
-            function = as_object(call.get("function"))
-            key = ("function_call", call["index"] if isinstance(call.get("index"), int) else 0)
-            if self._open_key != key:
-                call_id = str(call.get("id") or f"call_{index}")
-                name = str(function.get("name") or "")
-                shown = self._call_item(call_id, name, "")
-                item = {**shown, "status": "in_progress", "_name": name, "_arguments": ""}
-                out += self._open_item(key, item)
-                index = len(self._output)
-            assert self._open is not None
-            arguments = function.get("arguments")
-            if isinstance(arguments, str) and arguments:
-                self._open["_arguments"] += arguments
-                out += self._event(
-                    {
-                        "type": "response.function_call_arguments.delta",
-                        "item_id": self._open["id"],
-                        "output_index": index,
-                        "delta": arguments,
-                    }
-                )
+            if isinstance(call, dict):
+                self._calls.add(call)
+        return out
+
+    def _call_items(self) -> bytes:
+        """The collected function calls, each one whole item, after the streamed text and reasoning
+        (``tool_calls.ToolCalls``: a chat stream may interleave their pieces)."""
+        out = b""
+        for number, call in enumerate(self._calls.finished()):
+            index = len(self._output) + (1 if self._open is not None else 0)
+            call_id = call.id or f"call_{index}"
+            shown = self._call_item(call_id, call.name, "")
+            item = {**shown, "status": "in_progress", "_name": call.name, "_arguments": call.arguments}
+            out += self._open_item(("function_call", number), item)
+            if call.arguments:
+                out += self._event({"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                                    "output_index": len(self._output), "delta": call.arguments})
         return out
 
     def _chunk(self, data: str) -> bytes:
@@ -369,6 +376,7 @@ class ResponsesFromChat(ChatAnswerConverter):
         if self._finished:
             return b""
         out = b"" if self._started else self._start({})
+        out += self._call_items()
         out += self._close_item()
         self._finished = True
         self._remember()
@@ -380,6 +388,7 @@ class ResponsesFromChat(ChatAnswerConverter):
 
     def _fail(self, message: str) -> bytes:
         self._finished = True
+        self.failure = message
         out = b"" if self._started else self._start({})
         response = {**self._response("failed"), "error": {"code": "server_error", "message": message}}
         return out + self._event({"type": "response.failed", "response": response})

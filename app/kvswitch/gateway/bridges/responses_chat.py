@@ -225,15 +225,22 @@ class ResponsesToChat(Bridge):
 
     def __init__(self, store: ResponseStore) -> None:
         self.store = store
+        #: the conversation ``convert_request`` read for a ``previous_response_id``: the answer's
+        #: converter continues from the same copy, so an entry evicted while the upstream answers
+        #: (other requests filled the store) is not looked up a second time (that was a 500)
+        self._read: tuple[str, list[dict[str, Any]]] | None = None
 
     def _history(self, body: dict[str, Any]) -> list[dict[str, Any]] | None:
         previous = body.get("previous_response_id")
         if not isinstance(previous, str) or not previous:
             return None
+        if self._read is not None and self._read[0] == previous:
+            return list(self._read[1])
         history = self.store.get(previous)
         if history is None:
             raise UnknownPreviousResponse(previous)
-        return history
+        self._read = (previous, history)
+        return list(history)
 
     def convert_request(self, body: dict[str, Any]) -> dict[str, Any]:
         return convert_request(body, self._history(body))

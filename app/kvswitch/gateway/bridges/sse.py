@@ -7,11 +7,11 @@ character), so events are cut only at their blank-line boundary; one event large
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.core.strictparse import loads_json
+from kvswitch.gateway.bridges.base import json_bytes
 
 #: far above any real delta (a whole tool call's arguments fit many times over)
 MAX_EVENT_BYTES = 8 * 1024 * 1024
@@ -86,6 +86,5 @@ def parse_object(text: str, where: str) -> dict[str, Any]:
 
 def encode_event(name: str | None, payload: dict[str, Any]) -> bytes:
     """One SSE event (``event:`` line only when named), compact JSON, UTF-8."""
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     head = f"event: {name}\n" if name else ""
-    return f"{head}data: {data}\n\n".encode()
+    return head.encode() + b"data: " + json_bytes(payload, compact=True) + b"\n\n"
