@@ -23,7 +23,9 @@ from kvswitch.core.ledger import Ledger, LedgerState, Original, TargetRecord
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.store import ProfileStore
 from kvswitch.targets.base import Plan, Target
+from kvswitch.targets.claude import attach_picker
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import client_view
@@ -263,6 +265,8 @@ class Engine:
     ) -> list[tuple[Target, Profile | None]]:
         profile = client_view(profile, self.paths)
         targets = targets_for_profile(profile, self.env)
+        if profile.via_gateway:  # every gateway profile's models in Claude Code's /model picker
+            attach_picker(targets, ProfileStore(self.paths).profiles())
         pairs: list[tuple[Target, Profile | None]] = [(t, profile) for t in targets]
         if not cleanup:
             return pairs
