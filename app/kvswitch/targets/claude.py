@@ -181,7 +181,7 @@ class ClaudeDocument(JsonDocument):
 
     def set(self, key: str, value: Any) -> list[str]:
         if key == PICKER_KEY and isinstance(value, str):
-            value = json.loads(value)
+            value = loads_json(self.path, value)  # our own canonical text: the strict parser reads it
         return super().set(key, value)
 
 
