@@ -145,3 +145,22 @@ def test_import_of_todays_settings_is_live_at_once(fake_home: Path) -> None:
     settings.write_bytes((FIXTURES / "claude-settings-deepseek.json").read_bytes())
     ok("import", "claude")
     assert ok("current", "--client", "claude").strip() == "deepseek"
+
+
+def test_the_gateway_tick_saved_on_the_live_profile_re_points_the_client(fake_home: Path) -> None:
+    add_local("cl", 18080, "qwen", "claude")
+    ok("use", "cl")
+    settings = fake_home / ".claude" / "settings.json"
+    edited = ok("profile", "edit", "cl", "--via-gateway")
+    assert "Wrote it to Claude Code" in edited
+    env = json.loads(settings.read_text())["env"]
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8788/claude"
+    found = current()["claude:user"]
+    assert (found["profile"], found["via_gateway"], found["differs"]) == ("cl", True, False)
+    add_local("gw2", 18081, "llama", "claude")
+    ok("profile", "edit", "gw2", "--via-gateway")  # not live anywhere: the live one's picker lists it
+    rows = [row["model"] for row in json.loads(settings.read_text())["modelPicker"]["options"]]
+    assert rows == ["kvs-cl--qwen", "kvs-gw2--llama"]
+    ok("profile", "edit", "cl", "--direct")
+    assert json.loads(settings.read_text())["env"]["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:18080"
+    assert "modelPicker" not in json.loads(settings.read_text())

@@ -93,6 +93,8 @@ def save_profile(store: ProfileStore, engine: Engine, old_name: str, profile: Pr
     store.update(old_name, profile)
     outcome = SaveOutcome(profile.name)
     if not live:
+        if write_through and (profile.via_gateway or before.via_gateway):
+            _refresh_picker(store, engine, outcome)
         return outcome
     renamed = before.name != profile.name
     tick_changed = before.via_gateway != profile.via_gateway
@@ -116,6 +118,23 @@ def save_profile(store: ProfileStore, engine: Engine, old_name: str, profile: Pr
     written.rerouted = [*outcome.rerouted, *written.rerouted]
     written.follows = outcome.follows
     return written
+
+
+def _refresh_picker(store: ProfileStore, engine: Engine, outcome: SaveOutcome) -> None:
+    """A gateway profile was saved while Claude Code runs another one through the gateway: that one is
+    written again to Claude Code's user settings, so its ``/model`` picker lists the saved profile's
+    models (one journaled apply, which ``undo`` takes back)."""
+    clients = live_clients(engine.paths, store.profiles(), engine.env)
+    user = next((c for c in clients if c.key == "claude:user" and c.via_gateway and c.profile), None)
+    if user is None or user.profile is None:
+        return
+    try:
+        refreshed = write_to_clients(engine, store.get(user.profile), [user])
+    except KvSwitchError as exc:
+        outcome.error = f"the /model picker was not refreshed: {exc}"
+        return
+    outcome.written += [label for label in refreshed.written if label not in outcome.written]
+    outcome.result = refreshed.result
 
 
 def write_to_clients(engine: Engine, profile: Profile, clients: Sequence[LiveClient]) -> SaveOutcome:
