@@ -33,6 +33,7 @@ from kvswitch.core.models import (
     mask_secret,
     mask_url,
 )
+from kvswitch.core.settings import load_settings
 from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
@@ -304,8 +305,11 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if args.rename:
         data["name"] = args.rename
     profile, note = with_server_context(build_profile(data))
+    write_through = args.write_through  # else the setting: on unless turned off
+    if write_through is None:
+        write_through = load_settings(paths_from(args)).write_through_live
     outcome = save_profile(store, Engine(paths_from(args), lock_timeout=120.0), old.name, profile,
-                           write_through=_write_through(args))
+                           write_through=write_through)
     out(f"updated profile {profile.name!r}")
     if note:
         out(note)
@@ -317,16 +321,6 @@ def cmd_edit(args: argparse.Namespace) -> int:
             err(f"warning: {mask_text(warning, secrets)}")
     _print_lint(profile)
     return 0 if outcome.error is None else 1
-
-
-def _write_through(args: argparse.Namespace) -> bool:
-    """``--write-through`` / ``--no-write-through``, else the setting (on unless the user turned it off)."""
-    chosen = getattr(args, "write_through", None)
-    if chosen is not None:
-        return bool(chosen)
-    from kvswitch.core.settings import load_settings  # noqa: PLC0415 - read only for an edit
-
-    return load_settings(paths_from(args)).write_through_live
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
