@@ -33,6 +33,7 @@ from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
+from kvswitch.gateway import model_routes
 from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
@@ -135,6 +136,12 @@ class GatewayHandler(Handler):
             self._protocols = {}
         return self._profiles
 
+    def _profiles_or_empty(self) -> dict[str, Profile]:
+        try:
+            return self.profiles()
+        except KvSwitchError:
+            return {}  # ``candidates`` words the store's error
+
     def _upstream_protocol(self, profile: Profile, client: WireProtocol) -> WireProtocol:
         """``routing.upstream_protocol``, remembered per profile until the profiles change: it looks
         the URL up in the whole vendor catalog, about 30 µs a request."""
@@ -144,9 +151,11 @@ class GatewayHandler(Handler):
             found = self._protocols[key] = upstream_protocol(profile, client)
         return found
 
-    def candidates(self, route: Route) -> tuple[list[Profile], str | None]:
-        """The profile for ``route`` and its fallbacks, or ``([], why)``."""
-        name = route.pinned or self.routes().clients.get(route.client or "")
+    def candidates(self, route: Route, body: Any = None) -> tuple[list[Profile], str | None]:
+        """The profile for ``route`` (or for the picker id ``body`` names: ``model_routes``) and its
+        fallbacks, or ``([], why)``."""
+        row = None if route.pinned else model_routes.picked(body, self._profiles_or_empty())
+        name = route.pinned or (row.profile if row else None) or self.routes().clients.get(route.client or "")
         if not name:
             return [], f"no profile is routed to {route.client} (run 'kvswitch use PROFILE')"
         try:
@@ -174,10 +183,10 @@ class GatewayHandler(Handler):
             base_headers = upstream_headers(request.headers.items(), drop=CLIENT_AUTH_HEADERS)
         except BodyRefused as exc:
             return refuse(exc.status, f"gateway: {exc.message}")
-        chain, why = self.candidates(route)
+        body = parse_json_body(raw)
+        chain, why = self.candidates(route, body)
         if not chain:
             return refuse(503, f"gateway: {why}", close=False)
-        body = parse_json_body(raw)
         started = time.monotonic()
         row = UsageRow(time.time(), route.client or "pinned", chain[0].name, None,
                        body.get("model") if isinstance(body, dict) else None, None)
@@ -303,7 +312,8 @@ class GatewayHandler(Handler):
         bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
         model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
         if model is not None:
-            model = mapped_model(model, profile, others)
+            picked = model_routes.upstream_model(model, profile, self._profiles or {})
+            model = picked or mapped_model(model, profile, others)
         # the stabiliser (opt-in, local backends): Claude Code's shared context before the user's words
         stable = route.is_conversation and isinstance(body, dict) and stabiliser_applies(
             stable_prefix=profile.stable_prefix, local_backend=profile.kind.is_local, client=route.protocol)

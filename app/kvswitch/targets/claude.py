@@ -1,10 +1,11 @@
 """Claude Code's ``settings.json`` (user, project and project-local scope).
 
-Only ``env.<NAME>`` entries and ``model`` are ever written; every other key keeps its value and its
-place. File conventions: an empty file is treated as ``{}``; a UTF-8 BOM is tolerated and kept; CRLF
-line ends are kept; the indent the file already uses is kept (2 spaces for new files, as Claude Code
-writes them). JSON with comments, duplicate keys or a non-object top level is refused with the
-line and column, before anything anywhere is written.
+Only ``env.<NAME>`` entries, ``model`` and (for a gateway profile, in the user scope) ``modelPicker``
+are ever written; every other key keeps its value and its place. File conventions: an empty file is
+treated as ``{}``; a UTF-8 BOM is tolerated and kept; CRLF line ends are kept; the indent the file
+already uses is kept (2 spaces for new files, as Claude Code writes them). JSON with comments,
+duplicate keys or a non-object top level is refused with the line and column, before anything
+anywhere is written.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from kvswitch.core.envmap import NO_KEY_PLACEHOLDER, claude_env, needs_placeholder_key
 from kvswitch.core.errors import ConfigParseError
+from kvswitch.core.model_ids import PickerModel, picker_models
 from kvswitch.core.models import Profile
 from kvswitch.core.strictparse import loads_json
 from kvswitch.targets.base import Plan
@@ -151,15 +153,51 @@ def render_json(data: dict[str, Any], original: str) -> str:
     return json.dumps(data, indent=indent, ensure_ascii=False) + "\n"
 
 
+#: Claude Code's ``/model`` picker rows (2.1.243+; read from the user scope, not a project's files)
+PICKER_KEY = "modelPicker"
+
+
+def picker_text(rows: list[PickerModel]) -> str:
+    """``modelPicker`` as the ledger holds it (canonical JSON text): only these rows, one per model.
+
+    The schema is Claude Code 2.1.332's own (its settings validator): ``options`` of ``{model, label?,
+    description?, behavesAs?}`` and ``replaceBuiltInOptions``, which leaves the Default row and hides
+    the built-in lineup, whose models a gateway profile's backend does not serve.
+    """
+    options = [{"model": r.id, "label": r.label, "description": r.description} for r in rows]
+    return canonical_json({"replaceBuiltInOptions": True, "options": options})
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+class ClaudeDocument(JsonDocument):
+    """Settings whose ``modelPicker`` object the merge sees as one text value (the ledger holds text)."""
+
+    def get(self, key: str) -> Any:
+        value = super().get(key)
+        return canonical_json(value) if key == PICKER_KEY and isinstance(value, dict | list) else value
+
+    def set(self, key: str, value: Any) -> list[str]:
+        if key == PICKER_KEY and isinstance(value, str):
+            value = loads_json(self.path, value)  # our own canonical text: the strict parser reads it
+        return super().set(key, value)
+
+
 class ClaudeSettingsTarget(StructuredFileTarget):
-    """``env`` entries and ``model`` in one Claude Code settings file."""
+    """``env`` entries and ``model`` in one Claude Code settings file (and ``modelPicker``: ``picker``)."""
+
+    #: the gateway profiles' models for the ``/model`` picker, set by the engine when a gateway profile
+    #: is applied to the user scope (``None``: no picker is written)
+    picker: list[PickerModel] | None = None
 
     def parse(self, text: str) -> JsonDocument:
         data = parse_json_object(self.path, text)
         env = data.get("env", MISSING)
         if env is not MISSING and not isinstance(env, dict):
             raise ConfigParseError(self.path, "'env' must be an object of NAME: \"value\" entries")
-        return JsonDocument(data, self.path)
+        return ClaudeDocument(data, self.path)
 
     def render(self, doc: Any, original: str) -> str:
         return render_json(doc.data, original)
@@ -175,7 +213,17 @@ class ClaudeSettingsTarget(StructuredFileTarget):
         wanted = {f"env.{name}": value for name, value in claude_env(profile).items()}
         if profile.model:
             wanted["model"] = profile.model
+        if self.picker and profile.via_gateway and self.target_id == "claude":
+            wanted[PICKER_KEY] = picker_text(self.picker)
         return wanted
+
+
+def attach_picker(targets: list[Any], profiles: list[Profile]) -> None:
+    """Give the user-scope Claude Code target the picker rows of every gateway profile."""
+    rows = picker_models(profiles)
+    for target in targets:
+        if isinstance(target, ClaudeSettingsTarget) and target.target_id == "claude":
+            target.picker = rows or None
 
 
 def claude_user_target(config_dir: Path) -> ClaudeSettingsTarget:

@@ -17,6 +17,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.cache_state import CacheState
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.controller_gateway import GatewayControllerMixin
+from kvswitch.ui.control.controller_live import LiveControllerMixin
 from kvswitch.ui.control.controller_settings import SettingsControllerMixin
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
@@ -49,7 +50,7 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
+class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
@@ -69,6 +70,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
         gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
         ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
+        live_clients_changed(object): the list of ``targets.live.LiveClient`` (``controller_live``).
     """
 
     profile_applied = Signal(str)
@@ -86,6 +88,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
     alert_raised = Signal(str, str)
     gateway_status_changed = Signal(object)
     ablate_finished = Signal(object)
+    live_clients_changed = Signal(object)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -157,9 +160,11 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         try:
             profile = self.store.get(name)
             self.switched_by_routing = not rewrite_files and self.switch_by_routing(profile)
+            result = None
             if not self.switched_by_routing:
-                self.engine.apply(profile, plans)
+                result = self.engine.apply(profile, plans)
                 self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
+            self.note_switch(result, profile, self.switched_by_routing)
         except PlanOutdated as exc:
             log.info("apply %s: preview outdated: %s", name, exc)
             self.preview_outdated = exc
@@ -178,6 +183,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
         self.profile_applied.emit(name)
+        self.emit_live_clients()
         return True
 
     def undo(self) -> bool:
@@ -189,6 +195,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
         self.undo_finished.emit(self._describe_undo(result))
+        self.emit_live_clients()
         return True
 
     def can_undo(self) -> bool:

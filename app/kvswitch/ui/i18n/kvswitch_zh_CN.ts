@@ -60,6 +60,51 @@
 <context>
     <name>AppController</name>
     <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>Switched %1 to “%2”: new sessions use it.</source>
+        <translation>已将 %1 切换到“%2”：新会话将使用它。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>%1 routed to “%2” through the gateway: running sessions follow from their next request.</source>
+        <translation>%1 已通过网关路由到“%2”：运行中的会话从下一个请求起跟随。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>“%2” already runs in every client it targets: nothing was written.</source>
+        <translation>“%2”已在它面向的每个客户端中运行：未写入任何文件。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>Open shells need to re-read their rc file.</source>
+        <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>Saved “%1”.</source>
+        <translation>已保存“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>Written to %1.</source>
+        <translation>已写入 %1。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>%1 use it from the next request (through the gateway).</source>
+        <translation>%1 从下一个请求起使用它（通过网关）。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>Writing it to the clients failed: %1</source>
+        <translation>写入客户端失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="1"/>
+        <source>%1 still run the earlier version.</source>
+        <translation>%1 仍在运行之前的版本。</translation>
+    </message>
+    <message>
         <location filename="../control/controller.py" line="224"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
