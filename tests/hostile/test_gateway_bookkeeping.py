@@ -112,7 +112,7 @@ def gateway_with(paths: AppPaths) -> Iterator[Any]:
             handler.usage.close()
             handler.usage = store
         if full_disk:
-            handler.usage._connection = _FullDisk(handler.usage._connection)  # type: ignore[arg-type]
+            handler.usage._connection = _FullDisk(handler.usage._connection)  # type: ignore[assignment]
         started.append(GatewayServer(handler, host="127.0.0.1", port=0).start())
         return started[-1]
 
@@ -121,7 +121,8 @@ def gateway_with(paths: AppPaths) -> Iterator[Any]:
         server.stop()
 
 
-def _post(server: GatewayServer, token: str, body: bytes = b'{"model":"tiny","max_tokens":8}') -> tuple[bytes, float]:
+def _post(server: GatewayServer, token: str,
+          body: bytes = b'{"model":"tiny","max_tokens":8}') -> tuple[bytes, float]:
     started = time.monotonic()
     with httpx.stream("POST", server.url + "/claude/v1/messages", content=body,
                       headers={"x-api-key": token}, timeout=60) as answer:
@@ -155,8 +156,7 @@ ABSURD = ["1e30", "1e300", str(2**63), str(2**64 + 7), "-5", "1.5", '"12"']
 def test_an_absurd_token_count_is_noted_and_the_whole_answer_arrives(
     paths: AppPaths, upstreams: list[Upstream], gateway_with: Any, count: str
 ) -> None:
-    body = _messages_body('{"input_tokens":' + count + ',"cache_read_input_tokens":95,"output_tokens":' + count
-                          + "}")
+    body = _messages_body(f'{{"input_tokens":{count},"cache_read_input_tokens":95,"output_tokens":{count}}}')
     upstreams.append(Upstream(body))
     _route_to(paths, upstreams[-1])
     server = gateway_with()
@@ -170,8 +170,11 @@ def test_an_absurd_token_count_is_noted_and_the_whole_answer_arrives(
         assert value is None or 0 <= value <= MAX_TOKENS
     assert row.cached_tokens == 95  # the sane count of the same answer is kept
     assert row.output_tokens is None
-    assert row.notes is not None and "output_tokens=" in row.notes and "ignored" in row.notes
-    assert row.cost is not None and row.cost >= 0
+    assert row.notes is not None
+    assert "output_tokens=" in row.notes
+    assert "ignored" in row.notes
+    assert row.cost is not None
+    assert row.cost >= 0
 
 
 @pytest.mark.parametrize("count", ["1e300", str(2**63), "-1"])
@@ -193,7 +196,9 @@ def test_an_absurd_count_in_a_stream_cuts_no_event(
     _until(lambda: len(query(usage_db(paths))) == 1)
     row = query(usage_db(paths))[0]
     assert (row.input_tokens, row.cached_tokens, row.output_tokens) == (43, 40, None)
-    assert row.notes is not None and "output_tokens=" in row.notes and "ignored" in row.notes
+    assert row.notes is not None
+    assert "output_tokens=" in row.notes
+    assert "ignored" in row.notes
 
 
 def test_a_model_that_is_not_text_is_stored_without_it(
@@ -263,7 +268,8 @@ def test_a_lock_held_past_the_busy_timeout_is_counted_and_logged_once(
         holder.execute("ROLLBACK")
         holder.close()
     failures = [r.getMessage() for r in caplog.records if "not stored" in r.getMessage()]
-    assert len(failures) == 1 and "locked" in failures[0]
+    assert len(failures) == 1
+    assert "locked" in failures[0]
     assert _post(server, token)[0] == body  # the lock is gone: rows are stored again, and it says so
     _until(lambda: _status(server, token)["usage_written"] == 1)
     assert any("stored again (3 were lost" in r.getMessage() for r in caplog.records)
@@ -316,7 +322,8 @@ def test_a_full_disk_cuts_no_answer_and_is_counted(
         assert _post(server, token)[0] == expected
     _until(lambda: _status(server, token)["usage_errors"] == 4)
     failures = [r.getMessage() for r in caplog.records if "not stored" in r.getMessage()]
-    assert len(failures) == 1 and "disk is full" in failures[0]
+    assert len(failures) == 1
+    assert "disk is full" in failures[0]
 
 
 def test_a_full_queue_drops_and_counts_rows_but_not_answers(
@@ -339,11 +346,13 @@ def test_a_full_queue_drops_and_counts_rows_but_not_answers(
     _until(lambda: _status(server, token)["usage_written"] == 2)
 
 
-def test_status_reports_the_store_counters(paths: AppPaths, upstreams: list[Upstream], gateway_with: Any) -> None:
+def test_status_reports_the_store_counters(
+    paths: AppPaths, upstreams: list[Upstream], gateway_with: Any
+) -> None:
     upstreams.append(Upstream(_messages_body('{"input_tokens":1}')))
     _route_to(paths, upstreams[-1])
     server = gateway_with()
     status = _status(server, ensure_token(paths))
-    assert {key: status[key] for key in ("usage_written", "usage_errors", "usage_dropped", "usage_notice")} == {
-        "usage_written": 0, "usage_errors": 0, "usage_dropped": 0, "usage_notice": None}
+    counters = ("usage_written", "usage_errors", "usage_dropped", "usage_notice")
+    assert {key: status[key] for key in counters} == dict(zip(counters, (0, 0, 0, None), strict=True))
     assert json.dumps(status)  # plain JSON for `gateway status --json`
