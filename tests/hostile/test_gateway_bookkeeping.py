@@ -112,7 +112,7 @@ def gateway_with(paths: AppPaths) -> Iterator[Any]:
             handler.usage.close()
             handler.usage = store
         if full_disk:
-            handler.usage._connection = _FullDisk(handler.usage._connection)  # type: ignore[assignment]
+            handler.usage._connection = _FullDisk(handler.usage._connection)  # type: ignore[assignment,arg-type]
         started.append(GatewayServer(handler, host="127.0.0.1", port=0).start())
         return started[-1]
 
