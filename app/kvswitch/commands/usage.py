@@ -82,9 +82,9 @@ class _Unreadable(KvSwitchError):
 
 
 def _unreadable(db: Any, exc: BaseException) -> _Unreadable:
-    why = str(exc) if str(db) in str(exc) else f"{db}: {exc}"
-    return _Unreadable(f"cannot read the usage database {why} (kvswitch gateway run sets an unusable file "
-                       "aside and starts a new one)")
+    why = getattr(exc, "why", None) or (exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+    return _Unreadable(f"cannot read the usage database {db}: {why} (kvswitch gateway run sets an unusable "
+                       "file aside and starts a new one)")
 
 
 def cmd_usage(args: argparse.Namespace) -> int:

@@ -66,7 +66,12 @@ class UsageFilter:
 
 
 def _reader(db: Path) -> sqlite3.Connection | None:
-    return open_reader(db) if db.exists() or db.is_symlink() else None
+    """A read-only connection, or ``None`` when there is no file yet (nothing recorded)."""
+    try:
+        missing = not db.exists() and not db.is_symlink()
+    except OSError:
+        missing = False  # a folder that cannot be entered: open_reader says so, naming the file
+    return None if missing else open_reader(db)
 
 
 def _present(connection: sqlite3.Connection) -> set[str]:

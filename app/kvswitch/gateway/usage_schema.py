@@ -10,6 +10,7 @@ lock the file; columns an older file lacks read as ``NULL``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sqlite3
@@ -139,6 +140,13 @@ def clean_values(row: UsageRow) -> tuple[Any, ...]:
 
 def connect(db: Path, busy_timeout: float = 5.0) -> sqlite3.Connection:
     """Open (and create, 0600) the usage database to write it; ``UsageFileError`` when it cannot be."""
+    try:
+        return _connect(db, busy_timeout)
+    except OSError as exc:  # a folder on the way that cannot be entered, a file that cannot be read
+        raise UsageFileError(db, f"cannot be opened ({exc.strerror or exc})") from None
+
+
+def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
     if db.is_dir():
         raise UsageFileError(db, "is a directory, not a usage database")
     try:
@@ -157,9 +165,9 @@ def connect(db: Path, busy_timeout: float = 5.0) -> sqlite3.Connection:
         # per request; with a write-ahead log and NORMAL sync it is an append (tens of µs), still safe
         # against a crash of the gateway, and readers never block the writer. SQLite gives the -wal and
         # -shm files the database's own 0600 mode.
+        _check_tables(db, connection)  # before anything writes: a file that is not ours stays as it was
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
-        _check_tables(db, connection)
         connection.executescript(_SCHEMA)
         present = _columns(connection, "requests")
         for name, kind in ADDED_COLUMNS.items():
@@ -167,6 +175,7 @@ def connect(db: Path, busy_timeout: float = 5.0) -> sqlite3.Connection:
                 connection.execute(f"ALTER TABLE requests ADD COLUMN {name} {kind}")
         connection.execute(_SESSION_INDEX)
         connection.commit()
+        _check_writable(connection)
     except sqlite3.Error as exc:
         connection.close()
         raise UsageFileError(db, _why(exc)) from None
@@ -179,23 +188,46 @@ def connect(db: Path, busy_timeout: float = 5.0) -> sqlite3.Connection:
 def open_reader(db: Path) -> sqlite3.Connection:
     """A read-only connection (SQLite ``mode=ro``): never creates, migrates or writes the file.
 
-    Raises ``UsageFileError`` (naming the file) for a directory or a file that is not a usage database.
+    A write-ahead-log file needs its ``-shm`` index writable even to read; when that cannot be (a
+    read-only folder) and no log is pending, the file alone is the whole database and is read as
+    ``immutable``. Raises ``UsageFileError`` (naming the file) for a directory or a file that is not a
+    usage database.
     """
-    if db.is_dir():
-        raise UsageFileError(db, "is a directory, not a usage database")
     try:
-        connection = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True, timeout=5,
+        if db.is_dir():
+            raise UsageFileError(db, "is a directory, not a usage database")
+        return _open_reader(db, "mode=ro")
+    except OSError as exc:
+        raise UsageFileError(db, f"cannot be read ({exc.strerror or exc})") from None
+    except UsageFileError:
+        wal = Path(str(db) + "-wal")
+        with contextlib.suppress(OSError):
+            if wal.exists() and wal.stat().st_size:
+                raise
+        try:
+            return _open_reader(db, "mode=ro&immutable=1")
+        except UsageFileError:
+            pass
+        raise
+
+
+def _open_reader(db: Path, mode: str) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(db))}?{mode}", uri=True, timeout=5,
                                      check_same_thread=False)
     except sqlite3.Error as exc:
         raise UsageFileError(db, _why(exc)) from None
     try:
         present = _columns(connection, "requests")
+        if not present:
+            raise UsageFileError(db, "has no 'requests' table: not a KV Switch usage database")
+        _check_tables(db, connection)
     except sqlite3.Error as exc:
         connection.close()
         raise UsageFileError(db, _why(exc)) from None
-    if not present:
+    except UsageFileError:
         connection.close()
-        raise UsageFileError(db, "has no 'requests' table: not a KV Switch usage database")
+        raise
     return connection
 
 
@@ -244,6 +276,21 @@ def _check_tables(db: Path, connection: sqlite3.Connection) -> None:
                                      f"{', '.join(missing)}: not a KV Switch usage database")
     if "daily" in kinds and "day" not in _columns(connection, "daily"):
         raise UsageFileError(db, "has a 'daily' table of another shape: not a KV Switch usage database")
+
+
+def _check_writable(connection: sqlite3.Connection) -> None:
+    """Write a row and roll it back: a file SQLite opened read-only (its mode, its folder, a read-only
+    mount) fails here rather than on every row. A lock another program holds is not a
+    broken file: the writer waits for it row by row."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("INSERT INTO requests (time) VALUES (0)")  # SQLite allows BEGIN read-only
+    except sqlite3.OperationalError as exc:
+        connection.rollback()
+        if "locked" in str(exc) or "busy" in str(exc):
+            return
+        raise
+    connection.rollback()
 
 
 def _why(exc: sqlite3.Error) -> str:
