@@ -142,6 +142,7 @@ class UsageStore:
 
     # -- the writer thread ---------------------------------------------------------------------------
     def _run(self) -> None:
+        self._maybe_apply_retention()  # once at start, off the gateway's start-up path
         while True:
             batch = [self._queue.get()]
             while len(batch) < _BATCH:
