@@ -63,7 +63,8 @@ def test_summary_in_sql_equals_the_rows_summed_by_hand(tmp_path: Path) -> None:
     totals = summary(db, UsageFilter(since=now - DAY))
     assert totals["a"]["requests"] == 2
     assert totals["a"]["errors"] == 1
-    assert (totals["a"]["input_tokens"], totals["a"]["cached_tokens"], totals["a"]["output_tokens"]) == (300, 90, 3)
+    a = totals["a"]
+    assert (a["input_tokens"], a["cached_tokens"], a["output_tokens"]) == (300, 90, 3)
     assert totals["a"]["hit_rate"] == pytest.approx(0.3)
     assert totals["b"]["cost"] == pytest.approx(0.01)
     # the window's older API gives the same per-profile figures
@@ -79,7 +80,8 @@ def test_retention_rolls_old_rows_into_daily_summaries_and_keeps_the_totals(tmp_
     db = tmp_path / "usage.sqlite3"
     now = time.time()
     ages = [400, 200, 120, 100, 100, 10, 0]
-    _write(db, [_row(now - age * DAY - 60, "p" if age % 200 else "q", 100 + age, age // 2, 1) for age in ages])
+    _write(db, [_row(now - age * DAY - 60, "p" if age % 200 else "q", 100 + age, age // 2, 1)
+                for age in ages])
     before = summary(db, UsageFilter(since=now - 365 * DAY))
     connection = connect(db)
     try:
@@ -140,8 +142,8 @@ def test_session_summaries_count_hits_reprocessing_and_time_lost(tmp_path: Path)
              client_name="claude-code"),
         _row(now - 20, "local", 1100, 1000, session="s-a", verdict="HIT", reusable_tokens=1000, ttft_ms=50.0,
              client_name="claude-code"),
-        _row(now - 15, "other", 500, 400, session="s-b", verdict="PARTIAL", reusable_tokens=480, ttft_ms=100.0,
-             reason="prefix_changed"),
+        _row(now - 15, "other", 500, 400, session="s-b", verdict="PARTIAL", reusable_tokens=480,
+             ttft_ms=100.0, reason="prefix_changed"),
         _row(now - 10, "cloud", 1200, 0, session="s-a", verdict="MISS", reusable_tokens=1100, ttft_ms=600.0,
              reason="evicted", client_name="claude-code"),
     ])

@@ -51,7 +51,8 @@ def apply_retention(connection: sqlite3.Connection, retention: Retention, now: f
     cutoff = (int(now) // DAY - retention.keep_requests_days) * DAY
     oldest_daily = (int(now) // DAY - retention.keep_daily_days) * DAY
     stale = connection.execute("SELECT EXISTS (SELECT 1 FROM requests WHERE time < ?) OR "
-                               "EXISTS (SELECT 1 FROM daily WHERE day < ?)", (cutoff, oldest_daily)).fetchone()
+                               "EXISTS (SELECT 1 FROM daily WHERE day < ?)",
+                               (cutoff, oldest_daily)).fetchone()
     if not stale[0]:
         return 0  # nothing to do: no write, so no lock taken (the file may be another program's to lock)
     with connection:
