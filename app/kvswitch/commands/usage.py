@@ -111,15 +111,16 @@ def cmd_usage(args: argparse.Namespace) -> int:
 def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """A JSON array of the rows, one object per line, written as they are read (never all in memory).
     The array is closed even when reading stops half-way, so what was read stays a valid document."""
-    from kvswitch.gateway.usage_schema import COLUMNS, local_time  # noqa: PLC0415
+    from kvswitch.gateway.usage_schema import COLUMNS  # noqa: PLC0415
 
     encode = json.JSONEncoder().encode  # ASCII-only: escapes and bidi marks are written as \\u escapes
+    shown_time = _TimeCache()
     count = 0
     stream.write("[")
     try:
         for values in rows:
             data = dict(zip(COLUMNS, values, strict=True))
-            data["time"] = local_time(data["time"])
+            data["time"] = shown_time(data["time"])
             stream.write(("\n  " if count == 0 else ",\n  ") + encode(data))
             count += 1
     finally:
@@ -132,20 +133,48 @@ def csv_cell(value: Any) -> Any:
     (``printable``), and a leading ``'`` before text a spreadsheet would run as a formula."""
     if not isinstance(value, str):
         return value
-    text = printable(value, multiline=False)
+    text = value if value.isascii() and value.isprintable() else printable(value, multiline=False)
     return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+class _Memo(dict[str, Any]):
+    """``csv_cell`` per distinct text (profile, model and upstream repeat on nearly every row), bounded."""
+
+    def __missing__(self, key: str) -> Any:
+        if len(self) > 50_000:
+            self.clear()
+        value = self[key] = csv_cell(key)
+        return value
+
+
+class _TimeCache(dict[float, str]):
+    """``local_time`` per whole second (rows of one second share it), bounded."""
+
+    def __call__(self, epoch: Any) -> str:
+        from kvswitch.gateway.usage_schema import local_time  # noqa: PLC0415
+
+        if not isinstance(epoch, int | float):
+            return ""
+        second = int(epoch)
+        found = self.get(second)
+        if found is None:
+            if len(self) > 50_000:
+                self.clear()
+            found = self[second] = local_time(second)
+        return found
 
 
 def write_csv(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """The header and one line per row, written as they are read."""
-    from kvswitch.gateway.usage_schema import COLUMNS, local_time  # noqa: PLC0415
+    from kvswitch.gateway.usage_schema import COLUMNS  # noqa: PLC0415
 
     writer = csv.writer(stream)
     writer.writerow(COLUMNS)
+    cell, shown_time = _Memo(), _TimeCache()
     count = 0
     for values in rows:
-        cells = [csv_cell(value) for value in values]
-        cells[0] = local_time(values[0])
+        cells = [cell[value] if value.__class__ is str else value for value in values]
+        cells[0] = shown_time(values[0])
         writer.writerow(cells)
         count += 1
     return count
