@@ -277,3 +277,32 @@ def test_the_reader_reads_a_file_from_before_the_cache_record(paths: AppPaths) -
     assert '"verdict": null' in done.stdout
     assert _usage(["sessions"]).returncode == 0
     assert db.read_bytes() == before
+
+
+def test_a_locked_older_file_is_not_taken_for_a_broken_one(paths: AppPaths) -> None:
+    """An older file (it needs its new columns added) that another program holds locked as the gateway
+    starts is kept in place: the store opens it once the lock is gone, and rows from then on are stored."""
+    db = usage_db(paths)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(db)
+    connection.executescript("""
+        CREATE TABLE requests (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, client TEXT,
+          profile TEXT, upstream TEXT, model TEXT, status INTEGER, input_tokens INTEGER,
+          cached_tokens INTEGER, output_tokens INTEGER, ttft_ms REAL, tokens_per_s REAL, duration_ms REAL,
+          failover TEXT, cost REAL, error TEXT);""")
+    connection.close()
+    holder = sqlite3.connect(db, isolation_level=None, timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        store = UsageStore(db, busy_timeout=0.2)
+        assert store.add(UsageRow(time.time(), "claude", "while-locked", None, "m", 200)) is False
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    try:
+        assert store.add(UsageRow(time.time(), "claude", "after", None, "m", 200, session="s1"))
+    finally:
+        store.close()
+    assert not _kept(db)
+    assert [(row.profile, row.session) for row in query(db)] == [("after", "s1")]
+    assert store.counters()["usage_errors"] == 1

@@ -107,9 +107,11 @@ def local_time(epoch: float) -> str:
 class UsageFileError(Exception):
     """The file at the usage path cannot serve as the usage database; the message names it and why."""
 
-    def __init__(self, db: Path, why: str):
+    def __init__(self, db: Path, why: str, *, locked: bool = False):
         super().__init__(f"{db}: {why}")
         self.db, self.why = db, why
+        #: another connection holds the file locked: not broken, try again later
+        self.locked = locked
 
 
 def clean_values(row: UsageRow) -> tuple[Any, ...]:
@@ -178,7 +180,8 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
         _check_writable(connection)
     except sqlite3.Error as exc:
         connection.close()
-        raise UsageFileError(db, _why(exc)) from None
+        text = str(exc)
+        raise UsageFileError(db, _why(exc), locked="locked" in text or "busy" in text) from None
     except UsageFileError:
         connection.close()
         raise

@@ -60,6 +60,7 @@ class UsageStore:
         self._lost_in_run = 0
         self._writing_since: float | None = None
         self._queue: queue.Queue[_Pending | object] = queue.Queue(maxsize=capacity)
+        self._open_later = False
         self._connection = self._open()
         self._next_retention = 0.0
         self._thread = threading.Thread(target=self._run, name="kvswitch-usage", daemon=True)
@@ -84,7 +85,7 @@ class UsageStore:
         """True while the writer keeps up: its last write succeeded and none has run past ``within``
         seconds. A caller may then wait that long for its row; otherwise it should not wait at all."""
         if self._connection is None or self._failing is not None:
-            return False
+            return False  # (opening a locked file later counts as not keeping up)
         since = self._writing_since
         return since is None or time.monotonic() - since < within
 
@@ -121,6 +122,10 @@ class UsageStore:
             return connect(self.db, self.busy_timeout)
         except UsageFileError as broken:
             first = broken
+        if first.locked:  # another program's lock on a good file: the writer opens it once it is free
+            self._open_later = True
+            log.warning("%s is locked by another program; rows wait for it (or are counted as lost)", self.db)
+            return None
         try:
             kept = set_aside(self.db)
         except OSError as exc:
@@ -158,6 +163,9 @@ class UsageStore:
                 return
 
     def _write(self, pending: list[_Pending]) -> None:
+        if self._connection is None and self._open_later:
+            self._open_later = False
+            self._connection = self._open()
         connection = self._connection
         if connection is None:
             self._failed(pending, self.notice or "usage is not recorded")
