@@ -197,7 +197,9 @@ def _print_summary(totals: dict[str, dict[str, float]], since: str) -> None:
 def _totals_line(entry: dict[str, float]) -> str:
     share = f"{entry['cached_tokens'] / entry['input_tokens']:.0%}" if entry["input_tokens"] else "-"
     failed = f", {int(entry['errors']):,} failed" if entry.get("errors") else ""
-    return (f"{int(entry['requests']):,} requests{failed}; prompt {int(entry['input_tokens']):,} tokens, "
+    requests = int(entry["requests"])
+    return (f"{requests:,} request{'' if requests == 1 else 's'}{failed}; "
+            f"prompt {int(entry['input_tokens']):,} tokens, "
             f"cached {int(entry['cached_tokens']):,} ({share}), output {int(entry['output_tokens']):,}; "
             f"${entry['cost']:.4f}")
 
