@@ -127,3 +127,22 @@ def test_an_empty_or_missing_file_and_a_bad_span(paths: AppPaths, capsys: pytest
     assert not usage_db(paths).exists()  # reading never creates the file
     assert main(["usage", "--since", "yesterday"]) == 2
     assert "--since 'yesterday'" in capsys.readouterr().err
+
+
+def test_reading_usage_loads_no_engine(paths: AppPaths) -> None:
+    """``usage`` and ``sessions`` are standalone commands: a summary must not pay for pydantic, httpx,
+    aiohttp or Qt (issue 28 asks for a million-row summary in under 2 s, start-up included)."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    _write(paths, _hostile_rows())
+    for command in (["usage"], ["sessions"], ["usage", "--csv"]):
+        code = ("import json, sys; from kvswitch.cli import main;"
+                f"code = main({command!r});"
+                "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)")
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             check=True)
+        status, modules = json.loads(run.stderr.strip().splitlines()[-1])
+        assert status == 0
+        assert not {"pydantic", "httpx", "aiohttp", "PySide6"} & set(modules), command
+        assert "kvswitch.commands.profiles" not in modules
