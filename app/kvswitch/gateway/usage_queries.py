@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,16 @@ def _reader(db: Path) -> sqlite3.Connection | None:
     return None if missing else open_reader(db)
 
 
+def _narrowed(connection: sqlite3.Connection, filters: UsageFilter) -> UsageFilter:
+    """``filters`` without a ``since`` that reaches past the oldest row. With one, SQLite walks the time
+    index and fetches each row from it; when the span covers the whole file (a file of the last day's
+    million rows, ``--since 1d``), a plain scan in row order is several times faster."""
+    if filters.since is None:
+        return filters
+    oldest = connection.execute("SELECT MIN(time) FROM requests").fetchone()[0]  # the index's first entry
+    return replace(filters, since=None) if oldest is None or filters.since <= oldest else filters
+
+
 def _present(connection: sqlite3.Connection) -> set[str]:
     return {row[1] for row in connection.execute("PRAGMA table_info(requests)")}
 
@@ -91,7 +101,7 @@ def iter_values(db: Path, filters: UsageFilter = UsageFilter(),
     if connection is None:
         return
     try:
-        where, args = filters.where(_present(connection))
+        where, args = _narrowed(connection, filters).where(_present(connection))
         sql = f"SELECT {column_list(connection)} FROM requests WHERE {where} ORDER BY id"
         cursor = connection.execute(sql, args)
         while batch := cursor.fetchmany(chunk):
@@ -114,7 +124,7 @@ def requests_page(db: Path, filters: UsageFilter = UsageFilter(), limit: int = 2
     if connection is None:
         return []
     try:
-        where, args = filters.where(_present(connection))
+        where, args = _narrowed(connection, filters).where(_present(connection))
         rows = connection.execute(f"SELECT {column_list(connection)} FROM requests WHERE {where} "
                                   "ORDER BY id DESC LIMIT ? OFFSET ?", [*args, limit, offset]).fetchall()
     finally:
@@ -130,7 +140,7 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
     if connection is None:
         return totals
     try:
-        where, args = filters.where(_present(connection))
+        where, args = _narrowed(connection, filters).where(_present(connection))
         sums = ("COUNT(*), SUM(CASE WHEN {failed} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
                 "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
         found = connection.execute(f"SELECT COALESCE(profile, '?'), {sums.format(failed=_FAILED)} "
@@ -243,7 +253,7 @@ def session_summaries(db: Path, filters: UsageFilter = UsageFilter()) -> list[Se
         present = _present(connection)
         if not {"session", "verdict", "reusable_tokens", "client_name", "reason"} <= present:
             return []  # a file from before the cache record: no session was ever told
-        where, args = filters.where(present)
+        where, args = _narrowed(connection, filters).where(present)
         found = connection.execute(_SESSIONS.format(where=where), args).fetchall()
         result = []
         for session, client, profiles, requests, prompt, cached, redone, lost, first, last, _ in found:
@@ -279,7 +289,7 @@ def hit_rate_trend(db: Path, bucket_seconds: float, filters: UsageFilter = Usage
     if connection is None:
         return []
     try:
-        where, args = filters.where(_present(connection))
+        where, args = _narrowed(connection, filters).where(_present(connection))
         found = connection.execute(
             "SELECT CAST(time / ? AS INTEGER) * ?, COUNT(*), COALESCE(SUM(input_tokens), 0), "
             f"COALESCE(SUM(cached_tokens), 0) FROM requests WHERE {where} GROUP BY 1 ORDER BY 1",
