@@ -7,10 +7,10 @@ The file is built through KV Switch's own schema (``usage_schema.connect``) in a
 row within the last 22 hours, in time order (the default ``--since 1d`` then covers all of them: the
 worst case), with 6 profiles, 2,000 sessions and the cache record's columns filled. Each command runs
 as a child of the small launcher of ``tests/support/measured.py`` (so its peak RSS is its own, not the
-parent's), output to a file that is then counted. Baselines, on the same file: ``sqlite3`` summing the same columns per profile (for the
-summary), ``sqlite3 -json`` and ``sqlite3 -csv`` of every row (for the streams); the summary's figures
-are the fastest of ``--runs`` runs (the streams run once); ratios are KV Switch / baseline. Bounds
-(issue 28): the summary under 2 s and 200 MB, the streams under 300 MB.
+parent's), output to a file that is then counted. Baselines, on the same file: ``sqlite3`` summing the
+same columns per profile (for the summary), ``sqlite3 -json`` and ``sqlite3 -csv`` of every row (for
+the streams); the summary's figures are the fastest of ``--runs`` runs (the streams run once); ratios
+are KV Switch / baseline. Bounds (issue 28): the summary under 2 s and 200 MB, the streams under 300 MB.
 """
 
 from __future__ import annotations
