@@ -143,20 +143,21 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
         where, args = _narrowed(connection, filters).where(_present(connection))
         sums = ("COUNT(*), SUM(CASE WHEN {failed} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
                 "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
-        found = connection.execute(f"SELECT COALESCE(profile, '?'), {sums.format(failed=_FAILED)} "
-                                   f"FROM requests WHERE {where} GROUP BY 1", args).fetchall()
+        # GROUP BY the bare column, so that SQLite reads the totals index already grouped
+        found = connection.execute(f"SELECT profile, {sums.format(failed=_FAILED)} "
+                                   f"FROM requests WHERE {where} GROUP BY profile", args).fetchall()
         if filters.reaches_daily and has_table(connection, "daily"):
             daily_where, daily_args = _daily_where(filters)
             found += connection.execute(
-                "SELECT COALESCE(profile, '?'), SUM(requests), SUM(errors), SUM(input_tokens), "
+                "SELECT profile, SUM(requests), SUM(errors), SUM(input_tokens), "
                 "SUM(cached_tokens), SUM(output_tokens), SUM(cost) "
-                f"FROM daily WHERE {daily_where} GROUP BY 1",
+                f"FROM daily WHERE {daily_where} GROUP BY profile",
                 daily_args).fetchall()
     finally:
         connection.close()
     for profile, requests, errors, input_tokens, cached, output, cost in found:
-        entry = totals.setdefault(profile, {"requests": 0, "errors": 0, "input_tokens": 0, "cached_tokens": 0,
-                                            "output_tokens": 0, "cost": 0.0})
+        entry = totals.setdefault(profile or "?", {"requests": 0, "errors": 0, "input_tokens": 0,
+                                                   "cached_tokens": 0, "output_tokens": 0, "cost": 0.0})
         for key, value in (("requests", requests), ("errors", errors), ("input_tokens", input_tokens),
                            ("cached_tokens", cached), ("output_tokens", output), ("cost", cost)):
             entry[key] += value or 0

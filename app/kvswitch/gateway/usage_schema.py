@@ -57,6 +57,11 @@ CREATE TABLE IF NOT EXISTS daily (
 CREATE INDEX IF NOT EXISTS daily_day ON daily(day);
 """
 _SESSION_INDEX = "CREATE INDEX IF NOT EXISTS requests_session ON requests(session, id)"
+#: every column the per-profile totals read, in profile order: the summary scans this narrow index
+#: (about a fifth of the table's bytes) already grouped, instead of the wide rows plus a sort; measured
+#: on a million rows, half the CPU of the same query on the table (benchmarks/usage_scale.py)
+_TOTALS_INDEX = ("CREATE INDEX IF NOT EXISTS requests_totals ON requests(profile, time, status, "
+                 "input_tokens, cached_tokens, output_tokens, cost, error)")
 
 
 @dataclass
@@ -176,6 +181,7 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
             if name not in present:
                 connection.execute(f"ALTER TABLE requests ADD COLUMN {name} {kind}")
         connection.execute(_SESSION_INDEX)
+        connection.execute(_TOTALS_INDEX)  # on an older file: built once, as the gateway starts
         connection.commit()
         _check_writable(connection)
     except sqlite3.Error as exc:
