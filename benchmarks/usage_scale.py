@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "app"))
 
 from kvswitch.core.paths import AppPaths  # noqa: E402
-from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, clean_values, connect  # noqa: E402
+from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, clean_values, connect, ensure_indexes  # noqa: E402
 from support.measured import ADDRESS_SPACE_CAP, LAUNCHER  # noqa: E402
 
 PROFILES = ("local-qwen", "local-gemma", "deepseek", "claude-sonnet", "gpt-5", "backup")
@@ -76,6 +76,7 @@ def build(db: Path, rows: int, seed: int = 7) -> float:
     with connection:
         for first in range(0, rows, 50_000):
             connection.executemany(insert, generate(first, min(50_000, rows - first)))
+    ensure_indexes(connection)  # as the gateway's writer does when it opens the file
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
     return time.perf_counter() - started

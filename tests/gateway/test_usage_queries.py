@@ -195,3 +195,20 @@ def test_hit_rate_trend_buckets(tmp_path: Path) -> None:
 @pytest.fixture
 def paths_home(fake_home: Path) -> AppPaths:
     return AppPaths.default()
+
+
+def test_the_summary_reads_the_totals_index_in_profile_order(tmp_path: Path) -> None:
+    """The structure the million-row figures rest on (docs/gateway.md): the writer builds the covering
+    index, and the totals query SQLite plans reads it grouped, with no sort of the rows."""
+    db = tmp_path / "usage.sqlite3"
+    _write(db, [_row(time.time() - 5, "a"), _row(time.time() - 1, "b")])
+    reader = sqlite3.connect(db)
+    try:
+        plan = " ".join(str(row[-1]) for row in reader.execute(
+            "EXPLAIN QUERY PLAN SELECT profile, COUNT(*), SUM(CASE WHEN (error IS NOT NULL OR status IS NULL "
+            "OR status >= 400) THEN 1 ELSE 0 END), SUM(input_tokens), SUM(cached_tokens), "
+            "SUM(output_tokens), SUM(cost) FROM requests WHERE 1 GROUP BY profile"))
+    finally:
+        reader.close()
+    assert "COVERING INDEX requests_totals" in plan
+    assert "TEMP B-TREE" not in plan

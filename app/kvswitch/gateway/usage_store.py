@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvswitch.gateway.usage_retention import Retention, apply_retention
-from kvswitch.gateway.usage_schema import COLUMNS, UsageFileError, UsageRow, clean_values, connect, set_aside
+from kvswitch.gateway.usage_schema import (
+    COLUMNS,
+    UsageFileError,
+    UsageRow,
+    clean_values,
+    connect,
+    ensure_indexes,
+    set_aside,
+)
 
 log = logging.getLogger("kvswitch.gateway.usage")
 
@@ -147,6 +155,13 @@ class UsageStore:
 
     # -- the writer thread ---------------------------------------------------------------------------
     def _run(self) -> None:
+        if self._connection is not None:
+            try:
+                ensure_indexes(self._connection)
+            except sqlite3.Error as exc:  # a lock or a full disk: the summary is slower, nothing else
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.rollback()
+                log.warning("usage totals index not built (%s); the summary scans the table", _described(exc))
         self._maybe_apply_retention()  # once at start, off the gateway's start-up path
         while True:
             batch = [self._queue.get()]
