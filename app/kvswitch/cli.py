@@ -27,10 +27,12 @@ COMMAND_MODULES = (
     "kvswitch.commands.platform",
     "kvswitch.commands.gateway",
     "kvswitch.commands.sweep",
+    "kvswitch.commands.usage",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
-STANDALONE_COMMANDS = {"log": "kvswitch.commands.log"}
+STANDALONE_COMMANDS = {"log": "kvswitch.commands.log", "usage": "kvswitch.commands.usage",
+                       "sessions": "kvswitch.commands.usage"}
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:

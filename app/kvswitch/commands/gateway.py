@@ -1,17 +1,13 @@
-"""``kvswitch gateway run|status`` and ``kvswitch usage``: the local gateway from the command line."""
+"""``kvswitch gateway run|status``: the local gateway from the command line (``kvswitch usage`` and
+``kvswitch sessions`` read what it recorded: ``commands.usage``)."""
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import re
-import sys
-import time
 from typing import Any
 
-from kvswitch.commands.common import out, paths_from
-from kvswitch.core.errors import UsageError
+from kvswitch.commands.common import err, out, paths_from
 from kvswitch.core.gateway_config import DEFAULT_HOST, read_routes
 from kvswitch.core.text import printable
 
@@ -28,20 +24,14 @@ def register(subparsers: Any) -> None:
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_gateway_status)
 
-    usage = subparsers.add_parser("usage", help="requests served by the gateway, with tokens and cost")
-    usage.add_argument("--since", default="1d", help="how far back: 30m, 12h, 1d, 7d (default 1d)")
-    usage.add_argument("--profile", help="only this profile's requests")
-    form = usage.add_mutually_exclusive_group()
-    form.add_argument("--json", action="store_true")
-    form.add_argument("--csv", action="store_true")
-    usage.set_defaults(func=cmd_usage)
-
 
 def cmd_gateway_run(args: argparse.Namespace) -> int:
+    from kvswitch.core.applog import setup_logging  # noqa: PLC0415
     from kvswitch.gateway.control import run_foreground  # noqa: PLC0415 - aiohttp only for the gateway
     from kvswitch.gateway.server import parse_listen  # noqa: PLC0415
 
     paths = paths_from(args)
+    setup_logging(paths)  # a set-aside usage file or a failing store is noted in KV Switch's log
     if args.listen:
         host, port = parse_listen(args.listen, args.allow_remote)
     else:
@@ -49,6 +39,9 @@ def cmd_gateway_run(args: argparse.Namespace) -> int:
         host, port = routes.host, routes.port
 
     def ready(server: Any) -> None:
+        notice = getattr(getattr(server.handler, "usage", None), "notice", None)
+        if notice:
+            err(printable(f"kvswitch: {notice}"))
         out(f"KV Switch gateway on {server.url} (Claude Code: {server.url}/claude, Codex: "
             f"{server.url}/codex/v1); Ctrl-C stops")
 
@@ -76,47 +69,3 @@ def cmd_gateway_status(args: argparse.Namespace) -> int:
     if not status["running"]:
         out("  start it with: kvswitch gateway run")
     return 0 if status["running"] else 1
-
-
-_SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_since(text: str) -> float:
-    """``30m``, ``12h``, ``1d``, ``2w`` → seconds."""
-    match = _SPAN.fullmatch(text.strip().lower())
-    if not match:
-        raise UsageError(f"--since {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 1d")
-    return float(match.group(1)) * _UNIT[match.group(2)]
-
-
-def cmd_usage(args: argparse.Namespace) -> int:
-    from kvswitch.gateway.control import usage_rows  # noqa: PLC0415
-    from kvswitch.gateway.usage import COLUMNS  # noqa: PLC0415
-
-    rows = usage_rows(paths_from(args), time.time() - parse_since(args.since), args.profile)
-    if args.json:
-        out(json.dumps([row.to_json() for row in rows], indent=2))
-        return 0
-    if args.csv:
-        writer = csv.writer(sys.stdout)
-        writer.writerow(COLUMNS)
-        for row in rows:
-            data = row.to_json()
-            writer.writerow([data[name] for name in COLUMNS])
-        return 0
-    if not rows:
-        out("no requests through the gateway in that time")
-        return 0
-    for row in rows:
-        data = row.to_json()
-        share = f"{row.cached_tokens / row.input_tokens:.0%}" if row.input_tokens and row.cached_tokens \
-            is not None else "-"
-        cost = f"${row.cost:.4f}" if row.cost is not None else "-"
-        ttft = f"{row.ttft_ms:.0f} ms" if row.ttft_ms is not None else "-"
-        line = (f"{data['time']} {row.profile} {row.model or '-'} {row.status} in {row.input_tokens} "
-                f"cached {row.cached_tokens} ({share}) out {row.output_tokens} ttft {ttft} {cost}")
-        if row.failover:
-            line += f" [failover: {row.failover}]"
-        out(printable(line))
-    return 0

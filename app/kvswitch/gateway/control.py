@@ -30,7 +30,8 @@ from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.forward import Limits
 from kvswitch.gateway.server import GatewayServer
 from kvswitch.gateway.service import STATUS_PATH, GatewayHandler
-from kvswitch.gateway.usage import UsageRow, query, summarize
+from kvswitch.gateway.usage_queries import UsageFilter, query, summary
+from kvswitch.gateway.usage_schema import UsageRow
 
 
 def make_server(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
@@ -115,8 +116,8 @@ def usage_rows(paths: AppPaths, since: float | None = None, profile: str | None 
 
 
 def usage_summary(paths: AppPaths, since: float | None = None) -> dict[str, dict[str, float]]:
-    """Per profile: requests, tokens, cost and cache hit rate (the window's Usage view)."""
-    return summarize(usage_rows(paths, since))
+    """Per profile: requests, tokens, cost and cache hit rate (the window's Usage view), summed in SQL."""
+    return summary(usage_db(paths), UsageFilter(since=since))
 
 
 def usage_db_path(paths: AppPaths) -> Path:

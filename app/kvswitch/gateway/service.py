@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,11 +61,19 @@ from kvswitch.gateway.routing import (
     upstream_url,
 )
 from kvswitch.gateway.server import Handler
-from kvswitch.gateway.usage import UsageRow, UsageStore, cost_of, load_prices, tokens_from_answer
+from kvswitch.gateway.usage_answer import cost_of, load_prices, tokens_from_answer
+from kvswitch.gateway.usage_retention import retention_from_settings
+from kvswitch.gateway.usage_schema import UsageRow
+from kvswitch.gateway.usage_store import UsageStore
+
+log = logging.getLogger("kvswitch.gateway.usage")
 
 #: the client credentials the gateway consumes (the local token) and never forwards
 CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
 STATUS_PATH = "/_kvswitch/status"
+#: how long an answer's end may wait for its usage row while the writer keeps up (a write is tens of µs;
+#: a failing or stalled writer is not waited for at all)
+ROW_WAIT_S = 0.25
 
 
 def offered_token(request: web.Request) -> str | None:
@@ -102,15 +110,15 @@ class GatewayHandler(Handler):
         self._protocols: dict[tuple[str, str], WireProtocol] = {}
         self._routes = Routes()
         self._routes_signature: tuple[int, int] | None = None
-        self.usage = UsageStore(usage_db(paths))
+        #: never raises: a broken file is set aside (``usage.notice`` says so), a failing one is counted
+        self.usage = UsageStore(usage_db(paths), retention=retention_from_settings(paths))
         self.prices = load_prices(paths.config_dir)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kvswitch-usage")
+        self._row_failures = 0
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
 
     async def cleanup(self) -> None:
-        self._writer.shutdown(wait=True)
-        self.usage.close()
+        await asyncio.to_thread(self.usage.close)  # writes the rows handed over, off the event loop
 
     # -- state --------------------------------------------------------------------------------------
     def routes(self) -> Routes:
@@ -196,13 +204,18 @@ class GatewayHandler(Handler):
         stored = False
 
         async def store() -> None:
-            """The usage row, written before the answer's end reaches the client."""
+            """Hand the usage row to the writer before the answer's end reaches the client, and wait for
+            it at most ``ROW_WAIT_S`` while the writer keeps up (a client that reads usage as its answer
+            ends finds the row). Nothing here can fail, cut or hold the answer (issue 28)."""
             nonlocal stored
             if stored:
                 return
             stored = True
-            self._finish_row(row, current[-1] if current else None, reasons, started, chain)
-            await asyncio.get_running_loop().run_in_executor(self._writer, self.usage.add, row)
+            self._record(row, current[-1] if current else None, reasons, started, chain)
+            done = self.usage.submit(row)
+            if done is not None and self.usage.healthy(ROW_WAIT_S):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), ROW_WAIT_S)
 
         try:
             async with asyncio.timeout(self.limits.max_response_seconds):
@@ -333,6 +346,19 @@ class GatewayHandler(Handler):
         url = upstream_url(profile, route, query, protocol if bridge else route.protocol, bridge is not None)
         return _Planned(profile, protocol, bridge, url, data, model)
 
+    def _record(self, row: UsageRow, attempt: Attempt | None, reasons: list[str], started: float,
+                chain: list[Profile]) -> None:
+        """``_finish_row``, guarded: a bug in reading the answer's numbers costs the row its numbers,
+        never the client its answer (logged once, counted with the store's errors)."""
+        try:
+            self._finish_row(row, attempt, reasons, started, chain)
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never reach the client
+            self._row_failures += 1
+            if self._row_failures == 1:
+                log.warning("usage row incomplete: reading the answer's numbers failed (%s: %s)",
+                            type(exc).__name__, exc)
+            row.notes = f"numbers not read: {type(exc).__name__}"
+
     def _finish_row(self, row: UsageRow, attempt: Attempt | None, reasons: list[str], started: float,
                     chain: list[Profile]) -> None:
         row.duration_ms = (time.monotonic() - started) * 1000
@@ -347,6 +373,7 @@ class GatewayHandler(Handler):
         row.input_tokens, row.cached_tokens, row.output_tokens = (
             tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
         row.tokens_per_s = tokens.tokens_per_s
+        row.notes = "; ".join(tokens.notes)[:2000] or None
         if row.tokens_per_s is None and tokens.output_tokens and attempt.elapsed_ms and attempt.first_byte_ms:
             generating = (attempt.elapsed_ms - attempt.first_byte_ms) / 1000
             if generating > 0:
@@ -357,6 +384,8 @@ class GatewayHandler(Handler):
     def status(self) -> dict[str, Any]:
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
         routes = self.routes()
+        counters = self.usage.counters()
+        counters["usage_errors"] = int(counters["usage_errors"] or 0) + self._row_failures
         return {"running": True, "pid": os.getpid(), "routes": dict(routes.clients),
-                "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits()}
+                "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits(), **counters}
 

@@ -1,0 +1,304 @@
+"""Reading the usage file: totals, requests, sessions and the hit-rate trend, aggregated in SQL.
+
+Everything here opens the file read-only (``usage_schema.open_reader``) and either aggregates in SQLite
+or streams rows from a cursor, so a million rows cost the reader a scan, not a million Python objects
+(issue 28: the list-everything reader took 31 s and 1 GB). These are the functions the CLI
+(``kvswitch usage``, ``kvswitch sessions``) and the window call; they raise ``UsageFileError`` (naming
+the file) when the file is not a usage database, and return nothing when there is no file yet.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, column_list, has_table, local_time, open_reader
+
+#: an answer that failed: an error noted, no status, or an HTTP error status
+_FAILED = "(error IS NOT NULL OR status IS NULL OR status >= 400)"
+
+
+@dataclass(frozen=True)
+class UsageFilter:
+    """Which requests: from ``since`` to ``until`` (epoch seconds), of one profile, client (the route,
+    ``claude``/``codex``/``pinned``, or the client's own name), session or verdict; ``None``: any."""
+
+    since: float | None = None
+    until: float | None = None
+    profile: str | None = None
+    client: str | None = None
+    session: str | None = None
+    verdict: str | None = None
+
+    def where(self, present: set[str] | None = None) -> tuple[str, list[Any]]:
+        """The SQL condition and its arguments (columns an older file lacks match nothing)."""
+        parts: list[str] = ["1"]
+        args: list[Any] = []
+        if self.since is not None:
+            parts.append("time >= ?")
+            args.append(self.since)
+        if self.until is not None:
+            parts.append("time < ?")
+            args.append(self.until)
+        if self.profile is not None:
+            parts.append("profile = ?")
+            args.append(self.profile)
+        if self.client is not None:
+            has_name = present is None or "client_name" in present
+            parts.append("(client = ? OR client_name = ?)" if has_name else "client = ?")
+            args += [self.client, self.client] if has_name else [self.client]
+        for name, value in (("session", self.session), ("verdict", self.verdict)):
+            if value is not None:
+                if present is not None and name not in present:
+                    parts.append("0")
+                    continue
+                parts.append(f"{name} = ?")
+                args.append(value.upper() if name == "verdict" else value)
+        return " AND ".join(parts), args
+
+    @property
+    def reaches_daily(self) -> bool:
+        """Whether the daily summaries can answer it (they have no session or verdict)."""
+        return self.session is None and self.verdict is None
+
+
+def _reader(db: Path) -> sqlite3.Connection | None:
+    """A read-only connection, or ``None`` when there is no file yet (nothing recorded)."""
+    try:
+        missing = not db.exists() and not db.is_symlink()
+    except OSError:
+        missing = False  # a folder that cannot be entered: open_reader says so, naming the file
+    return None if missing else open_reader(db)
+
+
+def _narrowed(connection: sqlite3.Connection, filters: UsageFilter) -> UsageFilter:
+    """``filters`` without a ``since`` that reaches past the oldest row. With one, SQLite walks the time
+    index and fetches each row from it; when the span covers the whole file (a file of the last day's
+    million rows, ``--since 1d``), a plain scan in row order is several times faster."""
+    if filters.since is None:
+        return filters
+    oldest = connection.execute("SELECT MIN(time) FROM requests").fetchone()[0]  # the index's first entry
+    return replace(filters, since=None) if oldest is None or filters.since <= oldest else filters
+
+
+def _present(connection: sqlite3.Connection) -> set[str]:
+    return {row[1] for row in connection.execute("PRAGMA table_info(requests)")}
+
+
+def iter_rows(db: Path, filters: UsageFilter = UsageFilter(), chunk: int = 2000) -> Iterator[UsageRow]:
+    """Every matching request, oldest first, read ``chunk`` rows at a time (never all at once)."""
+    for values in iter_values(db, filters, chunk):
+        yield UsageRow(*values)
+
+
+def iter_values(db: Path, filters: UsageFilter = UsageFilter(),
+                chunk: int = 2000) -> Iterator[tuple[Any, ...]]:
+    """Like ``iter_rows`` but the raw column tuples in ``COLUMNS`` order (the CSV/JSON writers' path)."""
+    connection = _reader(db)
+    if connection is None:
+        return
+    try:
+        where, args = _narrowed(connection, filters).where(_present(connection))
+        sql = f"SELECT {column_list(connection)} FROM requests WHERE {where} ORDER BY id"
+        cursor = connection.execute(sql, args)
+        while batch := cursor.fetchmany(chunk):
+            yield from batch
+    finally:
+        connection.close()
+
+
+def query(db: Path, since: float | None = None, profile: str | None = None) -> list[UsageRow]:
+    """Rows, oldest first, from ``since`` (epoch seconds) on, for one profile or all (a list: for the
+    window's day view and the tests; the CLI streams with ``iter_rows``)."""
+    return list(iter_rows(db, UsageFilter(since=since, profile=profile)))
+
+
+def requests_page(db: Path, filters: UsageFilter = UsageFilter(), limit: int = 200,
+                  offset: int = 0) -> list[UsageRow]:
+    """One page of the request log for the window: the ``limit`` requests before the ``offset`` newest,
+    oldest first (offset 0 is the newest page)."""
+    connection = _reader(db)
+    if connection is None:
+        return []
+    try:
+        where, args = _narrowed(connection, filters).where(_present(connection))
+        rows = connection.execute(f"SELECT {column_list(connection)} FROM requests WHERE {where} "
+                                  "ORDER BY id DESC LIMIT ? OFFSET ?", [*args, limit, offset]).fetchall()
+    finally:
+        connection.close()
+    return [UsageRow(*values) for values in reversed(rows)]
+
+
+def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[str, float]]:
+    """Per profile: requests, errors, input/cached/output tokens, cost and hit rate, summed by SQLite
+    over the request rows and, for older days, the daily summaries retention left."""
+    totals: dict[str, dict[str, float]] = {}
+    connection = _reader(db)
+    if connection is None:
+        return totals
+    try:
+        where, args = _narrowed(connection, filters).where(_present(connection))
+        sums = ("COUNT(*), SUM(CASE WHEN {failed} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
+                "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
+        # GROUP BY the bare column, so that SQLite reads the totals index already grouped
+        found = connection.execute(f"SELECT profile, {sums.format(failed=_FAILED)} "
+                                   f"FROM requests WHERE {where} GROUP BY profile", args).fetchall()
+        if filters.reaches_daily and has_table(connection, "daily"):
+            daily_where, daily_args = _daily_where(filters)
+            found += connection.execute(
+                "SELECT profile, SUM(requests), SUM(errors), SUM(input_tokens), "
+                "SUM(cached_tokens), SUM(output_tokens), SUM(cost) "
+                f"FROM daily WHERE {daily_where} GROUP BY profile",
+                daily_args).fetchall()
+    finally:
+        connection.close()
+    for profile, requests, errors, input_tokens, cached, output, cost in found:
+        entry = totals.setdefault(profile or "?", {"requests": 0, "errors": 0, "input_tokens": 0,
+                                                   "cached_tokens": 0, "output_tokens": 0, "cost": 0.0})
+        for key, value in (("requests", requests), ("errors", errors), ("input_tokens", input_tokens),
+                           ("cached_tokens", cached), ("output_tokens", output), ("cost", cost)):
+            entry[key] += value or 0
+    for entry in totals.values():
+        entry["hit_rate"] = entry["cached_tokens"] / entry["input_tokens"] if entry["input_tokens"] else 0.0
+    return totals
+
+
+def _daily_where(filters: UsageFilter) -> tuple[str, list[Any]]:
+    parts: list[str] = ["1"]
+    args: list[Any] = []
+    if filters.since is not None:
+        parts.append("day >= ?")
+        args.append(filters.since - filters.since % 86400)
+    if filters.until is not None:
+        parts.append("day < ?")
+        args.append(filters.until)
+    for name, value in (("profile", filters.profile), ("client", filters.client)):
+        if value is not None:
+            parts.append(f"{name} = ?")
+            args.append(value)
+    return " AND ".join(parts), args
+
+
+def summarize(rows: Iterable[UsageRow]) -> dict[str, dict[str, float]]:
+    """Per profile, from rows already read (the window's day view; ``summary`` is the SQL form)."""
+    totals: dict[str, dict[str, float]] = {}
+    for row in rows:
+        entry = totals.setdefault(row.profile or "?", {"requests": 0, "input_tokens": 0, "cached_tokens": 0,
+                                                       "output_tokens": 0, "cost": 0.0})
+        entry["requests"] += 1
+        entry["input_tokens"] += row.input_tokens or 0
+        entry["cached_tokens"] += row.cached_tokens or 0
+        entry["output_tokens"] += row.output_tokens or 0
+        entry["cost"] += row.cost or 0.0
+    for entry in totals.values():
+        entry["hit_rate"] = entry["cached_tokens"] / entry["input_tokens"] if entry["input_tokens"] else 0.0
+    return totals
+
+
+@dataclass
+class SessionSummary:
+    """One session (``None``: requests no session was told for) as ``kvswitch sessions`` shows it.
+
+    ``reprocessed_tokens``: prompt minus cached tokens over the requests that were not COLD (the work
+    the server redid). ``time_lost_ms``: an estimate, each request's time to first token times the
+    share of its uncached prompt that was reusable ((reusable − cached) / (prompt − cached)).
+    """
+
+    session: str | None
+    client: str | None
+    profiles: list[str]
+    requests: int
+    prompt_tokens: int
+    cached_tokens: int
+    reprocessed_tokens: int
+    time_lost_ms: float
+    first_seen: float
+    last_seen: float
+    last_reason: str | None
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(hit_rate=round(self.hit_rate, 4), first_seen=local_time(self.first_seen),
+                    last_seen=local_time(self.last_seen), time_lost_ms=round(self.time_lost_ms, 1))
+        return data
+
+
+_SESSIONS = """
+SELECT session, COALESCE(MAX(client_name), MAX(client)), GROUP_CONCAT(DISTINCT profile), COUNT(*),
+       COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0),
+       COALESCE(SUM(CASE WHEN COALESCE(verdict, '') != 'COLD' AND input_tokens > COALESCE(cached_tokens, 0)
+                         THEN input_tokens - COALESCE(cached_tokens, 0) END), 0),
+       COALESCE(SUM(CASE WHEN COALESCE(verdict, '') != 'COLD' AND ttft_ms IS NOT NULL
+                          AND reusable_tokens > COALESCE(cached_tokens, 0)
+                          AND input_tokens > COALESCE(cached_tokens, 0)
+                         THEN ttft_ms * (MIN(reusable_tokens, input_tokens) - COALESCE(cached_tokens, 0))
+                              / (input_tokens - COALESCE(cached_tokens, 0)) END), 0.0),
+       MIN(time), MAX(time), MAX(id)
+FROM requests WHERE {where} GROUP BY session ORDER BY MAX(id)
+"""
+
+
+def session_summaries(db: Path, filters: UsageFilter = UsageFilter()) -> list[SessionSummary]:
+    """One summary per session, the most recently active last, aggregated by SQLite."""
+    connection = _reader(db)
+    if connection is None:
+        return []
+    try:
+        present = _present(connection)
+        if not {"session", "verdict", "reusable_tokens", "client_name", "reason"} <= present:
+            return []  # a file from before the cache record: no session was ever told
+        where, args = _narrowed(connection, filters).where(present)
+        found = connection.execute(_SESSIONS.format(where=where), args).fetchall()
+        result = []
+        for session, client, profiles, requests, prompt, cached, redone, lost, first, last, _ in found:
+            reason = connection.execute(
+                "SELECT reason FROM requests WHERE session IS ? AND reason IS NOT NULL "
+                "ORDER BY id DESC LIMIT 1",
+                (session,)).fetchone()
+            names = sorted(profiles.split(",")) if profiles else []
+            result.append(SessionSummary(session, client, names, requests, prompt, cached, redone, lost,
+                                         first, last, reason[0] if reason else None))
+    finally:
+        connection.close()
+    return result
+
+
+@dataclass
+class TrendPoint:
+    start: float
+    requests: int
+    prompt_tokens: int
+    cached_tokens: int
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+def hit_rate_trend(db: Path, bucket_seconds: float, filters: UsageFilter = UsageFilter()) -> list[TrendPoint]:
+    """Requests and cached/prompt tokens per ``bucket_seconds`` (from the epoch, UTC), oldest first."""
+    if bucket_seconds <= 0:
+        raise ValueError("bucket_seconds must be positive")
+    connection = _reader(db)
+    if connection is None:
+        return []
+    try:
+        where, args = _narrowed(connection, filters).where(_present(connection))
+        found = connection.execute(
+            "SELECT CAST(time / ? AS INTEGER) * ?, COUNT(*), COALESCE(SUM(input_tokens), 0), "
+            f"COALESCE(SUM(cached_tokens), 0) FROM requests WHERE {where} GROUP BY 1 ORDER BY 1",
+            [bucket_seconds, bucket_seconds, *args]).fetchall()
+    finally:
+        connection.close()
+    return [TrendPoint(float(start), requests, prompt, cached) for start, requests, prompt, cached in found]
+
+
+__all__ = ["COLUMNS", "SessionSummary", "TrendPoint", "UsageFilter", "hit_rate_trend", "iter_rows",
+           "iter_values", "query", "requests_page", "session_summaries", "summarize", "summary"]
