@@ -149,10 +149,30 @@ def route_clients(paths: AppPaths, profile_name: str, clients: list[GatewayClien
     return routes
 
 
+#: the targets that export variables rather than write one client's file
+SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
+#: (client protocol, upstream protocol) pairs a gateway bridge converts (``gateway.bridges.pick_bridge``;
+#: a test keeps the two in step): a ``--protocol`` outside these has nothing to speak it
+BRIDGED_PROTOCOLS = frozenset({("anthropic", "openai_chat"), ("openai_responses", "openai_chat")})
+
+
+def is_claude_target(target: str) -> bool:
+    return target == "claude" or target.startswith(("claude-project:", "claude-local:"))
+
+
+def is_opencode_target(target: str) -> bool:
+    return target == "opencode" or target.startswith("opencode-project:")
+
+
 def clients_of_targets(targets: list[str]) -> list[GatewayClient]:
-    """The gateway clients a profile's target list reaches (Claude Code scopes count as ``claude``)."""
+    """The gateway clients a profile's target list reaches (Claude Code scopes count as ``claude``).
+
+    Shell targets export Claude Code's variables, so a profile of shell targets alone reaches Claude
+    Code; beside a Codex or OpenCode target they carry that client's key variable only.
+    """
     found: list[GatewayClient] = []
-    if any(t == "claude" or t.startswith(("claude-project:", "claude-local:")) for t in targets):
+    shell_only = bool(targets) and all(t in SHELL_TARGETS for t in targets)
+    if shell_only or any(is_claude_target(t) for t in targets):
         found.append("claude")
     if "codex" in targets:
         found.append("codex")
