@@ -13,8 +13,9 @@ from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
 from kvswitch.commands.common import print_lint as _print_lint
+from kvswitch.commands.doctor_gateway import gateway_findings
 from kvswitch.core.errors import KvSwitchError, ProfileError
-from kvswitch.core.gateway_config import clients_of_targets, read_routes
+from kvswitch.core.gateway_config import clients_of_targets, read_routes, routes_file, token_file
 from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.platform.importers import import_cc_switch, import_claude
 from kvswitch.targets.diff import mask_text
@@ -23,6 +24,7 @@ from kvswitch.targets.gateway_switch import clients_already_at_gateway, route_pr
 from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.lint import lint_profile
 from kvswitch.targets.registry import target_for_id, targets_for_profile
+from kvswitch.targets.route_check import fallback_problems
 
 
 def register(subparsers: Any) -> None:
@@ -238,10 +240,12 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
     for profile in profiles:
         for finding in lint_profile(profile):
             findings.append(f"profile {profile.name!r} [{finding.code}]: {finding.message}")
+    names = [p.name for p in profiles]
+    for profile in profiles:
+        findings.extend(f"profile {profile.name!r}: {found}" for found in fallback_problems(profile, names))
     if active is not None:
         findings.extend(_stale_shell_vars(client_view(active, paths), args.show_secrets))
-        if active.via_gateway:
-            findings.extend(_gateway_findings(paths))
+    findings.extend(gateway_findings(paths, list(state.targets.values()), profiles, active))
     if any(spec.startswith("claude") for p in profiles for spec in p.targets):
         findings.extend(_claude_version_drift(engine.env))
     for path in _secret_files(paths, engine):
@@ -254,18 +258,6 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
                 f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
             )
     return findings
-
-
-def _gateway_findings(paths: Any) -> list[str]:
-    """The clients point at the gateway: is it there?"""
-    from kvswitch.gateway.control import probe_status  # noqa: PLC0415 - aiohttp only when it matters
-
-    status = probe_status(paths, timeout=1.0)
-    if status["running"]:
-        return []
-    return [f"the clients point at the KV Switch gateway at {status['url']}, which is not running "
-            f"({status.get('error', 'no answer')}); start it with 'kvswitch gateway run' (at login: "
-            "'kvswitch autostart on --gateway'), or go back to the direct setup with 'kvswitch undo'"]
 
 
 def _claude_version_drift(env: Mapping[str, str]) -> list[str]:
@@ -332,7 +324,8 @@ def _secret_files(paths: Any, engine: Engine) -> list[Path]:
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
     from kvswitch.targets.filetarget import holds_secret, holds_url_password  # noqa: PLC0415
 
-    files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
+    files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json", token_file(paths),
+             routes_file(paths)]
     try:
         records = list(engine.state().targets.values())
     except KvSwitchError:

@@ -20,9 +20,9 @@ from aiohttp import web
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.gateway_config import (
+    IDENTITY_PATH,
     Routes,
     RoutesError,
-    ensure_token,
     read_routes,
     routes_file,
     token_matches,
@@ -48,6 +48,7 @@ from kvswitch.gateway.forward import (
     relay,
     upstream_headers,
 )
+from kvswitch.gateway.identity import INSTANCE, LocalToken, identity_answer
 from kvswitch.gateway.routing import (
     Route,
     key_headers,
@@ -92,7 +93,7 @@ class GatewayHandler(Handler):
         self.paths = paths
         self.limits = limits or Limits()
         self.breaker = breaker or CircuitBreaker()
-        self.token = ensure_token(paths)
+        self.token = LocalToken(paths)
         self.store = ProfileStore(paths)
         self._profiles: dict[str, Profile] | None = None
         #: (profile, client protocol) → protocol spoken upstream, for the current copy of the profiles
@@ -158,11 +159,13 @@ class GatewayHandler(Handler):
 
     # -- one request --------------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path == IDENTITY_PATH:
+            return identity_answer(request, self.token)  # no token: it proves the gateway's, unasked
         route = parse_route(request.path)
         if route is None and request.path != STATUS_PATH:
             return refuse(404, f"gateway: no route {request.path!r}; clients use /claude, /codex/v1 or "
                                "/p/PROFILE", close=False)
-        if not token_matches(self.token, offered_token(request)):
+        if not token_matches(self.token.value, offered_token(request)):
             return refuse(401, "gateway: missing or wrong local token (KV Switch writes it into the "
                                "client's settings when a gateway profile is applied)")
         if route is None:
@@ -330,6 +333,6 @@ class GatewayHandler(Handler):
     def status(self) -> dict[str, Any]:
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
         routes = self.routes()
-        return {"running": True, "pid": os.getpid(), "routes": dict(routes.clients),
+        return {"running": True, "pid": os.getpid(), "instance": INSTANCE, "routes": dict(routes.clients),
                 "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits()}
 
