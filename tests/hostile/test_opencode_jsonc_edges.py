@@ -28,7 +28,8 @@ def _kvswitch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[st
 def _opencode_config(binary: Path, home: Path, cwd: Path) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG")}
     env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"), XDG_CACHE_HOME=str(home / ".cache"))
+               XDG_DATA_HOME=str(home / ".local/share"), XDG_STATE_HOME=str(home / ".local/state"),
+               XDG_CACHE_HOME=str(home / ".cache"))
     done = subprocess.run([str(binary), "debug", "config"], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

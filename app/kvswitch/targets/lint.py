@@ -106,9 +106,11 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     # a vendor's hosted API that wants a key: without one Claude Code signs in with the user's login;
     # through the gateway it sends the local token instead, and the gateway forwards no key at all
     vendor_keyed = server.vendor_api and server.needs_key
-    if vendor_keyed and not profile.key and profile.via_gateway:
-        warn("no-key", f"No API key: the gateway forwards the clients' requests to {server.label} without "
-             f"one, which it refuses (401). Add it: kvswitch profile edit {profile.name!r} --api-key-stdin")
+    if profile.via_gateway and not profile.key and server.needs_key and not profile.is_local:
+        host = urlsplit(profile.base_url).hostname
+        warn("no-key", f"No API key: the gateway forwards the clients' requests to {host} without one, "
+             f"and a hosted API refuses them (401). Add it: kvswitch profile edit {profile.name!r} "
+             "--api-key-stdin")
     elif vendor_keyed and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
         warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
     for problem in route_problems(profile):
