@@ -244,7 +244,7 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
     for profile in profiles:
         findings.extend(f"profile {profile.name!r}: {found}" for found in fallback_problems(profile, names))
     if active is not None:
-        findings.extend(_stale_shell_vars(client_view(active, paths), args.show_secrets))
+        findings.extend(_stale_shell_vars(client_view(active, paths, issue_token=False), args.show_secrets))
     findings.extend(gateway_findings(paths, list(state.targets.values()), profiles, active))
     if any(spec.startswith("claude") for p in profiles for spec in p.targets):
         findings.extend(_claude_version_drift(engine.env))
