@@ -152,6 +152,8 @@ def test_clients_left_on_the_old_port_after_listen_elsewhere_are_found(
         _gateway_profile(child_env)
         assert "everything looks fine" in _kvswitch(child_env, "doctor").stdout
     with gateway_process(fake_home, second, tmp_path / "second.log"):
+        started = (tmp_path / "second.log").read_text()
+        assert f"still points Claude Code at http://127.0.0.1:{first}; run 'kvswitch use a'" in started
         doctor = _kvswitch(child_env, "doctor")
         assert doctor.returncode == 1
         assert f"at http://127.0.0.1:{first}, but the gateway's address is now http://127.0.0.1:{second}" \

@@ -106,3 +106,19 @@ def gateway_findings(paths: AppPaths, records: list[TargetRecord], profiles: lis
             said = "nothing answers" if seen.who == "absent" else seen.detail
             findings.append(f"at {root}, where client files point, {said}")
     return findings
+
+
+def moved_address_notes(paths: AppPaths, listening: str) -> list[str]:
+    """What ``gateway run`` says when it listens elsewhere than the client files point: the files are
+    not rewritten by starting a gateway, so it names the files and the command that rewrites them."""
+    from kvswitch.core.errors import KvSwitchError  # noqa: PLC0415
+    from kvswitch.targets.engine import Engine  # noqa: PLC0415 - only to read the ledger
+
+    try:
+        state = Engine(paths).state()
+    except KvSwitchError:
+        return []
+    again = f"'kvswitch use {state.active}'" if state.active else "'kvswitch use PROFILE'"
+    return [f"note: {pointer.location} still points {CLIENT_NAMES[pointer.client]} at {pointer.root}; run "
+            f"{again} to point it here" for pointer in pointers(list(state.targets.values()))
+            if pointer.root != listening]

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from kvswitch.commands.common import out, paths_from
+from kvswitch.commands.doctor_gateway import moved_address_notes
 from kvswitch.core.errors import UsageError
 from kvswitch.core.gateway_config import DEFAULT_HOST, read_routes
 from kvswitch.core.text import printable
@@ -51,6 +52,8 @@ def cmd_gateway_run(args: argparse.Namespace) -> int:
     def ready(server: Any) -> None:
         out(f"KV Switch gateway on {server.url} (Claude Code: {server.url}/claude, Codex: "
             f"{server.url}/codex/v1); Ctrl-C stops")
+        for note in moved_address_notes(paths, server.url):
+            out(note)
 
     run_foreground(paths, host, port, allow_remote=args.allow_remote, on_ready=ready)
     return 0
