@@ -150,3 +150,33 @@ def test_codex_through_the_gateway_needs_no_shell_for_the_token(
         assert upstream.seen, "nothing reached the backend"
         for request in upstream.seen:  # the local token stays between Codex and the gateway
             assert all(token not in value for _, value in request.headers)
+
+
+def test_a_profile_saved_before_the_check_is_refused_by_use_and_named_by_doctor(
+    child_env: dict[str, str], fake_home: Path
+) -> None:
+    from kvswitch.core.models import Profile, ProfileKind  # noqa: PLC0415
+    from kvswitch.core.store import ProfileStore  # noqa: PLC0415
+
+    # what an older version let through: OpenCode and Claude Code through the gateway, one bad bridge
+    ProfileStore(AppPaths.default()).add(Profile(
+        name="old", kind=ProfileKind.LLAMA_CPP, base_url="http://127.0.0.1:9", model="m",
+        targets=["claude", "opencode"], via_gateway=True, protocol="openai_responses"))
+    used = _kvswitch(child_env, "use", "old", ok=False)
+    _refused(used, "no route for OpenCode")
+    assert not (fake_home / ".config" / "opencode" / "opencode.json").exists()
+    doctor = _kvswitch(child_env, "doctor", ok=False)
+    assert doctor.returncode == 1
+    assert "[no-route]" in doctor.stdout
+    assert "OpenCode through the gateway" in doctor.stdout
+    assert "no gateway bridge turns anthropic into openai_responses" in doctor.stdout
+
+
+def test_doctor_names_a_client_file_whose_gateway_route_has_no_profile(child_env: dict[str, str]) -> None:
+    _kvswitch(child_env, "profile", "add", "a", "--kind", "llama.cpp", "--base-url", "http://127.0.0.1:9",
+              "--target", "claude", "--via-gateway")
+    _kvswitch(child_env, "use", "a")
+    _kvswitch(child_env, "profile", "remove", "a")
+    doctor = _kvswitch(child_env, "doctor", ok=False)
+    assert doctor.returncode == 1
+    assert "routes it to profile 'a', which no longer exists: every request gets 503" in doctor.stdout
