@@ -188,3 +188,35 @@ def test_status_after_a_second_gateway_on_ipv6_loopback_stops(
         problems = " ".join(str(p) for p in status["problems"])  # type: ignore[attr-defined]
         assert f"names http://[::1]:{second}" in problems
     assert _status(child_env)["running"] is False
+
+
+def test_a_program_relaying_the_real_gateway_is_not_taken_for_it(
+    child_env: dict[str, str], fake_home: Path, tmp_path: Path
+) -> None:
+    """A program on the address the clients use, passing the identity question on to the real gateway
+    on another port: the proof is bound to the port it was asked on, so the relay gets no token."""
+    real = free_port()
+
+    async def relay(request: web.Request, body: bytes) -> web.StreamResponse:
+        async with httpx.AsyncClient() as client:
+            answer = await client.request(request.method, f"http://127.0.0.1:{real}{request.path_qs}",
+                                          headers={k: v for k, v in request.headers.items() if k != "Host"})
+        return web.Response(status=answer.status_code, body=answer.content, content_type="application/json")
+
+    program = ScriptedUpstream(relay)
+    try:
+        with gateway_process(fake_home, real, tmp_path / "gateway.log"):
+            remember_listen(AppPaths.default(), "127.0.0.1", program.port)
+            _gateway_profile(child_env)
+            token = load_token(AppPaths.default())
+            assert token is not None
+            status = _status(child_env)
+            assert status["url"] == f"http://127.0.0.1:{real}"  # the real one, found by its record
+            problems = " ".join(str(p) for p in status["problems"])  # type: ignore[attr-defined]
+            assert f"http://127.0.0.1:{program.port}" in problems
+            assert "relays" in problems
+            assert program.seen
+            for request in program.seen:
+                assert all(token not in value for _, value in request.headers)
+    finally:
+        program.close()

@@ -88,10 +88,13 @@ IDENTITY_FIELD = "kvswitch_gateway"
 _PROOF_CONTEXT = b"kvswitch gateway identity v1\0"
 
 
-def identity_proof(token: str, nonce: str) -> str:
-    """HMAC-SHA256 of the asker's fresh ``nonce`` under the token: only a holder of the token can
-    give it, and it tells nothing about the token (nor is it a token: nothing accepts it)."""
-    return hmac.new(token.encode("utf-8"), _PROOF_CONTEXT + nonce.encode("utf-8"), "sha256").hexdigest()
+def identity_proof(token: str, nonce: str, port: int) -> str:
+    """HMAC-SHA256 of the asker's fresh ``nonce`` and the port it was asked on, under the token: only a
+    holder of the token can give it, it tells nothing about the token (nor is it a token: nothing
+    accepts it), and a program relaying the question to the real gateway on another port gets a proof
+    for that port, not the one it listens on, so it is not taken for the gateway (nor sent the token)."""
+    message = _PROOF_CONTEXT + nonce.encode("utf-8") + b"\0" + str(port).encode("ascii")
+    return hmac.new(token.encode("utf-8"), message, "sha256").hexdigest()
 
 
 def token_signature(paths: AppPaths) -> tuple[int, int, int] | None:

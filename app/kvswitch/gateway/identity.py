@@ -13,7 +13,6 @@ every request gets 401 until someone thinks of restarting it.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 
@@ -57,10 +56,12 @@ INSTANCE = secrets.token_hex(8)
 
 
 def identity_answer(request: web.Request, token: LocalToken) -> web.Response:
-    """``{"kvswitch_gateway": 1, "proof": HMAC(token, nonce), "instance": ..., "pid": ...}``."""
+    """``{"kvswitch_gateway": 1, "proof": HMAC(token, nonce, port), "instance": ...}``."""
     nonce = request.query.get("nonce", "")
     if not _NONCE.fullmatch(nonce):
         return web.json_response({IDENTITY_FIELD: 1, "error": "give ?nonce= (16-128 URL-safe characters)"},
                                  status=400)
-    return web.json_response({IDENTITY_FIELD: 1, "proof": identity_proof(token.value, nonce),
-                              "instance": INSTANCE, "pid": os.getpid()})
+    sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+    port = int(sockname[1]) if sockname else 0  # the port this connection reached, whatever Host says
+    return web.json_response({IDENTITY_FIELD: 1, "proof": identity_proof(token.value, nonce, port),
+                              "instance": INSTANCE})

@@ -77,9 +77,10 @@ def identify(url: str, token: str | None, timeout: float = 2.0) -> Identity:
         return Identity("no-token", url, "a KV Switch gateway answers, but the token file is missing",
                         instance)
     proof = data.get("proof")
-    if not isinstance(proof, str) or not hmac.compare_digest(proof, identity_proof(token, nonce)):
+    port = urlsplit(url).port or 80
+    if not isinstance(proof, str) or not hmac.compare_digest(proof, identity_proof(token, nonce, port)):
         return Identity("other-token", url, "a KV Switch gateway answers, but it checks another local token "
-                        "than the token file holds", instance)
+                        "than the token file holds (or a program relays another port's gateway)", instance)
     return Identity("ours", url, "", instance)
 
 
