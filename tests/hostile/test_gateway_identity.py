@@ -32,7 +32,7 @@ from gateway_support import ScriptedUpstream  # noqa: E402
 
 def _kvswitch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=300, check=False)
     assert done.returncode != 70, done.stderr
     assert "Traceback" not in done.stderr
     return done

@@ -32,7 +32,7 @@ MARKER = "kvswitch-hostile-upstream-was-reached"
 
 def _kvswitch(env: dict[str, str], *argv: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=300, check=False)
     if ok:
         assert done.returncode == 0, done.stdout + done.stderr
     return done

@@ -20,7 +20,7 @@ BASE = "http://127.0.0.1:9"
 
 def _kvswitch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True,
-                          text=True, timeout=60, check=False)
+                          text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 

@@ -20,7 +20,7 @@ HOSTILE_NAME = "safe\u202eexe.txt\u2066\x85\x9b2J"
 
 def _kvswitch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True,
-                          text=True, encoding="utf-8", timeout=60, check=False)
+                          text=True, encoding="utf-8", timeout=300, check=False)
 
 
 def _no_raw(text: str) -> None:

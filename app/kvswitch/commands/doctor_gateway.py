@@ -62,7 +62,7 @@ def pointers(records: list[TargetRecord]) -> list[Pointer]:
 
 
 def gateway_findings(paths: AppPaths, records: list[TargetRecord], profiles: list[Profile],
-                     active: Profile | None, timeout: float = 1.0) -> list[str]:
+                     active: Profile | None, timeout: float = 3.0) -> list[str]:
     """The findings for the files that point at a gateway (and the gateway itself when the active
     profile goes through it)."""
     from kvswitch.gateway.control import probe_status  # noqa: PLC0415 - aiohttp only when it matters

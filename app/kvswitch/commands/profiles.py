@@ -31,13 +31,13 @@ from kvswitch.core.models import (
     mask_secret,
     mask_url,
 )
-from kvswitch.core.store import ProfileStore
+from kvswitch.core.text import for_terminal
 from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.servers.protocols import describe as describe_protocol
 from kvswitch.targets.keyed import is_secret_key
-from kvswitch.targets.route_check import fallback_problems, route_problems
+from kvswitch.targets.route_check import checked_wiring
 
 KINDS = [k.value for k in ProfileKind]
 KEY_ENVS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
@@ -252,21 +252,6 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["fallbacks"] = [name for name in args.fallback if name.strip()]
 
 
-def checked_wiring(profile: Profile, store: ProfileStore, renamed_from: str | None = None) -> Profile:
-    """``profile`` with its fallbacks spelled as the store spells them, or a ``ProfileError`` when a
-    fallback names no profile or a client it points somewhere would find no route serving it."""
-    names = [n for n in store.names() if renamed_from is None or n.casefold() != renamed_from.casefold()]
-    by_folded = {n.casefold(): n for n in names}
-    fallbacks = [by_folded.get(f.casefold(), f) for f in profile.fallbacks]
-    if fallbacks != profile.fallbacks:
-        profile = build_profile({**profile.model_dump(mode="json", context={"secrets": True}),
-                                 "fallbacks": fallbacks})
-    problems = fallback_problems(profile, names) + route_problems(profile)
-    if problems:
-        raise ProfileError(f"profile {profile.name!r}: " + "; ".join(problems))
-    return profile
-
-
 def cmd_add(args: argparse.Namespace) -> int:
     store = store_from(args)
     data: dict[str, Any]
@@ -288,7 +273,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             data["key_env"] = "ANTHROPIC_API_KEY"  # the vendor's Console keys go in X-Api-Key, not Bearer
     _apply_options(data, args)
     profile, note = with_server_context(build_profile(data))
-    profile = checked_wiring(profile, store)
+    profile = checked_wiring(profile, store.names())
     store.add(profile)
     url = profile.base_url if args.show_secrets else mask_url(profile.base_url)
     out(f"added profile {profile.name!r} ({profile.kind.value}, {url})")
@@ -312,7 +297,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if args.rename:
         data["name"] = args.rename
     profile, note = with_server_context(build_profile(data))
-    profile = checked_wiring(profile, store, renamed_from=old.name)
+    profile = checked_wiring(profile, store.names(), renamed_from=old.name)
     store.update(old.name, profile)
     out(f"updated profile {profile.name!r}")
     if note:
@@ -356,11 +341,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not profiles:
         out("no profiles yet; add one with 'kvswitch profile add NAME --kind KIND --base-url URL'")
         return 0
-    width = max(len(p.name) for p in profiles)
+    # names as the terminal gate shows them (a bidi or C1 character as \uXXXX), so the columns line up
+    shown = {p.name: for_terminal(p.name) for p in profiles}
+    width = max(len(name) for name in shown.values())
     for p in profiles:
         marker = "*" if p.name == active else " "
         url = p.base_url if args.show_secrets else mask_url(p.base_url)
-        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
+        out(f"{marker} {shown[p.name]:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
     return 0
 
 

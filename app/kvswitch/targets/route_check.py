@@ -13,6 +13,7 @@ server kind), which is why this lives in ``targets`` rather than ``core``.
 
 from __future__ import annotations
 
+from kvswitch.core.errors import ProfileError
 from kvswitch.core.gateway_config import (
     BRIDGED_PROTOCOLS,
     GatewayClient,
@@ -72,3 +73,18 @@ def fallback_problems(profile: Profile, names: list[str]) -> list[str]:
     known = set(names)
     return [f"fallback {fallback!r} is not a profile ('kvswitch profile list' shows them); add it first, "
             "or drop it with --fallback ''" for fallback in profile.fallbacks if fallback not in known]
+
+
+def checked_wiring(profile: Profile, names: list[str], renamed_from: str | None = None) -> Profile:
+    """``profile`` (being added, or edited from ``renamed_from``) with its fallbacks spelled as the
+    profiles are (the gateway looks them up so), or a ``ProfileError`` naming every fallback that is no
+    profile and every client that would find no route serving it (``profile add/edit``)."""
+    others = [n for n in names if renamed_from is None or n.casefold() != renamed_from.casefold()]
+    by_folded = {n.casefold(): n for n in others}
+    fallbacks = [by_folded.get(f.casefold(), f) for f in profile.fallbacks]
+    if fallbacks != profile.fallbacks:
+        profile = profile.model_copy(update={"fallbacks": fallbacks})
+    problems = fallback_problems(profile, others) + route_problems(profile)
+    if problems:
+        raise ProfileError(f"profile {profile.name!r}: " + "; ".join(problems))
+    return profile
