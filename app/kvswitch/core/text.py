@@ -39,16 +39,31 @@ _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _REORDERING = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 #: C0 controls except tab and newline (JSON output never holds one raw: ``json.dumps`` escapes them)
 _C0 = re.compile(r"[\x00-\x08\x0b-\x1f]")
+#: any character ``for_terminal`` changes
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def for_terminal(text: str) -> str:
     r"""``text`` as it may reach a terminal: escape sequences (7- and 8-bit) and C0 controls removed,
     C1 controls, bidi marks and line separators made visible as ``\uXXXX`` (valid JSON escapes)."""
-    if text.isascii() and text.isprintable():
-        return text  # the common case, one scan
+    if _safe_ascii(text) or (not text.isascii() and _UNSAFE.search(text) is None):
+        return text  # the common case, no copy (a long --json document included)
     text = _ESCAPES.sub(_drop_seven_bit, text)  # an 8-bit one's C1 introducer is made visible below
     text = _C0.sub("", text)
     return _REORDERING.sub(lambda m: _visible(m.group(0)), text)
+
+
+#: the ASCII bytes ``for_terminal`` changes: C0 controls but tab and newline, and DEL
+_ASCII_UNSAFE = bytes(b for b in range(32) if b not in (9, 10)) + b"\x7f"
+
+
+def _safe_ascii(text: str) -> bool:
+    """ASCII text with nothing to change, checked at C speed (``bytes.translate``: several times faster
+    than a regular expression over a long JSON document)."""
+    if not text.isascii():
+        return False
+    raw = text.encode("ascii")
+    return len(raw.translate(None, _ASCII_UNSAFE)) == len(raw)
 
 
 def _drop_seven_bit(match: re.Match[str]) -> str:
