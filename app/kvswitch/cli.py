@@ -185,8 +185,9 @@ def shown(message: str) -> str:
     """An error message as it may reach the terminal: secrets masked (``core.redact``)."""
     from kvswitch.core.knownsecrets import hide_known  # noqa: PLC0415 - only on an error: log scan stays lean
     from kvswitch.core.redact import mask_text  # noqa: PLC0415
+    from kvswitch.core.text import for_terminal  # noqa: PLC0415
 
-    return mask_text(hide_known(message))
+    return for_terminal(mask_text(hide_known(message)))
 
 
 def gui_main(argv: Sequence[str] | None = None) -> int:

@@ -41,8 +41,8 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     (fake_home / ".claude").mkdir()
     original = b'{\n  "env": {"ANTHROPIC_BASE_URL": "https://api.example.com"},\n  "theme": "dark"\n}\n'
     (fake_home / ".claude" / "settings.json").write_bytes(original)
-    _add("a", "http://127.0.0.1:8081", "--fallback", "b")
     _add("b", "http://127.0.0.1:8082")
+    _add("a", "http://127.0.0.1:8081", "--fallback", "b")
     assert main(["use", "a"]) == 0
     token = ensure_token(paths)
     assert stat.S_IMODE(token_file(paths).stat().st_mode) == 0o600
@@ -80,6 +80,8 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
 
 
 def test_profile_flags_for_gateway_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    _add("b", "http://127.0.0.1:8082")
+    _add("c", "http://127.0.0.1:8083")
     _add("a", "http://127.0.0.1:8081", "--fallback", "b", "--fallback", "c")
     assert main(["profile", "show", "a"]) == 0
     shown = capsys.readouterr().out

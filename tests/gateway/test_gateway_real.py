@@ -70,8 +70,8 @@ def test_switch_failover_and_usage_with_the_real_claude_code(fake_home: Path, tm
         gateway_process(fake_home, port, tmp_path / "gateway.log"),
     ):
         with llama_server(tmp_path / "one", *bias) as one:
-            _add("A", one, "--fallback", "B")
             _add("B", two)
+            _add("A", one, "--fallback", "B")
             assert main(["use", "A"]) == 0
             settings_file = claude_config_dir() / "settings.json"
             settings = settings_file.read_bytes()

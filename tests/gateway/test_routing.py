@@ -85,3 +85,23 @@ def test_only_the_model_value_moves() -> None:
     assert rewritten.replace('"new-\u00e9"'.encode(), b'"a\\"b"') == raw
     assert rewrite_model(raw, body, body["model"]) is raw
     assert rewrite_model(b"[1]", [1], "m") == b"[1]"
+
+
+def test_the_bridged_pairs_the_route_check_knows_are_the_bridges_that_exist() -> None:
+    """``core.gateway_config.BRIDGED_PROTOCOLS`` (what ``profile add`` accepts as ``--protocol``) is
+    exactly the pairs ``pick_bridge`` converts, so a bridge added or removed there fails here first."""
+    from kvswitch.core.gateway_config import BRIDGED_PROTOCOLS  # noqa: PLC0415
+    from kvswitch.core.models import WIRE_PROTOCOLS  # noqa: PLC0415
+    from kvswitch.gateway.bridges import pick_bridge  # noqa: PLC0415
+
+    served = set()
+    for client in WIRE_PROTOCOLS:
+        for upstream in WIRE_PROTOCOLS:
+            if client == upstream:
+                continue
+            try:
+                pick_bridge(client, upstream)
+            except LookupError:
+                continue
+            served.add((client, upstream))
+    assert served == set(BRIDGED_PROTOCOLS)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.text import for_terminal
 
 #: the bounds ``Profile.context_window`` accepts
 MIN_CONTEXT_WINDOW, MAX_CONTEXT_WINDOW = 256, 100_000_000
@@ -34,14 +35,16 @@ def timeout_seconds(text: str) -> float:
 
 
 def out(text: str) -> None:
-    """One line for the user on stdout, flushed (a caller may be reading it line by line)."""
-    sys.stdout.write(text + "\n")
+    """One line for the user on stdout, flushed (a caller may be reading it line by line); through
+    ``core.text.for_terminal``, like every line a command prints (names and bodies are the user's or
+    a server's, and may carry escapes or bidi overrides)."""
+    sys.stdout.write(for_terminal(text) + "\n")
     sys.stdout.flush()
 
 
 def err(text: str) -> None:
     """One line of warning on stderr (the result itself goes to stdout)."""
-    sys.stderr.write(text + "\n")
+    sys.stderr.write(for_terminal(text) + "\n")
 
 
 def paths_from(args: argparse.Namespace) -> AppPaths:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from
+from kvswitch.commands.doctor_gateway import moved_address_notes
 from kvswitch.core.gateway_config import DEFAULT_HOST, read_routes
 from kvswitch.core.text import printable
 
@@ -44,28 +45,44 @@ def cmd_gateway_run(args: argparse.Namespace) -> int:
             err(printable(f"kvswitch: {notice}"))
         out(f"KV Switch gateway on {server.url} (Claude Code: {server.url}/claude, Codex: "
             f"{server.url}/codex/v1); Ctrl-C stops")
+        for note in moved_address_notes(paths, server.url):
+            out(note)
 
     run_foreground(paths, host, port, allow_remote=args.allow_remote, on_ready=ready)
     return 0
 
 
-def cmd_gateway_status(args: argparse.Namespace) -> int:
-    from kvswitch.gateway.control import probe_status  # noqa: PLC0415
+#: what ``gateway status`` calls each answer (``gateway.probe.Identity.who``)
+_STATE = {"ours": "running", "absent": "not running", "foreign": "not running (another program answers)",
+          "other-token": "running, but with another local token", "no-token": "running, but the token file "
+          "is missing"}
 
-    status = probe_status(paths_from(args))
+
+def cmd_gateway_status(args: argparse.Namespace) -> int:
+    """Running only when what answers is proven to be this user's gateway with this token
+    (``gateway.probe``); the findings that make clients fail are listed whatever the state."""
+    from kvswitch.gateway.control import probe_status  # noqa: PLC0415
+    from kvswitch.gateway.probe import file_mode_problems  # noqa: PLC0415
+
+    paths = paths_from(args)
+    status = probe_status(paths)
+    status["problems"] = [*status.get("problems", []), *file_mode_problems(paths)]
     if args.json:
-        out(json.dumps(status, indent=2, sort_keys=True))
+        out(json.dumps(status, indent=2, sort_keys=True, ensure_ascii=False))
         return 0 if status["running"] else 1
-    state = "running" if status["running"] else "not running"
-    out(f"gateway: {state} at {status['url']}")
+    out(f"gateway: {_STATE.get(status.get('identity', ''), 'not running')} at {status['url']}")
+    for other in status.get("others", []):
+        out(f"  another KV Switch gateway runs at {other}")
     for client, profile in sorted(status.get("routes", {}).items()):
         serving = status.get("serving", {}).get(client)
         extra = f" (last served by {serving})" if serving and serving != profile else ""
-        out(printable(f"  {client}: {profile}{extra}"))
+        out(f"  {client}: {profile}{extra}")
     if not status.get("routes"):
         out("  no client is routed yet (apply a profile made with --via-gateway)")
     for name in status.get("open_circuits", []):
-        out(printable(f"  skipping {name} for now: its upstream kept failing"))
-    if not status["running"]:
+        out(f"  skipping {name} for now: its upstream kept failing")
+    for problem in status.get("problems", []):
+        out(f"  problem: {problem}")
+    if status.get("identity") == "absent":
         out("  start it with: kvswitch gateway run")
     return 0 if status["running"] else 1

@@ -34,6 +34,7 @@ from kvswitch.core.models import (
     mask_url,
 )
 from kvswitch.core.settings import load_settings
+from kvswitch.core.text import for_terminal
 from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
@@ -42,6 +43,7 @@ from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.keyed import is_secret_key
 from kvswitch.targets.live_sync import save_profile
+from kvswitch.targets.route_check import checked_wiring
 
 KINDS = [k.value for k in ProfileKind]
 KEY_ENVS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
@@ -282,6 +284,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             data["key_env"] = "ANTHROPIC_API_KEY"  # the vendor's Console keys go in X-Api-Key, not Bearer
     _apply_options(data, args)
     profile, note = with_server_context(build_profile(data))
+    profile = checked_wiring(profile, store.names())
     store.add(profile)
     url = profile.base_url if args.show_secrets else mask_url(profile.base_url)
     out(f"added profile {profile.name!r} ({profile.kind.value}, {url})")
@@ -305,6 +308,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if args.rename:
         data["name"] = args.rename
     profile, note = with_server_context(build_profile(data))
+    profile = checked_wiring(profile, store.names(), renamed_from=old.name)
     write_through = args.write_through  # else the setting: on unless turned off
     if write_through is None:
         write_through = load_settings(paths_from(args)).write_through_live
@@ -353,11 +357,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not profiles:
         out("no profiles yet; add one with 'kvswitch profile add NAME --kind KIND --base-url URL'")
         return 0
-    width = max(len(p.name) for p in profiles)
+    # names as the terminal gate shows them (a bidi or C1 character as \uXXXX), so the columns line up
+    shown = {p.name: for_terminal(p.name) for p in profiles}
+    width = max(len(name) for name in shown.values())
     for p in profiles:
         marker = "*" if p.name == active else " "
         url = p.base_url if args.show_secrets else mask_url(p.base_url)
-        out(f"{marker} {p.name:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
+        out(f"{marker} {shown[p.name]:<{width}}  {p.kind.value:<17} {url}  [{', '.join(p.targets)}]")
     return 0
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
 from kvswitch.commands.common import print_lint as _print_lint
+from kvswitch.commands.doctor_gateway import gateway_findings
 from kvswitch.core.errors import KvSwitchError, ProfileError
-from kvswitch.core.gateway_config import read_routes
+from kvswitch.core.gateway_config import read_routes, routes_file, token_file
 from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.platform.importers import import_claude, read_cc_switch
 from kvswitch.targets.diff import mask_text
@@ -26,6 +27,7 @@ from kvswitch.targets.lint import lint_profile
 from kvswitch.targets.live import LiveClient, client_label, live_clients
 from kvswitch.targets.live_sync import imported_marks, mark_live, switch_message, written_clients
 from kvswitch.targets.registry import target_for_id, targets_for_profile
+from kvswitch.targets.route_check import fallback_problems
 
 
 def register(subparsers: Any) -> None:
@@ -286,10 +288,12 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
     for profile in profiles:
         for finding in lint_profile(profile):
             findings.append(f"profile {profile.name!r} [{finding.code}]: {finding.message}")
+    names = [p.name for p in profiles]
+    for profile in profiles:
+        findings.extend(f"profile {profile.name!r}: {found}" for found in fallback_problems(profile, names))
     if active is not None:
-        findings.extend(_stale_shell_vars(client_view(active, paths), args.show_secrets))
-        if active.via_gateway:
-            findings.extend(_gateway_findings(paths))
+        findings.extend(_stale_shell_vars(client_view(active, paths, issue_token=False), args.show_secrets))
+    findings.extend(gateway_findings(paths, list(state.targets.values()), profiles, active))
     if any(spec.startswith("claude") for p in profiles for spec in p.targets):
         findings.extend(_claude_version_drift(engine.env))
     for path in _secret_files(paths, engine):
@@ -302,18 +306,6 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
                 f"{path}: mode {mode:o} lets other users read your keys; run 'chmod 600 {path}'"
             )
     return findings
-
-
-def _gateway_findings(paths: Any) -> list[str]:
-    """The clients point at the gateway: is it there?"""
-    from kvswitch.gateway.control import probe_status  # noqa: PLC0415 - aiohttp only when it matters
-
-    status = probe_status(paths, timeout=1.0)
-    if status["running"]:
-        return []
-    return [f"the clients point at the KV Switch gateway at {status['url']}, which is not running "
-            f"({status.get('error', 'no answer')}); start it with 'kvswitch gateway run' (at login: "
-            "'kvswitch autostart on --gateway'), or go back to the direct setup with 'kvswitch undo'"]
 
 
 def _claude_version_drift(env: Mapping[str, str]) -> list[str]:
@@ -380,7 +372,8 @@ def _secret_files(paths: Any, engine: Engine) -> list[Path]:
     from kvswitch.core.paths import codex_home  # noqa: PLC0415
     from kvswitch.targets.filetarget import holds_secret, holds_url_password  # noqa: PLC0415
 
-    files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json"]
+    files = [paths.profiles_file, paths.state_file, codex_home(engine.env) / "auth.json", token_file(paths),
+             routes_file(paths)]
     try:
         records = list(engine.state().targets.values())
     except KvSwitchError:

@@ -6,6 +6,7 @@ exactly, or a user sees one backend in the terminal and another in Claude Code. 
 
 from __future__ import annotations
 
+from kvswitch.core.gateway_config import clients_of_targets
 from kvswitch.core.models import Profile
 
 #: Codex reads a custom provider's key from the env var its ``env_key`` names; ours is dedicated so
@@ -59,8 +60,15 @@ def codex_key_env(profile: Profile) -> str | None:
 
 def shell_env(profile: Profile) -> dict[str, str]:
     """What the shell and Windows-environment targets export: Claude's env plus the key variable that
-    Codex's ``env_key`` and OpenCode's ``{env:...}`` reference name."""
+    Codex's ``env_key`` and OpenCode's ``{env:...}`` reference name.
+
+    Through the gateway, Claude Code's variables are exported only when the profile routes Claude
+    Code (``gateway_config.clients_of_targets``): a Codex-only gateway profile would otherwise send
+    every new shell's Claude Code to a gateway route nothing is routed to (503 on every request).
+    """
     env = claude_env(profile)
+    if profile.via_gateway and "claude" not in clients_of_targets(profile.targets):
+        env = {}
     key_env = codex_key_env(profile)
     if key_env and ("codex" in profile.targets or "opencode" in profile.targets):
         env[key_env] = profile.key

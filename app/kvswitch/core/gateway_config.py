@@ -47,8 +47,14 @@ def routes_file(paths: AppPaths) -> Path:
 
 
 def runtime_file(paths: AppPaths) -> Path:
-    """Written by a running gateway: its pid and address (``gateway status``, ``doctor``)."""
+    """Written by older versions (one running gateway): read when no per-address file exists."""
     return paths.data_dir / "gateway-running.json"
+
+
+def runtime_dir(paths: AppPaths) -> Path:
+    """One file per running gateway (``<pid>-<port>.json``): its pid and address (``gateway status``,
+    ``doctor``). Per gateway, so the second one stopping leaves the first one's record alone."""
+    return paths.data_dir / "gateway-running"
 
 
 def usage_db(paths: AppPaths) -> Path:
@@ -73,6 +79,32 @@ def ensure_token(paths: AppPaths) -> str:
     paths.config_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(token_file(paths), (token + "\n").encode("ascii"), mode=SECRET_MODE)
     return token
+
+
+#: answered without the token: proves a KV Switch gateway holding *this* token listens, without the
+#: asker sending the token (another program on the port would be sent it otherwise)
+IDENTITY_PATH = "/_kvswitch/identity"
+IDENTITY_FIELD = "kvswitch_gateway"
+_PROOF_CONTEXT = b"kvswitch gateway identity v1\0"
+
+
+def identity_proof(token: str, nonce: str, port: int) -> str:
+    """HMAC-SHA256 of the asker's fresh ``nonce`` and the port it was asked on, under the token: only a
+    holder of the token can give it, it tells nothing about the token (nor is it a token: nothing
+    accepts it), and a program relaying the question to the real gateway on another port gets a proof
+    for that port, not the one it listens on, so it is not taken for the gateway (nor sent the token)."""
+    message = _PROOF_CONTEXT + nonce.encode("utf-8") + b"\0" + str(port).encode("ascii")
+    return hmac.new(token.encode("utf-8"), message, "sha256").hexdigest()
+
+
+def token_signature(paths: AppPaths) -> tuple[int, int, int] | None:
+    """The token file's (inode, size, mtime): a running gateway re-reads the token when it changes,
+    so a token re-issued after the file was removed is the one it checks (not a stale copy)."""
+    try:
+        info = os.stat(token_file(paths))
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def token_matches(expected: str, offered: str | None) -> bool:
@@ -149,10 +181,30 @@ def route_clients(paths: AppPaths, profile_name: str, clients: list[GatewayClien
     return routes
 
 
+#: the targets that export variables rather than write one client's file
+SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
+#: (client protocol, upstream protocol) pairs a gateway bridge converts (``gateway.bridges.pick_bridge``;
+#: a test keeps the two in step): a ``--protocol`` outside these has nothing to speak it
+BRIDGED_PROTOCOLS = frozenset({("anthropic", "openai_chat"), ("openai_responses", "openai_chat")})
+
+
+def is_claude_target(target: str) -> bool:
+    return target == "claude" or target.startswith(("claude-project:", "claude-local:"))
+
+
+def is_opencode_target(target: str) -> bool:
+    return target == "opencode" or target.startswith("opencode-project:")
+
+
 def clients_of_targets(targets: list[str]) -> list[GatewayClient]:
-    """The gateway clients a profile's target list reaches (Claude Code scopes count as ``claude``)."""
+    """The gateway clients a profile's target list reaches (Claude Code scopes count as ``claude``).
+
+    Shell targets export Claude Code's variables, so a profile of shell targets alone reaches Claude
+    Code; beside a Codex or OpenCode target they carry that client's key variable only.
+    """
     found: list[GatewayClient] = []
-    if any(t == "claude" or t.startswith(("claude-project:", "claude-local:")) for t in targets):
+    shell_only = bool(targets) and all(t in SHELL_TARGETS for t in targets)
+    if shell_only or any(is_claude_target(t) for t in targets):
         found.append("claude")
     if "codex" in targets:
         found.append("codex")
@@ -168,25 +220,70 @@ class RuntimeInfo:
     mode: str = "gateway"
 
 
-def read_runtime(paths: AppPaths) -> RuntimeInfo | None:
-    """What a gateway that said it is running wrote; ``None`` when none did (or it is unreadable)."""
+def _runtime_of(data: object) -> RuntimeInfo | None:
+    if not isinstance(data, dict):
+        return None
     try:
-        data = strict_json(runtime_file(paths).read_text(encoding="utf-8"))
         return RuntimeInfo(int(data["pid"]), str(data["host"]), int(data["port"]), float(data["started"]),
                            str(data.get("mode", "gateway")))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
+def read_runtimes(paths: AppPaths) -> list[RuntimeInfo]:
+    """What every gateway that said it is running wrote, newest first (some may have died since:
+    only an answer on the address tells; ``gateway.probe``)."""
+    found: list[RuntimeInfo] = []
+    try:
+        files = sorted(runtime_dir(paths).glob("*.json"))
+    except OSError:
+        files = []
+    for file in [*files, runtime_file(paths)]:
+        try:
+            info = _runtime_of(strict_json(file.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+        if info is not None:
+            found.append(info)
+    return sorted(found, key=lambda info: info.started, reverse=True)
+
+
+def read_runtime(paths: AppPaths) -> RuntimeInfo | None:
+    """The newest running gateway's record; ``None`` when none did (or it is unreadable)."""
+    found = read_runtimes(paths)
+    return found[0] if found else None
+
+
+def _runtime_path(paths: AppPaths, pid: int, port: int) -> Path:
+    return runtime_dir(paths) / f"{pid}-{port}.json"
+
+
 def write_runtime(paths: AppPaths, info: RuntimeInfo) -> None:
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    """Record ``info``; a record of the same address left by a gateway that died is dropped (this one
+    just bound the address, so that one no longer listens there)."""
+    folder = runtime_dir(paths)
+    folder.mkdir(parents=True, exist_ok=True)
+    for other in read_runtimes(paths):
+        if (other.host, other.port) == (info.host, info.port) and other.pid != info.pid:
+            with contextlib.suppress(OSError):
+                os.unlink(_runtime_path(paths, other.pid, other.port))
     data = {"pid": info.pid, "host": info.host, "port": info.port, "started": info.started, "mode": info.mode}
-    atomic_write(runtime_file(paths), json.dumps(data).encode("utf-8"), mode=SECRET_MODE)
+    target = _runtime_path(paths, info.pid, info.port)
+    atomic_write(target, json.dumps(data).encode("utf-8"), mode=SECRET_MODE)
 
 
-def clear_runtime(paths: AppPaths, pid: int) -> None:
-    """Remove the runtime file if it is this process's (a second gateway must not erase the first's)."""
-    info = read_runtime(paths)
-    if info is not None and info.pid == pid:
+def clear_runtime(paths: AppPaths, pid: int, port: int | None = None) -> None:
+    """Remove this process's record (of the gateway on ``port``, or all of them); another gateway's
+    record stays, so a second gateway stopping leaves the first one findable."""
+    for info in read_runtimes(paths):
+        if info.pid == pid and (port is None or info.port == port):
+            with contextlib.suppress(OSError):
+                os.unlink(_runtime_path(paths, info.pid, info.port))
+    legacy = runtime_file(paths)
+    try:
+        old = _runtime_of(strict_json(legacy.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return
+    if old is not None and old.pid == pid:
         with contextlib.suppress(OSError):
-            os.unlink(runtime_file(paths))
+            os.unlink(legacy)

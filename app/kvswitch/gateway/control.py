@@ -11,25 +11,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from kvswitch.core import http_client
 from kvswitch.core.gateway_config import (
     RuntimeInfo,
     clear_runtime,
-    ensure_token,
     read_routes,
-    read_runtime,
     usage_db,
     write_routes,
     write_runtime,
 )
-from kvswitch.core.http import NetworkLimitError
 from kvswitch.core.paths import AppPaths
-from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.forward import Limits
+from kvswitch.gateway.probe import probe_status as prove
 from kvswitch.gateway.server import GatewayServer
-from kvswitch.gateway.service import STATUS_PATH, GatewayHandler
+from kvswitch.gateway.service import GatewayHandler
 from kvswitch.gateway.usage_queries import UsageFilter, query, summary
 from kvswitch.gateway.usage_schema import UsageRow
 
@@ -86,28 +80,13 @@ def start_background(paths: AppPaths, host: str | None = None, port: int | None 
 def stop_background(paths: AppPaths, server: GatewayServer) -> None:
     """Stop a gateway ``start_background`` started (requests in flight get a few seconds)."""
     server.stop()
-    clear_runtime(paths, os.getpid())
+    clear_runtime(paths, os.getpid(), server.port)
 
 
 def probe_status(paths: AppPaths, timeout: float = 2.0) -> dict[str, Any]:
-    """``{"running": bool, "url": ..., "routes": ..., ...}`` from the running gateway, or why not."""
-    routes = read_routes(paths)
-    runtime = read_runtime(paths)
-    host, port = (runtime.host, runtime.port) if runtime else (routes.host, routes.port)
-    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}"
-    result: dict[str, Any] = {"running": False, "url": url, "routes": dict(routes.clients),
-                              "client_urls": {c: routes.client_url(c) for c in ("claude", "codex")}}
-    try:
-        with http_client.request("GET", url + STATUS_PATH, timeout=timeout, limit=1 << 20,
-                                 headers={"x-api-key": ensure_token(paths)}, what="the gateway") as answer:
-            data = strict_json(answer.read())
-    except (OSError, ValueError, httpx.HTTPError, NetworkLimitError) as exc:
-        result["error"] = str(exc) or type(exc).__name__
-        return result
-    if isinstance(data, dict):
-        result.update({k: v for k, v in data.items() if k != "routes"})
-        result["running"] = True
-    return result
+    """``{"running": bool, "url": ..., "identity": ..., "problems": [...], ...}``: ``gateway.probe``,
+    which proves the answer is this user's gateway before the token is sent."""
+    return prove(paths, timeout)
 
 
 def usage_rows(paths: AppPaths, since: float | None = None, profile: str | None = None) -> list[UsageRow]:

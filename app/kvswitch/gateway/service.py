@@ -21,9 +21,9 @@ from aiohttp import web
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.gateway_config import (
+    IDENTITY_PATH,
     Routes,
     RoutesError,
-    ensure_token,
     read_routes,
     routes_file,
     token_matches,
@@ -51,6 +51,7 @@ from kvswitch.gateway.forward import (
     relay,
     upstream_headers,
 )
+from kvswitch.gateway.identity import INSTANCE, LocalToken, identity_answer
 from kvswitch.gateway.routing import (
     Route,
     key_headers,
@@ -103,7 +104,7 @@ class GatewayHandler(Handler):
         self.paths = paths
         self.limits = limits or Limits()
         self.breaker = breaker or CircuitBreaker()
-        self.token = ensure_token(paths)
+        self.token = LocalToken(paths)
         self.store = ProfileStore(paths)
         self._profiles: dict[str, Profile] | None = None
         #: (profile, client protocol) → protocol spoken upstream, for the current copy of the profiles
@@ -177,11 +178,13 @@ class GatewayHandler(Handler):
 
     # -- one request --------------------------------------------------------------------------------
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path == IDENTITY_PATH:
+            return identity_answer(request, self.token)  # no token: it proves the gateway's, unasked
         route = parse_route(request.path)
         if route is None and request.path != STATUS_PATH:
             return refuse(404, f"gateway: no route {request.path!r}; clients use /claude, /codex/v1 or "
                                "/p/PROFILE", close=False)
-        if not token_matches(self.token, offered_token(request)):
+        if not token_matches(self.token.value, offered_token(request)):
             return refuse(401, "gateway: missing or wrong local token (KV Switch writes it into the "
                                "client's settings when a gateway profile is applied)")
         if route is None:
@@ -386,6 +389,6 @@ class GatewayHandler(Handler):
         routes = self.routes()
         counters = self.usage.counters()
         counters["usage_errors"] = int(counters["usage_errors"] or 0) + self._row_failures
-        return {"running": True, "pid": os.getpid(), "routes": dict(routes.clients),
+        return {"running": True, "pid": os.getpid(), "instance": INSTANCE, "routes": dict(routes.clients),
                 "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits(), **counters}
 

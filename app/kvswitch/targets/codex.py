@@ -8,7 +8,9 @@ the user's file still has them.
 
 The key reaches Codex through the env var named by ``env_key`` (``CODEX_KEY_ENV``, exported by the
 shell / Windows-environment targets), except for OpenAI's own API, whose built-in provider reads
-``auth.json``; that file is merged key by key and kept 0600.
+``auth.json``; that file is merged key by key and kept 0600. Through the gateway, the local token is
+the provider's ``experimental_bearer_token`` in ``config.toml`` (kept 0600 then): Codex started from
+anywhere (an IDE, a desktop launcher) finds it without a shell target.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ DEFAULT_PROVIDER_ID = "kvswitch"
 INTEGER_KEYS = frozenset({"model_context_window"})
 BUILTIN_PROVIDERS = frozenset({"openai", "amazon-bedrock", "oss", *servers.codex_provider_ids()})
 SHELL_TARGETS = frozenset({"bash", "zsh", "fish", "pwsh", "windows-env"})
+#: the provider key Codex sends as ``Authorization: Bearer`` without reading the environment
+GATEWAY_TOKEN_KEY = "experimental_bearer_token"
 
 
 def provider_id(profile: Profile) -> str:
@@ -155,6 +159,12 @@ class CodexConfigTarget(StructuredFileTarget):
             wanted[f"{base}.name"] = f"KV Switch: {profile.name}"
             wanted[f"{base}.base_url"] = codex_base_url(profile)
         wanted[f"{base}.wire_api"] = "responses"
+        if profile.via_gateway and profile.key:
+            # the local token, where Codex reads a provider's key without a shell (measured on Codex
+            # 0.169.0 and 0.171.0: with only env_key and no exported variable it stops at once with
+            # "Missing environment variable"); the file is then kept 0600 like any file holding a key
+            wanted[f"{base}.{GATEWAY_TOKEN_KEY}"] = profile.key
+            return wanted
         key_env = codex_key_env(profile)
         if key_env:
             wanted[f"{base}.env_key"] = key_env
@@ -163,7 +173,10 @@ class CodexConfigTarget(StructuredFileTarget):
     def profile_secrets(self, profile: Profile) -> list[str]:
         """The key never goes into config.toml; a password in the base URL does (masked in every diff)."""
         password = url_password(codex_base_url(profile))
-        return [password] if password else []
+        found = [password] if password else []
+        if profile.via_gateway and profile.key:
+            found.append(profile.key)  # the gateway's local token (this target gets the gateway view)
+        return found
 
     def extra_warnings(self, doc: Any) -> list[str]:
         notes = []
@@ -184,6 +197,7 @@ class CodexConfigTarget(StructuredFileTarget):
         if (
             profile is not None
             and codex_key_env(profile)
+            and not profile.via_gateway
             and not is_openai_hosted(profile)
             and not SHELL_TARGETS.intersection(profile.targets)
         ):

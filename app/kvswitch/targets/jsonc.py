@@ -9,6 +9,7 @@ copying the user's bytes, comments included.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,20 @@ from kvswitch.core.errors import ConfigParseError
 from kvswitch.core.strictparse import loads_json
 
 _SPACE = " "
+_LINE_BREAK = re.compile(r"[\r\n]")
 
 
 def _blank(chars: list[str], start: int, end: int) -> None:
     for i in range(start, end):
         if chars[i] not in "\r\n":
             chars[i] = _SPACE
+
+
+def _line_end(text: str, start: int) -> int:
+    """Where a ``//`` comment from ``start`` ends: at the first CR or LF, as OpenCode's parser ends it
+    (measured on OpenCode 1.18.33: a bare CR ends the comment, U+2028 and U+2029 do not)."""
+    match = _LINE_BREAK.search(text, start)
+    return match.start() if match else len(text)
 
 
 def blank_jsonc(text: str) -> str:
@@ -40,8 +49,7 @@ def blank_jsonc(text: str) -> str:
                 i += 2 if text[i] == "\\" else 1
             i += 1
         elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
+            end = _line_end(text, i)
             _blank(chars, i, end)
             i = end
         elif text.startswith("/*", i):

@@ -80,8 +80,17 @@ def _edit_object(
     key_sep = text[members[0].key_end : members[0].value_start] if members else ": "
     pieces: list[tuple[str, str]] = []  # (member text, separator that followed it originally)
     last_kept = -1  # the piece of the object's original last member, when it stays
+    #: a key given twice: parsers (OpenCode's, Python's) keep the last, so only that one is edited; an
+    #: earlier, shadowed one is copied as it is (or dropped with the key, lest it come back to life)
+    live = {member.key: index for index, member in enumerate(members)}
     for index, member in enumerate(members):
         if member.key not in new:
+            continue
+        if live[member.key] != index:
+            if index == len(members) - 1:
+                last_kept = len(pieces)
+            following = src[member.value_end : members[index + 1].start]
+            pieces.append((src[member.start : member.value_end], following))
             continue
         if index == len(members) - 1:
             last_kept = len(pieces)

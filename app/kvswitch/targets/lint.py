@@ -18,8 +18,11 @@ from kvswitch.core.envmap import claude_env
 from kvswitch.core.gateway_lint import check_gateway
 from kvswitch.core.models import Profile
 from kvswitch.core.presets import CACHE_SAFE_ENV
+from kvswitch.targets.route_check import route_problems
 
 LOOPBACK_HOSTS = servers.LOOPBACK_HOSTS
+#: a client the profile points somewhere would find no route that serves it (refused by add/edit)
+NO_ROUTE_LINT = "no-route"
 
 
 @dataclass(frozen=True)
@@ -100,8 +103,16 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
         warn("dangerous-env-unconfirmed", f"The env block sets {', '.join(risky)}, which change how shells, "
              "the loader or Claude Code run programs; KV Switch will not write the profile until you confirm "
              "(--allow-dangerous-env, or the editor's box) or remove them.")
-    # a vendor's hosted API that wants a key: without one Claude Code signs in with the user's login
+    # a vendor's hosted API that wants a key: without one Claude Code signs in with the user's login;
+    # through the gateway it sends the local token instead, and the gateway forwards no key at all
     vendor_keyed = server.vendor_api and server.needs_key
-    if vendor_keyed and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
+    if profile.via_gateway and not profile.key and server.needs_key and not profile.is_local:
+        host = urlsplit(profile.base_url).hostname
+        warn("no-key", f"No API key: the gateway forwards the clients' requests to {host} without one, "
+             f"and a hosted API refuses them (401). Add it: kvswitch profile edit {profile.name!r} "
+             "--api-key-stdin")
+    elif vendor_keyed and not profile.key and "ANTHROPIC_API_KEY" not in profile.env:
         warn("no-key", "No API key: Claude Code will fall back to your Claude login (subscription), if any.")
+    for problem in route_problems(profile):
+        warn(NO_ROUTE_LINT, problem)
     return found

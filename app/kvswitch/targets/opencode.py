@@ -112,6 +112,11 @@ class OpenCodeTarget(StructuredFileTarget):
         return render_json(doc.data, "")
 
     def desired(self, profile: Profile) -> dict[str, str]:
+        if profile.via_gateway:  # a profile saved before 'profile add' refused this (route_check)
+            raise ProfileError(
+                f"profile {profile.name!r} goes through the gateway, which has no route for OpenCode "
+                "(it would wait on Claude Code's Messages route); give the opencode target a --direct profile"
+            )
         if not servers.get(profile.kind).serves_responses_api:
             raise ProfileError(
                 f"profile {profile.name!r} speaks only the Messages API, which OpenCode's "

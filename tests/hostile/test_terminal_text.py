@@ -1,0 +1,73 @@
+"""Names a user (or an imported file) gave a profile reach the terminal through one gate,
+``core.text.for_terminal``: a right-to-left override, a C1 control or an escape sequence in a profile
+name is shown as ``\\uXXXX`` (or dropped, for an escape sequence), never written raw, and the JSON
+forms stay the same data. Run as real ``kvswitch`` subprocesses on real files in the temporary HOME."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: what must never reach a terminal raw
+RAW = ("\x1b", "\x07", "\x85", "\x9b", "\u202e", "\u2066", "\u2028", "\r")
+#: a name that reads "evil-txt.exe" reversed on a bidi-aware terminal, with a C1 NEL and an 8-bit CSI
+HOSTILE_NAME = "safe\u202eexe.txt\u2066\x85\x9b2J"
+
+
+def _kvswitch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kvswitch", *argv], env=env, capture_output=True,
+                          text=True, encoding="utf-8", timeout=300, check=False)
+
+
+def _no_raw(text: str) -> None:
+    found = [char for char in RAW if char in text]
+    assert not found, f"raw {found!r} in {text!r}"
+
+
+@pytest.mark.parametrize("command", [("profile", "list"), ("profile", "show", HOSTILE_NAME),
+                                     ("profile", "list", "--json")])
+def test_profile_names_with_bidi_and_c1_are_shown_not_obeyed(child_env: dict[str, str],
+                                                              command: tuple[str, ...]) -> None:
+    added = _kvswitch(child_env, "profile", "add", HOSTILE_NAME, "--kind", "llama.cpp",
+                      "--base-url", "http://127.0.0.1:9", "--model", "m\u202eodel\x1b]0;pwned\x07")
+    assert added.returncode == 0, added.stderr
+    _no_raw(added.stdout + added.stderr)
+    shown = _kvswitch(child_env, *command)
+    assert shown.returncode == 0, shown.stderr
+    _no_raw(shown.stdout + shown.stderr)
+    if "--json" in command:  # the same data: \u202e inside a JSON string is the character itself
+        views = json.loads(shown.stdout)
+        assert views[0]["name"] == HOSTILE_NAME
+        assert views[0]["model"] == "m\u202eodel\x1b]0;pwned\x07"
+    else:
+        assert "safe\\u202eexe.txt\\u2066\\u0085\\u009b2J" in shown.stdout
+
+
+def test_an_error_naming_a_hostile_profile_is_shown_not_obeyed(child_env: dict[str, str]) -> None:
+    missing = _kvswitch(child_env, "use", "nosuch\u202e\x9b2J")
+    assert missing.returncode != 0
+    assert "nosuch\\u202e" in missing.stderr
+    _no_raw(missing.stdout + missing.stderr)
+
+
+def test_for_terminal_keeps_every_language_and_emoji() -> None:
+    from kvswitch.core.text import for_terminal  # noqa: PLC0415
+
+    assert for_terminal("本地 llama — café 😀\tok\n") == "本地 llama — café 😀\tok\n"
+    assert for_terminal("a\x1b[31mred\x1b[0m\x1b]8;;http://x\x07link") == "aredlink"
+
+
+def test_every_command_module_prints_through_the_gate() -> None:
+    """No command writes to stdout/stderr except through ``out``/``err`` (or the log follower's own
+    renderer, which colours lines it has already stripped of the server's escapes)."""
+    commands = Path(__file__).resolve().parents[2] / "app" / "kvswitch" / "commands"
+    offenders = []
+    for module in sorted(commands.glob("*.py")):
+        for number, line in enumerate(module.read_text(encoding="utf-8").splitlines(), 1):
+            if "print(" in line and not line.lstrip().startswith("#"):
+                offenders.append(f"{module.name}:{number}: {line.strip()}")
+    assert not offenders, offenders
