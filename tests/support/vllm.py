@@ -129,7 +129,9 @@ class RunningLmcache:
         return f"http://127.0.0.1:{self.http_port}/metrics"
 
 
-def vllm_argv(model: Path, port: int, *extra: str, lmcache: RunningLmcache | None = None) -> list[str]:
+def vllm_argv(
+    model: Path, port: int, *extra: str, lmcache: RunningLmcache | None = None, tool_choice: bool = True
+) -> list[str]:
     """The ``vllm serve`` command line: eager, prefix caching (or LMCache instead), the tool-choice flags."""
     binary = vllm_python().parent / "vllm"
     cache = ["--enable-prefix-caching"]
@@ -167,7 +169,7 @@ def vllm_argv(model: Path, port: int, *extra: str, lmcache: RunningLmcache | Non
         "--override-generation-config",
         json.dumps({"max_new_tokens": MAX_NEW_TOKENS}),
         *cache,
-        *TOOL_CHOICE_FLAGS,
+        *(TOOL_CHOICE_FLAGS if tool_choice else ()),
         *extra,
     ]
 
@@ -257,6 +259,7 @@ class RestartableVllm:
     workdir: Path
     extra: tuple[str, ...] = ()
     lmcache: RunningLmcache | None = None
+    tool_choice: bool = True
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     server: RunningVllm | None = None
@@ -265,7 +268,7 @@ class RestartableVllm:
     def start(self) -> RunningVllm:
         self.workdir.mkdir(parents=True, exist_ok=True)
         model = tiny_hf_model()
-        argv = vllm_argv(model, self.port, *self.extra, lmcache=self.lmcache)
+        argv = vllm_argv(model, self.port, *self.extra, lmcache=self.lmcache, tool_choice=self.tool_choice)
         self.starts += 1
         log_file = self.workdir / f"vllm-{self.port}-{self.starts}.log"
         self.proc = _spawn(argv, self.workdir, log_file, vllm_env())
