@@ -52,7 +52,8 @@ def test_detection_finds_the_process_and_the_port(vllm: RunningVllm) -> None:
     assert server.kind == ProfileKind.VLLM
     # the console script runs as `python .../bin/vllm serve ...`: found by its process, not the port alone
     assert server.pid == vllm.pid
-    assert "process" in server.sources and "port" in server.sources
+    assert "process" in server.sources
+    assert "port" in server.sources
     assert (server.version, server.models, server.context) == (VLLM_VERSION, ("tiny",), 32768)
 
 
@@ -63,7 +64,9 @@ def test_verify_hit_equals_vllms_metrics_deltas(vllm: RunningVllm) -> None:
     assert result.verdict == "HIT", result.describe()
     assert result.server == "vllm"
     n, p = result.cached_tokens, result.prompt_tokens
-    assert n is not None and p is not None and n > 2000
+    assert n is not None
+    assert p is not None
+    assert n > 2000
     assert n % 32 == 0  # vLLM hits count whole blocks (--block-size 32)
     # the cold and the warm request are all vLLM counted in this run
     assert hits_after - hits_before == n + (result.cold_cached_tokens or 0)
@@ -84,8 +87,10 @@ def test_a_changed_first_block_is_a_miss_by_vllms_counters(vllm: RunningVllm) ->
     second = measure(guard, target, target.body(make_prefix("other-zzzzzzzz", 40), SUFFIX_COLD))
     hits_after, queries_after = _counters(vllm)
     by_metrics = next(r for r in second.readings if r.source == "metrics vllm:prefix_cache_hits")
-    assert (by_metrics.cached, by_metrics.prompt) == (hits_after - hits_before, queries_after - queries_before)
-    assert by_metrics.prompt is not None and by_metrics.prompt > 1000
+    assert by_metrics.cached == hits_after - hits_before
+    assert by_metrics.prompt == queries_after - queries_before
+    assert by_metrics.prompt is not None
+    assert by_metrics.prompt > 1000
     assert verdict_for(by_metrics.cached or 0, by_metrics.prompt) == "MISS"
     answer = next(r for r in second.readings if r.source == "usage.prompt_tokens_details.cached_tokens")
     assert answer.cached == by_metrics.cached

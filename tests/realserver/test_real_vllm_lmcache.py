@@ -60,7 +60,9 @@ def test_connection_test_names_the_tool_choice_flags(backed: RestartableVllm) ->
     assert "--tool-call-parser" in report.fix
 
 
-def test_after_a_vllm_restart_lmcache_serves_the_repeat(backed: RestartableVllm, lmcache: RunningLmcache) -> None:
+def test_after_a_vllm_restart_lmcache_serves_the_repeat(
+    backed: RestartableVllm, lmcache: RunningLmcache
+) -> None:
     body = _target(backed).body(make_prefix("lmcache-restart", 40), SUFFIX_COLD)
     first = measure(Guard(300), _target(backed), body)
     assert first.served_by is not None
@@ -68,9 +70,10 @@ def test_after_a_vllm_restart_lmcache_serves_the_repeat(backed: RestartableVllm,
 
     backed.restart()  # vLLM's memory is gone; LMCache's server keeps its store
     target = _target(backed)
-    lm_before, vllm_before = metric_values(lmcache.metrics_url), metric_values(target.server.metrics_url or "")
+    vllm_metrics = target.server.metrics_url or ""
+    lm_before, vllm_before = metric_values(lmcache.metrics_url), metric_values(vllm_metrics)
     again = measure(Guard(300), target, body)
-    lm_after, vllm_after = metric_values(lmcache.metrics_url), metric_values(target.server.metrics_url or "")
+    lm_after, vllm_after = metric_values(lmcache.metrics_url), metric_values(vllm_metrics)
     lm_hits = metric_sum(lm_after, LM_HITS) - metric_sum(lm_before, LM_HITS)
     lm_asked = metric_sum(lm_after, LM_ASKED) - metric_sum(lm_before, LM_ASKED)
     external = metric_sum(vllm_after, EXT_HITS) - metric_sum(vllm_before, EXT_HITS)
