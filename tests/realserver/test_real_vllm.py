@@ -118,10 +118,12 @@ def test_real_claude_code_on_vllms_messages_route(vllm: RunningVllm, tmp_path: P
     data = build_report(profile, session, None).to_json()
     assert data["client_version"] == "2.1.332"
     requests = data["requests"]
-    assert all(r["status"] == 200 for r in requests), requests
+    statuses = [(r["conversation"], r["turn"], r["number"], r["status"]) for r in requests]
+    answered = [r for r in requests if r["status"] == 200]
+    assert {(r["conversation"], r["turn"]) for r in answered} == {(1, 1), (1, 2), (1, 3), (2, 1)}, statuses
     # vLLM's own counters moved by exactly what its answers said, summed over every request
-    assert hits_after - hits_before == sum(r["cached_tokens"] for r in requests)
-    assert queries_after - queries_before == sum(r["prompt_tokens"] for r in requests)
+    assert hits_after - hits_before == sum(r["cached_tokens"] or 0 for r in requests), statuses
+    assert queries_after - queries_before == sum(r["prompt_tokens"] or 0 for r in requests), statuses
     turns = {(t["conversation"], t["turn"]): t for t in data["turns"]}
     assert turns[(1, 1)]["verdict"] == "cold"
     continued = turns[(1, 2)]
