@@ -240,6 +240,8 @@ def lmcache_server(workdir: Path) -> Iterator[RunningLmcache]:
         str(http_port),
         "--l1-size-gb",
         "1",
+        "--eviction-policy",
+        "LRU",
         "--chunk-size",
         str(BLOCK_SIZE * 4),
     ]
