@@ -24,7 +24,8 @@ from kvswitch.verify.result import verdict_for
 from kvswitch.verify.target import Target, measure
 from support.vllm import VLLM_VERSION, RunningVllm, metric_sum, metric_values, vllm_server
 
-pytestmark = pytest.mark.real_server
+#: a vLLM start takes 1-3 min on 2 busy cores (LMCache adds its own start), more than the default timeout
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 
 HITS, QUERIES = "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"
 

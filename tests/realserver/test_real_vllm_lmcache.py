@@ -20,7 +20,8 @@ from kvswitch.verify.prompts import SUFFIX_COLD, make_prefix
 from kvswitch.verify.target import Target, measure
 from support.vllm import RestartableVllm, RunningLmcache, lmcache_server, metric_sum, metric_values
 
-pytestmark = pytest.mark.real_server
+#: a vLLM start takes 1-3 min on 2 busy cores (LMCache adds its own start), more than the default timeout
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 
 LM_HITS, LM_ASKED = "lmcache_mp_lookup_hit_tokens_total", "lmcache_mp_lookup_requested_tokens_total"
 EXT_HITS = "vllm:external_prefix_cache_hits_total"

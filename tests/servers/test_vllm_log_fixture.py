@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from kvswitch.logs.model import LineKind
 from kvswitch.logs.parsers import parsers_for, periodic_summaries
@@ -24,15 +25,15 @@ def _lines() -> list[str]:
     return (FIXTURE / "serve.log").read_text(encoding="utf-8").splitlines()
 
 
-def _truth() -> list[dict[str, object]]:
+def _truth() -> list[dict[str, Any]]:
     return list(json.loads((FIXTURE / "requests.json").read_text(encoding="utf-8")))
 
 
 def test_every_engine_line_is_read_and_the_last_rate_is_vllms_own_ratio() -> None:
     stats = [s for line in _lines() if (s := engine_stats(line)) is not None]
     assert len(stats) >= len(_truth())
-    hits = sum(float(r["metrics_delta"]["vllm:prefix_cache_hits_total"]) for r in _truth())  # type: ignore[index]
-    queries = sum(float(r["metrics_delta"]["vllm:prefix_cache_queries_total"]) for r in _truth())  # type: ignore[index]
+    hits = sum(float(r["metrics_delta"]["vllm:prefix_cache_hits_total"]) for r in _truth())
+    queries = sum(float(r["metrics_delta"]["vllm:prefix_cache_queries_total"]) for r in _truth())
     last = next(s.prefix_hit_rate for s in reversed(stats) if s.prefix_hit_rate is not None)
     # the engine line's rate is hits / queries over the recent requests: here, every request captured
     assert abs(last - 100 * hits / queries) < 0.06, (last, hits, queries)
@@ -41,10 +42,10 @@ def test_every_engine_line_is_read_and_the_last_rate_is_vllms_own_ratio() -> Non
 def test_the_truth_is_consistent_with_the_answers() -> None:
     truth = {r["step"]: r for r in _truth()}
     repeat = truth["repeat"]
-    cached = repeat["usage"]["prompt_tokens_details"]["cached_tokens"]  # type: ignore[index]
-    assert cached == repeat["metrics_delta"]["vllm:prefix_cache_hits_total"] > 0  # type: ignore[index]
-    changed = truth["first-block-changed"]["metrics_delta"]  # type: ignore[index]
-    assert changed["vllm:prefix_cache_hits_total"] == 0  # type: ignore[index]
+    cached = repeat["usage"]["prompt_tokens_details"]["cached_tokens"]
+    assert cached == repeat["metrics_delta"]["vllm:prefix_cache_hits_total"] > 0
+    changed = truth["first-block-changed"]["metrics_delta"]
+    assert changed["vllm:prefix_cache_hits_total"] == 0
 
 
 def test_engine_lines_are_coloured_by_rate_and_access_lines_by_status() -> None:
