@@ -242,6 +242,10 @@ def lmcache_server(workdir: Path) -> Iterator[RunningLmcache]:
         "1",
         "--eviction-policy",
         "LRU",
+        # vLLM's CPU adapter registers an engine-driven transfer context; the server's default
+        # (lmcache_driven) has no handler for it and vLLM hangs at start (measured, lmcache 0.5.6)
+        "--supported-transfer-mode",
+        "auto",
         "--chunk-size",
         str(BLOCK_SIZE * 4),
     ]
