@@ -158,7 +158,7 @@ def classify(info: ProcessInfo) -> ServerProcess | None:
     parent_kind = server_kind(info.parent_argv) if info.parent_argv else None
     if parent_kind is not None and parent_kind in sig.private_under:
         return None  # another server's private runner: reached through that server, not directly
-    # a console script started by its interpreter reads as the script itself (``python /venv/bin/PROGRAM serve``)
+    # a console script started by its interpreter reads as the script (``python /venv/bin/PROGRAM``)
     argv, environ = tuple(script_argv(info.argv)), info.environ
     host = option(argv, *sig.host_flags) if sig.host_flags else None
     port = _int(option(argv, *sig.port_flags)) if sig.port_flags else None

@@ -338,7 +338,7 @@ def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionRepor
         url, expected = messages_url(profile), "content"
         ping: dict[str, Any] = {"model": _probe_model(profile), "max_tokens": 1,
                                 "messages": [{"role": "user", "content": "ping"}]}
-        for need in _claude_needs(profile):  # ask what Claude Code will ask (e.g. tools with tool_choice auto)
+        for need in _claude_needs(profile):  # what Claude Code sends (tools, tool_choice auto)
             ping.update(need.probe)
         payload: dict[str, Any] | None = ping
         method = "POST"
