@@ -6,6 +6,11 @@ prompt processing are real and deterministic: token counts, and therefore cache 
 reproducible. That is all the cache tests need, without downloading a model.
 
 usage: make_tiny_model.py OUT.gguf [--context 32768] [--seed 1234]
+       make_tiny_model.py OUT_DIR --hf [--context 32768]   (a Hugging Face directory for vLLM)
+
+``--hf`` writes the same idea as a Hugging Face model directory for vLLM's ``--load-format dummy``:
+``config.json`` (LlamaForCausalLM), a byte-level BPE trained here with ``tokenizers`` (no hub download,
+ever), and a chat template that renders tools and tool calls (Claude Code always sends tools).
 """
 
 from __future__ import annotations
@@ -136,13 +141,117 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="where to write the .gguf file")
     parser.add_argument("--context", type=int, default=32768, help="training context length (default 32768)")
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--hf", action="store_true",
+                        help="write a Hugging Face model directory (for vLLM --load-format dummy) instead")
     args = parser.parse_args(argv)
+    if args.hf:
+        return _main_hf(args.out, args.context)
     try:
         path = build(args.out, context=args.context, seed=args.seed)
     except ImportError:
         print("make_tiny_model: the 'gguf' package is missing (pip install gguf)", file=sys.stderr)
         return 3
     print(path)
+    return 0
+
+
+#: vLLM's model: hidden 128 and head_dim 64 (vLLM's CPU attention wants head sizes of 32, 64, 80, ...)
+HF_HIDDEN = 128
+HF_HEADS = 2
+HF_KV_HEADS = 1
+HF_VOCAB = 8192
+#: Hermes-style tool-call markers: vLLM's `hermes` tool parser refuses a tokenizer without them
+HF_SPECIAL_TOKENS = (*SPECIAL_TOKENS, "<tool_call>", "</tool_call>")
+#: a ChatML template that renders tools, assistant tool calls and tool results; content may be a
+#: string or a list of text parts (vLLM passes either, depending on how it reads the template)
+HF_CHAT_TEMPLATE = (
+    "{%- macro text(content) -%}{%- if content is string -%}{{ content }}{%- elif content -%}"
+    "{%- for part in content -%}{%- if part['text'] is defined -%}{{ part['text'] }}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}{%- endmacro -%}"
+    "{% if tools %}<|im_start|>system\n# Tools\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}"
+    "<|im_end|>\n{% endif %}"
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ text(message['content']) }}"
+    "{% if message['tool_calls'] is defined and message['tool_calls'] %}"
+    "{% for call in message['tool_calls'] %}"
+    "<tool_call>{{ call['function'] | tojson }}</tool_call>{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+#: text like what the model is sent: Claude Code's own captured requests (system prompt, tool schemas)
+#: and the project's docs, so a Claude Code prompt (~48 KB) is ~15k tokens, not more than the context
+TRAINING_FILES = ("tests/fixtures/claude-code-2.1.332/request_attribution_default_1.json", "README.md",
+                  "docs/verify.md", "docs/log-engine.md", "docs/architecture.md")
+
+
+def _training_text() -> list[str]:
+    """A fixed corpus from this checkout, so the BPE (and every token count) is the same on every machine
+    with the same commit."""
+    repo = Path(__file__).resolve().parents[1]
+    texts = [(repo / name).read_text(encoding="utf-8") for name in TRAINING_FILES if (repo / name).is_file()]
+    words = (
+        "the", "cache", "prefix", "request", "server", "model", "token", "prompt", "reply", "with",
+        "one", "word", "ready", "again", "done", "name", "colour", "system", "user", "assistant", "tool",
+        "call", "result", "file", "read", "write", "edit", "search", "answer", "block", "hit", "miss",
+        "reuse", "verify", "session", "turn", "claude", "code", "local", "test", "json", "function",
+    )
+    lines = [" ".join(words[(i * 7 + j) % len(words)] for j in range(12)) for i in range(400)]
+    lines.append("".join(chr(c) for c in range(32, 127)))
+    return lines + texts
+
+
+def build_hf(out: Path, *, context: int) -> Path:
+    """Write ``out/`` (config, tokenizer, template) atomically: a temporary directory, then a rename."""
+    import json  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: PLC0415
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=HF_VOCAB, special_tokens=list(HF_SPECIAL_TOKENS),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(_training_text(), trainer)
+    ids = {name: tokenizer.token_to_id(name) for name in HF_SPECIAL_TOKENS}
+    vocab = tokenizer.get_vocab_size()
+    config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": HF_HIDDEN,
+        "intermediate_size": 2 * HF_HIDDEN, "num_hidden_layers": 2, "num_attention_heads": HF_HEADS,
+        "num_key_value_heads": HF_KV_HEADS, "head_dim": HF_HIDDEN // HF_HEADS,
+        "max_position_embeddings": context, "vocab_size": vocab, "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "float32",
+        "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
+    }
+    tokenizer_config = {
+        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": context,
+        "bos_token": "<|endoftext|>", "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
+        "unk_token": None, "add_bos_token": False, "chat_template": HF_CHAT_TEMPLATE,
+        "added_tokens_decoder": {str(i): {"content": name, "special": True, "lstrip": False,
+                                          "rstrip": False, "normalized": False, "single_word": False}
+                                 for name, i in ids.items()},
+    }
+    generation = {"bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"]}
+    tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    tokenizer.save(str(tmp / "tokenizer.json"))
+    special_map = {"bos_token": "<|endoftext|>", "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+    for name, payload in (("config.json", config), ("tokenizer_config.json", tokenizer_config),
+                          ("generation_config.json", generation), ("special_tokens_map.json", special_map)):
+        (tmp / name).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+    return out
+
+
+def _main_hf(out: Path, context: int) -> int:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        print(build_hf(out, context=context))
+    except ImportError as exc:
+        print(f"make_tiny_model: --hf needs the 'tokenizers' package ({exc})", file=sys.stderr)
+        return 3
     return 0
 
 

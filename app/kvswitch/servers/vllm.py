@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.core.models import ProfileKind
 from kvswitch.servers.base import (
     Advice,
     CacheCounter,
+    CacheTier,
+    ClientNeed,
     Get,
     Metrics,
     PortFacts,
@@ -31,6 +35,95 @@ def _version_facts(get: Get, payload: Any) -> PortFacts:
         context = positive_int(first.get("max_model_len")) if isinstance(first, dict) else None
     return PortFacts(str(payload["version"]), model_ids(models), context)
 
+
+#: Claude Code 2.1.332 sends every request with tools and ``tool_choice: {"type": "auto"}``; vLLM 0.32.0's
+#: /v1/messages then answers ``400 "auto" tool choice requires --enable-auto-tool-choice and
+#: --tool-call-parser to be set`` unless it was started with both (measured; the parser must suit the
+#: model's chat template: ``hermes`` for ChatML models such as Qwen, ``llama3_json`` for Llama 3).
+TOOL_CHOICE_FLAGS = "--enable-auto-tool-choice --tool-call-parser <parser>"
+CLAUDE_TOOL_CHOICE = ClientNeed(
+    client="claude",
+    code="vllm-tool-choice",
+    message=("Claude Code sends tools with tool_choice 'auto'; vLLM refuses every such request (HTTP 400) "
+             f"unless it was started with {TOOL_CHOICE_FLAGS} (e.g. hermes for Qwen/ChatML models, "
+             "llama3_json for Llama 3)."),
+    fix=f"Restart vLLM with {TOOL_CHOICE_FLAGS} (the parser that suits the model's chat template).",
+    refusal='"auto" tool choice requires',
+    probe={"tools": [{"name": "kvswitch_probe", "description": "connection test",
+                      "input_schema": {"type": "object", "properties": {}}}],
+           "tool_choice": {"type": "auto"}},
+)
+
+#: LMCache in multi-process mode behind vLLM (``--kv-transfer-config`` naming ``LMCacheMPConnector``):
+#: vLLM counts what the connector served as its *external* prefix cache, LMCache's server counts its
+#: own lookups on its HTTP port (``lmcache server --http-port``; names measured on lmcache 0.5.6).
+LMCACHE_TIER = CacheTier(
+    name="lmcache",
+    label="LMCache",
+    external_hits="vllm:external_prefix_cache_hits_total",
+    external_queries="vllm:external_prefix_cache_queries_total",
+    # the MP connector adds its lookup timer to vLLM's own /metrics (lmcache 0.5.6, vLLM 0.32.0)
+    metrics_marker="vllm:lmcache_mp_",
+    hit_tokens="lmcache_mp_lookup_hit_tokens_total",
+    requested_tokens="lmcache_mp_lookup_requested_tokens_total",
+    read_chunks="lmcache_mp_l1_read_chunks_total",
+    program="lmcache",
+    subcommand="server",
+    port_flag="--http-port",
+    default_port=8080,
+)
+
+LOCAL_HITS = "vllm:prefix_cache_hits_total"
+LOCAL_QUERIES = "vllm:prefix_cache_queries_total"
+
+
+@dataclass(frozen=True)
+class ServedBy:
+    """Which cache served a request's prompt prefix, by vLLM's own counters (and LMCache's).
+
+    ``tier`` is ``vllm`` (vLLM's own prefix cache), ``lmcache``, ``both`` or ``none``; the counts are
+    the ``/metrics`` deltas around the one request.
+    """
+
+    tier: str
+    local_hits: int
+    external_hits: int
+    queried: int
+    lmcache_hits: int | None = None
+    lmcache_requested: int | None = None
+
+    def describe(self) -> str:
+        where = {"vllm": "vLLM's own prefix cache", "lmcache": "LMCache",
+                 "both": "vLLM's prefix cache and LMCache",
+                 "none": "neither vLLM's prefix cache nor LMCache"}[self.tier]
+        text = (f"served by {where}: vllm:prefix_cache_hits +{self.local_hits}, "
+                f"vllm:external_prefix_cache_hits +{self.external_hits} of {self.queried} queried")
+        if self.lmcache_hits is not None:
+            text += (f"; LMCache {LMCACHE_TIER.hit_tokens.removesuffix('_total')} +{self.lmcache_hits} of "
+                     f"{self.lmcache_requested} requested")
+        return text
+
+
+def _delta(before: Mapping[str, float], after: Mapping[str, float], name: str) -> int:
+    return int(after.get(name, 0.0) - before.get(name, 0.0))
+
+
+def served_by(before: Mapping[str, float], after: Mapping[str, float],
+              tier_before: Mapping[str, float] | None = None,
+              tier_after: Mapping[str, float] | None = None) -> ServedBy | None:
+    """Which tier served the prefix of the one request between two scrapes of vLLM's ``/metrics``
+    (and, when given, two of LMCache's); ``None`` when the page has no prefix-cache counters."""
+    if LOCAL_HITS not in after or LMCACHE_TIER.external_hits not in after:
+        return None
+    local = _delta(before, after, LOCAL_HITS)
+    external = _delta(before, after, LMCACHE_TIER.external_hits)
+    queried = max(_delta(before, after, LOCAL_QUERIES), _delta(before, after, LMCACHE_TIER.external_queries))
+    tier = "both" if local and external else "vllm" if local else "lmcache" if external else "none"
+    hits = requested = None
+    if tier_before is not None and tier_after is not None and LMCACHE_TIER.hit_tokens in tier_after:
+        hits = _delta(tier_before, tier_after, LMCACHE_TIER.hit_tokens)
+        requested = _delta(tier_before, tier_after, LMCACHE_TIER.requested_tokens)
+    return ServedBy(tier, local, external, queried, hits, requested)
 
 SERVER = Server(
     kind=ProfileKind.VLLM,
@@ -62,6 +155,9 @@ SERVER = Server(
             CacheCounter("vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_queries_total", 95),
         ),
     ),
+    client_needs=(CLAUDE_TOOL_CHOICE,),
+    cache_tiers=(LMCACHE_TIER,),
+    served_by=lambda *pages: served_by(*pages),
     advice=Advice(
         miss=("vLLM did not reuse the prefix: check that prefix caching is on "
               "(no --no-enable-prefix-caching)."),

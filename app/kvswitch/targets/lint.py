@@ -97,6 +97,9 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
     if "codex" in profile.targets and not server.serves_responses_api:
         warn(servers.NO_RESPONSES_API_LINT, "Codex speaks the OpenAI Responses API, which "
              f"{server.label}'s API does not serve; remove the codex target from this profile.")
+    for need in server.client_needs:  # what the server must be started with for a client (servers/*.py)
+        if any(t == need.client or t.startswith(f"{need.client}-") for t in profile.targets):
+            warn(need.code, need.message)
     check_gateway(profile, warn, LOOPBACK_HOSTS)
     risky = dangerous_env(profile.env)
     if risky and not profile.allow_dangerous_env:

@@ -14,12 +14,13 @@ import re
 import socket
 import ssl
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from kvswitch import servers
 from kvswitch.core import http_client
 from kvswitch.core.catalog import vendors_for_host
 from kvswitch.core.errors import ConfigParseError, KvSwitchError
@@ -35,6 +36,7 @@ from kvswitch.servers import (
     VENDOR_MESSAGES_SEGMENT,
     native_model_list,
 )
+from kvswitch.servers.base import ClientNeed
 
 USER_AGENT = "kvswitch-connection-test"
 MESSAGE_LIMIT = 300
@@ -48,7 +50,10 @@ HEADER_TIMEOUT = 10.0
 @dataclass(frozen=True)
 class ConnectionReport:
     """``outcome`` is one of: ok, dns, refused, tls, timeout, network, too-large, bad-encoding, redirect,
-    auth, route, rate-limited, bad-request, server-error, non-json, error-body, unexpected-body."""
+    auth, route, rate-limited, bad-request, server-setup, server-error, non-json, error-body, unexpected-body.
+
+    ``server-setup``: the server refused what the client will send because of how it was started (its
+    own error names the missing flag: a server without tool choice, for Claude Code)."""
 
     ok: bool
     outcome: str
@@ -314,19 +319,34 @@ def _probe_model(profile: Profile) -> str:
     return profile.model or models.sonnet or models.opus or models.haiku or "claude-sonnet-4-5"
 
 
+def _claude_needs(profile: Profile) -> tuple[ClientNeed, ...]:
+    return tuple(need for need in servers.get(profile.kind).client_needs if need.client == "claude")
+
+
+def _unmet_need(profile: Profile, report: ConnectionReport) -> ConnectionReport:
+    """A refused request that the server's own words tie to a need of the client: say what to change."""
+    for need in _claude_needs(profile) if uses_claude(profile) else ():
+        if report.status == 400 and need.refusal in report.server_message:
+            return replace(report, outcome="server-setup", summary=f"HTTP 400: {need.message}", fix=need.fix)
+    return report
+
+
 def check_connection(profile: Profile, timeout: float = 20.0) -> ConnectionReport:
     """One real request on the route the profile's client uses: ``POST /v1/messages`` (1 token) for
     Claude Code, ``GET /models`` for a Codex-only profile. Never raises for a network or server fault."""
     if uses_claude(profile):
         url, expected = messages_url(profile), "content"
-        payload: dict[str, Any] | None = {"model": _probe_model(profile), "max_tokens": 1,
-                                          "messages": [{"role": "user", "content": "ping"}]}
+        ping: dict[str, Any] = {"model": _probe_model(profile), "max_tokens": 1,
+                                "messages": [{"role": "user", "content": "ping"}]}
+        for need in _claude_needs(profile):  # what Claude Code sends (tools, tool_choice auto)
+            ping.update(need.probe)
+        payload: dict[str, Any] | None = ping
         method = "POST"
     else:
         url, expected, payload, method = models_url(profile), "data", None, "GET"
     failed, status, body, elapsed = _request(profile, method, url, timeout, payload)
     if failed is not None:
-        return failed
+        return _unmet_need(profile, failed)
     url = mask_url(url)
     failed, data = _body_report(profile, url, status, body, expected, elapsed)
     if failed is not None:

@@ -98,6 +98,8 @@ class VerifyResult:
     decided_by: str | None = None
     cold_cached_tokens: int | None = None
     cold_prompt_tokens: int | None = None
+    #: which cache tier served the warm request's prefix, by the server's counters (a second cache tier)
+    served_by: str | None = None
 
     @property
     def exit_code(self) -> int:

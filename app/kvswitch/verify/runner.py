@@ -228,6 +228,8 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
     for reading in order_readings(warm.readings):
         tag = " (decided)" if reading is best else ""
         evidence.append(f"warm request: {reading.describe()}{tag}")
+    if warm.served_by:
+        evidence.append(f"warm request: {warm.served_by}")
     cold_best = best_reading(cold.readings)
     for reading in order_readings(cold.readings):
         evidence.append(f"cold request: {reading.describe()}")
@@ -254,6 +256,7 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "model": target.model,
         "cold_cached_tokens": cold_best.cached if cold_best else None,
         "cold_prompt_tokens": cold_best.prompt if cold_best else None,
+        "served_by": warm.served_by,
     }
     if best is None or best.cached is None:
         hint = ""

@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvswitch import servers
 from kvswitch.core.models import Profile
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
 from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
 from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
 from kvswitch.verify.prompts import build_body
+from kvswitch.verify.tiers import connected_tiers, tier_readings
 
 
 @dataclass
@@ -47,6 +49,8 @@ class Measured:
     result: StreamResult
     readings: list[Reading] = field(default_factory=list)
     prefix: str = ""
+    #: which cache tier served the prefix (a server with a second cache tier behind it)
+    served_by: str | None = None
 
 
 def scrape(guard: Guard, server: ServerInfo, profile: Profile) -> dict[str, float] | None:
@@ -63,11 +67,29 @@ def measure(
 ) -> Measured:
     """Send ``body`` to the target's endpoint; raises ProbeError like ``stream_request``."""
     before = scrape(guard, target.server, target.profile)
+    tiers = connected_tiers(target.server.server, before, target.profile.base_url) if before else []
+    tier_before = [_scrape_url(guard, tier.metrics_url) for tier in tiers]
     result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
     readings = list(result.readings)
     after = scrape(guard, target.server, target.profile) if before is not None else None
+    served = None
     if before is not None and after is not None:
         reading = metrics_reading(before, after)
         if reading is not None:
             readings.append(reading)
-    return Measured(result, readings)
+        tier_after = [_scrape_url(guard, tier.metrics_url) for tier in tiers]
+        for tier, was, now in zip(tiers, tier_before, tier_after, strict=True):
+            readings.extend(tier_readings(tier, before, after, was, now))
+        server = servers.find(target.server.server)
+        if tiers and server is not None and server.served_by is not None:
+            verdict = server.served_by(before, after, tier_before[0], tier_after[0])
+            served = verdict.describe() if verdict is not None else None
+    return Measured(result, readings, served_by=served)
+
+
+def _scrape_url(guard: Guard, url: str) -> dict[str, float] | None:
+    """A tier's own ``/metrics`` (no key: the tier's own port); ``None`` when it does not answer."""
+    got = get_json_or_text(guard, url, {})
+    if got is None or got[0] != 200:
+        return None
+    return parse_metrics(got[2].decode("utf-8", errors="replace"))

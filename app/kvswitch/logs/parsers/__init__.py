@@ -107,6 +107,16 @@ def server_clock_ms(text: str) -> float | None:
     return None
 
 
+def periodic_summaries(lines: list[str], kind_hint: str | None = None) -> list[str]:
+    """What formats that print no per-request line still tell about a log (``periodic_summary``)."""
+    found = []
+    for name in family(kind_hint):
+        summarize = getattr(_MODULES[name], "periodic_summary", None)
+        if summarize is not None and (text := summarize(lines)) is not None:
+            found.append(text)
+    return found
+
+
 def server_name(kind_hint: str | None) -> str:
     """Name for events assembled from llama.cpp lines: the product the user runs, when known."""
     names = family(kind_hint)
@@ -114,4 +124,4 @@ def server_name(kind_hint: str | None) -> str:
 
 
 __all__ = ["FAST_FORMAT", "Fact", "Parsed", "What", "KINDS", "family", "general_only", "parsers_for",
-           "anchors_for", "server_clock_ms", "server_name"]
+           "anchors_for", "periodic_summaries", "server_clock_ms", "server_name"]

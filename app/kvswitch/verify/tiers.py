@@ -1,0 +1,91 @@
+"""A second cache behind the server (declared by the server module): which tier served a request's prefix.
+
+The server declares its tiers (``Server.cache_tiers``): the marker on its own ``/metrics`` that shows the
+tier is connected, the tier's own counters and where its process publishes them. Detection, never a
+profile setting: the marker says a tier is there, the tier's process (``PROGRAM SUBCOMMAND --port-flag
+N``) says where its counters are, else its default port on the server's host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import psutil
+
+from kvswitch import servers
+from kvswitch.servers.base import CacheTier, Reading
+from kvswitch.servers.process_match import program_name, script_argv
+
+
+@dataclass(frozen=True)
+class TierSource:
+    """A connected tier and the URL of its own ``/metrics``."""
+
+    tier: CacheTier
+    metrics_url: str
+
+
+def connected_tiers(server_name: str | None, page: Mapping[str, float], base_url: str) -> list[TierSource]:
+    """The tiers whose marker is on the server's ``/metrics`` page, with their own metrics URLs."""
+    server = servers.find(server_name)
+    if server is None:
+        return []
+    found = []
+    for tier in server.cache_tiers:
+        if any(name.startswith(tier.metrics_marker) for name in page):
+            found.append(TierSource(tier, tier_metrics_url(tier, urlsplit(base_url).hostname or "127.0.0.1")))
+    return found
+
+
+def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None = None) -> str:
+    """The tier's metrics URL from its running process (``--http-port N``), else its default port."""
+    for argv in argvs if argvs is not None else _argvs():
+        argv = list(script_argv(argv))
+        if program_name(argv) != tier.program or argv[1:2] != [tier.subcommand]:
+            continue
+        port = _flag(argv, tier.port_flag)
+        bound = _flag(argv, tier.host_flag)
+        if port and port.isdigit():
+            where = bound if bound and bound not in ("0.0.0.0", "::") else host
+            return f"http://{where}:{port}/metrics"
+    return f"http://{host}:{tier.default_port}/metrics"
+
+
+def _flag(argv: list[str], flag: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == flag and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _argvs() -> list[list[str]]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = proc.info.get("cmdline")
+        if cmdline:
+            found.append(list(cmdline))
+    return found
+
+
+def tier_readings(source: TierSource, before: Mapping[str, float], after: Mapping[str, float],
+                  tier_before: Mapping[str, float] | None, tier_after: Mapping[str, float] | None
+                  ) -> list[Reading]:
+    """The server's count of what the tier served, and the tier's own count, for one request."""
+    tier = source.tier
+    readings = []
+    if tier.external_hits in after:
+        hits = int(after[tier.external_hits] - before.get(tier.external_hits, 0.0))
+        queried = int(after.get(tier.external_queries, 0.0) - before.get(tier.external_queries, 0.0))
+        label = f"metrics {tier.external_hits.removesuffix('_total')}"
+        readings.append(Reading(label, hits, queried or None))
+    if tier_before is not None and tier_after is not None and tier.hit_tokens in tier_after:
+        hits = int(tier_after[tier.hit_tokens] - tier_before.get(tier.hit_tokens, 0.0))
+        asked = int(tier_after.get(tier.requested_tokens, 0.0)
+                    - tier_before.get(tier.requested_tokens, 0.0))
+        name = f"{tier.label} {tier.hit_tokens.removesuffix('_total')}"
+        readings.append(Reading(name, hits, asked or None))
+    return readings
