@@ -25,6 +25,7 @@ import pytest
 
 from support.llama import CACHE, REPO
 from support.net import free_port
+from support.require import component_missing
 
 VLLM_VERSION = "0.32.0"
 LMCACHE_VERSION = "0.5.6"
@@ -41,22 +42,12 @@ SERVED_NAME = "tiny"
 START_TIMEOUT = 420.0
 
 
-def require_real_component(reason: str) -> None:
-    """A real component is missing: skip locally, fail under ``CI=true`` (CI must not pass by skipping).
-
-    One function, so the shared mechanism in ``tests/support`` can replace it in one place.
-    """
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: a missing real component fails the run)", pytrace=False)
-    pytest.skip(reason)
-
-
 def vllm_python() -> Path:
     """The venv python of ``scripts/install_vllm.sh`` (``KVSWITCH_VLLM_PYTHON``)."""
     configured = os.environ.get("KVSWITCH_VLLM_PYTHON")
     python = Path(configured) if configured else CACHE / "vllm" / VLLM_VERSION / "bin" / "python"
     if not python.is_file() or not os.access(python, os.X_OK) or not (python.parent / "vllm").is_file():
-        require_real_component(
+        component_missing(
             f"vLLM tier: no vLLM venv at {python} (run scripts/install_vllm.sh and export "
             "KVSWITCH_VLLM_PYTHON to the python it prints)"
         )
