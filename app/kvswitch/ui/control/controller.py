@@ -17,10 +17,13 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.cache_state import CacheState
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.controller_gateway import GatewayControllerMixin
+from kvswitch.ui.control.controller_live import LiveControllerMixin
 from kvswitch.ui.control.controller_settings import SettingsControllerMixin
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
+    from pathlib import Path
+
     from kvswitch.core.paths import AppPaths
     from kvswitch.core.settings import AppSettings
     from kvswitch.core.store import ProfileStore
@@ -49,7 +52,7 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
+class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:
@@ -69,6 +72,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
         gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
         ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
+        live_clients_changed(): what each client runs now was read again (``controller_live``).
     """
 
     profile_applied = Signal(str)
@@ -86,6 +90,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
     alert_raised = Signal(str, str)
     gateway_status_changed = Signal(object)
     ablate_finished = Signal(object)
+    live_clients_changed = Signal()
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -177,6 +182,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         log.info("applied profile %s", name)
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
+        self.refresh_live_clients()
         self.profile_applied.emit(name)
         return True
 
@@ -188,6 +194,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
             return False
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
+        self.refresh_live_clients()
         self.undo_finished.emit(self._describe_undo(result))
         return True
 
@@ -267,18 +274,30 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, QObject):
         Progress comes per conversation turn; Cancel stops the running client. The run is added to
         the profile's history.
         """
-        from kvswitch.ui.control.clients import client_label, find_client_binary  # noqa: PLC0415
+        from kvswitch.ui.control.clients import client_label  # noqa: PLC0415
 
         target = self._verify_target(name)
         if target is None:
             return False
         name, profile = target
-        binary = find_client_binary(self, name, client)
+        binary = self.find_client_binary(name, client)
         if binary is None:
             return False
         label, self.verify_client = client_label(client) + ": %1", client
         op = client_verify_op(self.paths, profile, binary, self.client_verify_timeout_s, label, client)
         return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
+
+    def find_client_binary(self, name: str, client: str) -> Path | None:
+        """The client to run for a verify of ``name``, or None after ``verify_failed`` said why not."""
+        from kvswitch.ui.control.clients import ClientUnavailable, locate_client_binary  # noqa: PLC0415
+
+        option = self.claude_bin if client == "claude" else os.environ.get(f"KVSWITCH_{client.upper()}_BIN")
+        try:
+            return locate_client_binary(client, option or None)
+        except ClientUnavailable as exc:
+            self.verifying, self.verify_kind = name, "client"
+            self.verify_failed.emit(str(exc))
+            return None
 
     def _verify_target(self, name: str | None) -> tuple[str, Any] | None:
         """The profile a verify is for (default: the active one), after cancelling a running verify;

@@ -20,6 +20,7 @@ from PySide6.QtCore import QTimer
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts
+from kvswitch.ui.control.usage_digest import UsageDigest
 
 if TYPE_CHECKING:
     from kvswitch.core.paths import AppPaths
@@ -82,6 +83,16 @@ class GatewayControllerMixin:
     _gateway_stopped = False
     #: the latest ``probe_status`` answer (``{}`` before the first check)
     gateway_status: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
+
+    _usage_digest: UsageDigest | None = None
+
+    @property
+    def usage_digest(self) -> UsageDigest:
+        """Each profile's hit rate through the gateway (the cards), read in the background."""
+        if self._usage_digest is None:
+            self._usage_digest = UsageDigest(self.paths, self)  # type: ignore[arg-type]
+            self._usage_digest.reload()
+        return self._usage_digest
 
     def gateway_wanted(self) -> bool:
         """Whether any profile sends its client through the gateway (then the window keeps it running)."""
@@ -193,6 +204,7 @@ class GatewayControllerMixin:
         if not rows:
             return
         self._usage_seen_until = max(r.time for r in rows)
+        self.usage_digest.reload()  # the cards' hit rates
         if self._gateway_alerts is None:
             self._gateway_alerts = GatewayReuseAlerts()
         message = self._gateway_alerts.feed_rows(rows)

@@ -78,8 +78,14 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         summary = self.controller.verify_summary
-        self.model = ProfileListModel(self.store, self, last_verify=summary.get)
+        self.model = ProfileListModel(self.store, self, last_verify=summary.get,
+                                      live_for=self.controller.live_for,
+                                      usage_of=self.controller.usage_digest.get)
         summary.changed.connect(self.model.refresh_rows)
+        self.controller.live_clients_changed.connect(self.model.refresh_rows)
+        self.controller.usage_digest.changed.connect(self.model.refresh_rows)
+        self.model.store_changed.connect(self.controller.refresh_live_clients)  # a save, an import
+        self.controller.refresh_live_clients()
         left = self._build_profile_column()
 
         self._editor: ProfileEditor | None = None
@@ -301,19 +307,27 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
 
     @Slot(str)
     def _on_controller_profile_applied(self, name: str) -> None:
+        from kvswitch.ui.control.clients import client_of_target, clients_text  # noqa: PLC0415
+
         actions: list[Action] = []
+        applied = getattr(self, "_applied_plans", None)
+        plans = applied[1] if applied is not None and applied[0] == name else None
+        summary = self.model.profile_at(self.model.row_of(name))
+        targets = [p.target_id for p in plans] if plans else list(summary.targets if summary else ())
+        clients = clients_text(t for t in targets if client_of_target(t) != "shell")
         if self.controller.switched_by_routing:  # nothing written: nothing to review, nor to undo
-            text = self.tr("Switched to “%1” instantly through the gateway: no file rewritten; running "
+            text = self.tr("Switched %2 to “%1” instantly through the gateway: no file rewritten; running "
                            "sessions follow from their next request.")
         else:
-            text = self.tr("Switched to “%1”: files written. New Claude Code and Codex sessions use it; "
-                           "open shells need to re-read their rc file.")
-            applied = getattr(self, "_applied_plans", None)
-            if applied is not None and applied[0] == name:
+            text = self.tr("Switched %2 to “%1”: files written; new sessions use it.")
+            if any(client_of_target(t) == "shell" for t in targets):
+                text += " " + self.tr("Open shells need to re-read their rc file.")
+            if plans is not None:
                 actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
             if self.controller.can_undo():
                 actions.append(("undo", self.tr("Undo"), self.controller.undo))
-        self.message_bar.show_success(text.replace("%1", name), actions)
+        shown = clients or clients_text(targets) or self.tr("the clients")
+        self.message_bar.show_success(text.replace("%1", name).replace("%2", shown), actions)
         self.model.store_changed.emit()
         self.bind_log_to_active()
         self._update_actions()
