@@ -77,7 +77,8 @@ def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: 
     assert card.retry_button.isVisibleTo(card)
     assert card.edit_button.isVisibleTo(card)
     card.edit_button.click()
-    assert window.tabs.currentWidget() is window.editor_page
+    assert window.tabs.currentIndex() == 0  # the Profiles tab,
+    assert window.editor_panel.isVisible()  # the form open beside the list
     with qtbot.waitSignal(window.controller.verify_finished, timeout=15000) as again:
         card.retry_button.click()
     assert again.args[0].verdict == "ERROR"

@@ -34,7 +34,7 @@ def client_of_target(target_id: str) -> str:
         return "opencode"
     if prefix in _SHELLS or prefix == "windows-env":
         return "shell"
-    return prefix
+    return prefix.partition("-")[0]  # ``codex-auth``: Codex's key file
 
 
 def client_name(client: str) -> str:

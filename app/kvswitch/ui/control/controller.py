@@ -182,7 +182,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         log.info("applied profile %s", name)
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
-        self.refresh_live_clients()
+        self.refresh_live_clients(after_write=True)
         self.profile_applied.emit(name)
         return True
 
@@ -194,7 +194,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
             return False
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
-        self.refresh_live_clients()
+        self.refresh_live_clients(after_write=True)
         self.undo_finished.emit(self._describe_undo(result))
         return True
 

@@ -91,7 +91,6 @@ class GatewayControllerMixin:
         """Each profile's hit rate through the gateway (the cards), read in the background."""
         if self._usage_digest is None:
             self._usage_digest = UsageDigest(self.paths, self)  # type: ignore[arg-type]
-            self._usage_digest.reload()
         return self._usage_digest
 
     def gateway_wanted(self) -> bool:

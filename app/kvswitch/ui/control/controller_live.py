@@ -49,6 +49,7 @@ class LiveControllerMixin:
     _live: list[LiveClient] | None = None
     _live_task: tasks.BackgroundTask | None = None
     _live_again = False
+    _live_after_write = False
     _live_watcher: QFileSystemWatcher | None = None
     _live_timer: QTimer | None = None
 
@@ -58,12 +59,17 @@ class LiveControllerMixin:
 
     def live_for(self, name: str) -> list[LiveClient] | None:
         """The clients running profile ``name`` now (a card's badges); None before the first read."""
-        if self._live is None:
-            return None
+        if self._live is None or self._live_after_write:
+            return None  # not read yet, or our own apply is being read back: the last apply says it
         return [client for client in self._live if client.profile == name]
 
-    def refresh_live_clients(self) -> None:
-        """Read the clients' files again on a worker; ``live_clients_changed`` follows."""
+    def refresh_live_clients(self, after_write: bool = False) -> None:
+        """Read the clients' files again on a worker; ``live_clients_changed`` follows.
+
+        ``after_write``: an apply or undo of this window just wrote them; until they are read back, the
+        cards go by that apply (what was read before it is known to be out of date)."""
+        if after_write:
+            self._live_after_write = True
         if self._live_task is not None and self._live_task.running:
             self._live_again = True  # a change while reading: read once more when this one is done
             return
@@ -73,13 +79,19 @@ class LiveControllerMixin:
             on_success=self._on_live_read, on_failure=self._on_live_failed)
 
     def _on_live_read(self, clients: Sequence[LiveClient]) -> None:
+        self._live_task = None  # done: a refresh asked for while reading may start now
         self._live = list(clients)
+        if not self._live_again:
+            self._live_after_write = False
         self._watch_live_files()
         self.live_clients_changed.emit()
         if self._live_again:
             self.refresh_live_clients()
 
     def _on_live_failed(self, exc: BaseException) -> None:
+        self._live_task = None
+        if not self._live_again:
+            self._live_after_write = False
         if isinstance(exc, (KvSwitchError, OSError, ImportError)):
             log.warning("reading the clients' live files: %s", exc)
         else:

@@ -177,6 +177,24 @@ def use_button_rect(card: QRect, font: QFont) -> QRect:
     return QRect(inner.right() - width + 1, inner.bottom() - height + 1, width, height)
 
 
+LIVE_TINT_ALPHA = 40
+
+
+def card_background(pal: QPalette, active: bool) -> QColor:
+    """The colour a card's text sits on: the list's base, tinted with the live colour on a live card."""
+    base = pal.color(QPalette.ColorRole.Base)
+    if not active:
+        return base
+    live = theme.state_color(theme.CacheState.HIT, pal)
+    a = LIVE_TINT_ALPHA / 255
+
+    def mix(ours: float, theirs: float) -> float:
+        return ours * (1 - a) + theirs * a
+
+    return QColor.fromRgbF(mix(base.redF(), live.redF()), mix(base.greenF(), live.greenF()),
+                           mix(base.blueF(), live.blueF()))
+
+
 class ProfileCardDelegate(QStyledItemDelegate):
     """Paints a row of ``ProfileListModel`` as a three-line card, with a "Use" button unless it is live
     everywhere it is applied.
@@ -238,7 +256,8 @@ class ProfileCardDelegate(QStyledItemDelegate):
         if shows_use(index):
             self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal)
         painter.setFont(plain)
-        muted = theme.muted_color(pal)
+        background = card_background(pal, active)
+        muted = readable(theme.muted_color(pal), background)
         metrics = QFontMetrics(plain)
         endpoint = card_endpoint(index)
         second = QRect(rows[1])
@@ -252,7 +271,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
                          metrics.elidedText(detail, Qt.TextElideMode.ElideRight, second.width()))
         entry = index.data(VerifyRole)
         color = theme.state_color(theme.as_state(entry.verdict), pal) if entry is not None else muted
-        painter.setPen(color)
+        painter.setPen(readable(color, background))
         painter.drawText(rows[2], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                          metrics.elidedText(verdict, Qt.TextElideMode.ElideRight, rows[2].width()))
         painter.restore()
@@ -264,9 +283,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         live = theme.state_color(theme.CacheState.HIT, pal)
         painter.setPen(Qt.PenStyle.NoPen)
         if active:
-            tint = QColor(live)
-            tint.setAlpha(40)
-            painter.setBrush(tint)
+            painter.setBrush(card_background(pal, True))
             painter.drawRoundedRect(frame, 8, 8)
             painter.setBrush(live)
             painter.drawRoundedRect(QRect(frame.left(), frame.top() + 6, 4, frame.height() - 12), 2, 2)

@@ -136,7 +136,7 @@ class AppShell(QObject):
             if shown:
                 self.window.show_and_raise()
             self._started()
-            self.controller.verify_summary.reload()
+            self._read_in_background()
             return
         if shown:
             # Load once the frame has been painted, so the user sees a window at once; the fallback
@@ -174,8 +174,14 @@ class AppShell(QObject):
         self.ready.emit()
         QTimer.singleShot(0, self.window.build_editor)  # the form beside the cards, then
         QTimer.singleShot(0, self.window.build_tabs)  # the two tabs not shown at start
-        # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
+        self._read_in_background()
+
+    def _read_in_background(self) -> None:
+        """After "ready", on workers: the latest verifies (httpx), what each client runs now (the engine
+        models) and each profile's hit rate through the gateway — never before the profiles show."""
         self.controller.verify_summary.reload()
+        self.controller.refresh_live_clients()
+        self.controller.usage_digest.reload()
 
     def _offer_first_run(self) -> None:
         """No profiles and the assistant never finished: open it (it remembers when it is done)."""
