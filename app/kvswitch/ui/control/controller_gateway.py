@@ -193,6 +193,32 @@ class GatewayControllerMixin:
         return tasks.run_in_background(self, op, on_success=on_success,  # type: ignore[arg-type]
                                        on_failure=on_failure)
 
+    def load_usage_log(self, wanted: Any, days: int, on_success: Callable[[Any], None],
+                       on_failure: Callable[[BaseException], None]) -> tasks.BackgroundTask:
+        """The per-request log (a ``usage_log.UsageLog``) for ``wanted`` (a ``LogFilter``), on a worker."""
+        from kvswitch.ui.control.usage_log import read_usage_log  # noqa: PLC0415
+
+        paths = self.paths
+        return tasks.run_in_background(self, lambda _c, _p: read_usage_log(paths, wanted, days),
+                                       on_success=on_success, on_failure=on_failure)  # type: ignore[arg-type]
+
+    def set_via_gateway(self, name: str) -> bool:
+        """Send a profile's client through the gateway (the Usage tab's empty state), then apply it so the
+        client's file points there; ``apply_failed`` says why not."""
+        try:
+            profile = self.store.get(name)
+            if not getattr(profile, "via_gateway", False):
+                data = profile.model_dump(context={"secrets": True})
+                data["via_gateway"] = True
+                self.store.update(name, type(profile).model_validate(data))
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))  # type: ignore[attr-defined]
+            return False
+        applied = bool(self.apply(name, rewrite_files=True))  # type: ignore[attr-defined]
+        if applied and self._gateway_timer is None:
+            self.watch_gateway()
+        return applied
+
     def poll_gateway_usage(self) -> None:
         """Rows the gateway wrote since the last poll go to the low-reuse alert (cloud vendors too)."""
         since = self._usage_seen_until
