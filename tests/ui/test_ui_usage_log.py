@@ -110,3 +110,41 @@ def test_the_empty_state_offers_the_gateway_switch_itself(qtbot: Any, controller
     assert store.get("local").via_gateway
     settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
     assert settings["env"]["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:8080"  # the gateway's address
+
+
+def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbot: Any, controller: Any,
+                                                                            paths: Any) -> None:
+    """Rows the gateway's store wrote: session "s-bad" keeps re-processing its prompt (prefix changed),
+    "s-good" keeps hitting; only the bad one is named, with the reason, and only once."""
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageRow, UsageStore
+
+    store = UsageStore(control.usage_db_path(paths))
+    now = time.time()
+    try:
+        for number in range(6):
+            for session, cached, reason in (("s-bad", 1000, "prefix_changed"), ("s-good", 13800, None)):
+                store.add(UsageRow(time=now - 60 + number, client="claude", profile="local", upstream=None,
+                                   model="qwen3", status=200, input_tokens=14000, cached_tokens=cached,
+                                   client_name="claude-code", session=session, reusable_tokens=13900,
+                                   verdict="MISS" if reason else "HIT", reason=reason))
+    finally:
+        store.close()
+    controller._usage_seen_until = 0.0
+    alerts: list[tuple[str, str]] = []
+    controller.alert_raised.connect(lambda title, text: alerts.append((title, text)))
+    controller.poll_gateway_usage()
+    qtbot.waitUntil(lambda: bool(alerts), timeout=10_000)
+    assert len(alerts) == 1
+    title, text = alerts[0]
+    assert "hit rate" in title
+    assert "s-bad" in text
+    assert "s-good" not in text
+    assert "prefix changed" in text
+    assert "80%" in text  # the default threshold
+    controller._usage_seen_until = 0.0
+    controller.poll_gateway_usage()  # the same rows again: named once, not every poll
+    qtbot.wait(300)
+    tasks_done = not controller.usage_digest._task or not controller.usage_digest._task.running
+    assert tasks_done
+    assert len([a for a in alerts if "s-bad" in a[1]]) == 1

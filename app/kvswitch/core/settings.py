@@ -50,6 +50,8 @@ class AppSettings(BaseModel):
     reuse_alerts: bool = True
     reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     reuse_alert_requests: int = Field(default=3, ge=1, le=100)
+    #: the gateway's cache record: a session whose rolling hit rate falls below this is named in the tray
+    session_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
 
     @field_validator("language")
     @classmethod

@@ -386,6 +386,12 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         if self.preference("reuse_alerts"):
             self.alert_raised.emit(self.tr("Prompt cache keeps missing"), message)
 
+    @Slot(str)
+    def raise_session_alert(self, message: str) -> None:
+        """A session's rolling hit rate through the gateway fell below the threshold (Settings)."""
+        if self.preference("reuse_alerts"):
+            self.alert_raised.emit(self.tr("A session's cache hit rate dropped"), message)
+
     def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:
         """Merge a diagnosis' fix into the stored profile; the caller offers re-apply."""
         try:

@@ -19,7 +19,7 @@ from PySide6.QtCore import QTimer
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import tasks
-from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts
+from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts, SessionHitAlerts
 from kvswitch.ui.control.usage_digest import UsageDigest
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ class GatewayControllerMixin:
     _gateway_timer: QTimer | None = None
     _gateway_alerts: GatewayReuseAlerts | None = None
     _usage_seen_until: float = 0.0
+    _session_alerts: SessionHitAlerts | None = None
     _gateway_stopped = False
     #: the latest ``probe_status`` answer (``{}`` before the first check)
     gateway_status: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
@@ -235,3 +236,9 @@ class GatewayControllerMixin:
         message = self._gateway_alerts.feed_rows(rows)
         if message:
             self.raise_reuse_alert(message)
+        threshold = self.preference("session_alert_threshold")  # type: ignore[attr-defined]
+        if self._session_alerts is None:
+            self._session_alerts = SessionHitAlerts()
+        self._session_alerts.threshold = float(threshold if threshold is not None else 0.8)  # Settings
+        for text in self._session_alerts.feed_rows(rows):
+            self.raise_session_alert(text)  # type: ignore[attr-defined]
