@@ -387,9 +387,29 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
                 actions.append(("undo", self.tr("Undo"), self.controller.undo))
         shown = clients or clients_text(targets) or self.tr("the clients")
         self.message_bar.show_success(text.replace("%1", name).replace("%2", shown), actions)
+        self._warn_if_nothing_answers(name, summary, text.replace("%1", name).replace("%2", shown), actions)
         self.model.store_changed.emit()
         self.bind_log_to_active()
         self._update_actions()
+
+    def _warn_if_nothing_answers(self, name: str, summary: object, said: str, actions: list[Action]) -> None:
+        """A local profile whose port is closed: the switch is done, but the next request would fail;
+        the message says so (the port is tried on a worker, a fraction of a second)."""
+        from kvswitch.ui.shell.port_check import local_endpoint, port_open  # noqa: PLC0415
+
+        endpoint = local_endpoint(summary)
+        if endpoint is None:
+            return
+
+        def on_checked(is_open: object) -> None:
+            if is_open or self.message_bar.text != said:
+                return  # it answers, or another message came since
+            warning = self.tr("Nothing answers at %1:%2 yet: start the server before the next request.")
+            self.message_bar.show_warning(f"{said} " + warning.replace("%1", endpoint[0])
+                                          .replace("%2", str(endpoint[1])), actions)
+
+        self._port_task = self.controller.run_task(lambda: port_open(*endpoint), on_checked,
+                                                   lambda _exc: None)
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:
