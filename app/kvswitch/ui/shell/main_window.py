@@ -42,9 +42,12 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
 
     Signals:
         quit_requested(): the user chose Quit (or closed the window where there is no tray).
+        language_changed(str): Settings saved another language ("" follows the system); the shell
+            rebuilds the window in it, no restart.
     """
 
     quit_requested = Signal()
+    language_changed = Signal(str)
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *, deferred: bool = False):
         """Build the window; with ``deferred`` only the frame, and ``build_content()`` does the rest.

@@ -99,7 +99,7 @@ class SettingsDialog(QDialog):
             self.language_combo.addItem(label or self.tr("System language"), value)
         index = self.language_combo.findData(self.settings.language)
         self.language_combo.setCurrentIndex(max(index, 0))
-        form.addRow(self.tr("Language (after restart):"), self.language_combo)
+        form.addRow(self.tr("Language:"), self.language_combo)
         self.theme_combo = QComboBox()
         for value, label in zip(THEMES, (self.tr("Follow the system"), self.tr("Light"), self.tr("Dark")),
                                 strict=True):
