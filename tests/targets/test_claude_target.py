@@ -74,7 +74,10 @@ def test_untouched_members_keep_their_bytes(engine: Engine, fake_home: Path) -> 
     assert '    "MY_VAR": "1",\n    "ANTHROPIC_BASE_URL": "http://127.0.0.1:8080",\n' in text
     engine.apply(remote_profile())
     engine.apply(local_profile(name="other", model=None, targets=["codex"]))
-    assert path.read_text() == original, "switching away gives back the exact original text"
+    assert "api.anthropic.com" in path.read_text(), "a Codex-only profile leaves Claude Code's file alone"
+    (fake_home / "proj").mkdir()
+    engine.apply(local_profile(name="scoped", model=None, targets=[f"claude-project:{fake_home / 'proj'}"]))
+    assert path.read_text() == original, "switching Claude Code away gives back the exact original text"
 
 
 def test_switch_removes_stale_owned_keys_and_gives_back_user_values(engine: Engine, fake_home: Path) -> None:

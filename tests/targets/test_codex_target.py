@@ -103,10 +103,16 @@ def test_base_url_gets_v1_where_needed(
     assert "env_key" not in data["model_providers"]["kvswitch"]
 
 
-def test_switching_away_removes_table_and_keys(engine: Engine, fake_home: Path) -> None:
+def test_a_claude_only_profile_leaves_codex_and_undo_removes_table_and_keys(
+    engine: Engine, fake_home: Path
+) -> None:
     path = write_config(fake_home, USER_TOML)
     engine.apply(local_profile(targets=["codex"]))
+    written = path.read_text()
     engine.apply(local_profile(name="claude-only", targets=["claude"]))
+    assert path.read_text() == written, "each client keeps its own profile"
+    engine.undo()
+    engine.undo()
     assert tomllib.loads(path.read_text()) == tomllib.loads(USER_TOML)
 
 

@@ -274,7 +274,7 @@ def test_concurrent_cli_applies_serialise(fake_home: Path) -> None:
     expected = "http://127.0.0.1:8080" if active == "local" else "https://api.anthropic.com"
     assert data["env"]["ANTHROPIC_BASE_URL"] == expected
     codex = fake_home / ".codex" / "config.toml"
-    assert codex.exists() == (active == "local")
+    assert codex.exists(), "Codex keeps the local profile: the remote one is Claude-only"
     assert 1 <= len(engine.state().history) <= 4 < UNDO_DEPTH
     start = time.monotonic()
     while engine.state().history:

@@ -73,7 +73,7 @@ def test_fifty_parallel_uses_all_succeed_and_leave_consistent_files(fake_home: P
     expected = "http://127.0.0.1:8080" if active == "local" else "https://api.anthropic.com"
     assert data["env"]["ANTHROPIC_BASE_URL"] == expected
     codex = fake_home / ".codex" / "config.toml"
-    assert codex.exists() == (active == "local")
+    assert codex.exists(), "Codex keeps the local profile: the remote one is Claude-only"
     bashrc = (fake_home / ".bashrc").read_text()
     assert bashrc.count("# >>> kvswitch >>>") == 1
     assert f"export ANTHROPIC_BASE_URL={expected}" in bashrc or f"'{expected}'" in bashrc

@@ -206,6 +206,13 @@ def test_random_sequences_keep_user_data(
             if not result.written:
                 assert after == before
             user = overlay(settings_data, edits) if (settings_data is not None or edits) else None
-            check_claude_after_apply(after["claude"], user, profile)
-            check_codex_after_apply(after["codex"], codex_text, profile)
+            # each client keeps its own profile: one the profile does not write is left as it was
+            if "claude" in profile.targets:
+                check_claude_after_apply(after["claude"], user, profile)
+            else:
+                assert after["claude"] == before["claude"], "a Codex-only profile must not touch Claude Code"
+            if "codex" in profile.targets:
+                check_codex_after_apply(after["codex"], codex_text, profile)
+            else:
+                assert after["codex"] == before["codex"], "a Claude-only profile must not touch Codex"
             assert engine.current() == profile.name

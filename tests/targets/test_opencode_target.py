@@ -87,7 +87,11 @@ def test_switching_profiles_replaces_the_model_and_limits(engine: Engine, fake_h
     assert set(data["provider"]["kvswitch"]["models"]) == {"llama3"}
     assert data["provider"]["kvswitch"]["models"]["llama3"]["limit"] == {"context": 4096, "output": 1024}
     assert data["model"] == "kvswitch/llama3"
+    switched = path.read_text()
     engine.apply(local_profile(name="claude-only", targets=["claude"]))
+    assert path.read_text() == switched, "a Claude-only profile leaves OpenCode's file alone"
+    for _ in range(3):
+        engine.undo()
     assert parse_jsonc_object(path, path.read_text()) == parse_jsonc_object(path, USER_JSONC)
     assert "// my theme, do not touch" in path.read_text()
 

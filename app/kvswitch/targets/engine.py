@@ -27,6 +27,7 @@ from kvswitch.targets.base import Plan, Target
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import client_view
+from kvswitch.targets.live import client_of_target
 from kvswitch.targets.originals import choose_originals, journal_snapshot, original_snapshot
 from kvswitch.targets.outcome import ApplyFailed, ApplyResult, NothingToUndo, PlanOutdated, check_preview
 from kvswitch.targets.registry import target_for_id, targets_for_profile
@@ -76,14 +77,16 @@ class Engine:
     def state(self) -> LedgerState:
         return self.ledger.load()
 
-    def plan(self, profile: Profile) -> list[Plan]:
-        """Plans for every target ``profile`` touches, plus cleanup of targets it no longer uses.
+    def plan(self, profile: Profile, *, cleanup: bool = True) -> list[Plan]:
+        """Plans for every target ``profile`` touches, plus cleanup of its clients' files it no longer uses
+        (``cleanup=False``: only its own targets, as a write-through of a saved profile wants).
 
         Reads only. Raises ``ConfigParseError`` / ``FileAccessError`` for a file that cannot be merged.
         """
         state = self.ledger.load()
         plans = [
-            target.plan(wanted, self._owned(state, target)) for target, wanted in self._pairs(profile, state)
+            target.plan(wanted, self._owned(state, target))
+            for target, wanted in self._pairs(profile, state, cleanup)
         ]
         if state.pending is not None:
             for plan in plans[:1]:
@@ -102,16 +105,18 @@ class Engine:
             self._recover(self.ledger.load())
             return list(self.recovery_notes)
 
-    def apply(self, profile: Profile, plans: list[Plan] | None = None) -> ApplyResult:
+    def apply(
+        self, profile: Profile, plans: list[Plan] | None = None, *, cleanup: bool = True
+    ) -> ApplyResult:
         """Write ``profile`` to all its targets, all or nothing (see the module docstring).
 
         ``plans``: the preview the user confirmed (from ``plan``). Exactly those bytes are written;
         if any file or KV Switch's records changed since, ``PlanOutdated`` is raised and nothing is
-        written. Without it the engine plans and writes in one go.
+        written. Without it the engine plans and writes in one go. ``cleanup``: as for ``plan``.
         """
         with self._lock():
             state = self._recover(self.ledger.load())
-            pairs = self._pairs(profile, state)
+            pairs = self._pairs(profile, state, cleanup)
             fresh = [target.plan(wanted, self._owned(state, target)) for target, wanted in pairs]
             if plans is None:
                 plans = fresh
@@ -253,13 +258,20 @@ class Engine:
     def _lock(self) -> FileLock:
         return FileLock(self.paths.lock_file, timeout=self.lock_timeout)
 
-    def _pairs(self, profile: Profile, state: LedgerState) -> list[tuple[Target, Profile | None]]:
+    def _pairs(
+        self, profile: Profile, state: LedgerState, cleanup: bool = True
+    ) -> list[tuple[Target, Profile | None]]:
         profile = client_view(profile, self.paths)
         targets = targets_for_profile(profile, self.env)
         pairs: list[tuple[Target, Profile | None]] = [(t, profile) for t in targets]
+        if not cleanup:
+            return pairs
         wanted = {t.target_id for t in targets}
+        # each client keeps its own profile: a Codex-only profile leaves Claude Code's files alone, and
+        # only a file of a client this profile writes is cleaned up (another scope, a dropped auth.json)
+        clients = {client_of_target(t) for t in wanted}
         for target_id in state.targets:
-            if target_id not in wanted:
+            if target_id not in wanted and client_of_target(target_id) in clients:
                 pairs.append((target_for_id(target_id, self.env), None))
         return pairs
 
