@@ -87,7 +87,7 @@ def test_profile_lifecycle(fake_home: Path) -> None:
     assert KEY not in shown.stdout
     assert "sk-…6789" in shown.stdout
     assert kvswitch("use", "gateway").returncode == 0
-    assert kvswitch("current").stdout.strip() == "gateway"
+    assert kvswitch("current", "--client", "claude").stdout.strip() == "gateway"
     settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
     assert settings["env"]["ANTHROPIC_AUTH_TOKEN"] == KEY
     assert kvswitch("undo").returncode == 0

@@ -61,7 +61,7 @@ def test_gateway_profiles_write_once_and_switch_by_routing(
     assert "no file rewritten" in capsys.readouterr().out
     assert _client_files(fake_home) == files
     assert read_routes(paths).clients == {"claude": "b", "codex": "b"}
-    assert main(["current"]) == 0
+    assert main(["current", "--client", "claude"]) == 0
     assert capsys.readouterr().out.strip() == "b"
     assert ProfileStore(paths).active_name == "b"  # what the window marks in use and verify defaults to
 

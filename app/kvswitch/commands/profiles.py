@@ -15,7 +15,9 @@ from pydantic import ValidationError
 from kvswitch.commands.common import (
     MAX_CONTEXT_WINDOW,
     MIN_CONTEXT_WINDOW,
+    err,
     out,
+    paths_from,
     store_from,
     with_server_context,
 )
@@ -35,7 +37,10 @@ from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.servers.protocols import describe as describe_protocol
+from kvswitch.targets.diff import mask_text
+from kvswitch.targets.engine import Engine
 from kvswitch.targets.keyed import is_secret_key
+from kvswitch.targets.live_sync import save_profile
 
 KINDS = [k.value for k in ProfileKind]
 KEY_ENVS = ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY")
@@ -59,6 +64,11 @@ def register(subparsers: Any) -> None:
         "--unset-env", action="append", default=[], metavar="KEY", help="remove KEY from the env block"
     )
     edit.add_argument("--rename", metavar="NEW", help="give the profile a new name")
+    edit.add_argument(
+        "--write-through", action=argparse.BooleanOptionalAction, default=None,
+        help="write the saved profile to the clients that run it now (default: on, unless turned off in "
+        "the window's settings); --no-write-through leaves them as they are, shown as 'differs'",
+    )
     edit.set_defaults(func=cmd_edit)
 
     remove = sub.add_parser("remove", help="delete a profile")
@@ -294,17 +304,29 @@ def cmd_edit(args: argparse.Namespace) -> int:
     if args.rename:
         data["name"] = args.rename
     profile, note = with_server_context(build_profile(data))
-    store.update(old.name, profile)
+    outcome = save_profile(store, Engine(paths_from(args), lock_timeout=120.0), old.name, profile,
+                           write_through=_write_through(args))
     out(f"updated profile {profile.name!r}")
     if note:
         out(note)
-    if profile.via_gateway and old.via_gateway:
-        out("the gateway uses its new URL, key and models from the next request; model or env entries "
-            f"for the client files take 'kvswitch use {profile.name} --rewrite-files'")
-    elif store.active_name == profile.name:
-        out(f"it is the active profile: run 'kvswitch use {profile.name}' to write the changes")
+    if outcome.message():
+        out(outcome.message())
+    if outcome.result is not None:
+        secrets = [] if args.show_secrets else [s for p in outcome.result.plans for s in p.secrets]
+        for warning in dict.fromkeys(outcome.result.warnings):
+            err(f"warning: {mask_text(warning, secrets)}")
     _print_lint(profile)
-    return 0
+    return 0 if outcome.error is None else 1
+
+
+def _write_through(args: argparse.Namespace) -> bool:
+    """``--write-through`` / ``--no-write-through``, else the setting (on unless the user turned it off)."""
+    chosen = getattr(args, "write_through", None)
+    if chosen is not None:
+        return bool(chosen)
+    from kvswitch.core.settings import load_settings  # noqa: PLC0415 - read only for an edit
+
+    return load_settings(paths_from(args)).write_through_live
 
 
 def cmd_remove(args: argparse.Namespace) -> int:

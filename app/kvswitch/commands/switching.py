@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import stat
@@ -14,14 +15,16 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.core.errors import KvSwitchError, ProfileError
-from kvswitch.core.gateway_config import clients_of_targets, read_routes
+from kvswitch.core.gateway_config import read_routes
 from kvswitch.core.models import Profile, mask_secret, mask_url
-from kvswitch.platform.importers import import_cc_switch, import_claude
+from kvswitch.platform.importers import import_claude, read_cc_switch
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.gateway_switch import clients_already_at_gateway, route_profile
 from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.lint import lint_profile
+from kvswitch.targets.live import LiveClient, client_label, live_clients
+from kvswitch.targets.live_sync import imported_marks, mark_live, switch_message, written_clients
 from kvswitch.targets.registry import target_for_id, targets_for_profile
 
 
@@ -34,7 +37,15 @@ def register(subparsers: Any) -> None:
                      "(to take this profile's model and env entries into them)")
     use.set_defaults(func=cmd_use)
 
-    current = subparsers.add_parser("current", help="print the profile last applied")
+    current = subparsers.add_parser(
+        "current", help="the profile each client runs now, read from its own files",
+        description="One line per client (Claude Code user and project scopes, Codex, OpenCode, each "
+        "shell): the profile its live file matches. Exit 0: some client runs a profile and none differs; "
+        "1: no client runs any profile; 3: a client's file no longer matches the profile applied there "
+        "(edited by hand, or the profile was saved without writing it through).")
+    current.add_argument("--json", action="store_true", help="the same as a JSON list, one object a client")
+    current.add_argument("--client", choices=["claude", "codex", "opencode", "shell"],
+                         help="only this client (a single scope prints the bare profile name)")
     current.set_defaults(func=cmd_current)
 
     undo = subparsers.add_parser("undo", help="put back what the last apply changed")
@@ -90,21 +101,24 @@ def cmd_use(args: argparse.Namespace) -> int:
     engine.recover()  # so that the plan below is made from the files as the apply will find them
     rewrite = getattr(args, "rewrite_files", False)
     if not rewrite and clients_already_at_gateway(engine, store, profile):
-        clients = route_profile(engine, profile)
-        out(f"switched {', '.join(clients)} to {profile.name!r} through the gateway: no file rewritten; "
+        rerouted = [client_label(c) for c in route_profile(engine, profile)]
+        out(f"switched {', '.join(rerouted)} to {profile.name!r} through the gateway: no file rewritten; "
             "running sessions use it from their next request")
         _print_lint(profile)
         return 0
     # no preview was confirmed, so the engine plans inside its lock: another apply that ran just
     # before (the window, a second terminal) is planned upon, not reported as a changed preview
     result = engine.apply(profile)
+    written = written_clients(result, engine)
+    routed: list[str] = []
     if profile.via_gateway:
-        route_profile(engine, profile)
+        routed = [client_label(c) for c in route_profile(engine, profile) if client_label(c) not in written]
         out(f"the clients now talk to the KV Switch gateway ({read_routes(engine.paths).root_url}); "
             "it must be running: 'kvswitch gateway run' (or 'kvswitch gateway status')")
     for note in engine.recovery_notes:
         out(f"note: {note}")
     out(result.summary())
+    out(switch_message(profile.name, written, routed))
     _print_warnings(result.warnings, plans_secrets(result.plans, args.show_secrets))
     _print_lint(profile)
     return 0
@@ -119,23 +133,38 @@ def _print_warnings(warnings: list[str], secrets: list[str]) -> None:
         err(f"warning: {mask_text(warning, secrets)}")
 
 
+#: ``kvswitch current``'s exit code when a client's file no longer matches the profile applied there
+EXIT_DIFFERS = 3
+
+
 def cmd_current(args: argparse.Namespace) -> int:
+    """Per client, the profile its live file runs (``targets.live``); exit codes in the parser's text."""
     engine = engine_from(args)
-    name = engine.current()
-    if name is None:
-        err("no profile is applied")
+    clients = live_clients(engine.paths, store_from(args).profiles(), engine.env)
+    if args.client:
+        clients = [c for c in clients if c.client == args.client]
+    if args.json:
+        out(json.dumps([c.as_json() for c in clients], indent=2, ensure_ascii=False))
+    elif args.client and len(clients) == 1:
+        out(clients[0].profile or "none")
+    else:
+        for client in clients:
+            out(f"{client.label}: {_running(client)}")
+    if any(c.differs for c in clients):
+        return EXIT_DIFFERS
+    if not any(c.profile for c in clients):
+        if not args.json:
+            err("no client runs a KV Switch profile")
         return 1
-    try:
-        applied = store_from(args).get(name)
-    except ProfileError:
-        applied = None
-    if applied is not None and applied.via_gateway:
-        routed = read_routes(engine.paths).clients
-        names = sorted({routed.get(c, name) for c in clients_of_targets(applied.targets)} or {name})
-        out(", ".join(names))
-        return 0
-    out(name)
     return 0
+
+
+def _running(client: LiveClient) -> str:
+    if client.profile is None:
+        return "none"
+    if client.differs:
+        return f"{client.profile} (differs: {client.detail})"
+    return f"{client.profile} (through the gateway)" if client.via_gateway else client.profile
 
 
 def cmd_undo(args: argparse.Namespace) -> int:
@@ -154,10 +183,15 @@ def cmd_undo(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     store = store_from(args)
+    current: dict[str, str] = {}  # target id -> the imported profile that is live there
     if args.source == "claude":
         profiles = [import_claude(args.path, name=args.name, allow_dangerous_env=args.allow_dangerous_env)]
+        if args.path is None:
+            current["claude"] = profiles[0].name
     else:
-        profiles = import_cc_switch(args.path, allow_dangerous_env=args.allow_dangerous_env)
+        found = read_cc_switch(args.path, allow_dangerous_env=args.allow_dangerous_env)
+        profiles = found.profiles
+        current = dict(found.current)  # CC Switch's app names are KV Switch's target ids
         if not profiles:
             out("no Claude or Codex providers found to import")
             return 0
@@ -169,6 +203,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             name = f"{profile.name}-{number}"
             number += 1
         if name != profile.name:
+            current = {t: name if n == profile.name else n for t, n in current.items()}
             profile = profile.model_copy(update={"name": name})
         store.add(profile)
         taken.add(name.casefold())
@@ -179,7 +214,20 @@ def cmd_import(args: argparse.Namespace) -> int:
             + (f" key {key}" if profile.key else "")
             + f" [{', '.join(profile.targets)}]"
         )
+    _mark_imported(args, store, current)
     return 0
+
+
+def _mark_imported(args: argparse.Namespace, store: Any, current: dict[str, str]) -> None:
+    """What is live after an import is marked at once; a bookkeeping failure never fails the import."""
+    engine = engine_from(args)
+    try:
+        marked = mark_live(engine, imported_marks(engine, store, current))
+    except KvSwitchError as exc:
+        err(f"note: the imported profiles were saved, but which one is live could not be recorded: {exc}")
+        return
+    for target_id in marked:
+        out(f"{client_label(target_id, engine.env)} runs {current[target_id]!r} now (its live file)")
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

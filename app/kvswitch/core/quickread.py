@@ -61,6 +61,7 @@ SETTINGS = Model({
     "theme": (OneOf(THEMES), "system"),
     "first_run_done": (_BOOL, False),
     "always_review_changes": (_BOOL, False),
+    "write_through_live": (_BOOL, True),
     "reuse_alerts": (_BOOL, True),
     "reuse_alert_threshold": (Exact(float, 0.0, 1.0), 0.5),
     "reuse_alert_requests": (Exact(int, 1, 100), 3),

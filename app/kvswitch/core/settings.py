@@ -46,6 +46,9 @@ class AppSettings(BaseModel):
     #: "Use" shows the diff and asks before writing (off: it writes at once; the message bar offers
     #: "Review changes" and "Undo")
     always_review_changes: bool = False
+    #: saving a profile some client runs now writes it to that client's files at once (off: the
+    #: client is shown as differing from the profile, with one click to apply it; see ``targets.live_sync``)
+    write_through_live: bool = True
     #: a tray notification when reuse inside a conversation stays low (see ``ui.log_alerts``)
     reuse_alerts: bool = True
     reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)

@@ -143,12 +143,30 @@ def profile_from_codex(name: str, config_text: str, auth: dict[str, Any], source
     )
 
 
+@dataclass(frozen=True)
+class CcSwitchImport:
+    """CC Switch's providers as profiles, and which one CC Switch runs now for each app.
+
+    ``current`` maps ``claude`` / ``codex`` to the name of the profile made from the provider CC Switch
+    marks current (its database's ``is_current``, an older ``config.json``'s ``current``): that is
+    the provider whose settings CC Switch wrote into the app's live file.
+    """
+
+    profiles: list[Profile]
+    current: dict[str, str]
+
+
 def import_cc_switch(path: Path | str | None = None, allow_dangerous_env: bool = False) -> list[Profile]:
     """CC Switch's Claude and Codex providers (``~/.cc-switch/cc-switch.db``, or an older ``config.json``).
 
     ``path`` may be the database, the JSON file or the ``.cc-switch`` folder. Providers of other apps
     (Gemini, OpenCode...) are skipped. Names get `` (codex)`` appended when both apps use the same one.
     """
+    return read_cc_switch(path, allow_dangerous_env).profiles
+
+
+def read_cc_switch(path: Path | str | None = None, allow_dangerous_env: bool = False) -> CcSwitchImport:
+    """``import_cc_switch`` with CC Switch's current provider per app (``CcSwitchImport``)."""
     base = Path(path) if path else home_dir() / ".cc-switch"
     if base.is_dir():
         candidates = [base / "cc-switch.db", base / "config.json"]
@@ -160,8 +178,9 @@ def import_cc_switch(path: Path | str | None = None, allow_dangerous_env: bool =
         raise FileAccessError(base, "not found; is CC Switch installed?")
     rows = _rows_from_json(base) if base.suffix == ".json" else _rows_from_db(base)
     profiles: list[Profile] = []
+    current: dict[str, str] = {}
     taken: set[str] = set()
-    for app, name, settings in rows:
+    for app, name, settings, is_current in rows:
         label = name if name.casefold() not in taken else f"{name} ({app})"
         source = f"{base} [{app}: {name}]"
         if app == "claude" and isinstance(settings, dict):
@@ -174,10 +193,15 @@ def import_cc_switch(path: Path | str | None = None, allow_dangerous_env: bool =
             continue
         taken.add(profile.name.casefold())
         profiles.append(profile)
-    return profiles
+        if is_current:
+            current.setdefault(app, profile.name)
+    return CcSwitchImport(profiles, current)
 
 
-def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
+Rows = list[tuple[str, str, Any, bool]]  # (app, provider name, settings, CC Switch's current one)
+
+
+def _rows_from_db(path: Path) -> Rows:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -190,23 +214,25 @@ def _rows_from_db(path: Path) -> list[tuple[str, str, Any]]:
                 "no 'providers' table with app_type, name, settings_config; is this a CC Switch database?",
             )
         order = "sort_index, " if "sort_index" in columns else ""
+        flag = "is_current" if "is_current" in columns else "0"
         rows = conn.execute(
-            f"SELECT app_type, name, settings_config FROM providers ORDER BY {order}rowid"
+            f"SELECT app_type, name, settings_config, {flag} FROM providers ORDER BY {order}rowid"
         ).fetchall()
     except sqlite3.DatabaseError as exc:
         raise ConfigParseError(path, f"not a readable SQLite database: {exc}") from None
     finally:
         conn.close()
-    result = []
-    for app, name, settings in rows:
+    result: Rows = []
+    for app, name, settings, is_current in rows:
         try:
-            result.append((str(app), str(name), loads_json(path, settings) if settings else {}))
+            parsed = loads_json(path, settings) if settings else {}
+            result.append((str(app), str(name), parsed, bool(is_current)))
         except json.JSONDecodeError:
             raise ConfigParseError(path, f"provider {name!r}: settings_config is not valid JSON") from None
     return result
 
 
-def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
+def _rows_from_json(path: Path) -> Rows:
     raw = read_bytes(path) or b""
     try:
         data = loads_json(path, raw.decode("utf-8-sig"))
@@ -215,13 +241,16 @@ def _rows_from_json(path: Path) -> list[tuple[str, str, Any]]:
     if not isinstance(data, dict):
         raise ConfigParseError(path, "expected a JSON object")
     sections = {"claude": data} if "providers" in data else {k: data.get(k) for k in ("claude", "codex")}
-    rows = []
+    rows: Rows = []
     for app, section in sections.items():
         providers = section.get("providers") if isinstance(section, dict) else None
-        for entry in (providers or {}).values():
+        chosen = section.get("current") if isinstance(section, dict) else None
+        for key, entry in (providers or {}).items():
             if isinstance(entry, dict):
                 settings = entry.get("settingsConfig") or entry.get("settings_config") or {}
-                rows.append((app, str(entry.get("name") or entry.get("id") or "provider"), settings))
+                is_current = chosen is not None and chosen in (key, entry.get("id"))
+                label = str(entry.get("name") or entry.get("id") or "provider")
+                rows.append((app, label, settings, is_current))
     return rows
 
 

@@ -37,7 +37,7 @@ from kvswitch.core.paths import AppPaths, home_dir
 from kvswitch.targets.live_readers import CLAUDE_KEYS, OPENAI_BUILTIN, LiveReader, Role
 from kvswitch.targets.registry import SHELLS, targets_for_spec
 
-__all__ = ["LiveClient", "client_of_target", "live_clients"]
+__all__ = ["LiveClient", "client_label", "client_of_target", "live_clients"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,24 @@ def client_of_target(target_id: str) -> str:
     return "shell" if head in SHELLS or head == "windows-env" else head
 
 
+_CLIENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
+
+
+def client_label(target_id: str, env: Mapping[str, str] | None = None) -> str:
+    """How a message names the client a target id writes (``Claude Code (project ~/x)``, ``Codex``,
+    ``bash``); Codex's two files are one client."""
+    env = os.environ if env is None else env
+    client = client_of_target(target_id)
+    head, _, directory = target_id.partition(":")
+    if client == "shell":
+        return head
+    name = _CLIENT_NAMES.get(client, head)
+    if not directory:
+        return name
+    suffix = ", local" if head == "claude-local" else ""
+    return f"{name} (project {_home_relative(Path(directory), env)}{suffix})"
+
+
 def live_clients(
     paths: AppPaths, profiles: Sequence[Profile], env: Mapping[str, str] | None = None
 ) -> list[LiveClient]:
@@ -146,13 +164,15 @@ def live_clients(
     return [_judge(spec, profiles, views, recorded, routes) for spec in _specs(env, recorded, profiles)]
 
 
-def _recorded(paths: AppPaths) -> dict[str, str]:
-    """Ledger target id -> the profile KV Switch last applied there (unreadable ledger: none)."""
+def _recorded(paths: AppPaths) -> dict[str, tuple[str, bool]]:
+    """Ledger target id -> (the profile recorded there, whether KV Switch wrote keys there): applied
+    by KV Switch, or only marked live by an import (``live_sync.mark_live``). Unreadable ledger: none."""
     try:
         state = Ledger(paths.state_file).load()
     except KvSwitchError:
         return {}
-    return {tid: record.profile for tid, record in state.targets.items() if record.profile}
+    targets = state.targets.items()
+    return {tid: (record.profile, bool(record.owned)) for tid, record in targets if record.profile}
 
 
 def _client_view(profile: Profile, routes: Routes, token: str | None) -> Profile | None:
@@ -166,22 +186,18 @@ def _client_view(profile: Profile, routes: Routes, token: str | None) -> Profile
                                       "key_env": "ANTHROPIC_AUTH_TOKEN", "kind": ProfileKind.CUSTOM})
 
 
-def _specs(env: Mapping[str, str], recorded: Mapping[str, str], profiles: Sequence[Profile]) -> list[_Spec]:
+def _specs(
+    env: Mapping[str, str], recorded: Mapping[str, object], profiles: Sequence[Profile]
+) -> list[_Spec]:
     specs = [_Spec("claude:user", "claude", "Claude Code", "claude", "claude", "claude", env)]
     for target_id in sorted(recorded):
         head, _, directory = target_id.partition(":")
-        if not directory:
+        if not directory or head not in ("claude-project", "claude-local", "opencode-project"):
             continue
-        shown = _home_relative(Path(directory), env)
-        if head in ("claude-project", "claude-local"):
-            scope = "project" if head == "claude-project" else "local"
-            suffix = "" if scope == "project" else ", local"
-            label = f"Claude Code (project {shown}{suffix})"
-            key = f"claude:{scope}:{directory}"
-            specs.append(_Spec(key, "claude", label, target_id, target_id, "claude", env))
-        elif head == "opencode-project":
-            specs.append(_Spec(f"opencode:project:{directory}", "opencode", f"OpenCode (project {shown})",
-                               target_id, target_id, None, env))
+        scope = {"claude-project": "project", "claude-local": "local"}.get(head, "project")
+        client = client_of_target(target_id)
+        specs.append(_Spec(f"{client}:{scope}:{directory}", client, client_label(target_id, env),
+                           target_id, target_id, "claude" if client == "claude" else None, env))
     specs.append(_Spec("codex", "codex", "Codex", "codex", "codex", "codex", env))
     specs.append(_Spec("opencode", "opencode", "OpenCode", "opencode", "opencode", None, env))
     targeted = {t for p in profiles for t in p.targets}
@@ -206,8 +222,9 @@ class _Candidate:
 
 
 def _judge(spec: _Spec, profiles: Sequence[Profile], views: Mapping[str, Profile | None],
-           recorded: Mapping[str, str], routes: Routes) -> LiveClient:
-    expected = _known(recorded.get(spec.target_id), profiles)
+           recorded: Mapping[str, tuple[str, bool]], routes: Routes) -> LiveClient:
+    name, wrote = recorded.get(spec.target_id, ("", False))
+    expected = _known(name, profiles)
     result = _result_for(spec)
     try:
         reader = spec.reader()
@@ -247,7 +264,7 @@ def _judge(spec: _Spec, profiles: Sequence[Profile], views: Mapping[str, Profile
         note = f" (as do {', '.join(map(repr, also))})" if also else ""
         return result(chosen.profile.name, via_gateway, False,
                       f"holds every value {chosen.profile.name!r} writes{note}")
-    if chosen is not None and chosen.profile.name != expected:
+    if chosen is not None and (chosen.profile.name != expected or not wrote):
         return result(chosen.profile.name, via_gateway, False,
                       f"its URL, key and model are {chosen.profile.name!r}'s "
                       "(written by another tool or by hand)")
