@@ -97,8 +97,8 @@ def test_a_hand_edit_of_the_client_file_marks_the_card_as_differing(qtbot: Any, 
     settings = json.loads(path.read_text())
     settings["env"]["ANTHROPIC_MODEL"] = "edited-by-hand"
     path.write_text(json.dumps(settings, indent=2))  # no apply: only the watcher can see this
-    qtbot.waitUntil(lambda: any(c.differs for c in shell.controller.live_clients()), timeout=10_000)
     model = shell.window.model
     index = model.index(model.row_of("claude-a"))
+    qtbot.waitUntil(lambda: any(b.differs for b in card_badges(index)), timeout=10_000)
     assert [(b.text, b.differs) for b in card_badges(index)] == [("Claude Code", True)]
     assert shows_use(index)  # one click applies it again

@@ -72,7 +72,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
         gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
         ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
-        live_clients_changed(): what each client runs now was read again (``controller_live``).
+        live_clients_changed(object): the list of ``targets.live.LiveClient`` (``controller_live``).
     """
 
     profile_applied = Signal(str)
@@ -90,7 +90,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
     alert_raised = Signal(str, str)
     gateway_status_changed = Signal(object)
     ablate_finished = Signal(object)
-    live_clients_changed = Signal()
+    live_clients_changed = Signal(object)
 
     def __init__(self, paths: AppPaths, store: ProfileStore | None = None, engine: Engine | None = None,
                  parent: QObject | None = None):
@@ -162,9 +162,11 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         try:
             profile = self.store.get(name)
             self.switched_by_routing = not rewrite_files and self.switch_by_routing(profile)
+            result = None
             if not self.switched_by_routing:
-                self.engine.apply(profile, plans)
+                result = self.engine.apply(profile, plans)
                 self.route_gateway(profile)  # a gateway profile: its clients' next requests go to it
+            self.note_switch(result, profile, self.switched_by_routing)
         except PlanOutdated as exc:
             log.info("apply %s: preview outdated: %s", name, exc)
             self.preview_outdated = exc
@@ -182,7 +184,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         log.info("applied profile %s", name)
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
-        self.refresh_live_clients(after_write=True)
+        self.emit_live_clients()  # read back on a worker; the cards go by this apply meanwhile
         self.profile_applied.emit(name)
         return True
 
@@ -194,7 +196,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
             return False
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
-        self.refresh_live_clients(after_write=True)
+        self.emit_live_clients()
         self.undo_finished.emit(self._describe_undo(result))
         return True
 

@@ -86,9 +86,9 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
                                       live_for=self.controller.live_for,
                                       usage_of=self.controller.usage_digest.get)
         summary.changed.connect(self.model.refresh_rows)
-        self.controller.live_clients_changed.connect(self.model.refresh_rows)
+        self.controller.live_clients_changed.connect(lambda _clients: self.model.refresh_rows())
         self.controller.usage_digest.changed.connect(self.model.refresh_rows)
-        self.model.store_changed.connect(self.controller.refresh_live_clients)  # a save, an import
+        self.model.store_changed.connect(lambda: self.controller.refresh_live_clients())  # a save, an import
         left = self._build_profile_column()
 
         self._editor: ProfileEditor | None = None

@@ -2,7 +2,7 @@
 
 The menu is rebuilt on ``aboutToShow`` (Vorta's ``build_menu``) so it always lists the store's current
 profiles: one section per client (Claude Code, Codex, OpenCode, each shell), each with a check on the
-profile that client runs now, read from its own files (``controller.live_clients``). Picking a profile
+profile that client runs now, read from its own files (``controller.live_snapshot``, read in the background). Picking a profile
 applies it at once (no diff dialog: the tray is for quick switching) and a notification confirms the
 switch or says why it failed.
 """
@@ -115,7 +115,7 @@ class TrayIcon(QObject):
             error.setEnabled(False)
             profiles, active = [], None
         self.client_sections: dict[str, list[QAction]] = {}
-        sections = client_sections(self.controller.live_clients(), profiles) if profiles else []
+        sections = client_sections(self.controller.live_snapshot(), profiles) if profiles else []
         if not sections:  # the clients' files not read yet: one list, the last apply checked
             header = self.menu.addAction(self.tr("Profiles") if profiles else self.tr("No profiles yet"))
             header.setEnabled(False)
