@@ -2,9 +2,9 @@
 
 The menu is rebuilt on ``aboutToShow`` (Vorta's ``build_menu``) so it always lists the store's current
 profiles: one section per client (Claude Code, Codex, OpenCode, each shell), each with a check on the
-profile that client runs now, read from its own files (``controller.live_snapshot``, read in the background). Picking a profile
-applies it at once (no diff dialog: the tray is for quick switching) and a notification confirms the
-switch or says why it failed.
+profile that client runs now, read from its own files in the background (``controller.live_snapshot``).
+Picking a profile applies it at once (no diff dialog: the tray is for quick switching) and a
+notification confirms the switch or says why it failed.
 """
 
 from __future__ import annotations
