@@ -102,3 +102,49 @@ def test_a_hand_edit_of_the_client_file_marks_the_card_as_differing(qtbot: Any, 
     qtbot.waitUntil(lambda: any(b.differs for b in card_badges(index)), timeout=10_000)
     assert [(b.text, b.differs) for b in card_badges(index)] == [("Claude Code", True)]
     assert shows_use(index)  # one click applies it again
+
+
+def test_saving_the_live_profile_writes_its_client_file_and_undo_restores_it(
+        qtbot: Any, shell: Any, fake_home: Path) -> None:
+    store = shell.controller.store
+    store.add(make_profile("claude-a", base_url="http://127.0.0.1:8081", model="qwen3-8b", env=SAFE))
+    shell.start()
+    qtbot.waitUntil(lambda: shell.window.content_built, timeout=10_000)
+    _apply_and_wait_live(qtbot, shell, "claude-a")
+    path = fake_home / ".claude" / "settings.json"
+    before = path.read_bytes()
+    window = shell.window
+    window._select("claude-a")
+    window.show_editor()
+    window.editor.model_edit.setText("qwen3-coder")
+    assert window.editor.save()
+    assert json.loads(path.read_text())["env"]["ANTHROPIC_MODEL"] == "qwen3-coder"  # written through
+    assert "Claude Code" in window.message_bar.text
+    assert "undo" in window.message_bar.action_buttons
+    with qtbot.waitSignal(shell.controller.undo_finished, timeout=5000):
+        window.message_bar.action_buttons["undo"].click()
+    assert path.read_bytes() == before
+
+
+def test_an_import_of_cc_switch_marks_its_current_provider_live(qtbot: Any, shell: Any,
+                                                                 fake_home: Path) -> None:
+    import sqlite3
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    settings = fake_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_bytes((fixtures / "cc-switch-3.20" / "claude-settings-deepseek.json").read_bytes())
+    folder = fake_home / ".cc-switch"
+    folder.mkdir()
+    with sqlite3.connect(folder / "cc-switch.db") as conn:
+        conn.executescript((fixtures / "cc-switch-3.20" / "providers.sql").read_text(encoding="utf-8"))
+    shell.start()
+    qtbot.waitUntil(lambda: shell.window.content_built, timeout=10_000)
+    shell.window._import("cc-switch")
+    model = shell.window.model
+    qtbot.waitUntil(lambda: model.row_of("DeepSeek") >= 0
+                    and bool(card_badges(model.index(model.row_of("DeepSeek")))), timeout=10_000)
+    assert [(b.text, b.differs) for b in card_badges(model.index(model.row_of("DeepSeek")))] == [
+        ("Claude Code", False)]
+    fixture = fixtures / "cc-switch-3.20" / "claude-settings-deepseek.json"
+    assert settings.read_bytes() == fixture.read_bytes()  # marked live, not rewritten

@@ -60,18 +60,18 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller.py" line="231"/>
+        <location filename="../control/controller.py" line="233"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="308"/>
+        <location filename="../control/controller.py" line="310"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="393"/>
+        <location filename="../control/controller.py" line="395"/>
         <source>A session&apos;s cache hit rate dropped</source>
         <translation>一个会话的缓存命中率下降了</translation>
     </message>
@@ -86,12 +86,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="381"/>
+        <location filename="../control/controller.py" line="383"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="387"/>
+        <location filename="../control/controller.py" line="389"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -1870,7 +1870,7 @@
         <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="114"/>
+        <location filename="../shell/main_window.py" line="115"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
@@ -1956,92 +1956,98 @@
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="257"/>
+        <location filename="../shell/main_window.py" line="259"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="327"/>
+        <location filename="../shell/main_window.py" line="329"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="328"/>
+        <location filename="../shell/main_window.py" line="330"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="364"/>
+        <location filename="../shell/window_messages.py" line="64"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="217"/>
+        <location filename="../shell/main_window.py" line="219"/>
         <source>Get started</source>
         <translation>开始使用</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="219"/>
+        <location filename="../shell/main_window.py" line="221"/>
         <source>New profile</source>
         <translation>新配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="221"/>
+        <location filename="../shell/main_window.py" line="223"/>
         <source>Edit “%1”</source>
         <translation>编辑“%1”</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="381"/>
+        <location filename="../shell/window_messages.py" line="81"/>
         <source>Switched %2 to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
         <translation>已通过网关将 %2 即时切换到“%1”：没有重写文件；正在运行的会话从下一个请求起跟随。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="384"/>
+        <location filename="../shell/window_messages.py" line="84"/>
         <source>Switched %2 to “%1”: files written; new sessions use it.</source>
         <translation>已将 %2 切换到“%1”：文件已写入；新会话将使用它。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="386"/>
+        <location filename="../shell/window_messages.py" line="86"/>
         <source>Open shells need to re-read their rc file.</source>
         <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="388"/>
+        <location filename="../shell/window_messages.py" line="88"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="390"/>
+        <location filename="../shell/window_messages.py" line="55"/>
+        <location filename="../shell/window_messages.py" line="91"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="391"/>
+        <location filename="../shell/window_messages.py" line="57"/>
+        <source>Apply to them</source>
+        <translation>应用到这些客户端</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="92"/>
         <source>the clients</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="410"/>
+        <location filename="../shell/window_messages.py" line="111"/>
         <source>Nothing answers at %1:%2 yet: start the server before the next request.</source>
         <translation>%1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="419"/>
+        <location filename="../shell/main_window.py" line="364"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="433"/>
+        <location filename="../shell/main_window.py" line="378"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="434"/>
+        <location filename="../shell/main_window.py" line="379"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../shell/window_dialogs.py" line="86"/>
+        <location filename="../shell/window_dialogs.py" line="89"/>
         <source>Added %1 profile(s): %2. Click “Use” on one to switch to it.</source>
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
@@ -2325,109 +2331,109 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="75"/>
+        <location filename="../profiles/profile_editor.py" line="80"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="76"/>
+        <location filename="../profiles/profile_editor.py" line="81"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="82"/>
+        <location filename="../profiles/profile_editor.py" line="87"/>
         <location filename="../profiles/vendor_hint.py" line="43"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="84"/>
-        <location filename="../profiles/profile_editor.py" line="410"/>
+        <location filename="../profiles/profile_editor.py" line="89"/>
+        <location filename="../profiles/profile_editor.py" line="418"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="86"/>
+        <location filename="../profiles/profile_editor.py" line="91"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="91"/>
+        <location filename="../profiles/profile_editor.py" line="96"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="93"/>
+        <location filename="../profiles/profile_editor.py" line="98"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="104"/>
+        <location filename="../profiles/profile_editor.py" line="109"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="105"/>
+        <location filename="../profiles/profile_editor.py" line="110"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="106"/>
+        <location filename="../profiles/profile_editor.py" line="111"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="115"/>
+        <location filename="../profiles/profile_editor.py" line="120"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="119"/>
+        <location filename="../profiles/profile_editor.py" line="124"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="120"/>
+        <location filename="../profiles/profile_editor.py" line="125"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="129"/>
+        <location filename="../profiles/profile_editor.py" line="134"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="131"/>
+        <location filename="../profiles/profile_editor.py" line="136"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="132"/>
+        <location filename="../profiles/profile_editor.py" line="137"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="136"/>
+        <location filename="../profiles/profile_editor.py" line="141"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="138"/>
+        <location filename="../profiles/profile_editor.py" line="143"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="379"/>
+        <location filename="../profiles/profile_editor.py" line="387"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="410"/>
+        <location filename="../profiles/profile_editor.py" line="418"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="111"/>
+        <location filename="../profiles/profile_editor.py" line="116"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
@@ -2558,13 +2564,13 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profiles/profile_model.py" line="151"/>
+        <location filename="../profiles/profile_model.py" line="157"/>
         <source> (active)</source>
         <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None the clients running the row&apos;s profile now (``LiveClient``s, maybe marked ``differs``), [] for none the gateway&apos;s usage of the row&apos;s profile (``requests``, ``hit_rate``...) or None without any</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_model.py" line="158"/>
+        <location filename="../profiles/profile_model.py" line="164"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -3635,23 +3641,23 @@ Import them only if you trust the source.</source>
 仅在你信任来源时导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="51"/>
+        <location filename="../profiles/importing.py" line="56"/>
         <source>Importing is not available in this build.</source>
         <translation>此版本不支持导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="59"/>
+        <location filename="../profiles/importing.py" line="70"/>
         <source>Nothing to import: no backend settings found.</source>
         <translation>没有可导入的内容：未找到后端设置。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="62"/>
-        <location filename="../profiles/importing.py" line="75"/>
+        <location filename="../profiles/importing.py" line="73"/>
+        <location filename="../profiles/importing.py" line="87"/>
         <source>Nothing was imported.</source>
         <translation>没有导入任何内容。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="76"/>
+        <location filename="../profiles/importing.py" line="90"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
     </message>

@@ -9,6 +9,7 @@ the user has edited (or all of them once Save is tried): a blank new form is not
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -59,9 +60,13 @@ class ProfileEditor(QWidget):
     form_opened = Signal()
     dirty_changed = Signal(bool)
 
-    def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None):
+    def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None,
+                 save_existing: Callable[[str, Profile], bool] | None = None):
+        """``save_existing(old_name, profile)``: how a stored profile is saved (the window's writes it
+        through to the clients that run it); default: ``store.update``."""
         super().__init__(parent)
         self._store = store
+        self._save_existing = save_existing
         self._editing: str | None = None  # name in the store, None for a new profile
         self._loading = False
         self._valid: Profile | None = None
@@ -295,6 +300,9 @@ class ProfileEditor(QWidget):
         try:
             if self._editing is None:
                 self._store.add(profile)
+            elif self._save_existing is not None:
+                if not self._save_existing(self._editing, profile):
+                    return False  # it said why
             else:
                 self._store.update(self._editing, profile)
         except KvSwitchError as exc:

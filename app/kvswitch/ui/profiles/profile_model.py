@@ -99,6 +99,12 @@ class ProfileListModel(QAbstractListModel):
         if self._names:
             self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
 
+    @Slot(object)
+    def on_live_clients_changed(self, _clients: object) -> None:
+        """What the clients run was read again: the badges repaint (a bound slot, so a window rebuilt
+        for another language leaves no connection to a deleted model behind)."""
+        self.refresh_rows()
+
     def _apply_difference(self, old: list[str], new: list[str]) -> None:
         if len(new) > len(old) and new[: len(old)] == old:
             self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)

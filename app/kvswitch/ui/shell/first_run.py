@@ -328,7 +328,10 @@ class FirstRunDialog(QDialog):
         from kvswitch.ui.profiles.importing import import_profiles  # noqa: PLC0415
 
         before = {profile.name for profile in self.store.profiles()}
-        message, ok = import_profiles(self.store, source)
+        current: dict[str, str] = {}
+        message, ok = import_profiles(self.store, source, current_out=current)
+        if ok and current:
+            self.controller.mark_imported_live(current)
         added = [profile.name for profile in self.store.profiles() if profile.name not in before]
         if added:
             self.added.extend(added)

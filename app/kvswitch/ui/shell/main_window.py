@@ -27,17 +27,18 @@ from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
 from kvswitch.ui.shell.window_actions import WindowActionsMixin
 from kvswitch.ui.shell.window_dialogs import WindowDialogsMixin
+from kvswitch.ui.shell.window_messages import WindowMessagesMixin
 from kvswitch.ui.shell.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
     from kvswitch.ui.profiles.profile_editor import ProfileEditor
-    from kvswitch.ui.widgets.message_bar import Action
 
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowMessagesMixin,
+                 WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -86,7 +87,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
                                       live_for=self.controller.live_for,
                                       usage_of=self.controller.usage_digest.get)
         summary.changed.connect(self.model.refresh_rows)
-        self.controller.live_clients_changed.connect(lambda _clients: self.model.refresh_rows())
+        self.controller.live_clients_changed.connect(self.model.on_live_clients_changed)
         self.controller.usage_digest.changed.connect(self.model.refresh_rows)
         self.model.store_changed.connect(lambda: self.controller.refresh_live_clients())  # a save, an import
         left = self._build_profile_column()
@@ -181,7 +182,8 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
             return
         from kvswitch.ui.profiles.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
 
-        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task)
+        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task,
+                                     save_existing=self._save_existing_profile)
         self.editor_page.setWidget(self.wrap_editor(self._editor))  # the welcome until a first profile
         self.editor_panel.attach(self._editor)
         self._editor.profile_saved.connect(self._on_editor_profile_saved)
@@ -356,63 +358,6 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.build_tabs()
         self.tabs.setCurrentWidget(self.verify_card)
         self.controller.start_verify()
-
-    @Slot(str)
-    def _on_editor_profile_saved(self, name: str) -> None:
-        self._select(name)
-        self._update_editor_title()
-        self.message_bar.show_info(self.tr("Saved “%1”.").replace("%1", name))
-        if name == self.store.active_name:
-            self.bind_log_to_active()
-
-    @Slot(str)
-    def _on_controller_profile_applied(self, name: str) -> None:
-        from kvswitch.ui.control.clients import client_of_target, clients_text  # noqa: PLC0415
-
-        actions: list[Action] = []
-        applied = getattr(self, "_applied_plans", None)
-        plans = applied[1] if applied is not None and applied[0] == name else None
-        summary = self.model.profile_at(self.model.row_of(name))
-        # the targets whose file the apply changed (a plan may leave a client's file as it was)
-        written = [p.target_id for p in plans or [] if p.changes or p.before != (p.after or "")]
-        targets = written or list(summary.targets if summary else ())
-        clients = clients_text(t for t in targets if client_of_target(t) != "shell")
-        if self.controller.switched_by_routing:  # nothing written: nothing to review, nor to undo
-            text = self.tr("Switched %2 to “%1” instantly through the gateway: no file rewritten; running "
-                           "sessions follow from their next request.")
-        else:
-            text = self.tr("Switched %2 to “%1”: files written; new sessions use it.")
-            if any(client_of_target(t) == "shell" for t in targets):
-                text += " " + self.tr("Open shells need to re-read their rc file.")
-            if plans is not None:
-                actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
-            if self.controller.can_undo():
-                actions.append(("undo", self.tr("Undo"), self.controller.undo))
-        shown = clients or clients_text(targets) or self.tr("the clients")
-        self.message_bar.show_success(text.replace("%1", name).replace("%2", shown), actions)
-        self._warn_if_nothing_answers(name, summary, text.replace("%1", name).replace("%2", shown), actions)
-        self.model.store_changed.emit()
-        self.bind_log_to_active()
-        self._update_actions()
-
-    def _warn_if_nothing_answers(self, name: str, summary: object, said: str, actions: list[Action]) -> None:
-        """A local profile whose port is closed: the switch is done, but the next request would fail;
-        the message says so (the port is tried on a worker, a fraction of a second)."""
-        from kvswitch.ui.shell.port_check import local_endpoint, port_open  # noqa: PLC0415
-
-        endpoint = local_endpoint(summary)
-        if endpoint is None:
-            return
-
-        def on_checked(is_open: object) -> None:
-            if is_open or self.message_bar.text != said:
-                return  # it answers, or another message came since
-            warning = self.tr("Nothing answers at %1:%2 yet: start the server before the next request.")
-            self.message_bar.show_warning(f"{said} " + warning.replace("%1", endpoint[0])
-                                          .replace("%2", str(endpoint[1])), actions)
-
-        self._port_task = self.controller.run_task(lambda: port_open(*endpoint), on_checked,
-                                                   lambda _exc: None)
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:

@@ -49,7 +49,10 @@ class WindowDialogsMixin:
     def _import(self, source: str) -> None:
         from kvswitch.ui.profiles.importing import import_profiles  # noqa: PLC0415
 
-        message, ok = import_profiles(self.store, source)
+        current: dict[str, str] = {}
+        message, ok = import_profiles(self.store, source, current_out=current)
+        if ok and current:  # what the clients run now is marked live at once
+            self.controller.mark_imported_live(current)
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
 
     def open_settings(self) -> None:
