@@ -1529,99 +1529,120 @@
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="134"/>
+        <location filename="../shell/first_run.py" line="143"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="141"/>
+        <location filename="../shell/first_run.py" line="150"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="143"/>
+        <location filename="../shell/first_run.py" line="152"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="151"/>
+        <location filename="../shell/first_run.py" line="159"/>
+        <location filename="../shell/first_run.py" line="261"/>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="168"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="169"/>
+        <location filename="../shell/first_run.py" line="186"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="171"/>
+        <location filename="../shell/first_run.py" line="188"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="172"/>
+        <location filename="../shell/first_run.py" line="189"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="174"/>
+        <location filename="../shell/first_run.py" line="191"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="197"/>
+        <location filename="../shell/first_run.py" line="214"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="199"/>
+        <location filename="../shell/first_run.py" line="216"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="200"/>
+        <location filename="../shell/first_run.py" line="217"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="201"/>
+        <location filename="../shell/first_run.py" line="218"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="218"/>
+        <location filename="../shell/first_run.py" line="241"/>
+        <source>Found Claude Code&apos;s settings: import them</source>
+        <translation>找到 Claude Code 的设置：导入</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="245"/>
+        <source>Found CC Switch: import %1 providers</source>
+        <translation>找到 CC Switch：导入 %1 个服务商</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="261"/>
+        <source>Hide details</source>
+        <translation>隐藏详细信息</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="273"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="231"/>
+        <location filename="../shell/first_run.py" line="286"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="240"/>
+        <location filename="../shell/first_run.py" line="295"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="251"/>
+        <location filename="../shell/first_run.py" line="306"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="261"/>
+        <location filename="../shell/first_run.py" line="316"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="266"/>
+        <location filename="../shell/first_run.py" line="321"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="315"/>
+        <location filename="../shell/first_run.py" line="370"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
