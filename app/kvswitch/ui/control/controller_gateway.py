@@ -200,8 +200,8 @@ class GatewayControllerMixin:
         from kvswitch.ui.control.usage_log import read_usage_log  # noqa: PLC0415
 
         paths = self.paths
-        return tasks.run_in_background(self, lambda _c, _p: read_usage_log(paths, wanted, days),
-                                       on_success=on_success, on_failure=on_failure)  # type: ignore[arg-type]
+        return tasks.run_in_background(self, lambda _c, _p: read_usage_log(paths, wanted, days),  # type: ignore[arg-type]
+                                       on_success=on_success, on_failure=on_failure)
 
     def set_via_gateway(self, name: str) -> bool:
         """Send a profile's client through the gateway (the Usage tab's empty state), then apply it so the

@@ -82,7 +82,8 @@ class EditorPanel(QFrame):
     def footer_buttons_visible(self, shown: bool) -> None:
         """Save and Revert belong to the form: hidden while the welcome shows."""
         for index in range(self.footer.count()):
-            widget = self.footer.itemAt(index).widget()
+            item = self.footer.itemAt(index)
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.setVisible(shown)
 
