@@ -19,8 +19,8 @@ def test_use_on_a_local_profile_whose_port_is_closed_warns(qtbot: Any, window: A
     qtbot.waitExposed(window)
     assert window.apply_profile("stopped", review=False)
     qtbot.waitUntil(lambda: window.message_bar.level == "warning", timeout=5000)
-    assert "Nothing answers at 127.0.0.1:" in window.message_bar.text
-    assert "Switched" in window.message_bar.text  # the switch itself was done
+    assert "nothing answers at 127.0.0.1:" in window.message_bar.text
+    assert "Switched to “stopped”" in window.message_bar.text  # the switch itself was done
     assert set(window.message_bar.action_buttons) == {"review", "undo"}
 
 

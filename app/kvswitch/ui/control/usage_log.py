@@ -77,6 +77,8 @@ class TrendBar:
 
     @property
     def verdict(self) -> str:
+        if not self.requests:
+            return "empty"  # the chart leaves the slice blank
         if not self.prompt_tokens:
             return "unknown"
         return "hit" if self.hit_rate >= 0.8 else "partial" if self.hit_rate >= 0.3 else "miss"

@@ -44,6 +44,10 @@ class ClientFilter(QWidget):
             layout.addWidget(button)
             self.buttons[client] = button
         self.buttons[None].setChecked(True)
+        # the chosen client reads at a glance, as a segmented switch does
+        self.setStyleSheet("QToolButton { padding: 3px 10px; }"
+                           " QToolButton:checked { background: palette(highlight);"
+                           " color: palette(highlighted-text); border: 1px solid palette(highlight); }")
         self.group.buttonToggled.connect(self._on_group_button_toggled)
 
     @property

@@ -219,7 +219,8 @@ class ProfileCardDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         line = line_height(option.font)
-        return QSize(420, max(GLYPH, 3 * line + 4 + BUTTON_ROOM) + 2 * PAD + 4)
+        # the width is the list's (no sideways scrolling): a card fills the view however wide it is
+        return QSize(260, max(GLYPH, 3 * line + 4 + BUTTON_ROOM) + 2 * PAD + 4)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         self.initStyleOption(option, index)

@@ -72,6 +72,9 @@ class ProfileColumnMixin:
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
         self.list_view.setSpacing(2)
+        self.list_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list_view.setResizeMode(QListView.ResizeMode.Adjust)  # cards follow the list's width
+        self.list_view.setMinimumWidth(320)
         self.card_delegate = ProfileCardDelegate(self.list_view)
         self.card_delegate.use_requested.connect(self._on_card_use_requested)
         self.list_view.setItemDelegate(self.card_delegate)

@@ -197,8 +197,12 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
     def show_editor(self) -> None:
         """Open the form beside the list (the Profiles tab), on the selected profile or a new one."""
         self.tabs.setCurrentIndex(0)
-        self.editor  # noqa: B018 - built on first use
+        editor = self.editor  # built on first use
         self.welcome_opened_panel = False
+        if not self.editor_panel.isVisible():  # room for the whole form, the list keeps the rest
+            total = max(1, self.profiles_split.width())
+            want = min(max(editor.sizeHint().width() + 40, 540), int(total * 0.62))
+            self.profiles_split.setSizes([max(1, total - want), want])
         self.editor_panel.show()
         self._update_editor_title()
 

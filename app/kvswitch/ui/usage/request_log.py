@@ -52,6 +52,7 @@ def _table(headers: list[str]) -> QTableWidget:
     table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
     table.verticalHeader().setVisible(False)
     table.horizontalHeader().setStretchLastSection(True)
+    table.setWordWrap(False)  # one line a request: a long profile name is elided, not wrapped
     return table
 
 
@@ -135,7 +136,7 @@ class RequestLog(QWidget):
         split.addWidget(self.sessions_table)
         split.addWidget(self.requests_table)
         split.addWidget(self.reason_view)
-        split.setSizes([120, 260, 110])
+        split.setSizes([150, 260, 110])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(filters)

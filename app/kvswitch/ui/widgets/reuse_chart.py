@@ -224,6 +224,8 @@ def _paint_bars(painter: QPainter, pal: QPalette, events: Sequence[StripPoint], 
     bars: dict[str, list[QRectF]] = {}
     errors: list[QRectF] = []
     for i, event in enumerate(events):
+        if event.verdict == "empty":  # a slice of time with no request: nothing drawn, the gap shows
+            continue
         if str(event.verdict).lower() in ERROR_VERDICTS:
             side = min(bar, 9.0)
             errors.append(QRectF(x0 + i * slot + (bar - side) / 2, plot.bottom() - side - 2, side, side))
