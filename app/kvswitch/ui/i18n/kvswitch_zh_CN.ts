@@ -316,7 +316,7 @@
     <name>ClientFilter</name>
     <message>
         <location filename="../profiles/client_filter.py" line="40"/>
-        <location filename="../profiles/client_filter.py" line="58"/>
+        <location filename="../profiles/client_filter.py" line="62"/>
         <source>All</source>
         <translation>全部</translation>
     </message>
@@ -1683,17 +1683,17 @@
 <context>
     <name>GatewayOffer</name>
     <message>
-        <location filename="../usage/request_log.py" line="254"/>
+        <location filename="../usage/request_log.py" line="255"/>
         <source>No request went through KV Switch&apos;s gateway in this period. Through it, every request gets a cache verdict and, when it misses, the reason.</source>
         <translation>这段时间内没有请求经过 KV Switch 的网关。经过网关时，每个请求都会得到缓存判定，未命中时还会给出原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="258"/>
+        <location filename="../usage/request_log.py" line="259"/>
         <source>Send through the gateway</source>
         <translation>经网关发送</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="259"/>
+        <location filename="../usage/request_log.py" line="260"/>
         <source>Ticks “through the gateway” on the profile and applies it: its clients&apos; files point at the gateway from then on</source>
         <translation>为该配置勾选“经过网关”并应用：此后其客户端的文件指向网关</translation>
     </message>
@@ -1756,27 +1756,27 @@
 <context>
     <name>Kpis</name>
     <message>
-        <location filename="../usage/request_log.py" line="70"/>
+        <location filename="../usage/request_log.py" line="71"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="70"/>
+        <location filename="../usage/request_log.py" line="71"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="71"/>
+        <location filename="../usage/request_log.py" line="72"/>
         <source>Tokens re-processed</source>
         <translation>重新处理的 token</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="71"/>
+        <location filename="../usage/request_log.py" line="72"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="72"/>
+        <location filename="../usage/request_log.py" line="73"/>
         <source>Not a hit</source>
         <translation>未命中</translation>
     </message>
@@ -1866,27 +1866,27 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../profiles/profile_column.py" line="94"/>
+        <location filename="../profiles/profile_column.py" line="97"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="100"/>
+        <location filename="../profiles/profile_column.py" line="103"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="101"/>
+        <location filename="../profiles/profile_column.py" line="104"/>
         <source>Edit…</source>
         <translation>编辑…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="102"/>
+        <location filename="../profiles/profile_column.py" line="105"/>
         <source>Open the selected profile in the editor beside the list (Ctrl+E)</source>
         <translation>在列表旁的编辑器中打开所选配置（Ctrl+E）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="172"/>
+        <location filename="../profiles/profile_column.py" line="175"/>
         <source>No profile writes %1. Choose All to see all %2.</source>
         <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
     </message>
@@ -1896,7 +1896,7 @@
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="177"/>
+        <location filename="../profiles/profile_column.py" line="180"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
@@ -1977,17 +1977,17 @@
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="259"/>
+        <location filename="../shell/main_window.py" line="263"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="329"/>
+        <location filename="../shell/main_window.py" line="333"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="330"/>
+        <location filename="../shell/main_window.py" line="334"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
@@ -1997,17 +1997,17 @@
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="219"/>
+        <location filename="../shell/main_window.py" line="223"/>
         <source>Get started</source>
         <translation>开始使用</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="221"/>
+        <location filename="../shell/main_window.py" line="225"/>
         <source>New profile</source>
         <translation>新配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="223"/>
+        <location filename="../shell/main_window.py" line="227"/>
         <source>Edit “%1”</source>
         <translation>编辑“%1”</translation>
     </message>
@@ -2032,6 +2032,11 @@
         <translation>查看更改</translation>
     </message>
     <message>
+        <location filename="../shell/window_messages.py" line="111"/>
+        <source>Switched to “%3”, but nothing answers at %1:%2 yet: start the server before the next request.</source>
+        <translation>已切换到“%3”，但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
+    </message>
+    <message>
         <location filename="../shell/window_messages.py" line="55"/>
         <location filename="../shell/window_messages.py" line="91"/>
         <source>Undo</source>
@@ -2048,22 +2053,17 @@
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="111"/>
-        <source>Nothing answers at %1:%2 yet: start the server before the next request.</source>
-        <translation>%1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
-    </message>
-    <message>
-        <location filename="../shell/main_window.py" line="364"/>
+        <location filename="../shell/main_window.py" line="368"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="378"/>
+        <location filename="../shell/main_window.py" line="382"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="379"/>
+        <location filename="../shell/main_window.py" line="383"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -2073,13 +2073,13 @@
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="81"/>
+        <location filename="../profiles/profile_column.py" line="84"/>
         <source>Filter profiles (Ctrl+F)</source>
         <extracomment>the panel is open only for the welcome (nobody asked for the form): it closes with a first profile</extracomment>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="93"/>
+        <location filename="../profiles/profile_column.py" line="96"/>
         <location filename="../shell/window_actions.py" line="43"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
@@ -2095,12 +2095,12 @@
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="201"/>
+        <location filename="../profiles/profile_column.py" line="204"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="230"/>
+        <location filename="../profiles/profile_column.py" line="233"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -2329,7 +2329,7 @@
     </message>
     <message>
         <location filename="../profiles/profile_card.py" line="173"/>
-        <location filename="../profiles/profile_card.py" line="363"/>
+        <location filename="../profiles/profile_card.py" line="364"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
@@ -2599,144 +2599,144 @@
 <context>
     <name>RequestLog</name>
     <message>
-        <location filename="../usage/request_log.py" line="109"/>
+        <location filename="../usage/request_log.py" line="110"/>
         <source>All clients</source>
         <translation>全部客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="110"/>
+        <location filename="../usage/request_log.py" line="111"/>
         <source>All profiles</source>
         <translation>全部配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="111"/>
+        <location filename="../usage/request_log.py" line="112"/>
         <source>All sessions</source>
         <translation>全部会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="112"/>
+        <location filename="../usage/request_log.py" line="113"/>
         <source>Any verdict</source>
         <translation>任意判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="116"/>
-        <location filename="../usage/request_log.py" line="119"/>
+        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="120"/>
         <source>Session</source>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="116"/>
-        <location filename="../usage/request_log.py" line="119"/>
+        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="120"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="116"/>
+        <location filename="../usage/request_log.py" line="117"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="118"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="118"/>
         <source>Hit %</source>
         <translation>命中 %</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="118"/>
         <source>Re-processed</source>
         <translation>重新处理</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="118"/>
+        <location filename="../usage/request_log.py" line="119"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="118"/>
+        <location filename="../usage/request_log.py" line="119"/>
         <source>Last reason</source>
         <translation>最近原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="119"/>
+        <location filename="../usage/request_log.py" line="120"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="121"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="121"/>
         <source>Prompt</source>
         <translation>提示词</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="121"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="122"/>
         <source>Reusable</source>
         <translation>可复用</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="122"/>
         <source>TTFT</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="122"/>
         <source>Verdict</source>
         <translation>判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="122"/>
+        <location filename="../usage/request_log.py" line="123"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="125"/>
+        <location filename="../usage/request_log.py" line="126"/>
         <source>Choose a request that is not a hit to see why.</source>
         <translation>选择一个未命中的请求查看原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="127"/>
+        <location filename="../usage/request_log.py" line="128"/>
         <source>Client:</source>
         <translation>客户端：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="128"/>
+        <location filename="../usage/request_log.py" line="129"/>
         <source>Profile:</source>
         <translation>配置：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Session:</source>
         <translation>会话：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="130"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Verdict:</source>
         <translation>判定：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="190"/>
+        <location filename="../usage/request_log.py" line="191"/>
         <source>(no session)</source>
         <translation>（无会话）</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="230"/>
+        <location filename="../usage/request_log.py" line="231"/>
         <source>%1: the prompt was reused as far as it could be.</source>
         <translation>%1：提示词已尽可能复用。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="231"/>
+        <location filename="../usage/request_log.py" line="232"/>
         <source>no verdict</source>
         <translation>无判定</translation>
     </message>
