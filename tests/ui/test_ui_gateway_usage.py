@@ -96,6 +96,8 @@ def test_gateway_started_restarted_and_usage_shown(qtbot: Any, shell: Any, paths
         def three_rows() -> None:  # the gateway writes its rows on its own thread: poll until there
             view.refresh()
             assert len(view.loaded_rows) == 3
+            assert view.log is not None
+            assert len(view.log.requests) == 3  # the request log read them too
 
         qtbot.waitUntil(three_rows, timeout=10000)
         local = view.summary["local"]

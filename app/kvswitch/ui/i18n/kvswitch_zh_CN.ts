@@ -2369,7 +2369,7 @@
     </message>
     <message>
         <location filename="../profiles/profile_editor.py" line="89"/>
-        <location filename="../profiles/profile_editor.py" line="418"/>
+        <location filename="../profiles/profile_editor.py" line="423"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
@@ -2444,12 +2444,12 @@
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="387"/>
+        <location filename="../profiles/profile_editor.py" line="392"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="418"/>
+        <location filename="../profiles/profile_editor.py" line="423"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
@@ -3043,110 +3043,110 @@
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="141"/>
+        <location filename="../shell/tray.py" line="145"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="141"/>
-        <location filename="../shell/tray.py" line="299"/>
-        <location filename="../shell/tray.py" line="303"/>
+        <location filename="../shell/tray.py" line="145"/>
+        <location filename="../shell/tray.py" line="304"/>
+        <location filename="../shell/tray.py" line="308"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="144"/>
-        <location filename="../shell/tray.py" line="308"/>
+        <location filename="../shell/tray.py" line="148"/>
+        <location filename="../shell/tray.py" line="313"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="150"/>
+        <location filename="../shell/tray.py" line="154"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="153"/>
+        <location filename="../shell/tray.py" line="157"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="175"/>
+        <location filename="../shell/tray.py" line="179"/>
         <source>%1 — no profile of yours</source>
         <translation>%1 — 不是你的配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="176"/>
+        <location filename="../shell/tray.py" line="181"/>
         <source>%1 — %2 (its file differs)</source>
         <translation>%1 — %2（其文件不一致）</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="176"/>
+        <location filename="../shell/tray.py" line="181"/>
         <source>%1 — %2</source>
         <translation>%1 — %2</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="188"/>
+        <location filename="../shell/tray.py" line="193"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="188"/>
+        <location filename="../shell/tray.py" line="193"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="189"/>
+        <location filename="../shell/tray.py" line="194"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="189"/>
+        <location filename="../shell/tray.py" line="194"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="192"/>
+        <location filename="../shell/tray.py" line="197"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="195"/>
+        <location filename="../shell/tray.py" line="200"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="282"/>
+        <location filename="../shell/tray.py" line="287"/>
         <source>Switched through the gateway: running sessions follow from their next request; no file was rewritten.</source>
         <translation>已通过网关切换：运行中的会话从下一个请求起跟随；没有改写任何文件。</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="285"/>
+        <location filename="../shell/tray.py" line="290"/>
         <source>New %1 sessions use this profile.</source>
         <translation>新的 %1 会话将使用此配置。</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="286"/>
+        <location filename="../shell/tray.py" line="291"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="290"/>
+        <location filename="../shell/tray.py" line="295"/>
         <source>the clients&apos;</source>
         <translation>客户端的</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="294"/>
+        <location filename="../shell/tray.py" line="299"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="309"/>
+        <location filename="../shell/tray.py" line="314"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="226"/>
+        <location filename="../shell/tray.py" line="231"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>

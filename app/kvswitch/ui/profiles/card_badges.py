@@ -71,7 +71,7 @@ def usage_line(usage: dict[str, float] | None) -> str:
 
 
 def endpoint_text(base_url: str) -> str:
-    """The URL a card shows: host and path, without the scheme (``api.deepseek.com/anthropic``)."""
+    """The URL a card shows: host and path, without the scheme (``api.deepseek.com/v1``)."""
     parts = urlsplit(base_url)
     host = parts.hostname or ""
     if parts.port:

@@ -213,8 +213,13 @@ class ProfileEditor(QWidget):
         kind = self.kind_combo.currentData()
         local = bool(kind) and ProfileKind(kind).is_local
         row = self._form_row_of(self.log_field)
-        if row >= 0:
-            self._form.setRowVisible(row, local)
+        if row >= 0:  # the field and its label (its error label keeps its own state)
+            label = self._form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            if label is not None and label.widget() is not None:
+                label.widget().setVisible(local)
+            self.log_field.setVisible(local)
+            if not local:
+                self.errors["log"].hide()
 
     def _form_row_of(self, widget: QWidget) -> int:
         """The form row holding ``widget`` (rows are a field with its error label under it)."""

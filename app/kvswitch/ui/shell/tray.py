@@ -123,15 +123,19 @@ class TrayIcon(QObject):
                 action = self._profile_action(profile, profile.name == active, active, vendors)
                 self.profile_group.addAction(action)
                 self.profile_actions[profile.name] = action
+        # while this app's own apply is read back, the clients it wrote go by that apply
+        reading_back = self.controller.live_for("") is None
+        written = next((p.targets for p in profiles if p.name == active), ()) if reading_back else ()
         for live, members in sections:
+            current = active if serves_client(written, live.key, live.client) else live.profile
             self.menu.addSeparator()
-            header = self.menu.addAction(self._section_title(live))
+            header = self.menu.addAction(self._section_title(live, current))
             header.setEnabled(False)
             group = QActionGroup(self.menu)
             group.setExclusive(True)
             actions = []
             for profile in members:
-                action = self._profile_action(profile, profile.name == live.profile, live.profile, vendors)
+                action = self._profile_action(profile, profile.name == current, current, vendors)
                 group.addAction(action)
                 actions.append(action)
                 self.profile_actions.setdefault(profile.name, action)
@@ -165,16 +169,17 @@ class TrayIcon(QObject):
         self.menu.addAction(action)
         return action
 
-    def _section_title(self, live: LiveClient) -> str:
+    def _section_title(self, live: LiveClient, current: str | None) -> str:
         """``Claude Code — deepseek`` / ``Codex — no profile of yours`` / ``OpenCode — local (its file
         differs)``."""
         from kvswitch.ui.profiles.card_badges import client_badge_text  # noqa: PLC0415
 
         name = client_badge_text(live)
-        if live.profile is None:
+        if current is None:
             return self.tr("%1 — no profile of yours").replace("%1", name)
-        text = self.tr("%1 — %2 (its file differs)") if live.differs else self.tr("%1 — %2")
-        return text.replace("%1", name).replace("%2", live.profile)
+        differs = live.differs and current == live.profile
+        text = self.tr("%1 — %2 (its file differs)") if differs else self.tr("%1 — %2")
+        return text.replace("%1", name).replace("%2", current)
 
     def notify(self, title: str, message: str, error: bool = False) -> None:
         if not self.icon.isVisible() or not QSystemTrayIcon.supportsMessages():
