@@ -214,9 +214,10 @@ class ProfileEditor(QWidget):
         local = bool(kind) and ProfileKind(kind).is_local
         row = self._form_row_of(self.log_field)
         if row >= 0:  # the field and its label (its error label keeps its own state)
-            label = self._form.itemAt(row, QFormLayout.ItemRole.LabelRole)
-            if label is not None and label.widget() is not None:
-                label.widget().setVisible(local)
+            item = self._form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if label is not None:
+                label.setVisible(local)
             self.log_field.setVisible(local)
             if not local:
                 self.errors["log"].hide()
