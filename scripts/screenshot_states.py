@@ -32,6 +32,12 @@ class Tour:
         self.server_log = home / "llama-server.log"
         self.server_log.write_text("")
         self.shell = AppShell(self.paths, None, tray_available=False)
+        from kvswitch.ui import i18n  # noqa: PLC0415
+
+        # as the app does once it is ready: a zh_CN window on a machine without a Chinese font gets the
+        # bundled one (without it every Chinese text is a box)
+        self.shell.ready.connect(lambda: i18n.ensure_cjk_font())
+        i18n.ensure_cjk_font()
         self.window = self.shell.window
         self.controller = self.shell.controller
         self.saved: list[str] = []
