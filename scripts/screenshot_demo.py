@@ -123,16 +123,29 @@ def record_usage(paths: Any) -> None:
     now = time.time()
     try:
         for day in range(7):
+            session = f"c0ffee{day:02d}-4b1d-9a3e"
             for n in range(6 + day % 3 * 4):
-                cached = 0 if n == 0 else 14_000 + 37 * n
+                # one conversation a day; on day 2 a turn re-processes its prompt (the prefix changed)
+                broken = day == 2 and n == 3
+                cached = 0 if n == 0 or broken else 14_000 + 37 * n
+                verdict = "COLD" if n == 0 else "MISS" if broken else "HIT"
+                detail = ('{"part": "system", "first_byte": 2188, "first_token": 512, '
+                          '"before": "cc_version=2.1.332.a1b", "after": "cc_version=2.1.332.7fe"}'
+                          if broken else None)
                 store.add(UsageRow(time=now - day * 86400 - n * 300, client="claude", profile=LOCAL,
                                    upstream="http://127.0.0.1:8080", model="qwen3-coder", status=200,
                                    input_tokens=14_200 + 40 * n, cached_tokens=cached, output_tokens=180 + n,
-                                   ttft_ms=900.0 if n == 0 else 140.0, duration_ms=2400.0))
+                                   ttft_ms=900.0 if n == 0 or broken else 140.0, duration_ms=2400.0,
+                                   client_name="claude-code", client_version="2.1.332", session=session,
+                                   session_source="header", reusable_tokens=0 if n == 0 else 14_000 + 37 * n,
+                                   verdict=verdict, reason="cold" if n == 0 else "prefix_changed" if broken
+                                   else None, reason_detail=detail))
             store.add(UsageRow(time=now - day * 86400 - 7200, client="codex", profile="DeepSeek",
                                upstream="https://api.deepseek.com/anthropic", model="deepseek-chat",
                                status=200,
                                input_tokens=9_800, cached_tokens=8_960, output_tokens=420, ttft_ms=610.0,
-                               duration_ms=3100.0, cost=0.0031))
+                               duration_ms=3100.0, cost=0.0031, client_name="codex", session=f"codex-{day}",
+                               session_source="header", reusable_tokens=9_000, verdict="PARTIAL",
+                               reason="unknown"))
     finally:
         store.close()

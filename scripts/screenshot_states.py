@@ -32,6 +32,12 @@ class Tour:
         self.server_log = home / "llama-server.log"
         self.server_log.write_text("")
         self.shell = AppShell(self.paths, None, tray_available=False)
+        from kvswitch.ui import i18n  # noqa: PLC0415
+
+        # as the app does once it is ready: a zh_CN window on a machine without a Chinese font gets the
+        # bundled one (without it every Chinese text is a box)
+        self.shell.ready.connect(lambda: i18n.ensure_cjk_font())
+        i18n.ensure_cjk_font()
         self.window = self.shell.window
         self.controller = self.shell.controller
         self.saved: list[str] = []
@@ -182,10 +188,11 @@ def main_window(tour: Tour) -> None:
 def editor(tour: Tour) -> None:
     """The form of a profile with a lint warning and its one-click fix."""
     tour.window._select(demo.LM_STUDIO)
-    tour.window.tabs.setCurrentWidget(tour.window.editor_page)
+    tour.window.show_editor()  # the panel beside the list, Save pinned below the form
     tour.pump(400)
     tour.take("editor", tour.window)
     tour.window._select(demo.LOCAL)
+    tour.window.hide_editor()
 
 
 def log_panel(tour: Tour) -> None:
@@ -243,6 +250,11 @@ def usage(tour: Tour) -> None:
     window.usage_view.period.setCurrentIndex(1)
     window.usage_view.refresh()
     tour.pump(1500)
+    log = window.usage_view.request_log  # the miss row open on its reason
+    verdicts = [log.requests_table.item(r, 8).text() for r in range(log.requests_table.rowCount())]
+    if "MISS" in verdicts:
+        log.requests_table.setCurrentCell(verdicts.index("MISS"), 0)
+    tour.pump(300)
     tour.take("usage", window)
 
 
@@ -261,6 +273,8 @@ def tray_menu(tour: Tour) -> None:
 
     from kvswitch.ui.shell.tray import TrayIcon  # noqa: PLC0415
 
+    tour.controller.refresh_live_clients()  # one section per client, each with what its file runs
+    tour.pump(800)
     tray = TrayIcon(tour.controller)
     tray.rebuild_menu()
     tray.menu.popup(QPoint(40, 40))

@@ -96,7 +96,10 @@ def matrix(out: Path) -> int:
         print(f"screenshots: {name}: exit {done.returncode}\n{done.stdout}{done.stderr[-3000:]}", flush=True)
         return done.returncode
 
-    combos = [(language, theme, scale) for language in LANGUAGES for theme in THEMES for scale in SCALES]
+    # KVSWITCH_SCREENSHOTS_LANGUAGES=zh_CN redoes one language's shots (the others stay as they are)
+    chosen = tuple(os.environ.get("KVSWITCH_SCREENSHOTS_LANGUAGES", "").split(",")) if os.environ.get(
+        "KVSWITCH_SCREENSHOTS_LANGUAGES") else LANGUAGES
+    combos = [(language, theme, scale) for language in chosen for theme in THEMES for scale in SCALES]
     with ThreadPoolExecutor(PARALLEL) as pool:
         failed = max(pool.map(child, combos))
     wanted = {file_name(state, language, theme, scale) for state in STATES for language in LANGUAGES

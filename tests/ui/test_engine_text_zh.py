@@ -284,3 +284,27 @@ def test_client_verify_progress_speaks_chinese(chinese: None) -> None:
     """The real-client run's step texts, as the controller labels them (client name + the engine's step)."""
     assert engine_text.translate("Claude Code: conversation 2, turn 1") == "Claude Code：第 2 个会话，第 1 轮"
     assert engine_text.translate("Codex: done") == "Codex：完成"
+
+
+def test_the_divergence_reason_verdicts_and_server_lines_speak_chinese(chinese: None) -> None:
+    """The verify diagnosis as the engine writes it for two real request bodies, the verdict words of
+    cards and tray, and the gallery's server descriptions."""
+    from types import SimpleNamespace
+
+    from kvswitch.ui.profiles.identity import kind_description
+    from kvswitch.ui.profiles.profile_card import verdict_line
+    from kvswitch.verify.diagnose import diagnose_requests
+
+    system = "You are Claude Code. " * 20
+    a = {"system": [{"type": "text", "text": "x-billing: cc_version=2.1.332.a1b; " + system}],
+         "messages": [{"role": "user", "content": "hello"}]}
+    b = {"system": [{"type": "text", "text": "x-billing: cc_version=2.1.332.c9f; " + system}],
+         "messages": [{"role": "user", "content": "hello"}]}
+    english = diagnose_requests(a, b).describe()
+    assert english.startswith("First divergence:")
+    shown = engine_text.translate(english)
+    assert "首个分歧" in shown
+    assert "First divergence" not in shown
+    assert verdict_line(SimpleNamespace(verdict="HIT", time="not a time")) == "命中"
+    assert verdict_line(SimpleNamespace(verdict="MISS", time="")) == "未命中"
+    assert "运行" in kind_description("llama.cpp", "English")

@@ -215,3 +215,29 @@ def test_browse_presets_opens_the_gallery_from_the_window(qtbot: Any, window: An
     with qtbot.waitSignal(window.gallery.detection_finished, timeout=15000):
         pass
     window.gallery.close()
+
+
+def test_a_first_run_leads_with_cc_switch_and_folds_the_diagnostics(qtbot: Any, controller: Any,
+                                                                    fake_home: Path) -> None:
+    import sqlite3
+
+    from kvswitch.platform.importers import read_cc_switch
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "cc-switch-3.20"
+    folder = fake_home / ".cc-switch"
+    folder.mkdir()
+    with sqlite3.connect(folder / "cc-switch.db") as conn:
+        conn.executescript((fixtures / "providers.sql").read_text(encoding="utf-8"))
+    count = len(read_cc_switch().profiles)
+    assert count > 0
+    dialog = open_dialog(qtbot, controller, lambda: detect([free_port()], processes=[]))
+    qtbot.waitUntil(lambda: dialog.lead_button.isVisible(), timeout=10_000)
+    assert dialog.lead_button.text() == f"Found CC Switch: import {count} providers"
+    assert not dialog.details_box.isVisible()  # where tools and files are: under Details
+    dialog.details_button.click()
+    assert dialog.details_box.isVisible()
+    with qtbot.waitSignal(dialog.profiles_added, timeout=5000) as added:
+        dialog.lead_button.click()
+    assert len(added.args[0]) == count
+    assert not dialog.lead_button.isVisible()
+    dialog.reject()

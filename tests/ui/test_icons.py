@@ -58,3 +58,26 @@ def test_the_toolbar_icons_are_redrawn_for_a_new_theme(qtbot: object, window: ob
     qtbot.waitUntil(lambda: ink() < 0.1)  # type: ignore[attr-defined]
     appearance.apply_theme("dark")
     qtbot.waitUntil(lambda: ink() > 0.6)  # type: ignore[attr-defined]  (the change event is posted)
+
+
+def test_the_tray_icon_is_the_app_mark_with_a_state_dot(qapp: object) -> None:
+    """The tray shows KV Switch's own tile (its blue, as the app icon) and a dot in the state's colour in
+    the corner; unknown has no dot."""
+    from PySide6.QtGui import QColor
+
+    from kvswitch.ui.widgets import theme
+
+    size = 48
+    images = {state: theme.state_icon(state).pixmap(size, size).toImage()
+              for state in ("unknown", "hit", "miss")}
+    app = theme.app_icon().pixmap(size, size).toImage()
+    corner = (size - 8, size - 8)
+    middle = (size // 2, 4)  # the tile above its blocks
+    assert images["unknown"].pixelColor(*middle) == app.pixelColor(*middle)  # the app's own mark
+    blue = app.pixelColor(*middle)
+    assert blue.blue() > blue.red()
+    hit, miss = images["hit"].pixelColor(*corner), images["miss"].pixelColor(*corner)
+    assert hit.green() > hit.red()  # a green dot
+    assert miss.red() > miss.green()  # a red dot
+    assert images["unknown"].pixelColor(*corner) == app.pixelColor(*corner)
+    assert QColor(hit) != QColor(miss)

@@ -80,7 +80,10 @@ def _text_regions(window: Any) -> list[tuple[str, QRect]]:
         if visible.width() < 4 or visible.height() < 4:
             continue
         top_left = widget.mapTo(window, visible.topLeft())
-        regions.append((f"{type(widget).__name__} {text[:40]!r}", QRect(top_left, visible.size())))
+        region = QRect(top_left, visible.size())
+        if isinstance(widget, QAbstractButton) and region.width() > 8 and region.height() > 8:
+            region = region.adjusted(2, 2, -2, -2)  # inside the frame: its edge is not the text's background
+        regions.append((f"{type(widget).__name__} {text[:40]!r}", region))
     from kvswitch.ui.profiles.profile_card import card_text_rects
     from kvswitch.ui.profiles.profile_model import IsActiveRole
 
@@ -113,7 +116,7 @@ def test_every_text_on_screen_reaches_4_5_to_1(started: AppShell) -> None:
     assert len(regions) > 10  # labels, buttons, the cards' lines
     low = [(name, round(text_contrast(image, rect), 2)) for name, rect in regions
            if text_contrast(image, rect) < appearance.MIN_CONTRAST]
-    assert low == []
+    assert low == [], low
 
 
 def test_readable_reaches_the_ratio_and_keeps_the_hue() -> None:
@@ -122,3 +125,58 @@ def test_readable_reaches_the_ratio_and_keeps_the_hue() -> None:
     assert appearance.contrast(amber_on_white, QColor("#fbfbfb")) >= 4.5
     assert abs(amber_on_white.hslHue() - QColor("#c18812").hslHue()) <= 3
     assert appearance.contrast(QColor("#bebebe"), QColor("#ffffff")) < 2.0
+
+
+def _border_contrast(image: QImage, rect: QRect, around: QColor) -> float:
+    """The control's edge against what surrounds it: the best contrast along each side's middle third,
+    the weakest side counted (an edge must show all the way round)."""
+    sides = []
+    mid_x = range(rect.left() + rect.width() // 3, rect.right() - rect.width() // 3)
+    mid_y = range(rect.top() + rect.height() // 3, rect.bottom() - rect.height() // 3)
+    for points in ([(x, rect.top() + d) for x in mid_x for d in (0, 1)],
+                   [(x, rect.bottom() - d) for x in mid_x for d in (0, 1)],
+                   [(rect.left() + d, y) for y in mid_y for d in (0, 1)],
+                   [(rect.right() - d, y) for y in mid_y for d in (0, 1)]):
+        inside = [image.pixelColor(x, y) for x, y in points if image.rect().contains(x, y)]
+        sides.append(max((appearance.contrast(c, around) for c in inside), default=0.0))
+    return min(sides)
+
+
+@pytest.mark.parametrize("started", ["light", "dark"], indirect=True)
+def test_control_borders_reach_3_to_1_against_the_window(started: AppShell) -> None:
+    """WCAG 1.4.11: the edge of every visible line edit, combo box and (framed) push button."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton
+
+    window = started.window
+    window.show_editor()
+    QApplication.processEvents()
+    image = _image(window)
+    around = window.palette().color(QPalette.ColorRole.Window)
+    checked, low = 0, []
+    for widget in window.findChildren(QWidget):
+        if not isinstance(widget, QLineEdit | QComboBox | QPushButton) or not widget.isVisible():
+            continue
+        if isinstance(widget, QPushButton) and (widget.isFlat() or widget.styleSheet()):
+            continue  # a link-styled button has no frame; a primary one is its own filled shape
+        if isinstance(widget, QLineEdit) and isinstance(widget.parent(), QComboBox):
+            continue
+        visible = widget.visibleRegion().boundingRect()
+        if visible.size() != widget.size() or widget.width() < 12:
+            continue  # scrolled partly out of view
+        rect = QRect(widget.mapTo(window, widget.rect().topLeft()), widget.size())
+        checked += 1
+        value = _border_contrast(image, rect, around)
+        if value < 3.0:
+            low.append((type(widget).__name__, widget.objectName() or widget.text()[:20]
+                        if hasattr(widget, "text") else "", round(value, 2)))
+    assert checked >= 5
+    assert low == [], low
+
+
+@pytest.mark.parametrize("started", ["dark"], indirect=True)
+def test_no_light_strip_at_the_dark_windows_bottom_edge(started: AppShell) -> None:
+    image = _image(started.window)
+    bottom = [appearance.luminance(image.pixelColor(x, image.height() - 1 - d))
+              for x in range(0, image.width(), 8) for d in range(3)]
+    assert max(bottom) < 0.3

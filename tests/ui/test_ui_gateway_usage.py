@@ -96,6 +96,8 @@ def test_gateway_started_restarted_and_usage_shown(qtbot: Any, shell: Any, paths
         def three_rows() -> None:  # the gateway writes its rows on its own thread: poll until there
             view.refresh()
             assert len(view.loaded_rows) == 3
+            assert view.log is not None
+            assert len(view.log.requests) == 3  # the request log read them too
 
         qtbot.waitUntil(three_rows, timeout=10000)
         local = view.summary["local"]
@@ -108,7 +110,7 @@ def test_gateway_started_restarted_and_usage_shown(qtbot: Any, shell: Any, paths
         assert view.profile_table.item(0, 0).text() == "local"
         assert view.profile_table.item(0, 1).text() == "3"
         assert view.day_table.rowCount() == 1
-        assert view.chart.days[0].requests == 3
+        assert sum(bar.requests for bar in view.chart.days) == 3  # over the whole period
         assert "3 requests" in view.totals_label.text()
         view.grab()  # the trend chart paints with real rows
 

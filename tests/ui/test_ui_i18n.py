@@ -95,3 +95,32 @@ def test_one_word_for_token() -> None:
     new_column = re.search(r"<source>New</source>\s*<translation>([^<]*)</translation>", events)
     assert new_column is not None
     assert new_column.group(1) == "新 token"
+
+
+def test_a_language_change_applies_without_a_restart(qtbot: Any, paths: Any,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings saved with Chinese: the window is rebuilt in it at once, the profile and tray kept."""
+    from tests.ui.uihelpers import make_profile
+
+    from kvswitch.core.settings import AppSettings
+    from kvswitch.ui.shell.shell import AppShell
+
+    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
+    shell = AppShell(paths, None, tray_available=True)
+    qtbot.addWidget(shell.window)
+    try:
+        shell.controller.store.add(make_profile("local"))
+        shell.start()
+        first = shell.window
+        assert first.verify_action.text() == "Verify cache"
+        first._on_settings_saved(AppSettings(language="en"), AppSettings(language="zh_CN"))
+        assert shell.window is not first
+        qtbot.addWidget(shell.window)
+        assert i18n.current() == "zh_CN"
+        assert shell.window.verify_action.text() == "验证缓存"
+        assert shell.window.model.rowCount() == 1  # the same store: nothing was lost
+        shell.tray.rebuild_menu(vendors=False)
+        assert shell.tray.show_action.text() == "显示窗口"
+    finally:
+        shell.shutdown()
+        i18n.install(QApplication.instance(), "en")

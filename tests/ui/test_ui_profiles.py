@@ -79,6 +79,7 @@ def test_presets_fill_every_kind(qtbot: Any, window: Any) -> None:
 def test_lint_warning_offers_one_click_fix(qtbot: Any, window: Any, store: Any) -> None:
     store.add(make_profile("bare", env={}))
     window._select("bare")
+    window.edit_action.trigger()  # the form opens beside the list
     editor = window.editor
     assert editor.editing == "bare"
     assert "attribution-header" in editor.lint_panel.fix_buttons

@@ -77,7 +77,8 @@ def test_verify_against_dead_server_ends_with_clear_message(qtbot: Any, window: 
     assert card.retry_button.isVisibleTo(card)
     assert card.edit_button.isVisibleTo(card)
     card.edit_button.click()
-    assert window.tabs.currentWidget() is window.editor_page
+    assert window.tabs.currentIndex() == 0  # the Profiles tab,
+    assert window.editor_panel.isVisible()  # the form open beside the list
     with qtbot.waitSignal(window.controller.verify_finished, timeout=15000) as again:
         card.retry_button.click()
     assert again.args[0].verdict == "ERROR"
@@ -144,3 +145,38 @@ def test_verify_result_belongs_to_the_profile_verified(qtbot: Any, window: Any, 
         assert window.apply_profile("second")
     assert window.controller.verifying == "first"
     assert window.verify_card._profile_name == "first"
+
+
+def _result(speedup: float, evidence: list[str] | None = None) -> Any:
+    from kvswitch.verify import VerifyResult
+
+    return VerifyResult("HIT", cached_tokens=13800, prompt_tokens=13823, reuse_ratio=0.99, message="reused",
+                        evidence=evidence or ["cache_n 13800 of prompt_n 13823"], ttft_cold_ms=4900.0,
+                        ttft_warm_ms=4900.0 / speedup, speedup=speedup)
+
+
+def test_faster_is_said_only_when_the_warm_request_was_faster(qtbot: Any, window: Any) -> None:
+    window.build_tabs()
+    card = window.verify_card
+    card.show_result(_result(30.6), "x")
+    assert "30.6× faster" in card.ttft_value.text()
+    card.show_result(_result(1.0), "x")
+    assert "faster" not in card.ttft_value.text()
+    card.show_result(_result(0.7), "x")
+    assert "faster" not in card.ttft_value.text()
+    assert "slower" in card.ttft_value.text()
+
+
+def test_the_evidence_is_never_clipped_in_a_narrow_window(qtbot: Any, window: Any) -> None:
+    """Four lines of evidence in a narrow window: the label gets the height its wrapped text needs."""
+    window.build_tabs()
+    window.tabs.setCurrentWidget(window.verify_card)
+    evidence = ["the server's own counters: cache_n 13800 of prompt_n 13823 on the warm request (slot 0)",
+                "llama.cpp timings: prompt_ms 120.4 on the warm request against 4810.2 on the cold one",
+                "the /slots endpoint reports n_past 13823 after the warm request: the prefix was kept",
+                "time to first token: cold 4900 ms, warm 160 ms (30.6x)"]
+    window.resize(760, 560)
+    window.verify_card.show_result(_result(30.6, evidence), "x")
+    label = window.verify_card.evidence_value
+    qtbot.waitUntil(lambda: label.width() > 0 and label.height() >= label.heightForWidth(label.width()),
+                    timeout=3000)

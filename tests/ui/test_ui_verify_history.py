@@ -204,3 +204,32 @@ def test_chart_spreads_runs_over_its_width_with_local_time_ticks(qtbot: Any, pat
     for rect, text in drawn.labels:
         assert chart.rect().toRectF().contains(rect), text
         assert metrics.horizontalAdvance(text) <= rect.width() + 0.5, text
+
+
+def test_an_error_run_is_a_marker_not_a_full_bar(qtbot: Any, paths: Any) -> None:
+    """A run that never reached the server measured nothing: a small × on the floor, its slot otherwise
+    as empty as the chart's background (a full red column would read as a total miss)."""
+    from PySide6.QtGui import QPalette
+
+    directory = paths.data_dir / "verify-history"
+    store = VerifyHistory(directory)
+    store.append(FIRST)
+    store.append(HistoryEntry(time="2026-11-30T10:30:00+00:00", profile="local", check="synthetic",
+                              verdict="ERROR", server={"url": "http://127.0.0.1:8080"},
+                              env_fingerprint="cccc"))
+    store.append(SECOND)
+    panel = VerifyHistoryPanel()
+    qtbot.addWidget(panel)
+    panel.bind(directory, "local")
+    panel.resize(700, 400)
+    panel.show()
+    qtbot.waitExposed(panel)
+    image = panel.chart.grab().toImage()
+    errors = panel.chart.layout_drawn.errors
+    assert len(errors) == 1
+    box = errors[0]
+    base = panel.chart.palette().color(QPalette.ColorRole.Base)
+    plot = panel.chart.layout_drawn.plot
+    above = image.pixelColor(int(box.center().x()), int(plot.top() + plot.height() * 0.3))
+    assert above == base  # no tinted column over the error run
+    assert box.height() < plot.height() / 4

@@ -57,6 +57,8 @@ class AppSettings(BaseModel):
     #: (``gateway.usage_retention``)
     usage_keep_requests_days: int = Field(default=90, ge=1, le=3650)
     usage_keep_daily_days: int = Field(default=365, ge=1, le=3650)
+    #: the gateway's cache record: a session whose rolling hit rate falls below this is named in the tray
+    session_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
 
     @field_validator("language")
     @classmethod

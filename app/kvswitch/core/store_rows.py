@@ -34,6 +34,9 @@ class ProfileSummary:
     model: str | None
     via_gateway: bool
     key: str = field(default="", repr=False)
+    #: the target specs it is applied to (``claude``, ``codex``, ``claude-project:DIR``...): the
+    #: window's client filter and the editor's fields follow them
+    targets: tuple[str, ...] = ()
 
     @property
     def secrets(self) -> list[str]:
@@ -98,7 +101,7 @@ class Row:
         data = self.dump()
         return ProfileSummary(name=data["name"], kind=ProfileKind(data["kind"]), base_url=data["base_url"],
                               model=data["model"], via_gateway=bool(data["via_gateway"]),
-                              key=data["api_key"] or "")
+                              key=data["api_key"] or "", targets=tuple(data.get("targets") or ()))
 
 
 def dump(profile: Profile) -> dict[str, Any]:

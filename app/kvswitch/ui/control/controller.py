@@ -22,6 +22,8 @@ from kvswitch.ui.control.controller_settings import SettingsControllerMixin
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
+    from pathlib import Path
+
     from kvswitch.core.paths import AppPaths
     from kvswitch.core.settings import AppSettings
     from kvswitch.core.store import ProfileStore
@@ -182,6 +184,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         log.info("applied profile %s", name)
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
+        self.emit_live_clients()  # read back on a worker; the cards go by this apply meanwhile
         self.profile_applied.emit(name)
         self.emit_live_clients()
         return True
@@ -194,6 +197,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
             return False
         self.set_cache_state(CacheState.UNKNOWN)
         self._notify_store()
+        self.emit_live_clients()
         self.undo_finished.emit(self._describe_undo(result))
         self.emit_live_clients()
         return True
@@ -274,18 +278,30 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         Progress comes per conversation turn; Cancel stops the running client. The run is added to
         the profile's history.
         """
-        from kvswitch.ui.control.clients import client_label, find_client_binary  # noqa: PLC0415
+        from kvswitch.ui.control.clients import client_label  # noqa: PLC0415
 
         target = self._verify_target(name)
         if target is None:
             return False
         name, profile = target
-        binary = find_client_binary(self, name, client)
+        binary = self.find_client_binary(name, client)
         if binary is None:
             return False
         label, self.verify_client = client_label(client) + ": %1", client
         op = client_verify_op(self.paths, profile, binary, self.client_verify_timeout_s, label, client)
         return self._start_verify_task(name, "client", op, self._on_client_verify_succeeded)
+
+    def find_client_binary(self, name: str, client: str) -> Path | None:
+        """The client to run for a verify of ``name``, or None after ``verify_failed`` said why not."""
+        from kvswitch.ui.control.clients import ClientUnavailable, locate_client_binary  # noqa: PLC0415
+
+        option = self.claude_bin if client == "claude" else os.environ.get(f"KVSWITCH_{client.upper()}_BIN")
+        try:
+            return locate_client_binary(client, option or None)
+        except ClientUnavailable as exc:
+            self.verifying, self.verify_kind = name, "client"
+            self.verify_failed.emit(str(exc))
+            return None
 
     def _verify_target(self, name: str | None) -> tuple[str, Any] | None:
         """The profile a verify is for (default: the active one), after cancelling a running verify;
@@ -373,6 +389,12 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         """The log panel saw reuse stay low; passed on unless the user switched alerts off in Settings."""
         if self.preference("reuse_alerts"):
             self.alert_raised.emit(self.tr("Prompt cache keeps missing"), message)
+
+    @Slot(str)
+    def raise_session_alert(self, message: str) -> None:
+        """A session's rolling hit rate through the gateway fell below the threshold (Settings)."""
+        if self.preference("reuse_alerts"):
+            self.alert_raised.emit(self.tr("A session's cache hit rate dropped"), message)
 
     def add_fix_env(self, name: str, fix_env: dict[str, str]) -> bool:
         """Merge a diagnosis' fix into the stored profile; the caller offers re-apply."""

@@ -19,7 +19,8 @@ from PySide6.QtCore import QTimer
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import tasks
-from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts
+from kvswitch.ui.control.usage_alerts import GatewayReuseAlerts, SessionHitAlerts
+from kvswitch.ui.control.usage_digest import UsageDigest
 
 if TYPE_CHECKING:
     from kvswitch.core.paths import AppPaths
@@ -79,9 +80,19 @@ class GatewayControllerMixin:
     _gateway_timer: QTimer | None = None
     _gateway_alerts: GatewayReuseAlerts | None = None
     _usage_seen_until: float = 0.0
+    _session_alerts: SessionHitAlerts | None = None
     _gateway_stopped = False
     #: the latest ``probe_status`` answer (``{}`` before the first check)
     gateway_status: dict[str, Any] = {}  # noqa: RUF012 - replaced, never mutated
+
+    _usage_digest: UsageDigest | None = None
+
+    @property
+    def usage_digest(self) -> UsageDigest:
+        """Each profile's hit rate through the gateway (the cards), read in the background."""
+        if self._usage_digest is None:
+            self._usage_digest = UsageDigest(self.paths, self)  # type: ignore[arg-type]
+        return self._usage_digest
 
     def gateway_wanted(self) -> bool:
         """Whether any profile sends its client through the gateway (then the window keeps it running)."""
@@ -183,6 +194,32 @@ class GatewayControllerMixin:
         return tasks.run_in_background(self, op, on_success=on_success,  # type: ignore[arg-type]
                                        on_failure=on_failure)
 
+    def load_usage_log(self, wanted: Any, days: int, on_success: Callable[[Any], None],
+                       on_failure: Callable[[BaseException], None]) -> tasks.BackgroundTask:
+        """The per-request log (a ``usage_log.UsageLog``) for ``wanted`` (a ``LogFilter``), on a worker."""
+        from kvswitch.ui.control.usage_log import read_usage_log  # noqa: PLC0415
+
+        paths = self.paths
+        return tasks.run_in_background(self, lambda _c, _p: read_usage_log(paths, wanted, days),  # type: ignore[arg-type]
+                                       on_success=on_success, on_failure=on_failure)
+
+    def set_via_gateway(self, name: str) -> bool:
+        """Send a profile's client through the gateway (the Usage tab's empty state), then apply it so the
+        client's file points there; ``apply_failed`` says why not."""
+        try:
+            profile = self.store.get(name)
+            if not getattr(profile, "via_gateway", False):
+                data = profile.model_dump(context={"secrets": True})
+                data["via_gateway"] = True
+                self.store.update(name, type(profile).model_validate(data))
+        except KvSwitchError as exc:
+            self.apply_failed.emit(name, str(exc))  # type: ignore[attr-defined]
+            return False
+        applied = bool(self.apply(name, rewrite_files=True))  # type: ignore[attr-defined]
+        if applied and self._gateway_timer is None:
+            self.watch_gateway()
+        return applied
+
     def poll_gateway_usage(self) -> None:
         """Rows the gateway wrote since the last poll go to the low-reuse alert (cloud vendors too)."""
         since = self._usage_seen_until
@@ -193,8 +230,15 @@ class GatewayControllerMixin:
         if not rows:
             return
         self._usage_seen_until = max(r.time for r in rows)
+        self.usage_digest.reload()  # the cards' hit rates
         if self._gateway_alerts is None:
             self._gateway_alerts = GatewayReuseAlerts()
         message = self._gateway_alerts.feed_rows(rows)
         if message:
             self.raise_reuse_alert(message)
+        threshold = self.preference("session_alert_threshold")  # type: ignore[attr-defined]
+        if self._session_alerts is None:
+            self._session_alerts = SessionHitAlerts()
+        self._session_alerts.threshold = float(threshold if threshold is not None else 0.8)  # Settings
+        for text in self._session_alerts.feed_rows(rows):
+            self.raise_session_alert(text)  # type: ignore[attr-defined]

@@ -6,6 +6,10 @@ A mixin of ``AppController`` (which declares ``live_clients_changed``). The list
 ``targets.live`` (the clients' own files, a few small reads); ``live_clients_changed(list)`` is emitted
 after every apply, undo, save and import the controller makes, and when a watched client file changes
 (``watch_live_clients``: another tool, an editor, a second KV Switch process).
+
+For the window the files are read on a worker (``refresh_live_clients``) and the last answer is kept
+as the engine returned it (``live_snapshot``, ``live_for``), so a paint never reads a file; while an
+apply of this window is being read back, ``live_for`` answers None and the cards go by that apply.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QCoreApplication, QFileSystemWatcher, QObject, QTimer
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control import tasks
 
 if TYPE_CHECKING:
     from kvswitch.core.paths import AppPaths
@@ -25,6 +30,11 @@ if TYPE_CHECKING:
     from kvswitch.targets.live_sync import SaveOutcome
 
 log = logging.getLogger("kvswitch.ui.live")
+
+def _tr(text: str) -> str:
+    """Translated in the controller's context, where its other messages are."""
+    return QCoreApplication.translate("AppController", text)
+
 
 #: file events come in bursts (an atomic write is a create and a rename): one refresh after the last
 LIVE_REFRESH_DELAY_MS = 250
@@ -44,6 +54,10 @@ class LiveControllerMixin:
     apply_failed: Any
     _live_watcher: QFileSystemWatcher | None = None
     _live_timer: QTimer | None = None
+    _live: list[LiveClient] | None = None
+    _live_task: tasks.BackgroundTask | None = None
+    _live_again = False
+    _live_after_write = False
     #: labels of the clients the last apply wrote, and of those it (only) re-routed
     last_written_clients: list[str] = []  # noqa: RUF012 - replaced, never mutated
     last_routed_clients: list[str] = []  # noqa: RUF012 - replaced, never mutated
@@ -68,10 +82,68 @@ class LiveControllerMixin:
         return running(self.live_clients(), name)
 
     def emit_live_clients(self) -> None:
-        """Tell the views what every client runs now (after any change the controller made)."""
-        clients = self.live_clients()
-        self._watch_paths(clients)
-        self.live_clients_changed.emit(clients)
+        """Tell the views what every client runs now (after any change the controller made): read on a
+        worker, ``live_clients_changed`` when it is in."""
+        self.refresh_live_clients(after_write=True)
+
+    def live_snapshot(self) -> list[LiveClient]:
+        """What each client runs, as last read in the background (empty until the first read)."""
+        return list(self._live or [])
+
+    def live_for(self, name: str) -> list[LiveClient] | None:
+        """The clients running profile ``name`` now (a card's badges); None before the first read and
+        while this window's own apply is read back (the cards go by that apply meanwhile)."""
+        if self._live is None or self._live_after_write:
+            return None
+        return [client for client in self._live if client.profile == name]
+
+    def refresh_live_clients(self, after_write: bool = False) -> None:
+        """Read the clients' files again on a worker; ``live_clients_changed(list)`` follows.
+
+        The profiles and the engine's environment are taken here, on the GUI thread; only the file
+        reads run on the worker. A request while a read runs reads once more after it (only the
+        last read is emitted: an earlier one may predate the change)."""
+        if after_write:
+            self._live_after_write = True
+        if self._live_task is not None and self._live_task.running:
+            self._live_again = True
+            return
+        self._live_again = False
+        from kvswitch.targets.live import live_clients  # noqa: PLC0415 - the engine loads lazily
+
+        try:
+            profiles, env = self.store.profiles(), self.engine.env
+        except KvSwitchError as exc:
+            log.warning("reading the profiles for the live clients failed: %s", exc)
+            self._live_after_write = False
+            return
+        paths = self.paths
+        self._live_task = tasks.run_in_background(
+            self, lambda _cancel, _progress: live_clients(paths, profiles, env),  # type: ignore[arg-type]
+            on_success=self._on_live_read, on_failure=self._on_live_failed)
+
+    def _on_live_read(self, clients: list[LiveClient]) -> None:
+        self._live_task = None
+        if self._live_again:  # a change came while reading: this answer may predate it
+            self.refresh_live_clients()
+            return
+        self._live = list(clients)
+        self._live_after_write = False
+        self._watch_paths(self._live)
+        self.live_clients_changed.emit(self._live)
+
+    def _on_live_failed(self, exc: BaseException) -> None:
+        self._live_task = None
+        if self._live_again:
+            self.refresh_live_clients()
+            return
+        self._live_after_write = False
+        if isinstance(exc, (KvSwitchError, OSError)):
+            log.warning("reading the clients' live files: %s", exc)
+            return
+        from kvswitch.ui.errors import report_exception  # noqa: PLC0415
+
+        report_exception(type(exc), exc, exc.__traceback__, "live clients")
 
     # -- saving and re-applying --------------------------------------------------------------------
 
@@ -143,40 +215,35 @@ class LiveControllerMixin:
     def switch_message(self, name: str) -> str:
         """The message bar's text for the last switch to ``name``, naming only the clients written or
         re-routed (translated; client names stay as the clients call themselves)."""
-        written, routed = ", ".join(self.last_written_clients), ", ".join(self.last_routed_clients)
+        written, routed = self.last_written_clients, self.last_routed_clients
         parts = []
         if written:
-            text = QCoreApplication.translate("AppController", "Switched %1 to “%2”: new sessions use it.")
-            parts.append(text.replace("%1", written))
+            joined = ", ".join(written)
+            parts.append(_tr("Switched %1 to “%2”: new sessions use it.").replace("%1", joined))
         if routed:
-            text = QCoreApplication.translate(
-                "AppController", "%1 routed to “%2” through the gateway: running sessions follow from "
-                "their next request.")
-            parts.append(text.replace("%1", routed))
+            parts.append(_tr("%1 routed to “%2” through the gateway: running sessions follow from their "
+                                 "next request.").replace("%1", ", ".join(routed)))
         if not parts:
-            parts.append(QCoreApplication.translate(
-                "AppController", "“%2” already runs in every client it targets: nothing was written."))
-        if any(label in ("bash", "zsh", "fish", "pwsh") for label in self.last_written_clients):
-            parts.append(QCoreApplication.translate(
-                "AppController", "Open shells need to re-read their rc file."))
+            parts.append(_tr("“%2” already runs in every client it targets: nothing was written."))
+        if any(label in ("bash", "zsh", "fish", "pwsh") for label in written):
+            parts.append(_tr("Open shells need to re-read their rc file."))
         return " ".join(parts).replace("%2", name)
 
     def save_message(self, outcome: SaveOutcome) -> str:
         """The message bar's text after saving a profile (which clients got it, which still differ)."""
-        parts = [QCoreApplication.translate("AppController", "Saved “%1”.").replace("%1", outcome.profile)]
+        name = outcome.profile
+        parts = [_tr("Saved “%1”.").replace("%1", name)]
         if outcome.written:
-            text = QCoreApplication.translate("AppController", "Written to %1.")
-            parts.append(text.replace("%1", ", ".join(outcome.written)))
+            parts.append(_tr("Written to %1.").replace("%1", ", ".join(outcome.written)))
         if outcome.rerouted or outcome.follows:
-            text = QCoreApplication.translate(
-                "AppController", "%1 use it from the next request (through the gateway).")
-            parts.append(text.replace("%1", ", ".join([*outcome.rerouted, *outcome.follows])))
+            joined = ", ".join([*outcome.rerouted, *outcome.follows])
+            text = _tr("%1 use it from the next request (through the gateway).")
+            parts.append(text.replace("%1", joined))
         if outcome.error:
-            text = QCoreApplication.translate("AppController", "Writing it to the clients failed: %1")
-            parts.append(text.replace("%1", outcome.error))
+            parts.append(_tr("Writing it to the clients failed: %1").replace("%1", outcome.error))
         if outcome.differs:
-            text = QCoreApplication.translate("AppController", "%1 still run the earlier version.")
-            parts.append(text.replace("%1", ", ".join(outcome.differs)))
+            joined = ", ".join(outcome.differs)
+            parts.append(_tr("%1 still run the earlier version.").replace("%1", joined))
         return " ".join(parts)
 
     # -- watching ----------------------------------------------------------------------------------
@@ -191,10 +258,13 @@ class LiveControllerMixin:
             self._live_timer = QTimer(owner)
             self._live_timer.setSingleShot(True)
             self._live_timer.setInterval(LIVE_REFRESH_DELAY_MS)
-            self._live_timer.timeout.connect(self.emit_live_clients)
+            self._live_timer.timeout.connect(self.refresh_live_clients)
             self._live_watcher.fileChanged.connect(self._on_live_watcher_changed)
             self._live_watcher.directoryChanged.connect(self._on_live_watcher_changed)
-        self.emit_live_clients()
+            if self._live is not None:
+                self._watch_paths(self._live)
+                return
+        self.refresh_live_clients()
 
     def _on_live_watcher_changed(self, _path: str) -> None:
         if self._live_timer is not None:
@@ -202,7 +272,9 @@ class LiveControllerMixin:
 
     def _watch_paths(self, clients: list[LiveClient]) -> None:
         if self._live_watcher is None:
-            return
+            self.watch_live_clients()  # the first read starts the watch (no second read: it emits)
+            if self._live_watcher is None:
+                return
         wanted: set[str] = set()
         for client in clients:
             if client.path is None:

@@ -52,6 +52,21 @@ WORDS = (
 
 #: sentences with named fields, exactly as the engines format them
 TEMPLATES = (
+    # verify: where two prompts part (verify.diagnose.PrefixDiagnosis.describe)
+    QT_TRANSLATE_NOOP("EngineText", "First divergence: {part}, byte {part_offset} of the part (byte {offset} "
+                                    "of the prompt); {share} of B's prompt is identical before it "
+                                    "({identical} of {total} bytes)."),
+    QT_TRANSLATE_NOOP("EngineText", "The two prompts are identical: the whole prompt can be reused."),
+    QT_TRANSLATE_NOOP("EngineText", "B continues A (append only): all {count} bytes of A's prompt can be "
+                                    "reused."),
+    QT_TRANSLATE_NOOP("EngineText", "B is a prefix of A (shorter request): all of it can be reused."),
+    QT_TRANSLATE_NOOP("EngineText", "  other parts that differ: {parts}"),
+    QT_TRANSLATE_NOOP("EngineText", "  same:  …{text}"),
+    QT_TRANSLATE_NOOP("EngineText", "  A:     {text}…"),
+    QT_TRANSLATE_NOOP("EngineText", "  B:     {text}…"),
+    QT_TRANSLATE_NOOP("EngineText", "Cause: {cause}"),
+    QT_TRANSLATE_NOOP("EngineText", "Fix: set {env}"),
+    QT_TRANSLATE_NOOP("EngineText", "Note: {note}"),
     # verify: outcome summaries (runner._judge)
     QT_TRANSLATE_NOOP("EngineText", "the server reused {cached} of {prompt} prompt tokens{share}: the "
                                     "prefix cache works."),

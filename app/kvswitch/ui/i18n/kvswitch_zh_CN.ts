@@ -60,79 +60,38 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>Switched %1 to “%2”: new sessions use it.</source>
-        <translation>已将 %1 切换到“%2”：新会话将使用它。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>%1 routed to “%2” through the gateway: running sessions follow from their next request.</source>
-        <translation>%1 已通过网关路由到“%2”：运行中的会话从下一个请求起跟随。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>“%2” already runs in every client it targets: nothing was written.</source>
-        <translation>“%2”已在它面向的每个客户端中运行：未写入任何文件。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>Open shells need to re-read their rc file.</source>
-        <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>Saved “%1”.</source>
-        <translation>已保存“%1”。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>Written to %1.</source>
-        <translation>已写入 %1。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>%1 use it from the next request (through the gateway).</source>
-        <translation>%1 从下一个请求起使用它（通过网关）。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>Writing it to the clients failed: %1</source>
-        <translation>写入客户端失败：%1</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_live.py" line="1"/>
-        <source>%1 still run the earlier version.</source>
-        <translation>%1 仍在运行之前的版本。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller.py" line="224"/>
+        <location filename="../control/controller.py" line="235"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="289"/>
+        <location filename="../control/controller.py" line="312"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../control/clients.py" line="41"/>
+        <location filename="../control/controller.py" line="397"/>
+        <source>A session&apos;s cache hit rate dropped</source>
+        <translation>一个会话的缓存命中率下降了</translation>
+    </message>
+    <message>
+        <location filename="../control/clients.py" line="76"/>
         <source>Claude Code is not installed here (no “claude” on PATH), so nothing was verified. Install Claude Code, or use “Verify cache” for the synthetic check.</source>
-        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
         <translation>本机未安装 Claude Code（PATH 中没有“claude”），因此没有进行验证。请安装 Claude Code，或使用“验证缓存”进行合成检查。</translation>
     </message>
     <message>
-        <location filename="../control/clients.py" line="55"/>
+        <location filename="../control/clients.py" line="90"/>
         <source>Verify cancelled; the running Claude Code was stopped.</source>
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="362"/>
+        <location filename="../control/controller.py" line="385"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="368"/>
+        <location filename="../control/controller.py" line="391"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -286,6 +245,40 @@
     </message>
 </context>
 <context>
+    <name>CacheReasons</name>
+    <message>
+        <location filename="../control/usage_alerts.py" line="70"/>
+        <source>a new conversation (nothing to reuse)</source>
+        <extracomment>the requests of a session the rolling hit rate is taken over (COLD ones, with nothing to reuse, left out) a session named once is named again only after this long (the tray must not nag every poll)</extracomment>
+        <translation>新的对话（没有可复用的内容）</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="71"/>
+        <source>the prompt&apos;s prefix changed</source>
+        <translation>提示词前缀变了</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="72"/>
+        <source>the server dropped the cached prefix (evicted)</source>
+        <translation>服务器丢弃了缓存的前缀（被逐出）</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="73"/>
+        <source>the vendor&apos;s cache expired</source>
+        <translation>服务商的缓存已过期</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="74"/>
+        <source>the server forced re-processing</source>
+        <translation>服务器强制重新处理</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="75"/>
+        <source>no reason could be told</source>
+        <translation>无法判断原因</translation>
+    </message>
+</context>
+<context>
     <name>CheckNote</name>
     <message>
         <location filename="../profiles/check_note.py" line="59"/>
@@ -317,6 +310,39 @@
         <location filename="../profiles/check_note.py" line="101"/>
         <source>Connection failed: %1</source>
         <translation>连接失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>ClientFilter</name>
+    <message>
+        <location filename="../profiles/client_filter.py" line="40"/>
+        <location filename="../profiles/client_filter.py" line="62"/>
+        <source>All</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <location filename="../profiles/client_filter.py" line="41"/>
+        <source>Every profile</source>
+        <translation>所有配置</translation>
+    </message>
+    <message>
+        <location filename="../profiles/client_filter.py" line="42"/>
+        <source>Only the profiles written to %1</source>
+        <translation>只显示写入 %1 的配置</translation>
+    </message>
+</context>
+<context>
+    <name>ClientNames</name>
+    <message>
+        <location filename="../control/clients.py" line="43"/>
+        <source>shell</source>
+        <extracomment>the clients offered next to Claude Code, in the order shown</extracomment>
+        <translation>shell</translation>
+    </message>
+    <message>
+        <location filename="../control/clients.py" line="59"/>
+        <source>%1 and %2</source>
+        <translation>%1 和 %2</translation>
     </message>
 </context>
 <context>
@@ -434,6 +460,29 @@
         <location filename="../verify/verify_compare.py" line="124"/>
         <source>Newer run, %1</source>
         <translation>较新的记录，%1</translation>
+    </message>
+</context>
+<context>
+    <name>EditorPanel</name>
+    <message>
+        <location filename="../profiles/editor_panel.py" line="44"/>
+        <source>● unsaved changes</source>
+        <translation>● 有未保存的更改</translation>
+    </message>
+    <message>
+        <location filename="../profiles/editor_panel.py" line="45"/>
+        <source>Save with Ctrl+S, or Revert</source>
+        <translation>按 Ctrl+S 保存，或点“还原”</translation>
+    </message>
+    <message>
+        <location filename="../profiles/editor_panel.py" line="49"/>
+        <source>Close the editor (Esc)</source>
+        <translation>关闭编辑器（Esc）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/editor_panel.py" line="50"/>
+        <source>Close the editor</source>
+        <translation>关闭编辑器</translation>
     </message>
 </context>
 <context>
@@ -579,792 +628,847 @@
     </message>
     <message>
         <location filename="../control/engine_text.py" line="56"/>
-        <source>the server reused {cached} of {prompt} prompt tokens{share}: the prefix cache works.</source>
+        <source>First divergence: {part}, byte {part_offset} of the part (byte {offset} of the prompt); {share} of B&apos;s prompt is identical before it ({identical} of {total} bytes).</source>
         <extracomment>sentences with named fields, exactly as the engines format them</extracomment>
+        <translation>首个分歧：{part}，该部分的第 {part_offset} 字节（提示词的第 {offset} 字节）；在它之前 B 的提示词有 {share} 相同（{total} 字节中的 {identical} 字节）。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="59"/>
+        <source>The two prompts are identical: the whole prompt can be reused.</source>
+        <translation>两个提示词完全相同：整个提示词都可复用。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="60"/>
+        <source>B continues A (append only): all {count} bytes of A&apos;s prompt can be reused.</source>
+        <translation>B 接续 A（只追加）：A 的提示词全部 {count} 字节都可复用。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="62"/>
+        <source>B is a prefix of A (shorter request): all of it can be reused.</source>
+        <translation>B 是 A 的前缀（更短的请求）：全部可复用。</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="63"/>
+        <source>  other parts that differ: {parts}</source>
+        <translation>  其他不同的部分：{parts}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="64"/>
+        <source>  same:  …{text}</source>
+        <translation>  相同：…{text}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="65"/>
+        <source>  A:     {text}…</source>
+        <translation>  A：   {text}…</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="66"/>
+        <source>  B:     {text}…</source>
+        <translation>  B：   {text}…</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="67"/>
+        <source>Cause: {cause}</source>
+        <translation>原因：{cause}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="68"/>
+        <source>Fix: set {env}</source>
+        <translation>修复：设置 {env}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="69"/>
+        <source>Note: {note}</source>
+        <translation>注意：{note}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_text.py" line="71"/>
+        <source>the server reused {cached} of {prompt} prompt tokens{share}: the prefix cache works.</source>
         <translation>服务器复用了 {prompt} 个提示 token 中的 {cached} 个{share}：前缀缓存有效。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="58"/>
+        <location filename="../control/engine_text.py" line="73"/>
         <source>the server reused only {cached} of {prompt} prompt tokens{share}.</source>
         <translation>服务器只复用了 {prompt} 个提示 token 中的 {cached} 个{share}。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="59"/>
+        <location filename="../control/engine_text.py" line="74"/>
         <source>the server re-processed the prompt ({cached} of {prompt} tokens reused{share}) although the prefix was identical.</source>
         <translation>前缀完全相同，服务器却重新处理了提示（{prompt} 个 token 中只复用了 {cached} 个{share}）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="61"/>
+        <location filename="../control/engine_text.py" line="76"/>
         <source>the server answered but reports no prompt-cache numbers.{hint}</source>
         <translation>服务器有应答，但没有报告提示缓存数据。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="62"/>
+        <location filename="../control/engine_text.py" line="77"/>
         <source>The warm request&apos;s first token came {speedup}x faster, which suggests reuse, but timing alone proves nothing.</source>
         <translation>热请求的首个 token 快了 {speedup} 倍，像是复用了缓存，但仅凭时间不能证明。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="64"/>
+        <location filename="../control/engine_text.py" line="79"/>
         <source>The warm request was not faster either.</source>
         <translation>热请求也没有更快。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="66"/>
+        <location filename="../control/engine_text.py" line="81"/>
         <source>the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.</source>
         <translation>服务器没有复用完全相同的前缀；请检查其提示/前缀缓存是否已启用。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="68"/>
+        <location filename="../control/engine_text.py" line="83"/>
         <source>part of the identical prefix was re-processed: the cache may have been trimmed (context shift, --cache-reuse chunks) or evicted by another request in between.</source>
         <translation>相同前缀的一部分被重新处理：缓存可能被裁剪（上下文移位、--cache-reuse 分块），或在两次请求之间被其他请求挤出。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="71"/>
+        <location filename="../control/engine_text.py" line="86"/>
         <source>attach the server&apos;s log to the profile so the log engine can count reused tokens.</source>
         <translation>请把服务器日志关联到该配置，日志引擎才能统计复用的 token。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="73"/>
+        <location filename="../control/engine_text.py" line="88"/>
         <source>nothing listens at that address: start the server or fix the port in the profile.</source>
         <translation>该地址上没有服务在监听：请启动服务器，或修正配置中的端口。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="75"/>
+        <location filename="../control/engine_text.py" line="90"/>
         <source>the server rejected the key: check the profile&apos;s API key.</source>
         <translation>服务器拒绝了密钥：请检查配置的 API 密钥。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="76"/>
+        <location filename="../control/engine_text.py" line="91"/>
         <source>the server&apos;s context is too small for the probe; start it with a larger -c / --ctx-size.</source>
         <translation>服务器的上下文太小，放不下探测请求；请用更大的 -c / --ctx-size 启动。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="78"/>
+        <location filename="../control/engine_text.py" line="93"/>
         <source>the server does not know that model name: fix the profile&apos;s model.</source>
         <translation>服务器不认识该模型名：请修正配置中的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="79"/>
+        <location filename="../control/engine_text.py" line="94"/>
         <source>the server accepted the connection but did not answer in time (busy, loading, or hung).</source>
         <translation>服务器接受了连接，但没有及时应答（忙碌、正在加载或已挂起）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="81"/>
+        <location filename="../control/engine_text.py" line="96"/>
         <source>the server sent far more than any API answer; is this URL really an inference server?</source>
         <translation>服务器发送的内容远超任何 API 应答；这个 URL 真的是推理服务器吗？</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="84"/>
+        <location filename="../control/engine_text.py" line="99"/>
         <source>{url}: connection refused — is the server running on that port?</source>
         <translation>{url}：连接被拒绝——服务器是否在该端口运行？</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="85"/>
+        <location filename="../control/engine_text.py" line="100"/>
         <source>{url}: cannot connect ({reason})</source>
         <translation>{url}：无法连接（{reason}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="86"/>
+        <location filename="../control/engine_text.py" line="101"/>
         <source>{url}: no complete answer within the {seconds} s timeout</source>
         <translation>{url}：在 {seconds} 秒超时内没有完整应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="87"/>
+        <location filename="../control/engine_text.py" line="102"/>
         <source>{url}: the server closed the connection without a complete answer</source>
         <translation>{url}：服务器未给出完整应答就关闭了连接</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="88"/>
+        <location filename="../control/engine_text.py" line="103"/>
         <source>HTTP {status} from {url}: {message}</source>
         <translation>{url} 返回 HTTP {status}：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="89"/>
+        <location filename="../control/engine_text.py" line="104"/>
         <source>{url}: the server answered 200 but sent no JSON events</source>
         <translation>{url}：服务器返回 200，但没有发送 JSON 事件</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="90"/>
+        <location filename="../control/engine_text.py" line="105"/>
         <source>{url}: the server reported an error mid-stream: {message}</source>
         <translation>{url}：服务器在流中途报告错误：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="91"/>
+        <location filename="../control/engine_text.py" line="106"/>
         <source>{url}: not a JSON answer: {message}</source>
         <translation>{url}：应答不是 JSON：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="92"/>
+        <location filename="../control/engine_text.py" line="107"/>
         <source>{url}: empty answer</source>
         <translation>{url}：空应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="93"/>
+        <location filename="../control/engine_text.py" line="108"/>
         <source>{url}: none of the known APIs answered ({errors}) — check the base URL</source>
         <translation>{url}：已知的 API 都没有应答（{errors}）——请检查基础 URL</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="95"/>
+        <location filename="../control/engine_text.py" line="110"/>
         <source>warm request: {reading} (decided)</source>
         <translation>热请求：{reading}（据此判定）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="96"/>
+        <location filename="../control/engine_text.py" line="111"/>
         <source>warm request: {reading} (decided; {why})</source>
         <translation>热请求：{reading}（据此判定；{why}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="97"/>
+        <location filename="../control/engine_text.py" line="112"/>
         <source>warm request: {reading}</source>
         <translation>热请求：{reading}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="98"/>
+        <location filename="../control/engine_text.py" line="113"/>
         <source>cold request: {reading}</source>
         <translation>冷请求：{reading}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="99"/>
+        <location filename="../control/engine_text.py" line="114"/>
         <source>{source} = {cached} of {prompt} prompt tokens</source>
         <translation>{source} = {prompt} 个提示 token 中的 {cached} 个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="100"/>
+        <location filename="../control/engine_text.py" line="115"/>
         <source>{source}: prompt {prompt} tokens, no cache count</source>
         <translation>{source}：提示 {prompt} 个 token，无缓存计数</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="101"/>
+        <location filename="../control/engine_text.py" line="116"/>
         <source>time to first token: cold {cold} ms, warm {warm} ms ({speedup}x)</source>
         <translation>首 token 时间：冷 {cold} ms，热 {warm} ms（{speedup} 倍）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="102"/>
+        <location filename="../control/engine_text.py" line="117"/>
         <source>time to first token: cold {cold} ms, warm {warm} ms</source>
         <translation>首 token 时间：冷 {cold} ms，热 {warm} ms</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="103"/>
+        <location filename="../control/engine_text.py" line="118"/>
         <source>note: {source} disagrees ({cached} of {prompt}); another client may have used the server at the same time, or the log belongs to another server.</source>
         <translation>注意：{source} 的数据不一致（{prompt} 个中的 {cached} 个）；可能有其他客户端同时使用了该服务器，或该日志属于另一台服务器。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="107"/>
+        <location filename="../control/engine_text.py" line="122"/>
         <source>could not replay Claude Code&apos;s requests: {error}</source>
         <translation>无法重放 Claude Code 的请求：{error}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="108"/>
+        <location filename="../control/engine_text.py" line="123"/>
         <source>the server has no {api} /v1/messages endpoint ({error}); Claude Code needs one, or a gateway that translates</source>
         <translation>服务器没有 {api} /v1/messages 端点（{error}）；Claude Code 需要它，或者一个能转换协议的网关</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="110"/>
+        <location filename="../control/engine_text.py" line="125"/>
         <source>the server reports no cache numbers for Claude Code-shaped requests.</source>
         <translation>对于 Claude Code 形式的请求，服务器没有报告缓存数据。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="111"/>
+        <location filename="../control/engine_text.py" line="126"/>
         <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header makes no difference on this server.</source>
         <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：在这台服务器上计费头没有影响。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="114"/>
+        <location filename="../control/engine_text.py" line="129"/>
         <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header breaks the prefix. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0. (Claude Code puts the user&apos;s first words before its environment block, so even without the header a new conversation re-processes what follows them; later turns reuse all.)</source>
         <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：计费头破坏了前缀。请设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。（Claude Code 把用户的第一句话放在其环境块之前，所以即使没有计费头，新会话也会重新处理其后的内容；之后的轮次会全部复用。）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="120"/>
+        <location filename="../control/engine_text.py" line="135"/>
         <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}. {cause}</source>
         <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。{cause}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="121"/>
+        <location filename="../control/engine_text.py" line="136"/>
         <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}.</source>
         <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="122"/>
+        <location filename="../control/engine_text.py" line="137"/>
         <source>Claude Code&apos;s x-anthropic-billing-header system block differs between conversations, so the server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.</source>
         <translation>Claude Code 的 x-anthropic-billing-header 系统块在各会话之间不同，因此服务器会重新处理整个提示。CLAUDE_CODE_ATTRIBUTION_HEADER=0 可去掉它。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="125"/>
+        <location filename="../control/engine_text.py" line="140"/>
         <source>only whitespace differs (spaces, tabs or line breaks) — the tokens still change.</source>
         <translation>只有空白不同（空格、制表符或换行）——但 token 仍然变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="127"/>
+        <location filename="../control/engine_text.py" line="142"/>
         <source>a date or time inside the prompt changed; anything after it is re-processed. Move it to the end of the prompt or keep it fixed.</source>
         <translation>提示中的日期或时间变了；其后的内容都会被重新处理。请把它移到提示末尾，或保持不变。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="129"/>
+        <location filename="../control/engine_text.py" line="144"/>
         <source>a per-request id (uuid or hex token) inside the prompt changed.</source>
         <translation>提示中每次请求不同的 id（uuid 或十六进制串）变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="130"/>
+        <location filename="../control/engine_text.py" line="145"/>
         <source>the user&apos;s message comes before a large unchanged block ({label}, {size} bytes), so that block is re-processed every time the user&apos;s words differ.</source>
         <translation>用户消息位于一个未改变的大块（{label}，{size} 字节）之前，所以每当用户的话不同，这个块都会被重新处理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="133"/>
+        <location filename="../control/engine_text.py" line="148"/>
         <source>the system prompt itself changed.</source>
         <translation>系统提示本身变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="134"/>
+        <location filename="../control/engine_text.py" line="149"/>
         <source>the tools list changed.</source>
         <translation>工具列表变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="135"/>
+        <location filename="../control/engine_text.py" line="150"/>
         <source>the tools list changed ({changes}).</source>
         <translation>工具列表变了（{changes}）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="137"/>
+        <location filename="../control/engine_text.py" line="152"/>
         <source>{server} did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a client sending cache_prompt:false), the warm request may have gone to another slot (-np &gt; 1), or the model&apos;s memory (SWA/hybrid/recurrent) forces full re-processing.</source>
         <translation>{server} 没有保留前缀：可能关闭了提示缓存（--no-cache-prompt，或客户端发送了 cache_prompt:false），热请求可能去了另一个槽位（-np &gt; 1），或模型的记忆结构（SWA/混合/循环）强制完全重新处理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="141"/>
+        <location filename="../control/engine_text.py" line="156"/>
         <source>Start {server} with --swa-full (SWA models) or keep more context checkpoints (--ctx-checkpoints), or use a model without SWA.</source>
         <translation>用 --swa-full 启动 {server}（SWA 模型），或保留更多上下文检查点（--ctx-checkpoints），或换用不带 SWA 的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="143"/>
+        <location filename="../control/engine_text.py" line="158"/>
         <source>The last {count} requests each re-processed almost the whole prompt (about {prompt} tokens) and reused only the first ~{reused} tokens from the cache, then the prompt differs. Something at the very start of the prompt changes every conversation, for example Claude Code&apos;s billing header (x-anthropic-billing-header). Set CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the profile&apos;s environment.</source>
         <translation>最近 {count} 个请求每次都重新处理了几乎整个提示（约 {prompt} 个 token），只从缓存复用了开头约 {reused} 个 token，之后提示就不同了。提示最开头有内容在每个会话都会变化，例如 Claude Code 的计费头（x-anthropic-billing-header）。请在配置的环境变量中设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="149"/>
+        <location filename="../control/engine_text.py" line="164"/>
         <source>{count} of the last requests were fully re-processed because the model uses sliding-window attention or hybrid/recurrent memory and the cache could not be rolled back to where the prompt changed. {advice}</source>
         <translation>最近有 {count} 个请求被完全重新处理：模型使用滑动窗口注意力或混合/循环记忆，缓存无法回退到提示发生变化的位置。{advice}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="153"/>
+        <location filename="../control/engine_text.py" line="168"/>
         <source>Keep the full sliding-window cache or more context checkpoints if the server has a setting for it, or use a model without SWA.</source>
         <translation>如果服务器有相应设置，请保留完整的滑动窗口缓存或更多上下文检查点，或换用不带 SWA 的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="155"/>
+        <location filename="../control/engine_text.py" line="170"/>
         <source>The last {count} requests reused nothing, although the server already held the same prompt: the client disables prompt caching (&quot;cache_prompt&quot;: false in the request) or the server runs with --no-cache-prompt.</source>
         <translation>最近 {count} 个请求什么都没复用，尽管服务器已持有相同的提示：客户端关闭了提示缓存（请求中的 &quot;cache_prompt&quot;: false），或服务器以 --no-cache-prompt 运行。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="159"/>
+        <location filename="../control/engine_text.py" line="174"/>
         <source>The last {count} requests reused nothing from the cache: the prompt changes at its very first tokens, or prompt caching is disabled (&quot;cache_prompt&quot;: false, --no-cache-prompt), or each request lands on a slot that never held it (try -np 1 or pin id_slot).</source>
         <translation>最近 {count} 个请求没有从缓存复用任何内容：提示在最开头的 token 就变了，或提示缓存被关闭（&quot;cache_prompt&quot;: false、--no-cache-prompt），或每个请求都落到了从未持有它的槽位（试试 -np 1 或固定 id_slot）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="164"/>
+        <location filename="../control/engine_text.py" line="179"/>
         <source>no answer within {seconds} s</source>
         <translation>{seconds} 秒内无应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="165"/>
+        <location filename="../control/engine_text.py" line="180"/>
         <source>The server is slow or a firewall drops the traffic; check the host and port, or raise --timeout for a big local model.</source>
         <translation>服务器太慢，或防火墙丢弃了流量；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="167"/>
+        <location filename="../control/engine_text.py" line="182"/>
         <source>the host name {host} does not resolve</source>
         <translation>主机名 {host} 无法解析</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="168"/>
+        <location filename="../control/engine_text.py" line="183"/>
         <source>Check the spelling of the base URL, your DNS or proxy.</source>
         <translation>请检查基础 URL 的拼写、DNS 或代理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="169"/>
+        <location filename="../control/engine_text.py" line="184"/>
         <source>nothing listens on {address}</source>
         <translation>{address} 上没有服务在监听</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="170"/>
+        <location filename="../control/engine_text.py" line="185"/>
         <source>Start the server, or fix the port in the base URL.</source>
         <translation>请启动服务器，或修正基础 URL 中的端口。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="171"/>
+        <location filename="../control/engine_text.py" line="186"/>
         <source>TLS handshake failed</source>
         <translation>TLS 握手失败</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="172"/>
+        <location filename="../control/engine_text.py" line="187"/>
         <source>The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its certificate is not trusted by this machine (a proxy, or a self-signed certificate).</source>
         <translation>TLS 握手失败：如果服务器使用明文 HTTP，请用 http://；否则本机不信任它的证书（代理或自签名证书）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="175"/>
+        <location filename="../control/engine_text.py" line="190"/>
         <source>the connection failed</source>
         <translation>连接失败</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="176"/>
+        <location filename="../control/engine_text.py" line="191"/>
         <source>Check the URL and the network.</source>
         <translation>请检查 URL 和网络。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="177"/>
+        <location filename="../control/engine_text.py" line="192"/>
         <source>HTTP {status}: redirected to {location}</source>
         <translation>HTTP {status}：重定向到 {location}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="178"/>
+        <location filename="../control/engine_text.py" line="193"/>
         <source>HTTP {status}: the key was refused</source>
         <translation>HTTP {status}：密钥被拒绝</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="179"/>
+        <location filename="../control/engine_text.py" line="194"/>
         <source>HTTP {status}: the server has no route {path}</source>
         <translation>HTTP {status}：服务器没有路由 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="180"/>
+        <location filename="../control/engine_text.py" line="195"/>
         <source>HTTP 429: rate limit or quota reached</source>
         <translation>HTTP 429：达到速率限制或配额</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="181"/>
+        <location filename="../control/engine_text.py" line="196"/>
         <source>Wait and retry, or check the plan&apos;s quota and balance with the vendor.</source>
         <translation>请稍后重试，或向服务商查询套餐配额和余额。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="182"/>
+        <location filename="../control/engine_text.py" line="197"/>
         <source>HTTP {status}: the server failed</source>
         <translation>HTTP {status}：服务器出错</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="183"/>
+        <location filename="../control/engine_text.py" line="198"/>
         <source>A fault on the server&apos;s side: retry later; for a local server read its log.</source>
         <translation>服务器端故障：请稍后重试；本地服务器请查看其日志。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="185"/>
+        <location filename="../control/engine_text.py" line="200"/>
         <source>HTTP {status}: the request was refused</source>
         <translation>HTTP {status}：请求被拒绝</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="186"/>
+        <location filename="../control/engine_text.py" line="201"/>
         <source>HTTP {status} but the body is not JSON</source>
         <translation>HTTP {status}，但正文不是 JSON</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="187"/>
+        <location filename="../control/engine_text.py" line="202"/>
         <source>HTTP {status}, answered as {model}</source>
         <translation>HTTP {status}，以 {model} 应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="188"/>
+        <location filename="../control/engine_text.py" line="203"/>
         <source>HTTP {status}, listed its models</source>
         <translation>HTTP {status}，已列出其模型</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="189"/>
+        <location filename="../control/engine_text.py" line="204"/>
         <source>Check the key, and that it belongs to this server (keys are per vendor and per plan).</source>
         <translation>请检查密钥，并确认它属于这台服务器（密钥按服务商和套餐区分）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="191"/>
+        <location filename="../control/engine_text.py" line="206"/>
         <source>The profile has no key: kvswitch profile edit {name} --api-key-stdin</source>
         <translation>该配置没有密钥：kvswitch profile edit {name} --api-key-stdin</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="192"/>
+        <location filename="../control/engine_text.py" line="207"/>
         <source>Check the key; {vendor} issues keys at {url}.</source>
         <translation>请检查密钥；{vendor} 在 {url} 发放密钥。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="193"/>
+        <location filename="../control/engine_text.py" line="208"/>
         <source>Check the model name (&apos;kvswitch models {name}&apos; lists what it serves).</source>
         <translation>请检查模型名（&apos;kvswitch models {name}&apos; 会列出它提供的模型）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="194"/>
+        <location filename="../control/engine_text.py" line="209"/>
         <source>OK [{outcome}] {url}: {summary} ({ms} ms)</source>
         <translation>成功 [{outcome}] {url}：{summary}（{ms} ms）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="195"/>
+        <location filename="../control/engine_text.py" line="210"/>
         <source>FAILED [{outcome}] {url}: {summary} ({ms} ms)</source>
         <translation>失败 [{outcome}] {url}：{summary}（{ms} ms）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="196"/>
+        <location filename="../control/engine_text.py" line="211"/>
         <source>server said: {message}</source>
         <translation>服务器返回：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="197"/>
+        <location filename="../control/engine_text.py" line="212"/>
         <source>fix: {fix}</source>
         <translation>修正：{fix}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="198"/>
+        <location filename="../control/engine_text.py" line="213"/>
         <source>Use the address it redirects to as the base URL (clients do not follow redirects for POST).</source>
         <translation>请把它重定向到的地址用作基础 URL（客户端不会为 POST 跟随重定向）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="200"/>
+        <location filename="../control/engine_text.py" line="215"/>
         <source>The base URL has a path segment too many or too few (Claude Code appends /v1/messages itself).{hint}</source>
         <translation>基础 URL 的路径多了或少了一段（Claude Code 会自己追加 /v1/messages）。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="202"/>
+        <location filename="../control/engine_text.py" line="217"/>
         <source>The catalog&apos;s {api} endpoint for {host} is {urls}.</source>
         <translation>目录中 {host} 的 {api} 端点是 {urls}。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="203"/>
+        <location filename="../control/engine_text.py" line="218"/>
         <source>The base URL probably points at a web page or a proxy, not at the API.{hint}</source>
         <translation>基础 URL 可能指向网页或代理，而不是 API。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="205"/>
+        <location filename="../control/engine_text.py" line="220"/>
         <source>HTTP {status} with an error object instead of {expected}</source>
         <translation>HTTP {status}，返回的是错误对象而不是 {expected}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="206"/>
+        <location filename="../control/engine_text.py" line="221"/>
         <source>Read the server&apos;s message: the model name or the request shape is usually what it rejects.</source>
         <translation>请阅读服务器的消息：它拒绝的通常是模型名或请求格式。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="208"/>
+        <location filename="../control/engine_text.py" line="223"/>
         <source>HTTP {status} but no {expected} in the answer</source>
         <translation>HTTP {status}，但应答中没有 {expected}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="209"/>
+        <location filename="../control/engine_text.py" line="224"/>
         <source>This URL does not serve the API the client speaks; check the base URL&apos;s path.{hint}</source>
         <translation>这个 URL 不提供客户端所用的 API；请检查基础 URL 的路径。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="211"/>
+        <location filename="../control/engine_text.py" line="226"/>
         <source>{vendor} reads its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
         <translation>{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="213"/>
+        <location filename="../control/engine_text.py" line="228"/>
         <source>{vendor} is listed (unconfirmed) as reading its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
         <translation>目录记载（未确认）{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="216"/>
+        <location filename="../control/engine_text.py" line="231"/>
         <source>no response headers within {seconds} s</source>
         <translation>{seconds} 秒内没有收到响应头</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="217"/>
+        <location filename="../control/engine_text.py" line="232"/>
         <source>no complete answer within the {seconds} s timeout</source>
         <translation>在 {seconds} 秒超时内没有完整应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="218"/>
+        <location filename="../control/engine_text.py" line="233"/>
         <source>The server is slow or sends its answer a byte at a time; check the host and port, or raise --timeout for a big local model.</source>
         <translation>服务器太慢，或逐字节发送应答；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="220"/>
+        <location filename="../control/engine_text.py" line="235"/>
         <source>No API answer is that big: the base URL points at something else (a file server, a proxy) or the server is broken.</source>
         <translation>没有哪个 API 应答有这么大：基础 URL 指向了别的东西（文件服务器、代理），或服务器已损坏。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="222"/>
+        <location filename="../control/engine_text.py" line="237"/>
         <source>The server (or a proxy in front of it) compresses its answers in a way no API client expects; check what the base URL points at.</source>
         <translation>服务器（或其前面的代理）以 API 客户端不认识的方式压缩应答；请检查基础 URL 指向的是什么。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="225"/>
+        <location filename="../control/engine_text.py" line="240"/>
         <source>following {path}</source>
         <translation>正在跟踪 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="226"/>
+        <location filename="../control/engine_text.py" line="241"/>
         <source>following {path} (truncated, reading from the start)</source>
         <translation>正在跟踪 {path}（文件被截断，从头读取）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="227"/>
+        <location filename="../control/engine_text.py" line="242"/>
         <source>following journal of {unit}</source>
         <translation>正在跟踪 {unit} 的日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="228"/>
+        <location filename="../control/engine_text.py" line="243"/>
         <source>waiting for file {path}</source>
         <translation>正在等待文件 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="229"/>
+        <location filename="../control/engine_text.py" line="244"/>
         <source>waiting for a log file in {path}</source>
         <translation>正在等待 {path} 中出现日志文件</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="230"/>
+        <location filename="../control/engine_text.py" line="245"/>
         <source>waiting for directory {path}</source>
         <translation>正在等待目录 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="231"/>
+        <location filename="../control/engine_text.py" line="246"/>
         <source>permission denied: {path}</source>
         <translation>权限不足：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="232"/>
+        <location filename="../control/engine_text.py" line="247"/>
         <source>not a file (a directory): {path}</source>
         <translation>不是文件（是目录）：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="233"/>
+        <location filename="../control/engine_text.py" line="248"/>
         <source>not a directory: {path}</source>
         <translation>不是目录：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="234"/>
+        <location filename="../control/engine_text.py" line="249"/>
         <source>cannot open {path}: {reason}</source>
         <translation>无法打开 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="235"/>
+        <location filename="../control/engine_text.py" line="250"/>
         <source>cannot check {path}: {reason}</source>
         <translation>无法检查 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="236"/>
+        <location filename="../control/engine_text.py" line="251"/>
         <source>cannot read {path}: {reason}</source>
         <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="237"/>
+        <location filename="../control/engine_text.py" line="252"/>
         <source>cannot start {program}: {reason}</source>
         <translation>无法启动 {program}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="238"/>
+        <location filename="../control/engine_text.py" line="253"/>
         <source>running (pid {pid}): {command}</source>
         <translation>运行中（pid {pid}）：{command}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="239"/>
+        <location filename="../control/engine_text.py" line="254"/>
         <source>stopped (exit code {code})</source>
         <translation>已停止（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="240"/>
+        <location filename="../control/engine_text.py" line="255"/>
         <source>process exited (code {code})</source>
         <translation>进程已退出（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="241"/>
+        <location filename="../control/engine_text.py" line="256"/>
         <source>cannot start: the command is empty</source>
         <translation>无法启动：命令为空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="242"/>
+        <location filename="../control/engine_text.py" line="257"/>
         <source>cannot start: command not found: {program}</source>
         <translation>无法启动：找不到命令：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="243"/>
+        <location filename="../control/engine_text.py" line="258"/>
         <source>cannot start: permission denied: {program}</source>
         <translation>无法启动：权限不足：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="244"/>
+        <location filename="../control/engine_text.py" line="259"/>
         <source>journalctl not found: this system has no systemd journal to follow</source>
         <translation>找不到 journalctl：本系统没有可跟踪的 systemd 日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="245"/>
+        <location filename="../control/engine_text.py" line="260"/>
         <source>journalctl for {unit} ended: {status}</source>
         <translation>{unit} 的 journalctl 已结束：{status}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="247"/>
+        <location filename="../control/engine_text.py" line="262"/>
         <source>imported {count} profile(s){names}</source>
         <translation>已导入 {count} 个配置{names}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="248"/>
+        <location filename="../control/engine_text.py" line="263"/>
         <source>  {old} already existed, imported as {new}</source>
         <translation>  {old} 已存在，导入为 {new}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="249"/>
+        <location filename="../control/engine_text.py" line="264"/>
         <source>  no API key in the file for: {names} (enter it before use)</source>
         <translation>  文件中没有以下配置的 API 密钥：{names}（使用前请填写）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="250"/>
+        <location filename="../control/engine_text.py" line="265"/>
         <source>not a KV Switch profiles file: {reason}</source>
         <translation>不是 KV Switch 配置文件：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="251"/>
+        <location filename="../control/engine_text.py" line="266"/>
         <source>not a KV Switch profiles file (no &apos;profiles&apos; list)</source>
         <translation>不是 KV Switch 配置文件（没有 &apos;profiles&apos; 列表）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="252"/>
+        <location filename="../control/engine_text.py" line="267"/>
         <source>written by a newer or different program; upgrade KV Switch to read it</source>
         <translation>由更新版本或其他程序写入；请升级 KV Switch 后再读取</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="253"/>
+        <location filename="../control/engine_text.py" line="268"/>
         <source>profile #{index} is not an object</source>
         <translation>第 {index} 个配置不是对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="255"/>
+        <location filename="../control/engine_text.py" line="270"/>
         <source>KV cache reuse failed: the whole prompt was processed again</source>
         <translation>KV 缓存复用失败：整个提示被重新处理</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="256"/>
+        <location filename="../control/engine_text.py" line="271"/>
         <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
         <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="258"/>
+        <location filename="../control/engine_text.py" line="273"/>
         <source>the cached prompt and the new one differ (common part does not match fully)</source>
         <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="260"/>
+        <location filename="../control/engine_text.py" line="275"/>
         <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
         <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="262"/>
+        <location filename="../control/engine_text.py" line="277"/>
         <source>a context checkpoint was invalidated</source>
         <translation>一个上下文检查点已失效</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="263"/>
+        <location filename="../control/engine_text.py" line="278"/>
         <source>a context checkpoint could not be restored</source>
         <translation>一个上下文检查点无法恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="264"/>
+        <location filename="../control/engine_text.py" line="279"/>
         <source>restored from a context checkpoint</source>
         <translation>已从上下文检查点恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="265"/>
+        <location filename="../control/engine_text.py" line="280"/>
         <source>the slot&apos;s cached prompt was cleared</source>
         <translation>槽位中缓存的提示已被清除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="266"/>
+        <location filename="../control/engine_text.py" line="281"/>
         <source>the RAM prompt cache could not be loaded</source>
         <translation>无法加载内存中的提示缓存</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="267"/>
+        <location filename="../control/engine_text.py" line="282"/>
         <source>restored from the host-RAM prompt cache</source>
         <translation>已从主机内存提示缓存恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="268"/>
+        <location filename="../control/engine_text.py" line="283"/>
         <source>chunks reused by KV shifting (--cache-reuse)</source>
         <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="269"/>
+        <location filename="../control/engine_text.py" line="284"/>
         <source>cache reuse (KV shifting) is not supported by this model</source>
         <translation>此模型不支持缓存复用（KV 移位）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="270"/>
+        <location filename="../control/engine_text.py" line="285"/>
         <source>one prefill batch of {count} sequences</source>
         <translation>一个预填充批次包含 {count} 个序列</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="272"/>
+        <location filename="../control/engine_text.py" line="287"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="273"/>
+        <location filename="../control/engine_text.py" line="288"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="274"/>
+        <location filename="../control/engine_text.py" line="289"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="275"/>
+        <location filename="../control/engine_text.py" line="290"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="276"/>
+        <location filename="../control/engine_text.py" line="291"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="277"/>
+        <location filename="../control/engine_text.py" line="292"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="278"/>
+        <location filename="../control/engine_text.py" line="293"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="279"/>
+        <location filename="../control/engine_text.py" line="294"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="280"/>
+        <location filename="../control/engine_text.py" line="295"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="281"/>
+        <location filename="../control/engine_text.py" line="296"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="282"/>
+        <location filename="../control/engine_text.py" line="297"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="283"/>
+        <location filename="../control/engine_text.py" line="298"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="284"/>
+        <location filename="../control/engine_text.py" line="299"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="285"/>
+        <location filename="../control/engine_text.py" line="300"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="286"/>
+        <location filename="../control/engine_text.py" line="301"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="287"/>
+        <location filename="../control/engine_text.py" line="302"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="288"/>
+        <location filename="../control/engine_text.py" line="303"/>
         <source>{message}: line {line} column {column} (char {char})</source>
         <translation>{message}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
     </message>
@@ -1425,99 +1529,120 @@
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="134"/>
+        <location filename="../shell/first_run.py" line="143"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="141"/>
+        <location filename="../shell/first_run.py" line="150"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="143"/>
+        <location filename="../shell/first_run.py" line="152"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="151"/>
+        <location filename="../shell/first_run.py" line="159"/>
+        <location filename="../shell/first_run.py" line="261"/>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="168"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="169"/>
+        <location filename="../shell/first_run.py" line="186"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="171"/>
+        <location filename="../shell/first_run.py" line="188"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="172"/>
+        <location filename="../shell/first_run.py" line="189"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="174"/>
+        <location filename="../shell/first_run.py" line="191"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="197"/>
+        <location filename="../shell/first_run.py" line="214"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="199"/>
+        <location filename="../shell/first_run.py" line="216"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="200"/>
+        <location filename="../shell/first_run.py" line="217"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="201"/>
+        <location filename="../shell/first_run.py" line="218"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="218"/>
+        <location filename="../shell/first_run.py" line="241"/>
+        <source>Found Claude Code&apos;s settings: import them</source>
+        <translation>找到 Claude Code 的设置：导入</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="245"/>
+        <source>Found CC Switch: import %1 providers</source>
+        <translation>找到 CC Switch：导入 %1 个服务商</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="261"/>
+        <source>Hide details</source>
+        <translation>隐藏详细信息</translation>
+    </message>
+    <message>
+        <location filename="../shell/first_run.py" line="273"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="231"/>
+        <location filename="../shell/first_run.py" line="286"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="240"/>
+        <location filename="../shell/first_run.py" line="295"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="251"/>
+        <location filename="../shell/first_run.py" line="306"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="261"/>
+        <location filename="../shell/first_run.py" line="316"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="266"/>
+        <location filename="../shell/first_run.py" line="321"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="315"/>
+        <location filename="../shell/first_run.py" line="370"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -1553,6 +1678,24 @@
         <location filename="../profiles/gateway_fields.py" line="73"/>
         <source>The stabiliser never runs for a cloud backend.</source>
         <translation>前缀稳定器从不用于云端后端。</translation>
+    </message>
+</context>
+<context>
+    <name>GatewayOffer</name>
+    <message>
+        <location filename="../usage/request_log.py" line="255"/>
+        <source>No request went through KV Switch&apos;s gateway in this period. Through it, every request gets a cache verdict and, when it misses, the reason.</source>
+        <translation>这段时间内没有请求经过 KV Switch 的网关。经过网关时，每个请求都会得到缓存判定，未命中时还会给出原因。</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="259"/>
+        <source>Send through the gateway</source>
+        <translation>经网关发送</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="260"/>
+        <source>Ticks “through the gateway” on the profile and applies it: its clients&apos; files point at the gateway from then on</source>
+        <translation>为该配置勾选“经过网关”并应用：此后其客户端的文件指向网关</translation>
     </message>
 </context>
 <context>
@@ -1608,6 +1751,34 @@
         <location filename="../verify/verify_history.py" line="86"/>
         <source>No verify runs recorded yet.</source>
         <translation>尚无验证记录。</translation>
+    </message>
+</context>
+<context>
+    <name>Kpis</name>
+    <message>
+        <location filename="../usage/request_log.py" line="71"/>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="71"/>
+        <source>Hit rate</source>
+        <translation>命中率</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="72"/>
+        <source>Tokens re-processed</source>
+        <translation>重新处理的 token</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="72"/>
+        <source>Time lost</source>
+        <translation>损失的时间</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="73"/>
+        <source>Not a hit</source>
+        <translation>未命中</translation>
     </message>
 </context>
 <context>
@@ -1667,22 +1838,27 @@
     </message>
     <message>
         <location filename="../logs/log_panel.py" line="171"/>
-        <location filename="../logs/log_panel.py" line="188"/>
+        <location filename="../logs/log_panel.py" line="193"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
         <location filename="../logs/log_panel.py" line="190"/>
+        <source>A cloud API has no server log by nature: the vendor runs the server. Its requests through the gateway, with their cache verdicts, are in the Usage tab.</source>
+        <translation>云端 API 本来就没有服务器日志：服务器由服务商运行。经过网关的请求及其缓存判定在“用量”标签页中。</translation>
+    </message>
+    <message>
+        <location filename="../logs/log_panel.py" line="195"/>
         <source>Opening %1…</source>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="381"/>
+        <location filename="../logs/log_panel.py" line="386"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="397"/>
+        <location filename="../logs/log_panel.py" line="402"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -1690,37 +1866,47 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../profiles/profile_column.py" line="88"/>
+        <location filename="../profiles/profile_column.py" line="97"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="94"/>
+        <location filename="../profiles/profile_column.py" line="103"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="100"/>
+        <location filename="../profiles/profile_column.py" line="104"/>
+        <source>Edit…</source>
+        <translation>编辑…</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_column.py" line="105"/>
+        <source>Open the selected profile in the editor beside the list (Ctrl+E)</source>
+        <translation>在列表旁的编辑器中打开所选配置（Ctrl+E）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/profile_column.py" line="175"/>
+        <source>No profile writes %1. Choose All to see all %2.</source>
+        <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
+    </message>
+    <message>
+        <location filename="../shell/main_window.py" line="115"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="144"/>
+        <location filename="../profiles/profile_column.py" line="180"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="91"/>
-        <source>Profile</source>
-        <translation>配置</translation>
-    </message>
-    <message>
-        <location filename="../shell/window_tabs.py" line="40"/>
+        <location filename="../shell/window_tabs.py" line="41"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../shell/window_tabs.py" line="41"/>
+        <location filename="../shell/window_tabs.py" line="42"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
@@ -1746,112 +1932,154 @@
     </message>
     <message>
         <location filename="../shell/window_actions.py" line="48"/>
+        <source>Save profile</source>
+        <translation>保存配置</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_actions.py" line="51"/>
+        <source>Edit profile</source>
+        <translation>编辑配置</translation>
+    </message>
+    <message>
         <location filename="../shell/window_actions.py" line="54"/>
+        <location filename="../shell/window_actions.py" line="60"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="50"/>
+        <location filename="../shell/window_actions.py" line="56"/>
         <source>From Claude Code settings</source>
         <translation>从 Claude Code 设置导入</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="52"/>
+        <location filename="../shell/window_actions.py" line="58"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="57"/>
+        <location filename="../shell/window_actions.py" line="63"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="67"/>
+        <location filename="../shell/window_actions.py" line="73"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="70"/>
+        <location filename="../shell/window_actions.py" line="76"/>
         <source>Settings…</source>
         <translation>设置…</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="72"/>
+        <location filename="../shell/window_actions.py" line="78"/>
         <source>Setup assistant…</source>
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="200"/>
+        <location filename="../shell/main_window.py" line="263"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="262"/>
+        <location filename="../shell/main_window.py" line="333"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="263"/>
+        <location filename="../shell/main_window.py" line="334"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="298"/>
+        <location filename="../shell/window_messages.py" line="64"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="306"/>
-        <source>Switched to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
-        <translation>已通过网关立即切换到“%1”：未改写任何文件；正在运行的会话从下一个请求起跟随。</translation>
+        <location filename="../shell/main_window.py" line="223"/>
+        <source>Get started</source>
+        <translation>开始使用</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="309"/>
-        <source>Switched to “%1”: files written. New Claude Code and Codex sessions use it; open shells need to re-read their rc file.</source>
-        <translation>已切换到“%1”：文件已写入。新的 Claude Code 和 Codex 会话将使用它；已打开的终端需要重新读取 rc 文件。</translation>
+        <location filename="../shell/main_window.py" line="225"/>
+        <source>New profile</source>
+        <translation>新配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="313"/>
+        <location filename="../shell/main_window.py" line="227"/>
+        <source>Edit “%1”</source>
+        <translation>编辑“%1”</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="81"/>
+        <source>Switched %2 to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
+        <translation>已通过网关将 %2 即时切换到“%1”：没有重写文件；正在运行的会话从下一个请求起跟随。</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="84"/>
+        <source>Switched %2 to “%1”: files written; new sessions use it.</source>
+        <translation>已将 %2 切换到“%1”：文件已写入；新会话将使用它。</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="86"/>
+        <source>Open shells need to re-read their rc file.</source>
+        <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="88"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="315"/>
+        <location filename="../shell/window_messages.py" line="111"/>
+        <source>Switched to “%3”, but nothing answers at %1:%2 yet: start the server before the next request.</source>
+        <translation>已切换到“%3”，但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="55"/>
+        <location filename="../shell/window_messages.py" line="91"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="323"/>
+        <location filename="../shell/window_messages.py" line="57"/>
+        <source>Apply to them</source>
+        <translation>应用到这些客户端</translation>
+    </message>
+    <message>
+        <location filename="../shell/window_messages.py" line="92"/>
+        <source>the clients</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <location filename="../shell/main_window.py" line="368"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="337"/>
+        <location filename="../shell/main_window.py" line="382"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="338"/>
+        <location filename="../shell/main_window.py" line="383"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
     <message>
-        <location filename="../shell/window_dialogs.py" line="79"/>
-        <source>The new language applies the next time KV Switch starts.</source>
-        <translation>新语言将在下次启动 KV Switch 时生效。</translation>
-    </message>
-    <message>
-        <location filename="../shell/window_dialogs.py" line="85"/>
+        <location filename="../shell/window_dialogs.py" line="89"/>
         <source>Added %1 profile(s): %2. Click “Use” on one to switch to it.</source>
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="75"/>
+        <location filename="../profiles/profile_column.py" line="84"/>
         <source>Filter profiles (Ctrl+F)</source>
+        <extracomment>the panel is open only for the welcome (nobody asked for the form): it closes with a first profile</extracomment>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="87"/>
+        <location filename="../profiles/profile_column.py" line="96"/>
         <location filename="../shell/window_actions.py" line="43"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
@@ -1862,24 +2090,29 @@
         <translation>查找配置</translation>
     </message>
     <message>
-        <location filename="../shell/window_actions.py" line="91"/>
+        <location filename="../shell/window_actions.py" line="97"/>
         <source>From a server or vendor…</source>
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="168"/>
+        <location filename="../profiles/profile_column.py" line="204"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="197"/>
+        <location filename="../profiles/profile_column.py" line="233"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="250"/>
+        <location filename="../usage/usage_view.py" line="318"/>
         <source>Usage</source>
         <translation>用量</translation>
+    </message>
+    <message>
+        <location filename="../shell/shell.py" line="267"/>
+        <source>Language changed.</source>
+        <translation>语言已切换。</translation>
     </message>
 </context>
 <context>
@@ -1977,58 +2210,58 @@
 <context>
     <name>PresetGallery</name>
     <message>
-        <location filename="../profiles/gallery.py" line="71"/>
+        <location filename="../profiles/gallery.py" line="72"/>
         <source>Add a profile</source>
         <extracomment>each entry&apos;s starting profile data (a dict for ``Profile.model_validate`` without a name)</extracomment>
         <translation>添加配置</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="76"/>
+        <location filename="../profiles/gallery.py" line="77"/>
         <source>Search servers and vendors (name, URL, model)</source>
         <translation>搜索服务器和服务商（名称、URL、模型）</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="83"/>
+        <location filename="../profiles/gallery.py" line="84"/>
         <source>Looking for servers running on this machine…</source>
         <translation>正在查找本机上运行的服务器…</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="86"/>
+        <location filename="../profiles/gallery.py" line="87"/>
         <source>Use this</source>
         <translation>使用此项</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="92"/>
+        <location filename="../profiles/gallery.py" line="93"/>
         <source>Running on this machine</source>
         <translation>本机正在运行</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="156"/>
+        <location filename="../profiles/gallery.py" line="157"/>
         <source>Local servers (default ports)</source>
         <translation>本地服务器（默认端口）</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="161"/>
+        <location filename="../profiles/gallery.py" line="163"/>
         <source>Cloud vendors</source>
         <translation>云端服务商</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="192"/>
+        <location filename="../profiles/gallery.py" line="194"/>
         <source>model not reported</source>
         <translation>未报告模型</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="196"/>
+        <location filename="../profiles/gallery.py" line="198"/>
         <source>%1 server(s) running on this machine.</source>
         <translation>本机有 %1 个服务器正在运行。</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="197"/>
+        <location filename="../profiles/gallery.py" line="199"/>
         <source>No server is running on this machine right now.</source>
         <translation>本机当前没有运行中的服务器。</translation>
     </message>
     <message>
-        <location filename="../profiles/gallery.py" line="202"/>
+        <location filename="../profiles/gallery.py" line="204"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
@@ -2064,46 +2297,51 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profiles/profile_card.py" line="70"/>
+        <location filename="../profiles/profile_card.py" line="81"/>
         <source>just now</source>
         <extracomment>below the three lines, so the &quot;Use&quot; button stays under the second one, whose line runs full width</extracomment>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="71"/>
+        <location filename="../profiles/profile_card.py" line="82"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="72"/>
+        <location filename="../profiles/profile_card.py" line="83"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="73"/>
+        <location filename="../profiles/profile_card.py" line="84"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="83"/>
+        <location filename="../profiles/profile_card.py" line="94"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="94"/>
+        <location filename="../profiles/profile_card.py" line="107"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="137"/>
-        <location filename="../profiles/profile_card.py" line="261"/>
+        <location filename="../profiles/profile_card.py" line="173"/>
+        <location filename="../profiles/profile_card.py" line="364"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="212"/>
-        <source>active</source>
-        <translation>使用中</translation>
+        <location filename="../profiles/card_badges.py" line="51"/>
+        <source>%1 (project)</source>
+        <translation>%1（项目）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="69"/>
+        <source>%1 hit · %2 requests</source>
+        <translation>命中 %1 · %2 个请求</translation>
     </message>
 </context>
 <context>
@@ -2114,109 +2352,109 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="72"/>
+        <location filename="../profiles/profile_editor.py" line="80"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="73"/>
+        <location filename="../profiles/profile_editor.py" line="81"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="79"/>
+        <location filename="../profiles/profile_editor.py" line="87"/>
         <location filename="../profiles/vendor_hint.py" line="43"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="81"/>
-        <location filename="../profiles/profile_editor.py" line="359"/>
+        <location filename="../profiles/profile_editor.py" line="89"/>
+        <location filename="../profiles/profile_editor.py" line="424"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="83"/>
+        <location filename="../profiles/profile_editor.py" line="91"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="88"/>
+        <location filename="../profiles/profile_editor.py" line="96"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="90"/>
+        <location filename="../profiles/profile_editor.py" line="98"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="101"/>
+        <location filename="../profiles/profile_editor.py" line="109"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="102"/>
+        <location filename="../profiles/profile_editor.py" line="110"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="103"/>
+        <location filename="../profiles/profile_editor.py" line="111"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="112"/>
+        <location filename="../profiles/profile_editor.py" line="120"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="116"/>
+        <location filename="../profiles/profile_editor.py" line="124"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="117"/>
+        <location filename="../profiles/profile_editor.py" line="125"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="126"/>
+        <location filename="../profiles/profile_editor.py" line="134"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="128"/>
+        <location filename="../profiles/profile_editor.py" line="136"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="129"/>
+        <location filename="../profiles/profile_editor.py" line="137"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="133"/>
+        <location filename="../profiles/profile_editor.py" line="141"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="135"/>
+        <location filename="../profiles/profile_editor.py" line="143"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="330"/>
+        <location filename="../profiles/profile_editor.py" line="393"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="359"/>
+        <location filename="../profiles/profile_editor.py" line="424"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="108"/>
+        <location filename="../profiles/profile_editor.py" line="116"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
@@ -2289,17 +2527,57 @@
         <translation>其他服务器（自定义 URL）</translation>
     </message>
     <message>
-        <location filename="../profiles/identity.py" line="62"/>
+        <location filename="../profiles/identity.py" line="64"/>
+        <source>Anthropic&apos;s own API (Claude Code&apos;s default backend).</source>
+        <translation>Anthropic 自己的 API（Claude Code 的默认后端）。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="65"/>
+        <source>Anything else; nothing is pre-filled.</source>
+        <translation>其他任何服务；不预填任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="66"/>
+        <source>llama-server; run it with --log-file to let KV Switch follow its log.</source>
+        <translation>llama-server；加上 --log-file 运行，KV Switch 即可跟踪它的日志。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="68"/>
+        <source>LM Studio&apos;s local server; logs in ~/.lmstudio/server-logs.</source>
+        <translation>LM Studio 的本地服务器；日志在 ~/.lmstudio/server-logs。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="70"/>
+        <source>Ollama (0.30+ runs llama-server internally).</source>
+        <translation>Ollama（0.30 及以上版本内部运行 llama-server）。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="71"/>
+        <source>Any gateway speaking the OpenAI API (Codex) or Anthropic API (Claude Code).</source>
+        <translation>任何支持 OpenAI API（Codex）或 Anthropic API（Claude Code）的网关。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="73"/>
+        <source>SGLang; start it with --enable-cache-report to see cached tokens.</source>
+        <translation>SGLang；用 --enable-cache-report 启动才能看到缓存的 token。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="75"/>
+        <source>vLLM (optionally with LMCache).</source>
+        <translation>vLLM（可搭配 LMCache）。</translation>
+    </message>
+    <message>
+        <location filename="../profiles/identity.py" line="83"/>
         <source>Anthropic API</source>
         <translation>Anthropic API</translation>
     </message>
     <message>
-        <location filename="../profiles/identity.py" line="63"/>
+        <location filename="../profiles/identity.py" line="84"/>
         <source>OpenAI Chat API</source>
         <translation>OpenAI Chat API</translation>
     </message>
     <message>
-        <location filename="../profiles/identity.py" line="64"/>
+        <location filename="../profiles/identity.py" line="85"/>
         <source>OpenAI Responses API</source>
         <translation>OpenAI Responses API</translation>
     </message>
@@ -2307,15 +2585,160 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profiles/profile_model.py" line="137"/>
+        <location filename="../profiles/profile_model.py" line="157"/>
         <source> (active)</source>
-        <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None</extracomment>
+        <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None the clients running the row&apos;s profile now (``LiveClient``s, maybe marked ``differs``), [] for none the gateway&apos;s usage of the row&apos;s profile (``requests``, ``hit_rate``...) or None without any</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_model.py" line="142"/>
+        <location filename="../profiles/profile_model.py" line="164"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
+    </message>
+</context>
+<context>
+    <name>RequestLog</name>
+    <message>
+        <location filename="../usage/request_log.py" line="110"/>
+        <source>All clients</source>
+        <translation>全部客户端</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="111"/>
+        <source>All profiles</source>
+        <translation>全部配置</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="112"/>
+        <source>All sessions</source>
+        <translation>全部会话</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="113"/>
+        <source>Any verdict</source>
+        <translation>任意判定</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="120"/>
+        <source>Session</source>
+        <translation>会话</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="120"/>
+        <source>Client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="117"/>
+        <source>Profiles</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="118"/>
+        <source>Requests</source>
+        <translation>请求</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="118"/>
+        <source>Hit %</source>
+        <translation>命中 %</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="118"/>
+        <source>Re-processed</source>
+        <translation>重新处理</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="119"/>
+        <source>Time lost</source>
+        <translation>损失的时间</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="119"/>
+        <source>Last reason</source>
+        <translation>最近原因</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="120"/>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="121"/>
+        <source>Profile</source>
+        <translation>配置</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="121"/>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="121"/>
+        <source>Cached</source>
+        <translation>已缓存</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="122"/>
+        <source>Reusable</source>
+        <translation>可复用</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="122"/>
+        <source>TTFT</source>
+        <translation>首 token 时间</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="122"/>
+        <source>Verdict</source>
+        <translation>判定</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="123"/>
+        <source>Reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="126"/>
+        <source>Choose a request that is not a hit to see why.</source>
+        <translation>选择一个未命中的请求查看原因。</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="128"/>
+        <source>Client:</source>
+        <translation>客户端：</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="129"/>
+        <source>Profile:</source>
+        <translation>配置：</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="130"/>
+        <source>Session:</source>
+        <translation>会话：</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="131"/>
+        <source>Verdict:</source>
+        <translation>判定：</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="191"/>
+        <source>(no session)</source>
+        <translation>（无会话）</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="231"/>
+        <source>%1: the prompt was reused as far as it could be.</source>
+        <translation>%1：提示词已尽可能复用。</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="232"/>
+        <source>no verdict</source>
+        <translation>无判定</translation>
     </message>
 </context>
 <context>
@@ -2360,7 +2783,7 @@
         <translation>暂无请求：每个请求的缓存复用情况会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../widgets/reuse_chart.py" line="201"/>
+        <location filename="../widgets/reuse_chart.py" line="202"/>
         <source>▲ %1 above the scale (largest %2)</source>
         <translation>▲ %1 个超出刻度（最大 %2）</translation>
     </message>
@@ -2431,6 +2854,14 @@
     </message>
 </context>
 <context>
+    <name>SessionHitAlerts</name>
+    <message>
+        <location filename="../control/usage_alerts.py" line="121"/>
+        <source>Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. Likely cause: %7.</source>
+        <translation>会话 %1（%2，%3）：最近 %4 个请求的提示词命中 %5，低于 %6。可能的原因：%7。</translation>
+    </message>
+</context>
+<context>
     <name>SettingsDialog</name>
     <message>
         <location filename="../shell/settings_dialog.py" line="76"/>
@@ -2450,8 +2881,8 @@
     </message>
     <message>
         <location filename="../shell/settings_dialog.py" line="102"/>
-        <source>Language (after restart):</source>
-        <translation>语言（重启后生效）：</translation>
+        <source>Language:</source>
+        <translation>语言：</translation>
     </message>
     <message>
         <location filename="../shell/settings_dialog.py" line="104"/>
@@ -2499,87 +2930,97 @@
         <translation>连续 %1 个请求复用率低于 %2 % 时在托盘通知，每分钟最多一次</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="130"/>
+        <location filename="../shell/settings_dialog.py" line="133"/>
+        <source>Through the gateway: the tray names a session whose last requests reuse less of their prompt than this</source>
+        <translation>经过网关时：若某会话最近的请求复用的提示词低于此比例，托盘会指出该会话</translation>
+    </message>
+    <message>
+        <location filename="../shell/settings_dialog.py" line="135"/>
+        <source>Alert when a session&apos;s hit rate falls below:</source>
+        <translation>会话命中率低于此值时提醒：</translation>
+    </message>
+    <message>
+        <location filename="../shell/settings_dialog.py" line="139"/>
         <source>Where KV Switch keeps its data</source>
         <translation>KV Switch 的数据位置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="134"/>
+        <location filename="../shell/settings_dialog.py" line="143"/>
         <source>Settings and profiles:</source>
         <translation>设置和配置：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="135"/>
+        <location filename="../shell/settings_dialog.py" line="144"/>
         <source>Backups of changed files:</source>
         <translation>已修改文件的备份：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="136"/>
+        <location filename="../shell/settings_dialog.py" line="145"/>
         <source>KV Switch&apos;s own log:</source>
         <translation>KV Switch 自身日志：</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="141"/>
+        <location filename="../shell/settings_dialog.py" line="150"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="152"/>
+        <location filename="../shell/settings_dialog.py" line="161"/>
         <source>Move profiles to another computer</source>
         <translation>将配置迁移到另一台电脑</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="154"/>
+        <location filename="../shell/settings_dialog.py" line="163"/>
         <source>Include API keys in the exported file (it will be readable by you only)</source>
         <translation>在导出文件中包含 API 密钥（仅你本人可读）</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="158"/>
+        <location filename="../shell/settings_dialog.py" line="167"/>
         <source>Export profiles…</source>
         <translation>导出配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="160"/>
+        <location filename="../shell/settings_dialog.py" line="169"/>
         <source>Import profiles…</source>
         <translation>导入配置…</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="169"/>
+        <location filename="../shell/settings_dialog.py" line="178"/>
         <source>KV Switch %1 (%2) — Qt for Python %3</source>
         <translation>KV Switch %1（%2）— Qt for Python %3</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="221"/>
+        <location filename="../shell/settings_dialog.py" line="231"/>
         <source>with API keys</source>
         <translation>包含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="221"/>
+        <location filename="../shell/settings_dialog.py" line="231"/>
         <source>without API keys</source>
         <translation>不含 API 密钥</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="222"/>
+        <location filename="../shell/settings_dialog.py" line="232"/>
         <source>Exported %1 profile(s) %2 to %3.</source>
         <translation>已将 %1 个配置（%2）导出到 %3。</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="251"/>
+        <location filename="../shell/settings_dialog.py" line="261"/>
         <source>Export profiles</source>
         <translation>导出配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="253"/>
+        <location filename="../shell/settings_dialog.py" line="263"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="259"/>
+        <location filename="../shell/settings_dialog.py" line="269"/>
         <source>Import profiles</source>
         <translation>导入配置</translation>
     </message>
     <message>
-        <location filename="../shell/settings_dialog.py" line="260"/>
+        <location filename="../shell/settings_dialog.py" line="270"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
     </message>
@@ -2587,105 +3028,125 @@
 <context>
     <name>TrayIcon</name>
     <message>
-        <location filename="../shell/tray.py" line="97"/>
+        <location filename="../shell/tray.py" line="114"/>
         <source>Profiles cannot be read: %1</source>
         <translation>无法读取配置：%1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="100"/>
+        <location filename="../shell/tray.py" line="120"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="100"/>
+        <location filename="../shell/tray.py" line="120"/>
         <source>No profiles yet</source>
         <translation>还没有配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="115"/>
+        <location filename="../shell/tray.py" line="145"/>
         <source>Cancel verify</source>
         <translation>取消验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="115"/>
-        <location filename="../shell/tray.py" line="237"/>
-        <location filename="../shell/tray.py" line="241"/>
+        <location filename="../shell/tray.py" line="145"/>
+        <location filename="../shell/tray.py" line="304"/>
+        <location filename="../shell/tray.py" line="308"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="118"/>
-        <location filename="../shell/tray.py" line="246"/>
+        <location filename="../shell/tray.py" line="148"/>
+        <location filename="../shell/tray.py" line="313"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="124"/>
+        <location filename="../shell/tray.py" line="154"/>
         <source>Show window</source>
         <translation>显示窗口</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="127"/>
+        <location filename="../shell/tray.py" line="157"/>
         <source>Quit</source>
         <translation>退出</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="139"/>
+        <location filename="../shell/tray.py" line="179"/>
+        <source>%1 — no profile of yours</source>
+        <translation>%1 — 不是你的配置</translation>
+    </message>
+    <message>
+        <location filename="../shell/tray.py" line="181"/>
+        <source>%1 — %2 (its file differs)</source>
+        <translation>%1 — %2（其文件不一致）</translation>
+    </message>
+    <message>
+        <location filename="../shell/tray.py" line="181"/>
+        <source>%1 — %2</source>
+        <translation>%1 — %2</translation>
+    </message>
+    <message>
+        <location filename="../shell/tray.py" line="193"/>
         <source>cache not checked yet</source>
         <translation>尚未检查缓存</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="139"/>
+        <location filename="../shell/tray.py" line="193"/>
         <source>cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="140"/>
+        <location filename="../shell/tray.py" line="194"/>
         <source>partial cache reuse</source>
         <translation>部分缓存复用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="140"/>
+        <location filename="../shell/tray.py" line="194"/>
         <source>cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="143"/>
+        <location filename="../shell/tray.py" line="197"/>
         <source>KV Switch: %1 (%2)</source>
         <translation>KV Switch：%1（%2）</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="146"/>
+        <location filename="../shell/tray.py" line="200"/>
         <source>KV Switch: no profile applied</source>
         <translation>KV Switch：未应用任何配置</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="224"/>
+        <location filename="../shell/tray.py" line="287"/>
         <source>Switched through the gateway: running sessions follow from their next request; no file was rewritten.</source>
         <translation>已通过网关切换：运行中的会话从下一个请求起跟随；没有改写任何文件。</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="228"/>
+        <location filename="../shell/tray.py" line="290"/>
+        <source>New %1 sessions use this profile.</source>
+        <translation>新的 %1 会话将使用此配置。</translation>
+    </message>
+    <message>
+        <location filename="../shell/tray.py" line="291"/>
         <source>Switched to %1</source>
         <translation>已切换到 %1</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="227"/>
-        <source>New Claude Code and Codex sessions use this profile.</source>
-        <translation>新的 Claude Code 和 Codex 会话将使用此配置。</translation>
+        <location filename="../shell/tray.py" line="295"/>
+        <source>the clients&apos;</source>
+        <translation>客户端的</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="232"/>
+        <location filename="../shell/tray.py" line="299"/>
         <source>%1 was not applied</source>
         <translation>%1 未应用</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="247"/>
+        <location filename="../shell/tray.py" line="314"/>
         <source>Claude Code through “%1”: %2</source>
         <translation>Claude Code 经由“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/tray.py" line="177"/>
+        <location filename="../shell/tray.py" line="231"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
     </message>
@@ -2693,253 +3154,297 @@
 <context>
     <name>UsageTrend</name>
     <message>
-        <location filename="../usage/usage_view.py" line="100"/>
-        <source>Cache hit rate per day</source>
+        <location filename="../usage/usage_view.py" line="102"/>
+        <source>Cache hit rate over the period</source>
         <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
-        <translation>每日缓存命中率</translation>
+        <translation>整个期间的缓存命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="110"/>
-        <source>bars: cache hit rate per day   line: mean time to first token   (%1 days)</source>
-        <translation>柱：每日缓存命中率   线：平均首 token 时间   （%1 天）</translation>
+        <location filename="../usage/usage_view.py" line="117"/>
+        <source>bars: cache hit rate   line: mean time to first token   (%1 requests)</source>
+        <translation>柱：缓存命中率   线：平均首 token 时间   （%1 个请求）</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="111"/>
-        <source>No requests through the gateway yet: usage per day appears here.</source>
-        <translation>尚无经网关的请求：每日用量将显示在这里。</translation>
+        <location filename="../usage/usage_view.py" line="118"/>
+        <source>No requests through the gateway yet: the hit rate over time appears here.</source>
+        <translation>还没有请求经过网关：命中率随时间的变化会显示在这里。</translation>
     </message>
 </context>
 <context>
     <name>UsageView</name>
     <message>
-        <location filename="../usage/usage_view.py" line="136"/>
+        <location filename="../usage/usage_view.py" line="157"/>
         <source>Last day</source>
         <translation>最近一天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="136"/>
+        <location filename="../usage/usage_view.py" line="157"/>
         <source>Last 7 days</source>
         <translation>最近 7 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="137"/>
+        <location filename="../usage/usage_view.py" line="158"/>
         <source>Last 30 days</source>
         <translation>最近 30 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="137"/>
+        <location filename="../usage/usage_view.py" line="158"/>
         <source>All time</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="140"/>
+        <location filename="../usage/usage_view.py" line="161"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="144"/>
+        <location filename="../usage/usage_view.py" line="167"/>
         <source>Day</source>
         <translation>日期</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="144"/>
-        <location filename="../usage/usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="167"/>
+        <location filename="../usage/usage_view.py" line="170"/>
+        <location filename="../usage/usage_view.py" line="174"/>
         <source>Requests</source>
         <translation>请求数</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="144"/>
-        <location filename="../usage/usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="167"/>
+        <location filename="../usage/usage_view.py" line="170"/>
         <source>Input tokens</source>
         <translation>输入 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="145"/>
-        <location filename="../usage/usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="171"/>
         <source>Cached tokens</source>
         <translation>缓存 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="145"/>
-        <location filename="../usage/usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="171"/>
         <source>Output tokens</source>
         <translation>输出 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="145"/>
-        <location filename="../usage/usage_view.py" line="148"/>
+        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="171"/>
         <source>Cost</source>
         <translation>费用</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="146"/>
-        <location filename="../usage/usage_view.py" line="149"/>
+        <location filename="../usage/usage_view.py" line="169"/>
+        <location filename="../usage/usage_view.py" line="172"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="147"/>
+        <location filename="../usage/usage_view.py" line="170"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="151"/>
+        <location filename="../usage/usage_view.py" line="181"/>
         <source>Period:</source>
         <translation>时段：</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="159"/>
+        <location filename="../usage/usage_view.py" line="258"/>
+        <source>No requests through the gateway in this period.</source>
+        <translation>这段时间内没有请求经过网关。</translation>
+    </message>
+    <message>
+        <location filename="../usage/usage_view.py" line="175"/>
         <source>Per day</source>
         <translation>按天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="161"/>
+        <location filename="../usage/usage_view.py" line="176"/>
         <source>Per profile</source>
         <translation>按配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="197"/>
         <source>Loading usage…</source>
         <translation>正在读取用量…</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="206"/>
-        <source>No requests through the gateway in this period. Requests are counted for gateway profiles (kvswitch profile edit NAME --via-gateway).</source>
-        <translation>此时段内没有经网关的请求。只统计网关配置的请求（kvswitch profile edit NAME --via-gateway）。</translation>
-    </message>
-    <message>
-        <location filename="../usage/usage_view.py" line="210"/>
+        <location filename="../usage/usage_view.py" line="262"/>
         <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
         <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="218"/>
+        <location filename="../usage/usage_view.py" line="282"/>
+        <source>“%1” now goes through the gateway: its next requests appear here.</source>
+        <translation>“%1”现在经过网关：它接下来的请求会显示在这里。</translation>
+    </message>
+    <message>
+        <location filename="../usage/usage_view.py" line="286"/>
         <source>The usage database cannot be read: %1</source>
         <translation>无法读取用量数据库：%1</translation>
     </message>
 </context>
 <context>
+    <name>Verdicts</name>
+    <message>
+        <location filename="../profiles/card_badges.py" line="30"/>
+        <source>HIT</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="30"/>
+        <source>PARTIAL</source>
+        <translation>部分命中</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="31"/>
+        <source>MISS</source>
+        <translation>未命中</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="31"/>
+        <source>COLD</source>
+        <translation>冷启动</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="32"/>
+        <source>ERROR</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="32"/>
+        <source>UNKNOWN</source>
+        <translation>未知</translation>
+    </message>
+</context>
+<context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify/verify_card.py" line="63"/>
+        <location filename="../verify/verify_card.py" line="64"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="64"/>
+        <location filename="../verify/verify_card.py" line="65"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="65"/>
+        <location filename="../verify/verify_card.py" line="66"/>
         <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
         <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="68"/>
+        <location filename="../verify/verify_card.py" line="69"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="74"/>
+        <location filename="../verify/verify_card.py" line="75"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="101"/>
+        <location filename="../verify/verify_card.py" line="104"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="102"/>
+        <location filename="../verify/verify_card.py" line="105"/>
         <source>Edit profile</source>
         <translation>编辑配置</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="117"/>
         <source>Cached tokens</source>
         <translation>已缓存 token</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="114"/>
+        <location filename="../verify/verify_card.py" line="117"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="115"/>
+        <location filename="../verify/verify_card.py" line="118"/>
         <source>Time to first token</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="115"/>
+        <location filename="../verify/verify_card.py" line="118"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="116"/>
+        <location filename="../verify/verify_card.py" line="119"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="169"/>
+        <location filename="../verify/verify_card.py" line="172"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="189"/>
-        <location filename="../verify/verify_card.py" line="212"/>
+        <location filename="../verify/verify_card.py" line="192"/>
+        <location filename="../verify/verify_card.py" line="215"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="210"/>
+        <location filename="../verify/verify_card.py" line="213"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="210"/>
+        <location filename="../verify/verify_card.py" line="213"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="211"/>
+        <location filename="../verify/verify_card.py" line="214"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="211"/>
-        <location filename="../verify/verify_card.py" line="250"/>
+        <location filename="../verify/verify_card.py" line="214"/>
+        <location filename="../verify/verify_card.py" line="255"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="225"/>
+        <location filename="../verify/verify_card.py" line="228"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="236"/>
-        <location filename="../verify/verify_card.py" line="255"/>
+        <location filename="../verify/verify_card.py" line="230"/>
+        <source> (slower)</source>
+        <translation>（更慢）</translation>
+    </message>
+    <message>
+        <location filename="../verify/verify_card.py" line="241"/>
+        <location filename="../verify/verify_card.py" line="260"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="248"/>
+        <location filename="../verify/verify_card.py" line="253"/>
         <source>Claude Code keeps the cache</source>
         <translation>Claude Code 保持了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="249"/>
+        <location filename="../verify/verify_card.py" line="254"/>
         <source>Claude Code: partial reuse</source>
         <translation>Claude Code：部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="250"/>
+        <location filename="../verify/verify_card.py" line="255"/>
         <source>Claude Code loses the cache</source>
         <translation>Claude Code 丢失了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="272"/>
+        <location filename="../verify/verify_card.py" line="277"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
@@ -2957,7 +3462,7 @@
         <translation>用 OpenCode 验证</translation>
     </message>
     <message>
-        <location filename="../control/clients.py" line="45"/>
+        <location filename="../control/clients.py" line="80"/>
         <source>Nothing was verified: %1</source>
         <translation>未进行验证：%1</translation>
     </message>
@@ -2967,7 +3472,7 @@
         <translation>通过当前配置无界面运行你安装的 %1（一个会话的两轮，然后一个新会话），并按服务器自己的数字判断每一轮。</translation>
     </message>
     <message>
-        <location filename="../control/clients.py" line="56"/>
+        <location filename="../control/clients.py" line="91"/>
         <source>Verify cancelled; the running %1 was stopped.</source>
         <translation>验证已取消；正在运行的 %1 已停止。</translation>
     </message>
@@ -3117,7 +3622,7 @@
     <name>app</name>
     <message>
         <location filename="../app.py" line="169"/>
-        <location filename="../shell/shell.py" line="167"/>
+        <location filename="../shell/shell.py" line="168"/>
         <source>KV Switch cannot start</source>
         <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>
         <translation>KV Switch 无法启动</translation>
@@ -3157,23 +3662,23 @@ Import them only if you trust the source.</source>
 仅在你信任来源时导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="51"/>
+        <location filename="../profiles/importing.py" line="56"/>
         <source>Importing is not available in this build.</source>
         <translation>此版本不支持导入。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="59"/>
+        <location filename="../profiles/importing.py" line="70"/>
         <source>Nothing to import: no backend settings found.</source>
         <translation>没有可导入的内容：未找到后端设置。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="62"/>
-        <location filename="../profiles/importing.py" line="75"/>
+        <location filename="../profiles/importing.py" line="73"/>
+        <location filename="../profiles/importing.py" line="87"/>
         <source>Nothing was imported.</source>
         <translation>没有导入任何内容。</translation>
     </message>
     <message>
-        <location filename="../profiles/importing.py" line="76"/>
+        <location filename="../profiles/importing.py" line="90"/>
         <source>Imported %1 profile(s): %2.</source>
         <translation>已导入 %1 个配置：%2。</translation>
     </message>

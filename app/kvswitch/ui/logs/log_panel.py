@@ -185,6 +185,11 @@ class LogPanel(QWidget):
         self.highlighter.kind_hint = kind_hint
         self.clear()  # lines and requests belong to the source they came from
         if source is None:
+            if kind_hint is not None and not _is_local_kind(kind_hint):
+                self._set_status(self.tr(
+                    "A cloud API has no server log by nature: the vendor runs the server. Its requests "
+                    "through the gateway, with their cache verdicts, are in the Usage tab."))
+                return
             self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
             return
         self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
@@ -398,3 +403,13 @@ def _describe(source: LogSource) -> str:
     if kind == "command":
         return " ".join(source.command or [])
     return str(getattr(source, "path", "") or kind)
+
+
+def _is_local_kind(kind: str) -> bool:
+    """Whether a profile of this kind talks to a server on this machine (one with a log to follow)."""
+    from kvswitch.core.models import ProfileKind  # noqa: PLC0415
+
+    try:
+        return ProfileKind(kind).is_local
+    except ValueError:
+        return True

@@ -31,6 +31,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.servers import PRESETS
 from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.ui import i18n
+from kvswitch.ui.profiles.identity import kind_description
 from kvswitch.ui.widgets import icons, theme
 
 if TYPE_CHECKING:
@@ -157,7 +158,8 @@ class PresetGallery(QDialog):
         for kind, local in PRESETS.items():
             if kind.is_local:
                 data = preset_profile_data(local.label, kind.value, None, False, False)
-                self._entry(local.label, f"{local.base_url} — {local.description}", data)
+                description = kind_description(kind.value, local.description)
+                self._entry(local.label, f"{local.base_url} — {description}", data)
         self._header(self.tr("Cloud vendors"))
         for entry in vendors():
             name = entry.display_name(self.language)

@@ -56,6 +56,27 @@ def kind_name(kind: str) -> str:
     return names.get(kind, kind)
 
 
+def kind_description(kind: str, english: str) -> str:
+    """The gallery's line about a local preset, translated (``english``: the server module's own line,
+    shown when this list has none for the kind)."""
+    translate = QCoreApplication.translate
+    lines = {
+        "anthropic": translate("ProfileIdentity", "Anthropic's own API (Claude Code's default backend)."),
+        "custom": translate("ProfileIdentity", "Anything else; nothing is pre-filled."),
+        "llama.cpp": translate("ProfileIdentity", "llama-server; run it with --log-file to let KV Switch "
+                                                  "follow its log."),
+        "lm-studio": translate("ProfileIdentity", "LM Studio's local server; logs in "
+                                                  "~/.lmstudio/server-logs."),
+        "ollama": translate("ProfileIdentity", "Ollama (0.30+ runs llama-server internally)."),
+        "openai-compatible": translate("ProfileIdentity", "Any gateway speaking the OpenAI API (Codex) or "
+                                                          "Anthropic API (Claude Code)."),
+        "sglang": translate("ProfileIdentity", "SGLang; start it with --enable-cache-report to see cached "
+                                               "tokens."),
+        "vllm": translate("ProfileIdentity", "vLLM (optionally with LMCache)."),
+    }
+    return lines.get(kind, english)
+
+
 def api_label(protocol_label: str) -> str:
     """A protocol's label (``servers.vendor_match.PROTOCOL_LABELS``), translated."""
     labels = {

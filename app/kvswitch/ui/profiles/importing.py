@@ -43,15 +43,26 @@ def ask_user(review: str) -> bool:
     return answer == QMessageBox.StandardButton.Yes
 
 
-def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tuple[str, bool]:
-    """Run an importer and add what it found; returns (message, success). Never raises for user errors."""
+def import_profiles(store: Any, source: str, confirm: Confirm = ask_user,
+                    current_out: dict[str, str] | None = None) -> tuple[str, bool]:
+    """Run an importer and add what it found; returns (message, success). Never raises for user errors.
+
+    ``current_out`` receives what is live now per client (``claude`` / ``codex`` → the stored name):
+    Claude Code's own settings are what Claude Code runs; CC Switch says which provider is current per
+    app. The window marks those live at once (``AppController.mark_imported_live``)."""
     try:
         from kvswitch.platform import importers  # noqa: PLC0415
     except ImportError:
         return QCoreApplication.translate("importing", "Importing is not available in this build."), False
+    current: dict[str, str] = {}
     try:
-        found = (importers.import_claude(allow_dangerous_env=True) if source == "claude"
-                 else importers.import_cc_switch(allow_dangerous_env=True))
+        if source == "claude":
+            found: Any = importers.import_claude(allow_dangerous_env=True)
+            if found is not None:
+                current["claude"] = found.name
+        else:
+            read = importers.read_cc_switch(allow_dangerous_env=True)
+            found, current = read.profiles, dict(read.current)
     except KvSwitchError as exc:
         return str(exc), False
     profiles = found if isinstance(found, list) else ([found] if found is not None else [])
@@ -64,6 +75,7 @@ def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tup
     for profile in importers.confirmed_imports(profiles):
         name = _unique_name(store, profile.name)
         if name != profile.name:
+            current = {app: (name if was == profile.name else was) for app, was in current.items()}
             profile = profile.model_copy(update={"name": name})
         try:
             store.add(profile)
@@ -73,6 +85,8 @@ def import_profiles(store: Any, source: str, confirm: Confirm = ask_user) -> tup
         added.append(name)
     if not added:
         return QCoreApplication.translate("importing", "Nothing was imported."), False
+    if current_out is not None:
+        current_out.update({app: name for app, name in current.items() if name in added})
     message = QCoreApplication.translate("importing", "Imported %1 profile(s): %2.")
     message = message.replace("%1", str(len(added)))
     return message.replace("%2", ", ".join(added)), True

@@ -1,5 +1,8 @@
-"""Profiles drawn as cards: the vendor's logo, name, an "active" badge, vendor or host and model, the last
-verdict.
+"""Profiles drawn as wide cards: the vendor's logo, name, a badge per client running it now, vendor or host
+and model with the endpoint, the last verdict and the gateway's hit rate, and one-click Use.
+
+*Live* is the loud state (a tinted card with a coloured edge and filled client pills); the selection is a
+quiet outline, so the card being edited never outshines the one in use.
 
 A delegate rather than item widgets: the list stays one model (filtering, keyboard, accessibility work
 as for any list) and a hundred profiles cost a hundred paints, not a hundred widget trees. The texts a
@@ -21,12 +24,20 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QIcon, QMouseEvent, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kvswitch.ui.i18n import current
+from kvswitch.ui.profiles.card_badges import (
+    Badge,
+    badge_label,
+    badges,
+    endpoint_text,
+    usage_line,
+    verdict_word,
+)
 from kvswitch.ui.profiles.identity import Identity, card_detail, identity
-from kvswitch.ui.profiles.profile_model import IsActiveRole, ProfileRole, VerifyRole
+from kvswitch.ui.profiles.profile_model import IsActiveRole, LiveRole, ProfileRole, UsageRole, VerifyRole
 from kvswitch.ui.widgets import theme
 from kvswitch.ui.widgets.appearance import readable
 
@@ -82,18 +93,43 @@ def verdict_line(entry: Any) -> str:
     if entry is None:
         return QApplication.translate("ProfileCard", "not verified yet")
     age = age_text(str(getattr(entry, "time", "")))
-    return f"{entry.verdict} · {age}" if age else str(entry.verdict)
+    word = verdict_word(entry.verdict)
+    return f"{word} · {age}" if age else word
 
 
 def card_lines(index: _Index) -> tuple[str, str, str]:
-    """Name, ``<vendor> · <API> · model`` (or ``host · model``) and the verdict line of a row."""
+    """Name, ``<vendor> · <API> · model`` (or ``host · model``) and the verdict line of a row (the last
+    verify, then the gateway's hit rate when requests went through it)."""
     profile = index.data(ProfileRole)
     name = str(index.data(Qt.ItemDataRole.DisplayRole))
     if profile is None:
         return name, "", ""
     model = profile.model or QApplication.translate("ProfileCard", "default model")
-    return name, card_detail(profile.base_url, profile.kind.value, model, current()), verdict_line(
-        index.data(VerifyRole))
+    entry = index.data(VerifyRole)
+    usage = usage_line(index.data(UsageRole))
+    verdict = verdict_line(entry) if entry is not None or not usage else ""
+    third = " · ".join(part for part in (verdict, usage) if part)
+    return name, card_detail(profile.base_url, profile.kind.value, model, current()), third
+
+
+def card_badges(index: _Index) -> list[Badge]:
+    """The clients running the row's profile now, as its pills read."""
+    return badges(index.data(LiveRole) or [])
+
+
+def card_endpoint(index: _Index) -> str:
+    """The endpoint a vendor's card shows at the right of its second line (a local card's line has it)."""
+    profile = index.data(ProfileRole)
+    if profile is None:
+        return ""
+    detail = card_detail(profile.base_url, profile.kind.value, "", current())
+    host = endpoint_text(profile.base_url)
+    return "" if detail.startswith(host.split("/")[0]) else host
+
+
+def shows_use(index: _Index) -> bool:
+    """A card has its Use button unless every client running it matches it (a differing one re-applies)."""
+    return not index.data(IsActiveRole) or any(b.differs for b in card_badges(index))
 
 
 def card_identity(index: _Index) -> Identity | None:
@@ -141,8 +177,27 @@ def use_button_rect(card: QRect, font: QFont) -> QRect:
     return QRect(inner.right() - width + 1, inner.bottom() - height + 1, width, height)
 
 
+LIVE_TINT_ALPHA = 40
+
+
+def card_background(pal: QPalette, active: bool) -> QColor:
+    """The colour a card's text sits on: the list's base, tinted with the live colour on a live card."""
+    base = pal.color(QPalette.ColorRole.Base)
+    if not active:
+        return base
+    live = theme.state_color(theme.CacheState.HIT, pal)
+    a = LIVE_TINT_ALPHA / 255
+
+    def mix(ours: float, theirs: float) -> float:
+        return ours * (1 - a) + theirs * a
+
+    return QColor.fromRgbF(mix(base.redF(), live.redF()), mix(base.greenF(), live.greenF()),
+                           mix(base.blueF(), live.blueF()))
+
+
 class ProfileCardDelegate(QStyledItemDelegate):
-    """Paints a row of ``ProfileListModel`` as a three-line card, with a "Use" button on the inactive ones.
+    """Paints a row of ``ProfileListModel`` as a three-line card, with a "Use" button unless it is live
+    everywhere it is applied.
 
     Signals:
         use_requested(str): the card's "Use" button was clicked (the profile's name).
@@ -155,7 +210,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         """A click on "Use" applies the card's profile (one click, as CC Switch's "Enable")."""
         if (event.type() in (QEvent.Type.MouseButtonRelease, QEvent.Type.MouseButtonDblClick)
                 and isinstance(event, QMouseEvent) and event.button() == Qt.MouseButton.LeftButton
-                and not index.data(IsActiveRole)
+                and shows_use(index)
                 and use_button_rect(option.rect, option.font).contains(event.position().toPoint())):
             if event.type() == QEvent.Type.MouseButtonRelease:
                 self.use_requested.emit(str(index.data(Qt.ItemDataRole.DisplayRole)))
@@ -164,92 +219,140 @@ class ProfileCardDelegate(QStyledItemDelegate):
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:
         line = line_height(option.font)
-        return QSize(220, max(GLYPH, 3 * line + 4 + BUTTON_ROOM) + 2 * PAD)
+        # the width is the list's (no sideways scrolling): a card fills the view however wide it is
+        return QSize(260, max(GLYPH, 3 * line + 4 + BUTTON_ROOM) + 2 * PAD + 4)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         self.initStyleOption(option, index)
-        option.text = ""
-        option.icon = QIcon()
-        style = option.widget.style() if option.widget is not None else QApplication.style()
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, option, painter, option.widget)
         pal = option.palette
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        text_role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        active = bool(index.data(IsActiveRole))
         name, detail, verdict = card_lines(index)
         profile = index.data(ProfileRole)
         kind = profile.kind.value if profile is not None else ""
-        rect = option.rect.adjusted(PAD, PAD, -PAD, -PAD)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._paint_frame(painter, option.rect, pal, selected, active)
+        rect = option.rect.adjusted(PAD, PAD, -PAD, -PAD)
         glyph = QRect(rect.left(), rect.top(), GLYPH, GLYPH)
         small = QFont(option.font)
         small.setBold(True)
+        self._paint_glyph(painter, glyph, index, kind, pal, small)
+        text_color = pal.color(QPalette.ColorRole.Text)
+        plain = QFont(option.font)
+        plain.setBold(False)  # the model makes the active row's font bold; only its name should be
+        rows = card_text_rects(option.rect, plain, not shows_use(index))
+        title = QRect(rows[0])
+        right = title.right()
+        for badge in reversed(card_badges(index)):  # right to left, the first client leftmost
+            pill = self._paint_badge(painter, badge, right, title, small, pal)
+            right = pill.left() - 4
+        title.setRight(right)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(text_color)
+        elided = QFontMetrics(bold).elidedText(name, Qt.TextElideMode.ElideRight, max(0, title.width()))
+        painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
+        if shows_use(index):
+            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal)
+        painter.setFont(plain)
+        background = card_background(pal, active)
+        muted = readable(theme.muted_color(pal), background)
+        metrics = QFontMetrics(plain)
+        endpoint = card_endpoint(index)
+        second = QRect(rows[1])
+        room = second.width() - metrics.horizontalAdvance(detail) - 24
+        if endpoint and metrics.horizontalAdvance(endpoint) < room:
+            painter.setPen(muted)
+            painter.drawText(second, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, endpoint)
+            second.setRight(second.right() - metrics.horizontalAdvance(endpoint) - 16)
+        painter.setPen(muted)
+        painter.drawText(second, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         metrics.elidedText(detail, Qt.TextElideMode.ElideRight, second.width()))
+        entry = index.data(VerifyRole)
+        color = theme.state_color(theme.as_state(entry.verdict), pal) if entry is not None else muted
+        painter.setPen(readable(color, background))
+        painter.drawText(rows[2], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         metrics.elidedText(verdict, Qt.TextElideMode.ElideRight, rows[2].width()))
+        painter.restore()
+
+    @staticmethod
+    def _paint_frame(painter: QPainter, card: QRect, pal: QPalette, selected: bool, active: bool) -> None:
+        """A live card is tinted with a coloured left edge (loud); a selected one is outlined (quiet)."""
+        frame = card.adjusted(2, 2, -2, -2)
+        live = theme.state_color(theme.CacheState.HIT, pal)
+        painter.setPen(Qt.PenStyle.NoPen)
+        if active:
+            painter.setBrush(card_background(pal, True))
+            painter.drawRoundedRect(frame, 8, 8)
+            painter.setBrush(live)
+            painter.drawRoundedRect(QRect(frame.left(), frame.top() + 6, 4, frame.height() - 12), 2, 2)
+        if selected:
+            pen = painter.pen()
+            pen.setStyle(Qt.PenStyle.SolidLine)
+            pen.setColor(pal.color(QPalette.ColorRole.Highlight))
+            pen.setWidthF(1.5)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(frame, 8, 8)
+            painter.setPen(Qt.PenStyle.NoPen)
+
+    @staticmethod
+    def _paint_glyph(painter: QPainter, glyph: QRect, index: _Index, kind: str, pal: QPalette,
+                     small: QFont) -> None:
         from kvswitch.ui.widgets import icons  # noqa: PLC0415
 
         who = card_identity(index)
         logo = icons.logo_icon(who.logo, ink="#1c1e22") if who is not None else None  # on a light tile
+        painter.setPen(Qt.PenStyle.NoPen)
         if logo is not None:  # the vendor's (or server's) own logo on a light tile, as CC Switch shows it
-            painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor("#ffffff"))
             painter.drawRoundedRect(glyph, 8, 8)
             logo.paint(painter, glyph.adjusted(5, 5, -5, -5))
-        else:  # the vendor's own monogram when the collection has no logo, else the kind's two letters
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(glyph_color(kind, pal))
-            painter.drawEllipse(glyph)
-            painter.setPen(pal.color(QPalette.ColorRole.Base))
-            painter.setFont(small)
-            letters = (who.monogram if who is not None else "") or kind_badge(kind)
-            painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, letters)
-        left = glyph.right() + PAD
-        line = line_height(option.font)
-        title = QRect(left, rect.top(), rect.right() - left, line)
-        bold = QFont(option.font)
-        bold.setBold(True)
-        painter.setFont(bold)
-        painter.setPen(pal.color(text_role))
-        if index.data(IsActiveRole):
-            badge_text = QApplication.translate("ProfileCard", "active")
-            metrics = QFontMetrics(small)
-            width = metrics.horizontalAdvance(badge_text) + 10
-            badge = QRect(title.right() - width, title.top(), width, line)
-            painter.setBrush(theme.state_color(theme.CacheState.HIT, pal))
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.drawRoundedRect(badge, line / 2, line / 2)
-            painter.setPen(pal.color(QPalette.ColorRole.Base))
-            painter.setFont(small)
-            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, badge_text)
-            title.setRight(badge.left() - 4)
-            painter.setFont(bold)
-            painter.setPen(pal.color(text_role))
-        elided = QFontMetrics(bold).elidedText(name, Qt.TextElideMode.ElideRight, title.width())
-        painter.drawText(title, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
-        plain = QFont(option.font)
-        plain.setBold(False)  # the model makes the active row's font bold; only its name should be
-        active = bool(index.data(IsActiveRole))
-        if not active:
-            self._paint_use_button(painter, use_button_rect(option.rect, plain), plain, pal, selected)
-        painter.setFont(plain)
-        muted = pal.color(text_role) if selected else theme.muted_color(pal)
-        rows = card_text_rects(option.rect, plain, active)
-        for number, text in enumerate((detail, verdict), 1):
-            row = rows[number]
-            color = muted
-            if number == 2 and index.data(VerifyRole) is not None and not selected:
-                color = theme.state_color(theme.as_state(index.data(VerifyRole).verdict), pal)
-            painter.setPen(color)
-            shown = QFontMetrics(plain).elidedText(text, Qt.TextElideMode.ElideRight, row.width())
-            painter.drawText(row, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, shown)
-        painter.restore()
+            return
+        # the vendor's own monogram when the collection has no logo, else the kind's two letters, on a
+        # rounded tile like a logo's (a custom kind's plain dot read as a broken image)
+        painter.setBrush(glyph_color(kind, pal))
+        painter.drawRoundedRect(glyph, 8, 8)
+        painter.setPen(pal.color(QPalette.ColorRole.Base))
+        painter.setFont(small)
+        letters = (who.monogram if who is not None else "") or kind_badge(kind)
+        if letters == "•":
+            letters = (str(index.data(Qt.ItemDataRole.DisplayRole)) or "?")[:1].upper()
+        painter.drawText(glyph, Qt.AlignmentFlag.AlignCenter, letters)
 
     @staticmethod
-    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette,
-                          selected: bool = False) -> None:
-        """A rounded button in the highlight colour: the card's one action (inverted on a selected card,
-        which is drawn in the highlight colour itself)."""
+    def _paint_badge(painter: QPainter, badge: Badge, right: int, title: QRect, font: QFont,
+                     pal: QPalette) -> QRect:
+        """A client's pill ending at ``right``: filled for a live client, outlined amber when it differs."""
+        text = badge_label(badge)
+        width = QFontMetrics(font).horizontalAdvance(text) + 14
+        pill = QRect(right - width + 1, title.top(), width, title.height())
+        radius = pill.height() / 2
+        if badge.differs:
+            amber = theme.state_color(theme.CacheState.PARTIAL, pal)
+            pen = painter.pen()
+            pen.setStyle(Qt.PenStyle.SolidLine)
+            pen.setColor(amber)
+            pen.setWidthF(1.5)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(pill.adjusted(1, 1, -1, -1), radius, radius)
+            painter.setPen(readable(amber, pal.color(QPalette.ColorRole.Base)))
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(theme.state_color(theme.CacheState.HIT, pal))
+            painter.drawRoundedRect(pill, radius, radius)
+            painter.setPen(pal.color(QPalette.ColorRole.Base))
+        painter.setFont(font)
+        painter.drawText(pill, Qt.AlignmentFlag.AlignCenter, text)
+        return pill
+
+    @staticmethod
+    def _paint_use_button(painter: QPainter, button: QRect, font: QFont, pal: QPalette) -> None:
+        """A rounded button in the highlight colour: the card's one action."""
         fill, ink = QPalette.ColorRole.Highlight, QPalette.ColorRole.HighlightedText
-        if selected:
-            fill, ink = ink, fill
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(pal.color(fill))
         radius = button.height() / 2

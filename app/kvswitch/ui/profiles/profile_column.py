@@ -40,6 +40,7 @@ class ProfileColumnMixin:
     controller: AppController
     model: ProfileListModel
     editor_page: QScrollArea
+    editor_panel: Any
     if TYPE_CHECKING:
         @property
         def editor(self) -> ProfileEditor: ...  # MainWindow builds it on first use
@@ -51,8 +52,11 @@ class ProfileColumnMixin:
     _fill_new_menu: Callable[[], None]
     apply_profile: Callable[[str], bool]
     open_first_run: Callable[[], None]
+    show_editor: Callable[[], None]
     _import: Callable[[str], None]
     profile_page: ProfilePage | None = None
+    #: the panel is open only for the welcome (nobody asked for the form): it closes with a first profile
+    welcome_opened_panel = False
 
     def _build_profile_column(self) -> QWidget:
         # The cards' painter and panels load with the content, after the frame's first paint; so does
@@ -60,12 +64,17 @@ class ProfileColumnMixin:
         from PySide6.QtCore import Qt  # noqa: PLC0415
         from PySide6.QtWidgets import QListView  # noqa: PLC0415
 
+        from kvswitch.ui.profiles.client_filter import ClientFilter  # noqa: PLC0415
         from kvswitch.ui.profiles.profile_card import ProfileCardDelegate  # noqa: PLC0415
         from kvswitch.ui.profiles.profile_panel import EmptyState, ProfileButtons  # noqa: PLC0415
 
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
+        self.list_view.setSpacing(2)
+        self.list_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list_view.setResizeMode(QListView.ResizeMode.Adjust)  # cards follow the list's width
+        self.list_view.setMinimumWidth(320)
         self.card_delegate = ProfileCardDelegate(self.list_view)
         self.card_delegate.use_requested.connect(self._on_card_use_requested)
         self.list_view.setItemDelegate(self.card_delegate)
@@ -92,18 +101,25 @@ class ProfileColumnMixin:
         self._fill_new_menu()
         self.new_button.setMenu(self.new_menu)
         self.remove_button = QPushButton(QCoreApplication.translate("MainWindow", "Remove"))
+        self.edit_button = QPushButton(QCoreApplication.translate("MainWindow", "Edit…"))
+        self.edit_button.setToolTip(QCoreApplication.translate("MainWindow", "Open the selected profile "
+                                                               "in the editor beside the list (Ctrl+E)"))
+        self.client_filter = ClientFilter()
         self.profile_buttons = ProfileButtons()
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(12, 8, 4, 8)  # off the window edge (8/12 px spacing)
         left_layout.setSpacing(8)
-        left_layout.addWidget(QLabel(QCoreApplication.translate("MainWindow", "Profiles")))
-        left_layout.addWidget(self.filter_edit)
+        top = QHBoxLayout()
+        top.addWidget(self.client_filter)
+        top.addWidget(self.filter_edit, 1)
+        left_layout.addLayout(top)
         left_layout.addWidget(self.list_stack, 1)
         left_layout.addWidget(self.profile_buttons)
         row = QHBoxLayout()
         row.addWidget(self.new_button)
         row.addStretch(1)
+        row.addWidget(self.edit_button)
         row.addWidget(self.remove_button)
         left_layout.addLayout(row)
         return left
@@ -111,11 +127,17 @@ class ProfileColumnMixin:
     @Slot(str)
     def _on_filter_text_changed(self, text: str) -> None:
         from kvswitch.ui.profiles.profile_card import card_lines  # noqa: PLC0415
+        from kvswitch.ui.profiles.profile_model import ProfileRole  # noqa: PLC0415
 
         words = text.casefold().split()
+        client = self.client_filter.client
         for row in range(self.model.rowCount()):
-            haystack = " ".join(card_lines(self.model.index(row))).casefold()
+            index = self.model.index(row)
+            haystack = " ".join(card_lines(index)).casefold()
             matches = all(word in haystack for word in words)
+            if client is not None:
+                summary = index.data(ProfileRole)
+                matches = matches and summary is not None and self.client_filter.accepts(summary.targets)
             self.list_view.setRowHidden(row, not matches)
         self.show_list_page()
 
@@ -137,9 +159,23 @@ class ProfileColumnMixin:
         rows = self.model.rowCount()
         if self.profile_page is not None:
             self.profile_page.show_for(rows)
+            if not rows:  # the welcome: the ways to a first profile
+                self.welcome_opened_panel = not self.editor_panel.isVisible() or self.welcome_opened_panel
+                self.editor_panel.show()
+            elif self.welcome_opened_panel:  # the first profile came (an import): the list takes the room
+                self.welcome_opened_panel = False
+                self.editor_panel.hide()
+        update_title = getattr(self, "_update_editor_title", None)
+        if update_title is not None:
+            update_title()
         hidden = sum(self.list_view.isRowHidden(row) for row in range(rows))
         if not rows:
             self.list_stack.setCurrentWidget(self.empty_state)
+        elif hidden == rows and not self.filter_edit.text().strip():
+            text = QCoreApplication.translate("MainWindow", "No profile writes %1. Choose All to see all %2.")
+            shown = text.replace("%1", self.client_filter.label()).replace("%2", str(rows))
+            self.no_match_label.setText(shown)
+            self.list_stack.setCurrentWidget(self.no_match_label)
         elif hidden == rows:
             text = QCoreApplication.translate("MainWindow", "No profile matches “%1”. Clear the filter to "
                                               "see all %2.")
@@ -191,7 +227,7 @@ class ProfileColumnMixin:
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.fill_from_preset(data)
-        self.tabs.setCurrentWidget(self.editor_page)
+        self.show_editor()
         self.editor.key_edit.setFocus()
         self.message_bar.show_info(
             QCoreApplication.translate("MainWindow", "Add the API key if the backend needs one, then Save."))

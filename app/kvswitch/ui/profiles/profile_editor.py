@@ -9,6 +9,7 @@ the user has edited (or all of them once Save is tried): a blank new form is not
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -41,7 +42,7 @@ from kvswitch.ui.widgets import appearance
 
 log = logging.getLogger("kvswitch.ui.editor")
 
-EDITABLE_TARGETS = ("claude", "codex", "bash", "zsh", "fish")
+EDITABLE_TARGETS = ("claude", "codex", "opencode", "bash", "zsh", "fish")
 
 
 class ProfileEditor(QWidget):
@@ -51,20 +52,27 @@ class ProfileEditor(QWidget):
         profile_saved(str): the profile was added or updated in the store (its name).
         save_failed(str): the store refused the profile (its message).
         form_opened(): a new profile's form was asked for (a preset, a kind): the welcome gives way.
+        dirty_changed(bool): the form now has (or no longer has) edits that are not saved.
     """
 
     profile_saved = Signal(str)
     save_failed = Signal(str)
     form_opened = Signal()
+    dirty_changed = Signal(bool)
 
-    def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None):
+    def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None,
+                 save_existing: Callable[[str, Profile], bool] | None = None):
+        """``save_existing(old_name, profile)``: how a stored profile is saved (the window's writes it
+        through to the clients that run it); default: ``store.update``."""
         super().__init__(parent)
         self._store = store
+        self._save_existing = save_existing
         self._editing: str | None = None  # name in the store, None for a new profile
         self._loading = False
         self._valid: Profile | None = None
         self._field_errors = FieldErrors()  # which messages show: only for edited fields, until Save
         self._extra: dict[str, Any] = {}  # what a preset sets that the form has no field for (notes)
+        self._dirty = False
 
         self.kind_combo = QComboBox()
         for each in ProfileKind:
@@ -94,7 +102,7 @@ class ProfileEditor(QWidget):
         self.log_kind_combo, self.log_path_edit = self.log_field.kind_combo, self.log_field.path_edit
 
         self.errors = self._field_errors.labels  # the error label under each field, by field name
-        form = QFormLayout()
+        self._form = form = QFormLayout()
         kind_row = QHBoxLayout()
         kind_row.addWidget(self.kind_combo, 1)
         kind_row.addWidget(self.preset_button)
@@ -175,6 +183,54 @@ class ProfileEditor(QWidget):
         """The form as a valid profile, or None while a field is invalid."""
         return self._valid
 
+    @property
+    def dirty(self) -> bool:
+        """Whether the form has edits the store does not have yet (the panel says so)."""
+        return self._dirty
+
+    def _set_dirty(self, dirty: bool) -> None:
+        if dirty != self._dirty:
+            self._dirty = dirty
+            self.dirty_changed.emit(dirty)
+
+    def claude_targeted(self) -> bool:
+        """Whether the form writes Claude Code (user or a project): its fields show only then."""
+        if self.target_boxes["claude"].isChecked():
+            return True
+        if self._editing is not None:
+            try:
+                return any(t.startswith("claude") for t in self._store.summary(self._editing).targets)
+            except KvSwitchError:
+                return False
+        return False
+
+    def _show_fields_for_targets(self) -> None:
+        """Only the fields that apply: the key variable and models per role are Claude Code's, a server
+        log is a local server's (a Codex-only profile shows no Claude-only field)."""
+        claude = self.claude_targeted()
+        self.key_env_combo.setVisible(claude)
+        self.models_box.setVisible(claude)
+        kind = self.kind_combo.currentData()
+        local = bool(kind) and ProfileKind(kind).is_local
+        row = self._form_row_of(self.log_field)
+        if row >= 0:  # the field and its label (its error label keeps its own state)
+            item = self._form.itemAt(row, QFormLayout.ItemRole.LabelRole)
+            label = item.widget() if item is not None else None
+            if label is not None:
+                label.setVisible(local)
+            self.log_field.setVisible(local)
+            if not local:
+                self.errors["log"].hide()
+
+    def _form_row_of(self, widget: QWidget) -> int:
+        """The form row holding ``widget`` (rows are a field with its error label under it)."""
+        for row in range(self._form.rowCount()):
+            item = self._form.itemAt(row, QFormLayout.ItemRole.FieldRole)
+            inner = item.layout() if item is not None else None
+            if inner is not None and inner.indexOf(widget) >= 0:
+                return row
+        return -1
+
     def load_profile(self, name: str) -> None:
         """Show a stored profile (the store is asked each time; nothing is cached here)."""
         try:
@@ -185,6 +241,7 @@ class ProfileEditor(QWidget):
         self._editing = profile.name
         self._reset_touched()
         self._fill(profile)
+        self._set_dirty(False)
 
     def fill_from_preset(self, data: dict[str, Any]) -> None:
         """A new profile from a gallery entry's data (``preset_profile_data``); the user adds a key."""
@@ -200,6 +257,7 @@ class ProfileEditor(QWidget):
         self._fill(profile)
         self._field_errors.show_all = True  # the user chose this: a clash with an existing name shows now
         self._validate()
+        self._set_dirty(True)  # a new profile from the gallery exists only in the form until Save
         self.form_opened.emit()
 
     def _reset_touched(self) -> None:
@@ -222,6 +280,7 @@ class ProfileEditor(QWidget):
             box.setChecked(spec == "claude")
         self._loading = False
         self.apply_preset(kind)
+        self._set_dirty(False)
         self.form_opened.emit()
 
     def apply_preset(self, kind: ProfileKind | str) -> None:
@@ -247,6 +306,9 @@ class ProfileEditor(QWidget):
         try:
             if self._editing is None:
                 self._store.add(profile)
+            elif self._save_existing is not None:
+                if not self._save_existing(self._editing, profile):
+                    return False  # it said why
             else:
                 self._store.update(self._editing, profile)
         except KvSwitchError as exc:
@@ -254,6 +316,7 @@ class ProfileEditor(QWidget):
             self.save_failed.emit(str(exc))
             return False
         self._editing = profile.name
+        self._set_dirty(False)
         self.profile_saved.emit(profile.name)
         return True
 
@@ -334,6 +397,7 @@ class ProfileEditor(QWidget):
         self.models_box.update_buttons()
         self.lint_panel.show_for(profile)
         self.gateway_fields.show_for(profile)
+        self._show_fields_for_targets()
         return profile
 
     def _is_duplicate(self, name: str) -> bool:
@@ -352,6 +416,7 @@ class ProfileEditor(QWidget):
     def _on_field_changed(self, *_args: object) -> None:
         if not self._loading:
             self._validate()
+            self._set_dirty(True)
 
     @Slot(bool)
     def _on_reveal_toggled(self, shown: bool) -> None:

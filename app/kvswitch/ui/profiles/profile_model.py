@@ -28,12 +28,16 @@ IsActiveRole = Qt.ItemDataRole.UserRole + 2
 NameRole = Qt.ItemDataRole.UserRole + 3
 #: the latest recorded verify of the row's profile (a ``HistoryEntry``) or None
 VerifyRole = Qt.ItemDataRole.UserRole + 4
+#: the clients running the row's profile now (``LiveClient``s, maybe marked ``differs``), [] for none
+LiveRole = Qt.ItemDataRole.UserRole + 5
+#: the gateway's usage of the row's profile (``requests``, ``hit_rate``...) or None without any
+UsageRole = Qt.ItemDataRole.UserRole + 6
 
 _Index = QModelIndex | QPersistentModelIndex
 
 
 class ProfileListModel(QAbstractListModel):
-    """Rows are the store's profiles in store order; the active one is bold and badged.
+    """Rows are the store's profiles in store order; a profile live for some client is bold and badged.
 
     Signals:
         store_changed(): the store reported a change (emitted after the rows were updated).
@@ -43,10 +47,14 @@ class ProfileListModel(QAbstractListModel):
     _store_notified = Signal()
 
     def __init__(self, store: ProfileStore, parent: QObject | None = None,
-                 last_verify: Callable[[str], Any] | None = None):
+                 last_verify: Callable[[str], Any] | None = None,
+                 live_for: Callable[[str], list[Any] | None] | None = None,
+                 usage_of: Callable[[str], Any] | None = None):
         super().__init__(parent)
         self._store = store
         self._last_verify = last_verify or (lambda _name: None)
+        self._live_for = live_for or (lambda _name: None)
+        self._usage_of = usage_of or (lambda _name: None)
         self._names: list[str] = store.names()
         # The store may notify from a worker thread (apply in the background); the signal hop makes the
         # row update run on the model's thread.
@@ -91,6 +99,12 @@ class ProfileListModel(QAbstractListModel):
         if self._names:
             self.dataChanged.emit(self.index(0), self.index(len(self._names) - 1))
 
+    @Slot(object)
+    def on_live_clients_changed(self, _clients: object) -> None:
+        """What the clients run was read again: the badges repaint (a bound slot, so a window rebuilt
+        for another language leaves no connection to a deleted model behind)."""
+        self.refresh_rows()
+
     def _apply_difference(self, old: list[str], new: list[str]) -> None:
         if len(new) > len(old) and new[: len(old)] == old:
             self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)
@@ -115,11 +129,17 @@ class ProfileListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._names):
             return None
         name = self._names[index.row()]
-        active = name == self._store.active_name
+        live = self._live_for(name)
+        # live for some client, from the clients' own files; the last apply only until they were read
+        active = bool(live) if live is not None else name == self._store.active_name
         if role in (Qt.ItemDataRole.DisplayRole, NameRole):
             return name
         if role == IsActiveRole:
             return active
+        if role == LiveRole:
+            return list(live or [])
+        if role == UsageRole:
+            return self._usage_of(name)
         if role == ProfileRole:
             return self.profile_at(index.row())
         if role == VerifyRole:
@@ -135,7 +155,9 @@ class ProfileListModel(QAbstractListModel):
             if profile is None:
                 return None
             marker = self.tr(" (active)") if active else ""
-            return f"{name}{marker}\n{self._identity(profile)} · {profile.base_url}"
+            lines = [f"{name}{marker}", f"{self._identity(profile)} · {profile.base_url}"]
+            lines += [f"{client.label}: {client.detail}" for client in live or []]
+            return "\n".join(lines)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             profile = self.profile_at(index.row())
             kind = f", {self._identity(profile)}" if profile is not None else ""

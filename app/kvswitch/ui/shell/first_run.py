@@ -130,6 +130,15 @@ class FirstRunDialog(QDialog):
                                "computer. Pick what to turn into profiles; you can change everything later."))
         intro.setWordWrap(True)
         layout.addWidget(intro)
+        # what to do first, when there is an obvious answer: CC Switch's providers, or today's settings
+        self.lead_button = QPushButton()
+        self.lead_button.hide()
+        self.lead_button.clicked.connect(self._on_lead_button_clicked)
+        from kvswitch.ui.widgets import appearance  # noqa: PLC0415
+
+        appearance.style_primary(self.lead_button)
+        self._lead_source: str | None = None
+        layout.addWidget(self.lead_button)
 
         tools_box = QGroupBox(self.tr("Coding tools"))
         tools_layout = QVBoxLayout(tools_box)
@@ -146,6 +155,14 @@ class FirstRunDialog(QDialog):
         buttons.addWidget(self.import_cc_switch_button)
         buttons.addStretch(1)
         tools_layout.addLayout(buttons)
+        # the diagnostics (where each tool and file is, where detection looked) under a Details fold
+        self.details_button = QPushButton(self.tr("Details"))
+        self.details_button.setCheckable(True)
+        self.details_button.setFlat(True)
+        self.details_button.toggled.connect(self._on_details_button_toggled)
+        self.details_box = tools_box
+        tools_box.setVisible(False)
+        layout.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(tools_box)
 
         servers_box = QGroupBox(self.tr("Local servers"))
@@ -162,7 +179,7 @@ class FirstRunDialog(QDialog):
         self.searched_label.setTextFormat(Qt.TextFormat.RichText)
         self.searched_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.searched_label.hide()
-        servers_layout.addWidget(self.searched_label)
+        tools_layout.addWidget(self.searched_label)  # a diagnostic: in the Details fold
         servers_layout.addStretch(0)  # takes the list's room while the list is hidden
         self._servers_layout = servers_layout
         row = QHBoxLayout()
@@ -204,6 +221,44 @@ class FirstRunDialog(QDialog):
         claude = next((tool for tool in tools if tool.name == "claude"), None)
         self.import_claude_button.setEnabled(claude is not None and claude.has_config)
         self.import_cc_switch_button.setEnabled((home_dir() / ".cc-switch").is_dir())
+        self._lead_with(claude is not None and claude.has_config)
+
+    def _lead_with(self, claude_settings: bool) -> None:
+        """Lead with the import there is: CC Switch's providers (counted on a worker), else Claude
+        Code's settings; nothing to lead with, no lead."""
+        if (home_dir() / ".cc-switch").is_dir():
+            from kvswitch.ui.control.tasks import run_in_background  # noqa: PLC0415
+
+            def count(_cancel: threading.Event, _progress: Any) -> int:
+                from kvswitch.platform.importers import read_cc_switch  # noqa: PLC0415
+
+                return len(read_cc_switch(allow_dangerous_env=True).profiles)
+
+            self._count_task = run_in_background(self, count, on_success=self._on_cc_switch_counted,
+                                                 on_failure=lambda exc: log.info("CC Switch: %s", exc))
+            return
+        if claude_settings:
+            self._show_lead("claude", self.tr("Found Claude Code's settings: import them"))
+
+    def _on_cc_switch_counted(self, count: object) -> None:
+        if isinstance(count, int) and count > 0:
+            text = self.tr("Found CC Switch: import %1 providers").replace("%1", str(count))
+            self._show_lead("cc-switch", text)
+
+    def _show_lead(self, source: str, text: str) -> None:
+        self._lead_source = source
+        self.lead_button.setText(text)
+        self.lead_button.show()
+
+    @Slot()
+    def _on_lead_button_clicked(self) -> None:
+        if self._lead_source is not None and self.import_from(self._lead_source):
+            self.lead_button.hide()
+
+    @Slot(bool)
+    def _on_details_button_toggled(self, shown: bool) -> None:
+        self.details_box.setVisible(shown)
+        self.details_button.setText(self.tr("Hide details") if shown else self.tr("Details"))
 
     # -- detection ---------------------------------------------------------------------------------
 
@@ -328,7 +383,10 @@ class FirstRunDialog(QDialog):
         from kvswitch.ui.profiles.importing import import_profiles  # noqa: PLC0415
 
         before = {profile.name for profile in self.store.profiles()}
-        message, ok = import_profiles(self.store, source)
+        current: dict[str, str] = {}
+        message, ok = import_profiles(self.store, source, current_out=current)
+        if ok and current:
+            self.controller.mark_imported_live(current)
         added = [profile.name for profile in self.store.profiles() if profile.name not in before]
         if added:
             self.added.extend(added)

@@ -1,4 +1,5 @@
-"""The main window: profiles on the left; editor, live cache log and verify card on the right.
+"""The main window: the provider list first (the editor opens beside it), then the cache log, verify and
+usage tabs.
 
 It is a view over the controller (actions) and the store (data): apply, undo and verify go through the
 controller, whose outcome signals drive the message bar, so the tray and the window always agree.
@@ -26,24 +27,28 @@ from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
 from kvswitch.ui.shell.window_actions import WindowActionsMixin
 from kvswitch.ui.shell.window_dialogs import WindowDialogsMixin
+from kvswitch.ui.shell.window_messages import WindowMessagesMixin
 from kvswitch.ui.shell.window_tabs import WindowTabsMixin
 
 if TYPE_CHECKING:
     from kvswitch.core.models import ProfileKind
     from kvswitch.ui.profiles.profile_editor import ProfileEditor
-    from kvswitch.ui.widgets.message_bar import Action
 
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowTabsMixin, QMainWindow):
+class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowMessagesMixin,
+                 WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
         quit_requested(): the user chose Quit (or closed the window where there is no tray).
+        language_changed(str): Settings saved another language ("" follows the system); the shell
+            rebuilds the window in it, no restart.
     """
 
     quit_requested = Signal()
+    language_changed = Signal(str)
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *, deferred: bool = False):
         """Build the window; with ``deferred`` only the frame, and ``build_content()`` does the rest.
@@ -78,8 +83,13 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.setWindowIcon(theme.app_icon())
         self.store = self.controller.store
         summary = self.controller.verify_summary
-        self.model = ProfileListModel(self.store, self, last_verify=summary.get)
+        self.model = ProfileListModel(self.store, self, last_verify=summary.get,
+                                      live_for=self.controller.live_for,
+                                      usage_of=self.controller.usage_digest.get)
         summary.changed.connect(self.model.refresh_rows)
+        self.controller.live_clients_changed.connect(self.model.on_live_clients_changed)
+        self.controller.usage_digest.changed.connect(self.model.refresh_rows)
+        self.model.store_changed.connect(lambda: self.controller.refresh_live_clients())  # a save, an import
         left = self._build_profile_column()
 
         self._editor: ProfileEditor | None = None
@@ -87,21 +97,31 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.editor_page = QtWidgets.QScrollArea()
         self.editor_page.setWidgetResizable(True)
         self.editor_page.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        from kvswitch.ui.profiles.editor_panel import EditorPanel  # noqa: PLC0415
+
+        # the list is the main view; the form opens beside it when asked for, Save pinned below it
+        self.editor_panel = EditorPanel(self.editor_page)
+        self.editor_panel.close_requested.connect(self.hide_editor)
+        self.editor_panel.hide()
+        self.profiles_split = QSplitter()
+        self.profiles_split.setChildrenCollapsible(False)
+        self.profiles_split.addWidget(left)
+        self.profiles_split.addWidget(self.editor_panel)
+        self.profiles_split.setStretchFactor(0, 3)
+        self.profiles_split.setStretchFactor(1, 2)
+        self.profiles_split.setSizes([620, 460])
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.editor_page, self.tr("Profile"))
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.profiles_split, self.tr("Profiles"))
         self._add_tab_placeholders()
         self.message_bar = MessageBar()
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addWidget(self.message_bar)
-        right_layout.addWidget(self.tabs, 1)
-        splitter = QSplitter()
-        splitter.addWidget(left)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([300, 800])
-        self.setCentralWidget(splitter)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.message_bar)
+        central_layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
 
         self._build_actions()
         self._connect()
@@ -126,6 +146,11 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.new_action.triggered.connect(lambda: self.open_gallery())
         self.find_action.triggered.connect(self._on_find_triggered)
         self.filter_edit.textChanged.connect(self._on_filter_text_changed)
+        self.client_filter.client_changed.connect(
+            lambda: self._on_filter_text_changed(self.filter_edit.text()))
+        self.edit_button.clicked.connect(self.show_editor)
+        self.edit_action.triggered.connect(self.show_editor)
+        self.save_action.triggered.connect(self._on_save_triggered)
         self.empty_state.add_requested.connect(lambda: self.open_gallery())
         self.profile_buttons.duplicate_requested.connect(self._on_duplicate_requested)
         self.profile_buttons.move_requested.connect(self._on_move_requested)
@@ -157,13 +182,50 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
             return
         from kvswitch.ui.profiles.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
 
-        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task)
+        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task,
+                                     save_existing=self._save_existing_profile)
         self.editor_page.setWidget(self.wrap_editor(self._editor))  # the welcome until a first profile
+        self.editor_panel.attach(self._editor)
         self._editor.profile_saved.connect(self._on_editor_profile_saved)
+        self._editor.form_opened.connect(self._update_editor_title)
+        self._editor.dirty_changed.connect(lambda _dirty: self._update_editor_title())
         self._editor.save_failed.connect(self.message_bar.show_error)
         name = self.selected_name()
         if name is not None:
             self._editor.load_profile(name)
+
+    def show_editor(self) -> None:
+        """Open the form beside the list (the Profiles tab), on the selected profile or a new one."""
+        self.tabs.setCurrentIndex(0)
+        editor = self.editor  # built on first use
+        self.welcome_opened_panel = False
+        if not self.editor_panel.isVisible():  # room for the whole form, the list keeps the rest
+            total = max(1, self.profiles_split.width())
+            want = min(max(editor.sizeHint().width() + 40, 540), int(total * 0.62))
+            self.profiles_split.setSizes([max(1, total - want), want])
+        self.editor_panel.show()
+        self._update_editor_title()
+
+    @Slot()
+    def hide_editor(self) -> None:
+        """Close the form; the list takes the width again (a welcome with no profile stays)."""
+        if self.model.rowCount():
+            self.editor_panel.hide()
+
+    def _update_editor_title(self) -> None:
+        if self._editor is None:
+            return
+        page = self.profile_page
+        welcome = page is not None and page.showing_welcome
+        self.editor_panel.footer_buttons_visible(not welcome)
+        name = self._editor.editing
+        if welcome:
+            title = self.tr("Get started")
+        elif name is None:
+            title = self.tr("New profile")
+        else:
+            title = self.tr("Edit “%1”").replace("%1", name)
+        self.editor_panel.set_title(title)
 
     def selected_name(self) -> str | None:
         index = self.list_view.currentIndex()
@@ -180,6 +242,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         has = name is not None
         self.apply_action.setEnabled(has)
         self.remove_button.setEnabled(has)
+        self.edit_button.setEnabled(has)
         self.verify_action.setEnabled(has and bool(self.store.active_name))
         self.undo_action.setEnabled(self.controller.can_undo())
         row = self.model.row_of(name) if name else -1
@@ -231,6 +294,7 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
     def _on_list_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid() and self._editor is not None:  # an editor built later loads it itself
             self._editor.load_profile(str(current.data()))
+            self._update_editor_title()
         self._update_actions()
 
     @Slot()
@@ -251,8 +315,15 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.list_view.clearSelection()
         self.list_view.setCurrentIndex(QModelIndex())
         self.editor.new_profile(kind or self.editor.kind_combo.currentData())
-        self.tabs.setCurrentWidget(self.editor_page)
+        self.show_editor()
         self.editor.name_edit.setFocus()
+
+    @Slot()
+    def _on_save_triggered(self, *_args: object) -> None:
+        """Ctrl+S: save the form when it is open on a profile (or a new one)."""
+        if self._editor is not None and self.editor_panel.isVisible() and not (
+                self.profile_page is not None and self.profile_page.showing_welcome):
+            self._editor.save()
 
     @Slot()
     def _on_remove_clicked(self) -> None:
@@ -291,32 +362,6 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         self.build_tabs()
         self.tabs.setCurrentWidget(self.verify_card)
         self.controller.start_verify()
-
-    @Slot(str)
-    def _on_editor_profile_saved(self, name: str) -> None:
-        self._select(name)
-        self.message_bar.show_info(self.tr("Saved “%1”.").replace("%1", name))
-        if name == self.store.active_name:
-            self.bind_log_to_active()
-
-    @Slot(str)
-    def _on_controller_profile_applied(self, name: str) -> None:
-        actions: list[Action] = []
-        if self.controller.switched_by_routing:  # nothing written: nothing to review, nor to undo
-            text = self.tr("Switched to “%1” instantly through the gateway: no file rewritten; running "
-                           "sessions follow from their next request.")
-        else:
-            text = self.tr("Switched to “%1”: files written. New Claude Code and Codex sessions use it; "
-                           "open shells need to re-read their rc file.")
-            applied = getattr(self, "_applied_plans", None)
-            if applied is not None and applied[0] == name:
-                actions.append(("review", self.tr("Review changes"), self.review_applied_changes))
-            if self.controller.can_undo():
-                actions.append(("undo", self.tr("Undo"), self.controller.undo))
-        self.message_bar.show_success(text.replace("%1", name), actions)
-        self.model.store_changed.emit()
-        self.bind_log_to_active()
-        self._update_actions()
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:

@@ -99,7 +99,7 @@ class SettingsDialog(QDialog):
             self.language_combo.addItem(label or self.tr("System language"), value)
         index = self.language_combo.findData(self.settings.language)
         self.language_combo.setCurrentIndex(max(index, 0))
-        form.addRow(self.tr("Language (after restart):"), self.language_combo)
+        form.addRow(self.tr("Language:"), self.language_combo)
         self.theme_combo = QComboBox()
         for value, label in zip(THEMES, (self.tr("Follow the system"), self.tr("Light"), self.tr("Dark")),
                                 strict=True):
@@ -124,6 +124,15 @@ class SettingsDialog(QDialog):
                                      .replace("%2", f"{self.settings.reuse_alert_threshold * 100:.0f}"))
         self.alerts_check.setChecked(self.settings.reuse_alerts)
         form.addRow(self.alerts_check)
+        from PySide6.QtWidgets import QSpinBox  # noqa: PLC0415
+
+        self.session_threshold_spin = QSpinBox()
+        self.session_threshold_spin.setRange(0, 100)
+        self.session_threshold_spin.setSuffix(" %")
+        self.session_threshold_spin.setValue(round(self.settings.session_alert_threshold * 100))
+        self.session_threshold_spin.setToolTip(self.tr("Through the gateway: the tray names a session whose "
+                                                       "last requests reuse less of their prompt than this"))
+        form.addRow(self.tr("Alert when a session's hit rate falls below:"), self.session_threshold_spin)
         return box
 
     def _locations_box(self) -> QGroupBox:
@@ -193,6 +202,7 @@ class SettingsDialog(QDialog):
             "close_to_tray": self.tray_check.isChecked(),
             "always_review_changes": self.review_check.isChecked(),
             "reuse_alerts": self.alerts_check.isChecked(),
+            "session_alert_threshold": self.session_threshold_spin.value() / 100,
         })
 
     def save(self) -> bool:

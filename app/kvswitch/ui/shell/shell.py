@@ -64,6 +64,7 @@ class AppShell(QObject):
             self._apply_preferences()  # the content is built in the theme it will be shown in
         self.window = MainWindow(self.controller, deferred=deferred)
         self.window.quit_requested.connect(self.quit)
+        self.window.language_changed.connect(self._on_window_language_changed)
         self.tray: TrayIcon | None = None  # once loaded
         # Another process (the CLI) may change profiles or apply one; the store notices on refresh.
         self._poll = QTimer(self)
@@ -136,7 +137,7 @@ class AppShell(QObject):
             if shown:
                 self.window.show_and_raise()
             self._started()
-            self.controller.verify_summary.reload()
+            self._read_in_background()
             return
         if shown:
             # Load once the frame has been painted, so the user sees a window at once; the fallback
@@ -174,8 +175,14 @@ class AppShell(QObject):
         self.ready.emit()
         QTimer.singleShot(0, self.window.build_editor)  # the form beside the cards, then
         QTimer.singleShot(0, self.window.build_tabs)  # the two tabs not shown at start
-        # after "ready": the verify engine (httpx) loads on a worker, never before the profiles show
+        self._read_in_background()
+
+    def _read_in_background(self) -> None:
+        """After "ready", on workers: the latest verifies (httpx), what each client runs now (the engine
+        models) and each profile's hit rate through the gateway — never before the profiles show."""
         self.controller.verify_summary.reload()
+        self.controller.refresh_live_clients()
+        self.controller.usage_digest.reload()
 
     def _offer_first_run(self) -> None:
         """No profiles and the assistant never finished: open it (it remembers when it is done)."""
@@ -228,6 +235,36 @@ class AppShell(QObject):
                 self.window.bind_log_to_active()
         except KvSwitchError as exc:
             self.window.message_bar.show_error(engine_text.error_text(exc))
+
+    @Slot(str)
+    def _on_window_language_changed(self, language: str) -> None:
+        """Another language, now: its translators in, and the window built again in it (the state is
+        the store's and the controller's, so nothing is lost); the tray's menu is rebuilt on opening."""
+        app = QApplication.instance()
+        if app is None:
+            return
+        from kvswitch.ui import i18n  # noqa: PLC0415
+
+        i18n.install(app, i18n.choose_language(language or None))
+        old = self.window
+        self.window = MainWindow(self.controller)
+        self.window.quit_requested.connect(self.quit)
+        self.window.language_changed.connect(self._on_window_language_changed)
+        self.window.tray_present, self.window.close_to_tray = old.tray_present, old.close_to_tray
+        self.window.setGeometry(old.geometry())
+        if self.tray is not None:
+            self.tray.show_window_requested.disconnect(old.show_and_raise)
+            self.tray.show_window_requested.connect(self.window.show_and_raise)
+            self.tray.rebuild_menu(vendors=False)
+        if old.isVisible():
+            self.window.show_and_raise()
+        old.stop_tabs()
+        old.close_to_tray = False
+        old.quit_requested.disconnect(self.quit)
+        old.hide()
+        old.deleteLater()
+        self.controller.refresh_live_clients()
+        self.window.message_bar.show_info(QApplication.translate("MainWindow", "Language changed."))
 
     @Slot()
     def _on_tray_verify_requested(self) -> None:

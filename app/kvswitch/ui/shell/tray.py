@@ -1,8 +1,10 @@
 """The system tray: switch profiles, verify, show the window, quit; the icon shows the cache state.
 
 The menu is rebuilt on ``aboutToShow`` (Vorta's ``build_menu``) so it always lists the store's current
-profiles with the active one checked. Picking a profile applies it at once (no diff dialog: the tray is
-for quick switching) and a notification confirms the switch or says why it failed.
+profiles: one section per client (Claude Code, Codex, OpenCode, each shell), each with a check on the
+profile that client runs now, read from its own files in the background (``controller.live_snapshot``).
+Picking a profile applies it at once (no diff dialog: the tray is for quick switching) and a
+notification confirms the switch or says why it failed.
 """
 
 from __future__ import annotations
@@ -15,17 +17,32 @@ from PySide6.QtGui import QAction, QActionGroup, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.control.clients import clients_text, serves_client
 from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.usage.gateway_status import status_line
 from kvswitch.ui.verify.verify_clients import add_client_verify_actions
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from kvswitch.core.store_rows import ProfileSummary
+    from kvswitch.targets.live import LiveClient
 
 log = logging.getLogger("kvswitch.ui.shell.tray")
 
 NOTIFY_MS = 4000
+
+
+def client_sections(live: Sequence[LiveClient], profiles: Sequence[ProfileSummary]
+                    ) -> list[tuple[LiveClient, list[ProfileSummary]]]:
+    """Each live client with the profiles that switch it (a client no profile is for is left out)."""
+    sections = []
+    for client in live:
+        members = [p for p in profiles if serves_client(p.targets, client.key, client.client)]
+        if members or client.profile is not None:
+            sections.append((client, members))
+    return sections
 
 
 class TrayIcon(QObject):
@@ -97,19 +114,32 @@ class TrayIcon(QObject):
             error = self.menu.addAction(self.tr("Profiles cannot be read: %1").replace("%1", str(exc)))
             error.setEnabled(False)
             profiles, active = [], None
-        header = self.menu.addAction(self.tr("Profiles") if profiles else self.tr("No profiles yet"))
-        header.setEnabled(False)
-        for profile in profiles:  # the user's order, as in the window
-            action = QAction(self._profile_label(profile.name, active), self.menu)
-            action.setCheckable(True)
-            action.setChecked(profile.name == active)
-            action.setToolTip(f"{profile.kind.value} · {profile.base_url}")
-            if vendors:
-                self._show_vendor(action, profile)
-            action.triggered.connect(lambda _checked=False, name=profile.name: self._on_profile_chosen(name))
-            self.profile_group.addAction(action)
-            self.menu.addAction(action)
-            self.profile_actions[profile.name] = action
+        self.client_sections: dict[str, list[QAction]] = {}
+        sections = client_sections(self.controller.live_snapshot(), profiles) if profiles else []
+        if not sections:  # the clients' files not read yet: one list, the last apply checked
+            header = self.menu.addAction(self.tr("Profiles") if profiles else self.tr("No profiles yet"))
+            header.setEnabled(False)
+            for profile in profiles:  # the user's order, as in the window
+                action = self._profile_action(profile, profile.name == active, active, vendors)
+                self.profile_group.addAction(action)
+                self.profile_actions[profile.name] = action
+        # while this app's own apply is read back, the clients it wrote go by that apply
+        reading_back = self.controller.live_for("") is None
+        written = next((p.targets for p in profiles if p.name == active), ()) if reading_back else ()
+        for live, members in sections:
+            current = active if serves_client(written, live.key, live.client) else live.profile
+            self.menu.addSeparator()
+            header = self.menu.addAction(self._section_title(live, current))
+            header.setEnabled(False)
+            group = QActionGroup(self.menu)
+            group.setExclusive(True)
+            actions = []
+            for profile in members:
+                action = self._profile_action(profile, profile.name == current, current, vendors)
+                group.addAction(action)
+                actions.append(action)
+                self.profile_actions.setdefault(profile.name, action)
+            self.client_sections[live.key] = actions
         self.menu.addSeparator()
         self.verify_action = self.menu.addAction(
             self.tr("Cancel verify") if self.controller.verify_running else self.tr("Verify cache"))
@@ -126,6 +156,30 @@ class TrayIcon(QObject):
         self.menu.addSeparator()
         self.quit_action = self.menu.addAction(self.tr("Quit"))
         self.quit_action.triggered.connect(self.quit_requested)
+
+    def _profile_action(self, profile: ProfileSummary, checked: bool, current: str | None,
+                        vendors: bool) -> QAction:
+        action = QAction(self._profile_label(profile.name, current), self.menu)
+        action.setCheckable(True)
+        action.setChecked(checked)
+        action.setToolTip(f"{profile.kind.value} · {profile.base_url}")
+        if vendors:
+            self._show_vendor(action, profile)
+        action.triggered.connect(lambda _checked=False, name=profile.name: self._on_profile_chosen(name))
+        self.menu.addAction(action)
+        return action
+
+    def _section_title(self, live: LiveClient, current: str | None) -> str:
+        """``Claude Code — deepseek`` / ``Codex — no profile of yours`` / ``OpenCode — local (its file
+        differs)``."""
+        from kvswitch.ui.profiles.card_badges import client_badge_text  # noqa: PLC0415
+
+        name = client_badge_text(live)
+        if current is None:
+            return self.tr("%1 — no profile of yours").replace("%1", name)
+        differs = live.differs and current == live.profile
+        text = self.tr("%1 — %2 (its file differs)") if differs else self.tr("%1 — %2")
+        return text.replace("%1", name).replace("%2", current)
 
     def notify(self, title: str, message: str, error: bool = False) -> None:
         if not self.icon.isVisible() or not QSystemTrayIcon.supportsMessages():
@@ -187,9 +241,18 @@ class TrayIcon(QObject):
     # -- slots -------------------------------------------------------------------------------------
 
     def _on_profile_chosen(self, name: str) -> None:
-        if name == self.controller.store.active_name:
-            return
+        live = self.controller.live_for(name)
+        if live is not None and live and not any(client.differs for client in live):
+            targets = self._targets_of(name)
+            if all(any(serves_client([t], c.key, c.client) for c in live) for t in targets):
+                return  # every client it is for runs it already
         self.controller.apply(name)
+
+    def _targets_of(self, name: str) -> tuple[str, ...]:
+        try:
+            return self.controller.store.summary(name).targets
+        except KvSwitchError:
+            return ()
 
     @Slot()
     def _on_verify_chosen(self) -> None:
@@ -224,8 +287,12 @@ class TrayIcon(QObject):
             detail = self.tr("Switched through the gateway: running sessions follow from their next request; "
                              "no file was rewritten.")
         else:
-            detail = self.tr("New Claude Code and Codex sessions use this profile.")
+            detail = self.tr("New %1 sessions use this profile.").replace("%1", self._written_clients(name))
         self.notify(self.tr("Switched to %1").replace("%1", name), detail)
+
+    def _written_clients(self, name: str) -> str:
+        """The clients the apply wrote (its targets), named as the window names them."""
+        return clients_text(self._targets_of(name)) or self.tr("the clients'")
 
     @Slot(str, str)
     def _on_controller_apply_failed(self, name: str, message: str) -> None:

@@ -45,6 +45,12 @@ class WindowActionsMixin:
         self.find_action = QAction(QCoreApplication.translate("MainWindow", "Find profile"), window)
         self.find_action.setShortcut(QKeySequence.StandardKey.Find)
         window.addAction(self.find_action)
+        self.save_action = QAction(QCoreApplication.translate("MainWindow", "Save profile"), window)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        window.addAction(self.save_action)
+        self.edit_action = QAction(QCoreApplication.translate("MainWindow", "Edit profile"), window)
+        self.edit_action.setShortcut(QKeySequence("Ctrl+E"))
+        window.addAction(self.edit_action)
         self.import_menu = QMenu(QCoreApplication.translate("MainWindow", "Import"), window)
         self.import_claude_action = self.import_menu.addAction(
             QCoreApplication.translate("MainWindow", "From Claude Code settings"))

@@ -8,7 +8,7 @@ window module stays about wiring the parts together. Settings and the setup assi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtGui import QAction
@@ -33,6 +33,7 @@ class WindowDialogsMixin:
     tray_present: bool
     _select: Callable[[str | None], None]
     open_gallery: Callable[[], object]
+    language_changed: Any  # MainWindow's signal
 
     def _optional_dialog_action(self, menu: QMenu, module: str, text: str,
                                 open_dialog: Callable[[], None]) -> QAction | None:
@@ -48,7 +49,10 @@ class WindowDialogsMixin:
     def _import(self, source: str) -> None:
         from kvswitch.ui.profiles.importing import import_profiles  # noqa: PLC0415
 
-        message, ok = import_profiles(self.store, source)
+        current: dict[str, str] = {}
+        message, ok = import_profiles(self.store, source, current_out=current)
+        if ok and current:  # what the clients run now is marked live at once
+            self.controller.mark_imported_live(current)
         (self.message_bar.show_success if ok else self.message_bar.show_error)(message)
 
     def open_settings(self) -> None:
@@ -76,8 +80,8 @@ class WindowDialogsMixin:
 
             appearance.apply_theme(str(saved.theme))  # at once: the palette is the app's own
         if getattr(saved, "language", None) != getattr(before, "language", None):
-            self.message_bar.show_info(QCoreApplication.translate(
-                "MainWindow", "The new language applies the next time KV Switch starts."))
+            # the shell installs the translators and rebuilds the window in the new language now
+            self.language_changed.emit(str(getattr(saved, "language", "") or ""))
 
     def _on_first_run_profiles_added(self, names: list[str]) -> None:
         if names:

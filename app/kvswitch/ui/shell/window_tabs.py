@@ -31,6 +31,7 @@ class WindowTabsMixin:
     tabs: Any
     _on_verify_triggered: Callable[..., None]
     _on_verify_fix_requested: Callable[[str, dict[str, str]], None]
+    show_editor: Callable[[], None]
 
     log_panel: LogPanel
     verify_card: VerifyCard
@@ -72,7 +73,7 @@ class WindowTabsMixin:
         self.verify_card.cancel_requested.connect(c.cancel_verify)
         self.verify_card.verify_requested.connect(self._on_verify_triggered)
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)
-        self.verify_card.edit_requested.connect(lambda: self.tabs.setCurrentIndex(0))  # the profile form
+        self.verify_card.edit_requested.connect(self.show_editor)  # the profile form
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
         add_client_buttons(self.verify_card, c)  # "Verify with Codex / OpenCode" (verify_clients)
         add_ablate_view(self.verify_card, c)  # "Which settings matter?" (ablate_view)

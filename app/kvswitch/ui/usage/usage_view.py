@@ -90,26 +90,36 @@ def per_day(rows: Iterable[Any]) -> list[DayTotals]:
 
 
 class UsageTrend(QWidget):
-    """Hit rate per day as bars, mean time to first token as the line."""
+    """The hit rate per slice of the period as bars (every slice, quiet ones empty, so the bars lie over
+    the whole period), the slice's mean time to first token as the line, local-time ticks below."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.days: Sequence[DayTotals] = []
-        self.setMinimumHeight(110)
+        self.days: Sequence[Any] = []
+        self.bucket_s = 86400.0
+        self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setAccessibleName(self.tr("Cache hit rate per day"))
+        self.setAccessibleName(self.tr("Cache hit rate over the period"))
 
-    def set_days(self, days: Sequence[DayTotals]) -> None:
+    def set_days(self, days: Sequence[Any]) -> None:
         self.days = days
         self.update()
 
     def sizeHint(self) -> QSize:
-        return QSize(400, 130)
+        return QSize(400, 140)
+
+    def ticks(self) -> list[str]:
+        """A local time under each bar: the hour for slices under a day, else the date."""
+        form = "%H:%M" if self.bucket_s < 86400 else "%m-%d"
+        return [time.strftime(form, time.localtime(getattr(bar, "start", 0.0))) for bar in self.days]
 
     def paintEvent(self, _event: QPaintEvent) -> None:
-        legend = self.tr("bars: cache hit rate per day   line: mean time to first token   (%1 days)")
-        empty = self.tr("No requests through the gateway yet: usage per day appears here.")
-        paint_strip(self, self.days, empty, legend.replace("%1", str(len(self.days))))
+        legend = self.tr("bars: cache hit rate   line: mean time to first token   (%1 requests)")
+        empty = self.tr("No requests through the gateway yet: the hit rate over time appears here.")
+        requests = sum(getattr(bar, "requests", 0) for bar in self.days)
+        shown = self.days if requests else []
+        paint_strip(self, shown, empty, legend.replace("%1", str(requests)), min_slots=1,
+                    x_labels=self.ticks() if shown and hasattr(shown[0], "start") else None)
 
 
 def _cell(value: object, numeric: bool = False) -> QTableWidgetItem:
@@ -122,16 +132,27 @@ def _cell(value: object, numeric: bool = False) -> QTableWidgetItem:
 
 
 class UsageView(QWidget):
-    """The tab; ``refresh()`` reads the store in the background (also every ``REFRESH_MS`` while shown)."""
+    """The tab; ``refresh()`` reads the store in the background (also every ``REFRESH_MS`` while shown).
+
+    On top the period, the KPI figures and the hit-rate trend laid over the whole period; below, the
+    request log (filters, sessions, each request's verdict and reason) and the totals per day and per
+    profile. With no request in the period, the tab offers the gateway switch itself.
+    """
 
     def __init__(self, controller: AppController, parent: QWidget | None = None):
         super().__init__(parent)
         from PySide6.QtCore import QTimer  # noqa: PLC0415
+        from PySide6.QtWidgets import QStackedWidget, QTabWidget  # noqa: PLC0415
+
+        from kvswitch.ui.usage.request_log import GatewayOffer, RequestLog  # noqa: PLC0415
 
         self.controller = controller
         self.loaded_rows: list[Any] = []
         self.summary: dict[str, dict[str, float]] = {}
+        self.log: Any = None
         self._task: Any = None
+        self._log_task: Any = None
+        self._log_again = False
         self.period = QComboBox()
         for days, label in ((1, self.tr("Last day")), (7, self.tr("Last 7 days")),
                             (30, self.tr("Last 30 days")), (0, self.tr("All time"))):
@@ -141,12 +162,21 @@ class UsageView(QWidget):
         self.totals_label = QLabel()
         self.totals_label.setWordWrap(True)
         self.chart = UsageTrend()
+        self.request_log = RequestLog()
+        self.offer = GatewayOffer()
         self.day_table = self._table([self.tr("Day"), self.tr("Requests"), self.tr("Input tokens"),
                                       self.tr("Cached tokens"), self.tr("Output tokens"), self.tr("Cost"),
                                       self.tr("Hit rate")])
         self.profile_table = self._table([self.tr("Profile"), self.tr("Requests"), self.tr("Input tokens"),
                                           self.tr("Cached tokens"), self.tr("Output tokens"), self.tr("Cost"),
                                           self.tr("Hit rate")])
+        self.sections = QTabWidget()
+        self.sections.addTab(self.request_log, self.tr("Requests"))
+        self.sections.addTab(self.day_table, self.tr("Per day"))
+        self.sections.addTab(self.profile_table, self.tr("Per profile"))
+        self.body = QStackedWidget()
+        self.body.addWidget(self.sections)
+        self.body.addWidget(self.offer)
         top = QHBoxLayout()
         top.addWidget(QLabel(self.tr("Period:")))
         top.addWidget(self.period)
@@ -156,15 +186,14 @@ class UsageView(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.totals_label)
         layout.addWidget(self.chart)
-        layout.addWidget(QLabel(self.tr("Per day")))
-        layout.addWidget(self.day_table, 1)
-        layout.addWidget(QLabel(self.tr("Per profile")))
-        layout.addWidget(self.profile_table, 1)
+        layout.addWidget(self.body, 1)
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.refresh)
         self.refresh_button.clicked.connect(self.refresh)
         self.period.currentIndexChanged.connect(self._on_period_current_index_changed)
+        self.request_log.filters_changed.connect(self.refresh_log)
+        self.offer.route_requested.connect(self._on_offer_route_requested)
         self.totals_label.setText(self.tr("Loading usage…"))
 
     @staticmethod
@@ -176,24 +205,47 @@ class UsageView(QWidget):
         table.horizontalHeader().setStretchLastSection(True)
         return table
 
+    @property
+    def days(self) -> int:
+        return int(self.period.currentData() or 0)
+
     def since(self) -> float | None:
-        days = int(self.period.currentData() or 0)
-        return time.time() - days * 86400 if days else None
+        return time.time() - self.days * 86400 if self.days else None
 
     @property
     def loading(self) -> bool:
-        return self._task is not None and self._task.running
+        return any(task is not None and task.running for task in (self._task, self._log_task))
 
     @Slot()
     def refresh(self) -> None:
-        if self.loading:
+        if self._task is None or not self._task.running:
+            self._task = self.controller.load_usage(self.since(), self._on_usage_loaded,
+                                                    self._on_usage_failed)
+        self.refresh_log()
+
+    @Slot()
+    def refresh_log(self) -> None:
+        """The request log, sessions and trend for the filters chosen (on a worker)."""
+        if self._log_task is not None and self._log_task.running:
+            self._log_again = True  # a filter chosen while reading: read once more with it
             return
-        self._task = self.controller.load_usage(self.since(), self._on_usage_loaded, self._on_usage_failed)
+        self._log_again = False
+        self._log_task = self.controller.load_usage_log(self.request_log.filters(self.since()), self.days,
+                                                        self._on_log_loaded, self._on_usage_failed)
+
+    def _on_log_loaded(self, log: Any) -> None:
+        self._log_task = None
+        if self._log_again:
+            self.refresh_log()
+            return
+        self.log = log
+        self.request_log.show_log(log)
+        self.chart.set_days(log.trend)
+        self.chart.bucket_s = log.bucket_s
 
     def _on_usage_loaded(self, outcome: tuple[list[Any], dict[str, dict[str, float]]]) -> None:
         self.loaded_rows, self.summary = outcome
         days = per_day(self.loaded_rows)
-        self.chart.set_days(days)
         self._fill(self.day_table, [(d.day, d.requests, d.input_tokens, d.cached_tokens, d.output_tokens,
                                      d.cost, d.hit_rate) for d in reversed(days)])
         self._fill(self.profile_table, [(name, int(s["requests"]), int(s["input_tokens"]),
@@ -203,16 +255,32 @@ class UsageView(QWidget):
         prompt = sum(d.input_tokens for d in days)
         cached = sum(d.cached_tokens for d in days)
         if not requests:
-            self.totals_label.setText(self.tr("No requests through the gateway in this period. Requests "
-                                              "are counted for gateway profiles (kvswitch profile edit "
-                                              "NAME --via-gateway)."))
+            self.totals_label.setText(self.tr("No requests through the gateway in this period."))
+            self._offer_gateway()
             return
+        self.body.setCurrentWidget(self.sections)
         text = self.tr("%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6")
         values = (str(requests), f"{prompt:,}", f"{cached:,}", f"{cached / prompt:.0%}" if prompt else "—",
                   f"{sum(d.output_tokens for d in days):,}", f"${sum(d.cost for d in days):.4f}")
         for index, value in enumerate(values, 1):
             text = text.replace(f"%{index}", value)
         self.totals_label.setText(text)
+
+    def _offer_gateway(self) -> None:
+        """The empty state: the profiles to send through the gateway, the active one first."""
+        try:
+            names = self.controller.store.names()
+            active = self.controller.store.active_name
+        except Exception:  # noqa: BLE001 - a store that cannot be read offers nothing
+            names, active = [], None
+        self.offer.offer(names, active)
+        self.body.setCurrentWidget(self.offer)
+
+    @Slot(str)
+    def _on_offer_route_requested(self, name: str) -> None:
+        if self.controller.set_via_gateway(name):
+            self.offer.text.setText(self.tr("“%1” now goes through the gateway: its next requests appear "
+                                            "here.").replace("%1", name))
 
     def _on_usage_failed(self, exc: BaseException) -> None:
         self.totals_label.setText(self.tr("The usage database cannot be read: %1").replace("%1", str(exc)))

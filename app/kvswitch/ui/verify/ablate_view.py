@@ -39,13 +39,13 @@ if TYPE_CHECKING:
 
 def start_ablate(controller: AppController, client: str, name: str | None = None) -> bool:
     """Run the subtraction for a profile (default: the active one); ``ablate_finished`` brings the report."""
-    from kvswitch.ui.control.clients import client_label, find_client_binary  # noqa: PLC0415
+    from kvswitch.ui.control.clients import client_label  # noqa: PLC0415
 
     target = controller._verify_target(name)
     if target is None:
         return False
     name, profile = target
-    binary = find_client_binary(controller, name, client)
+    binary = controller.find_client_binary(name, client)
     if binary is None:
         return False
     timeout, label = controller.client_verify_timeout_s, client_label(client)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -91,6 +92,8 @@ class VerifyCard(QWidget):
         self.ttft_value = QLabel()
         self.evidence_value = QLabel()
         self.evidence_value.setWordWrap(True)
+        # its wrapped lines decide its height: the history below gives way first, never the evidence
+        self.evidence_value.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.MinimumExpanding)
         self.evidence_value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.diagnosis_label = QLabel()
         self.diagnosis_label.setWordWrap(True)
@@ -221,8 +224,10 @@ class VerifyCard(QWidget):
         cold, warm = getattr(result, "ttft_cold_ms", None), getattr(result, "ttft_warm_ms", None)
         speedup = getattr(result, "speedup", None)
         ttft = f"{_fmt_ms(cold)} → {_fmt_ms(warm)}"
-        if speedup:
+        if speedup and speedup >= 1.05:  # "× faster" only when it was: 0.8× is slower, 1.0× the same
             ttft += self.tr(" (%1× faster)").replace("%1", f"{speedup:.1f}")
+        elif speedup and speedup < 0.95:
+            ttft += self.tr(" (slower)")
         self.ttft_value.setText(ttft)
         evidence = getattr(result, "evidence", None)
         if isinstance(evidence, list | tuple):

@@ -84,6 +84,10 @@ class MessageBar(QFrame):
         self._show("success", text, theme.CacheState.HIT, actions)
 
     @Slot(str)
+    def show_warning(self, text: str, actions: Sequence[Action] = ()) -> None:
+        self._show("warning", text, theme.CacheState.PARTIAL, actions)
+
+    @Slot(str)
     def show_info(self, text: str, actions: Sequence[Action] = ()) -> None:
         self._show("info", text, None, actions)
 

@@ -98,6 +98,7 @@ class StripLayout:
     labels: list[tuple[QRectF, str]] = field(default_factory=list)
     scale_ms: float | None = None
     outliers: list[int] = field(default_factory=list)  # indexes of the points drawn above the scale
+    errors: list[QRectF] = field(default_factory=list)  # where a run that measured nothing has its ×
 
 
 def format_ms(value: float) -> str:
@@ -184,7 +185,7 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
     slot = plot.width() / max(min_slots, len(events), 1)
     bar = min(MAX_BAR_PX, max(1.0, slot * 0.8))
     x0 = plot.right() - len(events) * slot + (slot - bar) / 2
-    _paint_bars(painter, pal, events, plot, x0, slot, bar)
+    _paint_bars(painter, pal, events, plot, x0, slot, bar, layout)
     if scale is not None:
         _paint_line(painter, pal, times, plot, x0 + bar / 2, slot, scale, layout)
         painter.setPen(theme.timing_color(pal))
@@ -210,13 +211,25 @@ def paint_strip(widget: QWidget, events: Sequence[StripPoint], empty_text: str, 
     return layout
 
 
+#: a run that failed measured no reuse: it is drawn as a small × on the floor, not as a red column that
+#: reads like a miss
+ERROR_VERDICTS = ("error", "failed")
+
+
 def _paint_bars(painter: QPainter, pal: QPalette, events: Sequence[StripPoint], plot: QRectF, x0: float,
-                slot: float, bar: float) -> None:
+                slot: float, bar: float, layout: StripLayout | None = None) -> None:
     painter.setPen(Qt.PenStyle.NoPen)
     # one drawRects per verdict and colour: a per-bar brush change and draw call cost ms per paint
     columns: dict[str, list[QRectF]] = {}
     bars: dict[str, list[QRectF]] = {}
+    errors: list[QRectF] = []
     for i, event in enumerate(events):
+        if event.verdict == "empty":  # a slice of time with no request: nothing drawn, the gap shows
+            continue
+        if str(event.verdict).lower() in ERROR_VERDICTS:
+            side = min(bar, 9.0)
+            errors.append(QRectF(x0 + i * slot + (bar - side) / 2, plot.bottom() - side - 2, side, side))
+            continue
         ratio = max(0.0, min(1.0, float(event.reuse_ratio)))
         height = max(2.0, ratio * plot.height())
         left = x0 + i * slot
@@ -229,6 +242,13 @@ def _paint_bars(painter: QPainter, pal: QPalette, events: Sequence[StripPoint], 
     for verdict, rects in bars.items():
         painter.setBrush(theme.state_color(verdict, pal))
         painter.drawRects(rects)
+    painter.setPen(QPen(theme.state_color("miss", pal), 1.8))
+    for box in errors:
+        painter.drawLine(box.topLeft(), box.bottomRight())
+        painter.drawLine(box.topRight(), box.bottomLeft())
+    painter.setPen(Qt.PenStyle.NoPen)
+    if layout is not None:
+        layout.errors.extend(errors)
 
 
 def _paint_line(painter: QPainter, pal: QPalette, times: Sequence[float | None], plot: QRectF, x0: float,

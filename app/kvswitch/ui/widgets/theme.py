@@ -25,7 +25,7 @@ from PySide6.QtGui import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.core.resources import app_icon_path, tray_icon_path
+from kvswitch.core.resources import app_icon_path
 from kvswitch.ui.cache_state import CacheState
 from kvswitch.ui.widgets.appearance import readable
 
@@ -211,15 +211,19 @@ def app_icon() -> QIcon:
 
 
 def state_icon(state: CacheState | str) -> QIcon:
-    """The tray icon for the active profile's cache state: bundled variants, or a painted badge."""
+    """The tray icon: KV Switch's own mark (the app icon, so the tray reads as KV Switch) with a state dot
+    in the corner — hit, partial, miss — and no dot while the cache is not checked yet."""
     state = as_state(state)
-    key = (state.value, is_dark())
+    key = (f"tray-{state.value}", is_dark())
     if key in _ICON_CACHE:
         return _ICON_CACHE[key]
     icon = QIcon()
     for size in (16, 22, 32, 48):
-        pixmap = _resource_pixmap(lambda s: tray_icon_path(state.value, size=s), size)
-        icon.addPixmap(pixmap or _paint_badge(_painted_base(size), state))
+        base = _resource_pixmap(app_icon_path, size) or _painted_base(size)
+        if base.width() != size:
+            base = base.scaled(size, size, QtCore.Qt.AspectRatioMode.KeepAspectRatio,
+                               QtCore.Qt.TransformationMode.SmoothTransformation)
+        icon.addPixmap(base if state == CacheState.UNKNOWN else _paint_badge(base, state))
     _ICON_CACHE[key] = icon
     return icon
 

@@ -1,0 +1,197 @@
+"""The gateway's per-request cache record, read for the Usage tab: one page of requests, a summary per
+session, the hit-rate trend over the whole period and its KPI figures.
+
+Run on a worker (``AppController.load_usage_log``). The rows of ``gateway.usage.query`` are filtered
+and summed here, with the names and meanings of the store's paged SQL queries (``SessionSummary``,
+``TrendPoint`` in ``gateway.usage_queries``, on its own branch), so switching to those is replacing
+``read_usage_log``'s body; the view reads only ``UsageLog``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvswitch.core.paths import AppPaths
+
+#: the newest requests the log shows (a page; the filters narrow it)
+PAGE = 500
+#: the chart's bars over a period: an hour for a day, six hours for a week, a day beyond
+_BUCKETS = ((1, 3600.0), (7, 6 * 3600.0))
+DAY_S = 86400.0
+
+
+@dataclass(frozen=True)
+class LogFilter:
+    """Which requests: ``None`` is any (client is the client's own name or the gateway's route)."""
+
+    since: float | None = None
+    client: str | None = None
+    profile: str | None = None
+    session: str | None = None
+    verdict: str | None = None
+
+
+@dataclass
+class SessionLine:
+    """One session as the Usage tab's summary shows it (the fields of the store's ``SessionSummary``)."""
+
+    session: str | None
+    client: str | None
+    profiles: list[str] = field(default_factory=list)
+    requests: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    reprocessed_tokens: int = 0
+    time_lost_ms: float = 0.0
+    last_reason: str | None = None
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+@dataclass
+class TrendBar:
+    """One bar of the trend: a slice of the period, its requests and cached/prompt tokens."""
+
+    start: float
+    requests: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    ttft_ms_sum: float = 0.0
+    ttft_n: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    # what the strip chart reads (``reuse_chart.StripPoint``)
+    @property
+    def reuse_ratio(self) -> float:
+        return self.hit_rate
+
+    @property
+    def verdict(self) -> str:
+        if not self.requests:
+            return "empty"  # the chart leaves the slice blank
+        if not self.prompt_tokens:
+            return "unknown"
+        return "hit" if self.hit_rate >= 0.8 else "partial" if self.hit_rate >= 0.3 else "miss"
+
+    @property
+    def prompt_ms(self) -> float | None:
+        """The slice's mean time to first token (the chart's line)."""
+        return self.ttft_ms_sum / self.ttft_n if self.ttft_n else None
+
+
+@dataclass
+class UsageLog:
+    """What one read brings: the page of requests (newest first), sessions, trend, and the choices the
+    filters offer (every client, profile and session of the period)."""
+
+    requests: list[Any]
+    sessions: list[SessionLine]
+    trend: list[TrendBar]
+    bucket_s: float
+    clients: list[str]
+    profiles: list[str]
+    session_ids: list[str]
+
+
+def bucket_for(days: int) -> float:
+    return next((size for limit, size in _BUCKETS if days and days <= limit), DAY_S)
+
+
+def _matches(row: Any, wanted: LogFilter) -> bool:
+    if wanted.client is not None and wanted.client not in (row.client, row.client_name):
+        return False
+    if wanted.profile is not None and row.profile != wanted.profile:
+        return False
+    if wanted.session is not None and row.session != wanted.session:
+        return False
+    return wanted.verdict is None or (row.verdict or "").upper() == wanted.verdict.upper()
+
+
+def sessions_of(rows: Iterable[Any]) -> list[SessionLine]:
+    """Per session, the most recently active last: hit %, tokens re-processed (prompt − cached over the
+    requests that were not COLD) and time lost (each one's TTFT times its share of reusable tokens that
+    were re-processed), as the store's ``session_summaries`` counts them."""
+    found: dict[str | None, SessionLine] = {}
+    for row in rows:
+        line = found.pop(row.session, None) or SessionLine(row.session, row.client_name or row.client)
+        found[row.session] = line  # re-inserted: the order is the last request's
+        line.requests += 1
+        prompt, cached = row.input_tokens or 0, row.cached_tokens or 0
+        line.prompt_tokens += prompt
+        line.cached_tokens += cached
+        if row.profile and row.profile not in line.profiles:
+            line.profiles.append(row.profile)
+        if (row.verdict or "").upper() != "COLD" and prompt > cached:
+            line.reprocessed_tokens += prompt - cached
+            reusable = min(row.reusable_tokens or 0, prompt)
+            if row.ttft_ms is not None and reusable > cached:
+                line.time_lost_ms += row.ttft_ms * (reusable - cached) / (prompt - cached)
+        if row.reason:
+            line.last_reason = row.reason
+    return list(found.values())
+
+
+def trend_of(rows: Sequence[Any], since: float, until: float, bucket_s: float) -> list[TrendBar]:
+    """Bars over the whole period from ``since`` to ``until``, empty slices included (a quiet day shows)."""
+    first = int(since // bucket_s)
+    bars = [TrendBar(n * bucket_s) for n in range(first, int(until // bucket_s) + 1)]
+    for row in rows:
+        index = int(row.time // bucket_s) - first
+        if 0 <= index < len(bars):
+            bar = bars[index]
+            bar.requests += 1
+            bar.prompt_tokens += row.input_tokens or 0
+            bar.cached_tokens += row.cached_tokens or 0
+            if row.ttft_ms is not None:
+                bar.ttft_ms_sum += row.ttft_ms
+                bar.ttft_n += 1
+    return bars
+
+
+def read_usage_log(paths: AppPaths, wanted: LogFilter, days: int) -> UsageLog:
+    """On the worker: the period's requests through the gateway, filtered, summed per session and slice."""
+    from kvswitch.gateway import control  # noqa: PLC0415 - aiohttp and httpx load on a worker
+
+    db = control.usage_db_path(paths)
+    rows = control.usage_rows(paths, wanted.since) if db.exists() else []
+    chosen = [row for row in rows if _matches(row, wanted)]
+    now = time.time()
+    since = wanted.since if wanted.since is not None else (rows[0].time if rows else now)
+    bucket_s = bucket_for(days)
+    return UsageLog(
+        requests=list(reversed(chosen[-PAGE:])), sessions=sessions_of(chosen),
+        trend=trend_of(chosen, since, now, bucket_s), bucket_s=bucket_s,
+        clients=sorted({str(r.client_name or r.client) for r in rows if r.client_name or r.client}),
+        profiles=sorted({str(r.profile) for r in rows if r.profile}),
+        session_ids=list(dict.fromkeys(str(r.session) for r in reversed(rows) if r.session)))
+
+
+def reason_lines(row: Any) -> list[tuple[str, str]]:
+    """A request's reason and its evidence (``reason_detail`` JSON) as label/value pairs; the differing
+    bytes as the record has them (a JSON that does not parse is shown as it is)."""
+    lines: list[tuple[str, str]] = []
+    if row.reason:
+        lines.append(("reason", str(row.reason)))
+    detail = row.reason_detail
+    if not detail:
+        return lines
+    try:
+        data = json.loads(detail)
+    except ValueError:
+        return [*lines, ("detail", str(detail))]
+    if not isinstance(data, dict):
+        return [*lines, ("detail", json.dumps(data, ensure_ascii=False))]
+    for key, value in data.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        lines.append((str(key), text))
+    return lines

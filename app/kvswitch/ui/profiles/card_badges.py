@@ -1,0 +1,79 @@
+"""What a card says beside its name and under it: the clients running it now, its verdict, its hit rate.
+
+Kept apart from the painter so tests (and the filter) read the same words the user reads. A badge per
+client that runs the profile now, from the clients' own files (``LiveClient``): *live* is the loud
+state; a client whose file no longer matches the profile is marked *differs* (hand-edited, or saved
+without writing through) and the card keeps its one-click Use to apply it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from PySide6.QtWidgets import QApplication
+
+from kvswitch.ui.control.clients import client_name
+
+_VERDICTS = {"HIT": "HIT", "PARTIAL": "PARTIAL", "MISS": "MISS", "COLD": "COLD", "ERROR": "ERROR",
+             "UNKNOWN": "UNKNOWN"}
+
+
+def verdict_word(verdict: object) -> str:
+    """A verdict as the cards and the tray say it, in the UI language (``HIT`` → ``命中``)."""
+    text = str(getattr(verdict, "value", verdict) or "").upper()
+    if "." in text:
+        text = text.rsplit(".", 1)[1]
+    translate = QApplication.translate
+    words = {"HIT": translate("Verdicts", "HIT"), "PARTIAL": translate("Verdicts", "PARTIAL"),
+             "MISS": translate("Verdicts", "MISS"), "COLD": translate("Verdicts", "COLD"),
+             "ERROR": translate("Verdicts", "ERROR"), "UNKNOWN": translate("Verdicts", "UNKNOWN")}
+    return words.get(text, str(verdict)) if text in _VERDICTS else str(verdict)
+
+
+@dataclass(frozen=True)
+class Badge:
+    """One client's pill on a card: its name, whether its file differs, and the tooltip's detail."""
+
+    text: str
+    differs: bool
+    detail: str
+
+
+def client_badge_text(client: Any) -> str:
+    """``Claude Code``, ``Claude Code (project)``, ``Codex``, ``OpenCode``, ``bash``."""
+    if client.client == "shell":
+        return str(client.key.partition(":")[2] or client_name("shell"))
+    name = client_name(client.client)
+    if client.key.startswith("claude:project"):
+        return QApplication.translate("ProfileCard", "%1 (project)").replace("%1", name)
+    return name
+
+
+def badges(live: Sequence[Any]) -> list[Badge]:
+    """The card's pills, one per client running it (Claude Code scopes, Codex, OpenCode, shells)."""
+    return [Badge(client_badge_text(c), bool(c.differs), str(c.detail)) for c in live]
+
+
+def badge_label(badge: Badge) -> str:
+    """What a pill reads: ``Codex`` for a live client, ``Codex ≠`` when its file differs."""
+    return f"{badge.text} ≠" if badge.differs else badge.text
+
+
+def usage_line(usage: dict[str, float] | None) -> str:
+    """``93 % hit · 120 requests`` through the gateway in the last days; empty without requests."""
+    if not usage or not usage.get("requests"):
+        return ""
+    text = QApplication.translate("ProfileCard", "%1 hit · %2 requests")
+    return text.replace("%1", f"{usage.get('hit_rate', 0.0):.0%}").replace("%2", str(int(usage["requests"])))
+
+
+def endpoint_text(base_url: str) -> str:
+    """The URL a card shows: host and path, without the scheme (``api.deepseek.com/v1``)."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return (host + parts.path.rstrip("/")) or base_url

@@ -1,0 +1,72 @@
+"""The client switcher above the list: All / Claude Code / Codex / OpenCode, like CC Switch's app switcher.
+
+Choosing a client shows only the profiles written to it (their targets), so a user who switches Codex
+sees Codex's providers; All shows every profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import Signal, Slot
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QToolButton, QWidget
+
+from kvswitch.ui.control.clients import client_label, client_of_target
+
+FILTER_CLIENTS = ("claude", "codex", "opencode")
+
+
+class ClientFilter(QWidget):
+    """Checkable buttons, one checked; ``client`` is None for All.
+
+    Signals:
+        client_changed(): another client (or All) was chosen.
+    """
+
+    client_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.group = QButtonGroup(self)
+        self.group.setExclusive(True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.buttons: dict[str | None, QToolButton] = {}
+        for client in (None, *FILTER_CLIENTS):
+            button = QToolButton()
+            button.setCheckable(True)
+            button.setAutoRaise(False)
+            button.setText(self.tr("All") if client is None else client_label(client))
+            button.setToolTip(self.tr("Every profile") if client is None else
+                              self.tr("Only the profiles written to %1").replace("%1", client_label(client)))
+            self.group.addButton(button)
+            layout.addWidget(button)
+            self.buttons[client] = button
+        self.buttons[None].setChecked(True)
+        # the chosen client reads at a glance, as a segmented switch does
+        self.setStyleSheet("QToolButton { padding: 3px 10px; }"
+                           " QToolButton:checked { background: palette(highlight);"
+                           " color: palette(highlighted-text); border: 1px solid palette(highlight); }")
+        self.group.buttonToggled.connect(self._on_group_button_toggled)
+
+    @property
+    def client(self) -> str | None:
+        return next((client for client, button in self.buttons.items() if button.isChecked()), None)
+
+    def choose(self, client: str | None) -> None:
+        self.buttons[client].setChecked(True)
+
+    def label(self) -> str:
+        client = self.client
+        return self.tr("All") if client is None else client_label(client)
+
+    def accepts(self, targets: Iterable[str]) -> bool:
+        """Whether a profile with these targets is written to the chosen client."""
+        client = self.client
+        return client is None or any(client_of_target(t) == client for t in targets)
+
+    @Slot(QToolButton, bool)
+    def _on_group_button_toggled(self, _button: QToolButton, checked: bool) -> None:
+        if checked:
+            self.client_changed.emit()

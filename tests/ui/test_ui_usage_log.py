@@ -1,0 +1,150 @@
+"""The Usage tab as a per-request log, over rows the gateway's own ``UsageStore`` wrote into the usage
+database of a temporary HOME: filters, the summary per session, KPI figures, the trend over the whole
+period, a miss row opening its reason with the differing bytes, and the empty state's gateway switch."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from tests.ui.uihelpers import make_profile
+
+from kvswitch.ui.usage.usage_view import UsageView
+
+DETAIL = {"part": "system", "first_byte": 1234, "first_token": 311,
+          "before": "x-anthropic-billing-header: cc_version=2.1.332.a1b",
+          "after": "x-anthropic-billing-header: cc_version=2.1.332.c9f"}
+
+
+@pytest.fixture
+def usage_rows(paths: Any) -> None:
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageRow, UsageStore
+
+    store = UsageStore(control.usage_db_path(paths))
+    now = time.time()
+
+    def row(offset: float, session: str, prompt: int, cached: int, verdict: str, **extra: Any) -> UsageRow:
+        return UsageRow(time=now - offset, client="claude", profile="local",
+                        upstream="http://127.0.0.1:8080", model="qwen3", status=200, input_tokens=prompt,
+                        cached_tokens=cached, output_tokens=20, ttft_ms=900.0, client_name="claude-code",
+                        client_version="2.1.332", session=session, session_source="header",
+                        verdict=verdict, **extra)
+
+    try:
+        store.add(row(300, "s-one", 14000, 0, "COLD", reason="cold", reusable_tokens=0))
+        store.add(row(200, "s-one", 14500, 14000, "HIT", reusable_tokens=14000))
+        store.add(row(100, "s-two", 14000, 200, "MISS", reusable_tokens=13900, reason="prefix_changed",
+                      reason_detail=json.dumps(DETAIL)))
+        store.add(row(50, "s-one", 15000, 14400, "HIT", reusable_tokens=14500))
+    finally:
+        store.close()
+
+
+def _loaded(qtbot: Any, view: UsageView) -> None:
+    view.refresh()
+    qtbot.waitUntil(lambda: view.log is not None and not view.loading, timeout=10_000)
+
+
+def test_the_request_log_filters_sums_sessions_and_explains_a_miss(qtbot: Any, controller: Any,
+                                                                    usage_rows: None) -> None:
+    view = UsageView(controller)
+    qtbot.addWidget(view)
+    view.resize(1000, 700)
+    view.show()
+    _loaded(qtbot, view)
+    log = view.request_log
+    assert log.requests_table.rowCount() == 4
+    assert log.requests_table.item(0, 8).text() == "HIT"  # newest first
+    assert log.kpis.values["requests"].text() == "4"
+    assert log.kpis.values["misses"].text() == "1"
+    sessions = {log.sessions_table.item(r, 0).text(): log.sessions_table.item(r, 4).text()
+                for r in range(log.sessions_table.rowCount())}
+    assert set(sessions) == {"s-one", "s-two"}
+    assert sessions["s-two"] == f"{200 / 14000:.0%}"
+    # the trend lies over the whole period (7 days in six-hour slices), not only where requests were
+    assert len(view.chart.days) >= 28
+    assert sum(bar.requests for bar in view.chart.days) == 4
+    view.grab()
+
+    # the miss row opens its reason and the differing bytes
+    verdicts = [log.requests_table.item(r, 8).text() for r in range(log.requests_table.rowCount())]
+    miss_row = verdicts.index("MISS")
+    log.requests_table.setCurrentCell(miss_row, 0)
+    text = log.reason_view.toPlainText()
+    assert "prefix_changed" in text
+    assert "cc_version=2.1.332.a1b" in text
+    assert "cc_version=2.1.332.c9f" in text
+    assert "1234" in text
+
+    # a filter narrows the log, the sessions and the figures alike
+    view.log = None
+    log.choose(log.verdict_combo, "HIT")
+    qtbot.waitUntil(lambda: view.log is not None and not view.loading, timeout=10_000)
+    assert log.requests_table.rowCount() == 2
+    assert {log.requests_table.item(r, 8).text() for r in range(2)} == {"HIT"}
+    assert log.kpis.values["requests"].text() == "2"
+    view.log = None
+    log.choose(log.verdict_combo, None)
+    log.choose(log.session_combo, "s-two")
+    qtbot.waitUntil(lambda: view.log is not None and not view.loading, timeout=10_000)
+    assert log.requests_table.rowCount() == 1
+    assert log.sessions_table.rowCount() == 1
+
+
+def test_the_empty_state_offers_the_gateway_switch_itself(qtbot: Any, controller: Any, store: Any,
+                                                         fake_home: Any) -> None:
+    store.add(make_profile("local", base_url="http://127.0.0.1:8080",
+                           env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    view = UsageView(controller)
+    qtbot.addWidget(view)
+    view.show()
+    view.refresh()
+    qtbot.waitUntil(lambda: view.body.currentWidget() is view.offer, timeout=10_000)
+    assert "kvswitch" not in view.totals_label.text()  # no CLI line to copy
+    assert view.offer.profile_combo.currentData() == "local"
+    with qtbot.waitSignal(controller.profile_applied, timeout=10_000):
+        view.offer.route_button.click()
+    assert store.get("local").via_gateway
+    settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
+    assert settings["env"]["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:8080"  # the gateway's address
+
+
+def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbot: Any, controller: Any,
+                                                                            paths: Any) -> None:
+    """Rows the gateway's store wrote: session "s-bad" keeps re-processing its prompt (prefix changed),
+    "s-good" keeps hitting; only the bad one is named, with the reason, and only once."""
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageRow, UsageStore
+
+    store = UsageStore(control.usage_db_path(paths))
+    now = time.time()
+    try:
+        for number in range(6):
+            for session, cached, reason in (("s-bad", 1000, "prefix_changed"), ("s-good", 13800, None)):
+                store.add(UsageRow(time=now - 60 + number, client="claude", profile="local", upstream=None,
+                                   model="qwen3", status=200, input_tokens=14000, cached_tokens=cached,
+                                   client_name="claude-code", session=session, reusable_tokens=13900,
+                                   verdict="MISS" if reason else "HIT", reason=reason))
+    finally:
+        store.close()
+    controller._usage_seen_until = 0.0
+    alerts: list[tuple[str, str]] = []
+    controller.alert_raised.connect(lambda title, text: alerts.append((title, text)))
+    controller.poll_gateway_usage()
+    qtbot.waitUntil(lambda: bool(alerts), timeout=10_000)
+    assert len(alerts) == 1
+    title, text = alerts[0]
+    assert "hit rate" in title
+    assert "s-bad" in text
+    assert "s-good" not in text
+    assert "prefix changed" in text
+    assert "80%" in text  # the default threshold
+    controller._usage_seen_until = 0.0
+    controller.poll_gateway_usage()  # the same rows again: named once, not every poll
+    qtbot.wait(300)
+    tasks_done = not controller.usage_digest._task or not controller.usage_digest._task.running
+    assert tasks_done
+    assert len([a for a in alerts if "s-bad" in a[1]]) == 1
