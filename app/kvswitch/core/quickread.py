@@ -64,6 +64,9 @@ SETTINGS = Model({
     "reuse_alerts": (_BOOL, True),
     "reuse_alert_threshold": (Exact(float, 0.0, 1.0), 0.5),
     "reuse_alert_requests": (Exact(int, 1, 100), 3),
+    "cache_alerts": (_BOOL, True),
+    "cache_alert_threshold": (Exact(float, 0.0, 1.0), 0.8),
+    "cache_alert_requests": (Exact(int, 1, 1000), 10),
 }, forbid_extra=False)
 
 MODEL_ROLES = ("opus", "sonnet", "haiku", "small_fast", "subagent")

@@ -50,6 +50,11 @@ class AppSettings(BaseModel):
     reuse_alerts: bool = True
     reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     reuse_alert_requests: int = Field(default=3, ge=1, le=100)
+    #: a tray notification when a gateway session's rolling hit rate (``gateway.cache_truth_alert``) drops
+    cache_alerts: bool = True
+    cache_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    #: the rolling window: the session's last N requests that had something to reuse
+    cache_alert_requests: int = Field(default=10, ge=1, le=1000)
 
     @field_validator("language")
     @classmethod
