@@ -22,7 +22,7 @@ from typing import Any
 
 from kvswitch.core.redact import mask_text
 from kvswitch.core.text import printable
-from kvswitch.core.verdicts import HIT_RATIO, verdict_for
+from kvswitch.core.verdicts import verdict_for
 from kvswitch.gateway.cache_truth_parts import Part, PromptDigest, chunk_prefix
 
 HIT, PARTIAL, MISS, COLD = "HIT", "PARTIAL", "MISS", "COLD"
@@ -30,6 +30,9 @@ COLD_REASON, PREFIX_CHANGED, EVICTED, EXPIRED, SERVER, UNKNOWN = (
     "cold", "prefix_changed", "evicted", "expired", "server", "unknown")
 #: fewer reusable tokens than this is a cold start (a chat template's fixed head is about this long)
 MIN_REUSABLE = 32
+#: reused less than this share of the prefix before the first difference: that prefix was lost, too (a
+#: character-based estimate of tokens is only so exact, so the margin is wide)
+LOST_SHARE = 0.5
 #: a cloud vendor's prompt cache lifetime (Anthropic's default, and the shortest of the vendors' TTLs)
 CLOUD_CACHE_TTL_S = 300.0
 #: the longest excerpt shown around a difference
@@ -106,10 +109,15 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
         return Judgement(reusable, HIT, None, None)
     if reference is None or found is None:  # cannot happen: reusable above cached needs an earlier request
         return Judgement(reusable, verdict, UNKNOWN, numbers)
+    # the server stopped about where the prompt first differs: the change is the reason; it reused well
+    # short of that point (or the prompt extends the earlier one whole): the prefix was lost before
     leading = estimate if found.extends else round(found.leading * per_char)
-    if not found.extends and leading < HIT_RATIO * reusable:
+    lost_before = leading >= MIN_REUSABLE and cached < LOST_SHARE * leading
+    if not found.extends and not lost_before:
         numbers.update(where(current, reference.digest, found, excerpt))
         return Judgement(reusable, verdict, PREFIX_CHANGED, numbers)
+    if not found.extends:
+        numbers["also_differs_at"] = where(current, reference.digest, found, None)["part"]
     others = _who_ran(between, session, agent)
     if others:
         numbers["between"] = others
