@@ -33,7 +33,7 @@ from support.gateway import gateway_process
 from support.llama import llama_server
 from support.net import free_port
 
-pytestmark = pytest.mark.real_server
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 
 _METRIC = re.compile(r"^llamacpp:(prompt_tokens_total|prompt_tokens_cached_total) (\S+)$", re.M)
 
@@ -155,16 +155,18 @@ def _dump(rows: list[UsageRow]) -> list[tuple[object, ...]]:
 
 
 def _conversation_rows(rows: list[UsageRow]) -> list[UsageRow]:
-    return [r for r in rows if r.status == 200 and r.input_tokens is not None]
+    """The rows of the requests the server answered (what the recorder saw, in the same order)."""
+    return [r for r in rows
+            if r.status == 200 and r.upstream and not r.upstream.endswith(("/models", "/props"))]
 
 
 def _check_against_recorder(rows: list[UsageRow], served: list[Served]) -> None:
     """Row by row (both in the order the server ran them): the server's own numbers, the client's own
     session id, and a verdict."""
-    assert len(rows) == len(served), ([(r.session, r.input_tokens) for r in rows],
-                                      [(s.headers.get("X-Claude-Code-Session-Id"), s.prompt) for s in served])
+    assert len(rows) == len(served), (_dump(rows), [(s.path, s.prompt, s.cached) for s in served])
     for row, seen in zip(rows, served, strict=True):
-        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached)
+        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached), (
+            _dump(rows), [(s.path, s.prompt, s.cached) for s in served])
         header = {k.lower(): v for k, v in seen.headers.items()}.get("x-claude-code-session-id")
         if header is not None:
             assert row.session == header
