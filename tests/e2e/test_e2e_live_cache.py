@@ -150,8 +150,8 @@ def _add(name: str, url: str, *extra: str) -> None:
 
 
 def _dump(rows: list[UsageRow]) -> list[tuple[object, ...]]:
-    return [(r.session and r.session[:8], r.agent, r.input_tokens, r.cached_tokens, r.verdict, r.reason,
-             r.reason_detail) for r in rows]
+    return [(r.session and r.session[:8], r.agent, r.input_tokens, r.cached_tokens, r.output_tokens, r.verdict,
+             r.reason, r.error, r.ttft_ms, r.duration_ms, r.reason_detail) for r in rows]
 
 
 def _conversation_rows(rows: list[UsageRow]) -> list[UsageRow]:
@@ -165,8 +165,10 @@ def _check_against_recorder(rows: list[UsageRow], served: list[Served]) -> None:
     session id, and a verdict."""
     assert len(rows) == len(served), (_dump(rows), [(s.path, s.prompt, s.cached) for s in served])
     for row, seen in zip(rows, served, strict=True):
-        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached), (
-            _dump(rows), [(s.path, s.prompt, s.cached) for s in served])
+        if (row.input_tokens, row.cached_tokens) != (seen.prompt, seen.cached):
+            print("MISMATCH", _dump([row]), seen.path, seen.prompt, seen.cached, seen.headers)
+            print("ALL", _dump(rows))
+        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached)
         header = {k.lower(): v for k, v in seen.headers.items()}.get("x-claude-code-session-id")
         if header is not None:
             assert row.session == header
