@@ -35,6 +35,8 @@ from support.net import free_port
 
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 
+#: what an answer holds when it carries the prompt's counts (Messages, Responses, Chat, llama.cpp timings)
+_COUNT_KEYS = (b'"cache_read_input_tokens"', b'"input_tokens_details"', b'"prompt_tokens"', b'"prompt_n"')
 _METRIC = re.compile(r"^llamacpp:(prompt_tokens_total|prompt_tokens_cached_total) (\S+)$", re.M)
 
 
@@ -46,6 +48,9 @@ class Served:
     headers: dict[str, str]
     processed: int
     cached: int
+    #: whether the answer itself carried the prompt's counts (b11434 sometimes streams a Messages answer
+    #: without its ``message_start`` event, so only ``/metrics`` knows them)
+    answer_counts: bool = True
 
     @property
     def prompt(self) -> int:
@@ -98,7 +103,9 @@ class MetricsRecorder:
                         k: v for k, v in answer.headers.items()
                         if k.lower() in ("content-type", "content-encoding")})
                     await out.prepare(request)
+                    kept = bytearray()
                     async for chunk in answer.content.iter_any():
+                        kept += chunk
                         await out.write(chunk)
                 if request.method == "POST" and answer.status == 200:
                     after = before
@@ -107,8 +114,9 @@ class MetricsRecorder:
                         if after != before:
                             break
                         await asyncio.sleep(0.05)
+                    counts = any(key in kept for key in _COUNT_KEYS)
                     self.served.append(Served(request.path, dict(request.headers), after[0] - before[0],
-                                              after[1] - before[1]))
+                                              after[1] - before[1], counts))
                 await out.write_eof()
                 return out
 
@@ -150,8 +158,8 @@ def _add(name: str, url: str, *extra: str) -> None:
 
 
 def _dump(rows: list[UsageRow]) -> list[tuple[object, ...]]:
-    return [(r.session and r.session[:8], r.agent, r.input_tokens, r.cached_tokens, r.output_tokens, r.verdict,
-             r.reason, r.error, r.ttft_ms, r.duration_ms, r.reason_detail) for r in rows]
+    return [(r.session and r.session[:8], r.agent, r.input_tokens, r.cached_tokens, r.output_tokens,
+             r.verdict, r.reason, r.error, r.ttft_ms, r.duration_ms, r.reason_detail) for r in rows]
 
 
 def _conversation_rows(rows: list[UsageRow]) -> list[UsageRow]:
@@ -165,15 +173,15 @@ def _check_against_recorder(rows: list[UsageRow], served: list[Served]) -> None:
     session id, and a verdict."""
     assert len(rows) == len(served), (_dump(rows), [(s.path, s.prompt, s.cached) for s in served])
     for row, seen in zip(rows, served, strict=True):
-        if (row.input_tokens, row.cached_tokens) != (seen.prompt, seen.cached):
-            print("MISMATCH", _dump([row]), seen.path, seen.prompt, seen.cached, seen.headers)
-            print("ALL", _dump(rows))
-        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached)
         header = {k.lower(): v for k, v in seen.headers.items()}.get("x-claude-code-session-id")
         if header is not None:
             assert row.session == header
             assert row.session_source == "header"
         assert row.session
+        if not seen.answer_counts:  # nothing in the answer to take: no numbers, and no verdict made up
+            assert (row.input_tokens, row.cached_tokens, row.verdict) == (None, None, None), _dump([row])
+            continue
+        assert (row.input_tokens, row.cached_tokens) == (seen.prompt, seen.cached), _dump(rows)
         assert row.verdict in ("HIT", "PARTIAL", "MISS", "COLD")
         assert row.reusable_tokens is not None
         if row.verdict != "HIT":
