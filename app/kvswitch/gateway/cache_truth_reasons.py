@@ -33,7 +33,7 @@ MIN_REUSABLE = 32
 #: reused less than this share of the prefix before the first difference: that prefix was lost, too (a
 #: character-based estimate of tokens is only so exact, so the margin is wide)
 LOST_SHARE = 0.5
-#: a cloud vendor's prompt cache lifetime (Anthropic's default, and the shortest of the vendors' TTLs)
+#: a cloud vendor's prompt cache lifetime (the shortest default TTL among the vendors: five minutes)
 CLOUD_CACHE_TTL_S = 300.0
 #: the longest excerpt shown around a difference
 EXCERPT_CHARS = 48
