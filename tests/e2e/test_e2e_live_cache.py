@@ -210,7 +210,8 @@ def test_claude_code_attribution_block_is_named_and_continued_turns_hit(fake_hom
     ):
         recorder = MetricsRecorder(server.url)
         try:
-            _add("on", recorder.url)
+            # a local profile gets CLAUDE_CODE_ATTRIBUTION_HEADER=0 by default (core.presets): "on" undoes it
+            _add("on", recorder.url, "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=1")
             _add("off", recorder.url, "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=0")
             # the header-off profile: one conversation, three runs (new, continued twice)
             assert main(["use", "off"]) == 0
@@ -240,7 +241,7 @@ def test_claude_code_attribution_block_is_named_and_continued_turns_hit(fake_hom
             assert opening.verdict != "HIT", _dump(rows)
             assert opening.reason == "prefix_changed"
             detail = json.loads(opening.reason_detail or "{}")
-            assert detail["looks_like"] == "attribution_block"
+            assert detail["looks_like"] == "attribution_block", detail
             assert detail["part"] == "system[0]"
             assert detail["attribution"]["now"] != detail["attribution"]["before"]
             assert detail["attribution"]["now"].startswith("cc_version=2.1.332.")
