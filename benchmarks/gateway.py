@@ -19,6 +19,9 @@ directly (the baseline) and through each proxy:
   median), and claude-code-router's conversion measured end to end: its TTFB for the 14K request minus
   direct chat TTFB for the same bytes (so it includes its routing and token counting, which run per
   request too).
+- **The live cache record's cost** (issue 25): the same KV Switch gateway started a second time with the
+  record switched off (``benchmarks/norecord``), so "with − without" is measured in the same run, for
+  TTFB and for the complete answer; and the record's own ``begin``/``finish`` in-process on the 14K request.
 Rounds alternate between the routes and each figure is the best round (the machine is shared).
 Goals: median TTFB overhead ≤ 2 ms, 0 errors at 500 streams, RSS ≤ 200 MB, ahead of both peers.
 """
@@ -79,15 +82,17 @@ class Route:
     proxy: peers.Proxy | None = None
     baseline: str = "direct"  # label of the direct route it is compared with
     ttfb: dict[str, list[float]] = field(default_factory=dict)  # "small"/"cc" → best round's samples
+    totals: dict[str, list[float]] = field(default_factory=dict)  # the same requests' complete answers
     rps: float = 0.0
     wave: dict[str, float] = field(default_factory=dict)
     failed: str = ""
     cpu_us: float = 0.0  # the proxy's CPU time (user + system, process tree) per small request
 
 
-async def sequential(route: Route, body: bytes, count: int) -> list[float]:
+async def sequential(route: Route, body: bytes, count: int) -> tuple[list[float], list[float]]:
+    """TTFB and complete-answer times of ``count`` requests (after ten to warm up)."""
     conn = Connection("127.0.0.1", route.port)
-    samples = []
+    samples, totals = [], []
     try:
         for i in range(count + 10):
             result = await asyncio.wait_for(
@@ -96,9 +101,10 @@ async def sequential(route: Route, body: bytes, count: int) -> list[float]:
                 raise RuntimeError(f"{route.label}: {result.error}")
             if i >= 10:  # the first ten warm the connection and the proxy
                 samples.append(result.ttfb)
+                totals.append(result.total)
     finally:
         await conn.close()
-    return samples
+    return samples, totals
 
 
 async def throughput(
@@ -200,6 +206,29 @@ def conversion_us(rounds: int) -> dict[str, float] | str:
             "answer_us": statistics.median(answer) * 1e6}
 
 
+def record_us(rounds: int) -> dict[str, float]:
+    """The live cache record's own work on the real 14K request, in-process: ``begin`` (client and
+    session from the headers) and ``finish`` (the prompt's digest, the comparison with the session's
+    previous request, the row's fields), the same conversation continued each time (µs, median)."""
+    from kvswitch.gateway.cache_truth import CacheTruth  # noqa: PLC0415 - the benchmark's own import
+    from kvswitch.gateway.usage import UsageRow  # noqa: PLC0415
+
+    data = json.loads(FIXTURE.read_text())
+    headers, body = {k.lower(): v for k, v in data["headers"].items()}, data["body"]
+    truth = CacheTruth()
+    begins, finishes = [], []
+    for _ in range(rounds):
+        row = UsageRow(time.time(), "claude", "bench", None, "claude-bench", None)
+        started = time.perf_counter()
+        truth.begin(row, headers, body)
+        begun = time.perf_counter()
+        row.status, row.upstream, row.input_tokens, row.cached_tokens = 200, "http://upstream", 13800, 13790
+        truth.finish(row, local=True)
+        finishes.append(time.perf_counter() - begun)
+        begins.append(begun - started)
+    return {"begin_us": statistics.median(begins) * 1e6, "finish_us": statistics.median(finishes) * 1e6}
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.2f}"
 
@@ -222,6 +251,9 @@ async def run(args: argparse.Namespace, upstream_port: int) -> list[Route]:
     starters = []
     if "kvswitch" in wanted:
         starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1))
+        # the same gateway without the live cache record: its cost, in the same run
+        starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1,
+                                                     without_record=True))
         starters.append(lambda: peers.start_kvswitch(upstream_port, "openai_chat", args.profiles - 1))
     if "ccr" in wanted and "ccr" in found:
         starters.append(lambda: peers.start_ccr(found["ccr"], upstream_port))
@@ -255,10 +287,13 @@ async def measure(args: argparse.Namespace, routes: list[Route], upstream_port: 
                 for kind, count in (("small", args.requests), ("cc", args.requests // 3)):
                     small = kind == "small"
                     body = small_request(True, route.model) if small else claude_code_request(route.model)
-                    samples = await sequential(route, body, count)
+                    samples, totals = await sequential(route, body, count)
                     best = route.ttfb.get(kind)
                     if best is None or statistics.median(samples) < statistics.median(best):
                         route.ttfb[kind] = samples
+                    best_total = route.totals.get(kind)
+                    if best_total is None or statistics.median(totals) < statistics.median(best_total):
+                        route.totals[kind] = totals
                 cpu_before = route.proxy.cpu_seconds() if route.proxy else 0.0
                 done, took = await throughput(route, small_request(False, route.model), args.rps_requests, 32,
                                               args.rps_seconds)
@@ -311,6 +346,21 @@ def cell(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def record_report(routes: list[Route], record: dict[str, float]) -> None:
+    """The live cache record's cost: the gateway with it against the same gateway without it."""
+    by_label = {r.label: r for r in routes if not r.failed}
+    on, off = by_label.get("KV Switch gateway"), by_label.get("KV Switch gateway (no record)")
+    print(f"live cache record in-process on the 14K request: begin {record['begin_us']:.0f} µs, finish "
+          f"{record['finish_us']:.0f} µs (median; finish runs once the upstream's answer is in)")
+    if on is None or off is None:
+        return
+    for kind, name in (("cc", "14K"), ("small", "600-token")):
+        ttfb = (statistics.median(on.ttfb[kind]) - statistics.median(off.ttfb[kind])) * 1e3
+        total = (statistics.median(on.totals[kind]) - statistics.median(off.totals[kind])) * 1e3
+        print(f"live cache record, {name} request, with − without (same run, medians): TTFB {ttfb:+.2f} ms, "
+              f"complete answer {total:+.2f} ms")
+
+
 def report(args: argparse.Namespace, routes: list[Route], conversion: dict[str, float] | str) -> None:
     by_label = {r.label: r for r in routes}
     rows = {r.label: figures(r, by_label) for r in routes if not r.failed}
@@ -342,6 +392,7 @@ def report(args: argparse.Namespace, routes: list[Route], conversion: dict[str, 
                 print(f"{route.label}: 14K request end to end over direct chat: {extra * 1e3:.0f} µs "
                       "(median)")
     goals(rows)
+    record_report(routes, args.record)
     print(f"machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {peers.python_version()}, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}; versions: "
           + ", ".join(f"{r.proxy.name} {r.proxy.version}" for r in routes if r.proxy))
@@ -357,7 +408,7 @@ def goals(rows: dict[str, dict[str, float | None]]) -> None:
     """The issue's goals, checked against this run's figures for each KV Switch route."""
     peer_rows = [row for label, row in rows.items() if not label.startswith(("KV Switch", "direct"))]
     for label, row in rows.items():
-        if not label.startswith("KV Switch"):
+        if not label.startswith("KV Switch") or label.endswith("(no record)"):
             continue
         checks = [
             ("median TTFB overhead <= 2 ms", row["ovh"] is not None and row["ovh"] <= 2.0),
@@ -385,6 +436,7 @@ def main() -> int:
     parser.add_argument("--markdown", action="store_true", help="also print the rows as a Markdown table")
     args = parser.parse_args()
     conversion = conversion_us(200)
+    args.record = record_us(200)
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         port_file = os.path.join(tmp, "port")
         upstream = subprocess.Popen([sys.executable, str(Path(__file__).with_name("gateway_wire.py")),

@@ -189,14 +189,19 @@ def start_litellm(binary: str, upstream_port: int) -> Proxy | str:
     return started
 
 
-def start_kvswitch(upstream_port: int, protocol: str, other_profiles: int = 0) -> Proxy | str:
-    """``kvswitch gateway run`` in a throwaway HOME with one profile pointed at the upstream."""
+def start_kvswitch(upstream_port: int, protocol: str, other_profiles: int = 0, *,
+                   without_record: bool = False) -> Proxy | str:
+    """``kvswitch gateway run`` in a throwaway HOME with one profile pointed at the upstream;
+    ``without_record``: with the live cache record switched off (``benchmarks/norecord``)."""
     from gateway_kvswitch import setup_gateway  # benchmarks/, next to this file
 
     label = "KV Switch gateway" + ("" if protocol == "anthropic" else " (bridge)")
     home = tempfile.TemporaryDirectory(prefix="bench-kvswitch-")
     env = _base_env(home.name)
     env["PYTHONPATH"] = str(REPO / "app")
+    if without_record:
+        label += " (no record)"
+        env["PYTHONPATH"] = str(REPO / "benchmarks" / "norecord") + os.pathsep + env["PYTHONPATH"]
     try:
         setup = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY, free_port(),
                               other_profiles)

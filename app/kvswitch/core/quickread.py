@@ -67,7 +67,9 @@ SETTINGS = Model({
     "reuse_alert_requests": (Exact(int, 1, 100), 3),
     "usage_keep_requests_days": (Exact(int, 1, 3650), 90),
     "usage_keep_daily_days": (Exact(int, 1, 3650), 365),
-    "session_alert_threshold": (Exact(float, 0.0, 1.0), 0.8),
+    "cache_alerts": (_BOOL, True),
+    "cache_alert_threshold": (Exact(float, 0.0, 1.0), 0.8),
+    "cache_alert_requests": (Exact(int, 1, 1000), 10),
 }, forbid_extra=False)
 
 MODEL_ROLES = ("opus", "sonnet", "haiku", "small_fast", "subagent")

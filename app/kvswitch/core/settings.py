@@ -57,8 +57,11 @@ class AppSettings(BaseModel):
     #: (``gateway.usage_retention``)
     usage_keep_requests_days: int = Field(default=90, ge=1, le=3650)
     usage_keep_daily_days: int = Field(default=365, ge=1, le=3650)
-    #: the gateway's cache record: a session whose rolling hit rate falls below this is named in the tray
-    session_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    #: a tray notification when a gateway session's rolling hit rate (``gateway.cache_truth_alert``) drops
+    cache_alerts: bool = True
+    cache_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
+    #: the rolling window: the session's last N requests that had something to reuse
+    cache_alert_requests: int = Field(default=10, ge=1, le=1000)
 
     @field_validator("language")
     @classmethod

@@ -37,6 +37,7 @@ from kvswitch.gateway import model_routes
 from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
+from kvswitch.gateway.cache_truth import CacheTruth
 from kvswitch.gateway.failover import CircuitBreaker, retryable
 from kvswitch.gateway.forward import (
     Attempt,
@@ -115,6 +116,8 @@ class GatewayHandler(Handler):
         self.usage = UsageStore(usage_db(paths), retention=retention_from_settings(paths))
         self.prices = load_prices(paths.config_dir)
         self._row_failures = 0
+        #: the live cache record (client, session, verdict, reason) of every request
+        self.cache_truth = CacheTruth()
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
 
@@ -201,6 +204,7 @@ class GatewayHandler(Handler):
         started = time.monotonic()
         row = UsageRow(time.time(), route.client or "pinned", chain[0].name, None,
                        body.get("model") if isinstance(body, dict) else None, None)
+        self.cache_truth.begin(row, request.headers, body)
         reasons: list[str] = []
         answer: web.StreamResponse | None = None
         current: list[Attempt] = []
@@ -383,6 +387,7 @@ class GatewayHandler(Handler):
                 row.tokens_per_s = tokens.output_tokens / generating
         served = next((p for p in chain if p.name == row.profile), None)
         row.cost = cost_of(row.model, tokens, self.prices, bool(served and served.is_local))
+        self.cache_truth.finish(row, local=bool(served and served.is_local))
 
     def status(self) -> dict[str, Any]:
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""

@@ -236,9 +236,13 @@ class GatewayControllerMixin:
         message = self._gateway_alerts.feed_rows(rows)
         if message:
             self.raise_reuse_alert(message)
-        threshold = self.preference("session_alert_threshold")  # type: ignore[attr-defined]
+        if self.preference("cache_alerts") is False:  # type: ignore[attr-defined]
+            return
         if self._session_alerts is None:
             self._session_alerts = SessionHitAlerts()
+        threshold = self.preference("cache_alert_threshold")  # type: ignore[attr-defined]
+        requests = self.preference("cache_alert_requests")  # type: ignore[attr-defined]
         self._session_alerts.threshold = float(threshold if threshold is not None else 0.8)  # Settings
+        self._session_alerts.requests = int(requests or 10)
         for text in self._session_alerts.feed_rows(rows):
             self.raise_session_alert(text)  # type: ignore[attr-defined]

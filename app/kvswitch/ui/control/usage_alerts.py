@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from kvswitch.gateway.cache_truth_alert import DEFAULT_REQUESTS, DEFAULT_THRESHOLD, CacheAlert, rolling_alert
 from kvswitch.ui.control.log_alerts import RECENT, ReuseAlerts
 
 #: the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing
@@ -57,8 +58,6 @@ class GatewayReuseAlerts(ReuseAlerts):
         return text + " " + translate("GatewayReuseAlerts", "Open the Usage tab or run Verify to see why.")
 
 
-#: the requests of a session the rolling hit rate is taken over (COLD ones, with nothing to reuse, left out)
-SESSION_WINDOW = 5
 #: a session named once is named again only after this long (the tray must not nag every poll)
 SESSION_THROTTLE_S = 600.0
 
@@ -78,52 +77,50 @@ def reason_text(reason: str | None) -> str:
 
 
 class SessionHitAlerts:
-    """Per session, the hit rate over its last ``SESSION_WINDOW`` requests (cached / prompt tokens, the
-    server's own numbers in the gateway's record); below ``threshold`` the tray names the session and
-    the latest reason. ``feed_rows`` takes ``UsageRow``s oldest first and returns the alert texts."""
+    """The tray's side of the gateway's rolling session alert (``gateway.cache_truth_alert``: reused /
+    reusable tokens over the session's last requests that had something to reuse, the server's own
+    numbers). It keeps each session's last rows, asks the gateway's rule, names a low session at most
+    once per ``SESSION_THROTTLE_S`` and says the costliest reason in the UI language. ``feed_rows`` takes
+    ``UsageRow``s oldest first and returns the alert texts."""
 
-    def __init__(self, threshold: float = 0.8, window: int = SESSION_WINDOW, clock: Any = None):
+    def __init__(self, threshold: float = DEFAULT_THRESHOLD, requests: int = DEFAULT_REQUESTS,
+                 clock: Any = None):
         import time  # noqa: PLC0415
 
         self.threshold = threshold
-        self.window = window
+        self.requests = requests
         self._clock = clock or time.monotonic
-        self._recent: dict[str, deque[tuple[int, int, str | None]]] = {}
+        self._recent: dict[str, deque[Any]] = {}
         self._named: dict[str, float] = {}
 
     def feed_rows(self, rows: Iterable[Any]) -> list[str]:
-        low: dict[str, str] = {}
+        touched: dict[str, Any] = {}
         for row in rows:
             session = getattr(row, "session", None)
-            prompt = row.input_tokens or 0
-            failed = (row.status or 0) >= 400
-            if not session or (row.verdict or "").upper() == "COLD" or prompt <= 0 or failed:
+            if not session or (row.status or 0) >= 400:
                 continue
-            recent = self._recent.setdefault(session, deque(maxlen=self.window))
-            recent.append((prompt, row.cached_tokens or 0, row.reason))
-            if len(recent) < min(self.window, 3):
-                continue
-            rate = sum(c for _, c, _ in recent) / sum(p for p, _, _ in recent)
-            if rate < self.threshold:
-                reason = next((r for _, _, r in reversed(recent) if r), None)
-                low[session] = self._message(session, row, rate, reason)
-            else:
-                low.pop(session, None)
+            recent = self._recent.setdefault(session, deque(maxlen=self.requests * 4))
+            recent.append(row)
+            touched[session] = row
         now = self._clock()
-        alerts = []
-        for session, text in low.items():
-            if now - self._named.get(session, -SESSION_THROTTLE_S) >= SESSION_THROTTLE_S:
-                self._named[session] = now
-                alerts.append(text)
-        return alerts
+        texts = []
+        for session, row in touched.items():
+            alert = rolling_alert(self._recent[session], session, self.threshold, self.requests)
+            if alert is None or now - self._named.get(session, -SESSION_THROTTLE_S) < SESSION_THROTTLE_S:
+                continue
+            self._named[session] = now
+            texts.append(self._message(alert, row))
+        return texts
 
-    def _message(self, session: str, row: Any, rate: float, reason: str | None) -> str:
+    def _message(self, alert: CacheAlert, row: Any) -> str:
         text = QCoreApplication.translate(
             "SessionHitAlerts", "Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. "
                                 "Likely cause: %7.")
+        session = alert.session
         short = session if len(session) <= 12 else session[:8] + "…"
         values = (short, str(row.client_name or row.client or "?"), str(row.profile or "?"),
-                  str(self.window), f"{rate:.0%}", f"{self.threshold:.0%}", reason_text(reason))
+                  str(alert.requests), f"{alert.hit_rate:.0%}", f"{self.threshold:.0%}",
+                  reason_text(alert.reason))
         for number, value in enumerate(values, 1):
             text = text.replace(f"%{number}", value)
         return text

@@ -129,7 +129,7 @@ class SettingsDialog(QDialog):
         self.session_threshold_spin = QSpinBox()
         self.session_threshold_spin.setRange(0, 100)
         self.session_threshold_spin.setSuffix(" %")
-        self.session_threshold_spin.setValue(round(self.settings.session_alert_threshold * 100))
+        self.session_threshold_spin.setValue(round(self.settings.cache_alert_threshold * 100))
         self.session_threshold_spin.setToolTip(self.tr("Through the gateway: the tray names a session whose "
                                                        "last requests reuse less of their prompt than this"))
         form.addRow(self.tr("Alert when a session's hit rate falls below:"), self.session_threshold_spin)
@@ -202,7 +202,7 @@ class SettingsDialog(QDialog):
             "close_to_tray": self.tray_check.isChecked(),
             "always_review_changes": self.review_check.isChecked(),
             "reuse_alerts": self.alerts_check.isChecked(),
-            "session_alert_threshold": self.session_threshold_spin.value() / 100,
+            "cache_alert_threshold": self.session_threshold_spin.value() / 100,
         })
 
     def save(self) -> bool:

@@ -1,0 +1,150 @@
+"""The live cache record: every request through the gateway gets its client, session, reusable tokens,
+verdict and reason (issue 25), from the server's own numbers.
+
+Two calls from the gateway's handler: ``begin`` when the request arrives (who sent it, from headers and
+a few body fields: microseconds) and ``finish`` once the answer's numbers are parsed (the prompt's
+digest, the comparison, the row's fields). The digest is made in ``finish``, after the upstream has
+answered, so it never delays the first byte; it costs about as much as parsing the body once.
+
+Memory is bounded: per session only the digests of its last few requests (hashes, no text), at most
+``max_sessions`` sessions (least recently used dropped), and a short log of what each upstream ran.
+A failure here is logged and leaves the row's cache fields empty; it never breaks a request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kvswitch.gateway.cache_truth_parts import PromptDigest, digest_prompt, part_text
+from kvswitch.gateway.cache_truth_reasons import PREFIX_CHANGED, Judgement, Seen, judge, overlap
+from kvswitch.gateway.sessions import Identity, identify
+from kvswitch.gateway.usage import UsageRow
+
+log = logging.getLogger("kvswitch.gateway.cache_truth")
+
+#: sessions remembered (each holds a few digests of a few KB)
+MAX_SESSIONS = 256
+#: requests remembered per session (the main conversation, a subagent, a side request or two)
+PER_SESSION = 6
+#: requests remembered per upstream (what ran in between)
+PER_UPSTREAM = 32
+#: other conversations on the upstream a request is compared with (the most recent ones)
+OTHERS = 8
+#: requests begun but not finished that are kept (a request that never finishes is dropped with the oldest)
+MAX_PENDING = 1024
+
+
+@dataclass(slots=True)
+class _Pending:
+    identity: Identity
+    body: Any
+
+
+class CacheTruth:
+    """Remembers digests per session and per upstream, and judges each finished request."""
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, clock: Callable[[], float] = time.time):
+        self.max_sessions = max_sessions
+        self.clock = clock
+        self._sessions: OrderedDict[str, deque[Seen]] = OrderedDict()
+        self._upstreams: dict[str, deque[Seen]] = {}
+        self._pending: OrderedDict[int, _Pending] = OrderedDict()
+        self._seq = 0
+
+    # -- the gateway's two calls --------------------------------------------------------------------
+    def begin(self, row: UsageRow, headers: Mapping[str, str], body: Any) -> None:
+        """Fill the row's client and session fields; keep the parsed body until ``finish``."""
+        try:
+            identity = identify(headers, body, row.client)
+        except Exception:  # noqa: BLE001 - bookkeeping must never break a request
+            log.exception("cache record: could not identify the request")
+            return
+        row.client_name, row.client_version = identity.client_name, identity.client_version
+        row.session, row.agent, row.session_source = identity.session, identity.agent, identity.session_source
+        self._pending[id(row)] = _Pending(identity, body)
+        while len(self._pending) > MAX_PENDING:
+            self._pending.popitem(last=False)
+
+    def finish(self, row: UsageRow, *, local: bool) -> None:
+        """Judge the finished request from the row's server numbers (``input_tokens``, ``cached_tokens``)."""
+        pending = self._pending.pop(id(row), None)
+        if pending is None or row.status is None or row.status >= 400:
+            return
+        try:
+            self._judge(row, pending, local)
+        except Exception:  # noqa: BLE001 - bookkeeping must never break a request
+            log.exception("cache record: could not judge the request")
+
+    # -- the ledger ---------------------------------------------------------------------------------
+    def _judge(self, row: UsageRow, pending: _Pending, local: bool) -> None:
+        digest = digest_prompt(pending.body)
+        if not digest.parts:
+            return
+        now = self.clock()
+        identity = pending.identity
+        reference = self.reference(digest, identity.session, row.upstream)
+        between = self.ran_after(reference, row.upstream) if reference is not None else []
+        judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
+                          session=identity.session, agent=identity.agent, local=local, now=now)
+        if judgement.reason == PREFIX_CHANGED and judgement.detail is not None:
+            text = part_text(pending.body, str(judgement.detail.get("part")))
+            judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
+                              session=identity.session, agent=identity.agent, local=local, now=now,
+                              excerpt=text)
+        _fill(row, judgement)
+        self.remember(Seen(identity.session, identity.agent, row.upstream, digest, row.input_tokens,
+                           row.cached_tokens, now, self._next_seq()))
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def reference(self, digest: PromptDigest, session: str | None, upstream: str | None) -> Seen | None:
+        """The earlier request this one continues: of the session's and the upstream's recent requests,
+        the one sharing the most of its prompt (the session's own, and the newest, on a tie)."""
+        candidates: list[Seen] = list(self._sessions.get(session or "", ()))
+        latest: dict[tuple[str | None, str | None], Seen] = {}
+        for seen in self._upstreams.get(upstream or "", ()):
+            if seen.session != session:
+                latest[(seen.session, seen.agent)] = seen  # the newest of each other conversation
+        candidates += list(latest.values())[-OTHERS:]
+        best: tuple[tuple[int, int, int], Seen] | None = None
+        for seen in candidates:
+            found = overlap(digest, seen.digest)
+            rank = (found.shared, int(seen.session == session and session is not None), seen.seq)
+            if found.shared and (best is None or rank > best[0]):
+                best = (rank, seen)
+        return best[1] if best is not None else None
+
+    def ran_after(self, reference: Seen, upstream: str | None) -> list[Seen]:
+        """What the upstream served after ``reference`` (the requests that could have displaced it)."""
+        return [seen for seen in self._upstreams.get(upstream or "", ()) if seen.seq > reference.seq]
+
+    def remember(self, seen: Seen) -> None:
+        key = seen.session or ""
+        history = self._sessions.get(key)
+        if history is None:
+            history = self._sessions[key] = deque(maxlen=PER_SESSION)
+        self._sessions.move_to_end(key)
+        history.append(seen)
+        while len(self._sessions) > self.max_sessions:
+            self._sessions.popitem(last=False)
+        if seen.upstream:
+            self._upstreams.setdefault(seen.upstream, deque(maxlen=PER_UPSTREAM)).append(seen)
+            if len(self._upstreams) > self.max_sessions:
+                self._upstreams.pop(next(iter(self._upstreams)))
+
+    def sessions(self) -> int:
+        return len(self._sessions)
+
+
+def _fill(row: UsageRow, judgement: Judgement) -> None:
+    row.reusable_tokens, row.verdict, row.reason = judgement.reusable, judgement.verdict, judgement.reason
+    row.reason_detail = (json.dumps(judgement.detail, ensure_ascii=False, separators=(",", ":"))
+                         if judgement.detail is not None else None)

@@ -1,0 +1,225 @@
+"""The verdict of one request against what was reusable, and the reason of a miss (pure: digests and
+the server's numbers in, a judgement out).
+
+*Reusable* is the part of the prompt the request shares with the earlier request it continues (the
+session's own, or whatever last ran on the same upstream when that shares more): every part whose hash
+the earlier one also had. Where the request extends the earlier one whole (a continued turn), the
+server's own prompt count of the earlier request is that figure; otherwise it is estimated from the
+shared parts' share of the prompt's characters. The server's cached count is never more than what it
+could reuse, so a count above the estimate raises it. The verdict is ``core.verdicts``' ratios applied
+to cached / reusable, and COLD when nothing was reusable.
+
+A request that is not a HIT gets a reason: ``cold``; ``prefix_changed`` (the first part that differs
+sits before the end of what was shared: which part, where, and what it looks like); ``evicted`` (the
+prefix was intact but was processed again, and other requests ran on the upstream in between: named);
+``expired`` (a cloud vendor, idle past its cache lifetime); ``unknown`` with the raw numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvswitch.core.redact import mask_text
+from kvswitch.core.text import printable
+from kvswitch.core.verdicts import verdict_for
+from kvswitch.gateway.cache_truth_parts import Part, PromptDigest, chunk_prefix
+
+HIT, PARTIAL, MISS, COLD = "HIT", "PARTIAL", "MISS", "COLD"
+COLD_REASON, PREFIX_CHANGED, EVICTED, EXPIRED, SERVER, UNKNOWN = (
+    "cold", "prefix_changed", "evicted", "expired", "server", "unknown")
+#: fewer reusable tokens than this is a cold start (a chat template's fixed head is about this long)
+MIN_REUSABLE = 32
+#: reused less than this share of the prefix before the first difference: that prefix was lost, too (a
+#: character-based estimate of tokens is only so exact, so the margin is wide)
+LOST_SHARE = 0.5
+#: a cloud vendor's prompt cache lifetime (the shortest default TTL among the vendors: five minutes)
+CLOUD_CACHE_TTL_S = 300.0
+#: the longest excerpt shown around a difference
+EXCERPT_CHARS = 48
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the ledger remembers of one finished request."""
+
+    session: str | None
+    agent: str | None
+    upstream: str | None
+    digest: PromptDigest
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    at: float
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    #: characters of the current prompt in parts the earlier one also had
+    shared: int
+    #: the first part (by position) that differs, and the characters before it
+    first_diff: int
+    leading: int
+    #: the current request holds the earlier one whole, at its start
+    extends: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    reusable: int | None
+    verdict: str | None
+    reason: str | None
+    detail: dict[str, Any] | None
+
+
+def overlap(current: PromptDigest, earlier: PromptDigest) -> Overlap:
+    theirs = earlier.hash_set
+    shared = sum([part.size for part in current.parts if part.digest in theirs])
+    index, leading = 0, 0
+    for mine, other in zip(current.parts, earlier.parts, strict=False):
+        if mine.digest != other.digest:
+            break
+        index += 1
+        leading += mine.size
+    return Overlap(shared, index, leading, index == len(earlier.parts) and index > 0)
+
+
+def judge(current: PromptDigest, prompt: int | None, cached: int | None, reference: Seen | None,
+          between: list[Seen], *, session: str | None, agent: str | None, local: bool, now: float,
+          excerpt: str | None = None) -> Judgement:
+    """The record of one request; ``between``: what ran on the upstream after ``reference``."""
+    if prompt is None or cached is None or prompt <= 0:
+        return Judgement(None, None, None, None)
+    numbers: dict[str, Any] = {"prompt": prompt, "cached": cached}
+    per_char = prompt / current.total if current.total else 0.0
+    found = overlap(current, reference.digest) if reference is not None else None
+    estimate = 0
+    if reference is not None and found is not None:
+        if found.extends and reference.prompt_tokens:
+            estimate = min(reference.prompt_tokens, prompt)
+        else:
+            estimate = round(found.shared * per_char)
+        numbers["reference"] = _about(reference, session, now)
+    reusable = min(prompt, max(estimate, cached))
+    numbers["reusable"] = reusable
+    if reusable < MIN_REUSABLE:
+        return Judgement(reusable, COLD, COLD_REASON, numbers)
+    verdict = verdict_for(cached, reusable).upper()
+    if verdict == HIT:
+        return Judgement(reusable, HIT, None, None)
+    if reference is None or found is None:  # cannot happen: reusable above cached needs an earlier request
+        return Judgement(reusable, verdict, UNKNOWN, numbers)
+    # the server stopped about where the prompt first differs: the change is the reason; it reused well
+    # short of that point (or the prompt extends the earlier one whole): the prefix was lost before
+    leading = estimate if found.extends else round(found.leading * per_char)
+    lost_before = leading >= MIN_REUSABLE and cached < LOST_SHARE * leading
+    if not found.extends and not lost_before:
+        numbers.update(where(current, reference.digest, found, excerpt))
+        return Judgement(reusable, verdict, PREFIX_CHANGED, numbers)
+    if not found.extends:
+        numbers["also_differs_at"] = where(current, reference.digest, found, None)["part"]
+    others = _who_ran(between, session, agent)
+    if others:
+        numbers["between"] = others
+        return Judgement(reusable, verdict, EVICTED, numbers)
+    idle = now - reference.at
+    if not local and idle > CLOUD_CACHE_TTL_S:
+        numbers.update({"idle_s": round(idle, 1), "ttl_s": CLOUD_CACHE_TTL_S})
+        return Judgement(reusable, verdict, EXPIRED, numbers)
+    return Judgement(reusable, verdict, UNKNOWN, numbers)
+
+
+def _about(reference: Seen, session: str | None, now: float) -> dict[str, Any]:
+    return {"session": _short(reference.session), "agent": _short(reference.agent),
+            "same_session": reference.session == session, "age_s": round(now - reference.at, 1),
+            "prompt": reference.prompt_tokens, "cached": reference.cached_tokens}
+
+
+def _short(value: str | None) -> str | None:
+    return value[:13] if value else None
+
+
+def where(current: PromptDigest, earlier: PromptDigest, found: Overlap,
+          excerpt: str | None) -> dict[str, Any]:
+    """Where the prompt first differs from the earlier one, and what the difference looks like."""
+    index = found.first_diff
+    mine = current.parts[index] if index < len(current.parts) else None
+    theirs = earlier.parts[index] if index < len(earlier.parts) else None
+    inside = chunk_prefix(mine, theirs) if mine is not None and theirs is not None else 0
+    shown = mine or theirs
+    assert shown is not None
+    detail: dict[str, Any] = {"part": shown.label, "kind": _kind_words(shown),
+                              "offset": found.leading + inside, "offset_in_part": inside,
+                              "precision": shown.chunk if shown.chunks else shown.size}
+    detail["looks_like"], extra = _looks_like(current, earlier, index, mine, theirs)
+    detail.update(extra)
+    attribution = extra.get("attribution")
+    if attribution and attribution["now"] and attribution["before"] and excerpt is not None:
+        inside = max(0, excerpt.find(attribution["now"])) + attribution["differs_at"]  # exact, both are kept
+        detail.update({"offset": found.leading + inside, "offset_in_part": inside, "precision": 1})
+    if excerpt is not None and mine is not None:
+        start = max(0, min(inside - EXCERPT_CHARS // 3, len(excerpt) - EXCERPT_CHARS))
+        detail["excerpt"] = mask_text(printable(excerpt[start:start + EXCERPT_CHARS], multiline=False))
+    return detail
+
+
+def _kind_words(part: Part) -> str:
+    if part.kind == "inline_system":
+        return "inline system message"
+    if part.kind == "message" and "[" in part.label:
+        number = part.label.split("[", 1)[1].split("]", 1)[0]
+        return f"message {number}"
+    return part.kind
+
+
+def _looks_like(current: PromptDigest, earlier: PromptDigest, index: int, mine: Part | None,
+                theirs: Part | None) -> tuple[str, dict[str, Any]]:
+    at_block = index in (current.attribution_part, earlier.attribution_part)
+    if at_block and (current.attribution or earlier.attribution):
+        now, before = current.attribution or "", earlier.attribution or ""
+        at = next((i for i, (a, b) in enumerate(zip(now, before, strict=False)) if a != b),
+                  min(len(now), len(before)))
+        return "attribution_block", {"attribution": {"now": now, "before": before, "differs_at": at},
+                                     "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}}
+    if (mine is not None and mine.kind == "tools") or (theirs is not None and theirs.kind == "tools"):
+        now_tools = [p.note for p in current.parts if p.kind == "tools"]
+        before_tools = [p.note for p in earlier.parts if p.kind == "tools"]
+        now_set = sorted({p.digest for p in current.parts if p.kind == "tools"})
+        before_set = sorted({p.digest for p in earlier.parts if p.kind == "tools"})
+        if now_set == before_set:
+            return "reordered_tools", {"tools_now": now_tools[:40], "tools_before": before_tools[:40]}
+        added = [n for n in now_tools if n not in before_tools]
+        removed = [n for n in before_tools if n not in now_tools]
+        changed = mine.note if mine is not None and mine.note in before_tools else None
+        return "tools_changed", {"added": added[:20], "removed": removed[:20], "changed": changed}
+    earlier_hashes = earlier.hashes()
+    current_hashes = current.hashes()
+    reminder = any(p is not None and p.note == "system-reminder" for p in (mine, theirs))
+    if theirs is not None and theirs.digest in current_hashes[index + 1:]:
+        return ("moved_reminder" if reminder else "inserted_part"), {}
+    if mine is not None and mine.digest in earlier_hashes[index + 1:]:
+        return ("moved_reminder" if reminder else "removed_part"), {}
+    if reminder:
+        return "changed_reminder", {}
+    if mine is None:
+        return "shorter_prompt", {}
+    return "changed", {}
+
+
+def _who_ran(between: list[Seen], session: str | None, agent: str | None) -> list[dict[str, Any]]:
+    """The requests that ran between, grouped by who sent them (another session, a subagent or a side
+    request of this one), in the order they first ran."""
+    groups: dict[tuple[str | None, str | None], dict[str, Any]] = {}
+    for seen in between:
+        key = (seen.session, seen.agent)
+        if seen.session != session:
+            who = "another session"
+        elif seen.agent != agent and seen.agent is not None:
+            who = "a subagent of this session"
+        else:
+            who = "a side request of this session"
+        entry = groups.setdefault(key, {"who": who, "session": _short(seen.session),
+                                        "agent": _short(seen.agent), "requests": 0, "prompt_tokens": 0})
+        entry["requests"] += 1
+        entry["prompt_tokens"] += seen.prompt_tokens or 0
+    return list(groups.values())
