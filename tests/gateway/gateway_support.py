@@ -8,6 +8,7 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -96,3 +97,19 @@ def add_profiles(paths: AppPaths, *profiles: Profile, route: str | None = None) 
         store.add(profile)
     if route:
         write_routes(paths, Routes(clients={"claude": route, "codex": route}))
+
+
+def stored_rows(paths: Any, count: int = 1, timeout: float = 20.0) -> list[Any]:
+    """The usage rows once at least ``count`` are stored: the writer thread stores a row on its own
+    schedule, and a client whose answer was cut sees the cut before the gateway hands the row over."""
+    import time  # noqa: PLC0415
+
+    from kvswitch.core.gateway_config import usage_db  # noqa: PLC0415
+    from kvswitch.gateway.usage import query  # noqa: PLC0415
+
+    deadline = time.monotonic() + timeout
+    while True:
+        rows = query(usage_db(paths))
+        if len(rows) >= count or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.05)

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from aiohttp import web
-from gateway_support import Responder, ScriptedUpstream, add_profiles, json_answer, sse_answer
+from gateway_support import Responder, ScriptedUpstream, add_profiles, json_answer, sse_answer, stored_rows
 
 from kvswitch.core.gateway_config import route_clients, usage_db
 from kvswitch.core.models import Profile
@@ -170,7 +170,7 @@ def test_failover_before_the_first_byte_and_the_row_says_why(
     assert answer.content == USAGE
     assert len(busy.seen) == 1
     assert len(good.seen) == 1
-    row = query(usage_db(paths))[-1]
+    row = stored_rows(paths)[-1]
     assert row.profile == "c"
     assert row.status == 200
     assert row.failover is not None
@@ -203,7 +203,7 @@ def test_no_failover_once_bytes_reached_the_client(
         read()
     assert received.startswith(b"event: message_start")
     assert good.seen == []
-    row = query(usage_db(paths))[-1]
+    row = stored_rows(paths)[-1]
     assert row.profile == "a"
     assert row.error
 
@@ -274,7 +274,7 @@ def test_codex_reaches_the_responses_route_below_v1(
     seen = upstream.seen[-1]
     assert seen.path == "/v1/responses"
     assert dict((k.lower(), v) for k, v in seen.headers)["authorization"] == f"Bearer {KEY_B}"
-    row = query(usage_db(paths))[-1]
+    row = stored_rows(paths)[-1]
     assert (row.client, row.input_tokens, row.cached_tokens, row.output_tokens) == ("codex", 50, 40, 3)
 
 
@@ -306,7 +306,7 @@ def test_an_endless_upstream_is_cut_at_the_answer_cap(paths: AppPaths, token: st
         with pytest.raises(httpx.RemoteProtocolError):  # cut, never ended as if complete
             read()
     assert len(received) <= cap
-    row = query(usage_db(paths))[-1]
+    row = stored_rows(paths)[-1]
     assert row.error is not None
     assert "more than 1 MB" in row.error
 
@@ -329,7 +329,7 @@ def test_an_answer_past_its_deadline_is_cut(paths: AppPaths, token: str, upstrea
         with pytest.raises(httpx.RemoteProtocolError):
             read()
         assert time.monotonic() - started < 5
-    row = query(usage_db(paths))[-1]
+    row = stored_rows(paths)[-1]
     assert row.error is not None
     assert "no complete answer within the 1.5 s timeout" in row.error
 
