@@ -14,11 +14,12 @@ Everything here reads headers and a few small fields of the parsed body; nothing
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from kvswitch.core.strictparse import loads as strict_json
 
 SESSION_HEADER = "x-claude-code-session-id"
 AGENT_HEADER = "x-claude-code-agent-id"
@@ -98,7 +99,7 @@ def _session_in_body(body: Any) -> tuple[str, str | None] | None:
     user_id = body.get("metadata", {}).get("user_id") if isinstance(body.get("metadata"), dict) else None
     if isinstance(user_id, str) and '"session_id"' in user_id:
         try:
-            session = json.loads(user_id).get("session_id")
+            session = strict_json(user_id).get("session_id")
         except (ValueError, AttributeError):
             return None
         if isinstance(session, str) and session.strip():
@@ -111,7 +112,7 @@ def _codex_agent(turn_metadata: Any) -> str | None:
     if not isinstance(turn_metadata, str) or "agent_name" not in turn_metadata:
         return None
     try:
-        name = json.loads(turn_metadata).get("agent_name")
+        name = strict_json(turn_metadata).get("agent_name")
     except (ValueError, AttributeError):
         return None
     return name[:_ID_MAX] if isinstance(name, str) and name not in ("", "/root") else None

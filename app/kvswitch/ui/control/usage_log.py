@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kvswitch.core.strictparse import loads as strict_json
+
 if TYPE_CHECKING:
     from kvswitch.core.paths import AppPaths
 
@@ -186,7 +188,7 @@ def reason_lines(row: Any) -> list[tuple[str, str]]:
     if not detail:
         return lines
     try:
-        data = json.loads(detail)
+        data = strict_json(detail)
     except ValueError:
         return [*lines, ("detail", str(detail))]
     if not isinstance(data, dict):
