@@ -212,3 +212,28 @@ def test_the_summary_reads_the_totals_index_in_profile_order(tmp_path: Path) -> 
         reader.close()
     assert "COVERING INDEX requests_totals" in plan
     assert "TEMP B-TREE" not in plan
+
+
+def test_the_windows_filter_choices_and_trend_come_from_sql(tmp_path: Path) -> None:
+    """What the Usage tab's combo boxes offer and its chart's TTFT line, summed by SQLite."""
+    from kvswitch.gateway.usage_queries import filter_choices, hit_rate_trend  # noqa: PLC0415
+
+    db = tmp_path / "usage.sqlite3"
+    base = 1_800_000_000.0
+    _write(db, [
+        UsageRow(base, "claude", "local", None, "m", 200, input_tokens=100, cached_tokens=90, ttft_ms=10.0,
+                 client_name="Claude Code", session="older"),
+        UsageRow(base + 1, "codex", "cloud", None, "m", 200, input_tokens=50, cached_tokens=0, ttft_ms=30.0,
+                 session="newer"),
+        UsageRow(base + 2, "claude", "local", None, "m", 200, input_tokens=10, cached_tokens=0),
+    ])
+    choices = filter_choices(db)
+    assert choices.oldest == base
+    assert choices.clients == ["Claude Code", "claude", "codex"]  # the route where no name was told
+    assert choices.profiles == ["cloud", "local"]
+    assert choices.sessions == ["newer", "older"]  # the most recently active first
+    assert filter_choices(db, since=base + 1).sessions == ["newer"]
+    (point,) = hit_rate_trend(db, 3600.0)
+    assert (point.requests, point.prompt_tokens, point.cached_tokens) == (3, 160, 90)
+    assert (point.ttft_ms_sum, point.ttft_n) == (40.0, 2)
+    assert filter_choices(tmp_path / "none.sqlite3").clients == []

@@ -276,6 +276,9 @@ class TrendPoint:
     requests: int
     prompt_tokens: int
     cached_tokens: int
+    #: the slice's times to first token, summed, and how many requests had one (the chart's mean line)
+    ttft_ms_sum: float = 0.0
+    ttft_n: int = 0
 
     @property
     def hit_rate(self) -> float:
@@ -293,11 +296,48 @@ def hit_rate_trend(db: Path, bucket_seconds: float, filters: UsageFilter = Usage
         where, args = _narrowed(connection, filters).where(_present(connection))
         found = connection.execute(
             "SELECT CAST(time / ? AS INTEGER) * ?, COUNT(*), COALESCE(SUM(input_tokens), 0), "
-            f"COALESCE(SUM(cached_tokens), 0) FROM requests WHERE {where} GROUP BY 1 ORDER BY 1",
+            "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(ttft_ms), 0.0), COUNT(ttft_ms) "
+            f"FROM requests WHERE {where} GROUP BY 1 ORDER BY 1",
             [bucket_seconds, bucket_seconds, *args]).fetchall()
     finally:
         connection.close()
-    return [TrendPoint(float(start), requests, prompt, cached) for start, requests, prompt, cached in found]
+    return [TrendPoint(float(start), requests, prompt, cached, ttft_sum, ttft_n)
+            for start, requests, prompt, cached, ttft_sum, ttft_n in found]
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    """What the window's filters offer over a period: every client, profile and session seen."""
+
+    oldest: float | None
+    clients: list[str]
+    profiles: list[str]
+    #: the most recently active first
+    sessions: list[str]
+
+
+def filter_choices(db: Path, since: float | None = None, sessions_limit: int = 500) -> FilterChoices:
+    """The distinct clients (their own names, else the gateway's route), profiles and sessions since
+    ``since``, from SQLite (the window never lists every row to fill three combo boxes)."""
+    connection = _reader(db)
+    if connection is None:
+        return FilterChoices(None, [], [], [])
+    try:
+        present = _present(connection)
+        where, args = _narrowed(connection, UsageFilter(since=since)).where(present)
+        oldest = connection.execute(f"SELECT MIN(time) FROM requests WHERE {where}", args).fetchone()[0]
+        client = "COALESCE(client_name, client)" if "client_name" in present else "client"
+        clients = [r[0] for r in connection.execute(
+            f"SELECT DISTINCT {client} FROM requests WHERE {where} AND {client} IS NOT NULL", args)]
+        profiles = [r[0] for r in connection.execute(
+            f"SELECT DISTINCT profile FROM requests WHERE {where} AND profile IS NOT NULL", args)]
+        sessions = [] if "session" not in present else [r[0] for r in connection.execute(
+            f"SELECT session FROM requests WHERE {where} AND session IS NOT NULL GROUP BY session "
+            "ORDER BY MAX(id) DESC LIMIT ?", [*args, sessions_limit])]
+    finally:
+        connection.close()
+    return FilterChoices(oldest, sorted(map(str, clients)), sorted(map(str, profiles)),
+                         list(map(str, sessions)))
 
 
 __all__ = ["COLUMNS", "SessionSummary", "TrendPoint", "UsageFilter", "hit_rate_trend", "iter_rows",

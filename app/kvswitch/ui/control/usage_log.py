@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -109,73 +109,45 @@ def bucket_for(days: int) -> float:
     return next((size for limit, size in _BUCKETS if days and days <= limit), DAY_S)
 
 
-def _matches(row: Any, wanted: LogFilter) -> bool:
-    if wanted.client is not None and wanted.client not in (row.client, row.client_name):
-        return False
-    if wanted.profile is not None and row.profile != wanted.profile:
-        return False
-    if wanted.session is not None and row.session != wanted.session:
-        return False
-    return wanted.verdict is None or (row.verdict or "").upper() == wanted.verdict.upper()
-
-
-def sessions_of(rows: Iterable[Any]) -> list[SessionLine]:
-    """Per session, the most recently active last: hit %, tokens re-processed (prompt − cached over the
-    requests that were not COLD) and time lost (each one's TTFT times its share of reusable tokens that
-    were re-processed), as the store's ``session_summaries`` counts them."""
-    found: dict[str | None, SessionLine] = {}
-    for row in rows:
-        line = found.pop(row.session, None) or SessionLine(row.session, row.client_name or row.client)
-        found[row.session] = line  # re-inserted: the order is the last request's
-        line.requests += 1
-        prompt, cached = row.input_tokens or 0, row.cached_tokens or 0
-        line.prompt_tokens += prompt
-        line.cached_tokens += cached
-        if row.profile and row.profile not in line.profiles:
-            line.profiles.append(row.profile)
-        if (row.verdict or "").upper() != "COLD" and prompt > cached:
-            line.reprocessed_tokens += prompt - cached
-            reusable = min(row.reusable_tokens or 0, prompt)
-            if row.ttft_ms is not None and reusable > cached:
-                line.time_lost_ms += row.ttft_ms * (reusable - cached) / (prompt - cached)
-        if row.reason:
-            line.last_reason = row.reason
-    return list(found.values())
-
-
-def trend_of(rows: Sequence[Any], since: float, until: float, bucket_s: float) -> list[TrendBar]:
-    """Bars over the whole period from ``since`` to ``until``, empty slices included (a quiet day shows)."""
+def _bars(points: Iterable[Any], since: float, until: float, bucket_s: float) -> list[TrendBar]:
+    """Bars over the whole period from ``since`` to ``until``, empty slices included (a quiet day shows),
+    filled from the store's per-slice sums."""
     first = int(since // bucket_s)
     bars = [TrendBar(n * bucket_s) for n in range(first, int(until // bucket_s) + 1)]
-    for row in rows:
-        index = int(row.time // bucket_s) - first
+    for point in points:
+        index = int(point.start // bucket_s) - first
         if 0 <= index < len(bars):
-            bar = bars[index]
-            bar.requests += 1
-            bar.prompt_tokens += row.input_tokens or 0
-            bar.cached_tokens += row.cached_tokens or 0
-            if row.ttft_ms is not None:
-                bar.ttft_ms_sum += row.ttft_ms
-                bar.ttft_n += 1
+            bars[index] = TrendBar(bars[index].start, point.requests, point.prompt_tokens,
+                                   point.cached_tokens, point.ttft_ms_sum, point.ttft_n)
     return bars
 
 
 def read_usage_log(paths: AppPaths, wanted: LogFilter, days: int) -> UsageLog:
-    """On the worker: the period's requests through the gateway, filtered, summed per session and slice."""
+    """On the worker: the period's requests through the gateway, filtered, summed per session and slice
+    by SQLite (``gateway.usage_queries``): a page of rows and the sums, never every row of the period."""
     from kvswitch.gateway import control  # noqa: PLC0415 - aiohttp and httpx load on a worker
+    from kvswitch.gateway.usage_queries import (  # noqa: PLC0415
+        UsageFilter,
+        filter_choices,
+        hit_rate_trend,
+        requests_page,
+        session_summaries,
+    )
 
     db = control.usage_db_path(paths)
-    rows = control.usage_rows(paths, wanted.since) if db.exists() else []
-    chosen = [row for row in rows if _matches(row, wanted)]
+    filters = UsageFilter(since=wanted.since, client=wanted.client, profile=wanted.profile,
+                          session=wanted.session, verdict=wanted.verdict)
+    choices = filter_choices(db, wanted.since)
     now = time.time()
-    since = wanted.since if wanted.since is not None else (rows[0].time if rows else now)
+    since = wanted.since if wanted.since is not None else (choices.oldest or now)
     bucket_s = bucket_for(days)
+    sessions = [SessionLine(s.session, s.client, s.profiles, s.requests, s.prompt_tokens, s.cached_tokens,
+                            s.reprocessed_tokens, s.time_lost_ms, s.last_reason)
+                for s in session_summaries(db, filters)]
     return UsageLog(
-        requests=list(reversed(chosen[-PAGE:])), sessions=sessions_of(chosen),
-        trend=trend_of(chosen, since, now, bucket_s), bucket_s=bucket_s,
-        clients=sorted({str(r.client_name or r.client) for r in rows if r.client_name or r.client}),
-        profiles=sorted({str(r.profile) for r in rows if r.profile}),
-        session_ids=list(dict.fromkeys(str(r.session) for r in reversed(rows) if r.session)))
+        requests=list(reversed(requests_page(db, filters, limit=PAGE))), sessions=sessions,
+        trend=_bars(hit_rate_trend(db, bucket_s, filters), since, now, bucket_s), bucket_s=bucket_s,
+        clients=choices.clients, profiles=choices.profiles, session_ids=choices.sessions)
 
 
 def reason_lines(row: Any) -> list[tuple[str, str]]:

@@ -234,14 +234,15 @@ class UsageView(QWidget):
                                                         self._on_log_loaded, self._on_usage_failed)
 
     def _on_log_loaded(self, log: Any) -> None:
+        """Shown even when a newer read was asked for meanwhile (then read once more): a view refreshed
+        faster than one read takes must still show the last read, never wait for a quiet moment."""
         self._log_task = None
-        if self._log_again:
-            self.refresh_log()
-            return
         self.log = log
         self.request_log.show_log(log)
         self.chart.set_days(log.trend)
         self.chart.bucket_s = log.bucket_s
+        if self._log_again:
+            self.refresh_log()
 
     def _on_usage_loaded(self, outcome: tuple[list[Any], dict[str, dict[str, float]]]) -> None:
         self.loaded_rows, self.summary = outcome
