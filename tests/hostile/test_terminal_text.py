@@ -71,3 +71,19 @@ def test_every_command_module_prints_through_the_gate() -> None:
             if "print(" in line and not line.lstrip().startswith("#"):
                 offenders.append(f"{module.name}:{number}: {line.strip()}")
     assert not offenders, offenders
+
+
+def test_the_dry_run_diff_of_a_hostile_settings_file_is_shown_not_obeyed(child_env: dict[str, str]) -> None:
+    """``use --dry-run`` prints the planned diff of the user's own files, whose text may hold escape
+    sequences and bidi marks (a value pasted from a terminal): through the same gate."""
+    settings = Path(child_env["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"env": {"NOTE": "x\x1b]0;pwned\x07\u202ey"}}, ensure_ascii=False),
+                        encoding="utf-8")
+    added = _kvswitch(child_env, "profile", "add", "local", "--kind", "llama.cpp",
+                      "--base-url", "http://127.0.0.1:9", "--model", "m", "--target", "claude")
+    assert added.returncode == 0, added.stderr
+    planned = _kvswitch(child_env, "use", "local", "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert "ANTHROPIC_BASE_URL" in planned.stdout
+    _no_raw(planned.stdout + planned.stderr)

@@ -18,6 +18,7 @@ from kvswitch.commands.doctor_gateway import gateway_findings
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.gateway_config import read_routes, routes_file, token_file
 from kvswitch.core.models import Profile, mask_secret, mask_url
+from kvswitch.core.text import for_terminal
 from kvswitch.platform.importers import import_claude, read_cc_switch
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
@@ -93,7 +94,7 @@ def cmd_use(args: argparse.Namespace) -> int:
         plans = engine.plan(profile)
         diff = engine.render_diff(plans, show_secrets=args.show_secrets)
         if diff:
-            sys.stdout.write(diff)
+            sys.stdout.write(for_terminal(diff))  # file text may hold escapes or bidi marks
         else:
             out(f"{profile.name!r} is already applied: nothing would change.")
         _print_warnings([w for p in plans for w in p.warnings], plans_secrets(plans, args.show_secrets))
