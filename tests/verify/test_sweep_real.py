@@ -11,8 +11,8 @@ the same interleaved probe: without the prefix cache every request is processed 
 warm request finds its blocks (HIT) although another conversation went in between.
 
 Each row's numbers are checked against the server's ``/metrics`` counters, scraped by this test around
-each measurement: their deltas equal the sums of the three requests' own numbers (``COUNTERS`` says which
-counter holds which sum on each server).
+each measurement: their deltas equal the sums of the three requests' own numbers (a ``ServerGrid``'s
+``counters`` say which counter holds which sum on each server).
 """
 
 from __future__ import annotations
