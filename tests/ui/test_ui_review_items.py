@@ -20,7 +20,7 @@ def test_use_on_a_local_profile_whose_port_is_closed_warns(qtbot: Any, window: A
     assert window.apply_profile("stopped", review=False)
     qtbot.waitUntil(lambda: window.message_bar.level == "warning", timeout=5000)
     assert "nothing answers at 127.0.0.1:" in window.message_bar.text
-    assert "Switched to “stopped”" in window.message_bar.text  # the switch itself was done
+    assert "Switched Claude Code to “stopped”" in window.message_bar.text  # done, and for which client
     assert set(window.message_bar.action_buttons) == {"review", "undo"}
 
 

@@ -2033,8 +2033,8 @@
     </message>
     <message>
         <location filename="../shell/window_messages.py" line="111"/>
-        <source>Switched to “%3”, but nothing answers at %1:%2 yet: start the server before the next request.</source>
-        <translation>已切换到“%3”，但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
+        <source>But nothing answers at %1:%2 yet: start the server before the next request.</source>
+        <translation>但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
     </message>
     <message>
         <location filename="../shell/window_messages.py" line="55"/>
@@ -2105,7 +2105,7 @@
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="318"/>
+        <location filename="../usage/usage_view.py" line="319"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -3250,7 +3250,7 @@
         <translation>时段：</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="258"/>
+        <location filename="../usage/usage_view.py" line="259"/>
         <source>No requests through the gateway in this period.</source>
         <translation>这段时间内没有请求经过网关。</translation>
     </message>
@@ -3270,17 +3270,17 @@
         <translation>正在读取用量…</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="262"/>
+        <location filename="../usage/usage_view.py" line="263"/>
         <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
         <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="282"/>
+        <location filename="../usage/usage_view.py" line="283"/>
         <source>“%1” now goes through the gateway: its next requests appear here.</source>
         <translation>“%1”现在经过网关：它接下来的请求会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="286"/>
+        <location filename="../usage/usage_view.py" line="287"/>
         <source>The usage database cannot be read: %1</source>
         <translation>无法读取用量数据库：%1</translation>
     </message>

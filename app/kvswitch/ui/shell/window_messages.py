@@ -108,10 +108,10 @@ class WindowMessagesMixin:
         def on_checked(is_open: object) -> None:
             if is_open or self.message_bar.text != said:
                 return  # it answers, or another message came since
-            warning = translate("MainWindow", "Switched to “%3”, but nothing answers at %1:%2 yet: start "
-                                "the server before the next request.")
-            self.message_bar.show_warning(warning.replace("%1", endpoint[0]).replace("%2", str(endpoint[1]))
-                                          .replace("%3", name), actions)
+            warning = translate("MainWindow", "But nothing answers at %1:%2 yet: start the server before "
+                                "the next request.")  # after the switch message, which names the clients
+            warning = warning.replace("%1", endpoint[0]).replace("%2", str(endpoint[1]))
+            self.message_bar.show_warning(f"{said} {warning}", actions)
 
         self._port_task = self.controller.run_task(lambda: port_open(*endpoint), on_checked,
                                                    lambda _exc: None)
