@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication
 
-from kvswitch.gateway.cache_truth_alert import DEFAULT_REQUESTS, DEFAULT_THRESHOLD, CacheAlert, rolling_alert
 from kvswitch.ui.control.log_alerts import RECENT, ReuseAlerts
+
+if TYPE_CHECKING:
+    from kvswitch.gateway.cache_truth_alert import CacheAlert
 
 #: the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing
 MIN_CACHEABLE = 1024
@@ -83,17 +85,21 @@ class SessionHitAlerts:
     once per ``SESSION_THROTTLE_S`` and says the costliest reason in the UI language. ``feed_rows`` takes
     ``UsageRow``s oldest first and returns the alert texts."""
 
-    def __init__(self, threshold: float = DEFAULT_THRESHOLD, requests: int = DEFAULT_REQUESTS,
-                 clock: Any = None):
+    def __init__(self, threshold: float | None = None, requests: int | None = None, clock: Any = None):
         import time  # noqa: PLC0415
 
-        self.threshold = threshold
-        self.requests = requests
+        # the gateway's rule is loaded with the first alert object, after the window has painted
+        from kvswitch.gateway.cache_truth_alert import DEFAULT_REQUESTS, DEFAULT_THRESHOLD  # noqa: PLC0415
+
+        self.threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+        self.requests = DEFAULT_REQUESTS if requests is None else requests
         self._clock = clock or time.monotonic
         self._recent: dict[str, deque[Any]] = {}
         self._named: dict[str, float] = {}
 
     def feed_rows(self, rows: Iterable[Any]) -> list[str]:
+        from kvswitch.gateway.cache_truth_alert import rolling_alert  # noqa: PLC0415
+
         touched: dict[str, Any] = {}
         for row in rows:
             session = getattr(row, "session", None)
