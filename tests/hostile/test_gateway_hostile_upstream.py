@@ -147,16 +147,16 @@ def test_a_hung_upstream_fails_over_at_the_first_byte_deadline(
     assert "first-byte deadline" in (row.failover or "")
 
 
-def test_the_last_hung_upstream_is_a_502_with_a_row(
+def test_the_last_hung_upstream_is_a_504_with_a_row(
     paths: AppPaths, start_gateway: Callable[..., GatewayServer], token: str,
     hostile: Callable[[str], HostileServer],
 ) -> None:
     add_profiles(paths, _profile("hung", hostile("silent").url), route="hung")
     gateway = start_gateway(first_byte=FIRST_BYTE)
     answer = _post(gateway, token, {"model": "m", "messages": []}, timeout=20)
-    assert answer.status_code == 502
+    assert answer.status_code == 504  # a gateway timeout, not a refusal
     assert "first-byte deadline" in answer.json()["error"]["message"]
-    assert [row.status for row in _rows(paths)] == [502]
+    assert [row.status for row in _rows(paths)] == [504]
 
 
 def test_an_upstream_header_with_a_control_byte_is_a_502_with_a_row_and_fails_over(

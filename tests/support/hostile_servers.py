@@ -24,7 +24,15 @@ detection GETs and meets the hostile answer on its real request:
 - ``huge_headers``: 200 with 4 MB of headers;
 - ``invalid_utf8``: 200 JSON whose strings hold bytes that are not UTF-8;
 - ``silent``: reads the request, then never answers (a hung upstream: accepted, never a byte);
-- ``control_header``: 200 JSON with a header that holds a control byte (``x-bad: a\x01b``).
+- ``control_header``: 200 JSON with a header that holds a control byte (``x-bad: a\x01b``);
+- ``head_hang``: a whole 200 JSON head (with a length), then never a body byte;
+- ``sse_head_hang``: a whole 200 ``text/event-stream`` head, then only a keep-alive comment, never an
+  event;
+- ``drip_then_hang``: a status line, five header bytes 0.2 s apart (each under any per-read timeout),
+  the end of the head, then never a body byte;
+- ``sse_stall``: 200 ``text/event-stream``, one Messages ``message_start`` event, then silence;
+- ``chat_stall``: the same with one Chat Completions chunk (for a bridged profile);
+- ``json_stall``: a 200 JSON head (with a length) and the body's first bytes, then silence.
 
 ``sent`` counts body bytes written. Servers run on threads of the test process; the command under
 test runs as a subprocess, so its memory and time are its own.
@@ -49,7 +57,8 @@ EVIL = ("\x1b[2J\x1b[31mred\x1b[0m\x1b]0;pwned\x07\x1b]8;;http://x\x1b\\link\x1b
 RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\x9c", "\r", "\u202e")
 MODES = ("double_gzip", "gzip_bomb", "triple_gzip", "unknown_coding", "corrupt_gzip", "slow_headers",
          "slow_body", "endless_body", "endless_sse", "endless_line", "escapes", "escapes_error",
-         "huge_headers", "invalid_utf8", "silent", "control_header")
+         "huge_headers", "invalid_utf8", "silent", "control_header", "head_hang", "sse_head_hang",
+         "drip_then_hang", "sse_stall", "chat_stall", "json_stall")
 #: how often ``slow_headers`` sends a byte: faster than any per-read timeout, so only a deadline ends it
 HEADER_DRIP_S = 0.2
 _NOT_FOUND = b"HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
@@ -226,6 +235,41 @@ class HostileServer:
 
     def _control_header(self, conn: socket.socket) -> None:
         self._send(conn, _answer("200 OK", b'{"content": []}', "x-bad: a\x01b"))
+
+    def _head_hang(self, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 99\r\n\r\n")
+        self._stop.wait()
+
+    def _sse_head_hang(self, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+                     b": ping\n\n")
+        self._stop.wait()
+
+    def _drip_then_hang(self, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-slow: ")
+        for _ in range(5):
+            if self._stop.wait(HEADER_DRIP_S):
+                return
+            self._send(conn, b"z")
+        conn.sendall(b"\r\ncontent-length: 99\r\n\r\n")
+        self._stop.wait()
+
+    def _stall(self, conn: socket.socket, event: bytes) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
+        self._send(conn, event)
+        self._stop.wait()
+
+    def _json_stall(self, conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 99\r\n\r\n")
+        self._send(conn, b'{"id": "m", ')
+        self._stop.wait()
+
+    def _sse_stall(self, conn: socket.socket) -> None:
+        self._stall(conn, b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+                          b'"type":"message","role":"assistant","content":[],"usage":{"input_tokens":3}}}\n\n')
+
+    def _chat_stall(self, conn: socket.socket) -> None:
+        self._stall(conn, b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"par"}}]}\n\n')
 
     def close(self) -> None:
         self._stop.set()

@@ -3,8 +3,9 @@ the answer relayed chunk by chunk (or through a bridge's converter) as it arrive
 
 Nothing is buffered without a bound: the request body is capped (else 413, connection closed without
 reading the rest) and must keep arriving (``request_body_idle``), the upstream's status line and
-headers must arrive within ``first_byte`` seconds (else the next profile is tried), each later read
-from the upstream waits at most ``upstream_idle`` seconds, the whole
+headers and the first body byte (a stream's first event) must arrive within ``first_byte`` seconds
+(else the next profile is tried: ``upstream_head``), each later read from the upstream waits at most
+``upstream_idle`` seconds (past it a stream ends with an error event the client reads), the whole
 answer must end within ``max_response_seconds`` and ``max_response_bytes``; past a limit the client's
 connection is cut, so the client sees a broken answer instead of a complete-looking one. Of the answer
 only a bounded head and tail are kept, for usage and cache numbers.
@@ -17,16 +18,14 @@ client; once ``relay`` sent the status line, the answer is this upstream's, what
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from aiohttp import web
-from multidict import CIMultiDict
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
@@ -35,8 +34,11 @@ from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
 from kvswitch.gateway.headers import HOP_BY_HOP as HOP_BY_HOP
 from kvswitch.gateway.headers import BodyRefused as BodyRefused
-from kvswitch.gateway.headers import shown_name, unrelayable_header
 from kvswitch.gateway.headers import upstream_headers as upstream_headers
+from kvswitch.gateway.upstream_head import ERROR_BODY_LIMIT as ERROR_BODY_LIMIT
+from kvswitch.gateway.upstream_head import describe_error, is_event_stream
+from kvswitch.gateway.upstream_head import open_upstream as open_upstream
+from kvswitch.gateway.upstream_head import read_error_body as read_error_body
 
 #: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
 MAX_REQUEST_BODY = 64 * MB
@@ -46,21 +48,20 @@ MAX_RESPONSE_BODY = 512 * MB
 MAX_RESPONSE_SECONDS = 3 * 3600.0
 #: a client connection that sends nothing this long is closed (a dead client must not hold a socket)
 CLIENT_IDLE_SECONDS = 600.0
-#: a model may think a long time between two chunks of an answer
-UPSTREAM_IDLE_SECONDS = 900.0
-#: the upstream's status line and headers must arrive this soon, else it counts as down and the next
-#: profile is tried. Well under the clients' own limits: Claude Code gives a request 600 s
-#: (``API_TIMEOUT_MS``), Codex a stream 300 s without an event (``stream_idle_timeout_ms``), so a
-#: hung first upstream still leaves a fallback time to answer. A streaming server sends its headers
-#: when it starts the answer; a prompt that takes longer than this to read before any byte is the
-#: case to raise it for (``Limits.first_byte``).
+#: once an answer is under way, a pause this long between two chunks of it ends it (a stream with an
+#: error event). Generous (a model may think a long time between two chunks) but under the clients'
+#: own: Claude Code gives a request 600 s (``API_TIMEOUT_MS``), Codex a stream 300 s without an event
+#: (``stream_idle_timeout_ms``); the old 900 s outlived both, so the client gave up first, unexplained
+UPSTREAM_IDLE_SECONDS = 240.0
+#: the upstream's status line, headers and first body byte (a stream's first event) must arrive this
+#: soon, else it counts as down and the next profile is tried. Well under the clients' own limits
+#: above, so a hung first upstream still leaves a fallback time to answer. A prompt that takes longer
+#: than this to read before its first token is the case to raise it for (``Limits.first_byte``).
 FIRST_BYTE_SECONDS = 180.0
 #: a client that sent its headers sends its body at once; a pause this long between two pieces of it
 #: ends the request (408), so a stalled body cannot hold a socket past the idle close
 REQUEST_BODY_IDLE_SECONDS = 60.0
 CONNECT_SECONDS = 30.0
-#: bytes of an upstream error body read to decide on failover and to show it
-ERROR_BODY_LIMIT = 256 * 1024
 TAIL_BYTES = 64 * 1024
 
 
@@ -138,6 +139,14 @@ class Attempt:
     #: the answer was cut (a limit, the upstream or the client went away) after it was committed
     cut: str | None = None
     first_byte_ms: float | None = None
+    #: the body's first bytes, read before the commit (``upstream_head``): relayed first
+    early: bytes = b""
+    #: loop time by which the head and first body byte had to arrive
+    head_deadline: float | None = None
+    #: the first-byte deadline lapsed (a 504 when no profile is left, not a 502)
+    timed_out: bool = False
+    #: the answer went idle past ``Limits.upstream_idle`` after the commit (its row: 504)
+    idle: bool = False
     elapsed_ms: float | None = None
     bytes_out: int = 0
     head: bytearray = field(default_factory=bytearray)
@@ -174,62 +183,6 @@ def client_session(limits: Limits) -> aiohttp.ClientSession:
     )
 
 
-async def open_upstream(
-    session: aiohttp.ClientSession, method: str, url: str, headers: CIMultiDict[str], body: bytes,
-    attempt: Attempt, first_byte: float = FIRST_BYTE_SECONDS,
-) -> aiohttp.ClientResponse | None:
-    """Send the request; the response with its headers read, or ``None`` with ``attempt.error`` set.
-
-    ``None`` too for an upstream that sent no status line and headers within ``first_byte`` seconds
-    (one that accepts and never answers, or drips its headers a byte at a time under any per-read
-    timeout) and for one whose headers cannot be relayed (a control byte, bytes that are not UTF-8):
-    nothing reached the client yet, so the caller can fail over."""
-    try:
-        async with asyncio.timeout(first_byte):
-            response = await session.request(
-                method, url, headers=headers,
-                data=body if body or method in ("POST", "PUT", "PATCH") else None,
-                allow_redirects=False, compress=None, chunked=None, skip_auto_headers=None,
-            )
-    except TimeoutError:
-        attempt.error = f"no status line and headers within {first_byte:g} s (first-byte deadline)"
-        return None
-    except (aiohttp.ClientError, OSError, ValueError) as exc:
-        attempt.error = describe_error(exc)
-        return None
-    for name, value in response.headers.items():
-        why = unrelayable_header(name, value)
-        if why is not None:
-            response.release()
-            response.close()
-            attempt.error = f"the upstream's header {shown_name(name)} {why}"
-            return None
-    attempt.status = response.status
-    return response
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line about a failed upstream, credentials masked (``redact.mask_text``): aiohttp's texts
-    quote the URL, which may hold a password or a signed query."""
-    if isinstance(exc, asyncio.TimeoutError):
-        return "no answer within the idle timeout"
-    text = str(exc) or type(exc).__name__
-    return mask_text(text.splitlines()[0][:300])
-
-
-async def read_error_body(response: aiohttp.ClientResponse, attempt: Attempt) -> bytes:
-    """At most ``ERROR_BODY_LIMIT`` bytes of a refused answer (enough to show why, never unbounded)."""
-    data = bytearray()
-    with contextlib.suppress(aiohttp.ClientError, OSError, asyncio.TimeoutError):
-        async for piece in response.content.iter_any():
-            data.extend(piece[: ERROR_BODY_LIMIT - len(data)])
-            if len(data) >= ERROR_BODY_LIMIT:
-                break
-    response.release()
-    attempt.error_body = bytes(data)
-    return attempt.error_body
-
-
 async def relay(
     request: web.Request,
     response: aiohttp.ClientResponse,
@@ -239,13 +192,17 @@ async def relay(
     converter: ResponseConverter | None = None,
     status_body: bytes | None = None,
     before_end: Callable[[], Awaitable[None]] | None = None,
+    ending: Callable[[str], bytes] | None = None,
 ) -> web.StreamResponse:
     """Send ``response`` to the client as it arrives: byte for byte, or through ``converter``.
 
     ``status_body``: an already-read (error) body to send instead of reading the upstream's.
     ``before_end``: awaited after the last body byte and before the end of the answer is sent (the
     recorder stores its capture there, so a client that exits on the answer's end finds it stored).
-    Limits past the commit cut the client's connection; ``attempt.cut`` says why.
+    ``ending``: the error event that ends a pass-through event stream in the client's protocol (a
+    bridged one gets its converter's). Limits past the commit cut the client's connection, except an
+    event stream gone idle past ``limits.upstream_idle``: it ends cleanly with that error event, so
+    the client reads why instead of a broken connection. ``attempt.cut`` says why.
     """
     out = web.StreamResponse(status=response.status, reason=response.reason)
     for name, value in response.headers.items():
@@ -284,6 +241,10 @@ async def relay(
         if held:
             await out.write(held)
         await out.write_eof()
+    except _Idle as idle:
+        attempt.cut, attempt.idle = idle.reason, True
+        end = converter.fail if converter is not None else ending if is_event_stream(response) else None
+        await _end_idle(request, out, attempt, started, idle.reason, end, before_end)
     except _Cut as cut:
         attempt.cut = cut.reason
         _drop_connection(request, out)
@@ -303,6 +264,35 @@ class _Cut(Exception):
         self.reason = reason
 
 
+class _Idle(_Cut):
+    """The upstream went quiet past the read-idle bound after the commit."""
+
+
+async def _end_idle(
+    request: web.Request, out: web.StreamResponse, attempt: Attempt, started: float, reason: str,
+    ending: Callable[[str], bytes] | None, before_end: Callable[[], Awaitable[None]] | None,
+) -> None:
+    """End an answer gone idle, after ``before_end`` (the row is stored before the client sees the end):
+    with ``ending(reason)`` and the chunked terminator when it is a chunked event stream (or a bridged
+    answer, whose converter words the error), else by cutting the connection (a JSON body cut short
+    must never look complete)."""
+    attempt.elapsed_ms = (time.monotonic() - started) * 1000
+    clean = ending is not None and out.content_length is None
+    data = ending(f"upstream {mask_text(attempt.url.split('?')[0])}: {reason}") if clean and ending else b""
+    if before_end is not None:
+        await before_end()
+    if not clean:
+        _drop_connection(request, out)
+        return
+    try:
+        if data:
+            await out.write(data)
+            attempt.bytes_out += len(data)
+        await out.write_eof()
+    except (ConnectionError, aiohttp.ClientError, OSError):
+        _drop_connection(request, out)
+
+
 async def _pump(
     response: aiohttp.ClientResponse, out: web.StreamResponse, attempt: Attempt, limits: Limits,
     started: float, converter: ResponseConverter | None, hold_last: bool = False,
@@ -311,7 +301,7 @@ async def _pump(
     total = 0
     held = b""
     try:
-        async for piece in response.content.iter_any():
+        async for piece in _pieces(response, attempt.early):
             total += len(piece)
             if total > limits.max_response_bytes:
                 raise _Cut(str(ResponseTooLarge(limits.max_response_bytes, "the upstream")))
@@ -325,7 +315,7 @@ async def _pump(
                 await out.write(data)
                 attempt.bytes_out += len(data)
     except TimeoutError:
-        raise _Cut("the upstream sent nothing within the idle timeout") from None
+        raise _Idle(f"the upstream sent nothing for {limits.upstream_idle:g} s (read-idle bound)") from None
     except aiohttp.ClientPayloadError as exc:
         raise _Cut(f"the upstream's answer broke off: {describe_error(exc)}") from None
     if converter is not None:
@@ -335,6 +325,14 @@ async def _pump(
             attempt.bytes_out += len(data)
     attempt.bytes_out += len(held)
     return held
+
+
+async def _pieces(response: aiohttp.ClientResponse, early: bytes) -> AsyncIterator[bytes]:
+    """The body: what ``upstream_head`` read before the commit, then the rest as it arrives."""
+    if early:
+        yield early
+    async for piece in response.content.iter_any():
+        yield piece
 
 
 def _drop_connection(request: web.Request, out: web.StreamResponse) -> None:

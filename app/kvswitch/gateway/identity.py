@@ -65,3 +65,13 @@ def identity_answer(request: web.Request, token: LocalToken) -> web.Response:
     port = int(sockname[1]) if sockname else 0  # the port this connection reached, whatever Host says
     return web.json_response({IDENTITY_FIELD: 1, "proof": identity_proof(token.value, nonce, port),
                               "instance": INSTANCE})
+
+
+def offered_token(request: web.Request) -> str | None:
+    """The local token as Claude Code (``x-api-key`` or Bearer) or Codex (Bearer) sends it."""
+    key = request.headers.get("x-api-key")
+    if key:
+        return key.strip()
+    auth = request.headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None

@@ -116,7 +116,7 @@ class _RecorderHandler(Handler):
         try:
             async with asyncio.timeout(self.limits.max_response_seconds):
                 response = await open_upstream(self.session, request.method, target, headers, raw, attempt,
-                                               self.limits.first_byte)
+                                               self.limits.first_byte, started)
                 if response is None:
                     answer = refuse(502, f"recorder: upstream {owner.upstream} failed: {attempt.error}")
                 else:

@@ -52,7 +52,7 @@ from kvswitch.gateway.forward import (
     relay,
     upstream_headers,
 )
-from kvswitch.gateway.identity import INSTANCE, LocalToken, identity_answer
+from kvswitch.gateway.identity import INSTANCE, LocalToken, identity_answer, offered_token
 from kvswitch.gateway.routing import (
     Route,
     key_headers,
@@ -63,6 +63,7 @@ from kvswitch.gateway.routing import (
     upstream_url,
 )
 from kvswitch.gateway.server import Handler
+from kvswitch.gateway.stream_end import ending_for
 from kvswitch.gateway.usage_answer import cost_of, load_prices, tokens_from_answer
 from kvswitch.gateway.usage_retention import retention_from_settings
 from kvswitch.gateway.usage_schema import UsageRow
@@ -76,16 +77,6 @@ STATUS_PATH = "/_kvswitch/status"
 #: how long an answer's end may wait for its usage row while the writer keeps up (a write is tens of µs;
 #: a failing or stalled writer is not waited for at all)
 ROW_WAIT_S = 0.25
-
-
-def offered_token(request: web.Request) -> str | None:
-    """The local token as Claude Code (``x-api-key`` or Bearer) or Codex (Bearer) sends it."""
-    key = request.headers.get("x-api-key")
-    if key:
-        return key.strip()
-    auth = request.headers.get("authorization", "")
-    scheme, _, value = auth.partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
 @dataclass
@@ -258,6 +249,9 @@ class GatewayHandler(Handler):
             async def finish() -> None:
                 if converter is not None and converter.failure is not None:
                     row.status, row.error = 502, converter.failure[:300]
+                if current[-1].idle:  # ended past the read-idle bound: a gateway timeout, not a 200
+                    row.status = 504
+                    self.breaker.failure(row.profile or "")
                 await store()
 
             return finish
@@ -286,14 +280,15 @@ class GatewayHandler(Handler):
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])
             response = await open_upstream(self.session, request.method, planned.url, headers, planned.body,
-                                           attempt, self.limits.first_byte)
+                                           attempt, self.limits.first_byte, started)
             if response is None:
                 self.breaker.failure(profile.name)
                 reasons.append(f"{profile.name}: {attempt.error}")
                 if more:
                     continue
-                row.status, row.error = 502, attempt.error
-                return refuse(502, f"gateway: upstream {row.upstream} failed: {attempt.error}")
+                status = 504 if attempt.timed_out else 502  # a lapsed deadline is a gateway timeout
+                row.status, row.error = status, attempt.error
+                return refuse(status, f"gateway: upstream {row.upstream} failed: {attempt.error}")
             if retryable(response.status) and more:
                 error_body = await read_error_body(response, attempt)
                 self.breaker.failure(profile.name)
@@ -317,7 +312,8 @@ class GatewayHandler(Handler):
                 self.serving[route.client] = profile.name
             row.status = response.status
             return await relay(request, response, attempt, self.limits, started, converter, status_body,
-                               before_end=outcome_then_store(converter))
+                               before_end=outcome_then_store(converter),
+                               ending=ending_for(route.protocol, attempt.sample))
         if last_error is not None:
             status, error_body, bridge = last_error  # no later profile could even be tried
             row.status, row.error = status, mask_text(error_body[:300].decode("utf-8", "replace"))
@@ -380,7 +376,10 @@ class GatewayHandler(Handler):
         row.input_tokens, row.cached_tokens, row.output_tokens = (
             tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
         row.tokens_per_s = tokens.tokens_per_s
-        row.notes = "; ".join(tokens.notes)[:2000] or None
+        # the bounds that ended an attempt (``forward.Limits``), then what the answer's numbers lacked
+        lapsed = [r for r in reasons if r.endswith("(first-byte deadline)")] + (
+            [attempt.cut] if attempt.idle and attempt.cut else [])
+        row.notes = "; ".join([*lapsed, *tokens.notes])[:2000] or None
         if row.tokens_per_s is None and tokens.output_tokens and attempt.elapsed_ms and attempt.first_byte_ms:
             generating = (attempt.elapsed_ms - attempt.first_byte_ms) / 1000
             if generating > 0:

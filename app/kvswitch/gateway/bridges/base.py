@@ -53,6 +53,12 @@ class ResponseConverter(ABC):
     def close(self) -> bytes:
         """The upstream's body ended: whatever the client still needs (final events)."""
 
+    def fail(self, message: str) -> bytes:
+        """The gateway ends the answer now (the upstream went idle past the read-idle bound): the
+        client's error event for a stream, a whole error answer otherwise; sets ``failure``."""
+        self.failure = message
+        return b""
+
 
 class Bridge(ABC):
     """Speaks ``client`` to the client and ``upstream`` to the backend."""

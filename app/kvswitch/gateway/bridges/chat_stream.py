@@ -118,6 +118,11 @@ class ChatAnswerConverter(ResponseConverter):
             out += self._fail(str(exc))
         return out
 
+    def fail(self, message: str) -> bytes:
+        if not self._streaming:
+            return self._json_error(message)
+        return b"" if self._finished else self._fail(message)
+
     def close(self) -> bytes:
         if not self._streaming:
             if self._oversize:
