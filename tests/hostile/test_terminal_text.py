@@ -87,3 +87,65 @@ def test_the_dry_run_diff_of_a_hostile_settings_file_is_shown_not_obeyed(child_e
     assert planned.returncode == 0, planned.stderr
     assert "ANTHROPIC_BASE_URL" in planned.stdout
     _no_raw(planned.stdout + planned.stderr)
+
+
+#: what a hostile log line carries: clear screen, a colour, a window title (OSC ... BEL), an OSC 8 link,
+#: a carriage return, an 8-bit CSI as a character (U+009B) and as a raw byte, a C1 NEL, a bidi override
+LOG_EVIL = ("\x1b[2J\x1b[31mred\x1b]0;pwned\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\rover"
+            "\x9b2J\x85\u202eexe.txt")
+#: the only escape sequences ``log tail --color always`` may print: its own (``logs.render``)
+OWN_COLOURS = ("\x1b[0m", "\x1b[1m", "\x1b[1;31m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[34m",
+               "\x1b[35m", "\x1b[36m")
+
+
+def _hostile_log(tmp_path: Path) -> Path:
+    """The first 30 lines of a real llama-server b11434 log (cache lines, timings, a warning), with the
+    hostile text appended to a timing line (inside a coloured line with bold spans), to a request line,
+    and as a line of its own; one raw 0x9b byte, which is not UTF-8."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    real = fixtures / "llama.cpp-b11434" / "llama_server_cc_cache_ram0.log"
+    lines = real.read_bytes().splitlines()[:30]
+    evil = LOG_EVIL.encode("utf-8")
+    lines[15] += b" " + evil  # 0.33.803.329 I slot print_timing: ... prompt eval time = ...
+    lines[21] += b" " + evil  # launch_slot_: ... processing task
+    lines.insert(5, evil + b" \x9b31m raw byte")
+    log = tmp_path / "hostile-server.log"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    return log
+
+
+def _without_own_colours(text: str) -> str:
+    for code in OWN_COLOURS:
+        text = text.replace(code, "")
+    return text
+
+
+@pytest.mark.parametrize("color", ["always", "never"])
+def test_log_tail_shows_hostile_log_text_neutralised_and_keeps_its_own_colours(
+    child_env: dict[str, str], tmp_path: Path, color: str,
+) -> None:
+    log = _hostile_log(tmp_path)
+    shown = _kvswitch(child_env, "log", "tail", str(log), "--no-follow", "-n", "100", "--color", color)
+    assert shown.returncode == 0, shown.stderr
+    _no_raw(_without_own_colours(shown.stdout) + shown.stderr)
+    assert "\\u202eexe.txt" in shown.stdout  # shown as what it is, not obeyed
+    assert "\\u009b2J" in shown.stdout
+    assert "\\u0085" in shown.stdout
+    assert "prompt eval time" in shown.stdout  # the rest of the line is intact
+    if color == "always":
+        assert "\x1b[36m" in shown.stdout  # the timing lines still in their colour
+        assert "\x1b[1m" in shown.stdout  # and their spans in bold
+    else:
+        assert "\x1b" not in shown.stdout
+
+
+def test_log_scan_table_shows_hostile_log_text_neutralised(child_env: dict[str, str], tmp_path: Path) -> None:
+    log = _hostile_log(tmp_path)
+    table = _kvswitch(child_env, "log", "scan", str(log))
+    assert table.returncode == 0, table.stderr
+    _no_raw(table.stdout + table.stderr)
+    assert "requests:" in table.stdout
+    jsonl = _kvswitch(child_env, "log", "scan", str(log), "--jsonl")
+    assert jsonl.returncode == 0, jsonl.stderr
+    _no_raw(jsonl.stdout)  # JSON escapes every control: the same data, nothing raw
+    assert json.loads(jsonl.stdout.splitlines()[-1])["summary"]["requests"] >= 1

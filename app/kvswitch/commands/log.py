@@ -2,6 +2,12 @@
 
 ``scan FILE --jsonl`` is the stable machine form: one JSON object per completed request, then one
 ``{"summary": {...}}`` line (with the diagnosis, if any). Without ``--jsonl`` a table for people.
+
+Everything for people passes ``core.text.for_terminal`` (the one gate of ``commands.common.out``): a
+log's text (its lines, request ids, reasons, the file's name in a status) is whatever a server wrote,
+and its escape sequences, C1 controls and bidi marks must not act on the terminal; ``tail``'s own
+colours are added around the cleaned text (``logs.render.render_ansi``). The JSON lines need no gate:
+``json.dumps`` escapes every control character and the scanner writes the same bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import time
 from typing import Any, BinaryIO, TextIO
 
 from kvswitch.core.errors import UsageError
+from kvswitch.core.text import for_terminal
 from kvswitch.logs.diagnose import diagnose
 from kvswitch.logs.jsonl import DIAGNOSIS_WINDOW, Totals, event_json_line
 from kvswitch.logs.jsonscan import jsonl_file
@@ -50,7 +57,7 @@ def _hint(kind: str) -> str | None:
 def _scan(args: argparse.Namespace) -> int:
     if args.jsonl:
         return _scan_jsonl(args)
-    out: TextIO = sys.stdout
+    out = _Gated(sys.stdout)
     summary = Totals()
     events = scan_file(args.file, _hint(args.kind))  # opens now: a bad path fails before any output
     out.write(f"{'line':>8} {'slot':>4} {'task':>8} {'prompt':>7} {'cached':>7} {'new':>7} "
@@ -105,6 +112,16 @@ def _scan_jsonl(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Gated:
+    """``log scan``'s table stream: every write through ``for_terminal``."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        self.stream.write(for_terminal(text))
+
+
 def _table_row(event: CacheEvent) -> str:
     def show(value: object) -> str:
         return "-" if value is None else str(value)
@@ -134,14 +151,15 @@ def _tail(args: argparse.Namespace) -> int:
             lines = follower.read_lines()
             if follower.status != last_status:
                 last_status = follower.status
-                sys.stderr.write(f"kvswitch: {last_status}\n")
+                sys.stderr.write(for_terminal(f"kvswitch: {last_status}") + "\n")
                 sys.stderr.flush()
             for line in lines:
                 line_no += 1
                 result = analyzer.feed(line, line_no)
-                sys.stdout.write((render_ansi(result.line) if colour else result.line.text) + "\n")
+                shown = render_ansi(result.line) if colour else for_terminal(result.line.text)
+                sys.stdout.write(shown + "\n")
                 for event in result.events:
-                    note = f"  => {describe_event(event)}"
+                    note = for_terminal(f"  => {describe_event(event)}")
                     sys.stdout.write((render_ansi_note(note, event) if colour else note) + "\n")
             sys.stdout.flush()
             if args.no_follow and not lines:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvswitch.core.text import for_terminal
 from kvswitch.logs.model import CacheEvent, ClassifiedLine, LineKind
 
 RESET = "\x1b[0m"
@@ -19,17 +20,23 @@ SPAN_COLOURS = {kind: f"\x1b[1m{colour}" if colour else "\x1b[1m" for kind, colo
 
 
 def render_ansi(line: ClassifiedLine) -> str:
-    """The line in its kind's colour, with the interesting spans in bold."""
+    """The line in its kind's colour, with the interesting spans in bold.
+
+    Every piece of the log's own text passes ``core.text.for_terminal`` before the colour codes are put
+    around it: a log line is whatever the server (or a client's prompt it echoed) wrote, and an escape
+    sequence, C1 control or bidi mark in it must reach the terminal neutralised while ours still work.
+    Pieces are cleaned one by one, so the spans' offsets into the raw text stay right."""
     base = LINE_COLOURS[line.kind]
     out: list[str] = [base]
     pos = 0
+    text = line.text
     for start, end, kind in line.spans:
         if start < pos:
             continue
-        out.append(line.text[pos:start])
-        out.append(RESET + SPAN_COLOURS[kind] + line.text[start:end] + RESET + base)
+        out.append(for_terminal(text[pos:start]))
+        out.append(RESET + SPAN_COLOURS[kind] + for_terminal(text[start:end]) + RESET + base)
         pos = end
-    out.append(line.text[pos:])
+    out.append(for_terminal(text[pos:]))
     out.append(RESET if base or line.spans else "")
     return "".join(out)
 
