@@ -172,3 +172,23 @@ def test_a_json_answer_gone_quiet_after_its_first_bytes_is_cut_never_completed(
     (row,) = stored_rows(paths)
     assert (row.profile, row.status) == ("quiet", 504)
     assert "read-idle bound" in (row.error or "")
+
+
+def test_the_bounds_come_from_the_users_settings(
+    paths: AppPaths, token: str, hostile: Callable[[str], HostileServer],
+) -> None:
+    from kvswitch.core.settings import AppSettings, save_settings  # noqa: PLC0415
+    from kvswitch.gateway.control import make_server  # noqa: PLC0415
+
+    save_settings(paths, AppSettings(gateway_first_byte_seconds=1, gateway_read_idle_seconds=2))
+    server = make_server(paths, "127.0.0.1", 0).start()
+    try:
+        assert (server.handler.limits.first_byte, server.handler.limits.upstream_idle) == (1.0, 2.0)
+        hung = hostile("sse_head_hang")
+        add_profiles(paths, _hung_profile("hung", hung.url, False), route="hung")
+        answer = httpx.post(server.url + MESSAGES, json={"model": "m", "stream": True, "messages": []},
+                            headers={"x-api-key": token}, timeout=30)
+        assert answer.status_code == 504
+        assert "no first event within 1 s (first-byte deadline)" in answer.json()["error"]["message"]
+    finally:
+        server.stop()

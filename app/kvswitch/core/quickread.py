@@ -70,6 +70,8 @@ SETTINGS = Model({
     "cache_alerts": (_BOOL, True),
     "cache_alert_threshold": (Exact(float, 0.0, 1.0), 0.8),
     "cache_alert_requests": (Exact(int, 1, 1000), 10),
+    "gateway_first_byte_seconds": (Exact(int, 1, 3600), 180),
+    "gateway_read_idle_seconds": (Exact(int, 1, 86400), 240),
 }, forbid_extra=False)
 
 MODEL_ROLES = ("opus", "sonnet", "haiku", "small_fast", "subagent")

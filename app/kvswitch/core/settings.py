@@ -62,6 +62,12 @@ class AppSettings(BaseModel):
     cache_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     #: the rolling window: the session's last N requests that had something to reuse
     cache_alert_requests: int = Field(default=10, ge=1, le=1000)
+    #: the gateway's bounds on a hung upstream (``gateway.forward.Limits``): the head and first body byte
+    #: (a stream's first event) within this long, else the next profile (or 504); raise it for a local
+    #: server that reads very long prompts before its first token
+    gateway_first_byte_seconds: int = Field(default=180, ge=1, le=3600)
+    #: once an answer is under way, a pause this long between two of its chunks ends it
+    gateway_read_idle_seconds: int = Field(default=240, ge=1, le=86400)
 
     @field_validator("language")
     @classmethod

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.http import MB, DeadlineExceeded, ResponseTooLarge
+from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text
 from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
@@ -77,6 +78,16 @@ class Limits:
     request_body_idle: float = REQUEST_BODY_IDLE_SECONDS
     #: bytes of each answer's head kept (the recorder keeps 4 MB to show it, the gateway less)
     sample_bytes: int = 64 * 1024
+
+
+def limits_from_settings(paths: AppPaths) -> Limits:
+    """The default ``Limits`` with the user's bounds on a hung upstream (``gateway_first_byte_seconds``,
+    ``gateway_read_idle_seconds`` in KV Switch's settings; the defaults when they cannot be read)."""
+    from kvswitch.core.settings import load_settings  # noqa: PLC0415 - pydantic only when the gateway starts
+
+    settings = load_settings(paths)
+    return Limits(first_byte=float(settings.gateway_first_byte_seconds),
+                  upstream_idle=float(settings.gateway_read_idle_seconds))
 
 
 #: where the server publishes its ``Limits`` to the code that reads a request (``read_body``)

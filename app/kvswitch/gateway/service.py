@@ -44,6 +44,7 @@ from kvswitch.gateway.forward import (
     BodyRefused,
     Limits,
     deadline_message,
+    limits_from_settings,
     open_upstream,
     parse_json_body,
     read_body,
@@ -94,7 +95,7 @@ class GatewayHandler(Handler):
 
     def __init__(self, paths: AppPaths, limits: Limits | None = None, breaker: CircuitBreaker | None = None):
         self.paths = paths
-        self.limits = limits or Limits()
+        self.limits = limits or limits_from_settings(paths)
         self.breaker = breaker or CircuitBreaker()
         self.token = LocalToken(paths)
         self.store = ProfileStore(paths)
