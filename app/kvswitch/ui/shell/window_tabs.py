@@ -87,8 +87,10 @@ class WindowTabsMixin:
         if not self.tabs_built:
             return
         profile = self.controller.active_profile()
+        from kvswitch.ui.logs.metrics_follower import metrics_url  # noqa: PLC0415
+
         self.log_panel.bind(profile.log if profile is not None else None,
-                            profile.kind.value if profile is not None else None)
+                            profile.kind.value if profile is not None else None, metrics_url(profile))
 
     def stop_tabs(self) -> None:
         if self.tabs_built:
