@@ -9,7 +9,14 @@ each, and writes into OUT_DIR:
 - ``requests.json``: per request, the ``/metrics`` deltas (``vllm:prefix_cache_queries/hits``, external
   ones) and the answer's ``usage`` -- the truth the log tests compare the parser against.
 
-usage: capture_vllm_logs.py OUT_DIR [--python VENV_PYTHON] [--model DIR] [--stats-interval S]
+With ``--metrics`` it writes only the raw ``/metrics`` pages instead (the live panel's metric-delta
+tests read them): ``metrics/NN-<step>.prom`` scraped before the first request and after every step,
+and ``metrics/steps.json`` (per step: the page after it, the answers' ``usage``, how many requests).
+The steps are the four above plus ``two-at-once`` (two different prompts sent together, then one
+scrape: the case where the counters cannot be split per request). The log goes to ``OUT_DIR/metrics.log``
+and is not a fixture.
+
+usage: capture_vllm_logs.py OUT_DIR [--python VENV_PYTHON] [--model DIR] [--stats-interval S] [--metrics]
 """
 
 from __future__ import annotations
@@ -88,11 +95,53 @@ def _wait_for_engine_lines(log: Path, seen: int, timeout: float) -> int:
     return seen
 
 
-def capture(out: Path, python: Path, model: Path, interval: float) -> int:
+def _page(url: str) -> str:
+    return str(_http(f"{url}/metrics")[1]).replace(str(Path.home()), "~")
+
+
+def _both_at_once(route: str, bodies: list[dict[str, Any]]) -> list[tuple[int, Any]]:
+    """Send ``bodies`` together (threads), so they finish between the same two scrapes."""
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        return list(pool.map(lambda body: _http(route, body), bodies))
+
+
+def capture_metrics(out: Path, url: str) -> None:
+    """The raw pages after every step (``--metrics``)."""
+    folder = out / "metrics"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "00-start.prom").write_text(_page(url), encoding="utf-8")
+    chat = f"{url}/v1/chat/completions"
+
+    def body(text: str) -> dict[str, Any]:
+        return {"model": "tiny", "max_tokens": 4, "messages": [{"role": "user", "content": text}]}
+
+    steps: list[tuple[str, str, list[str]]] = [
+        ("cold", chat, [_prompt("alpha")]),
+        ("repeat", chat, [_prompt("alpha")]),
+        ("first-block-changed", chat, [_prompt("omega")]),
+        ("messages", f"{url}/v1/messages", [_prompt("alpha")]),
+        ("two-at-once", chat, [_prompt("alpha"), _prompt("gamma")]),
+    ]
+    records = []
+    for number, (name, route, texts) in enumerate(steps, start=1):
+        answers = _both_at_once(route, [body(text) for text in texts])
+        page = f"{number:02d}-{name}.prom"
+        (folder / page).write_text(_page(url), encoding="utf-8")
+        records.append({
+            "step": name, "route": route.removeprefix(url), "requests": len(texts), "page": page,
+            "status": [status for status, _ in answers],
+            "usage": [answer.get("usage") if isinstance(answer, dict) else None for _, answer in answers],
+        })
+    (folder / "steps.json").write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+
+
+def capture(out: Path, python: Path, model: Path, interval: float, metrics_only: bool = False) -> int:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     out.mkdir(parents=True, exist_ok=True)
-    log = out / "serve.log"
+    log = out / ("metrics.log" if metrics_only else "serve.log")
     env = dict(
         os.environ,
         VLLM_TARGET_DEVICE="cpu",
@@ -140,6 +189,9 @@ def capture(out: Path, python: Path, model: Path, interval: float) -> int:
                 print(f"capture_vllm_logs: vllm serve did not start; see {log}", file=sys.stderr)
                 return 1
             time.sleep(1)
+        if metrics_only:
+            capture_metrics(out, url)
+            return 0
         seen = 0
         chat = f"{url}/v1/chat/completions"
         steps = (
@@ -200,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stats-interval", type=float, default=10.0, help="VLLM_LOG_STATS_INTERVAL (vLLM's default: 10 s)"
     )
+    parser.add_argument("--metrics", action="store_true",
+                        help="write only the raw /metrics pages after each step (OUT_DIR/metrics/)")
     args = parser.parse_args(argv)
     if not (args.python.parent / "vllm").is_file():
         print(
@@ -211,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             [str(args.python), str(REPO / "scripts" / "make_tiny_model.py"), str(args.model), "--hf"],
             check=True,
         )
-    return capture(args.out, args.python, args.model, args.stats_interval)
+    return capture(args.out, args.python, args.model, args.stats_interval, args.metrics)
 
 
 if __name__ == "__main__":

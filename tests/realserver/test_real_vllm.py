@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,3 +130,112 @@ def test_real_claude_code_on_vllms_messages_route(vllm: RunningVllm, tmp_path: P
     assert turns[(1, 1)]["verdict"] == "cold"
     continued = turns[(1, 2)]
     assert continued["cached_tokens"] > 5000, continued  # the system prompt and tools, from vLLM's cache
+
+
+# -- the live panel's /metrics source (vLLM logs no per-request cache line) ------------------------------
+
+LIVE_COUNTERS = ("vllm:request_success_total", "vllm:prompt_tokens_total", HITS, QUERIES)
+
+
+def _chat(server: RunningVllm, text: str) -> dict[str, Any]:
+    import httpx  # noqa: PLC0415
+
+    answer = httpx.post(f"{server.url}/v1/chat/completions", timeout=300, json={
+        "model": "tiny", "max_tokens": 4, "messages": [{"role": "user", "content": text}]})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["usage"]
+
+
+def _live_counters(server: RunningVllm) -> dict[str, float]:
+    values = metric_values(server.metrics_url)
+    return {name: metric_sum(values, name) for name in LIVE_COUNTERS}
+
+
+def _events_until(reader: Any, finished: float, deadline_s: float = 60.0) -> list[Any]:
+    """Poll until the reader's events cover ``finished`` requests (vLLM counts a request just after its
+    answer is sent, so the scrape right after may not have it yet)."""
+    import time  # noqa: PLC0415
+
+    events: list[Any] = []
+    deadline = time.monotonic() + deadline_s
+    while sum(e.requests for e in events) < finished and time.monotonic() < deadline:
+        events.extend(reader.poll())
+        time.sleep(0.5)  # polling another process's counters
+    return events
+
+
+def test_live_metrics_a_repeated_prompt_is_a_hit_event_with_vllms_numbers(vllm: RunningVllm) -> None:
+    from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+    from kvswitch.logs.vllm_metrics import MetricsReader, metrics_url_for  # noqa: PLC0415
+
+    reader = MetricsReader(metrics_url_for(vllm.url + "/v1"))
+    assert reader.poll() == []  # the first scrape is the baseline
+    start = _live_counters(vllm)
+    prompt = make_prefix("live-metrics-aaaa", 40) + "\n" + SUFFIX_COLD
+    cold_usage = _chat(vllm, prompt)
+    [cold] = _events_until(reader, 1)
+    after_cold = _live_counters(vllm)
+    usage = _chat(vllm, prompt)
+    [warm] = _events_until(reader, 1)
+    after_warm = _live_counters(vllm)
+    assert after_warm["vllm:request_success_total"] - start["vllm:request_success_total"] == 2
+    # each event is exactly what vLLM's own counters moved by over its request, and what its answer said
+    assert (cold.requests, cold.prompt_tokens) == (1, after_cold["vllm:prompt_tokens_total"]
+                                                   - start["vllm:prompt_tokens_total"])
+    assert cold.prompt_tokens == cold_usage["prompt_tokens"]
+    assert warm.requests == 1
+    prompt_name = "vllm:prompt_tokens_total"
+    assert warm.prompt_tokens == after_warm[prompt_name] - after_cold[prompt_name]
+    assert warm.cached_tokens == after_warm[HITS] - after_cold[HITS]
+    assert warm.prompt_tokens == usage["prompt_tokens"]
+    assert warm.cached_tokens == usage["prompt_tokens_details"]["cached_tokens"]
+    assert warm.cached_tokens > 1000
+    assert warm.cached_tokens % 32 == 0  # whole blocks
+    assert warm.verdict == "hit"
+    assert warm.reason is not None
+    assert "one finished request" in warm.reason
+    # two requests finishing between the same two scrapes: one aggregate event, not a made-up split
+    with ThreadPoolExecutor(2) as pool:
+        usages = list(pool.map(lambda text: _chat(vllm, text),
+                               [prompt, make_prefix("live-metrics-bbbb", 40) + "\n" + SUFFIX_COLD]))
+    events = _events_until(reader, 2)
+    after_both = _live_counters(vllm)
+    assert sum(e.prompt_tokens for e in events) == sum(u["prompt_tokens"] for u in usages)
+    assert sum(e.cached_tokens for e in events) == after_both[HITS] - after_warm[HITS]
+    assert sum(e.cached_tokens for e in events) == sum(u["prompt_tokens_details"]["cached_tokens"]
+                                                       for u in usages)
+    for event in events:
+        assert event.requests is not None
+        if event.requests > 1:
+            assert "not split per request" in (event.reason or "")
+
+
+def test_live_panel_follows_vllms_metrics_without_a_log(vllm: RunningVllm, qtbot: Any) -> None:
+    from kvswitch.ui.logs.events_model import EventRole  # noqa: PLC0415
+    from kvswitch.ui.logs.log_panel import LogPanel  # noqa: PLC0415
+    from kvswitch.ui.logs.metrics_follower import metrics_url  # noqa: PLC0415
+
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    url = metrics_url(_profile(vllm, ["codex"]))
+    assert url == vllm.metrics_url
+    panel.bind(None, "vllm", url)
+    try:
+        qtbot.waitUntil(lambda: "reading vLLM" in panel.status_label.text(), timeout=30_000)
+        prompt = make_prefix("live-panel-cccc", 40) + "\n" + SUFFIX_COLD
+        _chat(vllm, prompt)
+        qtbot.waitUntil(lambda: panel.events_model.rowCount() >= 1, timeout=60_000)
+        before = _live_counters(vllm)
+        usage = _chat(vllm, prompt)
+        qtbot.waitUntil(lambda: panel.events_model.rowCount() >= 2, timeout=60_000)
+        after = _live_counters(vllm)
+        event = panel.events_model.index(panel.events_model.rowCount() - 1, 0).data(EventRole)
+        assert event.cached_tokens == after[HITS] - before[HITS]
+        assert event.cached_tokens == usage["prompt_tokens_details"]["cached_tokens"]
+        assert event.prompt_tokens == usage["prompt_tokens"]
+        assert event.verdict == "hit"
+        request_cell = panel.events_model.index(panel.events_model.rowCount() - 1, 1).data()
+        assert "/metrics" in request_cell
+    finally:
+        panel.stop()

@@ -19,6 +19,7 @@ from kvswitch.ui.control import tasks
 from kvswitch.ui.control.controller_gateway import GatewayControllerMixin
 from kvswitch.ui.control.controller_live import LiveControllerMixin
 from kvswitch.ui.control.controller_settings import SettingsControllerMixin
+from kvswitch.ui.control.controller_sweeps import SweepControllerMixin
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
@@ -52,7 +53,8 @@ def verdict_state(verdict: object) -> CacheState:
     return _VERDICT_STATE.get(text, CacheState.UNKNOWN)
 
 
-class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControllerMixin, QObject):
+class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControllerMixin,
+                    SweepControllerMixin, QObject):
     """Actions on the store and engines, reported by signal.
 
     Signals:

@@ -16,8 +16,8 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor, QTextDocument
+from PySide6.QtCore import QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -38,7 +38,9 @@ from kvswitch.ui.control.log_alerts import ReuseAlerts
 from kvswitch.ui.logs.events_model import CacheEventsModel
 from kvswitch.ui.logs.log_draw_queue import DrawQueue
 from kvswitch.ui.logs.log_highlighter import LogHighlighter
+from kvswitch.ui.logs.log_sources import bind_status, find_in_view
 from kvswitch.ui.logs.log_worker import LogBatch, LogFollower, ProcessLogFollower
+from kvswitch.ui.logs.metrics_follower import MetricsFollower
 from kvswitch.ui.logs.reuse_summary import ReuseSummary
 from kvswitch.ui.widgets.reuse_chart import ReuseChart
 
@@ -85,6 +87,8 @@ class LogPanel(QWidget):
         super().__init__(parent)
         self._follower: LogFollower | ProcessLogFollower | None = None
         self._source: LogSource | None = None
+        self._metrics: MetricsFollower | None = None
+        self._metrics_url: str | None = None
         self._kind_hint: str | None = None
         self._history: deque[ClassifiedLine] = deque(maxlen=MAX_KEPT_LINES)
         self._undrawn = DrawQueue(MAX_VIEW_LINES)  # shown lines not drawn yet, oldest first
@@ -176,23 +180,23 @@ class LogPanel(QWidget):
     def following(self) -> bool:
         return self._follower is not None
 
-    def bind(self, source: LogSource | None, kind_hint: str | None) -> None:
-        """Follow ``source`` (a ``LogSource`` or None); unchanged sources keep following."""
-        if self._follower is not None and source == self._source and kind_hint == self._kind_hint:
+    def bind(self, source: LogSource | None, kind_hint: str | None, metrics_url: str | None = None) -> None:
+        """Follow ``source`` (a ``LogSource`` or None) and, for a vLLM profile, its ``metrics_url``
+        (``metrics_follower``: its log has no per-request cache line); unchanged sources keep following."""
+        if ((self._follower is not None or self._metrics is not None) and source == self._source
+                and kind_hint == self._kind_hint and metrics_url == self._metrics_url):
             return
         self.stop()
-        self._source, self._kind_hint = source, kind_hint
+        self._source, self._kind_hint, self._metrics_url = source, kind_hint, metrics_url
         self.highlighter.kind_hint = kind_hint
         self.clear()  # lines and requests belong to the source they came from
+        self._set_status(bind_status(source, kind_hint, metrics_url))
+        if metrics_url is not None:
+            self._metrics = MetricsFollower(metrics_url, max_pending_events=MAX_EVENTS)
+            self._metrics.start()
+            self._timer.start()
         if source is None:
-            if kind_hint is not None and not _is_local_kind(kind_hint):
-                self._set_status(self.tr(
-                    "A cloud API has no server log by nature: the vendor runs the server. Its requests "
-                    "through the gateway, with their cache verdicts, are in the Usage tab."))
-                return
-            self._set_status(self.tr("No log source: set one in the active profile's “Server log” field."))
             return
-        self._set_status(self.tr("Opening %1…").replace("%1", _describe(source)))
         if ProcessLogFollower.usable():
             self._follower = ProcessLogFollower(source, kind_hint, max_pending_lines=MAX_KEPT_LINES,
                                                 max_pending_events=MAX_EVENTS,
@@ -210,6 +214,10 @@ class LogPanel(QWidget):
             self._follower.stop()
             self._flush(self._follower.take())
             self._follower = None
+        if self._metrics is not None:
+            self._metrics.stop()
+            self._flush(self._metrics.take())
+            self._metrics = None
         self._list_unlisted()
         self._draw_undrawn(budget_ms=None)
 
@@ -227,6 +235,8 @@ class LogPanel(QWidget):
     def _on_timer_timeout(self) -> None:
         if self._follower is not None:
             self._flush(self._follower.take(), list_now=False)
+        if self._metrics is not None:
+            self._flush(self._metrics.take(), list_now=False)
         if self._unlisted and self._listed_clock.elapsed() >= LIST_INTERVAL_MS:
             self._list_unlisted()
         self._draw_undrawn(DRAW_BUDGET_MS)
@@ -345,15 +355,7 @@ class LogPanel(QWidget):
         QGuiApplication.clipboard().setText(text)
 
     def find_text(self, text: str, backward: bool = False) -> bool:
-        if not text:
-            return False
-        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
-        if self.view.find(text, flags):
-            return True
-        cursor = self.view.textCursor()  # wrap around once
-        cursor.movePosition(QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start)
-        self.view.setTextCursor(cursor)
-        return self.view.find(text, flags)
+        return find_in_view(self.view, text, backward)
 
     # -- slots -------------------------------------------------------------------------------------
 
@@ -395,21 +397,3 @@ class LogPanel(QWidget):
             self.summary.show_totals(self.events_model.totals if self.events_model.rowCount() else None)
         super().changeEvent(event)
 
-
-def _describe(source: LogSource) -> str:
-    kind = getattr(source, "kind", "")
-    if kind == "journald":
-        return QCoreApplication.translate("LogPanel", "journald unit %1").replace("%1", str(source.unit))
-    if kind == "command":
-        return " ".join(source.command or [])
-    return str(getattr(source, "path", "") or kind)
-
-
-def _is_local_kind(kind: str) -> bool:
-    """Whether a profile of this kind talks to a server on this machine (one with a log to follow)."""
-    from kvswitch.core.models import ProfileKind  # noqa: PLC0415
-
-    try:
-        return ProfileKind(kind).is_local
-    except ValueError:
-        return True

@@ -49,6 +49,7 @@ class WindowTabsMixin:
         from kvswitch.ui.logs.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.usage.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify.ablate_view import add_ablate_view  # noqa: PLC0415
+        from kvswitch.ui.verify.sweep_chart import add_sweep_view  # noqa: PLC0415
         from kvswitch.ui.verify.verify_card import VerifyCard  # noqa: PLC0415
         from kvswitch.ui.verify.verify_clients import add_client_buttons  # noqa: PLC0415
 
@@ -77,6 +78,7 @@ class WindowTabsMixin:
         self.verify_card.attach(c)  # "Verify with Claude Code" and the verify history
         add_client_buttons(self.verify_card, c)  # "Verify with Codex / OpenCode" (verify_clients)
         add_ablate_view(self.verify_card, c)  # "Which settings matter?" (ablate_view)
+        add_sweep_view(self.verify_card, c)  # the newest `kvswitch sweep` as a chart (sweep_chart)
         add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
         self.log_panel.verdict_seen.connect(c.note_verdict)
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
@@ -87,8 +89,10 @@ class WindowTabsMixin:
         if not self.tabs_built:
             return
         profile = self.controller.active_profile()
+        from kvswitch.ui.logs.metrics_follower import metrics_url  # noqa: PLC0415
+
         self.log_panel.bind(profile.log if profile is not None else None,
-                            profile.kind.value if profile is not None else None)
+                            profile.kind.value if profile is not None else None, metrics_url(profile))
 
     def stop_tabs(self) -> None:
         if self.tabs_built:

@@ -1,0 +1,181 @@
+"""vLLM's cache truth without a per-request log line: cache events from its ``/metrics`` counters.
+
+At default verbosity vLLM (measured: 0.32.0) logs no per-request cache line, only a periodic engine
+line (``Avg prompt throughput: … Prefix cache hit rate: 48.6%``), an average over a window that cannot
+be tied to one request. Its Prometheus counters can: every scrape reads how many requests finished
+(``vllm:request_success_total``), how many prompt tokens were scheduled (``vllm:prompt_tokens_total``)
+and how many of them came from the prefix cache (``vllm:prefix_cache_hits_total``) or, with LMCache,
+from the external cache (``vllm:external_prefix_cache_hits_total``). :class:`MetricsDeltas` turns the
+increase between scrapes into :class:`~kvswitch.logs.model.CacheEvent` s.
+
+One scrape in which one request finished gives that request's own numbers. When several finished
+between two scrapes, the counters cannot say which token belongs to which request, so the event is an
+*aggregate* (``requests`` > 1, the reason says so) rather than an invented per-request split. Tokens
+counted while no request finished (a long prompt still running at the scrape) are kept and go to the
+next event, so the totals always equal vLLM's counters. A counter that went down means the server
+restarted: the next scrape is a new baseline and yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kvswitch.logs.model import CacheEvent
+
+SUCCESS = "vllm:request_success_total"
+PROMPT = "vllm:prompt_tokens_total"
+QUERIES = "vllm:prefix_cache_queries_total"
+HITS = "vllm:prefix_cache_hits_total"
+EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries_total"
+EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
+COUNTERS = (SUCCESS, PROMPT, QUERIES, HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
+
+#: the reasons an event carries (``engine_text`` translates them for the window)
+ONE_REQUEST = "from vLLM's /metrics: the counters' increase over one finished request"
+AGGREGATE = ("from vLLM's /metrics: {requests} requests finished between two scrapes; "
+             "their totals, not split per request")
+
+_NAME = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_counters(text: str) -> dict[str, float]:
+    """The counters vLLM's cache truth needs from a Prometheus text page, summed over label sets
+    (one per engine, finish reason or model). A counter the page lacks is absent, not zero."""
+    values: dict[str, float] = {}
+    wanted = frozenset(COUNTERS)
+    for line in text.splitlines():
+        if not line.startswith("vllm:"):
+            continue
+        match = _NAME.match(line)
+        if match is None or match.group(1) not in wanted:
+            continue
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            continue
+        values[match.group(1)] = values.get(match.group(1), 0.0) + value
+    return values
+
+
+def has_cache_counters(values: dict[str, float]) -> bool:
+    """Whether a page is vLLM's with what an event needs (finished requests and prompt tokens)."""
+    return SUCCESS in values and PROMPT in values
+
+
+@dataclass
+class _Pending:
+    prompt: float = 0.0
+    hits: float = 0.0
+    external_hits: float = 0.0
+
+
+class MetricsDeltas:
+    """Scrape after scrape (``feed``), the cache events of the requests that finished in between.
+
+    ``server`` names the events' server (``vllm``, or ``lmcache`` when LMCache serves the external
+    cache). ``scrape`` counts the scrapes, so each event's ``first_line``/``last_line`` say which
+    scrapes it spans (the "line" of a source that has no lines).
+    """
+
+    def __init__(self, server: str = "vllm"):
+        self.server = server
+        self._last: dict[str, float] | None = None
+        self._pending = _Pending()
+        self._since_scrape = 0
+        self.scrape = 0
+
+    def reset(self) -> None:
+        self._last = None
+        self._pending = _Pending()
+
+    def feed(self, values: dict[str, float], timestamp: str | None = None) -> list[CacheEvent]:
+        """The events one scrape completes (none on the first, the baseline)."""
+        self.scrape += 1
+        if not has_cache_counters(values):
+            return []
+        last, self._last = self._last, dict(values)
+        if last is None or any(values.get(name, 0.0) < last.get(name, 0.0) for name in COUNTERS):
+            self._pending = _Pending()  # first sight, or the server restarted: a new baseline
+            self._since_scrape = self.scrape
+            return []
+
+        def delta(name: str) -> float:
+            return values.get(name, 0.0) - last.get(name, 0.0)
+
+        self._pending.prompt += delta(PROMPT)
+        self._pending.hits += delta(HITS)
+        self._pending.external_hits += delta(EXTERNAL_HITS)
+        finished = round(delta(SUCCESS))
+        if finished <= 0:
+            return []
+        pending, self._pending = self._pending, _Pending()
+        first, self._since_scrape = self._since_scrape + 1, self.scrape
+        prompt = round(pending.prompt)
+        cached = min(round(pending.hits + pending.external_hits), prompt)
+        reason = ONE_REQUEST if finished == 1 else AGGREGATE.format(requests=finished)
+        event = CacheEvent(
+            server=self.server, slot=None, task=None, prompt_tokens=prompt, cached_tokens=cached,
+            new_tokens=prompt - cached, prompt_ms=None, first_line=first, last_line=self.scrape,
+            reason=reason, timestamp=timestamp, requests=finished,
+        )
+        return [event]
+
+
+#: a /metrics page is a few tens of KB; anything far larger is not vLLM's and is not read whole
+MAX_PAGE_BYTES = 4 * 1024 * 1024
+
+
+def metrics_url_for(base_url: str) -> str:
+    """``http://h:8000/v1`` and ``http://h:8000`` both scrape ``http://h:8000/metrics``."""
+    root = base_url.rstrip("/")
+    return (root[: -len("/v1")] if root.endswith("/v1") else root) + "/metrics"
+
+
+class MetricsReader:
+    """Scrapes one vLLM's ``/metrics`` and hands out the events each scrape completes.
+
+    ``poll`` blocks for one HTTP GET (at most ``timeout`` seconds), so callers run it off the GUI thread.
+    It never raises for a down or foreign server: ``status`` says what is wrong, in English the window
+    translates, and the next poll tries again (and starts a new baseline).
+    """
+
+    def __init__(self, url: str, server: str = "vllm", *, timeout: float = 5.0,
+                 headers: dict[str, str] | None = None):
+        self.url = url
+        self.timeout = timeout
+        self.headers = dict(headers or {})
+        self.deltas = MetricsDeltas(server)
+        self.status: str | None = None
+
+    def poll(self) -> list[CacheEvent]:
+        import datetime  # noqa: PLC0415 - the reader thread alone needs these
+
+        import httpx  # noqa: PLC0415
+
+        try:
+            with httpx.stream("GET", self.url, timeout=self.timeout, headers=self.headers,
+                              follow_redirects=False) as answer:
+                if answer.status_code != 200:
+                    self.status = f"waiting for {self.url} (HTTP {answer.status_code})"
+                    self.deltas.reset()
+                    return []
+                body = bytearray()
+                for chunk in answer.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_PAGE_BYTES:
+                        self.status = f"{self.url} is not a vLLM metrics page (over 4 MB)"
+                        self.deltas.reset()
+                        return []
+        except httpx.HTTPError:
+            self.status = f"waiting for {self.url}"
+            self.deltas.reset()
+            return []
+        values = parse_counters(body.decode("utf-8", "replace"))
+        if not has_cache_counters(values):
+            self.status = f"{self.url} has no vLLM request counters"
+            self.deltas.reset()
+            return []
+        self.status = f"reading vLLM's counters at {self.url}"
+        now = datetime.datetime.now().astimezone().isoformat(timespec="milliseconds")
+        return self.deltas.feed(values, timestamp=now)

@@ -1,0 +1,85 @@
+"""Scrapes a vLLM profile's ``/metrics`` off the GUI thread, for the live panel's request table.
+
+vLLM logs no per-request cache line at default verbosity, so for a vLLM profile (with or without
+LMCache) the panel follows its counters too: a daemon thread scrapes every ``interval`` seconds
+(``kvswitch.logs.vllm_metrics.MetricsReader``, one HTTP GET, never on the GUI thread) and leaves the
+events for the panel's timer, with the same ``take()`` contract as the log followers
+(``log_worker.LogBatch``). The scrape is cheap for vLLM (a text page of a few tens of KB).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import TYPE_CHECKING
+
+from kvswitch.ui.logs.log_worker import LogBatch
+
+if TYPE_CHECKING:
+    from kvswitch.core.models import Profile
+    from kvswitch.logs.model import CacheEvent
+
+log = logging.getLogger("kvswitch.ui.logs")
+
+INTERVAL_S = 1.0
+
+
+def metrics_url(profile: Profile | None) -> str | None:
+    """Where the panel reads a profile's counters: vLLM profiles only (their log lacks the numbers)."""
+    from kvswitch.core.models import ProfileKind  # noqa: PLC0415
+    from kvswitch.logs.vllm_metrics import metrics_url_for  # noqa: PLC0415
+
+    if profile is None or profile.kind != ProfileKind.VLLM or not profile.base_url:
+        return None
+    return metrics_url_for(profile.base_url)
+
+
+class MetricsFollower:
+    """A daemon thread scraping one ``/metrics`` URL; ``take()`` hands over its events and status."""
+
+    def __init__(self, url: str, *, interval: float = INTERVAL_S, max_pending_events: int = 5000):
+        from kvswitch.logs.vllm_metrics import MetricsReader  # noqa: PLC0415
+
+        self.url = url
+        self.interval = interval
+        self.reader = MetricsReader(url)
+        self._events: deque[CacheEvent] = deque(maxlen=max_pending_events)
+        self._status: str | None = None
+        self._shown_status: str | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="kvswitch-metrics-follower", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def take(self) -> LogBatch:
+        with self._lock:
+            status = self._status if self._status != self._shown_status else None
+            self._shown_status = self._status
+            batch = LogBatch(events=list(self._events), status=status)
+            self._events.clear()
+        return batch
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                events = self.reader.poll()
+            except Exception:  # a broken scrape must end nothing: the next one tries again
+                log.exception("scraping %s failed", self.url)
+                events = []
+            with self._lock:
+                self._events.extend(events)
+                self._status = self.reader.status
+            self._stop.wait(self.interval)

@@ -1,0 +1,138 @@
+"""The settings table as a chart in the Verify tab: the profile's newest ``kvswitch sweep``, one bar per
+server setting (hit rate, coloured by verdict) and warm TTFT as the line.
+
+People run a sweep to pick a setting; reading its table row by row hides the one that stands out. The
+chart reads the sweep back from the verify history through the controller (``load_latest_sweep``, on
+the task pool) whenever the history changes or another profile becomes active; it keeps only the run it
+draws. A setting whose server failed to start, crashed or errored is drawn as a small ×, not a miss.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QSize, Slot
+from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from kvswitch.ui.control import engine_text
+from kvswitch.ui.verify.verify_compare import local_time_text
+from kvswitch.ui.widgets.reuse_chart import StripLayout, paint_strip
+
+if TYPE_CHECKING:
+    from kvswitch.ui.control.controller import AppController
+    from kvswitch.ui.control.tasks import BackgroundTask
+    from kvswitch.verify.history import HistoryEntry
+    from kvswitch.verify.sweep_history import SweepRun
+
+_MEASURED = frozenset({"hit", "partial", "miss"})
+
+
+@dataclass(frozen=True)
+class SettingPoint:
+    """One setting as the strip draws it: its hit rate, verdict colour and warm TTFT."""
+
+    reuse_ratio: float
+    verdict: str
+    prompt_ms: float | None
+
+
+def setting_point(entry: HistoryEntry) -> SettingPoint:
+    verdict = entry.verdict.lower()
+    if verdict not in _MEASURED:
+        return SettingPoint(0.0, "failed", None)  # no numbers: the server never answered the probe
+    return SettingPoint(entry.reuse_ratio or 0.0, verdict, entry.ttft_warm_ms)
+
+
+class SweepChart(QWidget):
+    """Hit rate per setting as bars, warm TTFT as the line, the settings under the bars."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.run: SweepRun | None = None
+        self.layout_drawn: StripLayout | None = None
+        self.setMinimumHeight(120)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setAccessibleName(self.tr("Hit rate and time to first token per sweep setting"))
+
+    def sizeHint(self) -> QSize:
+        return QSize(400, 140)
+
+    def points(self) -> list[SettingPoint]:
+        return [setting_point(entry) for entry in self.run.entries] if self.run else []
+
+    def setting_labels(self) -> list[str]:
+        return [entry.setting or "?" for entry in self.run.entries] if self.run else []
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        legend = self.tr("bars: hit rate   line: warm TTFT   (%1 settings)")
+        legend = legend.replace("%1", str(len(self.points())))
+        empty = self.tr("No sweep recorded yet: run kvswitch sweep on this profile.")
+        self.layout_drawn = paint_strip(self, self.points(), empty, legend, min_slots=1,
+                                        x_labels=self.setting_labels())
+
+
+class SweepView(QWidget):
+    """The title (which sweep, when) and the chart; reloaded by the controller's history signals."""
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
+        self.profile: str | None = None
+        self._task: BackgroundTask | None = None
+        self.title = QLabel(self.tr("Settings sweep"))
+        self.title.setWordWrap(True)
+        self.chart = SweepChart()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.chart)
+        controller.history_changed.connect(self._on_controller_history_changed)
+        controller.profile_applied.connect(self._on_controller_history_changed)
+
+    @property
+    def loading(self) -> bool:
+        return self._task is not None and self._task.running
+
+    def reload(self, name: str | None = None) -> None:
+        """Read ``name``'s (default: the active profile's) newest sweep in the background."""
+        name = name or self.controller.store.active_name
+        self.profile = name
+        if not name:
+            self._show(None)
+            return
+        self._task = self.controller.load_latest_sweep(name, self._on_sweep_loaded, self._on_sweep_failed)
+
+    def _show(self, run: SweepRun | None) -> None:
+        self.chart.run = run
+        self.chart.update()
+        if run is None:
+            self.title.setText(self.tr("Settings sweep"))
+            return
+        text = self.tr("Settings sweep of “%1”, %2: %3").replace("%1", run.profile)
+        text = text.replace("%2", local_time_text(run.started))
+        self.title.setText(text.replace("%3", ", ".join(run.flags)))
+
+    def _on_sweep_loaded(self, run: Any) -> None:
+        if run is None or run.profile == self.profile:
+            self._show(run)
+
+    def _on_sweep_failed(self, exc: BaseException) -> None:
+        self._show(None)
+        self.title.setText(self.tr("Could not read the sweep history: %1").replace(
+            "%1", engine_text.error_text(exc)))
+
+    @Slot(str)
+    def _on_controller_history_changed(self, name: str) -> None:
+        self.reload(name)
+
+
+def add_sweep_view(card: Any, controller: AppController) -> SweepView:
+    """The Verify tab's hook: the sweep chart above the verify history, loaded once at once."""
+    view = SweepView(controller, card)
+    layout = card.layout()
+    layout.insertWidget(max(0, layout.indexOf(card.history)), view)
+    card.sweep_view = view
+    view.reload()
+    return view
