@@ -36,7 +36,8 @@ def _rows(now: float, count: int, seed: int) -> list[UsageRow]:
         prompt = rng.choice((None, rng.randint(0, 50_000)))
         rows.append(UsageRow(at, rng.choice(("claude", "codex")), rng.choice(PROFILES), "http://u/v1", "m",
                              status, prompt, rng.choice((None, rng.randint(0, 40_000))),
-                             rng.choice((None, rng.randint(0, 2_000))), cost=rng.choice((None, rng.randint(0, 640) / 64)),
+                             rng.choice((None, rng.randint(0, 2_000))),
+                             cost=rng.choice((None, rng.randint(0, 640) / 64)),
                              error=error))
     return rows
 
@@ -118,7 +119,8 @@ def test_a_file_from_before_the_rollup_is_summed_into_it_when_the_gateway_opens_
     old.executemany("INSERT INTO requests (time, client, profile, status, input_tokens, cached_tokens, "
                     "output_tokens, cost, error) VALUES (?, 'claude', ?, ?, ?, ?, ?, ?, ?)",
                     [(now - rng.uniform(0, 30 * HOUR), rng.choice(PROFILES), rng.choice((200, 500, None)),
-                      rng.randint(0, 9_000), rng.randint(0, 9_000), rng.randint(0, 99), rng.randint(0, 64) / 64,
+                      rng.randint(0, 9_000), rng.randint(0, 9_000), rng.randint(0, 99),
+                      rng.randint(0, 64) / 64,
                       rng.choice((None, "boom"))) for _ in range(1500)])
     old.commit()
     old.close()
@@ -135,7 +137,8 @@ def test_rows_an_older_version_added_are_read_from_the_rows_then_rolled_up_again
     _write(db, _rows(now, 800, seed=4))
     other = sqlite3.connect(db)  # an older gateway appends without knowing the rollup
     other.execute("INSERT INTO requests (time, client, profile, status, input_tokens, cached_tokens, "
-                  "output_tokens, cost) VALUES (?, 'claude', 'local', 200, 1000, 900, 10, 0.5)", (now - 7200,))
+                  "output_tokens, cost) VALUES (?, 'claude', 'local', 200, 1000, 900, 10, 0.5)",
+                  (now - 7200,))
     other.commit()
     other.close()
     assert not _rollup_current(db)

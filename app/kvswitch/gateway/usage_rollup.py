@@ -160,7 +160,7 @@ def summary_rows(connection: sqlite3.Connection, since: float | None, until: flo
         "SELECT profile, SUM(requests), SUM(errors), SUM(input_tokens), SUM(cached_tokens), "
         f"SUM(output_tokens), SUM(cost) FROM hourly WHERE {' AND '.join(hours)} GROUP BY profile",
         hour_args).fetchall()
-    edges = [(since, first)] if since is not None else []
+    edges: list[tuple[float | None, float | None]] = [(since, first)] if since is not None else []
     if until is not None:
         edges.append((last, until))
     for start, end in edges:
