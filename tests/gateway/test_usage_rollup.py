@@ -93,11 +93,16 @@ def _windows(now: float) -> list[UsageFilter]:
     return windows
 
 
-def test_the_summary_from_the_rollup_equals_a_scan_of_the_rows(tmp_path: Path) -> None:
+def test_the_summary_from_the_rollup_equals_a_scan_of_the_rows(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "usage.sqlite3"
     now = time.time()
+    rebuilt: list[int] = []
+    rebuild = usage_rollup.rebuild
+    monkeypatch.setattr(usage_rollup, "rebuild", lambda connection: rebuilt.append(1) or rebuild(connection))
     _write(db, _rows(now, 3000, seed=1))
     assert _rollup_current(db)  # the writer kept it: the summary below reads it
+    assert rebuilt == [1]  # built once when the new file was opened, then added to batch by batch
     for filters in _windows(now):
         assert summary(db, filters) == _scan(db, filters), filters
     # the window's other filters go to the rows and agree too

@@ -99,13 +99,13 @@ def add(connection: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], count: 
     """Add the ``count`` rows just inserted (their cleaned values, ``COLUMNS`` order) to the rollup, in
     the caller's transaction. When the rollup did not cover the rows before them (another writer), it
     is rebuilt instead; a rollup never built stays so (``ensure`` builds it)."""
-    last = covered(connection)
-    if last is None:
-        return
-    now = sequence(connection)
-    if last != now - count:
-        rebuild(connection)
-        return
+    # one statement in the common case: the rollup covered every row before these (their ids follow on
+    # from it, AUTOINCREMENT within this write transaction) and now covers them too
+    if not connection.execute("UPDATE hourly_state SET last_id = last_insert_rowid() "
+                              "WHERE last_id = last_insert_rowid() - ?", (count,)).rowcount:
+        if covered(connection) is not None:
+            rebuild(connection)  # another program's rows came between: sum them all again
+        return  # (a rollup never built stays so: ``ensure`` builds it)
     sums: dict[tuple[int, Any], list[Any]] = {}
     for values in rows:
         status = values[_STATUS]
@@ -122,7 +122,6 @@ def add(connection: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], count: 
     for (hour, profile), entry in sums.items():
         if not connection.execute(_ADD, (*entry, hour, profile)).rowcount:
             connection.execute(_NEW, (*entry, hour, profile))
-    connection.execute("UPDATE hourly_state SET last_id = ?", (now,))
 
 
 def forget(connection: sqlite3.Connection) -> None:
