@@ -17,7 +17,7 @@ import re
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 from kvswitch.commands.common import out, paths_from
@@ -113,19 +113,37 @@ def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     The array is closed even when reading stops half-way, so what was read stays a valid document."""
     from kvswitch.gateway.usage_schema import COLUMNS  # noqa: PLC0415
 
-    encode = json.JSONEncoder().encode  # ASCII-only: escapes and bidi marks are written as \\u escapes
+    encode = _row_encoder()  # ASCII-only: escapes and bidi marks are written as \\u escapes
     shown_time = _TimeCache()
     count = 0
+    write = stream.write
     stream.write("[")
     try:
         for values in rows:
             data = dict(zip(COLUMNS, values, strict=True))
-            data["time"] = shown_time(data["time"])
-            stream.write(("\n  " if count == 0 else ",\n  ") + encode(data))
+            data["time"] = shown_time(values[0])
+            write((",\n  " if count else "\n  ") + encode(data))
             count += 1
     finally:
         stream.write("\n]\n" if count else "]\n")
     return count
+
+
+def _row_encoder() -> Callable[[dict[str, Any]], str]:
+    """``json.JSONEncoder().encode`` for one flat row, without building a new C encoder per call.
+
+    Profiled on 100,000 rows, ``encode`` spent most of its time setting up the C encoder each time;
+    one built once (``json.encoder.c_make_encoder``, where this Python has it) writes the same text.
+    """
+    import json.encoder  # noqa: PLC0415
+
+    make = getattr(json.encoder, "c_make_encoder", None)
+    plain = json.JSONEncoder()
+    if make is None:
+        return plain.encode
+    encoder = make(None, plain.default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False,
+                   True)
+    return lambda data: "".join(encoder(data, 0))
 
 
 def csv_cell(value: Any) -> Any:
@@ -147,20 +165,25 @@ class _Memo(dict[str, Any]):
         return value
 
 
-class _TimeCache(dict[float, str]):
+class _TimeCache(dict[int, str]):
     """``local_time`` per whole second (rows of one second share it), bounded."""
 
     def __call__(self, epoch: Any) -> str:
+        if epoch.__class__ is float or epoch.__class__ is int:
+            found = self.get(int(epoch))
+            if found is not None:
+                return found
+        return self._missing(epoch)
+
+    def _missing(self, epoch: Any) -> str:
         from kvswitch.gateway.usage_schema import local_time  # noqa: PLC0415
 
         if not isinstance(epoch, int | float):
             return ""
+        if len(self) > 50_000:
+            self.clear()
         second = int(epoch)
-        found = self.get(second)
-        if found is None:
-            if len(self) > 50_000:
-                self.clear()
-            found = self[second] = local_time(second)
+        found = self[second] = local_time(second)
         return found
 
 
@@ -172,12 +195,19 @@ def write_csv(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     writer.writerow(COLUMNS)
     cell, shown_time = _Memo(), _TimeCache()
     count = 0
-    for values in rows:
-        cells = [cell[value] if value.__class__ is str else value for value in values]
-        cells[0] = shown_time(values[0])
-        writer.writerow(cells)
-        count += 1
-    return count
+    batch: list[list[Any]] = []
+    try:
+        for values in rows:
+            cells = [cell[value] if value.__class__ is str else value for value in values]
+            cells[0] = shown_time(values[0])
+            batch.append(cells)
+            if len(batch) == 500:  # one call per 500 lines: the per-call cost was a third of writerow's
+                writer.writerows(batch)
+                count += len(batch)
+                batch.clear()
+    finally:  # what was read is written, also when reading stops half-way
+        writer.writerows(batch)
+    return count + len(batch)
 
 
 def _print_summary(totals: dict[str, dict[str, float]], since: str) -> None:

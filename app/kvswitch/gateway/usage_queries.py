@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kvswitch.gateway import usage_rollup
 from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, column_list, has_table, local_time, open_reader
 
 #: an answer that failed: an error noted, no status, or an HTTP error status
@@ -140,12 +141,8 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
     if connection is None:
         return totals
     try:
-        where, args = _narrowed(connection, filters).where(_present(connection))
-        sums = ("COUNT(*), SUM(CASE WHEN {failed} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
-                "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
-        # GROUP BY the bare column, so that SQLite reads the totals index already grouped
-        found = connection.execute(f"SELECT profile, {sums.format(failed=_FAILED)} "
-                                   f"FROM requests WHERE {where} GROUP BY profile", args).fetchall()
+        connection.execute("BEGIN")  # one snapshot: the rollup and the rows it is checked against
+        found = _request_sums(connection, filters)
         if filters.reaches_daily and has_table(connection, "daily"):
             daily_where, daily_args = _daily_where(filters)
             found += connection.execute(
@@ -164,6 +161,23 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
     for entry in totals.values():
         entry["hit_rate"] = entry["cached_tokens"] / entry["input_tokens"] if entry["input_tokens"] else 0.0
     return totals
+
+
+_SUMS = (f"COUNT(*), SUM(CASE WHEN {_FAILED} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
+         "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
+
+
+def _request_sums(connection: sqlite3.Connection, filters: UsageFilter) -> list[tuple[Any, ...]]:
+    """The request rows' sums per profile: from the hourly rollup plus the edge hours' rows when it can
+    answer (a filter of time and profile only), else summed over the rows."""
+    if filters.client is None and filters.session is None and filters.verdict is None:
+        found = usage_rollup.summary_rows(connection, filters.since, filters.until, filters.profile, _SUMS)
+        if found is not None:
+            return found
+    where, args = _narrowed(connection, filters).where(_present(connection))
+    # GROUP BY the bare column, so that SQLite reads the totals index already grouped
+    return connection.execute(f"SELECT profile, {_SUMS} FROM requests WHERE {where} GROUP BY profile",
+                              args).fetchall()
 
 
 def _daily_where(filters: UsageFilter) -> tuple[str, list[Any]]:

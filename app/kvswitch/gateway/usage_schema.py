@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from kvswitch.gateway import usage_rollup
+
 COLUMNS = ("time", "client", "profile", "upstream", "model", "status", "input_tokens", "cached_tokens",
            "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error",
            "client_name", "client_version", "session", "agent", "session_source", "reusable_tokens",
@@ -176,6 +178,7 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
+        connection.executescript(usage_rollup.SCHEMA)
         present = _columns(connection, "requests")
         for name, kind in ADDED_COLUMNS.items():
             if name not in present:
@@ -194,10 +197,12 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
 
 
 def ensure_indexes(connection: sqlite3.Connection) -> None:
-    """The totals index (``_TOTALS_INDEX``): about 10 s to build on an existing million-row file, so the
-    writer thread builds it once at start, never the gateway's start-up path; readers work without it."""
+    """The totals index (``_TOTALS_INDEX``) and the hourly rollup (``usage_rollup.ensure``): about 10 s
+    and 3 s to build on an existing million-row file, so the writer thread builds them once at start,
+    never the gateway's start-up path; readers work without them."""
     connection.execute(_TOTALS_INDEX)
     connection.commit()
+    usage_rollup.ensure(connection)
 
 
 def open_reader(db: Path) -> sqlite3.Connection:
@@ -280,7 +285,7 @@ def _columns(connection: sqlite3.Connection, table: str) -> set[str]:
 def _check_tables(db: Path, connection: sqlite3.Connection) -> None:
     """A file whose ``requests``/``daily`` are not ours (missing columns, a view) is another schema."""
     kinds = dict(connection.execute(
-        "SELECT name, type FROM sqlite_master WHERE name IN ('requests', 'daily')"))
+        "SELECT name, type FROM sqlite_master WHERE name IN ('requests', 'daily', 'hourly', 'hourly_state')"))
     for name, kind in kinds.items():
         if kind != "table":
             raise UsageFileError(db, f"has a {kind} named {name!r}: not a KV Switch usage database")
@@ -291,6 +296,9 @@ def _check_tables(db: Path, connection: sqlite3.Connection) -> None:
                                      f"{', '.join(missing)}: not a KV Switch usage database")
     if "daily" in kinds and "day" not in _columns(connection, "daily"):
         raise UsageFileError(db, "has a 'daily' table of another shape: not a KV Switch usage database")
+    for name, column in (("hourly", "hour"), ("hourly_state", "last_id")):
+        if name in kinds and column not in _columns(connection, name):
+            raise UsageFileError(db, f"has a {name!r} table of another shape: not a KV Switch usage database")
 
 
 def _check_writable(connection: sqlite3.Connection) -> None:

@@ -22,6 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvswitch.gateway import usage_rollup
 from kvswitch.gateway.usage_retention import Retention, apply_retention
 from kvswitch.gateway.usage_schema import (
     COLUMNS,
@@ -161,7 +162,8 @@ class UsageStore:
             except sqlite3.Error as exc:  # a lock or a full disk: the summary is slower, nothing else
                 with contextlib.suppress(sqlite3.Error):
                     self._connection.rollback()
-                log.warning("usage totals index not built (%s); the summary scans the table", _described(exc))
+                log.warning("usage totals index or rollup not built (%s); the summary scans the table",
+                            _described(exc))
         self._maybe_apply_retention()  # once at start, off the gateway's start-up path
         while True:
             batch = [self._queue.get()]
@@ -188,7 +190,9 @@ class UsageStore:
         self._writing_since = time.monotonic()
         try:
             try:
-                connection.executemany(_INSERT, [clean_values(item.row) for item in pending])
+                values = [clean_values(item.row) for item in pending]
+                connection.executemany(_INSERT, values)
+                _roll_up(connection, values)
                 connection.commit()
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
@@ -240,6 +244,22 @@ class UsageStore:
         if moved:
             log.info("usage retention: %d request rows older than %d days rolled into daily summaries",
                      moved, self.retention.keep_requests_days)
+
+
+def _roll_up(connection: sqlite3.Connection, values: list[tuple[object, ...]]) -> None:
+    """Add the batch to the hourly rollup, in its transaction. A rollup that cannot take it (a sum past
+    int64) is marked stale rather than failing the rows: readers then scan them, and it is rebuilt at
+    the next open."""
+    try:
+        usage_rollup.add(connection, values, len(values))
+    except (OverflowError, sqlite3.IntegrityError, sqlite3.DataError) as exc:
+        log.warning("usage rollup not updated (%s); the summary scans the rows until it is rebuilt", exc)
+        usage_rollup.forget(connection)
+    except sqlite3.OperationalError as exc:
+        if "overflow" not in str(exc):
+            raise
+        log.warning("usage rollup not updated (%s); the summary scans the rows until it is rebuilt", exc)
+        usage_rollup.forget(connection)
 
 
 def _damaged(exc: sqlite3.Error) -> bool:
