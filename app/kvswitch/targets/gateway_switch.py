@@ -1,6 +1,9 @@
 """A switch between gateway profiles by routing alone: when the clients' files already point at the
 gateway, only the gateway's routing state changes, so running sessions follow from their next request
-and no file is rewritten (``kvswitch use`` and the window's "Use" decide it here, the same way)."""
+and no file is rewritten (``kvswitch use`` and the window's "Use" decide it here, the same way). Not
+when the two profiles' own environment entries differ: the client reads those from its files (Claude
+Code's ``CLAUDE_CODE_ATTRIBUTION_HEADER``, for one), so no routing can apply them and the files are
+written."""
 
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ def clients_already_at_gateway(engine: Engine, store: ProfileStore, profile: Pro
     except ProfileError:
         return False
     if not previous.via_gateway or set(previous.targets) != set(profile.targets):
+        return False
+    if previous.env != profile.env:  # read by the client from its files: only a write applies them
         return False
     return not any(plan.changed for plan in engine.plan(previous))
 
