@@ -112,3 +112,10 @@ def test_a_gateway_switch_to_a_profile_with_other_client_env_writes_the_files(
     settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
     assert settings["env"]["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "1"
     assert read_routes(AppPaths.default()).clients == {"claude": "on", "codex": "on"}
+    # back to a profile whose entries the files already have (only "on"'s extra one stays): routing only
+    _add("lean", "http://127.0.0.1:8081")
+    _add("rich", "http://127.0.0.1:8081", "--env", "KVSWITCH_TEST_EXTRA=1")
+    assert main(["use", "rich"]) == 0
+    capsys.readouterr()
+    assert main(["use", "lean"]) == 0
+    assert "no file rewritten" in capsys.readouterr().out
