@@ -5,7 +5,8 @@ counters around each request, requests one at a time), and every request has a v
 attribution block is named as the reason a new conversation is not a HIT; with
 ``CLAUDE_CODE_ATTRIBUTION_HEADER=0`` continued turns are HITs; two sessions alternating on a one-slot
 server without a host-RAM cache name each other as the eviction; Codex gets rows per session; the
-rolling alert fires for the header-on profile and not for the header-off one."""
+cross-conversation alert fires for the header-on profile and not for the header-off one, and the
+per-session alert for neither."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import subprocess
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import aiohttp
 import pytest
@@ -25,7 +27,7 @@ from aiohttp import web
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.cache_truth_alert import rolling_alert
+from kvswitch.gateway.cache_truth_alert import alerts, opening_alerts, openings
 from kvswitch.gateway.usage import UsageRow, query
 from support.claude import claude_binary, eos_token_id
 from support.clients import codex_binary
@@ -51,6 +53,8 @@ class Served:
     #: whether the answer itself carried the prompt's counts (b11434 sometimes streams a Messages answer
     #: without its ``message_start`` event, so only ``/metrics`` knows them)
     answer_counts: bool = True
+    #: the request's bytes as the server received them
+    body: bytes = b""
 
     @property
     def prompt(self) -> int:
@@ -116,7 +120,7 @@ class MetricsRecorder:
                         await asyncio.sleep(0.05)
                     counts = any(key in kept for key in _COUNT_KEYS)
                     self.served.append(Served(request.path, dict(request.headers), after[0] - before[0],
-                                              after[1] - before[1], counts))
+                                              after[1] - before[1], counts, body))
                 await out.write_eof()
                 return out
 
@@ -199,8 +203,20 @@ def _turns(rows: list[UsageRow], session: str | None) -> list[UsageRow]:
 ONE_SLOT = ("--cache-ram", "0")
 
 
-def test_claude_code_attribution_block_is_named_and_continued_turns_hit(fake_home: Path,
-                                                                       tmp_path: Path) -> None:
+def _usage_json(capsys: pytest.CaptureFixture[str]) -> list[SimpleNamespace]:
+    """``kvswitch usage --json`` as the rules read rows (what a user or a script gets)."""
+    capsys.readouterr()
+    assert main(["usage", "--json", "--since", "all"]) == 0
+    return [SimpleNamespace(**row) for row in json.loads(capsys.readouterr().out)]
+
+
+#: the two first messages of the captured bodies (``tests/fixtures/claude-code-2.1.332``): the block's
+#: fingerprint is taken from the first message's characters, so these two get different ones
+FIRST, SECOND = "say hi", "say hello to the whole team"
+
+
+def test_claude_code_attribution_block_is_named_and_continued_turns_hit(
+        fake_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     claude_binary()
     paths = AppPaths.default()
     port = free_port()
@@ -213,42 +229,64 @@ def test_claude_code_attribution_block_is_named_and_continued_turns_hit(fake_hom
             # a local profile gets CLAUDE_CODE_ATTRIBUTION_HEADER=0 by default (core.presets): "on" undoes it
             _add("on", recorder.url, "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=1")
             _add("off", recorder.url, "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=0")
-            # the header-off profile: one conversation, three runs (new, continued twice)
+            # the header-off profile: a conversation continued once, then a new one
             assert main(["use", "off"]) == 0
-            for turn in range(3):
-                _claude(fake_home, tmp_path / "off-project", "say hi", resume=turn > 0)
+            _claude(fake_home, tmp_path / "off-project", FIRST)
+            _claude(fake_home, tmp_path / "off-project", "say more", resume=True)
+            _claude(fake_home, tmp_path / "off-project", SECOND)
             off_rows = _conversation_rows(query(usage_db(paths)))
             _check_against_recorder(off_rows, recorder.served)
             off_sessions = {r.session for r in off_rows}
             main_off = max(off_sessions, key=lambda s: len(_turns(off_rows, s)))
             continued = _turns(off_rows, main_off)[1:]
-            assert len(continued) >= 2
+            assert continued
             assert all(r.verdict == "HIT" for r in continued), _dump(off_rows)
-            assert all(rolling_alert(off_rows, s or "") is None for s in off_sessions), _dump(off_rows)
+            off_opening = [r for r in openings(off_rows) if (r.input_tokens or 0) > 5000]
+            assert off_opening, _dump(off_rows)
 
             # the header-on profile: two new conversations in one project
             assert main(["use", "on"]) == 0
-            # the block's fingerprint comes from the first message's characters: two different first messages
-            _claude(fake_home, tmp_path / "on-project", "say hi")
+            _claude(fake_home, tmp_path / "on-project", FIRST)
             first = {r.session for r in _conversation_rows(query(usage_db(paths)))} - off_sessions
-            _claude(fake_home, tmp_path / "on-project", "please say hello to the world")
+            _claude(fake_home, tmp_path / "on-project", SECOND)
             rows = _conversation_rows(query(usage_db(paths)))
             _check_against_recorder(rows, recorder.served)
             second = {r.session for r in rows} - off_sessions - first
             assert len(first) == 1
             assert len(second) == 1
+            # the bytes the server received (the independent recorder): the header-on conversations
+            # carry the block in system[0], each with its own fingerprint; the header-off ones none
+            blocks = {}
+            for seen in recorder.served:
+                sent = json.loads(seen.body)
+                head = sent["system"][0]["text"] if isinstance(sent.get("system"), list) else ""
+                session = {k.lower(): v for k, v in seen.headers.items()}.get("x-claude-code-session-id")
+                blocks.setdefault(session, head if head.startswith("x-anthropic-billing-header:") else None)
+            assert all(blocks[s] is None for s in off_sessions), blocks
+            on_blocks = [blocks[s] for s in (*first, *second)]
+            assert all((b or "").startswith("x-anthropic-billing-header: cc_version=2.1.332.")
+                       for b in on_blocks), on_blocks
+            assert on_blocks[0] != on_blocks[1], on_blocks
             opening = _turns(rows, second.pop())[0]
             assert opening.verdict != "HIT", _dump(rows)
             assert opening.reason == "prefix_changed"
             detail = json.loads(opening.reason_detail or "{}")
-            # measured with 2.1.332 here: both conversations carried the same attribution block (its
-            # fingerprint did not differ), so the first difference is the user's own first message
-            assert detail["part"] == "messages[0].content[1]", detail
-            assert detail["kind"] == "message 0"
-            assert "please say hello" in detail["excerpt"]
+            assert (detail["part"], detail["looks_like"]) == ("system[0]", "attribution_block"), detail
             assert detail["reference"]["same_session"] is False
-            # measured: the alert does not fire for this session, because its later requests hit and keep
-            # the rolling rate above 80% (the issue expected it to fire; see the report of issue 25)
+            block = detail["attribution"]
+            assert block["now"].startswith("cc_version=2.1.332.")
+            assert block["fingerprint"]["now"] != block["fingerprint"]["before"], block
+            assert detail["fix"] == {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+
+            # the alerts, on the rows as `kvswitch usage --json` gives them: new conversations on the
+            # header-on profile lose the prompt (the cross-conversation rule), those on the header-off one
+            # do not, and inside each session the cache works (the per-session rule)
+            listed = _usage_json(capsys)
+            found = {alert.profile: alert for alert in opening_alerts(listed)}
+            assert "off" not in found, (found, _dump(off_rows))
+            assert found["on"].looks_like == "attribution_block", found
+            assert found["on"].fix == {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
+            assert alerts(listed) == [], _dump(rows)
         finally:
             recorder.close()
 

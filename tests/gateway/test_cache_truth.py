@@ -155,7 +155,9 @@ def test_a_new_conversation_names_the_attribution_block_and_where_it_differs() -
     assert (detail["part"], detail["looks_like"]) == ("system[0]", "attribution_block")
     assert detail["attribution"] == {"now": "cc_version=2.1.332.6c6; cc_entrypoint=sdk-cli;",
                                      "before": "cc_version=2.1.332.0b8; cc_entrypoint=sdk-cli;",
-                                     "differs_at": 19}
+                                     "differs_at": 19,
+                                     # the part of the block that differs per conversation, named
+                                     "fingerprint": {"now": "6c6", "before": "0b8"}}
     text = two["system"][0]["text"]
     assert text[detail["offset_in_part"]:].startswith("6c6")  # exact: both fingerprints are kept
     assert detail["precision"] == 1

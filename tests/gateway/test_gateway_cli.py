@@ -95,3 +95,27 @@ def test_profile_flags_for_gateway_mode(capsys: pytest.CaptureFixture[str]) -> N
     assert entry["via_gateway"] is False
     assert entry["fallbacks"] == []
     assert main(["profile", "edit", "a", "--fallback", "a"]) != 0  # its own fallback: refused
+
+
+def test_a_gateway_switch_to_a_profile_with_other_client_env_writes_the_files(
+    fake_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The client reads its env from its files (Claude Code's attribution switch): routing cannot
+    apply it, so the switch writes them instead of keeping the previous profile's value."""
+    remember_listen(AppPaths.default(), "127.0.0.1", free_port())
+    _add("off", "http://127.0.0.1:8081", "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=0")
+    _add("on", "http://127.0.0.1:8081", "--env", "CLAUDE_CODE_ATTRIBUTION_HEADER=1")
+    assert main(["use", "off"]) == 0
+    capsys.readouterr()
+    assert main(["use", "on"]) == 0
+    assert "no file rewritten" not in capsys.readouterr().out
+    settings = json.loads((fake_home / ".claude" / "settings.json").read_text())
+    assert settings["env"]["CLAUDE_CODE_ATTRIBUTION_HEADER"] == "1"
+    assert read_routes(AppPaths.default()).clients == {"claude": "on", "codex": "on"}
+    # back to a profile whose entries the files already have (only "on"'s extra one stays): routing only
+    _add("lean", "http://127.0.0.1:8081")
+    _add("rich", "http://127.0.0.1:8081", "--env", "KVSWITCH_TEST_EXTRA=1")
+    assert main(["use", "rich"]) == 0
+    capsys.readouterr()
+    assert main(["use", "lean"]) == 0
+    assert "no file rewritten" in capsys.readouterr().out

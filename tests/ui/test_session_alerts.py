@@ -40,3 +40,24 @@ def test_cold_starts_and_other_sessions_do_not_raise_an_alert() -> None:
     rows = [_row(f"s{n}", "COLD", 0, 0, "cold") for n in range(10)]
     rows += [_row("steady", "HIT", 8_000, 7_990) for _ in range(6)]
     assert alerts.feed_rows(rows) == []
+
+
+@pytest.mark.usefixtures("qapp")
+def test_new_conversations_losing_the_shared_prompt_name_the_profile_and_the_fix() -> None:
+    now = [0.0]
+    alerts = SessionHitAlerts(threshold=0.8, requests=4, clock=lambda: now[0])
+    detail = ('{"prompt":13850,"cached":14,"reusable":13771,"part":"system[0]","looks_like":'
+              '"attribution_block","fix":{"CLAUDE_CODE_ATTRIBUTION_HEADER":"0"}}')
+    first = [_row("conversation-1", "COLD", 0, 0, "cold"), _row("conversation-1", "HIT", 13_800, 13_800)]
+    assert alerts.feed_rows(first) == []
+    opening = _row("conversation-2", "MISS", 13_771, 14, "prefix_changed")
+    opening.reason_detail = detail
+    texts = alerts.feed_rows([opening, _row("conversation-2", "HIT", 13_800, 13_800)])
+    assert len(texts) == 1  # the profile's, not the session's: inside the session the cache works
+    assert "profile local" in texts[0]
+    assert "attribution block (system[0])" in texts[0]
+    assert "CLAUDE_CODE_ATTRIBUTION_HEADER=0" in texts[0]
+    assert alerts.feed_rows([_row("conversation-3", "MISS", 13_771, 14, "prefix_changed")]) == []  # throttled
+    # a new conversation that reuses what it shares raises nothing
+    steady = SessionHitAlerts(threshold=0.8, requests=4)
+    assert steady.feed_rows([*first, _row("conversation-2", "HIT", 13_771, 13_700)]) == []

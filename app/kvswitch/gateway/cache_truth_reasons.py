@@ -17,6 +17,7 @@ prefix was intact but was processed again, and other requests ran on the upstrea
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,8 @@ LOST_SHARE = 0.5
 CLOUD_CACHE_TTL_S = 300.0
 #: the longest excerpt shown around a difference
 EXCERPT_CHARS = 48
+#: ``cc_version=<major.minor.patch>.<fingerprint>``: the fingerprint is what changes per conversation
+_CC_VERSION = re.compile(r"cc_version=\d+\.\d+\.\d+\.([0-9A-Za-z]{1,16})\s*;")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +182,11 @@ def _looks_like(current: PromptDigest, earlier: PromptDigest, index: int, mine: 
         now, before = current.attribution or "", earlier.attribution or ""
         at = next((i for i, (a, b) in enumerate(zip(now, before, strict=False)) if a != b),
                   min(len(now), len(before)))
-        return "attribution_block", {"attribution": {"now": now, "before": before, "differs_at": at},
-                                     "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}}
+        block: dict[str, Any] = {"now": now, "before": before, "differs_at": at}
+        fingerprints = (fingerprint(now), fingerprint(before))
+        if any(fingerprints):
+            block["fingerprint"] = {"now": fingerprints[0], "before": fingerprints[1]}
+        return "attribution_block", {"attribution": block, "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}}
     if (mine is not None and mine.kind == "tools") or (theirs is not None and theirs.kind == "tools"):
         now_tools = [p.note for p in current.parts if p.kind == "tools"]
         before_tools = [p.note for p in earlier.parts if p.kind == "tools"]
@@ -204,6 +210,14 @@ def _looks_like(current: PromptDigest, earlier: PromptDigest, index: int, mine: 
     if mine is None:
         return "shorter_prompt", {}
     return "changed", {}
+
+
+def fingerprint(attribution: str) -> str | None:
+    """The per-conversation part of an attribution block: the suffix after the client's version in
+    ``cc_version=2.1.332.0b8`` (``0b8``; Claude Code ≥2.1.181 derives it from the first user message, so
+    it differs between conversations and is stable within one), or ``None`` when the block has none."""
+    found = _CC_VERSION.search(attribution)
+    return found.group(1) if found else None
 
 
 def _who_ran(between: list[Seen], session: str | None, agent: str | None) -> list[dict[str, Any]]:

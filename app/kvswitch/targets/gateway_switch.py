@@ -1,6 +1,10 @@
 """A switch between gateway profiles by routing alone: when the clients' files already point at the
 gateway, only the gateway's routing state changes, so running sessions follow from their next request
-and no file is rewritten (``kvswitch use`` and the window's "Use" decide it here, the same way)."""
+and no file is rewritten (``kvswitch use`` and the window's "Use" decide it here, the same way). Not
+when the new profile sets an environment entry the previous one did not set to the same value: the
+client reads those from its files (Claude Code's ``CLAUDE_CODE_ATTRIBUTION_HEADER``, for one), so no
+routing can apply them and the files are written. Entries only the previous profile set stay, as before
+(a local profile's cache-safe env is harmless for a cloud one)."""
 
 from __future__ import annotations
 
@@ -25,6 +29,8 @@ def clients_already_at_gateway(engine: Engine, store: ProfileStore, profile: Pro
         return False
     if not previous.via_gateway or set(previous.targets) != set(profile.targets):
         return False
+    if any(previous.env.get(name) != value for name, value in profile.env.items()):
+        return False  # an entry the files do not have yet: the client reads it there, only a write applies it
     return not any(plan.changed for plan in engine.plan(previous))
 
 
