@@ -247,33 +247,33 @@
 <context>
     <name>CacheReasons</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="69"/>
+        <location filename="../control/usage_alerts.py" line="71"/>
         <source>a new conversation (nothing to reuse)</source>
         <extracomment>a session named once is named again only after this long (the tray must not nag every poll)</extracomment>
         <translation>新的对话（没有可复用的内容）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="70"/>
+        <location filename="../control/usage_alerts.py" line="72"/>
         <source>the prompt&apos;s prefix changed</source>
         <translation>提示词前缀变了</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="71"/>
+        <location filename="../control/usage_alerts.py" line="73"/>
         <source>the server dropped the cached prefix (evicted)</source>
         <translation>服务器丢弃了缓存的前缀（被逐出）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="72"/>
+        <location filename="../control/usage_alerts.py" line="74"/>
         <source>the vendor&apos;s cache expired</source>
         <translation>服务商的缓存已过期</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="73"/>
+        <location filename="../control/usage_alerts.py" line="75"/>
         <source>the server forced re-processing</source>
         <translation>服务器强制重新处理</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="74"/>
+        <location filename="../control/usage_alerts.py" line="76"/>
         <source>no reason could be told</source>
         <translation>无法判断原因</translation>
     </message>
@@ -1701,13 +1701,13 @@
 <context>
     <name>GatewayReuseAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="53"/>
+        <location filename="../control/usage_alerts.py" line="55"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
         <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="58"/>
+        <location filename="../control/usage_alerts.py" line="60"/>
         <source>Open the Usage tab or run Verify to see why.</source>
         <translation>打开“用量”页或运行验证查看原因。</translation>
     </message>
@@ -2856,7 +2856,7 @@
 <context>
     <name>SessionHitAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="116"/>
+        <location filename="../control/usage_alerts.py" line="122"/>
         <source>Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. Likely cause: %7.</source>
         <translation>会话 %1（%2，%3）：最近 %4 个请求的提示词命中 %5，低于 %6。可能的原因：%7。</translation>
     </message>
