@@ -2,9 +2,12 @@
 """Regenerate ``resources/fonts/``: the Noto Sans SC subset the app loads when a system has no CJK font.
 
 Source: the npm package ``@fontsource/noto-sans-sc`` (SIL OFL 1.1), its one-file "chinese-simplified"
-weight-400 face. The subset keeps every non-ASCII character of the zh_CN translations
-(``app/kvswitch/ui/i18n/kvswitch_zh_CN.ts``) that the face has, plus CJK punctuation (U+3000-303F) and
-the full-width forms (U+FF00-FFEF): Latin text keeps the system's own font, so no Latin is carried.
+weight-400 face. The subset keeps every non-ASCII character the zh_CN window shows that the face has:
+the translations (``app/kvswitch/ui/i18n/kvswitch_zh_CN.ts``), the vendors' Chinese names
+(``app/kvswitch/core/data/vendors.json``, shown by the gallery and the tray, not translated through Qt:
+"Anthropic 官方" went missing when only the .ts was read) and the language chooser's own names, plus
+CJK punctuation (U+3000-303F) and the full-width forms (U+FF00-FFEF): Latin text keeps the system's own
+font, so no Latin is carried.
 The subset is renamed (a modified font, as the OFL asks for) so it never shadows a real Noto Sans SC.
 
 ``bash scripts/dev.sh translations`` runs it after compiling the translations (it needs ``npm`` and
@@ -15,6 +18,7 @@ characters leaves the committed file as it is. The tarball is cached under ``~/.
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -32,6 +36,8 @@ EXTRA_CODEPOINTS = [*range(0x3000, 0x3040), *range(0xFF00, 0xFFF0)]
 
 ROOT = Path(__file__).resolve().parents[1]
 TS_FILE = ROOT / "app" / "kvswitch" / "ui" / "i18n" / "kvswitch_zh_CN.ts"
+VENDORS_FILE = ROOT / "app" / "kvswitch" / "core" / "data" / "vendors.json"
+SETTINGS_DIALOG = ROOT / "app" / "kvswitch" / "ui" / "shell" / "settings_dialog.py"
 OUT_DIR = ROOT / "resources" / "fonts"
 OUT_FONT = OUT_DIR / "KVSwitchNotoSansSC-Regular.ttf"
 CACHE = Path.home() / ".cache" / "kvswitch" / "npm-fonts"
@@ -47,11 +53,30 @@ def fetch_package() -> Path:
     return tarball
 
 
-def translation_characters() -> str:
-    """Every non-ASCII character a zh_CN translation uses, sorted (the subset's core)."""
+def shown_texts() -> list[str]:
+    """Every Chinese text the app shows: the .ts translations, the vendors' zh_CN names, the language
+    names of the settings dialog (``LANGUAGES``). tests/ui/test_cjk_font.py reads the same list."""
     text = TS_FILE.read_text(encoding="utf-8")
-    translations = re.findall(r"<translation>([^<]*)</translation>", text)
-    chars = {c for t in translations for c in html.unescape(t) if ord(c) > 0x7F}
+    texts = [html.unescape(t) for t in re.findall(r"<translation>([^<]*)</translation>", text)]
+    texts += _zh_names(json.loads(VENDORS_FILE.read_text(encoding="utf-8")))
+    languages = re.search(r"^LANGUAGES\b.*$", SETTINGS_DIALOG.read_text(encoding="utf-8"), re.MULTILINE)
+    texts += re.findall(r'"([^"]*)"', languages.group(0)) if languages else []
+    return texts
+
+
+def _zh_names(data: object) -> list[str]:
+    """The value of every ``zh_CN`` key, at any depth."""
+    if isinstance(data, dict):
+        found = [str(v) for k, v in data.items() if k == "zh_CN" and isinstance(v, str)]
+        return found + [name for v in data.values() for name in _zh_names(v)]
+    if isinstance(data, list):
+        return [name for v in data for name in _zh_names(v)]
+    return []
+
+
+def translation_characters() -> str:
+    """Every non-ASCII character of the shown texts, sorted (the subset's core)."""
+    chars = {c for t in shown_texts() for c in t if ord(c) > 0x7F}
     return "".join(sorted(chars))
 
 
@@ -87,8 +112,9 @@ def main() -> int:
     (OUT_DIR / "SOURCE").write_text(
         f"{OUT_FONT.name}: a subset of Noto Sans SC (Google, SIL Open Font License 1.1: see OFL.txt),\n"
         f"from the npm package {PACKAGE} {VERSION} ({FACE.removeprefix('package/')}),\n"
-        f"renamed \"{FAMILY}\" and cut to the characters of the zh_CN translations plus CJK punctuation\n"
-        "and full-width forms by scripts/make_cjk_font.py (fonttools pyftsubset).\n", encoding="utf-8")
+        f"renamed \"{FAMILY}\" and cut to the characters of the zh_CN translations and vendor names\n"
+        "plus CJK punctuation and full-width forms by scripts/make_cjk_font.py (fonttools pyftsubset).\n",
+        encoding="utf-8")
     print(f"{OUT_FONT.relative_to(ROOT)}: {OUT_FONT.stat().st_size:,} bytes")
     return 0
 

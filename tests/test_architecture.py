@@ -271,5 +271,6 @@ def test_log_scan_loads_only_the_log_engine(tmp_path: Path) -> None:
     assert {m for m in ours if not m.startswith("kvswitch.logs")} == {
         "kvswitch", "kvswitch.cli", "kvswitch.commands", "kvswitch.commands.log", "kvswitch.core",
         "kvswitch.core.errors", "kvswitch.core.verdicts",  # verdicts: the thresholds logs and verify share
-        "kvswitch.core.strictparse"}  # the one JSON entry (JSON log lines); the standard library only
+        "kvswitch.core.strictparse",  # the one JSON entry (JSON log lines); the standard library only
+        "kvswitch.core.text"}  # the one terminal sanitiser (log text reaches a terminal); re only
     assert not {"pydantic", "httpx", "platformdirs", "PySide6"} & set(modules)

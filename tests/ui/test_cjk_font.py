@@ -9,7 +9,7 @@ boxes as Chinese text drawn without a Chinese font.
 
 from __future__ import annotations
 
-import html
+import importlib.util
 import json
 import os
 import re
@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,13 @@ from kvswitch.core.resources import resource_path
 from kvswitch.ui import i18n
 from support.require import component_missing, require_tool
 
-TS_FILE = Path(i18n.__file__).resolve().parent / "i18n" / "kvswitch_zh_CN.ts"
+REPO = Path(__file__).resolve().parents[2]
 HAN = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 CHILD = r"""
 import json, sys
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QLabel
 from kvswitch.ui import i18n
 
@@ -57,23 +58,48 @@ after = grab(TEXT)
 result.update(family=family, before_is_tofu=before == tofu, after_is_tofu=after == tofu,
               after_is_bundled=family is not None and after == grab(TEXT, QFont(family)),
               again=i18n.ensure_cjk_font(app))
+# every character of every shown Chinese text, drawn by the app's font or a fallback Qt finds for it
+metrics = QFontMetrics(app.font())
+result["undrawable"] = "".join(sorted(c for c in sys.argv[2] if not metrics.inFontUcs4(ord(c))))
 print(json.dumps(result))
 """
 
 
-def _translated_characters() -> set[str]:
-    text = TS_FILE.read_text(encoding="utf-8")
-    return {c for t in re.findall(r"<translation>([^<]*)</translation>", text) for c in html.unescape(t)}
+def _shown_texts() -> list[str]:
+    """The texts scripts/make_cjk_font.py cuts the subset to: the translations, the vendors' zh_CN names,
+    the language names (one list, so the test and the font cannot disagree on what is shown)."""
+    spec = importlib.util.spec_from_file_location("make_cjk_font", REPO / "scripts" / "make_cjk_font.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return list(module.shown_texts())
 
 
-def test_the_subset_covers_every_chinese_character_of_the_translations(qapp: Any) -> None:
+def _shown_characters() -> set[str]:
+    return {c for t in _shown_texts() for c in t if ord(c) > 0x7F}
+
+
+def test_the_shown_texts_include_the_vendor_names_and_the_language_name() -> None:
+    texts = _shown_texts()
+    assert "Anthropic 官方" in texts  # a vendors.json name: the "官" the subset lacked
+    assert "简体中文" in texts
+    assert len(texts) > 600
+
+
+def test_the_subset_covers_every_character_of_the_shown_texts(qapp: Any) -> None:
+    """Every non-ASCII character of every translated string is in the font's cmap, except the few
+    symbols Noto Sans SC does not have (the arrows and shapes: the system's Latin font draws them, which
+    the font-less child below checks); Latin stays the system's."""
     font = QRawFont(str(resource_path(i18n.CJK_FONT)), 16)
     assert font.isValid()
     assert font.familyName() == "KV Switch Noto Sans SC"
-    wanted = sorted(c for c in _translated_characters() if HAN.match(c))
+    wanted = sorted(_shown_characters())
     assert len(wanted) > 300
     missing = "".join(c for c in wanted if not font.supportsCharacter(ord(c)))
-    assert missing == "", f"run scripts/make_cjk_font.py: the font lacks {missing}"
+    assert HAN.search(missing) is None, f"run scripts/make_cjk_font.py: the font lacks {missing}"
+    assert all(unicodedata.category(c).startswith("S") for c in missing), missing  # symbols only
+    assert font.supportsCharacter(ord("官"))
     assert not font.supportsCharacter(ord("A"))  # the check can fail: Latin stays the system's
     assert resource_path(i18n.CJK_FONT).stat().st_size < 400_000  # a subset, not the 10 MB face
     assert (resource_path(i18n.CJK_FONT).parent / "OFL.txt").read_text().count("SIL Open Font License") >= 1
@@ -106,7 +132,8 @@ def _latin_only_fontconfig(tmp_path: Path) -> Path:
 def _child(language: str, **env: str) -> dict[str, Any]:
     full_env = {k: v for k, v in os.environ.items() if k != "KVSWITCH_LANG"}
     full_env.update(QT_QPA_PLATFORM="offscreen", **env)
-    done = subprocess.run([sys.executable, "-c", CHILD, language], capture_output=True, text=True,
+    characters = "".join(sorted(_shown_characters()))
+    done = subprocess.run([sys.executable, "-c", CHILD, language, characters], capture_output=True, text=True,
                           timeout=120, env=full_env)
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -121,6 +148,9 @@ def test_chinese_window_without_a_chinese_font_draws_glyphs_not_boxes(tmp_path: 
     assert result["after_is_tofu"] is False
     assert result["after_is_bundled"] is True  # the default font's label now draws the bundled glyphs
     assert result["again"] == result["family"]
+    # every character of every shown Chinese text draws on this system: the bundled font's, or the Latin
+    # font's for the few symbols Noto Sans SC lacks
+    assert result["undrawable"] == ""
 
 
 def test_english_window_without_a_chinese_font_loads_nothing(tmp_path: Path) -> None:

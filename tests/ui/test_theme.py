@@ -3,8 +3,13 @@ ignores the colour-scheme request (offscreen does), and every text on screen rea
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -174,9 +179,132 @@ def test_control_borders_reach_3_to_1_against_the_window(started: AppShell) -> N
     assert low == [], low
 
 
+def _indicator_rect(box: Any) -> QRect:
+    """Where the style draws a check box's square (its text is not part of the boundary)."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionButton
+
+    option = QStyleOptionButton()
+    option.initFrom(box)
+    return box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+
+
+@pytest.mark.parametrize("started", ["light", "dark"], indirect=True)
+def test_check_box_squares_reach_3_to_1_against_the_window(started: AppShell) -> None:
+    """WCAG 1.4.11 for the editor's check boxes (allow risky variables, the clients to write)."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QCheckBox
+
+    window = started.window
+    window.show_editor()
+    QApplication.processEvents()
+    image = _image(window)
+    around = window.palette().color(QPalette.ColorRole.Window)
+    checked, low = 0, []
+    for box in window.findChildren(QCheckBox):
+        if not box.isVisible() or box.visibleRegion().boundingRect().size() != box.size():
+            continue
+        square = _indicator_rect(box)
+        rect = QRect(box.mapTo(window, square.topLeft()), square.size())
+        checked += 1
+        value = _border_contrast(image, rect, around)
+        if value < 3.0:
+            low.append((box.text()[:30], round(value, 2)))
+    assert checked >= 2
+    assert low == [], low
+
+
+@pytest.mark.parametrize("started", ["light", "dark"], indirect=True)
+def test_profile_cards_reach_3_to_1_against_the_list(started: AppShell) -> None:
+    """WCAG 1.4.11 for the cards: each card's outline, the live one's and the others', against the
+    list's background (a card is a clickable component; its edge must show where it ends)."""
+    from PySide6.QtGui import QPalette
+
+    window = started.window
+    view = window.list_view
+    around = view.viewport().palette().color(QPalette.ColorRole.Base)
+    low = []
+    for selected in (None, 1):  # none selected, then the second (its outline is the highlight)
+        view.clearSelection()
+        if selected is not None:
+            view.setCurrentIndex(window.model.index(selected))
+        QApplication.processEvents()
+        image = _image(window)
+        for row in range(window.model.rowCount()):
+            card = view.visualRect(window.model.index(row)).adjusted(2, 2, -2, -2)
+            rect = QRect(view.viewport().mapTo(window, card.topLeft()), card.size())
+            value = _border_contrast(image, rect, around)
+            if value < 3.0:
+                low.append((selected, row, round(value, 2)))
+    assert window.model.rowCount() == 2
+    assert low == [], low
+
+
 @pytest.mark.parametrize("started", ["dark"], indirect=True)
 def test_no_light_strip_at_the_dark_windows_bottom_edge(started: AppShell) -> None:
     image = _image(started.window)
     bottom = [appearance.luminance(image.pixelColor(x, image.height() - 1 - d))
               for x in range(0, image.width(), 8) for d in range(3)]
     assert max(bottom) < 0.3
+
+
+#: the real window in the dark theme, grabbed at the scale Qt was started with (QT_SCALE_FACTOR must be
+#: set before the application exists, so each scale is its own process)
+EDGE_CHILD = r"""
+import json
+from PySide6.QtGui import QImage, QPalette
+from PySide6.QtWidgets import QApplication
+from kvswitch.core.paths import AppPaths
+from kvswitch.core.settings import AppSettings, save_settings
+
+app = QApplication([])
+paths = AppPaths.default()
+save_settings(paths, AppSettings(theme="dark"))
+from kvswitch.ui.shell.shell import AppShell
+from kvswitch.ui.widgets import appearance
+
+shell = AppShell(paths, None, tray_available=False)
+shell.window.resize(900, 600)
+shell.start()
+shell.window.show()
+rows, columns = {}, {}
+for tab in range(shell.window.tabs.count()):  # every tab: each one's page reaches the bottom edge
+    shell.window.tabs.setCurrentIndex(tab)
+    for _ in range(50):
+        app.processEvents()
+    image = shell.window.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    for d in range(6):
+        y = image.height() - 1 - d
+        row = max(appearance.luminance(image.pixelColor(x, y)) for x in range(image.width()))
+        rows[str(d)] = max(rows.get(str(d), 0.0), row)
+    for d in range(4):
+        column = max(appearance.luminance(image.pixelColor(image.width() - 1 - d, y))
+                     for y in range(image.height() // 2, image.height()))
+        columns[str(d)] = max(columns.get(str(d), 0.0), column)
+window = appearance.luminance(shell.window.palette().color(QPalette.ColorRole.Window))
+print(json.dumps({"size": [image.width(), image.height()], "ratio": image.devicePixelRatio(),
+                  "tabs": shell.window.tabs.count(), "window": window, "rows": rows, "columns": columns}))
+shell.shutdown()
+"""
+
+
+@pytest.mark.parametrize("scale", ["1", "2"])
+def test_the_dark_windows_bottom_rows_are_dark_at_100_and_200_percent(tmp_path: Path, scale: str) -> None:
+    """The reported light strip: every pixel of the bottom six rows (and the lower right edge, where a
+    size grip would be) of the real window, dark theme, on every tab, stays dark (under 0.2 luminance;
+    the window is 0.01, the lightest border Fusion draws here 0.15)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "KVSWITCH_"))}
+    env.update(HOME=str(home), QT_QPA_PLATFORM="offscreen", QT_SCALE_FACTOR=scale,
+               KVSWITCH_NO_ERROR_DIALOGS="1")
+    done = subprocess.run([sys.executable, "-c", EDGE_CHILD], capture_output=True, text=True, timeout=180,
+                          env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ratio"] == float(scale)
+    assert result["size"][1] >= 600 * int(scale)  # device pixels: the 200% grab is twice as tall
+    assert result["window"] < 0.05  # the dark theme's window
+    assert result["tabs"] >= 4  # profiles, cache log, verify, usage
+    light = {f"row {d}": round(v, 3) for d, v in result["rows"].items() if v >= 0.2}
+    light |= {f"column {d}": round(v, 3) for d, v in result["columns"].items() if v >= 0.2}
+    assert light == {}, light

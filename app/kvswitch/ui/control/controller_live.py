@@ -31,9 +31,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kvswitch.ui.live")
 
-def _tr(text: str) -> str:
-    """Translated in the controller's context, where its other messages are."""
-    return QCoreApplication.translate("AppController", text)
+#: the name lupdate looks for; these texts are in the controller's context, where its other messages are
+translate = QCoreApplication.translate
 
 
 #: file events come in bursts (an atomic write is a create and a rename): one refresh after the last
@@ -219,31 +218,37 @@ class LiveControllerMixin:
         parts = []
         if written:
             joined = ", ".join(written)
-            parts.append(_tr("Switched %1 to “%2”: new sessions use it.").replace("%1", joined))
+            text = translate("AppController", "Switched %1 to “%2”: new sessions use it.")
+            parts.append(text.replace("%1", joined))
         if routed:
-            parts.append(_tr("%1 routed to “%2” through the gateway: running sessions follow from their "
-                                 "next request.").replace("%1", ", ".join(routed)))
+            text = translate("AppController", "%1 routed to “%2” through the gateway: running sessions "
+                                              "follow from their next request.")
+            parts.append(text.replace("%1", ", ".join(routed)))
         if not parts:
-            parts.append(_tr("“%2” already runs in every client it targets: nothing was written."))
+            parts.append(translate("AppController", "“%2” already runs in every client it targets: nothing "
+                                                    "was written."))
         if any(label in ("bash", "zsh", "fish", "pwsh") for label in written):
-            parts.append(_tr("Open shells need to re-read their rc file."))
+            parts.append(translate("AppController", "Open shells need to re-read their rc file."))
         return " ".join(parts).replace("%2", name)
 
     def save_message(self, outcome: SaveOutcome) -> str:
         """The message bar's text after saving a profile (which clients got it, which still differ)."""
         name = outcome.profile
-        parts = [_tr("Saved “%1”.").replace("%1", name)]
+        parts = [translate("AppController", "Saved “%1”.").replace("%1", name)]
         if outcome.written:
-            parts.append(_tr("Written to %1.").replace("%1", ", ".join(outcome.written)))
+            written = ", ".join(outcome.written)
+            parts.append(translate("AppController", "Written to %1.").replace("%1", written))
         if outcome.rerouted or outcome.follows:
             joined = ", ".join([*outcome.rerouted, *outcome.follows])
-            text = _tr("%1 use it from the next request (through the gateway).")
+            text = translate("AppController", "%1 use it from the next request (through the gateway).")
             parts.append(text.replace("%1", joined))
         if outcome.error:
-            parts.append(_tr("Writing it to the clients failed: %1").replace("%1", outcome.error))
+            text = translate("AppController", "Writing it to the clients failed: %1")
+            parts.append(text.replace("%1", outcome.error))
         if outcome.differs:
             joined = ", ".join(outcome.differs)
-            parts.append(_tr("%1 still run the earlier version.").replace("%1", joined))
+            text = translate("AppController", "%1 still run the earlier version.")
+            parts.append(text.replace("%1", joined))
         return " ".join(parts)
 
     # -- watching ----------------------------------------------------------------------------------

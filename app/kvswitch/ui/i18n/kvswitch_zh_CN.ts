@@ -66,12 +66,12 @@
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="312"/>
+        <location filename="../control/controller_verify.py" line="105"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="397"/>
+        <location filename="../control/controller.py" line="269"/>
         <source>A session&apos;s cache hit rate dropped</source>
         <translation>一个会话的缓存命中率下降了</translation>
     </message>
@@ -86,14 +86,60 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="385"/>
+        <location filename="../control/controller_verify.py" line="179"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="391"/>
+        <location filename="../control/controller.py" line="263"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="221"/>
+        <source>Switched %1 to “%2”: new sessions use it.</source>
+        <extracomment>the name lupdate looks for; these texts are in the controller&apos;s context, where its other messages are labels of the clients the last apply wrote, and of those it (only) re-routed</extracomment>
+        <translation>已将 %1 切换到“%2”：新会话将使用它。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="224"/>
+        <source>%1 routed to “%2” through the gateway: running sessions follow from their next request.</source>
+        <translation>%1 已经由网关路由到“%2”：正在运行的会话从下一个请求起跟随。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="228"/>
+        <source>“%2” already runs in every client it targets: nothing was written.</source>
+        <translation>“%2”已在它所针对的每个客户端中运行：未写入任何内容。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="231"/>
+        <source>Open shells need to re-read their rc file.</source>
+        <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="237"/>
+        <source>Saved “%1”.</source>
+        <translation>已保存“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="240"/>
+        <source>Written to %1.</source>
+        <translation>已写入 %1。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="243"/>
+        <source>%1 use it from the next request (through the gateway).</source>
+        <translation>%1 从下一个请求起使用它（经由网关）。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="246"/>
+        <source>Writing it to the clients failed: %1</source>
+        <translation>写入客户端失败：%1</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_live.py" line="250"/>
+        <source>%1 still run the earlier version.</source>
+        <translation>%1 仍在运行之前的版本。</translation>
     </message>
 </context>
 <context>
@@ -230,16 +276,26 @@
     </message>
     <message>
         <location filename="../logs/events_model.py" line="286"/>
+        <source>1 request (/metrics)</source>
+        <translation>1 个请求（/metrics）</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="287"/>
+        <source>%1 requests together (/metrics)</source>
+        <translation>%1 个请求合计（/metrics）</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="291"/>
         <source>task %1</source>
         <translation>任务 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="288"/>
+        <location filename="../logs/events_model.py" line="293"/>
         <source>slot %1</source>
         <translation>槽 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="291"/>
+        <location filename="../logs/events_model.py" line="296"/>
         <source>line %1</source>
         <translation>第 %1 行</translation>
     </message>
@@ -247,33 +303,33 @@
 <context>
     <name>CacheReasons</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="69"/>
+        <location filename="../control/usage_alerts.py" line="73"/>
         <source>a new conversation (nothing to reuse)</source>
-        <extracomment>a session named once is named again only after this long (the tray must not nag every poll)</extracomment>
+        <extracomment>a session named once is named again only after this long (the tray must not nag every poll) sessions whose opening the tray remembers having seen (older ones are forgotten first)</extracomment>
         <translation>新的对话（没有可复用的内容）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="70"/>
+        <location filename="../control/usage_alerts.py" line="74"/>
         <source>the prompt&apos;s prefix changed</source>
         <translation>提示词前缀变了</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="71"/>
+        <location filename="../control/usage_alerts.py" line="75"/>
         <source>the server dropped the cached prefix (evicted)</source>
         <translation>服务器丢弃了缓存的前缀（被逐出）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="72"/>
+        <location filename="../control/usage_alerts.py" line="76"/>
         <source>the vendor&apos;s cache expired</source>
         <translation>服务商的缓存已过期</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="73"/>
+        <location filename="../control/usage_alerts.py" line="77"/>
         <source>the server forced re-processing</source>
         <translation>服务器强制重新处理</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="74"/>
+        <location filename="../control/usage_alerts.py" line="78"/>
         <source>no reason could be told</source>
         <translation>无法判断原因</translation>
     </message>
@@ -506,969 +562,1004 @@
 <context>
     <name>EngineText</name>
     <message>
-        <location filename="../control/engine_text.py" line="27"/>
+        <location filename="../control/engine_templates.py" line="16"/>
         <source>HIT</source>
         <extracomment>verdict and state words, as the engines spell them (verify upper case, logs and client runs lower)</extracomment>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="28"/>
+        <location filename="../control/engine_templates.py" line="17"/>
         <source>PARTIAL</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="29"/>
+        <location filename="../control/engine_templates.py" line="18"/>
         <source>MISS</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="30"/>
+        <location filename="../control/engine_templates.py" line="19"/>
         <source>UNKNOWN</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="31"/>
+        <location filename="../control/engine_templates.py" line="20"/>
         <source>ERROR</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="32"/>
+        <location filename="../control/engine_templates.py" line="21"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="33"/>
+        <location filename="../control/engine_templates.py" line="22"/>
         <source>partial</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="34"/>
+        <location filename="../control/engine_templates.py" line="23"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="35"/>
+        <location filename="../control/engine_templates.py" line="24"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="36"/>
+        <location filename="../control/engine_templates.py" line="25"/>
         <source>error</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="37"/>
+        <location filename="../control/engine_templates.py" line="26"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="38"/>
+        <location filename="../control/engine_templates.py" line="27"/>
         <source>shared_prefix</source>
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="39"/>
+        <location filename="../control/engine_templates.py" line="28"/>
         <source>synthetic</source>
         <translation>合成</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="40"/>
+        <location filename="../control/engine_templates.py" line="29"/>
         <source>client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="41"/>
+        <location filename="../control/engine_templates.py" line="30"/>
         <source>not started</source>
         <translation>未启动</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="42"/>
+        <location filename="../control/engine_templates.py" line="31"/>
         <source>Done</source>
         <translation>完成</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="43"/>
+        <location filename="../control/engine_templates.py" line="32"/>
         <source>Detecting the server</source>
         <translation>正在检测服务器</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="44"/>
+        <location filename="../control/engine_templates.py" line="33"/>
         <source>Sending the cold request</source>
         <translation>正在发送冷请求</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="45"/>
+        <location filename="../control/engine_templates.py" line="34"/>
         <source>Sending the warm request (same prefix)</source>
         <translation>正在发送热请求（相同前缀）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="46"/>
+        <location filename="../control/engine_templates.py" line="35"/>
         <source>Reading the cache numbers</source>
         <translation>正在读取缓存数据</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="47"/>
+        <location filename="../control/engine_templates.py" line="36"/>
         <source>Replaying Claude Code-shaped requests</source>
         <translation>正在重放 Claude Code 形式的请求</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="48"/>
+        <location filename="../control/engine_templates.py" line="37"/>
         <source>verification cancelled</source>
         <translation>验证已取消</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="49"/>
+        <location filename="../control/engine_templates.py" line="38"/>
         <source>{client}: conversation {conversation}, turn {turn}</source>
         <translation>{client}：第 {conversation} 个会话，第 {turn} 轮</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="50"/>
+        <location filename="../control/engine_templates.py" line="39"/>
         <source>{client}: done</source>
         <translation>{client}：完成</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="56"/>
+        <location filename="../control/engine_templates.py" line="45"/>
         <source>First divergence: {part}, byte {part_offset} of the part (byte {offset} of the prompt); {share} of B&apos;s prompt is identical before it ({identical} of {total} bytes).</source>
         <extracomment>sentences with named fields, exactly as the engines format them</extracomment>
         <translation>首个分歧：{part}，该部分的第 {part_offset} 字节（提示词的第 {offset} 字节）；在它之前 B 的提示词有 {share} 相同（{total} 字节中的 {identical} 字节）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="59"/>
+        <location filename="../control/engine_templates.py" line="48"/>
         <source>The two prompts are identical: the whole prompt can be reused.</source>
         <translation>两个提示词完全相同：整个提示词都可复用。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="60"/>
+        <location filename="../control/engine_templates.py" line="49"/>
         <source>B continues A (append only): all {count} bytes of A&apos;s prompt can be reused.</source>
         <translation>B 接续 A（只追加）：A 的提示词全部 {count} 字节都可复用。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="62"/>
+        <location filename="../control/engine_templates.py" line="51"/>
         <source>B is a prefix of A (shorter request): all of it can be reused.</source>
         <translation>B 是 A 的前缀（更短的请求）：全部可复用。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="63"/>
+        <location filename="../control/engine_templates.py" line="52"/>
         <source>  other parts that differ: {parts}</source>
         <translation>  其他不同的部分：{parts}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="64"/>
+        <location filename="../control/engine_templates.py" line="53"/>
         <source>  same:  …{text}</source>
         <translation>  相同：…{text}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="65"/>
+        <location filename="../control/engine_templates.py" line="54"/>
         <source>  A:     {text}…</source>
         <translation>  A：   {text}…</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="66"/>
+        <location filename="../control/engine_templates.py" line="55"/>
         <source>  B:     {text}…</source>
         <translation>  B：   {text}…</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="67"/>
+        <location filename="../control/engine_templates.py" line="56"/>
         <source>Cause: {cause}</source>
         <translation>原因：{cause}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="68"/>
+        <location filename="../control/engine_templates.py" line="57"/>
         <source>Fix: set {env}</source>
         <translation>修复：设置 {env}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="69"/>
+        <location filename="../control/engine_templates.py" line="58"/>
         <source>Note: {note}</source>
         <translation>注意：{note}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="71"/>
+        <location filename="../control/engine_templates.py" line="60"/>
         <source>the server reused {cached} of {prompt} prompt tokens{share}: the prefix cache works.</source>
         <translation>服务器复用了 {prompt} 个提示 token 中的 {cached} 个{share}：前缀缓存有效。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="73"/>
+        <location filename="../control/engine_templates.py" line="62"/>
         <source>the server reused only {cached} of {prompt} prompt tokens{share}.</source>
         <translation>服务器只复用了 {prompt} 个提示 token 中的 {cached} 个{share}。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="74"/>
+        <location filename="../control/engine_templates.py" line="63"/>
         <source>the server re-processed the prompt ({cached} of {prompt} tokens reused{share}) although the prefix was identical.</source>
         <translation>前缀完全相同，服务器却重新处理了提示（{prompt} 个 token 中只复用了 {cached} 个{share}）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="76"/>
+        <location filename="../control/engine_templates.py" line="65"/>
         <source>the server answered but reports no prompt-cache numbers.{hint}</source>
         <translation>服务器有应答，但没有报告提示缓存数据。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="77"/>
+        <location filename="../control/engine_templates.py" line="66"/>
         <source>The warm request&apos;s first token came {speedup}x faster, which suggests reuse, but timing alone proves nothing.</source>
         <translation>热请求的首个 token 快了 {speedup} 倍，像是复用了缓存，但仅凭时间不能证明。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="79"/>
+        <location filename="../control/engine_templates.py" line="68"/>
         <source>The warm request was not faster either.</source>
         <translation>热请求也没有更快。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="81"/>
+        <location filename="../control/engine_templates.py" line="70"/>
         <source>the server did not reuse the identical prefix; check that its prompt/prefix caching is enabled.</source>
         <translation>服务器没有复用完全相同的前缀；请检查其提示/前缀缓存是否已启用。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="83"/>
+        <location filename="../control/engine_templates.py" line="72"/>
         <source>part of the identical prefix was re-processed: the cache may have been trimmed (context shift, --cache-reuse chunks) or evicted by another request in between.</source>
         <translation>相同前缀的一部分被重新处理：缓存可能被裁剪（上下文移位、--cache-reuse 分块），或在两次请求之间被其他请求挤出。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="86"/>
+        <location filename="../control/engine_templates.py" line="75"/>
         <source>attach the server&apos;s log to the profile so the log engine can count reused tokens.</source>
         <translation>请把服务器日志关联到该配置，日志引擎才能统计复用的 token。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="88"/>
+        <location filename="../control/engine_templates.py" line="77"/>
         <source>nothing listens at that address: start the server or fix the port in the profile.</source>
         <translation>该地址上没有服务在监听：请启动服务器，或修正配置中的端口。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="90"/>
+        <location filename="../control/engine_templates.py" line="79"/>
         <source>the server rejected the key: check the profile&apos;s API key.</source>
         <translation>服务器拒绝了密钥：请检查配置的 API 密钥。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="91"/>
+        <location filename="../control/engine_templates.py" line="80"/>
         <source>the server&apos;s context is too small for the probe; start it with a larger -c / --ctx-size.</source>
         <translation>服务器的上下文太小，放不下探测请求；请用更大的 -c / --ctx-size 启动。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="93"/>
+        <location filename="../control/engine_templates.py" line="82"/>
         <source>the server does not know that model name: fix the profile&apos;s model.</source>
         <translation>服务器不认识该模型名：请修正配置中的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="94"/>
+        <location filename="../control/engine_templates.py" line="83"/>
         <source>the server accepted the connection but did not answer in time (busy, loading, or hung).</source>
         <translation>服务器接受了连接，但没有及时应答（忙碌、正在加载或已挂起）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="96"/>
+        <location filename="../control/engine_templates.py" line="85"/>
         <source>the server sent far more than any API answer; is this URL really an inference server?</source>
         <translation>服务器发送的内容远超任何 API 应答；这个 URL 真的是推理服务器吗？</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="99"/>
+        <location filename="../control/engine_templates.py" line="88"/>
         <source>{url}: connection refused — is the server running on that port?</source>
         <translation>{url}：连接被拒绝——服务器是否在该端口运行？</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="100"/>
+        <location filename="../control/engine_templates.py" line="89"/>
         <source>{url}: cannot connect ({reason})</source>
         <translation>{url}：无法连接（{reason}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="101"/>
+        <location filename="../control/engine_templates.py" line="90"/>
         <source>{url}: no complete answer within the {seconds} s timeout</source>
         <translation>{url}：在 {seconds} 秒超时内没有完整应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="102"/>
+        <location filename="../control/engine_templates.py" line="91"/>
         <source>{url}: the server closed the connection without a complete answer</source>
         <translation>{url}：服务器未给出完整应答就关闭了连接</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="103"/>
+        <location filename="../control/engine_templates.py" line="92"/>
         <source>HTTP {status} from {url}: {message}</source>
         <translation>{url} 返回 HTTP {status}：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="104"/>
+        <location filename="../control/engine_templates.py" line="93"/>
         <source>{url}: the server answered 200 but sent no JSON events</source>
         <translation>{url}：服务器返回 200，但没有发送 JSON 事件</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="105"/>
+        <location filename="../control/engine_templates.py" line="94"/>
         <source>{url}: the server reported an error mid-stream: {message}</source>
         <translation>{url}：服务器在流中途报告错误：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="106"/>
+        <location filename="../control/engine_templates.py" line="95"/>
         <source>{url}: not a JSON answer: {message}</source>
         <translation>{url}：应答不是 JSON：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="107"/>
+        <location filename="../control/engine_templates.py" line="96"/>
         <source>{url}: empty answer</source>
         <translation>{url}：空应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="108"/>
+        <location filename="../control/engine_templates.py" line="97"/>
         <source>{url}: none of the known APIs answered ({errors}) — check the base URL</source>
         <translation>{url}：已知的 API 都没有应答（{errors}）——请检查基础 URL</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="110"/>
+        <location filename="../control/engine_templates.py" line="99"/>
         <source>warm request: {reading} (decided)</source>
         <translation>热请求：{reading}（据此判定）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="111"/>
+        <location filename="../control/engine_templates.py" line="100"/>
         <source>warm request: {reading} (decided; {why})</source>
         <translation>热请求：{reading}（据此判定；{why}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="112"/>
+        <location filename="../control/engine_templates.py" line="101"/>
         <source>warm request: {reading}</source>
         <translation>热请求：{reading}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="113"/>
+        <location filename="../control/engine_templates.py" line="102"/>
         <source>cold request: {reading}</source>
         <translation>冷请求：{reading}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="114"/>
+        <location filename="../control/engine_templates.py" line="103"/>
         <source>{source} = {cached} of {prompt} prompt tokens</source>
         <translation>{source} = {prompt} 个提示 token 中的 {cached} 个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="115"/>
+        <location filename="../control/engine_templates.py" line="104"/>
         <source>{source}: prompt {prompt} tokens, no cache count</source>
         <translation>{source}：提示 {prompt} 个 token，无缓存计数</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="116"/>
+        <location filename="../control/engine_templates.py" line="105"/>
         <source>time to first token: cold {cold} ms, warm {warm} ms ({speedup}x)</source>
         <translation>首 token 时间：冷 {cold} ms，热 {warm} ms（{speedup} 倍）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="117"/>
+        <location filename="../control/engine_templates.py" line="106"/>
         <source>time to first token: cold {cold} ms, warm {warm} ms</source>
         <translation>首 token 时间：冷 {cold} ms，热 {warm} ms</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="118"/>
+        <location filename="../control/engine_templates.py" line="107"/>
         <source>note: {source} disagrees ({cached} of {prompt}); another client may have used the server at the same time, or the log belongs to another server.</source>
         <translation>注意：{source} 的数据不一致（{prompt} 个中的 {cached} 个）；可能有其他客户端同时使用了该服务器，或该日志属于另一台服务器。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="122"/>
+        <location filename="../control/engine_templates.py" line="111"/>
         <source>could not replay Claude Code&apos;s requests: {error}</source>
         <translation>无法重放 Claude Code 的请求：{error}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="123"/>
+        <location filename="../control/engine_templates.py" line="112"/>
         <source>the server has no {api} /v1/messages endpoint ({error}); Claude Code needs one, or a gateway that translates</source>
         <translation>服务器没有 {api} /v1/messages 端点（{error}）；Claude Code 需要它，或者一个能转换协议的网关</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="125"/>
+        <location filename="../control/engine_templates.py" line="114"/>
         <source>the server reports no cache numbers for Claude Code-shaped requests.</source>
         <translation>对于 Claude Code 形式的请求，服务器没有报告缓存数据。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="126"/>
+        <location filename="../control/engine_templates.py" line="115"/>
         <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header makes no difference on this server.</source>
         <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：在这台服务器上计费头没有影响。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="129"/>
+        <location filename="../control/engine_templates.py" line="118"/>
         <source>a new conversation keeps {with_cached} of {with_prompt} tokens with the billing header, {without_cached} of {without_prompt} without it: the header breaks the prefix. Set CLAUDE_CODE_ATTRIBUTION_HEADER=0. (Claude Code puts the user&apos;s first words before its environment block, so even without the header a new conversation re-processes what follows them; later turns reuse all.)</source>
         <translation>新会话在带计费头时保留 {with_prompt} 个 token 中的 {with_cached} 个，不带时保留 {without_prompt} 个中的 {without_cached} 个：计费头破坏了前缀。请设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。（Claude Code 把用户的第一句话放在其环境块之前，所以即使没有计费头，新会话也会重新处理其后的内容；之后的轮次会全部复用。）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="135"/>
+        <location filename="../control/engine_templates.py" line="124"/>
         <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}. {cause}</source>
         <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。{cause}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="136"/>
+        <location filename="../control/engine_templates.py" line="125"/>
         <source>In the server&apos;s tokens ({server}): A has {a}, B has {b}.</source>
         <translation>按服务器的 token 计（{server}）：A 有 {a} 个，B 有 {b} 个。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="137"/>
+        <location filename="../control/engine_templates.py" line="126"/>
         <source>Claude Code&apos;s x-anthropic-billing-header system block differs between conversations, so the server re-processes the whole prompt. CLAUDE_CODE_ATTRIBUTION_HEADER=0 removes it.</source>
         <translation>Claude Code 的 x-anthropic-billing-header 系统块在各会话之间不同，因此服务器会重新处理整个提示。CLAUDE_CODE_ATTRIBUTION_HEADER=0 可去掉它。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="140"/>
+        <location filename="../control/engine_templates.py" line="129"/>
         <source>only whitespace differs (spaces, tabs or line breaks) — the tokens still change.</source>
         <translation>只有空白不同（空格、制表符或换行）——但 token 仍然变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="142"/>
+        <location filename="../control/engine_templates.py" line="131"/>
         <source>a date or time inside the prompt changed; anything after it is re-processed. Move it to the end of the prompt or keep it fixed.</source>
         <translation>提示中的日期或时间变了；其后的内容都会被重新处理。请把它移到提示末尾，或保持不变。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="144"/>
+        <location filename="../control/engine_templates.py" line="133"/>
         <source>a per-request id (uuid or hex token) inside the prompt changed.</source>
         <translation>提示中每次请求不同的 id（uuid 或十六进制串）变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="145"/>
+        <location filename="../control/engine_templates.py" line="134"/>
         <source>the user&apos;s message comes before a large unchanged block ({label}, {size} bytes), so that block is re-processed every time the user&apos;s words differ.</source>
         <translation>用户消息位于一个未改变的大块（{label}，{size} 字节）之前，所以每当用户的话不同，这个块都会被重新处理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="148"/>
+        <location filename="../control/engine_templates.py" line="137"/>
         <source>the system prompt itself changed.</source>
         <translation>系统提示本身变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="149"/>
+        <location filename="../control/engine_templates.py" line="138"/>
         <source>the tools list changed.</source>
         <translation>工具列表变了。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="150"/>
+        <location filename="../control/engine_templates.py" line="139"/>
         <source>the tools list changed ({changes}).</source>
         <translation>工具列表变了（{changes}）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="152"/>
+        <location filename="../control/engine_templates.py" line="141"/>
         <source>{server} did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a client sending cache_prompt:false), the warm request may have gone to another slot (-np &gt; 1), or the model&apos;s memory (SWA/hybrid/recurrent) forces full re-processing.</source>
         <translation>{server} 没有保留前缀：可能关闭了提示缓存（--no-cache-prompt，或客户端发送了 cache_prompt:false），热请求可能去了另一个槽位（-np &gt; 1），或模型的记忆结构（SWA/混合/循环）强制完全重新处理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="156"/>
+        <location filename="../control/engine_templates.py" line="145"/>
         <source>Start {server} with --swa-full (SWA models) or keep more context checkpoints (--ctx-checkpoints), or use a model without SWA.</source>
         <translation>用 --swa-full 启动 {server}（SWA 模型），或保留更多上下文检查点（--ctx-checkpoints），或换用不带 SWA 的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="158"/>
+        <location filename="../control/engine_templates.py" line="147"/>
         <source>The last {count} requests each re-processed almost the whole prompt (about {prompt} tokens) and reused only the first ~{reused} tokens from the cache, then the prompt differs. Something at the very start of the prompt changes every conversation, for example Claude Code&apos;s billing header (x-anthropic-billing-header). Set CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the profile&apos;s environment.</source>
         <translation>最近 {count} 个请求每次都重新处理了几乎整个提示（约 {prompt} 个 token），只从缓存复用了开头约 {reused} 个 token，之后提示就不同了。提示最开头有内容在每个会话都会变化，例如 Claude Code 的计费头（x-anthropic-billing-header）。请在配置的环境变量中设置 CLAUDE_CODE_ATTRIBUTION_HEADER=0。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="164"/>
+        <location filename="../control/engine_templates.py" line="153"/>
         <source>{count} of the last requests were fully re-processed because the model uses sliding-window attention or hybrid/recurrent memory and the cache could not be rolled back to where the prompt changed. {advice}</source>
         <translation>最近有 {count} 个请求被完全重新处理：模型使用滑动窗口注意力或混合/循环记忆，缓存无法回退到提示发生变化的位置。{advice}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="168"/>
+        <location filename="../control/engine_templates.py" line="157"/>
         <source>Keep the full sliding-window cache or more context checkpoints if the server has a setting for it, or use a model without SWA.</source>
         <translation>如果服务器有相应设置，请保留完整的滑动窗口缓存或更多上下文检查点，或换用不带 SWA 的模型。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="170"/>
+        <location filename="../control/engine_templates.py" line="159"/>
         <source>The last {count} requests reused nothing, although the server already held the same prompt: the client disables prompt caching (&quot;cache_prompt&quot;: false in the request) or the server runs with --no-cache-prompt.</source>
         <translation>最近 {count} 个请求什么都没复用，尽管服务器已持有相同的提示：客户端关闭了提示缓存（请求中的 &quot;cache_prompt&quot;: false），或服务器以 --no-cache-prompt 运行。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="174"/>
+        <location filename="../control/engine_templates.py" line="163"/>
         <source>The last {count} requests reused nothing from the cache: the prompt changes at its very first tokens, or prompt caching is disabled (&quot;cache_prompt&quot;: false, --no-cache-prompt), or each request lands on a slot that never held it (try -np 1 or pin id_slot).</source>
         <translation>最近 {count} 个请求没有从缓存复用任何内容：提示在最开头的 token 就变了，或提示缓存被关闭（&quot;cache_prompt&quot;: false、--no-cache-prompt），或每个请求都落到了从未持有它的槽位（试试 -np 1 或固定 id_slot）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="179"/>
+        <location filename="../control/engine_templates.py" line="168"/>
         <source>no answer within {seconds} s</source>
         <translation>{seconds} 秒内无应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="180"/>
+        <location filename="../control/engine_templates.py" line="169"/>
         <source>The server is slow or a firewall drops the traffic; check the host and port, or raise --timeout for a big local model.</source>
         <translation>服务器太慢，或防火墙丢弃了流量；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="182"/>
+        <location filename="../control/engine_templates.py" line="171"/>
         <source>the host name {host} does not resolve</source>
         <translation>主机名 {host} 无法解析</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="183"/>
+        <location filename="../control/engine_templates.py" line="172"/>
         <source>Check the spelling of the base URL, your DNS or proxy.</source>
         <translation>请检查基础 URL 的拼写、DNS 或代理。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="184"/>
+        <location filename="../control/engine_templates.py" line="173"/>
         <source>nothing listens on {address}</source>
         <translation>{address} 上没有服务在监听</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="185"/>
+        <location filename="../control/engine_templates.py" line="174"/>
         <source>Start the server, or fix the port in the base URL.</source>
         <translation>请启动服务器，或修正基础 URL 中的端口。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="186"/>
+        <location filename="../control/engine_templates.py" line="175"/>
         <source>TLS handshake failed</source>
         <translation>TLS 握手失败</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="187"/>
+        <location filename="../control/engine_templates.py" line="176"/>
         <source>The TLS handshake failed: if the server speaks plain HTTP use http://; otherwise its certificate is not trusted by this machine (a proxy, or a self-signed certificate).</source>
         <translation>TLS 握手失败：如果服务器使用明文 HTTP，请用 http://；否则本机不信任它的证书（代理或自签名证书）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="190"/>
+        <location filename="../control/engine_templates.py" line="179"/>
         <source>the connection failed</source>
         <translation>连接失败</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="191"/>
+        <location filename="../control/engine_templates.py" line="180"/>
         <source>Check the URL and the network.</source>
         <translation>请检查 URL 和网络。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="192"/>
+        <location filename="../control/engine_templates.py" line="181"/>
         <source>HTTP {status}: redirected to {location}</source>
         <translation>HTTP {status}：重定向到 {location}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="193"/>
+        <location filename="../control/engine_templates.py" line="182"/>
         <source>HTTP {status}: the key was refused</source>
         <translation>HTTP {status}：密钥被拒绝</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="194"/>
+        <location filename="../control/engine_templates.py" line="183"/>
         <source>HTTP {status}: the server has no route {path}</source>
         <translation>HTTP {status}：服务器没有路由 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="195"/>
+        <location filename="../control/engine_templates.py" line="184"/>
         <source>HTTP 429: rate limit or quota reached</source>
         <translation>HTTP 429：达到速率限制或配额</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="196"/>
+        <location filename="../control/engine_templates.py" line="185"/>
         <source>Wait and retry, or check the plan&apos;s quota and balance with the vendor.</source>
         <translation>请稍后重试，或向服务商查询套餐配额和余额。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="197"/>
+        <location filename="../control/engine_templates.py" line="186"/>
         <source>HTTP {status}: the server failed</source>
         <translation>HTTP {status}：服务器出错</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="198"/>
+        <location filename="../control/engine_templates.py" line="187"/>
         <source>A fault on the server&apos;s side: retry later; for a local server read its log.</source>
         <translation>服务器端故障：请稍后重试；本地服务器请查看其日志。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="200"/>
+        <location filename="../control/engine_templates.py" line="189"/>
         <source>HTTP {status}: the request was refused</source>
         <translation>HTTP {status}：请求被拒绝</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="201"/>
+        <location filename="../control/engine_templates.py" line="190"/>
         <source>HTTP {status} but the body is not JSON</source>
         <translation>HTTP {status}，但正文不是 JSON</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="202"/>
+        <location filename="../control/engine_templates.py" line="191"/>
         <source>HTTP {status}, answered as {model}</source>
         <translation>HTTP {status}，以 {model} 应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="203"/>
+        <location filename="../control/engine_templates.py" line="192"/>
         <source>HTTP {status}, listed its models</source>
         <translation>HTTP {status}，已列出其模型</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="204"/>
+        <location filename="../control/engine_templates.py" line="193"/>
         <source>Check the key, and that it belongs to this server (keys are per vendor and per plan).</source>
         <translation>请检查密钥，并确认它属于这台服务器（密钥按服务商和套餐区分）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="206"/>
+        <location filename="../control/engine_templates.py" line="195"/>
         <source>The profile has no key: kvswitch profile edit {name} --api-key-stdin</source>
         <translation>该配置没有密钥：kvswitch profile edit {name} --api-key-stdin</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="207"/>
+        <location filename="../control/engine_templates.py" line="196"/>
         <source>Check the key; {vendor} issues keys at {url}.</source>
         <translation>请检查密钥；{vendor} 在 {url} 发放密钥。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="208"/>
+        <location filename="../control/engine_templates.py" line="197"/>
         <source>Check the model name (&apos;kvswitch models {name}&apos; lists what it serves).</source>
         <translation>请检查模型名（&apos;kvswitch models {name}&apos; 会列出它提供的模型）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="209"/>
+        <location filename="../control/engine_templates.py" line="198"/>
         <source>OK [{outcome}] {url}: {summary} ({ms} ms)</source>
         <translation>成功 [{outcome}] {url}：{summary}（{ms} ms）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="210"/>
+        <location filename="../control/engine_templates.py" line="199"/>
         <source>FAILED [{outcome}] {url}: {summary} ({ms} ms)</source>
         <translation>失败 [{outcome}] {url}：{summary}（{ms} ms）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="211"/>
+        <location filename="../control/engine_templates.py" line="200"/>
         <source>server said: {message}</source>
         <translation>服务器返回：{message}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="212"/>
+        <location filename="../control/engine_templates.py" line="201"/>
         <source>fix: {fix}</source>
         <translation>修正：{fix}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="213"/>
+        <location filename="../control/engine_templates.py" line="202"/>
         <source>Use the address it redirects to as the base URL (clients do not follow redirects for POST).</source>
         <translation>请把它重定向到的地址用作基础 URL（客户端不会为 POST 跟随重定向）。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="215"/>
+        <location filename="../control/engine_templates.py" line="204"/>
         <source>The base URL has a path segment too many or too few (Claude Code appends /v1/messages itself).{hint}</source>
         <translation>基础 URL 的路径多了或少了一段（Claude Code 会自己追加 /v1/messages）。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="217"/>
+        <location filename="../control/engine_templates.py" line="206"/>
         <source>The catalog&apos;s {api} endpoint for {host} is {urls}.</source>
         <translation>目录中 {host} 的 {api} 端点是 {urls}。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="218"/>
+        <location filename="../control/engine_templates.py" line="207"/>
         <source>The base URL probably points at a web page or a proxy, not at the API.{hint}</source>
         <translation>基础 URL 可能指向网页或代理，而不是 API。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="220"/>
+        <location filename="../control/engine_templates.py" line="209"/>
         <source>HTTP {status} with an error object instead of {expected}</source>
         <translation>HTTP {status}，返回的是错误对象而不是 {expected}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="221"/>
+        <location filename="../control/engine_templates.py" line="210"/>
         <source>Read the server&apos;s message: the model name or the request shape is usually what it rejects.</source>
         <translation>请阅读服务器的消息：它拒绝的通常是模型名或请求格式。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="223"/>
+        <location filename="../control/engine_templates.py" line="212"/>
         <source>HTTP {status} but no {expected} in the answer</source>
         <translation>HTTP {status}，但应答中没有 {expected}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="224"/>
+        <location filename="../control/engine_templates.py" line="213"/>
         <source>This URL does not serve the API the client speaks; check the base URL&apos;s path.{hint}</source>
         <translation>这个 URL 不提供客户端所用的 API；请检查基础 URL 的路径。{hint}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="226"/>
+        <location filename="../control/engine_templates.py" line="215"/>
         <source>{vendor} reads its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
         <translation>{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="228"/>
+        <location filename="../control/engine_templates.py" line="217"/>
         <source>{vendor} is listed (unconfirmed) as reading its key from {env}, the profile writes it to {profile_env}: kvswitch profile edit {name} --key-env {env}</source>
         <translation>目录记载（未确认）{vendor} 从 {env} 读取密钥，而该配置写入的是 {profile_env}：kvswitch profile edit {name} --key-env {env}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="231"/>
+        <location filename="../control/engine_templates.py" line="220"/>
         <source>no response headers within {seconds} s</source>
         <translation>{seconds} 秒内没有收到响应头</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="232"/>
+        <location filename="../control/engine_templates.py" line="221"/>
         <source>no complete answer within the {seconds} s timeout</source>
         <translation>在 {seconds} 秒超时内没有完整应答</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="233"/>
+        <location filename="../control/engine_templates.py" line="222"/>
         <source>The server is slow or sends its answer a byte at a time; check the host and port, or raise --timeout for a big local model.</source>
         <translation>服务器太慢，或逐字节发送应答；请检查主机和端口，大型本地模型可调高 --timeout。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="235"/>
+        <location filename="../control/engine_templates.py" line="224"/>
         <source>No API answer is that big: the base URL points at something else (a file server, a proxy) or the server is broken.</source>
         <translation>没有哪个 API 应答有这么大：基础 URL 指向了别的东西（文件服务器、代理），或服务器已损坏。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="237"/>
+        <location filename="../control/engine_templates.py" line="226"/>
         <source>The server (or a proxy in front of it) compresses its answers in a way no API client expects; check what the base URL points at.</source>
         <translation>服务器（或其前面的代理）以 API 客户端不认识的方式压缩应答；请检查基础 URL 指向的是什么。</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="240"/>
+        <location filename="../control/engine_templates.py" line="229"/>
         <source>following {path}</source>
         <translation>正在跟踪 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="241"/>
+        <location filename="../control/engine_templates.py" line="230"/>
         <source>following {path} (truncated, reading from the start)</source>
         <translation>正在跟踪 {path}（文件被截断，从头读取）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="242"/>
+        <location filename="../control/engine_templates.py" line="231"/>
         <source>following journal of {unit}</source>
         <translation>正在跟踪 {unit} 的日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="243"/>
+        <location filename="../control/engine_templates.py" line="232"/>
         <source>waiting for file {path}</source>
         <translation>正在等待文件 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="244"/>
+        <location filename="../control/engine_templates.py" line="233"/>
         <source>waiting for a log file in {path}</source>
         <translation>正在等待 {path} 中出现日志文件</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="245"/>
+        <location filename="../control/engine_templates.py" line="234"/>
         <source>waiting for directory {path}</source>
         <translation>正在等待目录 {path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="246"/>
+        <location filename="../control/engine_templates.py" line="236"/>
+        <source>waiting for {url}</source>
+        <translation>正在等待 {url}</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="237"/>
+        <source>waiting for {url} (HTTP {status})</source>
+        <translation>正在等待 {url}（HTTP {status}）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="238"/>
+        <source>{url} is not a vLLM metrics page (over 4 MB)</source>
+        <translation>{url} 不是 vLLM 指标页面（超过 4 MB）</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="239"/>
+        <source>{url} has no vLLM request counters</source>
+        <translation>{url} 没有 vLLM 请求计数器</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="240"/>
+        <source>reading vLLM&apos;s counters at {url}</source>
+        <translation>正在读取 {url} 上的 vLLM 计数器</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="241"/>
+        <source>from vLLM&apos;s /metrics: the counters&apos; increase over one finished request</source>
+        <translation>来自 vLLM 的 /metrics：一个已完成请求期间计数器的增量</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="242"/>
+        <source>from vLLM&apos;s /metrics: {requests} requests finished between two scrapes; their totals, not split per request</source>
+        <translation>来自 vLLM 的 /metrics：两次抓取之间完成了 {requests} 个请求；这是它们的合计，未按请求拆分</translation>
+    </message>
+    <message>
+        <location filename="../control/engine_templates.py" line="244"/>
         <source>permission denied: {path}</source>
         <translation>权限不足：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="247"/>
+        <location filename="../control/engine_templates.py" line="245"/>
         <source>not a file (a directory): {path}</source>
         <translation>不是文件（是目录）：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="248"/>
+        <location filename="../control/engine_templates.py" line="246"/>
         <source>not a directory: {path}</source>
         <translation>不是目录：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="249"/>
+        <location filename="../control/engine_templates.py" line="247"/>
         <source>cannot open {path}: {reason}</source>
         <translation>无法打开 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="250"/>
+        <location filename="../control/engine_templates.py" line="248"/>
         <source>cannot check {path}: {reason}</source>
         <translation>无法检查 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="251"/>
+        <location filename="../control/engine_templates.py" line="249"/>
         <source>cannot read {path}: {reason}</source>
         <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="252"/>
+        <location filename="../control/engine_templates.py" line="250"/>
         <source>cannot start {program}: {reason}</source>
         <translation>无法启动 {program}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="253"/>
+        <location filename="../control/engine_templates.py" line="251"/>
         <source>running (pid {pid}): {command}</source>
         <translation>运行中（pid {pid}）：{command}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="254"/>
+        <location filename="../control/engine_templates.py" line="252"/>
         <source>stopped (exit code {code})</source>
         <translation>已停止（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="255"/>
+        <location filename="../control/engine_templates.py" line="253"/>
         <source>process exited (code {code})</source>
         <translation>进程已退出（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="256"/>
+        <location filename="../control/engine_templates.py" line="254"/>
         <source>cannot start: the command is empty</source>
         <translation>无法启动：命令为空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="257"/>
+        <location filename="../control/engine_templates.py" line="255"/>
         <source>cannot start: command not found: {program}</source>
         <translation>无法启动：找不到命令：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="258"/>
+        <location filename="../control/engine_templates.py" line="256"/>
         <source>cannot start: permission denied: {program}</source>
         <translation>无法启动：权限不足：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="259"/>
+        <location filename="../control/engine_templates.py" line="257"/>
         <source>journalctl not found: this system has no systemd journal to follow</source>
         <translation>找不到 journalctl：本系统没有可跟踪的 systemd 日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="260"/>
+        <location filename="../control/engine_templates.py" line="258"/>
         <source>journalctl for {unit} ended: {status}</source>
         <translation>{unit} 的 journalctl 已结束：{status}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="262"/>
+        <location filename="../control/engine_templates.py" line="260"/>
         <source>imported {count} profile(s){names}</source>
         <translation>已导入 {count} 个配置{names}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="263"/>
+        <location filename="../control/engine_templates.py" line="261"/>
         <source>  {old} already existed, imported as {new}</source>
         <translation>  {old} 已存在，导入为 {new}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="264"/>
+        <location filename="../control/engine_templates.py" line="262"/>
         <source>  no API key in the file for: {names} (enter it before use)</source>
         <translation>  文件中没有以下配置的 API 密钥：{names}（使用前请填写）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="265"/>
+        <location filename="../control/engine_templates.py" line="263"/>
         <source>not a KV Switch profiles file: {reason}</source>
         <translation>不是 KV Switch 配置文件：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="266"/>
+        <location filename="../control/engine_templates.py" line="264"/>
         <source>not a KV Switch profiles file (no &apos;profiles&apos; list)</source>
         <translation>不是 KV Switch 配置文件（没有 &apos;profiles&apos; 列表）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="267"/>
+        <location filename="../control/engine_templates.py" line="265"/>
         <source>written by a newer or different program; upgrade KV Switch to read it</source>
         <translation>由更新版本或其他程序写入；请升级 KV Switch 后再读取</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="268"/>
+        <location filename="../control/engine_templates.py" line="266"/>
         <source>profile #{index} is not an object</source>
         <translation>第 {index} 个配置不是对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="270"/>
+        <location filename="../control/engine_templates.py" line="268"/>
         <source>KV cache reuse failed: the whole prompt was processed again</source>
         <translation>KV 缓存复用失败：整个提示被重新处理</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="271"/>
+        <location filename="../control/engine_templates.py" line="269"/>
         <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
         <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="273"/>
+        <location filename="../control/engine_templates.py" line="271"/>
         <source>the cached prompt and the new one differ (common part does not match fully)</source>
         <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="275"/>
+        <location filename="../control/engine_templates.py" line="273"/>
         <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
         <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="277"/>
+        <location filename="../control/engine_templates.py" line="275"/>
         <source>a context checkpoint was invalidated</source>
         <translation>一个上下文检查点已失效</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="278"/>
+        <location filename="../control/engine_templates.py" line="276"/>
         <source>a context checkpoint could not be restored</source>
         <translation>一个上下文检查点无法恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="279"/>
+        <location filename="../control/engine_templates.py" line="277"/>
         <source>restored from a context checkpoint</source>
         <translation>已从上下文检查点恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="280"/>
+        <location filename="../control/engine_templates.py" line="278"/>
         <source>the slot&apos;s cached prompt was cleared</source>
         <translation>槽位中缓存的提示已被清除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="281"/>
+        <location filename="../control/engine_templates.py" line="279"/>
         <source>the RAM prompt cache could not be loaded</source>
         <translation>无法加载内存中的提示缓存</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="282"/>
+        <location filename="../control/engine_templates.py" line="280"/>
         <source>restored from the host-RAM prompt cache</source>
         <translation>已从主机内存提示缓存恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="283"/>
+        <location filename="../control/engine_templates.py" line="281"/>
         <source>chunks reused by KV shifting (--cache-reuse)</source>
         <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="284"/>
+        <location filename="../control/engine_templates.py" line="282"/>
         <source>cache reuse (KV shifting) is not supported by this model</source>
         <translation>此模型不支持缓存复用（KV 移位）</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="285"/>
+        <location filename="../control/engine_templates.py" line="283"/>
         <source>one prefill batch of {count} sequences</source>
         <translation>一个预填充批次包含 {count} 个序列</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="287"/>
+        <location filename="../control/engine_templates.py" line="285"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="288"/>
+        <location filename="../control/engine_templates.py" line="286"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="289"/>
+        <location filename="../control/engine_templates.py" line="287"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="290"/>
+        <location filename="../control/engine_templates.py" line="288"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="291"/>
+        <location filename="../control/engine_templates.py" line="289"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="292"/>
+        <location filename="../control/engine_templates.py" line="290"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="293"/>
+        <location filename="../control/engine_templates.py" line="291"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="294"/>
+        <location filename="../control/engine_templates.py" line="292"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="295"/>
+        <location filename="../control/engine_templates.py" line="293"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="296"/>
+        <location filename="../control/engine_templates.py" line="294"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="297"/>
+        <location filename="../control/engine_templates.py" line="295"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="298"/>
+        <location filename="../control/engine_templates.py" line="296"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="299"/>
+        <location filename="../control/engine_templates.py" line="297"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="300"/>
+        <location filename="../control/engine_templates.py" line="298"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="301"/>
+        <location filename="../control/engine_templates.py" line="299"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="302"/>
+        <location filename="../control/engine_templates.py" line="300"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
     </message>
     <message>
-        <location filename="../control/engine_text.py" line="303"/>
+        <location filename="../control/engine_templates.py" line="301"/>
         <source>{message}: line {line} column {column} (char {char})</source>
         <translation>{message}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
     </message>
@@ -1484,165 +1575,165 @@
 <context>
     <name>FirstRunDialog</name>
     <message>
-        <location filename="../shell/first_run.py" line="62"/>
+        <location filename="../shell/first_run_text.py" line="21"/>
         <source>found</source>
         <translation>已找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="63"/>
+        <location filename="../shell/first_run_text.py" line="22"/>
         <source>not there</source>
         <translation>不存在</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="71"/>
+        <location filename="../shell/first_run_text.py" line="30"/>
         <source>Asked on %1, port %2: none answered as a model server.</source>
         <translation>已询问 %1 的端口 %2：没有一个以模型服务器的方式应答。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="75"/>
+        <location filename="../shell/first_run_text.py" line="34"/>
         <source>Looked for running processes: %1 — none is running.</source>
         <translation>已查找运行中的进程：%1——都没有在运行。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="79"/>
+        <location filename="../shell/first_run_text.py" line="38"/>
         <source>The process list was not read.</source>
         <translation>未读取进程列表。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="81"/>
+        <location filename="../shell/first_run_text.py" line="40"/>
         <source>Read %1 (%2): %3.</source>
         <translation>已读取 %1（%2）：%3。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="85"/>
+        <location filename="../shell/first_run_text.py" line="44"/>
         <source>Looked for CC Switch in %1: %2.</source>
         <translation>已在 %1 查找 CC Switch：%2。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="119"/>
+        <location filename="../shell/first_run.py" line="85"/>
         <source>Set up KV Switch</source>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="129"/>
+        <location filename="../shell/first_run.py" line="95"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="143"/>
+        <location filename="../shell/first_run.py" line="109"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="150"/>
+        <location filename="../shell/first_run.py" line="116"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="152"/>
+        <location filename="../shell/first_run.py" line="118"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="159"/>
-        <location filename="../shell/first_run.py" line="261"/>
+        <location filename="../shell/first_run.py" line="125"/>
+        <location filename="../shell/first_run.py" line="227"/>
         <source>Details</source>
         <translation>详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="168"/>
+        <location filename="../shell/first_run.py" line="134"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="186"/>
+        <location filename="../shell/first_run.py" line="152"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="188"/>
+        <location filename="../shell/first_run.py" line="154"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="189"/>
+        <location filename="../shell/first_run.py" line="155"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="191"/>
+        <location filename="../shell/first_run.py" line="157"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="214"/>
+        <location filename="../shell/first_run.py" line="180"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="216"/>
+        <location filename="../shell/first_run.py" line="182"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="217"/>
+        <location filename="../shell/first_run.py" line="183"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="218"/>
+        <location filename="../shell/first_run.py" line="184"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="241"/>
+        <location filename="../shell/first_run.py" line="207"/>
         <source>Found Claude Code&apos;s settings: import them</source>
         <translation>找到 Claude Code 的设置：导入</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="245"/>
+        <location filename="../shell/first_run.py" line="211"/>
         <source>Found CC Switch: import %1 providers</source>
         <translation>找到 CC Switch：导入 %1 个服务商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="261"/>
+        <location filename="../shell/first_run.py" line="227"/>
         <source>Hide details</source>
         <translation>隐藏详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="273"/>
+        <location filename="../shell/first_run.py" line="239"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="286"/>
+        <location filename="../shell/first_run.py" line="252"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="295"/>
+        <location filename="../shell/first_run.py" line="261"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="306"/>
+        <location filename="../shell/first_run.py" line="272"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="316"/>
+        <location filename="../shell/first_run.py" line="282"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="321"/>
+        <location filename="../shell/first_run.py" line="287"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="370"/>
+        <location filename="../shell/first_run.py" line="336"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -1701,13 +1792,13 @@
 <context>
     <name>GatewayReuseAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="53"/>
+        <location filename="../control/usage_alerts.py" line="55"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
         <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="58"/>
+        <location filename="../control/usage_alerts.py" line="60"/>
         <source>Open the Usage tab or run Verify to see why.</source>
         <translation>打开“用量”页或运行验证查看原因。</translation>
     </message>
@@ -1797,68 +1888,74 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../logs/log_panel.py" line="108"/>
+        <location filename="../logs/log_panel.py" line="113"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="110"/>
+        <location filename="../logs/log_panel.py" line="115"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="111"/>
+        <location filename="../logs/log_panel.py" line="116"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="112"/>
+        <location filename="../logs/log_panel.py" line="117"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="114"/>
+        <location filename="../logs/log_panel.py" line="119"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="116"/>
+        <location filename="../logs/log_panel.py" line="121"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="117"/>
+        <location filename="../logs/log_panel.py" line="122"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="118"/>
+        <location filename="../logs/log_panel.py" line="123"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="171"/>
-        <location filename="../logs/log_panel.py" line="193"/>
+        <location filename="../logs/log_panel.py" line="176"/>
+        <location filename="../logs/log_sources.py" line="29"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="190"/>
+        <location filename="../logs/log_sources.py" line="23"/>
         <source>A cloud API has no server log by nature: the vendor runs the server. Its requests through the gateway, with their cache verdicts, are in the Usage tab.</source>
         <translation>云端 API 本来就没有服务器日志：服务器由服务商运行。经过网关的请求及其缓存判定在“用量”标签页中。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="195"/>
+        <location filename="../logs/log_sources.py" line="27"/>
+        <source>Reading vLLM&apos;s counters at %1 (its log has no per-request cache line)</source>
+        <translation>正在读取 %1 上的 vLLM 计数器（其日志没有逐请求的缓存行）</translation>
+    </message>
+    <message>
+        <location filename="../logs/log_sources.py" line="21"/>
         <source>Opening %1…</source>
+        <extracomment>the name lupdate looks for: each text below is in the ``LogPanel`` context of the translations</extracomment>
         <translation>正在打开 %1…</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="386"/>
+        <location filename="../logs/log_text_actions.py" line="50"/>
         <source>“%1” is not in the shown lines.</source>
         <translation>显示的行中没有“%1”。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="402"/>
+        <location filename="../logs/log_sources.py" line="36"/>
         <source>journald unit %1</source>
         <translation>journald 单元 %1</translation>
     </message>
@@ -1891,7 +1988,7 @@
         <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="115"/>
+        <location filename="../shell/main_window.py" line="116"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
@@ -1977,17 +2074,17 @@
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="263"/>
+        <location filename="../shell/main_window.py" line="205"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="333"/>
+        <location filename="../shell/main_window.py" line="275"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="334"/>
+        <location filename="../shell/main_window.py" line="276"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
@@ -1997,17 +2094,17 @@
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="223"/>
+        <location filename="../shell/window_editor.py" line="95"/>
         <source>Get started</source>
         <translation>开始使用</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="225"/>
+        <location filename="../shell/window_editor.py" line="97"/>
         <source>New profile</source>
         <translation>新配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="227"/>
+        <location filename="../shell/window_editor.py" line="99"/>
         <source>Edit “%1”</source>
         <translation>编辑“%1”</translation>
     </message>
@@ -2053,17 +2150,17 @@
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="368"/>
+        <location filename="../shell/main_window.py" line="310"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="382"/>
+        <location filename="../shell/main_window.py" line="324"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="383"/>
+        <location filename="../shell/main_window.py" line="325"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -2297,39 +2394,39 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profiles/profile_card.py" line="81"/>
+        <location filename="../profiles/profile_card.py" line="82"/>
         <source>just now</source>
         <extracomment>below the three lines, so the &quot;Use&quot; button stays under the second one, whose line runs full width</extracomment>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="82"/>
+        <location filename="../profiles/profile_card.py" line="83"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="83"/>
+        <location filename="../profiles/profile_card.py" line="84"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="84"/>
+        <location filename="../profiles/profile_card.py" line="85"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="94"/>
+        <location filename="../profiles/profile_card.py" line="95"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="107"/>
+        <location filename="../profiles/profile_card.py" line="108"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="173"/>
-        <location filename="../profiles/profile_card.py" line="364"/>
+        <location filename="../profiles/profile_card.py" line="174"/>
+        <location filename="../profiles/profile_card.py" line="368"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
@@ -2352,109 +2449,109 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="80"/>
+        <location filename="../profiles/profile_editor.py" line="78"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="81"/>
+        <location filename="../profiles/profile_editor.py" line="79"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="87"/>
+        <location filename="../profiles/profile_editor.py" line="85"/>
         <location filename="../profiles/vendor_hint.py" line="43"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="89"/>
-        <location filename="../profiles/profile_editor.py" line="424"/>
+        <location filename="../profiles/profile_editor.py" line="87"/>
+        <location filename="../profiles/profile_editor.py" line="350"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="91"/>
+        <location filename="../profiles/profile_editor.py" line="89"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="96"/>
+        <location filename="../profiles/profile_editor.py" line="94"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="98"/>
+        <location filename="../profiles/profile_editor.py" line="96"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="109"/>
+        <location filename="../profiles/profile_editor.py" line="107"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="110"/>
+        <location filename="../profiles/profile_editor.py" line="108"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="111"/>
+        <location filename="../profiles/profile_editor.py" line="109"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="120"/>
+        <location filename="../profiles/profile_editor.py" line="118"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="124"/>
+        <location filename="../profiles/profile_editor.py" line="122"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="125"/>
+        <location filename="../profiles/profile_editor.py" line="123"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="134"/>
+        <location filename="../profiles/profile_editor.py" line="132"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="136"/>
+        <location filename="../profiles/profile_editor.py" line="134"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="137"/>
+        <location filename="../profiles/profile_editor.py" line="135"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="141"/>
+        <location filename="../profiles/profile_editor.py" line="139"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="143"/>
+        <location filename="../profiles/profile_editor.py" line="141"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="393"/>
+        <location filename="../profiles/profile_editor.py" line="319"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="424"/>
+        <location filename="../profiles/profile_editor.py" line="350"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="116"/>
+        <location filename="../profiles/profile_editor.py" line="114"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
@@ -2856,9 +2953,25 @@
 <context>
     <name>SessionHitAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="116"/>
+        <location filename="../control/usage_alerts.py" line="150"/>
         <source>Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. Likely cause: %7.</source>
+        <extracomment>sessions whose first judged row was seen, and each profile&apos;s last openings</extracomment>
         <translation>会话 %1（%2，%3）：最近 %4 个请求的提示词命中 %5，低于 %6。可能的原因：%7。</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="164"/>
+        <source>New conversations on profile %1 (%2) reused %3 of the prompt they share with the one before, below %4. Likely cause: %5.</source>
+        <translation>配置 %1（%2）上的新对话只复用了与上一个对话共享提示的 %3，低于 %4。可能原因：%5。</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="171"/>
+        <source>Claude Code&apos;s attribution block (system[0]) differs per conversation.</source>
+        <translation>Claude Code 的归属块（system[0]）在每个对话中都不同。</translation>
+    </message>
+    <message>
+        <location filename="../control/usage_alerts.py" line="175"/>
+        <source>Fix: set %1 in the profile&apos;s environment.</source>
+        <translation>修复：在配置的环境变量中设置 %1。</translation>
     </message>
 </context>
 <context>
@@ -3023,6 +3136,43 @@
         <location filename="../shell/settings_dialog.py" line="270"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>SweepChart</name>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="57"/>
+        <source>Hit rate and time to first token per sweep setting</source>
+        <translation>每个扫描设置的命中率和首个词元时间</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="69"/>
+        <source>bars: hit rate   line: warm TTFT   (%1 settings)</source>
+        <translation>柱：命中率   线：热请求 TTFT   （%1 个设置）</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="71"/>
+        <source>No sweep recorded yet: run kvswitch sweep on this profile.</source>
+        <translation>尚无扫描记录：对此配置运行 kvswitch sweep。</translation>
+    </message>
+</context>
+<context>
+    <name>SweepView</name>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="84"/>
+        <location filename="../verify/sweep_chart.py" line="111"/>
+        <source>Settings sweep</source>
+        <translation>设置扫描</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="113"/>
+        <source>Settings sweep of “%1”, %2: %3</source>
+        <translation>“%1”的设置扫描，%2：%3</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="123"/>
+        <source>Could not read the sweep history: %1</source>
+        <translation>无法读取扫描历史：%1</translation>
     </message>
 </context>
 <context>

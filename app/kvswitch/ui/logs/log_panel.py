@@ -17,7 +17,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QTextCursor
+from PySide6.QtGui import QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -38,7 +38,8 @@ from kvswitch.ui.control.log_alerts import ReuseAlerts
 from kvswitch.ui.logs.events_model import CacheEventsModel
 from kvswitch.ui.logs.log_draw_queue import DrawQueue
 from kvswitch.ui.logs.log_highlighter import LogHighlighter
-from kvswitch.ui.logs.log_sources import bind_status, find_in_view
+from kvswitch.ui.logs.log_sources import bind_status
+from kvswitch.ui.logs.log_text_actions import LogTextActionsMixin
 from kvswitch.ui.logs.log_worker import LogBatch, LogFollower, ProcessLogFollower
 from kvswitch.ui.logs.metrics_follower import MetricsFollower
 from kvswitch.ui.logs.reuse_summary import ReuseSummary
@@ -68,7 +69,7 @@ DRAW_BUDGET_MS = 4.0
 LIST_INTERVAL_MS = 250
 
 
-class LogPanel(QWidget):
+class LogPanel(LogTextActionsMixin, QWidget):
     """Follows a log source and shows what the server did with its prompt cache.
 
     Signals:
@@ -345,18 +346,6 @@ class LogPanel(QWidget):
         self.alerts.reset()
         self.dropped_lines = 0
 
-    def shown_text(self) -> str:
-        return self.view.toPlainText()
-
-    @Slot()
-    def copy_lines(self) -> None:
-        cursor = self.view.textCursor()
-        text = cursor.selectedText().replace("\u2029", "\n") if cursor.hasSelection() else self.shown_text()
-        QGuiApplication.clipboard().setText(text)
-
-    def find_text(self, text: str, backward: bool = False) -> bool:
-        return find_in_view(self.view, text, backward)
-
     # -- slots -------------------------------------------------------------------------------------
 
     @Slot(int)
@@ -380,13 +369,6 @@ class LogPanel(QWidget):
             self._undrawn.clear()  # kept in the history: resuming re-renders from there
         else:
             self._rerender()
-
-    @Slot()
-    def _on_search_return_pressed(self) -> None:
-        backward = bool(QGuiApplication.keyboardModifiers() & Qt.KeyboardModifier.ShiftModifier)
-        if not self.find_text(self.search_edit.text(), backward):
-            missing = self.tr("“%1” is not in the shown lines.")
-            self._set_status(missing.replace("%1", self.search_edit.text()))
 
     # -- Qt overrides ------------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.servers import DEFAULT_LOCAL_KIND
+from kvswitch.ui.profiles.editor_form import EDITABLE_TARGETS, EditorFormMixin
 from kvswitch.ui.profiles.env_block import format_env_block, parse_env_block
 from kvswitch.ui.profiles.field_errors import FieldErrors
 from kvswitch.ui.profiles.gateway_fields import GatewayFields
@@ -42,10 +43,7 @@ from kvswitch.ui.widgets import appearance
 
 log = logging.getLogger("kvswitch.ui.editor")
 
-EDITABLE_TARGETS = ("claude", "codex", "opencode", "bash", "zsh", "fish")
-
-
-class ProfileEditor(QWidget):
+class ProfileEditor(EditorFormMixin, QWidget):
     """Edits one profile (or a new one) and saves it through the store.
 
     Signals:
@@ -193,44 +191,6 @@ class ProfileEditor(QWidget):
             self._dirty = dirty
             self.dirty_changed.emit(dirty)
 
-    def claude_targeted(self) -> bool:
-        """Whether the form writes Claude Code (user or a project): its fields show only then."""
-        if self.target_boxes["claude"].isChecked():
-            return True
-        if self._editing is not None:
-            try:
-                return any(t.startswith("claude") for t in self._store.summary(self._editing).targets)
-            except KvSwitchError:
-                return False
-        return False
-
-    def _show_fields_for_targets(self) -> None:
-        """Only the fields that apply: the key variable and models per role are Claude Code's, a server
-        log is a local server's (a Codex-only profile shows no Claude-only field)."""
-        claude = self.claude_targeted()
-        self.key_env_combo.setVisible(claude)
-        self.models_box.setVisible(claude)
-        kind = self.kind_combo.currentData()
-        local = bool(kind) and ProfileKind(kind).is_local
-        row = self._form_row_of(self.log_field)
-        if row >= 0:  # the field and its label (its error label keeps its own state)
-            item = self._form.itemAt(row, QFormLayout.ItemRole.LabelRole)
-            label = item.widget() if item is not None else None
-            if label is not None:
-                label.setVisible(local)
-            self.log_field.setVisible(local)
-            if not local:
-                self.errors["log"].hide()
-
-    def _form_row_of(self, widget: QWidget) -> int:
-        """The form row holding ``widget`` (rows are a field with its error label under it)."""
-        for row in range(self._form.rowCount()):
-            item = self._form.itemAt(row, QFormLayout.ItemRole.FieldRole)
-            inner = item.layout() if item is not None else None
-            if inner is not None and inner.indexOf(widget) >= 0:
-                return row
-        return -1
-
     def load_profile(self, name: str) -> None:
         """Show a stored profile (the store is asked each time; nothing is cached here)."""
         try:
@@ -339,40 +299,6 @@ class ProfileEditor(QWidget):
         self.log_field.set_source(profile.log)
         self._loading = False
         self._validate()
-
-    def _form_data(self) -> tuple[dict[str, Any], list[str]]:
-        env, env_errors = parse_env_block(self.env_edit.toPlainText())
-        data: dict[str, Any] = {
-            "name": self.name_edit.text(),
-            "kind": self.kind_combo.currentData(),
-            "base_url": self.url_edit.text(),
-            "api_key": self.key_edit.text() or None,
-            "key_env": self.key_env_combo.currentData(),
-            "model": self.model_edit.text().strip() or None,
-            "env": env,
-            "allow_dangerous_env": self.allow_dangerous_box.isChecked(),
-            **self.gateway_fields.values(),
-            **self._extra,
-        }
-        kept = []
-        if self._editing is not None:
-            try:  # keep what the form does not show (project targets, notes, model map)
-                stored = self._store.get(self._editing)
-                kept = [t for t in stored.targets if t not in EDITABLE_TARGETS]
-                data["notes"] = stored.notes
-                data["codex_provider_id"] = stored.codex_provider_id
-                # what the form has no field for is kept, never reset by a save from the window
-                data["fallbacks"] = list(stored.fallbacks)
-                data["protocol"] = stored.protocol
-                data["context_window"] = stored.context_window
-            except KvSwitchError:
-                pass
-        data["models"] = self.models_box.values()
-        data["targets"] = [spec for spec, box in self.target_boxes.items() if box.isChecked()] + kept
-        log_source = self.log_field.data()
-        if log_source is not None:
-            data["log"] = log_source
-        return data, env_errors
 
     def _validate(self) -> Profile | None:
         self._field_errors.hide_all()

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -37,8 +37,8 @@ from kvswitch.platform.detect import (
     Detection,
     detect,
     detect_tools,
-    process_names,
 )
+from kvswitch.ui.shell.first_run_text import searched_text
 
 if TYPE_CHECKING:
     from kvswitch.core.store import ProfileStore
@@ -52,40 +52,6 @@ SERVER_ROLE = Qt.ItemDataRole.UserRole + 1
 def should_show(controller: AppController) -> bool:
     """First start: no profiles yet and the assistant was never finished or dismissed."""
     return not controller.store.profiles() and not controller.settings.first_run_done
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _found(present: bool) -> str:
-    return (QCoreApplication.translate("FirstRunDialog", "found") if present
-            else QCoreApplication.translate("FirstRunDialog", "not there"))
-
-
-def searched_text(detection: Detection) -> str:
-    """Where detection looked and found nothing, as a short list (the ports it asked, the process names it
-    recognises, the configuration files it read), from the detection itself, not a copy of the lists."""
-    searched = detection.searched
-    ports = ", ".join(f"{port} ({label})" if label else str(port) for port, label in searched.ports)
-    asked = QCoreApplication.translate("FirstRunDialog",
-                                       "Asked on %1, port %2: none answered as a model server.")
-    lines = [asked.replace("%1", searched.host).replace("%2", ports or "–")]
-    if searched.process_list:
-        looked = QCoreApplication.translate("FirstRunDialog",
-                                            "Looked for running processes: %1 — none is running.")
-        lines.append(looked.replace("%1", ", ".join(process_names())))
-    else:
-        lines.append(QCoreApplication.translate("FirstRunDialog", "The process list was not read."))
-    for tool in detection.tools:
-        read = QCoreApplication.translate("FirstRunDialog", "Read %1 (%2): %3.")
-        lines.append(read.replace("%1", str(tool.config_file)).replace("%2", tool.label)
-                     .replace("%3", _found(tool.has_config)))
-    cc_switch = home_dir() / ".cc-switch"
-    looked = QCoreApplication.translate("FirstRunDialog", "Looked for CC Switch in %1: %2.")
-    lines.append(looked.replace("%1", str(cc_switch)).replace("%2", _found(cc_switch.is_dir())))
-    items = "".join(f"<li>{_escape(line)}</li>" for line in lines)
-    return f"<ul style=\"margin-left: -24px\">{items}</ul>"
 
 
 class FirstRunDialog(QDialog):

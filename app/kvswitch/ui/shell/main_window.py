@@ -27,6 +27,7 @@ from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
 from kvswitch.ui.shell.window_actions import WindowActionsMixin
 from kvswitch.ui.shell.window_dialogs import WindowDialogsMixin
+from kvswitch.ui.shell.window_editor import WindowEditorMixin
 from kvswitch.ui.shell.window_messages import WindowMessagesMixin
 from kvswitch.ui.shell.window_tabs import WindowTabsMixin
 
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kvswitch.ui.window")
 
 
-class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, WindowMessagesMixin,
-                 WindowTabsMixin, QMainWindow):
+class MainWindow(WindowEditorMixin, ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin,
+                 WindowMessagesMixin, WindowTabsMixin, QMainWindow):
     """Profiles, editor, log panel and verify card.
 
     Signals:
@@ -167,65 +168,6 @@ class MainWindow(ProfileColumnMixin, WindowActionsMixin, WindowDialogsMixin, Win
         c.undo_failed.connect(self.message_bar.show_error)
 
     # -- helpers -----------------------------------------------------------------------------------
-
-    @property
-    def editor(self) -> ProfileEditor:
-        """The profile form, built on first use (or by ``build_editor`` right after start)."""
-        if self._editor is None:
-            self.build_editor()
-        assert self._editor is not None
-        return self._editor
-
-    def build_editor(self) -> None:
-        """The form in the Profile tab, showing the selected profile."""
-        if self._editor is not None:
-            return
-        from kvswitch.ui.profiles.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
-
-        self._editor = ProfileEditor(self.store, run_task=self.controller.run_task,
-                                     save_existing=self._save_existing_profile)
-        self.editor_page.setWidget(self.wrap_editor(self._editor))  # the welcome until a first profile
-        self.editor_panel.attach(self._editor)
-        self._editor.profile_saved.connect(self._on_editor_profile_saved)
-        self._editor.form_opened.connect(self._update_editor_title)
-        self._editor.dirty_changed.connect(lambda _dirty: self._update_editor_title())
-        self._editor.save_failed.connect(self.message_bar.show_error)
-        name = self.selected_name()
-        if name is not None:
-            self._editor.load_profile(name)
-
-    def show_editor(self) -> None:
-        """Open the form beside the list (the Profiles tab), on the selected profile or a new one."""
-        self.tabs.setCurrentIndex(0)
-        editor = self.editor  # built on first use
-        self.welcome_opened_panel = False
-        if not self.editor_panel.isVisible():  # room for the whole form, the list keeps the rest
-            total = max(1, self.profiles_split.width())
-            want = min(max(editor.sizeHint().width() + 40, 540), int(total * 0.62))
-            self.profiles_split.setSizes([max(1, total - want), want])
-        self.editor_panel.show()
-        self._update_editor_title()
-
-    @Slot()
-    def hide_editor(self) -> None:
-        """Close the form; the list takes the width again (a welcome with no profile stays)."""
-        if self.model.rowCount():
-            self.editor_panel.hide()
-
-    def _update_editor_title(self) -> None:
-        if self._editor is None:
-            return
-        page = self.profile_page
-        welcome = page is not None and page.showing_welcome
-        self.editor_panel.footer_buttons_visible(not welcome)
-        name = self._editor.editing
-        if welcome:
-            title = self.tr("Get started")
-        elif name is None:
-            title = self.tr("New profile")
-        else:
-            title = self.tr("Edit “%1”").replace("%1", name)
-        self.editor_panel.set_title(title)
 
     def selected_name(self) -> str | None:
         index = self.list_view.currentIndex()

@@ -201,9 +201,10 @@ _FRAMED = (QStyle.PrimitiveElement.PE_FrameLineEdit, QStyle.PrimitiveElement.PE_
 _FRAMED_COMPLEX = (QStyle.ComplexControl.CC_ComboBox, QStyle.ComplexControl.CC_SpinBox)
 
 
-def border_color(pal: QPalette) -> QColor:
-    """The frame colour for this palette: 3:1 against the window behind the control."""
-    window = pal.color(QPalette.ColorRole.Window)
+def border_color(pal: QPalette, behind: QColor | None = None) -> QColor:
+    """The frame colour for this palette: 3:1 against what is behind the control (the window, unless
+    told otherwise: the profile cards sit on the list's base)."""
+    window = behind if behind is not None else pal.color(QPalette.ColorRole.Window)
     dark = window.lightnessF() < 0.5
     start = pal.color(QPalette.ColorRole.Light if dark else QPalette.ColorRole.Dark)
     return readable(start, window, MIN_BORDER_CONTRAST)
