@@ -21,7 +21,7 @@ SHELLS = ("bash", "zsh", "fish", "pwsh")
 
 
 def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
-    """Every target one spec stands for (``codex`` is three files: config.toml, auth.json and the model catalog)."""
+    """Every target one spec stands for (``codex``: config.toml, auth.json, the model catalog)."""
     try:
         spec = validate_target_spec(spec)
     except ValueError as exc:

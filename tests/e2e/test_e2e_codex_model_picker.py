@@ -1,0 +1,105 @@
+"""Models in Codex's own model choice, measured with the real Codex 0.169.0 and 0.171.0: two gateway
+profiles' models written as a ``model_catalog_json`` catalog, listed by the real ``codex debug models``
+(the list ``/model`` shows) under ids and names that say profile and model, and ``codex exec -m
+kvs-b--tiny-b`` through a real ``kvswitch gateway run`` reaching the second real llama-server b11434
+with its real model id, while the routing state still names the first profile and no client file is
+rewritten. The server's own counters say where the prompt went; the usage row says which profile
+served it; ``undo`` takes the catalog back."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kvswitch.cli import main
+from kvswitch.core.gateway_config import read_routes, usage_db
+from kvswitch.core.paths import AppPaths
+from kvswitch.gateway.usage import query
+from support.claude import eos_token_id
+from support.clients import CODEX_VERSIONS, codex_binary
+from support.gateway import gateway_process
+from support.llama import RunningServer, llama_server
+from support.net import free_port
+
+pytestmark = pytest.mark.real_server
+
+
+def _prompt_tokens(server: RunningServer) -> int:
+    text = httpx.get(f"{server.url}/metrics", timeout=10).text
+    found = re.search(r"^llamacpp:prompt_tokens_total (\S+)$", text, re.M)
+    assert found is not None, text[:500]
+    return int(float(found.group(1)))
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, RunningServer]]:
+    bias = ("-l", f"{eos_token_id()}+100", "--cache-ram", "0")
+    with (
+        llama_server(tmp_path_factory.mktemp("one"), *bias) as one,
+        llama_server(tmp_path_factory.mktemp("two"), *bias) as two,
+    ):
+        yield one, two
+
+
+def _add(name: str, server: RunningServer, model: str) -> None:
+    assert main(["profile", "add", name, "--kind", "llama.cpp", "--base-url", server.url, "--model", model,
+                 "--target", "codex", "--via-gateway", "--context-window", "32768"]) == 0
+
+
+def _codex(argv: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
+    return subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("codex_version", CODEX_VERSIONS)
+def test_codex_lists_and_picks_the_second_profile_by_model_id(
+    servers: tuple[RunningServer, RunningServer], fake_home: Path, tmp_path: Path, codex_version: str
+) -> None:
+    binary = codex_binary(codex_version)
+    one, two = servers
+    paths = AppPaths.default()
+    project = tmp_path / "project"
+    project.mkdir()
+    with gateway_process(fake_home, free_port(), tmp_path / "gateway.log"):
+        _add("A", one, "tiny")
+        _add("B", two, "tiny-b")
+        assert main(["use", "A"]) == 0
+        config_file = fake_home / ".codex" / "config.toml"
+        catalog_file = fake_home / ".codex" / "kvswitch-models.json"
+        config, catalog = config_file.read_bytes(), catalog_file.read_bytes()
+        assert read_routes(paths).clients == {"codex": "A"}
+
+        listed = _codex([str(binary), "debug", "models"], fake_home, project)
+        assert listed.returncode == 0, listed.stderr[-2000:]
+        models = json.loads(listed.stdout)["models"]
+        assert [(m["slug"], m["display_name"]) for m in models] == [
+            ("kvs-a--tiny", "A: tiny"), ("kvs-b--tiny-b", "B: tiny-b")]
+        assert all(m["visibility"] == "list" and m["context_window"] == 32768 for m in models)
+
+        one_before, two_before = _prompt_tokens(one), _prompt_tokens(two)
+        done = _codex([str(binary), "exec", "--skip-git-repo-check", "-m", "kvs-b--tiny-b", "say hi"],
+                      fake_home, project)
+        assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
+
+        assert config_file.read_bytes() == config, "choosing a model rewrote no client file"
+        assert catalog_file.read_bytes() == catalog
+        assert read_routes(paths).clients == {"codex": "A"}, "nor the routing state"
+        rows = query(usage_db(paths))
+        assert rows, "the gateway recorded the request"
+        assert {(r.profile, r.model) for r in rows} == {("B", "tiny-b")}, "the profile that served it"
+        main_turn = max(rows, key=lambda r: r.input_tokens or 0)
+        assert (main_turn.input_tokens or 0) > 1000  # Codex's tools and instructions reached server two
+        new = (main_turn.input_tokens or 0) - (main_turn.cached_tokens or 0)
+        assert _prompt_tokens(two) - two_before >= new
+        assert _prompt_tokens(one) == one_before, "nothing went to the first profile's server"
+
+    assert main(["undo"]) == 0
+    assert not catalog_file.exists(), "undo takes the catalog back"
