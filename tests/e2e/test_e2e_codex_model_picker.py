@@ -4,7 +4,8 @@ profiles' models written as a ``model_catalog_json`` catalog, listed by the real
 kvs-b--tiny-b`` through a real ``kvswitch gateway run`` reaching the second real llama-server b11434
 with its real model id, while the routing state still names the first profile and no client file is
 rewritten. The server's own counters say where the prompt went; the usage row says which profile
-served it; ``undo`` takes the catalog back."""
+served it; a plain ``codex exec`` still follows the route (with Codex's own, longer prompt); ``undo``
+takes the catalog back."""
 
 from __future__ import annotations
 
@@ -100,6 +101,14 @@ def test_codex_lists_and_picks_the_second_profile_by_model_id(
         new = (main_turn.input_tokens or 0) - (main_turn.cached_tokens or 0)
         assert _prompt_tokens(two) - two_before >= new
         assert _prompt_tokens(one) == one_before, "nothing went to the first profile's server"
+
+        # without -m: the route's profile, and Codex's own prompt (its fallback for a model it does not
+        # know), where a catalog record carries KV Switch's short instructions
+        plain = _codex([str(binary), "exec", "--skip-git-repo-check", "say hi"], fake_home, project)
+        assert plain.returncode == 0, plain.stderr[-2000:] + plain.stdout[-2000:]
+        routed = [r for r in query(usage_db(paths)) if r.profile == "A"]
+        assert [r.model for r in routed] == ["tiny"]
+        assert (routed[0].input_tokens or 0) > 10_000 > (main_turn.input_tokens or 0)
 
     assert main(["undo"]) == 0
     assert not catalog_file.exists(), "undo takes the catalog back"
