@@ -1,7 +1,7 @@
 """Gateway profiles' models in Codex's model choice: ``kvswitch use`` writes the catalog file of full
 model records and ``model_catalog_json`` in the real ``config.toml`` of a temporary HOME, merge-only (a
 user's own keys in either file survive), a direct profile takes both back, and ``undo`` restores the
-user's bytes. Codex's own acceptance of the records is measured in tests/e2e/test_e2e_codex_model_picker.py."""
+user's bytes. Codex's own acceptance of the records: tests/e2e/test_e2e_codex_model_picker.py."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def test_use_writes_the_catalog_merge_only_and_undo_gives_the_users_back(fake_ho
     config = tomllib.loads((codex / "config.toml").read_text())
     catalog = codex / "kvswitch-models.json"
     assert config[CATALOG_KEY] == str(catalog)
-    assert config["approval_policy"] == "never" and config["tui"] == {"theme": "dark"}
+    assert config["approval_policy"] == "never"
+    assert config["tui"] == {"theme": "dark"}
     models = json.loads(catalog.read_text())["models"]
     assert [(m["slug"], m["display_name"], m.get("context_window")) for m in models] == [
         ("kvs-local-a--qwen", "Local A: qwen", 32768), ("kvs-b--llama", "b: llama", None)]
