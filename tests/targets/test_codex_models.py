@@ -61,6 +61,10 @@ def test_saving_another_gateway_profile_refreshes_the_live_catalog(fake_home: Pa
     catalog = fake_home / ".codex" / "kvswitch-models.json"
     _add("gw2", "llama")
     assert main(["profile", "edit", "gw2", "--via-gateway"]) == 0  # not live: the live one's catalog lists it
-    assert [m["slug"] for m in json.loads(catalog.read_text())["models"]] == ["kvs-cl--qwen", "kvs-gw2--llama"]
+    assert _slugs(catalog) == ["kvs-cl--qwen", "kvs-gw2--llama"]
     assert main(["profile", "edit", "gw2", "--direct"]) == 0
-    assert [m["slug"] for m in json.loads(catalog.read_text())["models"]] == ["kvs-cl--qwen"]
+    assert _slugs(catalog) == ["kvs-cl--qwen"]
+
+
+def _slugs(catalog: Path) -> list[str]:
+    return [m["slug"] for m in json.loads(catalog.read_text())["models"]]
