@@ -1,6 +1,6 @@
 """Models in Codex's own model choice, measured with the real Codex 0.169.0 and 0.171.0: two gateway
 profiles' models written as a ``model_catalog_json`` catalog, listed by the real ``codex debug models``
-(the list ``/model`` shows) under ids and names that say profile and model, and ``codex exec -m
+and the real TUI's ``/model`` under ids and names that say profile and model, and ``codex exec -m
 kvs-b--tiny-b`` through a real ``kvswitch gateway run`` reaching the second real llama-server b11434
 with its real model id, while the routing state still names the first profile and no client file is
 rewritten. The server's own counters say where the prompt went; the usage row says which profile
@@ -9,10 +9,17 @@ takes the catalog back."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import re
+import select
+import signal
+import struct
 import subprocess
+import termios
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,3 +119,62 @@ def test_codex_lists_and_picks_the_second_profile_by_model_id(
 
     assert main(["undo"]) == 0
     assert not catalog_file.exists(), "undo takes the catalog back"
+
+
+def _screen_until(fd: int, wanted: bytes, seen: bytearray, deadline: float) -> bool:
+    """Read the TUI's output (escape sequences dropped) until ``wanted`` shows or the deadline passes;
+    a cursor-position query is answered, as a terminal would."""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return False
+        if b"\x1b[6n" in chunk:
+            os.write(fd, b"\x1b[1;1R")
+        seen += re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b" ", chunk)
+        if wanted in re.sub(rb"\s+", b" ", bytes(seen)):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("codex_version", CODEX_VERSIONS)
+def test_the_tui_model_command_shows_the_gateway_profiles_models(fake_home: Path, tmp_path: Path,
+                                                                 codex_version: str) -> None:
+    binary = codex_binary(codex_version)
+    project = tmp_path / "project"
+    project.mkdir()
+    for name, model in (("A", "tiny"), ("B", "tiny-b")):
+        assert main(["profile", "add", name, "--kind", "llama.cpp", "--base-url", "http://127.0.0.1:9",
+                     "--model", model, "--target", "codex", "--via-gateway"]) == 0
+    assert main(["use", "A"]) == 0
+    trust = f'projects."{project}".trust_level="trusted"'  # no trust question before the composer
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(fake_home), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the real Codex TUI on a pseudo-terminal
+        os.chdir(project)
+        os.execve(str(binary), [str(binary), "-c", trust], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # 40 rows of 120 columns
+    seen = bytearray()
+    try:
+        deadline = time.monotonic() + 120
+        # the session header ends start-up (0.171.0 refuses /model before: "Model selection is disabled
+        # until startup completes")
+        assert _screen_until(fd, b"To get started", seen, deadline), bytes(seen)[-3000:]
+        seen.clear()  # the start-up text names /model too: wait for what typing it shows
+        os.write(fd, b"/model")  # the composer's command popup, then Enter runs /model
+        assert _screen_until(fd, b"choose what model", seen, deadline), bytes(seen)[-3000:]
+        seen.clear()
+        os.write(fd, b"\r")
+        shown = _screen_until(fd, b"2. B: tiny-b", seen, deadline)
+        screen = re.sub(rb"\s+", b" ", bytes(seen)).decode("utf-8", "replace")
+        assert shown, screen[-3000:]
+        assert "1. A: tiny" in screen
+        assert "gpt-" not in screen.partition("Select Model")[2], "the bundled OpenAI models are replaced"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
