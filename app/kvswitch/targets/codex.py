@@ -30,6 +30,7 @@ from kvswitch.core.models import Profile, url_password
 from kvswitch.core.presets import codex_base_url, is_openai_hosted
 from kvswitch.core.strictparse import check_toml
 from kvswitch.targets.claude import JsonDocument, parse_json_object, render_json
+from kvswitch.targets.codex_models import CATALOG_KEY, catalog_target
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import gateway_codex_url
 from kvswitch.targets.keyed import MISSING
@@ -119,6 +120,9 @@ def _unwrap(item: Any) -> Any:
 class CodexConfigTarget(StructuredFileTarget):
     """``config.toml``: ``model``, ``model_provider`` and ``[model_providers.<id>]``."""
 
+    #: the gateway profiles' model catalog (``codex_models``), set by the engine for a gateway profile
+    catalog_path: str | None = None
+
     def parse(self, text: str) -> TomlDocument:
         try:
             doc = tomlkit.parse(text)
@@ -155,6 +159,8 @@ class CodexConfigTarget(StructuredFileTarget):
         if profile.via_gateway:  # the same entry serves every gateway profile: no per-profile name
             wanted[f"{base}.name"] = "KV Switch gateway"
             wanted[f"{base}.base_url"] = gateway_codex_url(profile)
+            if self.catalog_path:  # every gateway profile's models in Codex's model choice
+                wanted[CATALOG_KEY] = self.catalog_path
         else:
             wanted[f"{base}.name"] = f"KV Switch: {profile.name}"
             wanted[f"{base}.base_url"] = codex_base_url(profile)
@@ -229,4 +235,5 @@ def codex_targets(codex_home: Path) -> list[StructuredFileTarget]:
     return [
         CodexConfigTarget(codex_home / "config.toml", "codex"),
         CodexAuthTarget(codex_home / "auth.json", "codex-auth"),
+        catalog_target(codex_home),
     ]

@@ -26,6 +26,7 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
 from kvswitch.targets.base import Plan, Target
 from kvswitch.targets.claude import attach_picker
+from kvswitch.targets.codex_models import attach_codex_picker
 from kvswitch.targets.diff import render_plans, state_digest
 from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.gateway_view import client_view
@@ -265,8 +266,10 @@ class Engine:
     ) -> list[tuple[Target, Profile | None]]:
         profile = client_view(profile, self.paths)
         targets = targets_for_profile(profile, self.env)
-        if profile.via_gateway:  # every gateway profile's models in Claude Code's /model picker
-            attach_picker(targets, ProfileStore(self.paths).profiles())
+        if profile.via_gateway:  # every gateway profile's models in Claude Code's and Codex's pickers
+            every = ProfileStore(self.paths).profiles()
+            attach_picker(targets, every)
+            attach_codex_picker(targets, every)
         pairs: list[tuple[Target, Profile | None]] = [(t, profile) for t in targets]
         if not cleanup:
             return pairs

@@ -121,20 +121,22 @@ def save_profile(store: ProfileStore, engine: Engine, old_name: str, profile: Pr
 
 
 def _refresh_picker(store: ProfileStore, engine: Engine, outcome: SaveOutcome) -> None:
-    """A gateway profile was saved while Claude Code runs another one through the gateway: that one is
-    written again to Claude Code's user settings, so its ``/model`` picker lists the saved profile's
-    models (one journaled apply, which ``undo`` takes back)."""
+    """A gateway profile was saved while Claude Code or Codex runs another one through the gateway:
+    that one is written again to the client's files, so its model picker (Claude Code's ``/model``,
+    Codex's catalog) lists the saved profile's models (one journaled apply each, which ``undo`` takes
+    back)."""
     clients = live_clients(engine.paths, store.profiles(), engine.env)
-    user = next((c for c in clients if c.key == "claude:user" and c.via_gateway and c.profile), None)
-    if user is None or user.profile is None:
-        return
-    try:
-        refreshed = write_to_clients(engine, store.get(user.profile), [user])
-    except KvSwitchError as exc:
-        outcome.error = f"the /model picker was not refreshed: {exc}"
-        return
-    outcome.written += [label for label in refreshed.written if label not in outcome.written]
-    outcome.result = refreshed.result
+    for key in ("claude:user", "codex"):
+        client = next((c for c in clients if c.key == key and c.via_gateway and c.profile), None)
+        if client is None or client.profile is None:
+            continue
+        try:
+            refreshed = write_to_clients(engine, store.get(client.profile), [client])
+        except KvSwitchError as exc:
+            outcome.error = f"the model picker was not refreshed: {exc}"
+            return
+        outcome.written += [label for label in refreshed.written if label not in outcome.written]
+        outcome.result = refreshed.result
 
 
 def write_to_clients(engine: Engine, profile: Profile, clients: Sequence[LiveClient]) -> SaveOutcome:

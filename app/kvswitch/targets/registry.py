@@ -21,7 +21,7 @@ SHELLS = ("bash", "zsh", "fish", "pwsh")
 
 
 def targets_for_spec(spec: str, env: Mapping[str, str]) -> list[Target]:
-    """Every target one spec stands for (``codex`` is two files: config.toml and auth.json)."""
+    """Every target one spec stands for (``codex``: config.toml, auth.json, the model catalog)."""
     try:
         spec = validate_target_spec(spec)
     except ValueError as exc:
@@ -62,7 +62,7 @@ def targets_for_profile(profile: Profile, env: Mapping[str, str]) -> list[Target
 
 def target_for_id(target_id: str, env: Mapping[str, str]) -> Target:
     """The target a ledger entry names."""
-    spec = "codex" if target_id == "codex-auth" else target_id
+    spec = "codex" if target_id in ("codex-auth", "codex-models") else target_id
     for target in targets_for_spec(spec, env):
         if target.target_id == target_id:
             return target
