@@ -23,51 +23,22 @@ from typing import TYPE_CHECKING, Any
 from kvswitch.core import quickread
 from kvswitch.core.canonical import NotCanonical
 from kvswitch.core.errors import ConfigParseError, KvSwitchError, ProfileError
-from kvswitch.core.fsutil import TEMP_SUFFIX, atomic_write, read_bytes
+from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.gateway_config import clients_of_targets, read_routes
 from kvswitch.core.knownsecrets import remember_secrets
 from kvswitch.core.lock import FileLock
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.store_files import SCHEMA_VERSION, STALE_TEMP_SECONDS, migrate, remove_stale_temps
 from kvswitch.core.store_rows import ProfileSummary, Row, active_profile_name
 from kvswitch.core.strictparse import loads_json
 
 if TYPE_CHECKING:
     from kvswitch.core.models import Profile
 
-SCHEMA_VERSION = quickread.PROFILES_SCHEMA
+__all__ = ["STALE_TEMP_SECONDS", "SCHEMA_VERSION", "ProfileStore", "migrate", "remove_stale_temps"]
 Signature = tuple[int, int, int] | None
-#: an atomic write lives for milliseconds; a temp file this old was left by a killed writer
-STALE_TEMP_SECONDS = 600
 #: a file older than this cannot share its modification time with a write made now
 SETTLED_NS = 2_000_000_000
-
-
-def migrate(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring a loaded profiles document to ``SCHEMA_VERSION``.
-
-    v1 kept profiles in an object keyed by name with the key under ``key``; v2 keeps a list (the user's
-    order) of full profile objects with ``api_key``.
-    """
-    version = data.get("schema_version", 1)
-    if not isinstance(version, int) or version < 1:
-        raise ValueError(f"unknown schema_version {version!r}")
-    if version > SCHEMA_VERSION:
-        raise ValueError(f"written by a newer KV Switch (schema {version}); upgrade KV Switch")
-    if version == 1:
-        old = data.get("profiles") or {}
-        if not isinstance(old, dict):
-            raise ValueError("schema 1 expects 'profiles' to be an object keyed by name")
-        profiles = []
-        for name, fields in old.items():
-            if not isinstance(fields, dict):
-                kind = type(fields).__name__
-                raise ValueError(f"schema 1 expects profile {name!r} to be an object, not {kind}")
-            fields = dict(fields)
-            if "key" in fields:
-                fields["api_key"] = fields.pop("key")
-            profiles.append({"name": name, **fields})
-        data = {**data, "schema_version": 2, "profiles": profiles}
-    return data
 
 
 class ProfileStore:
@@ -394,21 +365,3 @@ def _stat_signature(path: Path) -> Signature:
     except OSError:
         return None
     return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def remove_stale_temps(path: Path, max_age: float = STALE_TEMP_SECONDS) -> list[Path]:
-    """Delete ``.<name>.*.kvswitch-tmp`` files a killed write left beside ``path``; returns them.
-
-    Only KV Switch's own temp pattern, and only files older than ``max_age``: a younger one may
-    belong to another process writing right now (its pid is not in the name, so age decides).
-    """
-    removed = []
-    now = time.time()
-    try:
-        for leftover in path.parent.glob(f".{path.name}.*{TEMP_SUFFIX}"):
-            if leftover.is_file() and not leftover.is_symlink() and now - leftover.stat().st_mtime > max_age:
-                leftover.unlink(missing_ok=True)
-                removed.append(leftover)
-    except OSError:
-        pass  # cleaning up is a courtesy; reading the profiles must not fail for it
-    return removed
