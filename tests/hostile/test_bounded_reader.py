@@ -122,7 +122,8 @@ _UNCAPPED = re.compile(
 
 def test_no_module_reads_a_network_body_but_through_the_bounded_reader() -> None:
     """Everything goes through ``core.http_client.Answer`` (raw bytes, decoded within the cap); the
-    gateway's pass-through (aiohttp, ``gateway/forward.py``) reads raw chunks under its own caps and
+    gateway's pass-through (aiohttp, ``gateway/forward.py`` and its head, ``gateway/upstream_head.py``)
+    reads raw chunks under its own caps and
     never decodes (its client session has ``auto_decompress=False``, checked here)."""
     offenders = []
     forward = (APP / "gateway" / "forward.py").read_text(encoding="utf-8")
@@ -132,7 +133,9 @@ def test_no_module_reads_a_network_body_but_through_the_bounded_reader() -> None
         if relative == "core/http_client.py":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            raw_relay = relative == "gateway/forward.py" and "response.content.iter_any()" in line
+            # raw chunks, never decoded, under the callers' own caps (EARLY_LIMIT, ERROR_BODY_LIMIT)
+            raw_relay = relative in ("gateway/forward.py", "gateway/upstream_head.py") and any(
+                read in line for read in ("response.content.iter_any()", "response.content.readany()"))
             if _UNCAPPED.search(line) and "answer.iter_bytes()" not in line and not raw_relay:
                 offenders.append(f"{relative}:{number}: {line.strip()}")
             if re.search(r"\burllib\.request\b|\burlopen\(", line):

@@ -153,21 +153,25 @@ class MetricsReader:
 
         import httpx  # noqa: PLC0415
 
+        from kvswitch.core import http_client  # noqa: PLC0415 - the one bounded reader (caps, deadline)
+        from kvswitch.core.content_coding import UndecodableBody  # noqa: PLC0415
+        from kvswitch.core.http import NetworkLimitError, ResponseTooLarge  # noqa: PLC0415
+
         try:
-            with httpx.stream("GET", self.url, timeout=self.timeout, headers=self.headers,
-                              follow_redirects=False) as answer:
-                if answer.status_code != 200:
-                    self.status = f"waiting for {self.url} (HTTP {answer.status_code})"
+            with http_client.request("GET", self.url, timeout=self.timeout, limit=MAX_PAGE_BYTES,
+                                     headers=self.headers, what=self.url) as answer:
+                if answer.status != 200:
+                    self.status = f"waiting for {self.url} (HTTP {answer.status})"
                     self.deltas.reset()
                     return []
-                body = bytearray()
-                for chunk in answer.iter_bytes():
-                    body += chunk
-                    if len(body) > MAX_PAGE_BYTES:
-                        self.status = f"{self.url} is not a vLLM metrics page (over 4 MB)"
-                        self.deltas.reset()
-                        return []
-        except httpx.HTTPError:
+                body = answer.read()
+        except NetworkLimitError as exc:
+            self.status = (f"{self.url} is not a vLLM metrics page (over 4 MB)"
+                           if isinstance(exc, ResponseTooLarge | UndecodableBody)
+                           else f"waiting for {self.url}")
+            self.deltas.reset()
+            return []
+        except (httpx.HTTPError, OSError):
             self.status = f"waiting for {self.url}"
             self.deltas.reset()
             return []
