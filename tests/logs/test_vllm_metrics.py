@@ -1,4 +1,4 @@
-"""Cache events from vLLM's ``/metrics`` counters (``kvswitch.logs.vllm_metrics``), on real pages of
+"""Cache events from vLLM's ``/metrics`` counters (``logs.parsers.request_counters``), on real pages of
 vLLM 0.32.0 captured by ``scripts/capture_vllm_logs.py --metrics`` (``tests/fixtures/vllm-0.32.0/metrics``):
 a page after every step, and the answers' own ``usage`` to check each event against."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kvswitch.logs.vllm_metrics import (
+from kvswitch.logs.parsers.request_counters import (
     HITS,
     PROMPT,
     SUCCESS,

@@ -174,8 +174,9 @@ def opening_alerts(rows: Iterable[_Row], threshold: float = DEFAULT_THRESHOLD,
 
 def _own_content(row: Any) -> bool:
     """The opening first differs in the conversation's own messages (its first user message): what a
-    prefix cache cannot reuse past that point is no fault (measured with Claude Code 2.1.332 on llama-server
-    b11434 with the header off: 6.2k of 13.8k tokens reused, the rest rendered after the first message)."""
+    prefix cache cannot reuse past that point is no fault (measured with Claude Code 2.1.332 on the
+    local test server of ``docs/gateway.md``, b11434, with the header off: 6.2k of 13.8k tokens
+    reused, the rest rendered after the first message)."""
     if row.reason != "prefix_changed":
         return False
     part = _detail(row).get("part")

@@ -4,7 +4,7 @@ the bridges end their streams with an error, so the client reports the reason an
 runs, instead of a broken connection or a stream that simply stops.
 
 - Messages API (Claude Code): ``event: error`` with ``{"type": "error", "error": {"type": "api_error",
-  ...}}``, the event Anthropic's SDK raises an ``APIError`` for;
+  ...}}``, the event the Messages SDK raises an ``APIError`` for;
 - Chat Completions: a ``data:`` line holding ``{"error": {...}}``, which the OpenAI SDKs raise on;
 - Responses (Codex): ``response.failed`` with the response's ``error`` (``server_error``), the event
   Codex turns into a retryable stream error. The response id is the one the stream announced, if any.

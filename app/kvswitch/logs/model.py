@@ -64,9 +64,9 @@ class CacheEvent:
     server's own clock (milliseconds since it started) on the line that finished the request, filled in by
     the live follower (``follow.classify_lines``) for logs without a wall-clock time, so a person can tell
     requests apart by when the server handled them; whole-file scans and ``to_json`` leave it out.
-    ``requests`` is set by sources that count requests instead of reading them one by one (vLLM's
-    ``/metrics``, ``vllm_metrics``): how many finished requests the event sums, 1 for one request's own
-    numbers; ``None`` for an event read from a log, which is always one request.
+    ``requests`` is set by sources that count requests instead of reading them one by one (a server's
+    ``/metrics``, read by ``logs.parsers``): how many finished requests the event sums, 1 for one
+    request's own numbers; ``None`` for an event read from a log, which is always one request.
     """
 
     server: str

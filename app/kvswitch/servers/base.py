@@ -165,6 +165,9 @@ class Metrics:
 
     markers: tuple[str, ...] = ()
     counters: tuple[CacheCounter, ...] = ()
+    #: its log has no per-request cache line at default verbosity: the live panel follows these
+    #: counters instead (``logs.parsers.request_counters``), one event per finished request
+    live_events: bool = False
 
 
 @dataclass(frozen=True)

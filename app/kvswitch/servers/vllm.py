@@ -148,6 +148,7 @@ SERVER = Server(
     port_answer=PortSignature("/version", _version_shape, _version_facts),
     owned_by=("vllm",),
     metrics=Metrics(
+        live_events=True,  # measured on 0.32.0: only a periodic engine line, no per-request one
         markers=("vllm:prefix_cache",),
         counters=(
             CacheCounter("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total", 70),

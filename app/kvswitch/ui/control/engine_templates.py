@@ -232,14 +232,15 @@ TEMPLATES = (
     QT_TRANSLATE_NOOP("EngineText", "waiting for file {path}"),
     QT_TRANSLATE_NOOP("EngineText", "waiting for a log file in {path}"),
     QT_TRANSLATE_NOOP("EngineText", "waiting for directory {path}"),
-    # logs: vLLM's /metrics as a source (logs.vllm_metrics)
+    # logs: a server's /metrics as a source (logs.parsers)
     QT_TRANSLATE_NOOP("EngineText", "waiting for {url}"),
     QT_TRANSLATE_NOOP("EngineText", "waiting for {url} (HTTP {status})"),
-    QT_TRANSLATE_NOOP("EngineText", "{url} is not a vLLM metrics page (over 4 MB)"),
-    QT_TRANSLATE_NOOP("EngineText", "{url} has no vLLM request counters"),
-    QT_TRANSLATE_NOOP("EngineText", "reading vLLM's counters at {url}"),
-    QT_TRANSLATE_NOOP("EngineText", "from vLLM's /metrics: the counters' increase over one finished request"),
-    QT_TRANSLATE_NOOP("EngineText", "from vLLM's /metrics: {requests} requests finished between two "
+    QT_TRANSLATE_NOOP("EngineText", "{url} is not a metrics page with request counters (over 4 MB)"),
+    QT_TRANSLATE_NOOP("EngineText", "{url} has no request counters"),
+    QT_TRANSLATE_NOOP("EngineText", "reading the server's counters at {url}"),
+    QT_TRANSLATE_NOOP("EngineText", "from the server's /metrics: the counters' increase over one finished "
+                                    "request"),
+    QT_TRANSLATE_NOOP("EngineText", "from the server's /metrics: {requests} requests finished between two "
                                     "scrapes; their totals, not split per request"),
     QT_TRANSLATE_NOOP("EngineText", "permission denied: {path}"),
     QT_TRANSLATE_NOOP("EngineText", "not a file (a directory): {path}"),

@@ -1280,286 +1280,286 @@
     </message>
     <message>
         <location filename="../control/engine_templates.py" line="238"/>
-        <source>{url} is not a vLLM metrics page (over 4 MB)</source>
-        <translation>{url} 不是 vLLM 指标页面（超过 4 MB）</translation>
+        <source>{url} is not a metrics page with request counters (over 4 MB)</source>
+        <translation>{url} 不是带请求计数器的指标页面（超过 4 MB）</translation>
     </message>
     <message>
         <location filename="../control/engine_templates.py" line="239"/>
-        <source>{url} has no vLLM request counters</source>
-        <translation>{url} 没有 vLLM 请求计数器</translation>
+        <source>{url} has no request counters</source>
+        <translation>{url} 没有请求计数器</translation>
     </message>
     <message>
         <location filename="../control/engine_templates.py" line="240"/>
-        <source>reading vLLM&apos;s counters at {url}</source>
-        <translation>正在读取 {url} 上的 vLLM 计数器</translation>
+        <source>reading the server&apos;s counters at {url}</source>
+        <translation>正在读取 {url} 上的服务器计数器</translation>
     </message>
     <message>
         <location filename="../control/engine_templates.py" line="241"/>
-        <source>from vLLM&apos;s /metrics: the counters&apos; increase over one finished request</source>
-        <translation>来自 vLLM 的 /metrics：一个已完成请求期间计数器的增量</translation>
+        <source>from the server&apos;s /metrics: the counters&apos; increase over one finished request</source>
+        <translation>来自服务器的 /metrics：一个已完成请求期间计数器的增量</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="242"/>
-        <source>from vLLM&apos;s /metrics: {requests} requests finished between two scrapes; their totals, not split per request</source>
-        <translation>来自 vLLM 的 /metrics：两次抓取之间完成了 {requests} 个请求；这是它们的合计，未按请求拆分</translation>
+        <location filename="../control/engine_templates.py" line="243"/>
+        <source>from the server&apos;s /metrics: {requests} requests finished between two scrapes; their totals, not split per request</source>
+        <translation>来自服务器的 /metrics：两次抓取之间完成了 {requests} 个请求；这是它们的合计，未按请求拆分</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="244"/>
+        <location filename="../control/engine_templates.py" line="245"/>
         <source>permission denied: {path}</source>
         <translation>权限不足：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="245"/>
+        <location filename="../control/engine_templates.py" line="246"/>
         <source>not a file (a directory): {path}</source>
         <translation>不是文件（是目录）：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="246"/>
+        <location filename="../control/engine_templates.py" line="247"/>
         <source>not a directory: {path}</source>
         <translation>不是目录：{path}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="247"/>
+        <location filename="../control/engine_templates.py" line="248"/>
         <source>cannot open {path}: {reason}</source>
         <translation>无法打开 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="248"/>
+        <location filename="../control/engine_templates.py" line="249"/>
         <source>cannot check {path}: {reason}</source>
         <translation>无法检查 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="249"/>
+        <location filename="../control/engine_templates.py" line="250"/>
         <source>cannot read {path}: {reason}</source>
         <translation>无法读取 {path}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="250"/>
+        <location filename="../control/engine_templates.py" line="251"/>
         <source>cannot start {program}: {reason}</source>
         <translation>无法启动 {program}：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="251"/>
+        <location filename="../control/engine_templates.py" line="252"/>
         <source>running (pid {pid}): {command}</source>
         <translation>运行中（pid {pid}）：{command}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="252"/>
+        <location filename="../control/engine_templates.py" line="253"/>
         <source>stopped (exit code {code})</source>
         <translation>已停止（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="253"/>
+        <location filename="../control/engine_templates.py" line="254"/>
         <source>process exited (code {code})</source>
         <translation>进程已退出（退出码 {code}）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="254"/>
+        <location filename="../control/engine_templates.py" line="255"/>
         <source>cannot start: the command is empty</source>
         <translation>无法启动：命令为空</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="255"/>
+        <location filename="../control/engine_templates.py" line="256"/>
         <source>cannot start: command not found: {program}</source>
         <translation>无法启动：找不到命令：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="256"/>
+        <location filename="../control/engine_templates.py" line="257"/>
         <source>cannot start: permission denied: {program}</source>
         <translation>无法启动：权限不足：{program}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="257"/>
+        <location filename="../control/engine_templates.py" line="258"/>
         <source>journalctl not found: this system has no systemd journal to follow</source>
         <translation>找不到 journalctl：本系统没有可跟踪的 systemd 日志</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="258"/>
+        <location filename="../control/engine_templates.py" line="259"/>
         <source>journalctl for {unit} ended: {status}</source>
         <translation>{unit} 的 journalctl 已结束：{status}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="260"/>
+        <location filename="../control/engine_templates.py" line="261"/>
         <source>imported {count} profile(s){names}</source>
         <translation>已导入 {count} 个配置{names}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="261"/>
+        <location filename="../control/engine_templates.py" line="262"/>
         <source>  {old} already existed, imported as {new}</source>
         <translation>  {old} 已存在，导入为 {new}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="262"/>
+        <location filename="../control/engine_templates.py" line="263"/>
         <source>  no API key in the file for: {names} (enter it before use)</source>
         <translation>  文件中没有以下配置的 API 密钥：{names}（使用前请填写）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="263"/>
+        <location filename="../control/engine_templates.py" line="264"/>
         <source>not a KV Switch profiles file: {reason}</source>
         <translation>不是 KV Switch 配置文件：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="264"/>
+        <location filename="../control/engine_templates.py" line="265"/>
         <source>not a KV Switch profiles file (no &apos;profiles&apos; list)</source>
         <translation>不是 KV Switch 配置文件（没有 &apos;profiles&apos; 列表）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="265"/>
+        <location filename="../control/engine_templates.py" line="266"/>
         <source>written by a newer or different program; upgrade KV Switch to read it</source>
         <translation>由更新版本或其他程序写入；请升级 KV Switch 后再读取</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="266"/>
+        <location filename="../control/engine_templates.py" line="267"/>
         <source>profile #{index} is not an object</source>
         <translation>第 {index} 个配置不是对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="268"/>
+        <location filename="../control/engine_templates.py" line="269"/>
         <source>KV cache reuse failed: the whole prompt was processed again</source>
         <translation>KV 缓存复用失败：整个提示被重新处理</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="269"/>
+        <location filename="../control/engine_templates.py" line="270"/>
         <source>full re-processing forced: SWA or hybrid/recurrent model without a usable checkpoint</source>
         <translation>被迫完全重新处理：SWA 或混合/循环模型没有可用的检查点</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="271"/>
+        <location filename="../control/engine_templates.py" line="272"/>
         <source>the cached prompt and the new one differ (common part does not match fully)</source>
         <translation>缓存的提示与新提示不同（公共部分不完全匹配）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="273"/>
+        <location filename="../control/engine_templates.py" line="274"/>
         <source>the cache could not be truncated (hybrid/recurrent model): memory cleared</source>
         <translation>缓存无法截断（混合/循环模型）：记忆已清空</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="275"/>
+        <location filename="../control/engine_templates.py" line="276"/>
         <source>a context checkpoint was invalidated</source>
         <translation>一个上下文检查点已失效</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="276"/>
+        <location filename="../control/engine_templates.py" line="277"/>
         <source>a context checkpoint could not be restored</source>
         <translation>一个上下文检查点无法恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="277"/>
+        <location filename="../control/engine_templates.py" line="278"/>
         <source>restored from a context checkpoint</source>
         <translation>已从上下文检查点恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="278"/>
+        <location filename="../control/engine_templates.py" line="279"/>
         <source>the slot&apos;s cached prompt was cleared</source>
         <translation>槽位中缓存的提示已被清除</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="279"/>
+        <location filename="../control/engine_templates.py" line="280"/>
         <source>the RAM prompt cache could not be loaded</source>
         <translation>无法加载内存中的提示缓存</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="280"/>
+        <location filename="../control/engine_templates.py" line="281"/>
         <source>restored from the host-RAM prompt cache</source>
         <translation>已从主机内存提示缓存恢复</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="281"/>
+        <location filename="../control/engine_templates.py" line="282"/>
         <source>chunks reused by KV shifting (--cache-reuse)</source>
         <translation>通过 KV 移位复用了分块（--cache-reuse）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="282"/>
+        <location filename="../control/engine_templates.py" line="283"/>
         <source>cache reuse (KV shifting) is not supported by this model</source>
         <translation>此模型不支持缓存复用（KV 移位）</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="283"/>
+        <location filename="../control/engine_templates.py" line="284"/>
         <source>one prefill batch of {count} sequences</source>
         <translation>一个预填充批次包含 {count} 个序列</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="285"/>
+        <location filename="../control/engine_templates.py" line="286"/>
         <source>not valid JSON: {reason}</source>
         <translation>不是有效的 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="286"/>
+        <location filename="../control/engine_templates.py" line="287"/>
         <source>not valid TOML: {reason}</source>
         <translation>不是有效的 TOML：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="287"/>
+        <location filename="../control/engine_templates.py" line="288"/>
         <source>not JSON: {reason}</source>
         <translation>不是 JSON：{reason}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="288"/>
+        <location filename="../control/engine_templates.py" line="289"/>
         <source>the key {key} appears twice; keep one of them</source>
         <translation>键 {key} 出现了两次；请只保留一个</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="289"/>
+        <location filename="../control/engine_templates.py" line="290"/>
         <source>JSON does not allow comments; remove the comment</source>
         <translation>JSON 不允许注释；请删除注释</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="290"/>
+        <location filename="../control/engine_templates.py" line="291"/>
         <source>trailing comma before &apos;}&apos;; remove it</source>
         <translation>&apos;}&apos; 前有多余的逗号；请删除</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="291"/>
+        <location filename="../control/engine_templates.py" line="292"/>
         <source>expected a JSON object {...} at the top level, found {kind}</source>
         <translation>顶层应为 JSON 对象 {...}，实际为 {kind}</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="292"/>
+        <location filename="../control/engine_templates.py" line="293"/>
         <source>&apos;env&apos; must be an object of NAME: &quot;value&quot; entries</source>
         <translation>&apos;env&apos; 必须是由 NAME: &quot;value&quot; 条目组成的对象</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="293"/>
+        <location filename="../control/engine_templates.py" line="294"/>
         <source>&apos;{where}&apos; must be an object to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是对象才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="294"/>
+        <location filename="../control/engine_templates.py" line="295"/>
         <source>&apos;{where}&apos; must be a table to hold &apos;{key}&apos;</source>
         <translation>&apos;{where}&apos; 必须是表才能容纳 &apos;{key}&apos;</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="295"/>
+        <location filename="../control/engine_templates.py" line="296"/>
         <source>not UTF-8 text (byte {byte}); save it as UTF-8</source>
         <translation>不是 UTF-8 文本（第 {byte} 字节）；请另存为 UTF-8</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="296"/>
+        <location filename="../control/engine_templates.py" line="297"/>
         <source>Expecting property name enclosed in double quotes</source>
         <translation>此处应为双引号括起的属性名</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="297"/>
+        <location filename="../control/engine_templates.py" line="298"/>
         <source>Expecting value</source>
         <translation>此处应为一个值</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="298"/>
+        <location filename="../control/engine_templates.py" line="299"/>
         <source>Expecting &apos;,&apos; delimiter</source>
         <translation>此处应为 &apos;,&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="299"/>
+        <location filename="../control/engine_templates.py" line="300"/>
         <source>Expecting &apos;:&apos; delimiter</source>
         <translation>此处应为 &apos;:&apos; 分隔符</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="300"/>
+        <location filename="../control/engine_templates.py" line="301"/>
         <source>Extra data</source>
         <translation>多余的数据</translation>
     </message>
     <message>
-        <location filename="../control/engine_templates.py" line="301"/>
+        <location filename="../control/engine_templates.py" line="302"/>
         <source>{message}: line {line} column {column} (char {char})</source>
         <translation>{message}：第 {line} 行第 {column} 列（第 {char} 个字符）</translation>
     </message>
@@ -1940,8 +1940,8 @@
     </message>
     <message>
         <location filename="../logs/log_sources.py" line="27"/>
-        <source>Reading vLLM&apos;s counters at %1 (its log has no per-request cache line)</source>
-        <translation>正在读取 %1 上的 vLLM 计数器（其日志没有逐请求的缓存行）</translation>
+        <source>Reading the server&apos;s counters at %1 (its log has no per-request cache line)</source>
+        <translation>正在读取 %1 上的服务器计数器（其日志没有逐请求的缓存行）</translation>
     </message>
     <message>
         <location filename="../logs/log_sources.py" line="21"/>

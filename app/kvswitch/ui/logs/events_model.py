@@ -281,7 +281,7 @@ def server_clock_text(ms: float) -> str:
 def _request_text(event: CacheEvent) -> str:
     """The server's own numbers for the request: its task and slot, else its request id."""
     translate = QCoreApplication.translate
-    if event.requests is not None:  # counted from vLLM's /metrics, not read from a log line
+    if event.requests is not None:  # counted from the server's /metrics, not read from a log line
         if event.requests == 1:
             return translate("CacheEventsModel", "1 request (/metrics)")
         together = translate("CacheEventsModel", "%1 requests together (/metrics)")

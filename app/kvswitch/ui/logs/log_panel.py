@@ -182,8 +182,8 @@ class LogPanel(LogTextActionsMixin, QWidget):
         return self._follower is not None
 
     def bind(self, source: LogSource | None, kind_hint: str | None, metrics_url: str | None = None) -> None:
-        """Follow ``source`` (a ``LogSource`` or None) and, for a vLLM profile, its ``metrics_url``
-        (``metrics_follower``: its log has no per-request cache line); unchanged sources keep following."""
+        """Follow ``source`` (a ``LogSource`` or None) and, for a server that logs no per-request cache
+        line, its ``metrics_url`` (``metrics_follower``); unchanged sources keep following."""
         if ((self._follower is not None or self._metrics is not None) and source == self._source
                 and kind_hint == self._kind_hint and metrics_url == self._metrics_url):
             return

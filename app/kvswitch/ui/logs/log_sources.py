@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def bind_status(source: LogSource | None, kind_hint: str | None, metrics_url: str | None) -> str:
-    """The status line when the panel starts following: the log, vLLM's counters, or why nothing."""
+    """The status line when the panel starts following: the log, the server's counters, or why nothing."""
     if source is not None:
         return translate("LogPanel", "Opening %1…").replace("%1", describe(source))
     if kind_hint is not None and not is_local_kind(kind_hint):
@@ -24,8 +24,8 @@ def bind_status(source: LogSource | None, kind_hint: str | None, metrics_url: st
                                      "server. Its requests through the gateway, with their cache "
                                      "verdicts, are in the Usage tab.")
     if metrics_url is not None:
-        return translate("LogPanel", "Reading vLLM's counters at %1 (its log has no per-request cache "
-                                     "line)").replace("%1", metrics_url)
+        return translate("LogPanel", "Reading the server's counters at %1 (its log has no per-request "
+                                     "cache line)").replace("%1", metrics_url)
     return translate("LogPanel", "No log source: set one in the active profile's “Server log” "
                                  "field.")
 

@@ -1,10 +1,10 @@
-"""Scrapes a vLLM profile's ``/metrics`` off the GUI thread, for the live panel's request table.
+"""Scrapes a server's ``/metrics`` off the GUI thread, for the live panel's request table.
 
-vLLM logs no per-request cache line at default verbosity, so for a vLLM profile (with or without
-LMCache) the panel follows its counters too: a daemon thread scrapes every ``interval`` seconds
-(``kvswitch.logs.vllm_metrics.MetricsReader``, one HTTP GET, never on the GUI thread) and leaves the
-events for the panel's timer, with the same ``take()`` contract as the log followers
-(``log_worker.LogBatch``). The scrape is cheap for vLLM (a text page of a few tens of KB).
+Some servers log no per-request cache line at default verbosity (``servers``: ``Metrics.live_events``),
+so for their profiles the panel follows the counters too: a daemon thread scrapes every ``interval``
+seconds (``kvswitch.logs.parsers.request_counters.MetricsReader``, one HTTP GET, never on the GUI thread)
+and leaves the events for the panel's timer, with the same ``take()`` contract as the log followers
+(``log_worker.LogBatch``). The scrape is cheap (a text page of a few tens of KB).
 """
 
 from __future__ import annotations
@@ -26,20 +26,24 @@ INTERVAL_S = 1.0
 
 
 def metrics_url(profile: Profile | None) -> str | None:
-    """Where the panel reads a profile's counters: vLLM profiles only (their log lacks the numbers)."""
-    from kvswitch.core.models import ProfileKind  # noqa: PLC0415
-    from kvswitch.logs.vllm_metrics import metrics_url_for  # noqa: PLC0415
-
-    if profile is None or profile.kind != ProfileKind.VLLM or not profile.base_url:
+    """Where the panel reads a profile's counters: only for a server whose log lacks the numbers."""
+    if profile is None or not profile.base_url:
         return None
-    return metrics_url_for(profile.base_url)
+    from kvswitch import servers  # noqa: PLC0415 - after the first paint: the panel binds later
+    from kvswitch.logs.parsers.request_counters import metrics_url_for  # noqa: PLC0415
+
+    try:
+        server = servers.get(profile.kind)
+    except (KeyError, ValueError):
+        return None
+    return metrics_url_for(profile.base_url) if server.metrics.live_events else None
 
 
 class MetricsFollower:
     """A daemon thread scraping one ``/metrics`` URL; ``take()`` hands over its events and status."""
 
     def __init__(self, url: str, *, interval: float = INTERVAL_S, max_pending_events: int = 5000):
-        from kvswitch.logs.vllm_metrics import MetricsReader  # noqa: PLC0415
+        from kvswitch.logs.parsers.request_counters import MetricsReader  # noqa: PLC0415
 
         self.url = url
         self.interval = interval

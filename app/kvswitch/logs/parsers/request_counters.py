@@ -32,8 +32,8 @@ EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
 COUNTERS = (SUCCESS, PROMPT, QUERIES, HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
 
 #: the reasons an event carries (``engine_text`` translates them for the window)
-ONE_REQUEST = "from vLLM's /metrics: the counters' increase over one finished request"
-AGGREGATE = ("from vLLM's /metrics: {requests} requests finished between two scrapes; "
+ONE_REQUEST = "from the server's /metrics: the counters' increase over one finished request"
+AGGREGATE = ("from the server's /metrics: {requests} requests finished between two scrapes; "
              "their totals, not split per request")
 
 _NAME = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
@@ -166,7 +166,7 @@ class MetricsReader:
                     return []
                 body = answer.read()
         except NetworkLimitError as exc:
-            self.status = (f"{self.url} is not a vLLM metrics page (over 4 MB)"
+            self.status = (f"{self.url} is not a metrics page with request counters (over 4 MB)"
                            if isinstance(exc, ResponseTooLarge | UndecodableBody)
                            else f"waiting for {self.url}")
             self.deltas.reset()
@@ -177,9 +177,9 @@ class MetricsReader:
             return []
         values = parse_counters(body.decode("utf-8", "replace"))
         if not has_cache_counters(values):
-            self.status = f"{self.url} has no vLLM request counters"
+            self.status = f"{self.url} has no request counters"
             self.deltas.reset()
             return []
-        self.status = f"reading vLLM's counters at {self.url}"
+        self.status = f"reading the server's counters at {self.url}"
         now = datetime.datetime.now().astimezone().isoformat(timespec="milliseconds")
         return self.deltas.feed(values, timestamp=now)
