@@ -1,6 +1,6 @@
 """The editor's gateway fields on a real window: the gateway switch is saved, a save from the window keeps
-what the form has no field for (fallbacks, the protocol override, the context window), and a bridged
-client is named."""
+what the form has no field for (fallbacks, the protocol override, the context window, session slots),
+and a bridged client is named."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ def test_the_gateway_switch_is_saved_and_hidden_fields_survive_a_save(qtbot: Any
                                                                       store: Any) -> None:
     store.add(Profile(name="backup", kind="llama.cpp", base_url="http://127.0.0.1:8081"))
     store.add(Profile(name="chat", kind="llama.cpp", base_url="http://127.0.0.1:8080", targets=["claude"],
-                      fallbacks=["backup"], protocol="openai_chat", context_window=32768))
+                      fallbacks=["backup"], protocol="openai_chat", context_window=32768,
+                      slot_affinity=True))
     editor = window.editor
     editor.load_profile("chat")
     assert not editor.gateway_fields.via_gateway_box.isChecked()
@@ -30,6 +31,7 @@ def test_the_gateway_switch_is_saved_and_hidden_fields_survive_a_save(qtbot: Any
     assert saved.via_gateway
     assert saved.model == "tiny"
     assert (saved.fallbacks, saved.protocol, saved.context_window) == (["backup"], "openai_chat", 32768)
+    assert saved.slot_affinity
 
     editor.load_profile("backup")
     assert not editor.gateway_fields.via_gateway_box.isChecked()

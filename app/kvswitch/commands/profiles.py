@@ -147,6 +147,11 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
                         help="local backends: the gateway puts Claude Code's shared context (environment "
                         "block, reminders) before the user's words, so a new conversation reuses the cache")
     stable.add_argument("--no-stable-prefix", dest="stable_prefix", action="store_const", const=False)
+    slots = parser.add_mutually_exclusive_group()
+    slots.add_argument("--session-slots", dest="slot_affinity", action="store_const", const=True,
+                       help="llama.cpp with several slots (-np N): the gateway gives each session's main "
+                       "conversation its own slot (id_slot, through the chat bridge), side requests another")
+    slots.add_argument("--no-session-slots", dest="slot_affinity", action="store_const", const=False)
     if adding:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
@@ -201,6 +206,8 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["protocol"] = args.protocol
     if args.stable_prefix is not None:
         data["stable_prefix"] = args.stable_prefix
+    if args.slot_affinity is not None:
+        data["slot_affinity"] = args.slot_affinity
     if args.via_gateway is not None:
         data["via_gateway"] = args.via_gateway
     if args.fallback is not None:
@@ -340,6 +347,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         where = "on" if profile.kind.is_local else "set, but off: only for local backends"
         out(f"stable prefix: {where} (the gateway moves Claude Code's environment block before the "
             "user's words)")
+    if profile.slot_affinity:
+        where = "on" if profile.kind == ProfileKind.LLAMA_CPP else "set, but off: only for llama.cpp"
+        out(f"session slots: {where} (one llama-server slot per session's main conversation, id_slot)")
     if profile.via_gateway:
         out("via gateway: yes (the clients' files point at the local gateway)")
     if profile.fallbacks:

@@ -102,6 +102,7 @@ PROFILE = Model({
     "protocol": (Optional(OneOf(rules.WIRE_PROTOCOLS)), None),
     "context_window": (Optional(Exact(int, *rules.CONTEXT_WINDOW_RANGE)), None),
     "stable_prefix": (_BOOL, False),
+    "slot_affinity": (_BOOL, False),
 }, forbid_extra=True, check=lambda p: rules.check_not_own_fallback(p["name"], p["fallbacks"]))
 
 _MAYBE_INT = Optional(Exact(int))

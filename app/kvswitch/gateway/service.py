@@ -33,7 +33,7 @@ from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway import model_routes
+from kvswitch.gateway import model_routes, slots
 from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
@@ -75,8 +75,7 @@ log = logging.getLogger("kvswitch.gateway.usage")
 #: the client credentials the gateway consumes (the local token) and never forwards
 CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
 STATUS_PATH = "/_kvswitch/status"
-#: how long an answer's end may wait for its usage row while the writer keeps up (a write is tens of µs;
-#: a failing or stalled writer is not waited for at all)
+#: how long an answer's end may wait for its usage row while the writer keeps up (a write is tens of µs)
 ROW_WAIT_S = 0.25
 
 
@@ -112,6 +111,7 @@ class GatewayHandler(Handler):
         self.cache_truth = CacheTruth()
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
+        self.slots = slots.SessionSlots()  # ``id_slot`` per session, where a profile asks (``slot_affinity``)
 
     async def cleanup(self) -> None:
         await asyncio.to_thread(self.usage.close)  # writes the rows handed over, off the event loop
@@ -147,8 +147,7 @@ class GatewayHandler(Handler):
             return {}  # ``candidates`` words the store's error
 
     def _upstream_protocol(self, profile: Profile, client: WireProtocol) -> WireProtocol:
-        """``routing.upstream_protocol``, remembered per profile until the profiles change: it looks
-        the URL up in the whole vendor catalog, about 30 µs a request."""
+        """``routing.upstream_protocol``, kept per profile until the profiles change (30 µs a lookup)."""
         key = (profile.name, client)
         found = self._protocols.get(key)
         if found is None:
@@ -270,6 +269,7 @@ class GatewayHandler(Handler):
             except (LookupError, ValueError) as exc:  # no bridge for this backend's protocol, or a
                 reasons.append(f"{profile.name}: {exc}")  # conversion fault another profile may not have
                 continue
+            planned.body = await self.slots.place(self.session, planned, row, body)  # ``id_slot``, asked for
             headers = base_headers.copy()
             headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
             if planned.bridge is not None:

@@ -13,7 +13,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from kvswitch.core.catalog import vendors_for_host
-from kvswitch.core.models import Profile, WireProtocol
+from kvswitch.core.models import Profile, ProfileKind, WireProtocol
 from kvswitch.servers import get
 
 Client = Literal["claude", "codex"]
@@ -62,6 +62,8 @@ def upstream_protocol(profile: Profile, client: Client | WireProtocol) -> WirePr
     the client's own (the backend may still answer; nothing better is known)."""
     if profile.protocol is not None:
         return profile.protocol
+    if session_slots(profile) and client in ("claude", "anthropic"):
+        return "openai_chat"  # only chat completions honours ``id_slot`` on llama-server b11434
     if client == "openai_chat":
         return "openai_chat"  # a chat client on a conversation route is passed through
     who = client_of(client)
@@ -72,6 +74,12 @@ def upstream_protocol(profile: Profile, client: Client | WireProtocol) -> WirePr
     if "openai_chat" in served:
         return "openai_chat"
     return own
+
+
+def session_slots(profile: Profile) -> bool:
+    """Whether the gateway pins this profile's sessions to llama-server slots (``slot_affinity``, which
+    only llama.cpp serves: ``id_slot``)."""
+    return profile.slot_affinity and profile.kind == ProfileKind.LLAMA_CPP
 
 
 def bridged(profile: Profile, client: Client) -> bool:
@@ -86,7 +94,8 @@ def describe(profile: Profile, client: Client) -> str:
     name = "Claude Code" if client == "claude" else "Codex"
     if upstream == own:
         return f"{name}: {own} (no bridge)"
-    why = "set by --protocol" if profile.protocol is not None else "the backend does not serve " + own
+    why = ("set by --protocol" if profile.protocol is not None else "for --session-slots: id_slot"
+           if session_slots(profile) else "the backend does not serve " + own)
     return f"{name}: bridged {own} -> {upstream} through the gateway ({why})"
 
 

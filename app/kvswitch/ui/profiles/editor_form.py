@@ -72,6 +72,7 @@ class EditorFormMixin:
                 data["fallbacks"] = list(stored.fallbacks)
                 data["protocol"] = stored.protocol
                 data["context_window"] = stored.context_window
+                data["slot_affinity"] = stored.slot_affinity
             except KvSwitchError:
                 pass
         data["models"] = self.models_box.values()
