@@ -164,4 +164,4 @@ def test_cli_session_slots(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["profile", "add", "vl", "--kind", "vllm", "--session-slots"]) == 0
     capsys.readouterr()
     assert main(["profile", "show", "vl"]) == 0
-    assert "session slots: set, but off: only for llama.cpp" in capsys.readouterr().out
+    assert "session slots: set, but off: this kind of server has no slots to pin" in capsys.readouterr().out

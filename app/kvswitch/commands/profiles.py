@@ -35,6 +35,7 @@ from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data
 from kvswitch.servers.protocols import describe as describe_protocol
+from kvswitch.servers.protocols import session_slots
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.keyed import is_secret_key
@@ -149,8 +150,8 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
     stable.add_argument("--no-stable-prefix", dest="stable_prefix", action="store_const", const=False)
     slots = parser.add_mutually_exclusive_group()
     slots.add_argument("--session-slots", dest="slot_affinity", action="store_const", const=True,
-                       help="llama.cpp with several slots (-np N): the gateway gives each session's main "
-                       "conversation its own slot (id_slot, through the chat bridge), side requests another")
+                       help="a local server with several slots: the gateway gives each session's main "
+                       "conversation its own slot (through the chat bridge), side requests another")
     slots.add_argument("--no-session-slots", dest="slot_affinity", action="store_const", const=False)
     if adding:
         parser.add_argument(
@@ -348,8 +349,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         out(f"stable prefix: {where} (the gateway moves Claude Code's environment block before the "
             "user's words)")
     if profile.slot_affinity:
-        where = "on" if profile.kind == ProfileKind.LLAMA_CPP else "set, but off: only for llama.cpp"
-        out(f"session slots: {where} (one llama-server slot per session's main conversation, id_slot)")
+        where = "on" if session_slots(profile) else "set, but off: this kind of server has no slots to pin"
+        out(f"session slots: {where} (one server slot per session's main conversation)")
     if profile.via_gateway:
         out("via gateway: yes (the clients' files point at the local gateway)")
     if profile.fallbacks:

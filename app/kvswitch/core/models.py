@@ -120,9 +120,10 @@ class Profile(BaseModel):
     #: local backends only: the gateway puts the parts of Claude Code's prompt that every conversation
     #: in a project shares before the user's own words, so a new conversation reuses the server's cache
     stable_prefix: bool = False
-    #: llama.cpp backends only: the gateway sends Claude Code's requests through the chat bridge with an
-    #: ``id_slot`` per session (its main conversation one slot, its side requests another), so a second
-    #: session or a side request does not overwrite the main conversation's cached prompt
+    #: local servers with slots only (``servers.protocols.session_slots``): the gateway sends Claude
+    #: Code's requests through the chat bridge with a slot per session (its main conversation one
+    #: slot, its side requests another), so a second session or a side request does not overwrite
+    #: the main conversation's cached prompt
     slot_affinity: bool = False
 
     @field_validator("name")

@@ -1,14 +1,16 @@
-"""Session-affine slots (``slot_affinity``, opt-in per llama.cpp profile): an ``id_slot`` per session.
+"""Session-affine slots (``slot_affinity``, opt-in per profile): an ``id_slot`` per session.
 
-A llama-server started with ``-np N`` keeps one cached prompt per slot and, left to itself, gives a new
-request the slot whose cached prompt looks most like it. Claude Code's conversations all start with the
-same long system prompt and tools, so a second session (or a subagent) lands on the slot that holds
-the first one's conversation and overwrites it; the first one's next turn then re-processes its prompt.
-With the option on, the gateway names the slot: each session's main conversation keeps one slot (never
-two main conversations on one slot while there are slots for each), its side requests (a subagent, a
-request without tools, the small/fast model's) go to a slot no main conversation holds when there is
-one. llama-server b11434 honours ``id_slot`` on ``/v1/chat/completions`` only, so such a profile's
-Claude Code requests go through the chat bridge (``servers.protocols.upstream_protocol``).
+Which servers have slots to pin, and on which route, is ``servers.protocols``' knowledge
+(``session_slots``, ``upstream_protocol``). A server started with N slots keeps one cached prompt
+per slot and, left to itself, gives a new request the slot whose cached prompt looks most like it.
+Claude Code's conversations all start with the same long system prompt and tools, so a second
+session (or a subagent) lands on the slot that holds the first one's conversation and overwrites
+it; the first one's next turn then re-processes its prompt. With the option on, the gateway names
+the slot: each session's main conversation keeps one slot (never two main conversations on one
+slot while there are slots for each), its side requests (a subagent, a request without tools, the
+small/fast model's) go to a slot no main conversation holds when there is one. The measured server
+honours ``id_slot`` on ``/v1/chat/completions`` only (``docs/gateway.md``), so such a profile's
+Claude Code requests go through the chat bridge.
 
 The slot count is read from the server's ``/props`` (``total_slots``) and kept for a minute; a server
 that does not answer gets no ``id_slot`` (the request goes on unchanged: bookkeeping never breaks one).
