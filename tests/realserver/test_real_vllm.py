@@ -222,7 +222,7 @@ def test_live_panel_follows_vllms_metrics_without_a_log(vllm: RunningVllm, qtbot
     assert url == vllm.metrics_url
     panel.bind(None, "vllm", url)
     try:
-        qtbot.waitUntil(lambda: "reading vLLM" in panel.status_label.text(), timeout=30_000)
+        qtbot.waitUntil(lambda: "reading the server's counters" in panel.status_label.text(), timeout=30_000)
         prompt = make_prefix("live-panel-cccc", 40) + "\n" + SUFFIX_COLD
         _chat(vllm, prompt)
         qtbot.waitUntil(lambda: panel.events_model.rowCount() >= 1, timeout=60_000)
