@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 
 from kvswitch import servers
+from kvswitch.core.prometheus import parse_samples
 from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.answers import (
     SOURCE_PRIORITY,
@@ -32,24 +33,9 @@ __all__ = ["CACHE_METRICS", "SOURCE_PRIORITY", "Reading", "best_reading", "conte
            "readings_from_payload"]
 
 
-_METRIC_LINE = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+([-+0-9.eEinfNa]+)")
-
-
 def parse_metrics(text: str) -> dict[str, float]:
     """Prometheus text exposition → name → value (labelled series of one name are summed)."""
-    values: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = _METRIC_LINE.match(line.strip())
-        if not match:
-            continue
-        try:
-            value = float(match.group(3))
-        except ValueError:
-            continue
-        values[match.group(1)] = values.get(match.group(1), 0.0) + value
-    return values
+    return parse_samples(text)
 
 
 def metrics_reading(before: Mapping[str, float], after: Mapping[str, float]) -> Reading | None:

@@ -18,9 +18,9 @@ restarted: the next scrape is a new baseline and yields nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from kvswitch.core.prometheus import parse_samples
 from kvswitch.logs.model import CacheEvent
 
 SUCCESS = "vllm:request_success_total"
@@ -36,26 +36,13 @@ ONE_REQUEST = "from the server's /metrics: the counters' increase over one finis
 AGGREGATE = ("from the server's /metrics: {requests} requests finished between two scrapes; "
              "their totals, not split per request")
 
-_NAME = re.compile(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+_WANTED = frozenset(COUNTERS)
 
 
 def parse_counters(text: str) -> dict[str, float]:
     """The counters vLLM's cache truth needs from a Prometheus text page, summed over label sets
     (one per engine, finish reason or model). A counter the page lacks is absent, not zero."""
-    values: dict[str, float] = {}
-    wanted = frozenset(COUNTERS)
-    for line in text.splitlines():
-        if not line.startswith("vllm:"):
-            continue
-        match = _NAME.match(line)
-        if match is None or match.group(1) not in wanted:
-            continue
-        try:
-            value = float(match.group(3))
-        except ValueError:
-            continue
-        values[match.group(1)] = values.get(match.group(1), 0.0) + value
-    return values
+    return parse_samples(text, _WANTED)
 
 
 def has_cache_counters(values: dict[str, float]) -> bool:
