@@ -57,35 +57,63 @@ ALL_COMPONENTS=(llama-server claude-code codex codex-new opencode vllm)
 COMPONENT_FAILURES=()
 COMPONENT_EXPORTS=()
 
-# component LABEL VARIABLE COMMAND...: export VARIABLE as the path COMMAND prints. When COMMAND fails, its
-# last stderr line is the reason: under CI=true the run will fail naming LABEL and the reason; on a
+# component LABEL VARIABLE COMMAND...: start COMMAND in the background (the installers are independent:
+# a compiler build, pip and npm downloads overlap instead of queueing; a fresh machine is the slow case).
+# collect_components then exports VARIABLE as the path COMMAND printed. When COMMAND fails, its last
+# stderr line is the reason: under CI=true the run will fail naming LABEL and the reason; on a
 # developer's machine that tier's tests are skipped, each printing its reason in pytest's summary.
+COMPONENT_DIR=""
+COMPONENT_LABELS=()
+COMPONENT_VARIABLES=()
+COMPONENT_PIDS=()
+COMPONENT_STARTED=()
 component() {
-  local label="$1" variable="$2" out err path reason
+  local label="$1" variable="$2" index="${#COMPONENT_LABELS[@]}"
   shift 2
+  [ -n "$COMPONENT_DIR" ] || COMPONENT_DIR="$(mktemp -d)"
+  COMPONENT_LABELS+=("$label")
+  COMPONENT_VARIABLES+=("$variable")
+  COMPONENT_STARTED+=("$SECONDS")
   if [ -n "${!variable:-}" ] && [ -f "${!variable}" ] && [ -x "${!variable}" ]; then
-    path="${!variable}"
-  else
-    out="$(mktemp)" err="$(mktemp)"
-    if { "$@" 2>&1 1>&3 3>&- | tee "$err" >&2; } 3>"$out"; then
-      path="$(tail -n 1 "$out")"
+    printf '%s\n' "${!variable}" > "$COMPONENT_DIR/$index.out"
+    COMPONENT_PIDS+=("")
+    return 0
+  fi
+  ( "$@" > "$COMPONENT_DIR/$index.out" 2> "$COMPONENT_DIR/$index.err" ) &
+  COMPONENT_PIDS+=("$!")
+}
+
+# collect_components: wait for every installer started by `component`, in order; print each one's own
+# messages as one block (not interleaved with the others'), then export or record the failure
+collect_components() {
+  local index label variable path reason rc
+  for index in "${!COMPONENT_LABELS[@]}"; do
+    label="${COMPONENT_LABELS[$index]}" variable="${COMPONENT_VARIABLES[$index]}" path="" reason="" rc=0
+    if [ -n "${COMPONENT_PIDS[$index]}" ]; then
+      wait "${COMPONENT_PIDS[$index]}" || rc=$?
+      [ -s "$COMPONENT_DIR/$index.err" ] && sed "s/^/[$label] /" "$COMPONENT_DIR/$index.err" >&2
+      echo "dev.sh: $label: installer finished in $((SECONDS - COMPONENT_STARTED[index])) s" >&2
+    fi
+    if [ "$rc" -eq 0 ]; then
+      path="$(tail -n 1 "$COMPONENT_DIR/$index.out")"
       reason="its installer printed no path"
     else
-      reason="$(grep -v '^[[:space:]]*$' "$err" | tail -n 1)"
+      reason="$(grep -v '^[[:space:]]*$' "$COMPONENT_DIR/$index.err" | tail -n 1)"
       reason="${reason:-its installer exited non-zero and said nothing}"
     fi
-    rm -f "$out" "$err"
-  fi
-  if [ -n "${path:-}" ]; then
-    export "$variable=$path"
-    COMPONENT_EXPORTS+=("$variable=$path")
-    echo "dev.sh: $label: $path" >&2
-  elif under_ci; then
-    COMPONENT_FAILURES+=("$label: $reason")
-    echo "dev.sh: $label could not be installed or found: $reason" >&2
-  else
-    echo "dev.sh: $label could not be installed or found ($reason); its tests will be skipped" >&2
-  fi
+    if [ -n "$path" ]; then
+      export "$variable=$path"
+      COMPONENT_EXPORTS+=("$variable=$path")
+      echo "dev.sh: $label: $path" >&2
+    elif under_ci; then
+      COMPONENT_FAILURES+=("$label: $reason")
+      echo "dev.sh: $label could not be installed or found: $reason" >&2
+    else
+      echo "dev.sh: $label could not be installed or found ($reason); its tests will be skipped" >&2
+    fi
+  done
+  rm -rf "$COMPONENT_DIR"
+  COMPONENT_DIR=""
 }
 
 # the vLLM tier's installer prints the python of vLLM's venv; under CI a checkout without it fails
@@ -94,9 +122,9 @@ vllm_python() {
   bash scripts/install_vllm.sh
 }
 
-# install_components [NAME...]: install or find the named components (default: all of ALL_COMPONENTS);
-# under CI=true, exit 1 naming every one that is missing, with its reason
-install_components() {
+# start_components [NAME...]: start installing or finding the named components (default: all of
+# ALL_COMPONENTS), each in the background
+start_components() {
   local name
   [ $# -gt 0 ] || set -- "${ALL_COMPONENTS[@]}"
   for name in "$@"; do
@@ -111,6 +139,12 @@ install_components() {
       *) echo "dev.sh: no component '$name' (known: ${ALL_COMPONENTS[*]})" >&2; exit 2 ;;
     esac
   done
+}
+
+# finish_components: wait for them, export what they found; under CI=true, exit 1 naming every one that
+# is missing, with its reason
+finish_components() {
+  collect_components
   if [ ${#COMPONENT_FAILURES[@]} -gt 0 ]; then
     echo "dev.sh: CI=true and ${#COMPONENT_FAILURES[@]} real component(s) could not be installed or found:" >&2
     printf 'dev.sh:   %s\n' "${COMPONENT_FAILURES[@]}" >&2
@@ -128,8 +162,9 @@ case "$mode" in
     apt_install "${APT_RUNTIME[@]}" "${APT_TEST[@]}"
     # Node.js may come from elsewhere than Debian (its own npm conflicts with Debian's): only fill a gap.
     command -v npm >/dev/null || apt_install nodejs npm
+    start_components  # while the app's own venv installs
     python_env "[test]"
-    install_components
+    finish_components
     export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
     "$VENV/bin/ruff" check app tests benchmarks scripts
     "$VENV/bin/mypy"
@@ -142,7 +177,8 @@ case "$mode" in
     ;;
   components)
     # the component section alone (no apt, no venv): `eval "$(scripts/dev.sh components)"` exports them
-    install_components "$@"
+    start_components "$@"
+    finish_components
     for assignment in "${COMPONENT_EXPORTS[@]}"; do printf 'export %q\n' "$assignment"; done
     ;;
   translations)
