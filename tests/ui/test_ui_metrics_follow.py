@@ -15,6 +15,8 @@ from kvswitch.ui.logs.log_panel import LogPanel
 from kvswitch.ui.logs.metrics_follower import metrics_url
 from support.net import free_port
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
 
 def test_only_vllm_profiles_are_followed_by_their_counters() -> None:
     vllm = Profile(name="v", kind=ProfileKind.VLLM, base_url="http://127.0.0.1:8000/v1", model="tiny",
@@ -56,3 +58,30 @@ def test_a_page_that_is_not_vllms_says_so(qtbot: Any, tmp_path: Path) -> None:
             assert panel.events_model.rowCount() == 0
         finally:
             panel.stop()
+
+
+def test_a_log_with_a_line_per_request_stops_the_counters(qtbot: Any, tmp_path: Path) -> None:
+    """A vLLM profile whose log has per-request lines (LMCache's in-process connector) would list each
+    request twice, once from the log and once from ``/metrics``: the first logged request stops the
+    counters, and the status says so."""
+    from kvswitch.core.models import LogSource  # noqa: PLC0415
+
+    lines = [line for line in (FIXTURES / "pasted-lines" / "lmcache_vllm.log").read_text().splitlines()
+             if "LMCache hit tokens" in line]
+    assert lines
+    log_file = tmp_path / "vllm.log"
+    log_file.write_text("")
+    panel = LogPanel()
+    qtbot.addWidget(panel)
+    panel.bind(LogSource(kind="file", path=str(log_file)), "vllm", f"http://127.0.0.1:{free_port()}/metrics")
+    try:
+        assert panel._metrics is not None and panel._metrics.alive
+        qtbot.waitUntil(lambda: "following" in panel.status_label.text(), timeout=10_000)
+        with log_file.open("a", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        qtbot.waitUntil(lambda: panel.events_model.rowCount() == len(lines), timeout=20_000)
+        qtbot.waitUntil(lambda: panel._metrics is None, timeout=5_000)
+        assert "no longer read" in panel.status_label.text()
+        assert {event.server for event in panel.events_model.events()} == {"lmcache"}
+    finally:
+        panel.stop()

@@ -1934,6 +1934,11 @@
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
+        <location filename="../logs/log_panel.py" line="255"/>
+        <source>The log has a line per request: the server&apos;s counters are no longer read (they would list the same requests twice).</source>
+        <translation>日志中每个请求都有一行：不再读取服务器的计数器（否则同一请求会列出两次）。</translation>
+    </message>
+    <message>
         <location filename="../logs/log_sources.py" line="23"/>
         <source>A cloud API has no server log by nature: the vendor runs the server. Its requests through the gateway, with their cache verdicts, are in the Usage tab.</source>
         <translation>云端 API 本来就没有服务器日志：服务器由服务商运行。经过网关的请求及其缓存判定在“用量”标签页中。</translation>

@@ -235,12 +235,25 @@ class LogPanel(LogTextActionsMixin, QWidget):
     @Slot()
     def _on_timer_timeout(self) -> None:
         if self._follower is not None:
-            self._flush(self._follower.take(), list_now=False)
+            batch = self._follower.take()
+            self._flush(batch, list_now=False)
+            if batch.events and self._metrics is not None:
+                self._stop_counters()
         if self._metrics is not None:
             self._flush(self._metrics.take(), list_now=False)
         if self._unlisted and self._listed_clock.elapsed() >= LIST_INTERVAL_MS:
             self._list_unlisted()
         self._draw_undrawn(DRAW_BUDGET_MS)
+
+    def _stop_counters(self) -> None:
+        """The log itself has a line per request (vLLM at debug level, LMCache's in-process connector):
+        its events are the same requests the counters would list again, so the counters stop, their
+        pending events dropped, and the status says why."""
+        assert self._metrics is not None
+        self._metrics.stop()
+        self._metrics = None
+        self._set_status(self.tr("The log has a line per request: the server's counters are no longer "
+                                 "read (they would list the same requests twice)."))
 
     def _flush(self, batch: LogBatch, list_now: bool = True) -> None:
         """Take in a batch: its requests go to the table (now, or with the next listing when
