@@ -75,7 +75,8 @@ def test_a_log_with_a_line_per_request_stops_the_counters(qtbot: Any, tmp_path: 
     qtbot.addWidget(panel)
     panel.bind(LogSource(kind="file", path=str(log_file)), "vllm", f"http://127.0.0.1:{free_port()}/metrics")
     try:
-        assert panel._metrics is not None and panel._metrics.alive
+        assert panel._metrics is not None
+        assert panel._metrics.alive
         qtbot.waitUntil(lambda: "following" in panel.status_label.text(), timeout=10_000)
         with log_file.open("a", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
