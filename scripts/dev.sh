@@ -86,10 +86,19 @@ component() {
 # collect_components: wait for every installer started by `component`, in order; print each one's own
 # messages as one block (not interleaved with the others'), then export or record the failure
 collect_components() {
-  local index label variable path reason rc
+  local index label variable path reason rc told
   for index in "${!COMPONENT_LABELS[@]}"; do
     label="${COMPONENT_LABELS[$index]}" variable="${COMPONENT_VARIABLES[$index]}" path="" reason="" rc=0
     if [ -n "${COMPONENT_PIDS[$index]}" ]; then
+      # a line a minute while it runs, so a CI log never goes silent through a long build
+      told=$SECONDS
+      while kill -0 "${COMPONENT_PIDS[$index]}" 2>/dev/null; do
+        sleep 2
+        if [ $((SECONDS - told)) -ge 60 ]; then
+          told=$SECONDS
+          echo "dev.sh: $label: still installing ($((SECONDS - COMPONENT_STARTED[index])) s)" >&2
+        fi
+      done
       wait "${COMPONENT_PIDS[$index]}" || rc=$?
       [ -s "$COMPONENT_DIR/$index.err" ] && sed "s/^/[$label] /" "$COMPONENT_DIR/$index.err" >&2
       echo "dev.sh: $label: installer finished in $((SECONDS - COMPONENT_STARTED[index])) s" >&2
