@@ -79,7 +79,12 @@ component() {
     COMPONENT_PIDS+=("")
     return 0
   fi
-  ( "$@" > "$COMPONENT_DIR/$index.out" 2> "$COMPONENT_DIR/$index.err" ) &
+  (
+    rc=0
+    "$@" > "$COMPONENT_DIR/$index.out" 2> "$COMPONENT_DIR/$index.err" || rc=$?
+    echo "$((SECONDS - COMPONENT_STARTED[index]))" > "$COMPONENT_DIR/$index.seconds"
+    exit "$rc"
+  ) &
   COMPONENT_PIDS+=("$!")
 }
 
@@ -101,7 +106,7 @@ collect_components() {
       done
       wait "${COMPONENT_PIDS[$index]}" || rc=$?
       [ -s "$COMPONENT_DIR/$index.err" ] && sed "s/^/[$label] /" "$COMPONENT_DIR/$index.err" >&2
-      echo "dev.sh: $label: installer finished in $((SECONDS - COMPONENT_STARTED[index])) s" >&2
+      echo "dev.sh: $label: installer took $(cat "$COMPONENT_DIR/$index.seconds" 2>/dev/null || echo '?') s" >&2
     fi
     if [ "$rc" -eq 0 ]; then
       path="$(tail -n 1 "$COMPONENT_DIR/$index.out")"
