@@ -1,6 +1,6 @@
 """Prometheus text exposition, read once for every place that needs a server's counters.
 
-Both the verify probes (any server's cache counter) and the live panel's vLLM follower read the same
+Both the verify probes (any server's cache counter) and the live panel's counters follower read the same
 ``/metrics`` page format; one reader keeps them agreeing on what a line is. Labelled series of one name
 (one per engine, finish reason or model) are summed, since each caller wants the server's total. A line
 that does not parse is skipped: a server's page is input, not something to fail on.

@@ -246,9 +246,9 @@ class LogPanel(LogTextActionsMixin, QWidget):
         self._draw_undrawn(DRAW_BUDGET_MS)
 
     def _stop_counters(self) -> None:
-        """The log itself has a line per request (vLLM at debug level, LMCache's in-process connector):
-        its events are the same requests the counters would list again, so the counters stop, their
-        pending events dropped, and the status says why."""
+        """The log itself has a line per request (some servers at debug level, or with an in-process
+        cache connector): its events are the same requests the counters would list again, so the
+        counters stop, their pending events dropped, and the status says why."""
         assert self._metrics is not None
         self._metrics.stop()
         self._metrics = None
