@@ -1934,7 +1934,7 @@
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="255"/>
+        <location filename="../logs/log_panel.py" line="257"/>
         <source>The log has a line per request: the server&apos;s counters are no longer read (they would list the same requests twice).</source>
         <translation>日志中每个请求都有一行：不再读取服务器的计数器（否则同一请求会列出两次）。</translation>
     </message>

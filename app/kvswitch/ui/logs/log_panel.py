@@ -248,9 +248,11 @@ class LogPanel(LogTextActionsMixin, QWidget):
     def _stop_counters(self) -> None:
         """The log itself has a line per request (some servers at debug level, or with an in-process
         cache connector): its events are the same requests the counters would list again, so the
-        counters stop, their pending events dropped, and the status says why."""
+        counters stop, their pending events dropped, and the status says why. The scraper thread is
+        told to stop but not waited for: it may be inside a GET of up to 5 s, and this runs on the GUI
+        thread (a daemon, its last scrape is simply never taken)."""
         assert self._metrics is not None
-        self._metrics.stop()
+        self._metrics.stop(timeout=0)
         self._metrics = None
         self._set_status(self.tr("The log has a line per request: the server's counters are no longer "
                                  "read (they would list the same requests twice)."))
