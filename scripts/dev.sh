@@ -59,7 +59,7 @@ COMPONENT_EXPORTS=()
 
 # component LABEL VARIABLE COMMAND...: start COMMAND in the background (the installers are independent:
 # a compiler build, pip and npm downloads overlap instead of queueing; a fresh machine is the slow case).
-# collect_components then exports VARIABLE as the path COMMAND printed. When COMMAND fails, its last
+# finish_components then exports VARIABLE as the path COMMAND printed. When COMMAND fails, its last
 # stderr line is the reason: under CI=true the run will fail naming LABEL and the reason; on a
 # developer's machine that tier's tests are skipped, each printing its reason in pytest's summary.
 COMPONENT_DIR=""
@@ -88,9 +88,10 @@ component() {
   COMPONENT_PIDS+=("$!")
 }
 
-# collect_components: wait for every installer started by `component`, in order; print each one's own
-# messages as one block (not interleaved with the others'), then export or record the failure
-collect_components() {
+# finish_components: wait for every installer started by `component`, in order; print each one's own
+# messages as one block (not interleaved with the others'), then export what it found; under CI=true,
+# exit 1 naming every one that is missing, with its reason
+finish_components() {
   local index label variable path reason rc told
   for index in "${!COMPONENT_LABELS[@]}"; do
     label="${COMPONENT_LABELS[$index]}" variable="${COMPONENT_VARIABLES[$index]}" path="" reason="" rc=0
@@ -128,6 +129,11 @@ collect_components() {
   done
   rm -rf "$COMPONENT_DIR"
   COMPONENT_DIR=""
+  if [ ${#COMPONENT_FAILURES[@]} -gt 0 ]; then
+    echo "dev.sh: CI=true and ${#COMPONENT_FAILURES[@]} real component(s) could not be installed or found:" >&2
+    printf 'dev.sh:   %s\n' "${COMPONENT_FAILURES[@]}" >&2
+    exit 1
+  fi
 }
 
 # the vLLM tier's installer prints the python of vLLM's venv; under CI a checkout without it fails
@@ -153,17 +159,6 @@ start_components() {
       *) echo "dev.sh: no component '$name' (known: ${ALL_COMPONENTS[*]})" >&2; exit 2 ;;
     esac
   done
-}
-
-# finish_components: wait for them, export what they found; under CI=true, exit 1 naming every one that
-# is missing, with its reason
-finish_components() {
-  collect_components
-  if [ ${#COMPONENT_FAILURES[@]} -gt 0 ]; then
-    echo "dev.sh: CI=true and ${#COMPONENT_FAILURES[@]} real component(s) could not be installed or found:" >&2
-    printf 'dev.sh:   %s\n' "${COMPONENT_FAILURES[@]}" >&2
-    exit 1
-  fi
 }
 
 case "$mode" in
