@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
+from kvswitch.core.prometheus import metrics_url
 from kvswitch.logs.parsers.request_counters import (
     HITS,
     PROMPT,
     SUCCESS,
     MetricsDeltas,
     has_cache_counters,
-    metrics_url_for,
     parse_counters,
 )
 
@@ -117,5 +117,5 @@ def test_a_page_without_the_counters_yields_nothing_and_keeps_the_baseline() -> 
 
 
 def test_the_metrics_url_is_beside_the_api_root() -> None:
-    assert metrics_url_for("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/metrics"
-    assert metrics_url_for("http://127.0.0.1:8000/") == "http://127.0.0.1:8000/metrics"
+    assert metrics_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/metrics"
+    assert metrics_url("http://127.0.0.1:8000/") == "http://127.0.0.1:8000/metrics"

@@ -167,9 +167,10 @@ def _events_until(reader: Any, finished: float, deadline_s: float = 60.0) -> lis
 def test_live_metrics_a_repeated_prompt_is_a_hit_event_with_vllms_numbers(vllm: RunningVllm) -> None:
     from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
 
-    from kvswitch.logs.parsers.request_counters import MetricsReader, metrics_url_for  # noqa: PLC0415
+    from kvswitch.core.prometheus import metrics_url  # noqa: PLC0415
+    from kvswitch.logs.parsers.request_counters import MetricsReader  # noqa: PLC0415
 
-    reader = MetricsReader(metrics_url_for(vllm.url + "/v1"))
+    reader = MetricsReader(metrics_url(vllm.url + "/v1"))
     assert reader.poll() == []  # the first scrape is the baseline
     start = _live_counters(vllm)
     prompt = make_prefix("live-metrics-aaaa", 40) + "\n" + SUFFIX_COLD

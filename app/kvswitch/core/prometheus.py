@@ -34,3 +34,10 @@ def parse_samples(text: str, names: Collection[str] | None = None) -> dict[str, 
             continue
         values[name] = values.get(name, 0.0) + value
     return values
+
+
+def metrics_url(base_url: str) -> str:
+    """Where a server at ``base_url`` keeps its page: ``http://h:8000/v1`` and ``http://h:8000`` both
+    give ``http://h:8000/metrics``."""
+    root = base_url.rstrip("/")
+    return (root[: -len("/v1")] if root.endswith("/v1") else root) + "/metrics"

@@ -18,7 +18,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvswitch.gateway.cache_truth_parts import PromptDigest, digest_prompt, part_text
@@ -71,35 +71,57 @@ class CacheTruth:
         while len(self._pending) > MAX_PENDING:
             self._pending.popitem(last=False)
 
-    def finish(self, row: UsageRow, *, local: bool) -> None:
-        """Judge the finished request from the row's server numbers (``input_tokens``, ``cached_tokens``)."""
+    def finish(self, row: UsageRow, *, local: bool) -> Callable[[], None] | None:
+        """Judge the finished request from the row's server numbers (``input_tokens``, ``cached_tokens``).
+
+        A row without them is remembered at once (the session's next request is judged against its
+        prompt) and gets its judgement from the call returned, once they are filled in
+        (``counts_fallback``); otherwise None."""
         pending = self._pending.pop(id(row), None)
         if pending is None or row.status is None or row.status >= 400:
-            return
+            return None
         try:
-            self._judge(row, pending, local)
+            return self._judge(row, pending, local)
         except Exception:  # noqa: BLE001 - bookkeeping must never break a request
             log.exception("cache record: could not judge the request")
+            return None
 
     # -- the ledger ---------------------------------------------------------------------------------
-    def _judge(self, row: UsageRow, pending: _Pending, local: bool) -> None:
+    def _judge(self, row: UsageRow, pending: _Pending, local: bool) -> Callable[[], None] | None:
         digest = digest_prompt(pending.body)
         if not digest.parts:
-            return
+            return None
         now = self.clock()
         identity = pending.identity
         reference = self.reference(digest, identity.session, row.upstream)
         between = self.ran_after(reference, row.upstream) if reference is not None else []
-        judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
-                          session=identity.session, agent=identity.agent, local=local, now=now)
-        if judgement.reason == PREFIX_CHANGED and judgement.detail is not None:
-            text = part_text(pending.body, str(judgement.detail.get("part")))
+        seen = Seen(identity.session, identity.agent, row.upstream, digest, row.input_tokens,
+                    row.cached_tokens, now, self._next_seq())
+
+        def verdict() -> None:
             judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
-                              session=identity.session, agent=identity.agent, local=local, now=now,
-                              excerpt=text)
-        _fill(row, judgement)
-        self.remember(Seen(identity.session, identity.agent, row.upstream, digest, row.input_tokens,
-                           row.cached_tokens, now, self._next_seq()))
+                              session=identity.session, agent=identity.agent, local=local, now=now)
+            if judgement.reason == PREFIX_CHANGED and judgement.detail is not None:
+                text = part_text(pending.body, str(judgement.detail.get("part")))
+                judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
+                                  session=identity.session, agent=identity.agent, local=local, now=now,
+                                  excerpt=text)
+            _fill(row, judgement)
+
+        if row.input_tokens is not None:
+            verdict()
+            self.remember(seen)
+            return None
+        self.remember(seen)
+
+        def later() -> None:
+            try:
+                verdict()
+                self._replace(replace(seen, prompt_tokens=row.input_tokens, cached_tokens=row.cached_tokens))
+            except Exception:  # noqa: BLE001 - bookkeeping must never break a request
+                log.exception("cache record: could not judge the request")
+
+        return later
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -139,6 +161,13 @@ class CacheTruth:
             self._upstreams.setdefault(seen.upstream, deque(maxlen=PER_UPSTREAM)).append(seen)
             if len(self._upstreams) > self.max_sessions:
                 self._upstreams.pop(next(iter(self._upstreams)))
+
+    def _replace(self, seen: Seen) -> None:
+        """Put ``seen`` where the entry of the same request is (its counts came in later)."""
+        for history in (self._sessions.get(seen.session or ""), self._upstreams.get(seen.upstream or "")):
+            for index, kept in enumerate(history or ()):
+                if kept.seq == seen.seq:
+                    history[index] = seen  # type: ignore[index]
 
     def sessions(self) -> int:
         return len(self._sessions)

@@ -38,6 +38,7 @@ from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConvert
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
 from kvswitch.gateway.cache_truth import CacheTruth
+from kvswitch.gateway.counts_fallback import CountsFallback
 from kvswitch.gateway.failover import CircuitBreaker, retryable
 from kvswitch.gateway.forward import (
     Attempt,
@@ -63,9 +64,9 @@ from kvswitch.gateway.routing import (
     upstream_protocol,
     upstream_url,
 )
+from kvswitch.gateway.row_numbers import RowNumbers
 from kvswitch.gateway.server import Handler
 from kvswitch.gateway.stream_end import ending_for
-from kvswitch.gateway.usage_answer import cost_of, load_prices, tokens_from_answer
 from kvswitch.gateway.usage_retention import retention_from_settings
 from kvswitch.gateway.usage_schema import UsageRow
 from kvswitch.gateway.usage_store import UsageStore
@@ -105,15 +106,17 @@ class GatewayHandler(Handler):
         self._routes_signature: tuple[int, int] | None = None
         #: never raises: a broken file is set aside (``usage.notice`` says so), a failing one is counted
         self.usage = UsageStore(usage_db(paths), retention=retention_from_settings(paths))
-        self.prices = load_prices(paths.config_dir)
-        self._row_failures = 0
         #: the live cache record (client, session, verdict, reason) of every request
         self.cache_truth = CacheTruth()
+        self.numbers = RowNumbers(paths.config_dir, self.cache_truth)
+        #: the prompt's counts from the server's /metrics when its answer carried none
+        self.counts = CountsFallback(lambda: self.session)
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
         self.slots = slots.SessionSlots()  # ``id_slot`` per session, where a profile asks (``slot_affinity``)
 
     async def cleanup(self) -> None:
+        await self.counts.drain()  # rows waiting for the server's counters
         await asyncio.to_thread(self.usage.close)  # writes the rows handed over, off the event loop
 
     # -- state --------------------------------------------------------------------------------------
@@ -209,28 +212,40 @@ class GatewayHandler(Handler):
             if stored:
                 return
             stored = True
-            self._record(row, current[-1] if current else None, reasons, started, chain)
+            attempt = current[-1] if current else None
+            judge_later = self.numbers.record(row, attempt, reasons, started, chain)
+            first_byte = started + attempt.first_byte_ms / 1000 if attempt and attempt.first_byte_ms else None
+            if self.counts.hold(row, first_byte, lambda filled: self._store_late(filled, judge_later)):
+                return  # stored once the server's counters are read (within seconds)
             done = self.usage.submit(row)
             if done is not None and self.usage.healthy(ROW_WAIT_S):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), ROW_WAIT_S)
 
         try:
-            async with asyncio.timeout(self.limits.max_response_seconds):
-                answer = await self._try_chain(request, route, chain, raw, body, base_headers,
-                                               started, row, reasons, current, store)
-        except TimeoutError:
-            message = deadline_message(self.limits, f"upstream of {row.profile}")
-            if current and current[-1].committed:
-                current[-1].cut = message
-                if request.transport is not None:
-                    request.transport.close()
-                answer = web.StreamResponse()
-            else:
-                row.status, row.error = 504, message
-                answer = refuse(504, f"gateway: {message}")
-        await store()
+            try:
+                async with asyncio.timeout(self.limits.max_response_seconds):
+                    answer = await self._try_chain(request, route, chain, raw, body, base_headers,
+                                                   started, row, reasons, current, store)
+            except TimeoutError:
+                message = deadline_message(self.limits, f"upstream of {row.profile}")
+                if current and current[-1].committed:
+                    current[-1].cut = message
+                    if request.transport is not None:
+                        request.transport.close()
+                    answer = web.StreamResponse()
+                else:
+                    row.status, row.error = 504, message
+                    answer = refuse(504, f"gateway: {message}")
+            await store()
+        finally:
+            self.counts.ended(row)  # whatever happened: the server's bookkeeping must not wait for it
         return answer
+
+    def _store_late(self, row: UsageRow, judge: Callable[[], None] | None) -> None:
+        if judge is not None and row.input_tokens is not None:
+            judge()
+        self.usage.submit(row)
 
     async def _try_chain(
         self, request: web.Request, route: Route, chain: list[Profile], raw: bytes, body: Any,
@@ -277,6 +292,8 @@ class GatewayHandler(Handler):
                 headers["Accept-Encoding"] = "identity"
             attempt = Attempt(planned.url)
             current.append(attempt)
+            if route.is_conversation:
+                self.counts.forwarding(profile, row)  # the server's counters, for an answer without them
             # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])
@@ -350,50 +367,11 @@ class GatewayHandler(Handler):
         url = upstream_url(profile, route, query, protocol if bridge else route.protocol, bridge is not None)
         return _Planned(profile, protocol, bridge, url, data, model)
 
-    def _record(self, row: UsageRow, attempt: Attempt | None, reasons: list[str], started: float,
-                chain: list[Profile]) -> None:
-        """``_finish_row``, guarded: a bug in reading the answer's numbers costs the row its numbers,
-        never the client its answer (logged once, counted with the store's errors)."""
-        try:
-            self._finish_row(row, attempt, reasons, started, chain)
-        except Exception as exc:  # noqa: BLE001 - bookkeeping must never reach the client
-            self._row_failures += 1
-            if self._row_failures == 1:
-                log.warning("usage row incomplete: reading the answer's numbers failed (%s: %s)",
-                            type(exc).__name__, exc)
-            row.notes = f"numbers not read: {type(exc).__name__}"
-
-    def _finish_row(self, row: UsageRow, attempt: Attempt | None, reasons: list[str], started: float,
-                    chain: list[Profile]) -> None:
-        row.duration_ms = (time.monotonic() - started) * 1000
-        if reasons and len(chain) > 1:
-            row.failover = "; ".join(reasons)
-        if attempt is None:
-            return
-        row.ttft_ms = attempt.first_byte_ms
-        if attempt.cut:
-            row.error = attempt.cut
-        tokens = tokens_from_answer(attempt.sample())
-        row.input_tokens, row.cached_tokens, row.output_tokens = (
-            tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
-        row.tokens_per_s = tokens.tokens_per_s
-        # the bounds that ended an attempt (``forward.Limits``), then what the answer's numbers lacked
-        lapsed = [r for r in reasons if r.endswith("(first-byte deadline)")] + (
-            [attempt.cut] if attempt.idle and attempt.cut else [])
-        row.notes = "; ".join([*lapsed, *tokens.notes])[:2000] or None
-        if row.tokens_per_s is None and tokens.output_tokens and attempt.elapsed_ms and attempt.first_byte_ms:
-            generating = (attempt.elapsed_ms - attempt.first_byte_ms) / 1000
-            if generating > 0:
-                row.tokens_per_s = tokens.output_tokens / generating
-        served = next((p for p in chain if p.name == row.profile), None)
-        row.cost = cost_of(row.model, tokens, self.prices, bool(served and served.is_local))
-        self.cache_truth.finish(row, local=bool(served and served.is_local))
-
     def status(self) -> dict[str, Any]:
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
         routes = self.routes()
         counters = self.usage.counters()
-        counters["usage_errors"] = int(counters["usage_errors"] or 0) + self._row_failures
+        counters["usage_errors"] = int(counters["usage_errors"] or 0) + self.numbers.failures
         return {"running": True, "pid": os.getpid(), "instance": INSTANCE, "routes": dict(routes.clients),
                 "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits(), **counters}
 

@@ -148,6 +148,13 @@ def cache_counters() -> tuple[CacheCounter, ...]:
     return tuple(counter for server in _SERVERS for counter in server.metrics.counters)
 
 
+def request_meters() -> tuple[tuple[CacheCounter, tuple[str, ...]], ...]:
+    """Each server's ``/metrics`` counter pair with the gauges that show it idle: the counters'
+    difference between two idle readings is the prompt of the requests that ran in between."""
+    return tuple((counter, server.metrics.in_flight) for server in _SERVERS if server.metrics.in_flight
+                 for counter in server.metrics.counters)
+
+
 def metrics_markers() -> tuple[str, ...]:
     """Substrings of a ``/metrics`` page showing that the server counts cache reuse there."""
     return tuple(marker for server in _SERVERS for marker in server.metrics.markers)
@@ -202,5 +209,5 @@ __all__ = [
     "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
     "answer_readers", "by_owner", "cache_counters", "codex_provider_ids", "default_ports", "find", "get",
     "identify", "infer_reuse", "kind_for_url", "local", "metrics_markers", "native_model_list", "preset",
-    "process_kind", "renderers", "routes", "source_priority",
+    "process_kind", "renderers", "request_meters", "routes", "source_priority",
 ]

@@ -168,6 +168,10 @@ class Metrics:
     #: its log has no per-request cache line at default verbosity: the live panel follows these
     #: counters instead (``logs.parsers.request_counters``), one event per finished request
     live_events: bool = False
+    #: gauges that are 0 only while the server runs no request (running, queued): a difference of the
+    #: counters between two idle readings holds whole requests only (the gateway's fallback for an
+    #: answer that carried no counts, ``gateway.counts_fallback``)
+    in_flight: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,13 @@ SERVER = Server(
         markers=("llamacpp:prompt_tokens_cached",),
         counters=(CacheCounter("llamacpp:prompt_tokens_cached_total", "llamacpp:prompt_tokens_total", 95,
                                total_excludes_cached=True),),
+        # b11434: both are gauges of tools/server (slots processing, tasks waiting for a slot). They let
+        # the gateway take an answer's counts from these counters when the answer has none: b11434
+        # sends a streamed Messages answer's message_start (the prompt's counts) with the first token's
+        # chunk (server-task.cpp, to_json_anthropic) and holds that chunk back when the token is an
+        # incomplete UTF-8 sequence, so that answer never carries them (measured with a bias on a lead
+        # byte, tests/gateway/test_gateway_counts_fallback.py)
+        in_flight=("llamacpp:requests_processing", "llamacpp:requests_deferred"),
     ),
     advice=Advice(
         miss=("llama-server did not keep the prefix: prompt caching may be off (--no-cache-prompt, or a "

@@ -113,12 +113,6 @@ class MetricsDeltas:
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
 
-def metrics_url_for(base_url: str) -> str:
-    """``http://h:8000/v1`` and ``http://h:8000`` both scrape ``http://h:8000/metrics``."""
-    root = base_url.rstrip("/")
-    return (root[: -len("/v1")] if root.endswith("/v1") else root) + "/metrics"
-
-
 class MetricsReader:
     """Scrapes one vLLM's ``/metrics`` and hands out the events each scrape completes.
 

@@ -30,13 +30,13 @@ def metrics_url(profile: Profile | None) -> str | None:
     if profile is None or not profile.base_url:
         return None
     from kvswitch import servers  # noqa: PLC0415 - after the first paint: the panel binds later
-    from kvswitch.logs.parsers.request_counters import metrics_url_for  # noqa: PLC0415
+    from kvswitch.core.prometheus import metrics_url as page_url  # noqa: PLC0415
 
     try:
         server = servers.get(profile.kind)
     except (KeyError, ValueError):
         return None
-    return metrics_url_for(profile.base_url) if server.metrics.live_events else None
+    return page_url(profile.base_url) if server.metrics.live_events else None
 
 
 class MetricsFollower:

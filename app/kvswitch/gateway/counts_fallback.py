@@ -1,0 +1,252 @@
+"""The server's own numbers for an answer that carried none, from its ``/metrics`` counters (issue 25).
+
+A local server can stream an answer without the event that holds the prompt's counts (the server
+modules say which, and when, beside their idle gauges). Such an answer says nothing of its prompt, but the
+server's counters counted it. So, for every conversation request to a local profile whose server has a
+counter pair and idle gauges (``servers.request_meters``), the gateway reads the page once as it
+forwards the request (not awaited: the request goes out at once): the *before* reading. When the answer
+had no counts, it reads the page again once the answer ended, until the counters moved: the *after*
+reading; the row waits for it (at most ``AFTER_WAIT_S``) and is stored then.
+
+A difference of counters is one request's numbers only when nothing else ran: both readings show the
+server idle (every in-flight gauge at 0), the before reading came back before the answer's first byte
+(so it was taken before the request was processed), no other gateway request to that server was in
+flight with this one, and none was forwarded before the after reading was asked for. Otherwise the row
+keeps no numbers and its note says why; a difference shared by two requests is no one request's. A
+request another program sent to the same server in between cannot be told apart: the note on every
+row so filled says where its numbers came from.
+
+A page that does not answer, or is no counters page (a server started without its metrics switch
+answers 501), is not asked again for ``RETRY_AFTER_S``; the rows meanwhile say why they have no
+numbers. A failure here leaves the row as it was; it never touches the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import aiohttp
+
+from kvswitch import servers
+from kvswitch.core.models import Profile
+from kvswitch.core.prometheus import metrics_url, parse_samples
+from kvswitch.core.redact import mask_url
+from kvswitch.gateway.upstream_head import describe_error
+from kvswitch.gateway.usage_schema import UsageRow
+
+log = logging.getLogger("kvswitch.gateway.counts_fallback")
+T = TypeVar("T")
+
+#: a page larger than this is not a server's counters and is not read whole
+MAX_PAGE_BYTES = 1 << 20
+#: one reading's deadline (a page is answered between two batches of the server's work)
+READ_TIMEOUT_S = 5.0
+#: how long a row without counts waits for the after reading before it is stored as it is
+AFTER_WAIT_S = 5.0
+#: between two after readings while the counters have not moved yet
+POLL_S = 0.05
+#: a page that did not answer is asked again after this long
+RETRY_AFTER_S = 600.0
+ALONGSIDE = "another request ran on the server at the same time"
+FILLED_NOTE = "prompt counts from the server's /metrics (the answer carried none)"
+
+
+@dataclass(slots=True)
+class Reading:
+    """One read of the page: the counters, whether the server was idle, and when it came back."""
+
+    values: dict[str, float]
+    idle: bool
+    at: float
+
+
+@dataclass(slots=True, eq=False)
+class Ticket:
+    """One forwarded request's part in its server's bookkeeping."""
+
+    server: _Server
+    index: int
+    before: asyncio.Task[Reading | None] | None
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    #: why a difference of the counters cannot be this request's alone (first reason found), or None
+    spoiled: str | None = None
+
+    def end(self) -> None:
+        """The answer is over (called once, whatever happened to it)."""
+        if not self.ended.is_set():
+            self.ended.set()
+            self.server.in_flight.discard(self)
+
+
+@dataclass(eq=False)
+class _Server:
+    url: str
+    forwarded: int = 0
+    in_flight: set[Ticket] = field(default_factory=set)
+    unavailable_until: float = 0.0
+    #: why its page did not answer last time
+    why: str = ""
+    key: str = field(default="", repr=False)
+
+
+def _meter(page: dict[str, float]) -> tuple[int, int] | None:
+    """(prompt tokens, cached tokens) so far on a page, by the first counter pair it has."""
+    for counter, _gauges in servers.request_meters():
+        if counter.cached in page and counter.total in page:
+            cached, total = page[counter.cached], page[counter.total]
+            return round(total + cached if counter.total_excludes_cached else total), round(cached)
+    return None
+
+
+def _gauges() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(g for _counter, gauges in servers.request_meters() for g in gauges))
+
+
+class CountsFallback:
+    """The gateway's readings of its local servers' pages, and the rows waiting for them."""
+
+    def __init__(self, session: Callable[[], aiohttp.ClientSession],
+                 clock: Callable[[], float] = time.monotonic):
+        self._session = session
+        self._clock = clock
+        self._servers: dict[str, _Server] = {}
+        self._names = {name for counter, gauges in servers.request_meters()
+                       for name in (counter.cached, counter.total, *gauges)}
+        self._gauges = _gauges()
+        self._tickets: dict[int, Ticket] = {}
+        #: tasks kept alive while they run (the event loop holds only weak references)
+        self._tasks: set[asyncio.Task[object]] = set()
+
+    # -- as the request is forwarded ---------------------------------------------------------------
+    def forwarding(self, profile: Profile, row: UsageRow) -> None:
+        """Take the before reading for ``row``'s conversation request to ``profile`` (local profiles
+        only); a request failing over to another profile ends its earlier attempt's part."""
+        self.ended(row)
+        if not profile.is_local or not profile.base_url or not self._names:
+            return
+        url = metrics_url(profile.base_url)
+        server = self._servers.get(url)
+        if server is None:
+            server = self._servers[url] = _Server(url)
+        server.forwarded += 1
+        resting = self._clock() < server.unavailable_until  # it did not answer lately: not asked now
+        server.key = profile.key or ""  # a server started with a key asks for it on /metrics too
+        ticket = Ticket(server, server.forwarded, None if resting else self._keep(self._read(server)))
+        for other in server.in_flight:
+            other.spoiled = other.spoiled or ALONGSIDE
+            ticket.spoiled = ticket.spoiled or ALONGSIDE
+        server.in_flight.add(ticket)
+        self._tickets[id(row)] = ticket
+
+    def ended(self, row: UsageRow) -> None:
+        """``row``'s answer is over, whatever happened to it (the handler's last step)."""
+        ticket = self._tickets.pop(id(row), None)
+        if ticket is not None:
+            ticket.end()
+
+    # -- a row whose answer had no counts ----------------------------------------------------------
+    def hold(self, row: UsageRow, first_byte_at: float | None, then: Callable[[UsageRow], None]) -> bool:
+        """When ``row`` lacks the prompt's counts and its server can be read: fill it in the background
+        and hand it to ``then`` (always, filled or not); True when it was taken."""
+        ticket = self._tickets.get(id(row))
+        if ticket is None or row.input_tokens is not None or row.status != 200:
+            return False
+        self._keep(self._fill(row, ticket, first_byte_at, then))
+        return True
+
+    def _keep(self, work: Coroutine[object, object, T]) -> asyncio.Task[T]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Let the rows waiting for their numbers finish (the gateway is stopping)."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=AFTER_WAIT_S + READ_TIMEOUT_S)
+
+    async def _fill(self, row: UsageRow, ticket: Ticket, first_byte_at: float | None,
+                    then: Callable[[UsageRow], None]) -> None:
+        try:
+            why = await self._numbers(row, ticket, first_byte_at)
+            if why is not None:
+                row.notes = "; ".join(filter(None, [row.notes, f"prompt counts not known: {why}"]))[:2000]
+        except Exception:  # noqa: BLE001 - bookkeeping must never break a request
+            log.exception("the server's counters could not be read for a row")
+        finally:
+            then(row)
+
+    async def _numbers(self, row: UsageRow, ticket: Ticket, first_byte_at: float | None) -> str | None:
+        """Fill ``row`` from the two readings, or say why not."""
+        before = await ticket.before if ticket.before is not None else None
+        if before is None:
+            return f"{mask_url(ticket.server.url)} did not answer ({ticket.server.why})"
+        if ticket.spoiled is not None:
+            return ticket.spoiled
+        if not before.idle:
+            return "the server was busy when the request was forwarded"
+        if first_byte_at is not None and before.at > first_byte_at:
+            return "the server's counters came back after the answer began"
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ticket.ended.wait(), AFTER_WAIT_S)
+        start = _meter(before.values)
+        assert start is not None  # ``_read`` returns no reading without them
+        deadline = self._clock() + AFTER_WAIT_S
+        while True:
+            if ticket.spoiled is not None:
+                return ticket.spoiled
+            if ticket.server.forwarded != ticket.index:
+                return "the next request reached the server before its counters were read"
+            after = await self._read(ticket.server)
+            if after is None:
+                return f"{mask_url(ticket.server.url)} did not answer ({ticket.server.why})"
+            end = _meter(after.values)
+            if ticket.server.forwarded != ticket.index:
+                return "the next request reached the server before its counters were read"
+            if end is not None and after.idle and end != start:
+                prompt, cached = end[0] - start[0], end[1] - start[1]
+                if prompt <= 0 or not 0 <= cached <= prompt:
+                    return f"the server's counters moved by {prompt} prompt and {cached} cached tokens"
+                row.input_tokens, row.cached_tokens = prompt, cached
+                row.notes = "; ".join(filter(None, [row.notes, FILLED_NOTE]))[:2000]
+                return None
+            if self._clock() >= deadline:
+                return f"the server's counters did not move within {AFTER_WAIT_S:.0f} s of the answer's end"
+            await asyncio.sleep(POLL_S)
+
+    # -- the page ----------------------------------------------------------------------------------
+    async def _read(self, server: _Server) -> Reading | None:
+        """One reading, or None (and the page is left alone for a while) when it does not answer."""
+        try:
+            async with asyncio.timeout(READ_TIMEOUT_S):
+                headers = {"Accept-Encoding": "identity"}
+                if server.key:
+                    headers["Authorization"] = f"Bearer {server.key}"
+                async with self._session().get(server.url, headers=headers) as answer:
+                    coding = answer.headers.get("Content-Encoding", "identity")
+                    if answer.status != 200 or coding != "identity":
+                        raise ValueError(f"HTTP {answer.status} {coding}")
+                    data = bytearray()
+                    async for piece in answer.content.iter_any():
+                        data += piece
+                        if len(data) > MAX_PAGE_BYTES:
+                            raise ValueError("page over 1 MB")
+        except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            server.unavailable_until = self._clock() + RETRY_AFTER_S
+            server.why = describe_error(exc) if not isinstance(exc, ValueError) else str(exc)
+            log.info("%s not read (%s); asked again in %.0f min", mask_url(server.url), server.why,
+                     RETRY_AFTER_S / 60)
+            return None
+        values = parse_samples(data.decode("utf-8", "replace"), self._names)
+        present = [name for name in self._gauges if name in values]
+        if _meter(values) is None or not present:
+            server.unavailable_until = self._clock() + RETRY_AFTER_S
+            server.why = "the page has no prompt counters and no in-flight gauges"
+            return None
+        return Reading(values, all(values[name] == 0 for name in present), self._clock())
