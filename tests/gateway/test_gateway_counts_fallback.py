@@ -109,6 +109,24 @@ def test_an_answer_without_counts_gets_the_servers_numbers_and_a_verdict(gateway
         assert second.reusable_tokens
 
 
+def test_back_to_back_requests_each_get_their_own_numbers(gateway: int, tmp_path: Path) -> None:
+    """The next request leaves the moment an answer ends (as Claude Code sends its next one): its own
+    before reading is the previous one's after reading, and each row still carries its own numbers."""
+    paths = AppPaths.default()
+    with llama_server(tmp_path / "server", *LEAD_BYTE_BIAS, "--cache-ram", "0") as server:
+        token = _profile(server)
+        before = _counters(server)
+        for n in range(4):
+            _ask(gateway, token, _body(f"say hi {n}"), f"s{n}")
+        rows = _rows(paths, 4)
+        after = _counters(server)
+        assert all(FILLED_NOTE in (r.notes or "") for r in rows), [r.notes for r in rows]
+        # the four rows add up to the server's own count over the four requests, each a new prompt
+        assert sum(r.input_tokens or 0 for r in rows) == (after[0] - before[0]) + (after[1] - before[1])
+        assert sum(r.cached_tokens or 0 for r in rows) == after[1] - before[1]
+        assert all((r.input_tokens or 0) > 2000 for r in rows)
+
+
 def test_requests_side_by_side_keep_no_numbers_and_say_why(gateway: int, tmp_path: Path) -> None:
     paths = AppPaths.default()
     with llama_server(tmp_path / "server", *LEAD_BYTE_BIAS, parallel=2) as server:

@@ -10,11 +10,12 @@ reading; the row waits for it (at most ``AFTER_WAIT_S``) and is stored then.
 
 A difference of counters is one request's numbers only when nothing else ran: both readings show the
 server idle (every in-flight gauge at 0), the before reading came back before the answer's first byte
-(so it was taken before the request was processed), no other gateway request to that server was in
-flight with this one, and none was forwarded before the after reading was asked for. Otherwise the row
-keeps no numbers and its note says why; a difference shared by two requests is no one request's. A
-request another program sent to the same server in between cannot be told apart: the note on every
-row so filled says where its numbers came from.
+(so it was taken before the request was processed), and no other gateway request to that server was in
+flight with this one. A client often sends its next request the moment an answer ends, before the after
+reading is asked for: that request's own before reading, taken before it ran, is then this one's after
+reading. Otherwise the row keeps no numbers and its note says why; a difference shared by two requests
+is no one request's. A request another program sent to the same server in between cannot be told
+apart: the note on every row so filled says where its numbers came from.
 
 A page that does not answer, or is no counters page (a server started without its metrics switch
 answers 501), is not asked again for ``RETRY_AFTER_S``; the rows meanwhile say why they have no
@@ -49,6 +50,9 @@ MAX_PAGE_BYTES = 1 << 20
 READ_TIMEOUT_S = 5.0
 #: how long a row without counts waits for the after reading before it is stored as it is
 AFTER_WAIT_S = 5.0
+#: how long forwarding waits for the before reading's request to be sent (a new connection on loopback
+#: takes about a millisecond; the request is not held longer than this)
+SENT_WAIT_S = 0.005
 #: between two after readings while the counters have not moved yet
 POLL_S = 0.05
 #: a page that did not answer is asked again after this long
@@ -71,24 +75,24 @@ class Ticket:
     """One forwarded request's part in its server's bookkeeping."""
 
     server: _Server
-    index: int
     before: asyncio.Task[Reading | None] | None
-    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    #: the next request's before reading, when it was forwarded before this one's after reading was
+    #: asked for: taken before that request ran, it is this one's after reading
+    after: asyncio.Task[Reading | None] | None = None
     #: why a difference of the counters cannot be this request's alone (first reason found), or None
     spoiled: str | None = None
 
     def end(self) -> None:
-        """The answer is over (called once, whatever happened to it)."""
-        if not self.ended.is_set():
-            self.ended.set()
-            self.server.in_flight.discard(self)
+        """The answer is over (whatever happened to it)."""
+        self.server.in_flight.discard(self)
 
 
 @dataclass(eq=False)
 class _Server:
     url: str
-    forwarded: int = 0
     in_flight: set[Ticket] = field(default_factory=set)
+    #: ended requests whose rows wait for an after reading
+    awaiting: set[Ticket] = field(default_factory=set)
     unavailable_until: float = 0.0
     #: why its page did not answer last time
     why: str = ""
@@ -104,6 +108,12 @@ def _meter(page: dict[str, float]) -> tuple[int, int] | None:
     return None
 
 
+async def _on_headers_sent(_session: aiohttp.ClientSession, context: object, _params: object) -> None:
+    sent = getattr(context, "trace_request_ctx", None)
+    if isinstance(sent, asyncio.Event):
+        sent.set()
+
+
 def _gauges() -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for _counter, gauges in servers.request_meters() for g in gauges))
 
@@ -111,9 +121,8 @@ def _gauges() -> tuple[str, ...]:
 class CountsFallback:
     """The gateway's readings of its local servers' pages, and the rows waiting for them."""
 
-    def __init__(self, session: Callable[[], aiohttp.ClientSession],
-                 clock: Callable[[], float] = time.monotonic):
-        self._session = session
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._session: aiohttp.ClientSession | None = None
         self._clock = clock
         self._servers: dict[str, _Server] = {}
         self._names = {name for counter, gauges in servers.request_meters()
@@ -124,9 +133,12 @@ class CountsFallback:
         self._tasks: set[asyncio.Task[object]] = set()
 
     # -- as the request is forwarded ---------------------------------------------------------------
-    def forwarding(self, profile: Profile, row: UsageRow) -> None:
+    async def forwarding(self, profile: Profile, row: UsageRow) -> None:
         """Take the before reading for ``row``'s conversation request to ``profile`` (local profiles
-        only); a request failing over to another profile ends its earlier attempt's part."""
+        only); a request failing over to another profile ends its earlier attempt's part.
+
+        Returns once the reading's request is on the wire (at most ``SENT_WAIT_S``, about 0.1 ms on a
+        kept-alive connection), so that it reaches the server before the request it precedes."""
         self.ended(row)
         if not profile.is_local or not profile.base_url or not self._names:
             return
@@ -134,29 +146,41 @@ class CountsFallback:
         server = self._servers.get(url)
         if server is None:
             server = self._servers[url] = _Server(url)
-        server.forwarded += 1
         resting = self._clock() < server.unavailable_until  # it did not answer lately: not asked now
         server.key = profile.key or ""  # a server started with a key asks for it on /metrics too
-        ticket = Ticket(server, server.forwarded, None if resting else self._keep(self._read(server)))
+        sent = asyncio.Event()
+        before = None if resting else self._keep(self._read(server, sent))
+        ticket = Ticket(server, before)
+        for waiting in server.awaiting:
+            waiting.after = waiting.after or before
         for other in server.in_flight:
             other.spoiled = other.spoiled or ALONGSIDE
             ticket.spoiled = ticket.spoiled or ALONGSIDE
         server.in_flight.add(ticket)
         self._tickets[id(row)] = ticket
+        if before is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(sent.wait(), SENT_WAIT_S)
 
     def ended(self, row: UsageRow) -> None:
-        """``row``'s answer is over, whatever happened to it (the handler's last step)."""
+        """``row``'s answer is over: its upstream's answer ended (the row is being stored), or the
+        handler is done whatever happened (its last step)."""
         ticket = self._tickets.pop(id(row), None)
         if ticket is not None:
             ticket.end()
 
     # -- a row whose answer had no counts ----------------------------------------------------------
     def hold(self, row: UsageRow, first_byte_at: float | None, then: Callable[[UsageRow], None]) -> bool:
-        """When ``row`` lacks the prompt's counts and its server can be read: fill it in the background
-        and hand it to ``then`` (always, filled or not); True when it was taken."""
-        ticket = self._tickets.get(id(row))
-        if ticket is None or row.input_tokens is not None or row.status != 200:
+        """The upstream's answer to ``row`` ended (its row is being stored): when it lacked the prompt's
+        counts and its server can be read, fill it in the background and hand it to ``then`` (always,
+        filled or not); True when it was taken."""
+        ticket = self._tickets.pop(id(row), None)
+        if ticket is None:
             return False
+        ticket.end()  # the upstream's answer ended: what the server runs next is another request
+        if row.input_tokens is not None or row.status != 200:
+            return False
+        ticket.server.awaiting.add(ticket)
         self._keep(self._fill(row, ticket, first_byte_at, then))
         return True
 
@@ -167,9 +191,22 @@ class CountsFallback:
         return task
 
     async def drain(self) -> None:
-        """Let the rows waiting for their numbers finish (the gateway is stopping)."""
+        """Let the rows waiting for their numbers finish, then close the readers' connections (the
+        gateway is stopping)."""
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=AFTER_WAIT_S + READ_TIMEOUT_S)
+        if self._session is not None:
+            await self._session.close()
+
+    def _client(self) -> aiohttp.ClientSession:
+        """The readers' own pool (kept-alive connections to each server's page), which says when a
+        reading's request has been sent."""
+        if self._session is None or self._session.closed:
+            trace = aiohttp.TraceConfig()
+            trace.on_request_headers_sent.append(_on_headers_sent)
+            self._session = aiohttp.ClientSession(auto_decompress=False, trace_configs=[trace],
+                                                  timeout=aiohttp.ClientTimeout(total=READ_TIMEOUT_S))
+        return self._session
 
     async def _fill(self, row: UsageRow, ticket: Ticket, first_byte_at: float | None,
                     then: Callable[[UsageRow], None]) -> None:
@@ -180,6 +217,7 @@ class CountsFallback:
         except Exception:  # noqa: BLE001 - bookkeeping must never break a request
             log.exception("the server's counters could not be read for a row")
         finally:
+            ticket.server.awaiting.discard(ticket)
             then(row)
 
     async def _numbers(self, row: UsageRow, ticket: Ticket, first_byte_at: float | None) -> str | None:
@@ -193,22 +231,17 @@ class CountsFallback:
             return "the server was busy when the request was forwarded"
         if first_byte_at is not None and before.at > first_byte_at:
             return "the server's counters came back after the answer began"
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(ticket.ended.wait(), AFTER_WAIT_S)
         start = _meter(before.values)
         assert start is not None  # ``_read`` returns no reading without them
         deadline = self._clock() + AFTER_WAIT_S
         while True:
             if ticket.spoiled is not None:
                 return ticket.spoiled
-            if ticket.server.forwarded != ticket.index:
-                return "the next request reached the server before its counters were read"
-            after = await self._read(ticket.server)
+            adopted = ticket.after is not None
+            after = await (ticket.after if ticket.after is not None else self._read(ticket.server))
             if after is None:
                 return f"{mask_url(ticket.server.url)} did not answer ({ticket.server.why})"
             end = _meter(after.values)
-            if ticket.server.forwarded != ticket.index:
-                return "the next request reached the server before its counters were read"
             if end is not None and after.idle and end != start:
                 prompt, cached = end[0] - start[0], end[1] - start[1]
                 if prompt <= 0 or not 0 <= cached <= prompt:
@@ -216,19 +249,22 @@ class CountsFallback:
                 row.input_tokens, row.cached_tokens = prompt, cached
                 row.notes = "; ".join(filter(None, [row.notes, FILLED_NOTE]))[:2000]
                 return None
+            if adopted:  # the next request's reading found the server busy: the two cannot be told apart
+                return "the next request reached the server before its counters were read"
             if self._clock() >= deadline:
                 return f"the server's counters did not move within {AFTER_WAIT_S:.0f} s of the answer's end"
             await asyncio.sleep(POLL_S)
 
     # -- the page ----------------------------------------------------------------------------------
-    async def _read(self, server: _Server) -> Reading | None:
-        """One reading, or None (and the page is left alone for a while) when it does not answer."""
+    async def _read(self, server: _Server, sent: asyncio.Event | None = None) -> Reading | None:
+        """One reading, or None (and the page is left alone for a while) when it does not answer;
+        ``sent`` is set once its request is on the wire (or it failed)."""
         try:
             async with asyncio.timeout(READ_TIMEOUT_S):
                 headers = {"Accept-Encoding": "identity"}
                 if server.key:
                     headers["Authorization"] = f"Bearer {server.key}"
-                async with self._session().get(server.url, headers=headers) as answer:
+                async with self._client().get(server.url, headers=headers, trace_request_ctx=sent) as answer:
                     coding = answer.headers.get("Content-Encoding", "identity")
                     if answer.status != 200 or coding != "identity":
                         raise ValueError(f"HTTP {answer.status} {coding}")
@@ -238,6 +274,8 @@ class CountsFallback:
                         if len(data) > MAX_PAGE_BYTES:
                             raise ValueError("page over 1 MB")
         except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            if sent is not None:
+                sent.set()
             server.unavailable_until = self._clock() + RETRY_AFTER_S
             server.why = describe_error(exc) if not isinstance(exc, ValueError) else str(exc)
             log.info("%s not read (%s); asked again in %.0f min", mask_url(server.url), server.why,

@@ -110,7 +110,7 @@ class GatewayHandler(Handler):
         self.cache_truth = CacheTruth()
         self.numbers = RowNumbers(paths.config_dir, self.cache_truth)
         #: the prompt's counts from the server's /metrics when its answer carried none
-        self.counts = CountsFallback(lambda: self.session)
+        self.counts = CountsFallback()
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
         self.slots = slots.SessionSlots()  # ``id_slot`` per session, where a profile asks (``slot_affinity``)
@@ -293,7 +293,7 @@ class GatewayHandler(Handler):
             attempt = Attempt(planned.url)
             current.append(attempt)
             if route.is_conversation:
-                self.counts.forwarding(profile, row)  # the server's counters, for an answer without them
+                await self.counts.forwarding(profile, row)  # counters, for an answer that lacks them
             # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])
