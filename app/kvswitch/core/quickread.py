@@ -103,6 +103,7 @@ PROFILE = Model({
     "context_window": (Optional(Exact(int, *rules.CONTEXT_WINDOW_RANGE)), None),
     "stable_prefix": (_BOOL, False),
     "slot_affinity": (_BOOL, False),
+    "inline_system_as_user": (_BOOL, False),
 }, forbid_extra=True, check=lambda p: rules.check_not_own_fallback(p["name"], p["fallbacks"]))
 
 _MAYBE_INT = Optional(Exact(int))

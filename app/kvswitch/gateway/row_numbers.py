@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kvswitch.core.models import Profile
+from kvswitch.core.redact import mask_text
+from kvswitch.gateway.bridges.chat_stream import error_message
 from kvswitch.gateway.cache_truth import CacheTruth
 from kvswitch.gateway.forward import Attempt
 from kvswitch.gateway.usage_answer import cost_of, load_prices, tokens_from_answer
@@ -53,6 +55,9 @@ class RowNumbers:
         row.ttft_ms = attempt.first_byte_ms
         if attempt.cut:
             row.error = attempt.cut
+        elif row.status is not None and row.status >= 400 and not row.error:
+            # the server's own words, masked and short: why it refused is what the user needs to see
+            row.error = mask_text(_cause_first(error_message(attempt.error_body or attempt.sample())))[:300]
         tokens = tokens_from_answer(attempt.sample())
         row.input_tokens, row.cached_tokens, row.output_tokens = (
             tokens.input_tokens, tokens.cached_tokens, tokens.output_tokens)
@@ -69,3 +74,13 @@ class RowNumbers:
         local = bool(served and served.is_local)
         row.cost = cost_of(row.model, tokens, self.prices, local)
         return self.cache_truth.finish(row, local=local)
+
+
+def _cause_first(message: str) -> str:
+    """A multi-line error on one line, its last line first: a template engine's or a runtime's trace
+    ends with the cause (a server's chat template: "...in source: ... Error: Jinja Exception: System
+    message must be at the beginning.")."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return lines[0] if lines else message.strip()
+    return " | ".join([lines[-1], *lines[:-1]])

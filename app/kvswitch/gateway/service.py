@@ -34,7 +34,14 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
 from kvswitch.gateway import model_routes, slots
-from kvswitch.gateway.bridges import Bridge, BridgeRequestError, ResponseConverter, dump_body, pick_bridge
+from kvswitch.gateway.bridges import (
+    Bridge,
+    BridgeRequestError,
+    ResponseConverter,
+    dump_body,
+    inline_system,
+    pick_bridge,
+)
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
 from kvswitch.gateway.cache_truth import CacheTruth
@@ -348,11 +355,19 @@ class GatewayHandler(Handler):
         if model is not None:
             picked = model_routes.upstream_model(model, profile, self._profiles or {})
             model = picked or mapped_model(model, profile, others)
-        # the stabiliser (opt-in, local backends): Claude Code's shared context before the user's words
-        stable = route.is_conversation and isinstance(body, dict) and stabiliser_applies(
-            stable_prefix=profile.stable_prefix, local_backend=profile.kind.is_local, client=route.protocol)
-        if stable:
+        # opt-in, local backends: Claude Code's shared context before the user's words (the stabiliser),
+        # its inline system messages as user messages in place (for templates that refuse them)
+        conversation = route.is_conversation and isinstance(body, dict)
+        local = profile.kind.is_local
+        rewrote = conversation and stabiliser_applies(
+            stable_prefix=profile.stable_prefix, local_backend=local, client=route.protocol)
+        if rewrote:
             body = stabilise(body)
+        if conversation and inline_system.applies(inline_system_as_user=profile.inline_system_as_user,
+                                                  local_backend=local, client=route.protocol):
+            rewritten = inline_system.as_user(body)
+            rewrote = rewrote or rewritten is not body
+            body = rewritten
         if bridge is not None:
             if not isinstance(body, dict):  # the client's mistake, the same for every profile
                 message = "a request to a bridged backend must be a JSON object"
@@ -360,7 +375,7 @@ class GatewayHandler(Handler):
                 raise BridgeRequestError(400, error, message)
             converted = bridge.convert_request({**body, "model": model} if model else body)
             data = dump_body(converted)
-        elif stable:
+        elif rewrote:
             data = dump_body({**body, "model": model} if model else body)
         else:
             data = rewrite_model(raw, body, model) if model is not None else raw
