@@ -9,9 +9,9 @@ import copy
 import pytest
 
 from bridges.sessions import claude_turns, first_difference
-from kvswitch.core.models import MESSAGES_PROTOCOL
+from kvswitch.core.models import MESSAGES_PROTOCOL, Profile
 from kvswitch.gateway.bridges import dump_body
-from kvswitch.gateway.bridges.inline_system import CLOSE, OPEN, applies, as_user
+from kvswitch.gateway.bridges.inline_system import CLOSE, OPEN, applies, as_user, remedies
 
 
 def test_the_environment_block_becomes_a_user_message_in_its_place() -> None:
@@ -67,3 +67,12 @@ def test_it_applies_only_when_asked_to_a_local_backend_for_claude_code() -> None
     assert not applies(inline_system_as_user=False, local_backend=True, client=MESSAGES_PROTOCOL)
     assert not applies(inline_system_as_user=True, local_backend=False, client=MESSAGES_PROTOCOL)
     assert not applies(inline_system_as_user=True, local_backend=True, client="openai_responses")
+
+
+def test_only_a_local_profile_without_the_option_is_told_about_it() -> None:
+    refusal = "Error: Jinja Exception: System message must be at the beginning. | ------------"
+    local = Profile(name="l", kind="llama.cpp", base_url="http://127.0.0.1:8080")
+    assert remedies(local, refusal)
+    assert not remedies(local, "Error: Jinja Exception: Conversation roles must alternate")
+    assert not remedies(local.model_copy(update={"inline_system_as_user": True}), refusal)
+    assert not remedies(Profile(name="c", kind="anthropic", base_url="https://api.anthropic.com"), refusal)

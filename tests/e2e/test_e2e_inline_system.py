@@ -12,6 +12,7 @@ server answers, turn after turn, from its cache (its own numbers, in the usage r
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -28,6 +29,7 @@ from support.llama import chat_template, llama_server
 from support.net import free_port
 
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(900)]
+log = logging.getLogger(__name__)
 
 REFUSAL = "System message must be at the beginning."
 
@@ -68,7 +70,8 @@ def test_inline_system_messages_as_user_pass_a_template_that_refuses_them(fake_h
                      "--cache-ram", "0", context=65536) as server,
         gateway_process(fake_home, port, tmp_path / "gateway.log"),
     ):
-        _add("plain", server.url)
+        # one retry, not Claude Code's default ten with back-off: the refusal is the same every time
+        _add("plain", server.url, "--env", "CLAUDE_CODE_MAX_RETRIES=1")
         _add("asuser", server.url, "--inline-system-as-user")
 
         # without the option: the template refuses the environment block in messages[1]; b11434 says so
@@ -82,6 +85,9 @@ def test_inline_system_messages_as_user_pass_a_template_that_refuses_them(fake_h
         assert all(r.status == 500 for r in refused), _dump(refused)
         # the row says why, cause first (the server's words, not its template trace)
         assert all(REFUSAL in (r.error or "")[:120] for r in refused), _dump(refused)
+        fix = "profile edit plain --inline-system-as-user"
+        assert all(fix in (r.notes or "") for r in refused), [r.notes for r in refused]
+        log.info("without the option: %s", _dump(refused))
 
         # with it: the same message as a user message in the same place, and the server answers
         assert main(["use", "asuser"]) == 0
@@ -90,6 +96,7 @@ def test_inline_system_messages_as_user_pass_a_template_that_refuses_them(fake_h
         for done in (first, again):  # 16 random tokens end the answer at the output cap (exit 1, answered)
             assert done.returncode == 0 or "exceeded the 16 output token maximum" in done.stdout, done.stdout
         rows = _rows(paths, "asuser")
+        log.info("with the option: %s", [(*_dump([r])[0], r.session, r.reason_detail) for r in rows])
         assert rows
         assert all(r.status == 200 for r in rows), _dump(rows)
         assert all(r.input_tokens is not None and r.verdict is not None for r in rows), _dump(rows)

@@ -77,3 +77,5 @@ def test_a_refused_request_keeps_the_servers_words_cause_first_and_masked(
     assert row.status == 500
     assert (row.error or "").startswith("Error: System message must be at the beginning. | Jinja error")
     assert "SECRETSECRET" not in (row.error or "")
+    # and it names the option that avoids it
+    assert "`kvswitch profile edit p --inline-system-as-user`" in (row.notes or ""), row.notes

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kvswitch.core.models import Profile
 from kvswitch.core.redact import mask_text
+from kvswitch.gateway.bridges import inline_system
 from kvswitch.gateway.bridges.chat_stream import error_message
 from kvswitch.gateway.cache_truth import CacheTruth
 from kvswitch.gateway.forward import Attempt
@@ -72,6 +73,10 @@ class RowNumbers:
                 row.tokens_per_s = tokens.output_tokens / generating
         served = next((p for p in chain if p.name == row.profile), None)
         local = bool(served and served.is_local)
+        if served is not None and row.error and inline_system.remedies(served, row.error):
+            fix = (f"the server's chat template takes a system message only first: `kvswitch profile edit "
+                   f"{served.name} --inline-system-as-user` hands Claude Code's on as user messages in place")
+            row.notes = "; ".join(filter(None, [row.notes, fix]))[:2000]
         row.cost = cost_of(row.model, tokens, self.prices, local)
         return self.cache_truth.finish(row, local=local)
 

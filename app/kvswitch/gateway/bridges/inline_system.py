@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvswitch.core.models import MESSAGES_PROTOCOL
+from kvswitch.core.models import MESSAGES_PROTOCOL, Profile
 
 OPEN, CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+#: what a chat template says when it refuses a system message after the first (the Qwen3 and Qwen3.5
+#: templates' ``raise_exception``, as llama-server b11434 passes it on)
+REFUSAL = "System message must be at the beginning"
 
 
 def _is_text(block: Any) -> bool:
@@ -47,3 +50,9 @@ def applies(*, inline_system_as_user: bool, local_backend: bool, client: str) ->
     """Whether the gateway hands inline system messages on as user messages: opt-in, local backends,
     Claude Code's Messages requests."""
     return inline_system_as_user and local_backend and client == MESSAGES_PROTOCOL
+
+
+def remedies(profile: Profile, error: str) -> bool:
+    """Whether the option would have avoided this refusal: the server's template refused a later system
+    message, on a local profile that does not have the option on yet."""
+    return REFUSAL in error and profile.kind.is_local and not profile.inline_system_as_user
