@@ -1741,32 +1741,52 @@
 <context>
     <name>GatewayFields</name>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="28"/>
+        <location filename="../profiles/gateway_fields.py" line="29"/>
         <source>Through the KV Switch gateway</source>
         <translation>经由 KV Switch 网关</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="30"/>
+        <location filename="../profiles/gateway_fields.py" line="31"/>
         <source>The clients are pointed at the local gateway once, with a local token instead of the key; switching between gateway profiles then rewrites no file and reaches running sessions</source>
         <translation>客户端只需指向本地网关一次，使用本地访问凭据代替密钥；之后在网关配置之间切换不会重写任何文件，并会作用于正在运行的会话</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="32"/>
+        <location filename="../profiles/gateway_fields.py" line="33"/>
         <source>Stabilise the prompt prefix (local servers only)</source>
         <translation>稳定提示词前缀（仅限本地服务器）</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="34"/>
+        <location filename="../profiles/gateway_fields.py" line="35"/>
         <source>The gateway moves Claude Code&apos;s environment block before your first message, the same way on every turn, so a new conversation in a project reuses the server&apos;s cache. Off by default</source>
         <translation>网关在每一轮都以相同方式把 Claude Code 的环境块移到你的第一条消息之前，使同一项目中的新对话能复用服务器的缓存。默认关闭</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="71"/>
+        <location filename="../profiles/gateway_fields.py" line="37"/>
+        <source>Give each session its own server slot (servers with slots)</source>
+        <translation>为每个会话分配独立的服务器槽位（支持槽位的服务器）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/gateway_fields.py" line="39"/>
+        <source>For a local server started with several slots and little or no host-RAM cache: each session&apos;s main conversation keeps its slot, so another session or a subagent does not overwrite its cached prompt. Claude Code then goes through the chat bridge. Off by default</source>
+        <translation>适用于以多个槽位启动、主机内存缓存很少或没有的本地服务器：每个会话的主对话保留自己的槽位，其他会话或子代理不会覆盖它已缓存的提示词。Claude Code 随后经由 chat 桥接。默认关闭</translation>
+    </message>
+    <message>
+        <location filename="../profiles/gateway_fields.py" line="42"/>
+        <source>Hand Claude Code&apos;s inline system messages on as user messages (local servers only)</source>
+        <translation>将 Claude Code 的内联 system 消息作为 user 消息转交（仅限本地服务器）</translation>
+    </message>
+    <message>
+        <location filename="../profiles/gateway_fields.py" line="45"/>
+        <source>For chat templates that refuse a system message after the first (&quot;System message must be at the beginning&quot;): each one becomes a user message in the same place, the same bytes on every turn. Off by default</source>
+        <translation>适用于拒绝首条之后 system 消息的聊天模板（“System message must be at the beginning”）：每条此类消息在原位置变为 user 消息，每一轮字节相同。默认关闭</translation>
+    </message>
+    <message>
+        <location filename="../profiles/gateway_fields.py" line="90"/>
         <source>A bridge works only through the gateway: tick the box above.</source>
         <translation>协议桥接只在经由网关时生效：请勾选上面的选项。</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="73"/>
+        <location filename="../profiles/gateway_fields.py" line="92"/>
         <source>The stabiliser never runs for a cloud backend.</source>
         <translation>前缀稳定器从不用于云端后端。</translation>
     </message>

@@ -72,8 +72,6 @@ class EditorFormMixin:
                 data["fallbacks"] = list(stored.fallbacks)
                 data["protocol"] = stored.protocol
                 data["context_window"] = stored.context_window
-                data["slot_affinity"] = stored.slot_affinity
-                data["inline_system_as_user"] = stored.inline_system_as_user
             except KvSwitchError:
                 pass
         data["models"] = self.models_box.values()

@@ -1,5 +1,6 @@
-"""The editor's gateway fields: through the gateway or direct, the prefix stabiliser, and whether a
-client reaches the backend through a protocol bridge.
+"""The editor's gateway fields: through the gateway or direct, what the gateway does for a local server
+(the prefix stabiliser, session slots, inline system messages as user messages), and whether a client
+reaches the backend through a protocol bridge.
 
 Kept out of ``profile_editor`` so the form stays readable; the editor asks for ``values()`` when it
 builds a profile and calls ``show_for`` after each validation. A bridge is worth saying out loud: the
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class GatewayFields(QWidget):
-    """Two switches and one line of explanation; ``changed`` when the user flips a switch."""
+    """Four switches and one line of explanation; ``changed`` when the user flips a switch."""
 
     changed = Signal()
 
@@ -33,37 +34,56 @@ class GatewayFields(QWidget):
         self.stable_prefix_box.setToolTip(self.tr(
             "The gateway moves Claude Code's environment block before your first message, the same way "
             "on every turn, so a new conversation in a project reuses the server's cache. Off by default"))
+        self.session_slots_box = QCheckBox(
+            self.tr("Give each session its own server slot (servers with slots)"))
+        self.session_slots_box.setToolTip(self.tr(
+            "For a local server started with several slots and little or no host-RAM cache: each session's "
+            "main conversation keeps its slot, so another session or a subagent does not overwrite its "
+            "cached prompt. Claude Code then goes through the chat bridge. Off by default"))
+        self.inline_system_box = QCheckBox(self.tr("Hand Claude Code's inline system messages on as user "
+                                                   "messages (local servers only)"))
+        self.inline_system_box.setToolTip(self.tr(
+            "For chat templates that refuse a system message after the first (\"System message must be at "
+            "the beginning\"): each one becomes a user message in the same place, the same bytes on every "
+            "turn. Off by default"))
         self.bridge_label = QLabel()
         self.bridge_label.setWordWrap(True)
         self.bridge_label.setObjectName("secondaryText")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.via_gateway_box)
-        layout.addWidget(self.stable_prefix_box)
+        for box in self._boxes().values():
+            layout.addWidget(box)
+            box.toggled.connect(self._on_box_toggled)
         layout.addWidget(self.bridge_label)
-        self.via_gateway_box.toggled.connect(self._on_box_toggled)
-        self.stable_prefix_box.toggled.connect(self._on_box_toggled)
+
+    def _boxes(self) -> dict[str, QCheckBox]:
+        """The switches by the profile field each one sets."""
+        return {"via_gateway": self.via_gateway_box, "stable_prefix": self.stable_prefix_box,
+                "slot_affinity": self.session_slots_box, "inline_system_as_user": self.inline_system_box}
 
     def set_values(self, profile: Profile | None) -> None:
-        """Show ``profile``'s switches (``None``: a new profile, both off)."""
-        for box, on in ((self.via_gateway_box, bool(profile and profile.via_gateway)),
-                        (self.stable_prefix_box, bool(profile and profile.stable_prefix))):
+        """Show ``profile``'s switches (``None``: a new profile, all off)."""
+        for field_name, box in self._boxes().items():
             box.blockSignals(True)
-            box.setChecked(on)
+            box.setChecked(bool(profile and getattr(profile, field_name)))
             box.blockSignals(False)
 
     def values(self) -> dict[str, Any]:
-        return {"via_gateway": self.via_gateway_box.isChecked(),
-                "stable_prefix": self.stable_prefix_box.isChecked()}
+        return {field_name: box.isChecked() for field_name, box in self._boxes().items()}
 
     def show_for(self, profile: Profile | None) -> None:
-        """Which clients of ``profile`` go through a bridge, and the stabiliser's reach."""
-        self.stable_prefix_box.setEnabled(profile is None or profile.is_local)
+        """Which clients of ``profile`` go through a bridge, and the local-only switches' reach."""
+        local = profile is None or profile.is_local
+        for box in (self.stable_prefix_box, self.inline_system_box):
+            box.setEnabled(local)
         if profile is None:
+            self.session_slots_box.setEnabled(True)
             self.bridge_label.clear()
             return
-        from kvswitch.servers.protocols import bridged, describe  # noqa: PLC0415 - after the first paint
+        # after the first paint
+        from kvswitch.servers.protocols import bridged, describe, session_slots  # noqa: PLC0415
 
+        self.session_slots_box.setEnabled(session_slots(profile.model_copy(update={"slot_affinity": True})))
         lines = [describe(profile, client) for client in ("claude", "codex")
                  if any(t == client or t.startswith(f"{client}-") for t in profile.targets)
                  and bridged(profile, client)]
