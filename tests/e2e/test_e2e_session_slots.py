@@ -26,6 +26,7 @@ from tests.e2e.test_e2e_live_cache import (
     _claude,
     _conversation_rows,
     _dump,
+    _rows,
 )
 
 from kvswitch.cli import main
@@ -148,5 +149,71 @@ def test_session_slots_keep_the_main_conversation_on_its_slot(fake_home: Path, t
             assert mine != theirs
             assert seen.cached >= seen.prompt * 0.95, measured
             assert row.verdict == "HIT", _dump(rows)
+        finally:
+            recorder.close()
+
+
+#: a skill Claude Code 2.1.332 runs as a forked subagent (``context: fork``): the user starts it, so a
+#: random tiny model needs to call no tool; the subagent sends the session's id and no agent id of its own
+FORKED_SKILL = ("---\nname: sidecheck\ndescription: Look around the project in a forked agent.\n"
+                "context: fork\nagent: general-purpose\n---\nList the files in this project.\n")
+
+
+def test_a_forked_subagent_gets_a_slot_of_its_own(fake_home: Path, tmp_path: Path) -> None:
+    """The real Claude Code 2.1.332: a conversation's turn, then a forked skill (a live subagent of the
+    same session, with its own system prompt), then the conversation's next turn, on two slots with no
+    host-RAM cache. With the option on the subagent runs on the other slot and the next turn is a HIT by
+    the server's own numbers; with it off the figures are logged (the server chooses the slot)."""
+    claude_binary()
+    paths = AppPaths.default()
+    port = free_port()
+    with (
+        llama_server(tmp_path / "server", *TWO_SLOTS, parallel=2) as server,
+        gateway_process(fake_home, port, tmp_path / "gateway.log"),
+    ):
+        recorder = MetricsRecorder(server.url)
+        try:
+            _add("off", recorder.url)
+            _add("on", recorder.url, "--session-slots")
+            #: per mode: the recorder's indexes of the main turn, the subagent's requests and the next turn
+            runs: dict[str, list[range]] = {}
+            for mode in ("off", "on"):
+                assert main(["use", mode]) == 0
+                project = tmp_path / mode
+                skill = project / ".claude" / "skills" / "sidecheck"
+                skill.mkdir(parents=True)
+                (skill / "SKILL.md").write_text(FORKED_SKILL)
+                runs[mode] = []
+                for prompt, resume in (("say hi", False), ("/sidecheck", True), ("say more", True)):
+                    first = len(recorder.served)
+                    _claude(fake_home, project, prompt, resume=resume)
+                    runs[mode].append(range(first, len(recorder.served)))
+            rows = _rows(paths, recorder)
+            _check_against_recorder(rows, recorder.served)
+            releases = _releases(server.log_file, len(recorder.served))
+            sent = _slots_sent(recorder.served)
+            measured = {}
+            for mode, (turn, fork, after) in runs.items():
+                assert fork, f"{mode}: the forked skill sent no request"
+                next_turn = recorder.served[after.start]
+                measured[mode] = {
+                    "turn slots": [releases[i] for i in turn], "fork slots": [releases[i] for i in fork],
+                    "fork prompts": [recorder.served[i].prompt for i in fork],
+                    "next turn": (next_turn.prompt, next_turn.cached, rows[after.start].verdict,
+                                  rows[after.start].reason, releases[after.start])}
+            log.info("forked subagent, measured: %s; id_slot sent %s", measured, sent)
+            # the subagent is the same session, with no agent id of its own, and another system prompt
+            for mode, (turn, fork, _after) in runs.items():
+                assert {rows[i].session for i in (*turn, *fork)} == {rows[turn.start].session}, mode
+                assert all(rows[i].agent is None for i in fork), mode
+
+            turn, fork, after = runs["on"]
+            main_slots = {sent[i] for i in (*turn, *after) if b'"tools"' in recorder.served[i].body}
+            fork_slots = {sent[i] for i in fork}
+            assert len(main_slots) == 1, measured
+            assert not main_slots & fork_slots, measured
+            next_turn = recorder.served[after.start]
+            assert next_turn.cached >= next_turn.prompt * 0.95, measured
+            assert rows[after.start].verdict == "HIT", _dump(rows)
         finally:
             recorder.close()

@@ -200,6 +200,27 @@ def test_a_subagent_of_the_session_is_named_as_the_evictor() -> None:
     assert _detail(row)["between"][0]["who"] == "a subagent of this session"
 
 
+def test_a_subagent_without_an_agent_id_is_told_by_its_own_system_prompt() -> None:
+    """Claude Code 2.1.332 runs a ``context: fork`` skill as a subagent that sends only the session's id
+    (measured in tests/e2e/test_e2e_session_slots.py): with tools and a system prompt of its own it is a
+    subagent; a request without tools (a title, a summary) stays a side request."""
+    truth = CacheTruth(clock=Clock())
+    headers = {"x-claude-code-session-id": "s1"}
+    _send(truth, headers, _load("claude-code-2.1.332/sessions/tool_01.json")[1], 13100, 0)
+    fork = copy.deepcopy(_load("claude-code-2.1.332/sessions/tool_01.json")[1])
+    fork["system"][1]["text"] = "You are an agent for Claude Code. List the files in this project."
+    _send(truth, headers, fork, 9300, 60)
+    row = _send(truth, headers, _load("claude-code-2.1.332/sessions/tool_02.json")[1], 13300, 60)
+    assert row.reason == "evicted"
+    assert [g["who"] for g in _detail(row)["between"]] == ["a subagent of this session"]
+
+    side = {k: v for k, v in fork.items() if k != "tools"}
+    _send(truth, headers, side, 9000, 60)
+    again = copy.deepcopy(_load("claude-code-2.1.332/sessions/tool_02.json")[1])
+    row = _send(truth, headers, again, 13300, 60)
+    assert [g["who"] for g in _detail(row)["between"]] == ["a side request of this session"]
+
+
 def test_a_cloud_vendor_idle_past_its_ttl_is_expired_and_a_local_server_is_not() -> None:
     for local, reason in ((False, "expired"), (True, "unknown")):
         clock = Clock()

@@ -13,7 +13,15 @@ import pytest
 
 from kvswitch.cli import main
 from kvswitch.core.models import ModelMap, Profile
-from kvswitch.gateway.slots import MAX_SESSIONS, SessionSlots, SlotTable, lane_of, props_url, with_slot
+from kvswitch.gateway.slots import (
+    MAX_SESSIONS,
+    SessionSlots,
+    SlotTable,
+    lane_of,
+    props_url,
+    system_hash,
+    with_slot,
+)
 from kvswitch.gateway.usage_schema import UsageRow
 from kvswitch.servers.protocols import bridged, upstream_protocol
 from support.net import free_port
@@ -53,9 +61,30 @@ def test_more_sessions_than_slots_the_one_idle_longest_gives_its_slot_up() -> No
     table.assign("b", "main")
     table.assign("a", "main")  # b is now the one idle longest
     assert table.assign("c", "main") == 1
-    assert "b" not in table.mains
+    assert ("b", "") not in table.mains
     assert table.assign("a", "main") == 0
     assert table.assign("b", "main") == 1  # back: c's slot is the least recently used now
+
+
+def test_a_subagent_with_its_own_system_prompt_gets_its_own_slot() -> None:
+    """Claude Code 2.1.332 runs a ``context: fork`` skill as a subagent that sends only the session's id:
+    its own system prompt is what tells it from the main conversation."""
+    table = SlotTable(2)
+    main, fork = system_hash({"system": [{"type": "text", "text": "main"}]}), system_hash({"system": "fork"})
+    assert main != fork
+    assert table.assign("a", "main", main) == 0
+    assert table.assign("a", "main", fork) == 1  # the fork: the free slot, not the conversation's
+    assert [table.assign("a", "main", h) for h in (fork, main, fork, main)] == [1, 0, 1, 0]
+    # every slot held: another session's side request takes the one idle longest; this session's own,
+    # with no slot but its own conversations', too
+    assert table.assign("b", "side") == 1
+    assert table.assign("a", "side") == 0
+
+
+def test_the_system_hash_reads_the_text_only() -> None:
+    marked = {"system": [{"type": "text", "text": "you", "cache_control": {"type": "ephemeral"}}]}
+    assert system_hash(marked) == system_hash({"system": [{"type": "text", "text": "you"}]})
+    assert system_hash({"messages": []}) == system_hash("not an object") == ""
 
 
 def test_one_slot_names_none_and_the_table_stays_bounded() -> None:

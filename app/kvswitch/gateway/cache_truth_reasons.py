@@ -121,7 +121,7 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
         return Judgement(reusable, verdict, PREFIX_CHANGED, numbers)
     if not found.extends:
         numbers["also_differs_at"] = where(current, reference.digest, found, None)["part"]
-    others = _who_ran(between, session, agent)
+    others = _who_ran(between, session, agent, current)
     if others:
         numbers["between"] = others
         return Judgement(reusable, verdict, EVICTED, numbers)
@@ -220,15 +220,24 @@ def fingerprint(attribution: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _who_ran(between: list[Seen], session: str | None, agent: str | None) -> list[dict[str, Any]]:
+def _system_of(digest: PromptDigest) -> tuple[int, ...]:
+    return tuple(part.digest for part in digest.parts if part.kind == "system")
+
+
+def _who_ran(between: list[Seen], session: str | None, agent: str | None,
+             current: PromptDigest) -> list[dict[str, Any]]:
     """The requests that ran between, grouped by who sent them (another session, a subagent or a side
-    request of this one), in the order they first ran."""
+    request of this one), in the order they first ran. A request of this session with tools and a
+    system prompt of its own is a subagent even without an agent id: Claude Code 2.1.332 sends none for
+    a ``context: fork`` skill's subagent (measured, ``tests/e2e/test_e2e_session_slots.py``)."""
     groups: dict[tuple[str | None, str | None], dict[str, Any]] = {}
+    system = _system_of(current)
     for seen in between:
         key = (seen.session, seen.agent)
         if seen.session != session:
             who = "another session"
-        elif seen.agent != agent and seen.agent is not None:
+        elif (seen.agent is not None and seen.agent != agent) or (
+                any(p.kind == "tools" for p in seen.digest.parts) and _system_of(seen.digest) != system):
             who = "a subagent of this session"
         else:
             who = "a side request of this session"

@@ -126,7 +126,7 @@ def conversation_fingerprint(body: Any) -> str | None:
     digest = hashlib.blake2b(digest_size=8)
     system = body.get("system", body.get("instructions"))
     if system is not None:
-        digest.update(_text_of(system)[:_FINGERPRINT_SYSTEM].encode("utf-8", "replace"))
+        digest.update(text_of(system)[:_FINGERPRINT_SYSTEM].encode("utf-8", "replace"))
     messages = body.get("messages", body.get("input"))
     first_user = None
     if isinstance(messages, list):
@@ -135,7 +135,7 @@ def conversation_fingerprint(body: Any) -> str | None:
                 continue
             role = message.get("role")
             if role in ("system", "developer") and system is None:
-                head = _text_of(message.get("content"))[:_FINGERPRINT_SYSTEM]
+                head = text_of(message.get("content"))[:_FINGERPRINT_SYSTEM]
                 digest.update(head.encode("utf-8", "replace"))
             elif role == "user":
                 first_user = message.get("content")
@@ -144,16 +144,17 @@ def conversation_fingerprint(body: Any) -> str | None:
         first_user = messages
     if first_user is None and system is None:
         return None
-    digest.update(b"\x00" + _text_of(first_user).encode("utf-8", "replace"))
+    digest.update(b"\x00" + text_of(first_user).encode("utf-8", "replace"))
     return "fp-" + digest.hexdigest()
 
 
-def _text_of(value: Any) -> str:
+def text_of(value: Any) -> str:
+    """The text of a string, a content block or a list of them, joined by newlines (other fields left out)."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        return "\n".join(_text_of(item) for item in value)
+        return "\n".join(text_of(item) for item in value)
     if isinstance(value, dict):
         text = value.get("text")
-        return text if isinstance(text, str) else _text_of(value.get("content")) if "content" in value else ""
+        return text if isinstance(text, str) else text_of(value.get("content")) if "content" in value else ""
     return ""

@@ -6,9 +6,13 @@ per slot and, left to itself, gives a new request the slot whose cached prompt l
 Claude Code's conversations all start with the same long system prompt and tools, so a second
 session (or a subagent) lands on the slot that holds the first one's conversation and overwrites
 it; the first one's next turn then re-processes its prompt. With the option on, the gateway names
-the slot: each session's main conversation keeps one slot (never two main conversations on one
-slot while there are slots for each), its side requests (a subagent, a request without tools, the
-small/fast model's) go to a slot no main conversation holds when there is one. The measured server
+the slot: each conversation keeps one slot (never two on one slot while there are slots for each),
+side requests (a request without tools, the small/fast model's, a subagent that names itself) go to a
+slot no conversation holds when there is one. A conversation is a session's requests with one system
+prompt: Claude Code 2.1.332 runs a ``context: fork`` skill as a subagent that sends no agent id of its
+own, only the session's id, but has its own system prompt and so gets its own slot (measured,
+``tests/e2e/test_e2e_session_slots.py``); keyed by session alone it took the main conversation's slot
+and evicted it. The measured server
 honours ``id_slot`` on ``/v1/chat/completions`` only (``docs/gateway.md``), so such a profile's
 Claude Code requests go through the chat bridge.
 
@@ -19,6 +23,7 @@ that does not answer gets no ``id_slot`` (the request goes on unchanged: bookkee
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import aiohttp
 
 from kvswitch.core.models import Profile
+from kvswitch.gateway.sessions import text_of
 from kvswitch.servers.protocols import session_slots
 
 if TYPE_CHECKING:
@@ -50,24 +56,28 @@ PROPS_TIMEOUT_S = 2.0
 MAX_SESSIONS = 512
 
 
+#: a conversation: its session, and a hash of its system prompt ("" when the request has none)
+Conversation = tuple[str, str]
+
+
 class SlotTable:
     """The slots of one server and who holds them. Pure: no clock, no I/O (``use`` counts requests)."""
 
     def __init__(self, total: int):
         self.total = total
-        #: session → slot of its main conversation, least recently used first
-        self.mains: OrderedDict[str, int] = OrderedDict()
+        #: conversation → its slot, least recently used first
+        self.mains: OrderedDict[Conversation, int] = OrderedDict()
         #: session → slot its side requests last went to
         self.sides: OrderedDict[str, int] = OrderedDict()
         self._used = [0] * total
         self._clock = 0
 
-    def assign(self, session: str, lane: Lane) -> int | None:
-        """The slot for ``session``'s request on ``lane``; ``None`` with fewer than two slots (nothing to
-        choose: the server's own choice is as good)."""
+    def assign(self, session: str, lane: Lane, system: str = "") -> int | None:
+        """The slot for ``session``'s request on ``lane`` (``system``: its conversation's system-prompt
+        hash); ``None`` with fewer than two slots (nothing to choose: the server's own choice is as good)."""
         if self.total < 2:
             return None
-        slot = self._main(session) if lane == "main" else self._side(session)
+        slot = self._main((session, system)) if lane == "main" else self._side(session)
         self._clock += 1
         self._used[slot] = self._clock
         return slot
@@ -75,10 +85,10 @@ class SlotTable:
     def _least_used(self, slots: list[int]) -> int:
         return min(slots, key=lambda slot: self._used[slot])
 
-    def _main(self, session: str) -> int:
-        slot = self.mains.get(session)
+    def _main(self, conversation: Conversation) -> int:
+        slot = self.mains.get(conversation)
         if slot is not None:
-            self.mains.move_to_end(session)
+            self.mains.move_to_end(conversation)
             return slot
         held = set(self.mains.values())
         free = [s for s in range(self.total) if s not in held]
@@ -86,9 +96,9 @@ class SlotTable:
             # a slot no side request used lately first: the side slot keeps its own cache
             sides = set(self.sides.values())
             slot = self._least_used([s for s in free if s not in sides] or free)
-        else:  # every slot holds a main conversation: the one idle longest gives its slot up
+        else:  # every slot holds a conversation: the one idle longest gives its slot up
             _, slot = self.mains.popitem(last=False)
-        self.mains[session] = slot
+        self.mains[conversation] = slot
         self._forget_oldest()
         return slot
 
@@ -98,9 +108,9 @@ class SlotTable:
         if free:
             kept = self.sides.get(session)
             slot = kept if kept in free else self._least_used(free)
-        else:  # every slot holds a main conversation: never the session's own
-            own = self.mains.get(session)
-            slot = self._least_used([s for s in range(self.total) if s != own])
+        else:  # every slot holds a conversation: never one of the session's own
+            own = {slot for (holder, _), slot in self.mains.items() if holder == session}
+            slot = self._least_used([s for s in range(self.total) if s not in own] or list(range(self.total)))
         self.sides[session] = slot
         self.sides.move_to_end(session)
         self._forget_oldest()
@@ -123,6 +133,16 @@ def lane_of(agent: str | None, body: Any, profile: Profile) -> Lane:
         return "side"
     small = {profile.models.small_fast, profile.models.haiku} - {None, profile.model}
     return "side" if body.get("model") in small else "main"
+
+
+def system_hash(body: Any) -> str:
+    """A short hash of a request's system prompt (Messages ``system``; its text only, so a moved
+    ``cache_control`` marker does not make another conversation): what tells a session's conversations
+    apart."""
+    system = body.get("system") if isinstance(body, dict) else None
+    if system is None:
+        return ""
+    return hashlib.blake2b(text_of(system).encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
 def with_slot(data: bytes, slot: int) -> bytes:
@@ -160,7 +180,7 @@ class SessionSlots:
         table = self.tables.get(profile.base_url)
         if table is None or table.total != total:
             table = self.tables[profile.base_url] = SlotTable(total)
-        slot = table.assign(row.session, lane_of(row.agent, body, profile))
+        slot = table.assign(row.session, lane_of(row.agent, body, profile), system_hash(body))
         if slot is None:
             return data
         return with_slot(data, slot)
@@ -181,4 +201,4 @@ class SessionSlots:
         return total
 
 
-__all__ = ["SessionSlots", "SlotTable", "lane_of", "with_slot"]
+__all__ = ["SessionSlots", "SlotTable", "lane_of", "system_hash", "with_slot"]
