@@ -22,6 +22,9 @@ directly (the baseline) and through each proxy:
 - **The live cache record's cost** (issue 25): the same KV Switch gateway started a second time with the
   record switched off (``benchmarks/norecord``), so "with − without" is measured in the same run, for
   TTFB and for the complete answer; and the record's own ``begin``/``finish`` in-process on the 14K request.
+  ``--profile-kind llama.cpp`` makes the routed profile a local server's, so "with" also holds the
+  ``/metrics`` reading the gateway takes as it forwards each request to a local server (for an answer
+  that carries no counts); the upstream serves a llama-server-shaped counters page.
 Rounds alternate between the routes and each figure is the best round (the machine is shared).
 Goals: median TTFB overhead ≤ 2 ms, 0 errors at 500 streams, RSS ≤ 200 MB, ahead of both peers.
 """
@@ -250,10 +253,11 @@ async def run(args: argparse.Namespace, upstream_port: int) -> list[Route]:
         print(line)
     starters = []
     if "kvswitch" in wanted:
-        starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1))
+        starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1,
+                                                     kind=args.profile_kind))
         # the same gateway without the live cache record: its cost, in the same run
         starters.append(lambda: peers.start_kvswitch(upstream_port, "anthropic", args.profiles - 1,
-                                                     without_record=True))
+                                                     without_record=True, kind=args.profile_kind))
         starters.append(lambda: peers.start_kvswitch(upstream_port, "openai_chat", args.profiles - 1))
     if "ccr" in wanted and "ccr" in found:
         starters.append(lambda: peers.start_ccr(found["ccr"], upstream_port))
@@ -433,6 +437,9 @@ def main() -> int:
     parser.add_argument("--only", default="direct,kvswitch,ccr,litellm")
     parser.add_argument("--profiles", type=int, default=8,
                         help="profiles in the KV Switch gateway's HOME (one routed, the others a user's)")
+    parser.add_argument("--profile-kind", default="custom",
+                        help="the routed KV Switch profile's kind; llama.cpp adds the per-request /metrics "
+                        "reading of a local profile to the record's cost (the upstream serves such a page)")
     parser.add_argument("--markdown", action="store_true", help="also print the rows as a Markdown table")
     args = parser.parse_args()
     conversion = conversion_us(200)

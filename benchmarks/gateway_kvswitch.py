@@ -41,8 +41,10 @@ def version(env: dict[str, str]) -> str:
 
 
 def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: str, upstream_key: str,
-                  port: int, other_profiles: int = 0) -> GatewaySetup:
-    """``other_profiles``: profiles besides the routed one, as a user who switches has them."""
+                  port: int, other_profiles: int = 0, kind: str = "custom") -> GatewaySetup:
+    """``other_profiles``: profiles besides the routed one, as a user who switches has them; ``kind``: the
+    routed profile's (a local kind adds the gateway's per-request work for local servers, such as its
+    ``/metrics`` reading for answers without counts)."""
     upstream = f"http://127.0.0.1:{upstream_port}"
     if _kvswitch(env, "gateway", "run", "--help").returncode != 0:
         if protocol != "anthropic":
@@ -62,7 +64,7 @@ def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: 
         "from kvswitch.core.store import ProfileStore\n"
         "paths = AppPaths.default()\n"
         "protocol = None if sys.argv[3] == 'anthropic' else sys.argv[3]\n"
-        "ProfileStore(paths).add(Profile(name='bench', kind='custom', base_url=sys.argv[1],\n"
+        "ProfileStore(paths).add(Profile(name='bench', kind=sys.argv[5], base_url=sys.argv[1],\n"
         "    api_key=sys.stdin.read().strip(), key_env=sys.argv[2], model='bench-model',\n"
         "    via_gateway=True, protocol=protocol))\n"
         "for i in range(int(sys.argv[4])):\n"
@@ -73,7 +75,8 @@ def setup_gateway(home: str, env: dict[str, str], upstream_port: int, protocol: 
         "print(ensure_token(paths))\n"
     )
     key_env = "ANTHROPIC_API_KEY"
-    done = subprocess.run([sys.executable, "-c", script, upstream, key_env, protocol, str(other_profiles)],
+    argv = [sys.executable, "-c", script, upstream, key_env, protocol, str(other_profiles), kind]
+    done = subprocess.run(argv,
                           env=env, text=True,
                           input=upstream_key, capture_output=True, timeout=60, check=False)
     if done.returncode != 0:

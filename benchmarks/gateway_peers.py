@@ -190,8 +190,8 @@ def start_litellm(binary: str, upstream_port: int) -> Proxy | str:
 
 
 def start_kvswitch(upstream_port: int, protocol: str, other_profiles: int = 0, *,
-                   without_record: bool = False) -> Proxy | str:
-    """``kvswitch gateway run`` in a throwaway HOME with one profile pointed at the upstream;
+                   without_record: bool = False, kind: str = "custom") -> Proxy | str:
+    """``kvswitch gateway run`` in a throwaway HOME with one profile of ``kind`` pointed at the upstream;
     ``without_record``: with the live cache record switched off (``benchmarks/norecord``)."""
     from gateway_kvswitch import setup_gateway  # benchmarks/, next to this file
 
@@ -204,7 +204,7 @@ def start_kvswitch(upstream_port: int, protocol: str, other_profiles: int = 0, *
         env["PYTHONPATH"] = str(REPO / "benchmarks" / "norecord") + os.pathsep + env["PYTHONPATH"]
     try:
         setup = setup_gateway(home.name, env, upstream_port, protocol, UPSTREAM_KEY, free_port(),
-                              other_profiles)
+                              other_profiles, kind)
     except (RuntimeError, subprocess.SubprocessError, OSError) as error:
         home.cleanup()
         return f"{label}: {error}"

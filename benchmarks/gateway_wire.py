@@ -22,6 +22,13 @@ from dataclasses import dataclass, field
 
 _STREAM_TRUE = re.compile(rb'"stream"\s*:\s*true')
 _MODEL = re.compile(rb'"model"\s*:\s*"([^"]{1,200})"')
+#: the counters and idle gauges of llama-server b11434's /metrics (the names the gateway reads), with
+#: the request count as the prompt counter: the page a local server answers
+METRICS_PAGE = (b"# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
+                b"# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total %d\n"
+                b"# TYPE llamacpp:prompt_tokens_cached_total counter\nllamacpp:prompt_tokens_cached_total 0\n"
+                b"# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 0\n"
+                b"# TYPE llamacpp:requests_deferred gauge\nllamacpp:requests_deferred 0\n")
 TEXT = "The quick brown fox jumps over the lazy dog. "
 
 
@@ -174,8 +181,11 @@ class Upstream:
             stats = {"requests": cfg.requests, "by_path": cfg.by_path}
             self._send_json(writer, 200, stats)
             return
-        cfg.requests += 1
         cfg.by_path[path] = cfg.by_path.get(path, 0) + 1
+        if method == "GET" and path == "/metrics":  # a local server's counters (the gateway reads them)
+            self._send_text(writer, METRICS_PAGE % cfg.requests)
+            return
+        cfg.requests += 1
         if cfg.requests >= self.max_requests or time.monotonic() > self.deadline:
             self.done.set()
         found = _MODEL.search(body)
@@ -203,6 +213,11 @@ class Upstream:
             writer.write(_chunk(event))
         writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+    @staticmethod
+    def _send_text(writer: asyncio.StreamWriter, text: bytes) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(text), text))
 
     @staticmethod
     def _send_json(writer: asyncio.StreamWriter, status: int, data: object) -> None:
