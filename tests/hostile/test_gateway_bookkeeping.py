@@ -356,3 +356,37 @@ def test_status_reports_the_store_counters(
     counters = ("usage_written", "usage_errors", "usage_dropped", "usage_notice")
     assert {key: status[key] for key in counters} == dict(zip(counters, (0, 0, 0, None), strict=True))
     assert json.dumps(status)  # plain JSON for `gateway status --json`
+
+
+def test_a_failing_counts_fallback_cuts_no_answer(
+    paths: AppPaths, upstreams: list[Upstream], gateway_with: Any, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The ``/metrics`` reading of a local profile's request (``gateway.counts_fallback``) failing in
+    each of its steps: as the request is forwarded, and when an answer without counts ends."""
+    from kvswitch.gateway import counts_fallback  # noqa: PLC0415
+
+    def broken(*_args: object, **_kwargs: object) -> Any:
+        raise RuntimeError("bookkeeping bug")
+
+    monkeypatch.setattr(counts_fallback, "metrics_url", broken)
+    # an answer without the prompt's counts (the stream a server sends without its message_start)
+    events = [b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":'
+              b'{"type":"text_delta","text":"hi"}}\n\n',
+              b'event: message_stop\ndata: {"type":"message_stop"}\n\n']
+    upstreams.append(Upstream(events=events))
+    _route_to(paths, upstreams[-1])
+    server = gateway_with()
+    token = ensure_token(paths)
+    body = b'{"model":"tiny","stream":true,"messages":[{"role":"user","content":"hi"}]}'
+    with caplog.at_level(logging.WARNING, logger="kvswitch.gateway.counts_fallback"):
+        for _ in range(2):
+            got, _ = _post(server, token, body)
+            assert got == b"".join(events)
+        monkeypatch.undo()
+        monkeypatch.setattr(counts_fallback.CountsFallback, "_fill", broken)
+        got, _ = _post(server, token, body)
+        assert got == b"".join(events)
+        _until(lambda: len(query(usage_db(paths))) == 3)
+    assert all(row.status == 200 for row in query(usage_db(paths)))
+    assert len([r for r in caplog.records if "bookkeeping bug" in r.getMessage()]) == 1  # logged once

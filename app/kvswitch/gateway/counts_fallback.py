@@ -129,11 +129,45 @@ class CountsFallback:
                        for name in (counter.cached, counter.total, *gauges)}
         self._gauges = _gauges()
         self._tickets: dict[int, Ticket] = {}
+        #: steps that failed (a bug: logged the first time; the rows keep no numbers from here)
+        self.failures = 0
         #: tasks kept alive while they run (the event loop holds only weak references)
         self._tasks: set[asyncio.Task[object]] = set()
 
-    # -- as the request is forwarded ---------------------------------------------------------------
+    # -- guarded: a bug here costs the row its numbers, never the client its answer ------------------
+    def _failed(self, step: str, exc: Exception) -> None:
+        self.failures += 1
+        if self.failures == 1:
+            log.warning("the server's counters not read (%s failed: %s: %s)", step, type(exc).__name__, exc)
+
     async def forwarding(self, profile: Profile, row: UsageRow) -> None:
+        """``_forwarding``, guarded."""
+        try:
+            await self._forwarding(profile, row)
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
+            self._tickets.pop(id(row), None)
+            self._failed("the reading as a request was forwarded", exc)
+
+    def ended(self, row: UsageRow) -> None:
+        """``row``'s answer is over: its upstream's answer ended (the row is being stored), or the
+        handler is done whatever happened (its last step)."""
+        try:
+            ticket = self._tickets.pop(id(row), None)
+            if ticket is not None:
+                ticket.end()
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
+            self._failed("the end of a request", exc)
+
+    def hold(self, row: UsageRow, first_byte_at: float | None, then: Callable[[UsageRow], None]) -> bool:
+        """``_hold``, guarded: False (the row is stored as it is) when it fails."""
+        try:
+            return self._hold(row, first_byte_at, then)
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
+            self._failed("the reading after an answer without counts", exc)
+            return False
+
+    # -- as the request is forwarded ---------------------------------------------------------------
+    async def _forwarding(self, profile: Profile, row: UsageRow) -> None:
         """Take the before reading for ``row``'s conversation request to ``profile`` (local profiles
         only); a request failing over to another profile ends its earlier attempt's part.
 
@@ -162,15 +196,8 @@ class CountsFallback:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(sent.wait(), SENT_WAIT_S)
 
-    def ended(self, row: UsageRow) -> None:
-        """``row``'s answer is over: its upstream's answer ended (the row is being stored), or the
-        handler is done whatever happened (its last step)."""
-        ticket = self._tickets.pop(id(row), None)
-        if ticket is not None:
-            ticket.end()
-
     # -- a row whose answer had no counts ----------------------------------------------------------
-    def hold(self, row: UsageRow, first_byte_at: float | None, then: Callable[[UsageRow], None]) -> bool:
+    def _hold(self, row: UsageRow, first_byte_at: float | None, then: Callable[[UsageRow], None]) -> bool:
         """The upstream's answer to ``row`` ended (its row is being stored): when it lacked the prompt's
         counts and its server can be read, fill it in the background and hand it to ``then`` (always,
         filled or not); True when it was taken."""
@@ -180,8 +207,9 @@ class CountsFallback:
         ticket.end()  # the upstream's answer ended: what the server runs next is another request
         if row.input_tokens is not None or row.status != 200:
             return False
+        filling = self._fill(row, ticket, first_byte_at, then)
         ticket.server.awaiting.add(ticket)
-        self._keep(self._fill(row, ticket, first_byte_at, then))
+        self._keep(filling)
         return True
 
     def _keep(self, work: Coroutine[object, object, T]) -> asyncio.Task[T]:

@@ -386,7 +386,8 @@ class GatewayHandler(Handler):
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
         routes = self.routes()
         counters = self.usage.counters()
-        counters["usage_errors"] = int(counters["usage_errors"] or 0) + self.numbers.failures
+        failed = self.numbers.failures + self.counts.failures  # rows whose numbers could not be read
+        counters["usage_errors"] = int(counters["usage_errors"] or 0) + failed
         return {"running": True, "pid": os.getpid(), "instance": INSTANCE, "routes": dict(routes.clients),
                 "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits(), **counters}
 
