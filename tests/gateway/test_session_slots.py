@@ -85,6 +85,10 @@ def test_the_system_hash_reads_the_text_only() -> None:
     marked = {"system": [{"type": "text", "text": "you", "cache_control": {"type": "ephemeral"}}]}
     assert system_hash(marked) == system_hash({"system": [{"type": "text", "text": "you"}]})
     assert system_hash({"messages": []}) == system_hash("not an object") == ""
+    deep: list[object] = []
+    for _ in range(5000):  # deeper than any text reader recurses
+        deep = [deep]
+    assert system_hash({"system": deep}) == "deep"
 
 
 def test_one_slot_names_none_and_the_table_stays_bounded() -> None:

@@ -142,7 +142,11 @@ def system_hash(body: Any) -> str:
     system = body.get("system") if isinstance(body, dict) else None
     if system is None:
         return ""
-    return hashlib.blake2b(text_of(system).encode("utf-8", "replace"), digest_size=8).hexdigest()
+    try:
+        text = text_of(system)
+    except RecursionError:  # a hostile body nested as deep as the JSON reader allows: one conversation
+        return "deep"
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
 def with_slot(data: bytes, slot: int) -> bytes:
