@@ -1762,23 +1762,23 @@
     </message>
     <message>
         <location filename="../profiles/gateway_fields.py" line="37"/>
-        <source>Give each session its own server slot (servers with slots)</source>
-        <translation>为每个会话分配独立的服务器槽位（支持槽位的服务器）</translation>
+        <source>A server slot per conversation (servers with slots)</source>
+        <translation>每个对话一个服务器槽位（支持槽位的服务器）</translation>
     </message>
     <message>
         <location filename="../profiles/gateway_fields.py" line="39"/>
-        <source>For a local server started with several slots and little or no host-RAM cache: each session&apos;s main conversation keeps its slot, so another session or a subagent does not overwrite its cached prompt. Claude Code then goes through the chat bridge. Off by default</source>
-        <translation>适用于以多个槽位启动、主机内存缓存很少或没有的本地服务器：每个会话的主对话保留自己的槽位，其他会话或子代理不会覆盖它已缓存的提示词。Claude Code 随后经由 chat 桥接。默认关闭</translation>
+        <source>For a local server started with several slots and little or no host-RAM cache: each conversation (a session&apos;s own, a subagent&apos;s) keeps its slot, so another one does not overwrite its cached prompt. Claude Code then goes through the chat bridge. Off by default</source>
+        <translation>适用于以多个槽位启动、主机内存缓存很少或没有的本地服务器：每个对话（会话自己的或子代理的）保留自己的槽位，其他对话不会覆盖它已缓存的提示词。Claude Code 随后经由 chat 桥接。默认关闭</translation>
     </message>
     <message>
-        <location filename="../profiles/gateway_fields.py" line="42"/>
-        <source>Hand Claude Code&apos;s inline system messages on as user messages (local servers only)</source>
-        <translation>将 Claude Code 的内联 system 消息作为 user 消息转交（仅限本地服务器）</translation>
+        <location filename="../profiles/gateway_fields.py" line="43"/>
+        <source>Inline system messages as user messages (local servers only)</source>
+        <translation>将内联 system 消息作为 user 消息（仅限本地服务器）</translation>
     </message>
     <message>
         <location filename="../profiles/gateway_fields.py" line="45"/>
-        <source>For chat templates that refuse a system message after the first (&quot;System message must be at the beginning&quot;): each one becomes a user message in the same place, the same bytes on every turn. Off by default</source>
-        <translation>适用于拒绝首条之后 system 消息的聊天模板（“System message must be at the beginning”）：每条此类消息在原位置变为 user 消息，每一轮字节相同。默认关闭</translation>
+        <source>For chat templates that refuse a system message after the first (&quot;System message must be at the beginning&quot;): each of Claude Code&apos;s becomes a user message in the same place, the same bytes on every turn. Off by default</source>
+        <translation>适用于拒绝首条之后 system 消息的聊天模板（“System message must be at the beginning”）：Claude Code 的每条此类消息在原位置变为 user 消息，每一轮字节相同。默认关闭</translation>
     </message>
     <message>
         <location filename="../profiles/gateway_fields.py" line="90"/>

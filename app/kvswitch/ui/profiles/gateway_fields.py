@@ -34,18 +34,17 @@ class GatewayFields(QWidget):
         self.stable_prefix_box.setToolTip(self.tr(
             "The gateway moves Claude Code's environment block before your first message, the same way "
             "on every turn, so a new conversation in a project reuses the server's cache. Off by default"))
-        self.session_slots_box = QCheckBox(
-            self.tr("Give each session its own server slot (servers with slots)"))
+        self.session_slots_box = QCheckBox(self.tr("A server slot per conversation (servers with slots)"))
         self.session_slots_box.setToolTip(self.tr(
-            "For a local server started with several slots and little or no host-RAM cache: each session's "
-            "main conversation keeps its slot, so another session or a subagent does not overwrite its "
-            "cached prompt. Claude Code then goes through the chat bridge. Off by default"))
-        self.inline_system_box = QCheckBox(self.tr("Hand Claude Code's inline system messages on as user "
-                                                   "messages (local servers only)"))
+            "For a local server started with several slots and little or no host-RAM cache: each "
+            "conversation (a session's own, a subagent's) keeps its slot, so another one does not overwrite "
+            "its cached prompt. Claude Code then goes through the chat bridge. Off by default"))
+        self.inline_system_box = QCheckBox(
+            self.tr("Inline system messages as user messages (local servers only)"))
         self.inline_system_box.setToolTip(self.tr(
             "For chat templates that refuse a system message after the first (\"System message must be at "
-            "the beginning\"): each one becomes a user message in the same place, the same bytes on every "
-            "turn. Off by default"))
+            "the beginning\"): each of Claude Code's becomes a user message in the same place, the same "
+            "bytes on every turn. Off by default"))
         self.bridge_label = QLabel()
         self.bridge_label.setWordWrap(True)
         self.bridge_label.setObjectName("secondaryText")
