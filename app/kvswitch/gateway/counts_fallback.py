@@ -145,7 +145,7 @@ class CountsFallback:
         try:
             await self._forwarding(profile, row)
         except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
-            self._tickets.pop(id(row), None)
+            self.ended(row)  # a ticket left in flight would spoil every later request's numbers
             self._failed("the reading as a request was forwarded", exc)
 
     def ended(self, row: UsageRow) -> None:
@@ -207,9 +207,8 @@ class CountsFallback:
         ticket.end()  # the upstream's answer ended: what the server runs next is another request
         if row.input_tokens is not None or row.status != 200:
             return False
-        filling = self._fill(row, ticket, first_byte_at, then)
+        self._keep(self._fill(row, ticket, first_byte_at, then))  # runs only after this returns
         ticket.server.awaiting.add(ticket)
-        self._keep(filling)
         return True
 
     def _keep(self, work: Coroutine[object, object, T]) -> asyncio.Task[T]:
