@@ -18,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.e2e.test_e2e_live_cache import _add
 
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import usage_db
@@ -41,12 +42,6 @@ def _claude(home: Path, project: Path, prompt: str, *,
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
     return subprocess.run(argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=600)
-
-
-def _add(name: str, url: str, *extra: str) -> None:
-    assert main(["profile", "add", name, "--kind", "llama.cpp", "--base-url", url, "--model", "tiny",
-                 "--small-fast-model", "tiny", "--target", "claude", "--via-gateway",
-                 "--env", "CLAUDE_CODE_MAX_OUTPUT_TOKENS=16", *extra]) == 0
 
 
 def _rows(paths: AppPaths, profile: str) -> list[UsageRow]:
