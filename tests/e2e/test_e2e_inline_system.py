@@ -100,7 +100,13 @@ def test_inline_system_messages_as_user_pass_a_template_that_refuses_them(fake_h
         for row in rows:
             detail = json.loads(row.reason_detail or "{}")
             assert not str(detail.get("part", "")).startswith("messages[1]"), _dump(rows)
+        # every continued request reused the server's cache, whole (HIT) or up to where it first differs;
+        # that is always in the first user message, before the rewritten one: Claude Code 2.1.332, at the
+        # test's 16-token output cap, re-sends the turn with "Output token limit hit" appended there, so
+        # whether any request is a HIT depends on the random answers (none in 1 of 6 runs)
         continued = [r for r in rows[1:] if r.session == rows[0].session]
-        assert any(r.verdict == "HIT" for r in continued), _dump(rows)
-        best = max(continued, key=lambda r: r.cached_tokens or 0)
-        assert (best.cached_tokens or 0) > 0.9 * (best.input_tokens or 0), _dump(rows)
+        assert continued
+        for row in continued:
+            assert (row.cached_tokens or 0) > 0, _dump(rows)
+            part = str(json.loads(row.reason_detail or "{}").get("part", ""))
+            assert row.verdict == "HIT" or part.startswith("messages[0]"), (part, _dump(rows))
