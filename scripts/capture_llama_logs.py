@@ -61,6 +61,11 @@ CONFIGS: dict[str, tuple[list[str], dict[str, str]]] = {
     "cc_verbose": (["-v"], {}),
 }
 
+#: configurations on the sliding-window variant of the tiny model (``make_tiny_model.py --swa``):
+#: name -> the window in tokens. At ``-lv 4`` b11434 says when it forces a full re-processing.
+SWA: dict[str, int] = {"swa_lv4": 64}
+CONFIGS["swa_lv4"] = (["-lv", "4", "-np", "1"], {})
+
 #: configurations whose log is large per request (``-v`` logs every request body): fewer requests, so
 #: the capture stays small enough to commit; name -> (Claude Code runs, synthetic steps)
 SMALLER: dict[str, tuple[int, tuple[str, ...]]] = {
@@ -360,8 +365,19 @@ def scrub(log: Path, replacements: dict[str, str]) -> None:
     log.write_text(text, encoding="utf-8")
 
 
+def swa_model(window: int) -> Path:
+    """The sliding-window tiny model, made once beside the plain one."""
+    model = CACHE / "models" / f"kvswitch-tiny-swa{window}-{CONTEXT}.gguf"
+    if not model.is_file():
+        subprocess.run([sys.executable, str(REPO / "scripts" / "make_tiny_model.py"), str(model),
+                        "--context", str(CONTEXT), "--swa", str(window)], check=True, capture_output=True)
+    return model
+
+
 def capture(name: str, out: Path, binary: Path, model: Path, claude: Path | None) -> dict[str, Any]:
     flags, env = CONFIGS[name]
+    if name in SWA:
+        model = swa_model(SWA[name])
     with tempfile.TemporaryDirectory(prefix=f"capture-{name}-") as tmp:
         work = Path(tmp)
         log = work / "server.log"
@@ -381,6 +397,8 @@ def capture(name: str, out: Path, binary: Path, model: Path, claude: Path | None
         target.write_bytes(log.read_bytes())
     shown = " ".join([*(f"{k}={v}" for k, v in env.items()), "llama-server --metrics", *flags])
     truth = {"log": target.name, "server": "llama.cpp b11434", "flags": shown, "requests": recording.requests}
+    if name in SWA:
+        truth["model"] = f"tiny, sliding window of {SWA[name]} tokens (make_tiny_model.py --swa {SWA[name]})"
     target.with_suffix(".truth.json").write_text(json.dumps(truth, indent=1) + "\n", encoding="utf-8")
     return truth
 

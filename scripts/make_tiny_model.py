@@ -5,8 +5,13 @@ The weights are random (fixed seed), so the text it generates is garbage, but to
 prompt processing are real and deterministic: token counts, and therefore cache numbers, are
 reproducible. That is all the cache tests need, without downloading a model.
 
-usage: make_tiny_model.py OUT.gguf [--context 32768] [--seed 1234]
+usage: make_tiny_model.py OUT.gguf [--context 32768] [--seed 1234] [--swa TOKENS]
        make_tiny_model.py OUT_DIR --hf [--context 32768]   (a Hugging Face directory for vLLM)
+
+``--swa TOKENS`` writes it as a Gemma 2 architecture instead, whose every other layer attends only to
+the last TOKENS positions (sliding-window attention): the model kind on which llama-server cannot roll
+its cache back to an earlier point of the prompt without a checkpoint, and says it forces a full
+re-processing. Same sizes, vocabulary and template.
 
 ``--hf`` writes the same idea as a Hugging Face model directory for vLLM's ``--load-format dummy``:
 ``config.json`` (LlamaForCausalLM), a byte-level BPE trained here with ``tokenizers`` (no hub download,
@@ -74,7 +79,7 @@ def byte_tokens() -> list[str]:
     return [chr(mapping[b]) for b in range(256)]
 
 
-def build(out: Path, *, context: int, seed: int) -> Path:
+def build(out: Path, *, context: int, seed: int, swa: int | None = None) -> Path:
     import gguf  # noqa: PLC0415 - a test dependency, imported only when a model is made
 
     tokens = byte_tokens() + [a + b for a, b in MERGES] + list(SPECIAL_TOKENS)
@@ -91,8 +96,10 @@ def build(out: Path, *, context: int, seed: int) -> Path:
     n_embd_kv = head_dim * N_KV_HEADS
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + f".{os.getpid()}.tmp")
-    writer = gguf.GGUFWriter(str(tmp), "llama")
-    writer.add_name("kvswitch-tiny")
+    writer = gguf.GGUFWriter(str(tmp), "gemma2" if swa else "llama")
+    writer.add_name("kvswitch-tiny-swa" if swa else "kvswitch-tiny")
+    if swa:
+        writer.add_sliding_window(swa)
     writer.add_context_length(context)
     writer.add_embedding_length(N_EMBD)
     writer.add_block_count(N_LAYERS)
@@ -115,18 +122,23 @@ def build(out: Path, *, context: int, seed: int) -> Path:
     writer.add_chat_template(CHATML_TEMPLATE)
 
     writer.add_tensor("token_embd.weight", weights(n_vocab, N_EMBD))
+    ones = np.ones(N_EMBD, dtype=np.float32)
     for i in range(N_LAYERS):
-        writer.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        writer.add_tensor(f"blk.{i}.attn_norm.weight", ones)
         writer.add_tensor(f"blk.{i}.attn_q.weight", weights(N_EMBD, N_EMBD))
         writer.add_tensor(f"blk.{i}.attn_k.weight", weights(n_embd_kv, N_EMBD))
         writer.add_tensor(f"blk.{i}.attn_v.weight", weights(n_embd_kv, N_EMBD))
         writer.add_tensor(f"blk.{i}.attn_output.weight", weights(N_EMBD, N_EMBD))
-        writer.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(N_EMBD, dtype=np.float32))
+        writer.add_tensor(f"blk.{i}.ffn_norm.weight", ones)
         writer.add_tensor(f"blk.{i}.ffn_gate.weight", weights(N_FF, N_EMBD))
         writer.add_tensor(f"blk.{i}.ffn_up.weight", weights(N_FF, N_EMBD))
         writer.add_tensor(f"blk.{i}.ffn_down.weight", weights(N_EMBD, N_FF))
-    writer.add_tensor("output_norm.weight", np.ones(N_EMBD, dtype=np.float32))
-    writer.add_tensor("output.weight", weights(n_vocab, N_EMBD))
+        if swa:  # Gemma 2 normalises after attention and after the feed-forward too
+            writer.add_tensor(f"blk.{i}.post_attention_norm.weight", ones)
+            writer.add_tensor(f"blk.{i}.post_ffw_norm.weight", ones)
+    writer.add_tensor("output_norm.weight", ones)
+    if not swa:  # Gemma 2 ties its output to the token embeddings
+        writer.add_tensor("output.weight", weights(n_vocab, N_EMBD))
 
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -141,13 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="where to write the .gguf file")
     parser.add_argument("--context", type=int, default=32768, help="training context length (default 32768)")
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--swa", type=int, default=None, metavar="TOKENS",
+                        help="a sliding-window (Gemma 2) model attending to the last TOKENS positions")
     parser.add_argument("--hf", action="store_true",
                         help="write a Hugging Face model directory (for vLLM --load-format dummy) instead")
     args = parser.parse_args(argv)
     if args.hf:
         return _main_hf(args.out, args.context)
     try:
-        path = build(args.out, context=args.context, seed=args.seed)
+        path = build(args.out, context=args.context, seed=args.seed, swa=args.swa)
     except ImportError:
         print("make_tiny_model: the 'gguf' package is missing (pip install gguf)", file=sys.stderr)
         return 3

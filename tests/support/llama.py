@@ -49,17 +49,20 @@ def llama_server_binary() -> Path:
 
 
 @functools.cache
-def tiny_model(context: int = CONTEXT) -> Path:
-    """The cached tiny model (made once; rebuilt if the script is newer than the file)."""
+def tiny_model(context: int = CONTEXT, swa: int | None = None) -> Path:
+    """The cached tiny model (made once; rebuilt if the script is newer than the file); ``swa``: its
+    sliding-window variant attending to the last ``swa`` positions (``make_tiny_model.py --swa``)."""
     script = REPO / "scripts" / "make_tiny_model.py"
     if not script.is_file():
         component_missing("scripts/make_tiny_model.py is not in this checkout")
-    out = CACHE / "models" / f"kvswitch-tiny-{context}.gguf"
+    name = f"kvswitch-tiny-swa{swa}-{context}" if swa else f"kvswitch-tiny-{context}"
+    out = CACHE / "models" / f"{name}.gguf"
     if out.is_file() and out.stat().st_mtime >= script.stat().st_mtime:
         return out
     require_module("gguf", "pip install -e '.[test]' brings it")
     subprocess.run(
-        [sys.executable, str(script), str(out), "--context", str(context)],
+        [sys.executable, str(script), str(out), "--context", str(context),
+         *(["--swa", str(swa)] if swa else [])],
         check=True,
         capture_output=True,
         timeout=120,
@@ -90,16 +93,18 @@ def llama_server(
     metrics: bool = True,
     log_file: str | None = None,
     port: int | None = None,
+    swa: int | None = None,
 ) -> Iterator[RunningServer]:
     """A real ``llama-server -np PARALLEL [--metrics]`` on loopback, logging to a file; always stopped.
 
     ``log_file`` is passed to ``--log-file`` exactly as given (a relative name stays relative to
     ``workdir``, the server's cwd, as people type it); by default it is ``llama-server-PORT.log``.
     ``extra`` flags go last, after the common ones. ``port``: a free port the caller picked (to name the
-    server's URL before it runs); default: one picked here.
+    server's URL before it runs); default: one picked here. ``swa``: serve the sliding-window variant of
+    the tiny model (a window of ``swa`` tokens).
     """
     binary = llama_server_binary()
-    model = tiny_model(context)
+    model = tiny_model(context, swa)
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     log_arg = log_file if log_file is not None else str(workdir / f"llama-server-{port}.log")

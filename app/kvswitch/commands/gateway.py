@@ -48,7 +48,9 @@ def cmd_gateway_run(args: argparse.Namespace) -> int:
         for note in moved_address_notes(paths, server.url):
             out(note)
 
-    run_foreground(paths, host, port, allow_remote=args.allow_remote, on_ready=ready)
+    from kvswitch.commands.server_notes import started  # noqa: PLC0415 - reads the servers' logs
+
+    run_foreground(paths, host, port, allow_remote=args.allow_remote, on_ready=ready, notes=started(paths))
     return 0
 
 

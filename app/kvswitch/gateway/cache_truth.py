@@ -9,6 +9,9 @@ answered, so it never delays the first byte; it costs about as much as parsing t
 Memory is bounded: per session only the digests of its last few requests (hashes, no text), at most
 ``max_sessions`` sessions (least recently used dropped), and a short log of what each upstream ran.
 A failure here is logged and leaves the row's cache fields empty; it never breaks a request.
+
+Where the profile follows its server's log, a request re-processed while the server said it forced
+that (``server_notes``) gets the server's words as its reason.
 """
 
 from __future__ import annotations
@@ -22,7 +25,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvswitch.gateway.cache_truth_parts import PromptDigest, digest_prompt, part_text
-from kvswitch.gateway.cache_truth_reasons import PREFIX_CHANGED, Judgement, Seen, judge, overlap
+from kvswitch.gateway.cache_truth_reasons import (
+    PREFIX_CHANGED,
+    SERVER_OVERRIDES,
+    Judgement,
+    Seen,
+    judge,
+    overlap,
+    told_by_server,
+)
+from kvswitch.gateway.server_notes import ServerNotes
 from kvswitch.gateway.sessions import Identity, identify
 from kvswitch.gateway.usage import UsageRow
 
@@ -44,14 +56,18 @@ MAX_PENDING = 1024
 class _Pending:
     identity: Identity
     body: Any
+    #: ``time.monotonic()`` when the request arrived (a server note read since is about it)
+    arrived: float
 
 
 class CacheTruth:
     """Remembers digests per session and per upstream, and judges each finished request."""
 
-    def __init__(self, max_sessions: int = MAX_SESSIONS, clock: Callable[[], float] = time.time):
+    def __init__(self, max_sessions: int = MAX_SESSIONS, clock: Callable[[], float] = time.time,
+                 notes: ServerNotes | None = None):
         self.max_sessions = max_sessions
         self.clock = clock
+        self.notes = notes
         self._sessions: OrderedDict[str, deque[Seen]] = OrderedDict()
         self._upstreams: dict[str, deque[Seen]] = {}
         self._pending: OrderedDict[int, _Pending] = OrderedDict()
@@ -67,7 +83,8 @@ class CacheTruth:
             return
         row.client_name, row.client_version = identity.client_name, identity.client_version
         row.session, row.agent, row.session_source = identity.session, identity.agent, identity.session_source
-        self._pending[id(row)] = _Pending(identity, body)
+        arrived = self.notes.clock() if self.notes is not None else time.monotonic()  # notes' own clock
+        self._pending[id(row)] = _Pending(identity, body, arrived)
         while len(self._pending) > MAX_PENDING:
             self._pending.popitem(last=False)
 
@@ -106,6 +123,10 @@ class CacheTruth:
                 judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
                                   session=identity.session, agent=identity.agent, local=local, now=now,
                                   excerpt=text)
+            if self.notes is not None and judgement.reason in SERVER_OVERRIDES:
+                note = self.notes.claim(row.profile, pending.arrived)
+                if note is not None:
+                    judgement = told_by_server(judgement, note.text, note.meaning, note.advice)
             _fill(row, judgement)
 
         if row.input_tokens is not None:

@@ -12,7 +12,8 @@ to cached / reusable, and COLD when nothing was reusable.
 A request that is not a HIT gets a reason: ``cold``; ``prefix_changed`` (the first part that differs
 sits before the end of what was shared: which part, where, and what it looks like); ``evicted`` (the
 prefix was intact but was processed again, and other requests ran on the upstream in between: named);
-``expired`` (a cloud vendor, idle past its cache lifetime); ``unknown`` with the raw numbers.
+``expired`` (a cloud vendor, idle past its cache lifetime); ``server`` (the server said, in the log the
+profile follows, that it forced the re-processing: ``told_by_server``); ``unknown`` with the raw numbers.
 """
 
 from __future__ import annotations
@@ -130,6 +131,23 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
         numbers.update({"idle_s": round(idle, 1), "ttl_s": CLOUD_CACHE_TTL_S})
         return Judgement(reusable, verdict, EXPIRED, numbers)
     return Judgement(reusable, verdict, UNKNOWN, numbers)
+
+
+#: the reasons a server's own word replaces: the prefix was intact up to where it was lost, and the
+#: judgement could only guess (what ran in between) or not say at all
+SERVER_OVERRIDES = (EVICTED, UNKNOWN)
+
+
+def told_by_server(judgement: Judgement, said: str, meaning: str | None,
+                   advice: str | None = None) -> Judgement:
+    """``judgement`` with the server's own word as its reason, when the request was re-processed and
+    the prefix was intact (an ``evicted`` or ``unknown`` judgement); its evidence stays beside, and
+    what the server's module says avoids it."""
+    if judgement.reason not in SERVER_OVERRIDES:
+        return judgement
+    words = {"server_said": said, "meaning": meaning, "advice": advice}
+    detail = {**{key: value for key, value in words.items() if value}, **(judgement.detail or {})}
+    return Judgement(judgement.reusable, judgement.verdict, SERVER, detail)
 
 
 def _about(reference: Seen, session: str | None, now: float) -> dict[str, Any]:

@@ -23,14 +23,18 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.forward import Limits
 from kvswitch.gateway.probe import probe_status as prove
 from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.server_notes import ServerNotes
 from kvswitch.gateway.service import GatewayHandler
 from kvswitch.gateway.usage_queries import UsageFilter, query, summary
 from kvswitch.gateway.usage_schema import UsageRow
 
 
 def make_server(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
-                limits: Limits | None = None) -> GatewayServer:
-    return GatewayServer(GatewayHandler(paths, limits), host=host, port=port, allow_remote=allow_remote)
+                limits: Limits | None = None, notes: ServerNotes | None = None) -> GatewayServer:
+    """``notes``: where a reader of the profiles' server logs hands what the servers said
+    (``kvswitch.commands.server_notes``; the gateway never reads a log itself)."""
+    return GatewayServer(GatewayHandler(paths, limits, notes=notes), host=host, port=port,
+                         allow_remote=allow_remote)
 
 
 def remember_listen(paths: AppPaths, host: str, port: int) -> None:
@@ -42,10 +46,17 @@ def remember_listen(paths: AppPaths, host: str, port: int) -> None:
 
 
 def run_foreground(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,
-                   on_ready: Any = None) -> None:
-    """Serve until SIGINT/SIGTERM (``kvswitch gateway run``)."""
-    server = make_server(paths, host, port, allow_remote=allow_remote)
+                   on_ready: Any = None, notes: ServerNotes | None = None) -> None:
+    """Serve until SIGINT/SIGTERM (``kvswitch gateway run``); ``notes`` are closed when it ends."""
+    try:
+        _serve_foreground(make_server(paths, host, port, allow_remote=allow_remote, notes=notes), paths,
+                          host, on_ready)
+    finally:
+        if notes is not None:
+            notes.close()
 
+
+def _serve_foreground(server: GatewayServer, paths: AppPaths, host: str, on_ready: Any) -> None:
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -66,12 +77,18 @@ def run_foreground(paths: AppPaths, host: str, port: int, *, allow_remote: bool 
     asyncio.run(main())
 
 
-def start_background(paths: AppPaths, host: str | None = None, port: int | None = None) -> GatewayServer:
+def start_background(paths: AppPaths, host: str | None = None, port: int | None = None,
+                     notes: ServerNotes | None = None) -> GatewayServer:
     """A gateway on a thread of this process (the window), on the routing state's address unless
     given; ``stop_background`` ends it."""
     routes = read_routes(paths)
     host = routes.host if host is None else host
-    server = make_server(paths, host, routes.port if port is None else port).start()
+    try:
+        server = make_server(paths, host, routes.port if port is None else port, notes=notes).start()
+    except BaseException:
+        if notes is not None:
+            notes.close()
+        raise
     remember_listen(paths, host, server.port)
     write_runtime(paths, RuntimeInfo(os.getpid(), host, server.port, time.time()))
     return server
@@ -80,6 +97,9 @@ def start_background(paths: AppPaths, host: str | None = None, port: int | None 
 def stop_background(paths: AppPaths, server: GatewayServer) -> None:
     """Stop a gateway ``start_background`` started (requests in flight get a few seconds)."""
     server.stop()
+    notes = getattr(server.handler, "notes", None)
+    if notes is not None:
+        notes.close()
     clear_runtime(paths, os.getpid(), server.port)
 
 

@@ -73,6 +73,7 @@ from kvswitch.gateway.routing import (
 )
 from kvswitch.gateway.row_numbers import RowNumbers
 from kvswitch.gateway.server import Handler
+from kvswitch.gateway.server_notes import ServerNotes
 from kvswitch.gateway.stream_end import ending_for
 from kvswitch.gateway.usage_retention import retention_from_settings
 from kvswitch.gateway.usage_schema import UsageRow
@@ -100,7 +101,8 @@ class _Planned:
 class GatewayHandler(Handler):
     """Routes every request of ``/claude``, ``/codex/v1`` and ``/p/NAME`` (``kvswitch.gateway.routing``)."""
 
-    def __init__(self, paths: AppPaths, limits: Limits | None = None, breaker: CircuitBreaker | None = None):
+    def __init__(self, paths: AppPaths, limits: Limits | None = None, breaker: CircuitBreaker | None = None,
+                 notes: ServerNotes | None = None):
         self.paths = paths
         self.limits = limits or limits_from_settings(paths)
         self.breaker = breaker or CircuitBreaker()
@@ -114,7 +116,8 @@ class GatewayHandler(Handler):
         #: never raises: a broken file is set aside (``usage.notice`` says so), a failing one is counted
         self.usage = UsageStore(usage_db(paths), retention=retention_from_settings(paths))
         #: the live cache record (client, session, verdict, reason) of every request
-        self.cache_truth = CacheTruth()
+        self.notes = notes  # what the servers said in the logs their profiles follow (control closes them)
+        self.cache_truth = CacheTruth(notes=notes)
         self.numbers = RowNumbers(paths.config_dir, self.cache_truth)
         #: the prompt's counts from the server's /metrics when its answer carried none
         self.counts = CountsFallback()

@@ -49,7 +49,9 @@ def _status_op(paths: AppPaths, wanted: bool, own: Any) -> Callable[[threading.E
             except (OSError, RuntimeError) as exc:
                 log.warning("stopping the dead gateway: %s", exc)
         try:
-            server = control.start_background(paths)
+            from kvswitch.commands.server_notes import started  # noqa: PLC0415 - reads server logs
+
+            server = control.start_background(paths, notes=started(paths))
         except (OSError, RuntimeError, KvSwitchError) as exc:
             status["error"] = str(exc) or type(exc).__name__
             return None, status
