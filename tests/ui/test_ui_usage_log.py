@@ -148,3 +148,36 @@ def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbo
     tasks_done = not controller.usage_digest._task or not controller.usage_digest._task.running
     assert tasks_done
     assert len([a for a in alerts if "s-bad" in a[1]]) == 1
+
+
+def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot: Any, controller: Any,
+                                                                           paths: Any) -> None:
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageRow, UsageStore
+
+    # b11434 at -lv 4 (tests/fixtures/llama.cpp-b11434/llama_server_swa_lv4.log)
+    said = ("slot   operator(): id  0 | task 655 | forcing full prompt re-processing due to lack of cache "
+            "data (likely due to SWA or hybrid/recurrent memory, see "
+            "https://github.com/ggml-org/llama.cpp/pull/13194#issuecomment-2868343055)")
+    detail = {"server_said": said, "advice": "Start the server with --swa-full (SWA models)",
+              "prompt": 15775, "cached": 0, "reusable": 13811}
+    store = UsageStore(control.usage_db_path(paths))
+    try:
+        store.add(UsageRow(time=time.time() - 10, client="claude", profile="swa",
+                           upstream="http://127.0.0.1:8080", model="tiny", status=200, input_tokens=15775, cached_tokens=0, output_tokens=224,
+                           client_name="claude-code", client_version="2.1.332", session="s-swa",
+                           session_source="header", verdict="MISS", reusable_tokens=13811, reason="server",
+                           reason_detail=json.dumps(detail)))
+    finally:
+        store.close()
+    view = UsageView(controller)
+    qtbot.addWidget(view)
+    view.show()
+    _loaded(qtbot, view)
+    log = view.request_log
+    assert log.requests_table.rowCount() == 1
+    log.requests_table.setCurrentCell(0, 0)
+    text = log.reason_view.toPlainText()
+    assert "server" in text
+    assert "forcing full prompt re-processing" in text
+    assert "--swa-full" in text
