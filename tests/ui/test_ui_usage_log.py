@@ -163,11 +163,11 @@ def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot
               "prompt": 15775, "cached": 0, "reusable": 13811}
     store = UsageStore(control.usage_db_path(paths))
     try:
-        store.add(UsageRow(time=time.time() - 10, client="claude", profile="swa",
-                           upstream="http://127.0.0.1:8080", model="tiny", status=200, input_tokens=15775, cached_tokens=0, output_tokens=224,
-                           client_name="claude-code", client_version="2.1.332", session="s-swa",
-                           session_source="header", verdict="MISS", reusable_tokens=13811, reason="server",
-                           reason_detail=json.dumps(detail)))
+        store.add(UsageRow(
+            time=time.time() - 10, client="claude", profile="swa", upstream="http://127.0.0.1:8080",
+            model="tiny", status=200, input_tokens=15775, cached_tokens=0, output_tokens=224,
+            client_name="claude-code", client_version="2.1.332", session="s-swa", session_source="header",
+            verdict="MISS", reusable_tokens=13811, reason="server", reason_detail=json.dumps(detail)))
     finally:
         store.close()
     view = UsageView(controller)
