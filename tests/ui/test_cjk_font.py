@@ -192,3 +192,44 @@ def test_the_app_loads_the_font_after_its_first_paint(tmp_path: Path) -> None:
             app.kill()
             _out, err = app.communicate()
     assert wanted in seen, err[-2000:]
+
+
+FORM_CHILD = r"""
+import json
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QApplication, QFormLayout, QLabel, QLineEdit, QWidget
+from kvswitch.ui import i18n
+
+app = QApplication([])
+i18n.install(app, "zh_CN")
+window = QWidget()
+form = QFormLayout(window)
+labels = [QLabel(text) for text in ("类型", "名称", "基础 URL", "环境变量", "服务器日志")]
+for label in labels:
+    form.addRow(label, QLineEdit())
+window.resize(520, 300)
+window.show()
+app.processEvents()  # laid out as the window is before the app is ready: no Chinese font yet
+before = [label.width() for label in labels]
+family = i18n.ensure_cjk_font(app)
+app.processEvents()
+needed = [QFontMetrics(label.font()).horizontalAdvance(label.text()) for label in labels]
+print(json.dumps({"family": family, "before": before, "after": [label.width() for label in labels],
+                  "needed": needed}))
+"""
+
+
+def test_labels_laid_out_before_the_bundled_font_came_are_laid_out_again(tmp_path: Path) -> None:
+    """The window is built before the app is ready, and the bundled font is loaded once it is: a label
+    measured before (with boxes for glyphs) must be measured again, or the editor's form labels are cut
+    ("类型" shown as "类"), as the docs' zh_CN screenshots showed."""
+    config = _latin_only_fontconfig(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "KVSWITCH_LANG"}
+    env.update(QT_QPA_PLATFORM="offscreen", FONTCONFIG_FILE=str(config))
+    done = subprocess.run([sys.executable, "-c", FORM_CHILD], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["family"] == "KV Switch Noto Sans SC"
+    assert any(b < n for b, n in zip(result["before"], result["needed"], strict=True)), result  # the fault
+    assert all(a >= n for a, n in zip(result["after"], result["needed"], strict=True)), result

@@ -125,9 +125,16 @@ def ensure_cjk_font(app: QCoreApplication | None = None) -> str | None:
 
 
 def _repaint(app: QCoreApplication | None) -> None:
-    """Widgets drawn before the font came redraw with it (labels cache no glyphs, only a repaint)."""
+    """Widgets shown before the font came are measured again and redrawn with it. A label keeps the
+    size it computed with boxes for glyphs (much narrower: "类型" 8 px instead of 24) until its font
+    changes, so each widget is told its font changed: its size hint is recomputed and its layout runs
+    again, and no form label stays cut."""
+    from PySide6.QtCore import QEvent  # noqa: PLC0415 - only on a system without a Chinese font
+
     all_widgets = getattr(app, "allWidgets", None)
     if all_widgets is None:
         return
     for widget in all_widgets():
+        QCoreApplication.sendEvent(widget, QEvent(QEvent.Type.FontChange))
+        widget.updateGeometry()
         widget.update()
