@@ -138,13 +138,13 @@ def test_with_the_whole_window_kept_the_continued_turn_hits(fake_home: Path, tmp
             # as many turns as the other two tests may take, whatever the answers were
             continued = _continued(paths, recorder, fake_home, tmp_path / "project", lambda rows: False)
             assert len(continued) >= TURNS
-            # every continued request reused the cache, whole or up to where the prompt first differs in
-            # the first user message: at its output cap Claude Code 2.1.332 re-sends a turn with "Output
-            # token limit hit" appended there
+            # every continued request reused the cache, and none was re-processed for a reason the server
+            # gave or no reason at all: a PARTIAL is Claude Code's own (at its output cap 2.1.332 re-sends a
+            # turn with "Output token limit hit" appended to the first user message: prefix_changed) or a
+            # side request of the session that ran on the one slot in between (evicted, named)
             for row in continued:
-                part = str(json.loads(row.reason_detail or "{}").get("part", ""))
-                assert row.verdict == "HIT" or part.startswith("messages[0]"), (part, _dump(continued))
                 assert (row.cached_tokens or 0) > 0, _dump(continued)
+                assert row.verdict == "HIT" or row.reason in ("prefix_changed", "evicted"), _dump(continued)
             assert "forcing full prompt re-processing" not in server.log_file.read_text(errors="replace")
         finally:
             recorder.close()

@@ -289,3 +289,23 @@ def test_memory_is_bounded_and_bookkeeping_never_raises() -> None:
     failed.status = 502
     truth.finish(failed, local=True)
     assert failed.verdict is None
+
+
+def test_a_compacted_conversation_reused_short_of_its_change_is_a_prefix_change_not_unknown() -> None:
+    """Claude Code's compaction rewrites the conversation from the first message on; a server whose
+    template renders the parts in its own sizes may stop well short of where the digest places that
+    change (real: b11434 on the tiny model reused 5,671 of an estimated 12,160). Nothing ran between,
+    so the change is the reason, and the record says the server stopped short of it."""
+    truth = CacheTruth(clock=Clock())
+    _, body = _load("claude-code-2.1.332/sessions/continue_03.json")
+    _send(truth, {}, body, 25459, 25127)
+    compacted = copy.deepcopy(body)
+    compacted["messages"] = [{"role": "user", "content": [
+        {"type": "text", "text": "This session is being continued from a previous conversation. Summary: "
+                                 + "the user asked for greetings. " * 40}]}]
+    row = _send(truth, {}, compacted, 15453, 5671)
+    assert (row.verdict, row.reason) == ("PARTIAL", "prefix_changed")
+    detail = _detail(row)
+    assert detail["part"].startswith("messages[0]")
+    assert detail["short_of_difference"] is True
+    assert "also_differs_at" not in detail

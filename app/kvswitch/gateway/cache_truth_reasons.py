@@ -11,7 +11,9 @@ to cached / reusable, and COLD when nothing was reusable.
 
 A request that is not a HIT gets a reason: ``cold``; ``prefix_changed`` (the first part that differs
 sits before the end of what was shared: which part, where, and what it looks like); ``evicted`` (the
-prefix was intact but was processed again, and other requests ran on the upstream in between: named);
+prefix was intact but was processed again, and other requests ran on the upstream in between: named;
+with no one in between, a prompt that does differ is ``prefix_changed`` even when the server stopped
+short of the difference);
 ``expired`` (a cloud vendor, idle past its cache lifetime); ``server`` (the server said, in the log the
 profile follows, that it forced the re-processing: ``told_by_server``); ``unknown`` with the raw numbers.
 """
@@ -130,6 +132,13 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
     if not local and idle > CLOUD_CACHE_TTL_S:
         numbers.update({"idle_s": round(idle, 1), "ttl_s": CLOUD_CACHE_TTL_S})
         return Judgement(reusable, verdict, EXPIRED, numbers)
+    if not found.extends:
+        # nothing ran in between, and the prompt does differ: the change is what the server saw, though
+        # it stopped short of where the digest places it (a template renders the parts in its own sizes
+        # and order; Claude Code's compaction rewrites the conversation from the first message on)
+        del numbers["also_differs_at"]
+        numbers.update(where(current, reference.digest, found, excerpt), short_of_difference=True)
+        return Judgement(reusable, verdict, PREFIX_CHANGED, numbers)
     return Judgement(reusable, verdict, UNKNOWN, numbers)
 
 
