@@ -24,7 +24,8 @@ directly (the baseline) and through each proxy:
   TTFB and for the complete answer; and the record's own ``begin``/``finish`` in-process on the 14K request.
   ``--profile-kind llama.cpp`` makes the routed profile a local server's, so "with" also holds the
   ``/metrics`` reading the gateway takes as it forwards each request to a local server (for an answer
-  that carries no counts); the upstream serves a llama-server-shaped counters page.
+  that carries no counts), and the reader of that profile's server log (a file here that stays quiet);
+  the upstream serves a llama-server-shaped counters page.
 Rounds alternate between the routes and each figure is the best round (the machine is shared).
 Goals: median TTFB overhead ≤ 2 ms, 0 errors at 500 streams, RSS ≤ 200 MB, ahead of both peers.
 """

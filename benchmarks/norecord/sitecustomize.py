@@ -1,7 +1,9 @@
 """Loaded (as ``sitecustomize``) only by the benchmark's "no record" gateway: the live cache record's two
-calls, and the ``/metrics`` reading a local profile's request gets for an answer without counts, become
-no-ops, so the same run measures the gateway with and without them."""
+calls, the ``/metrics`` reading a local profile's request gets for an answer without counts, and the
+reader of the profiles' server logs (``server`` reasons) become no-ops, so the same run measures the
+gateway with and without them."""
 
+from kvswitch.commands import server_notes
 from kvswitch.gateway.cache_truth import CacheTruth
 from kvswitch.gateway.counts_fallback import CountsFallback
 
@@ -22,3 +24,4 @@ CacheTruth.begin = _skip  # type: ignore[method-assign]
 CacheTruth.finish = _skip  # type: ignore[method-assign]
 CountsFallback.forwarding = _skip_async  # type: ignore[method-assign]
 CountsFallback.hold = _not_held  # type: ignore[method-assign]
+server_notes.started = _skip  # type: ignore[assignment]
