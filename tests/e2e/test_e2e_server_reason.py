@@ -13,8 +13,9 @@ server's log, the reason ``server`` with the server's words; a profile without t
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -77,74 +78,61 @@ def _continued(paths: AppPaths, recorder: MetricsRecorder, home: Path, project: 
     return continued
 
 
-def test_a_forced_re_processing_is_named_in_the_servers_words(fake_home: Path, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _conversation(home: Path, tmp_path: Path, *server_flags: str, follow_log: bool,
+                  until: Callable[[list[UsageRow]], bool]) -> Iterator[tuple[list[UsageRow], Path]]:
+    """A sliding-window b11434 (``FORCING`` and ``server_flags``), the gateway, the recorder and a
+    profile routing Claude Code to them (following the server's log when ``follow_log``); yields the
+    continued requests' rows of one conversation (``_continued``) and the server's log file."""
     claude_binary()
-    paths = AppPaths.default()
     with (
-        llama_server(tmp_path / "server", *FORCING, swa=SWA) as server,
-        gateway_process(fake_home, free_port(), tmp_path / "gateway.log"),
+        llama_server(tmp_path / "server", *server_flags, *FORCING, swa=SWA) as server,
+        gateway_process(home, free_port(), tmp_path / "gateway.log"),
     ):
         recorder = MetricsRecorder(server.url)
         try:
-            _add("swa", recorder.url, "--log-file", str(server.log_file), *LONG_ANSWERS)
+            _add("swa", recorder.url, *(["--log-file", str(server.log_file)] if follow_log else []),
+                 *LONG_ANSWERS)
             assert main(["use", "swa"]) == 0
-            continued = _continued(paths, recorder, fake_home, tmp_path / "project", _said_so)
-            forced = [r for r in continued if r.reason == "server"]
-            assert forced, _dump(continued)
-            for row in forced:
-                assert row.verdict in ("MISS", "PARTIAL")
-                detail = json.loads(row.reason_detail or "{}")
-                assert "forcing full prompt re-processing" in detail["server_said"], detail
-                assert "SWA or hybrid/recurrent" in detail["meaning"]
-                assert "--swa-full" in detail["advice"]  # the server module's own switch against it
-                assert detail["prompt"] == row.input_tokens
-                assert detail["cached"] == row.cached_tokens
-            # the server's own words are in its log, once per forced request at least
-            said = server.log_file.read_text(errors="replace").count("forcing full prompt re-processing")
-            assert said >= len(forced)
+            yield _continued(AppPaths.default(), recorder, home, tmp_path / "project", until), server.log_file
         finally:
             recorder.close()
+
+
+def test_a_forced_re_processing_is_named_in_the_servers_words(fake_home: Path, tmp_path: Path) -> None:
+    with _conversation(fake_home, tmp_path, follow_log=True, until=_said_so) as (continued, log_file):
+        forced = [r for r in continued if r.reason == "server"]
+        assert forced, _dump(continued)
+        for row in forced:
+            assert row.verdict in ("MISS", "PARTIAL")
+            detail = json.loads(row.reason_detail or "{}")
+            assert "forcing full prompt re-processing" in detail["server_said"], detail
+            assert "SWA or hybrid/recurrent" in detail["meaning"]
+            assert "--swa-full" in detail["advice"]  # the server module's own switch against it
+            assert detail["prompt"] == row.input_tokens
+            assert detail["cached"] == row.cached_tokens
+        # the server's own words are in its log, once per forced request at least
+        said = log_file.read_text(errors="replace").count("forcing full prompt re-processing")
+        assert said >= len(forced)
 
 
 def test_without_the_log_the_same_request_is_unknown(fake_home: Path, tmp_path: Path) -> None:
-    claude_binary()
-    paths = AppPaths.default()
-    with (
-        llama_server(tmp_path / "server", *FORCING, swa=SWA) as server,
-        gateway_process(fake_home, free_port(), tmp_path / "gateway.log"),
-    ):
-        recorder = MetricsRecorder(server.url)
-        try:
-            _add("nolog", recorder.url, *LONG_ANSWERS)
-            assert main(["use", "nolog"]) == 0
-            continued = _continued(paths, recorder, fake_home, tmp_path / "project", _untold)
-            assert _untold(continued), _dump(continued)
-            assert all(r.reason != "server" for r in continued)
-        finally:
-            recorder.close()
+    with _conversation(fake_home, tmp_path, follow_log=False, until=_untold) as (continued, _log):
+        assert _untold(continued), _dump(continued)
+        assert all(r.reason != "server" for r in continued)
 
 
 def test_with_the_whole_window_kept_the_continued_turn_hits(fake_home: Path, tmp_path: Path) -> None:
-    claude_binary()
-    paths = AppPaths.default()
-    with (
-        llama_server(tmp_path / "server", "--swa-full", *FORCING, swa=SWA) as server,
-        gateway_process(fake_home, free_port(), tmp_path / "gateway.log"),
-    ):
-        recorder = MetricsRecorder(server.url)
-        try:
-            _add("full", recorder.url, "--log-file", str(server.log_file), *LONG_ANSWERS)
-            assert main(["use", "full"]) == 0
-            # as many turns as the other two tests may take, whatever the answers were
-            continued = _continued(paths, recorder, fake_home, tmp_path / "project", lambda rows: False)
-            assert len(continued) >= TURNS
-            # every continued request reused the cache, and none was re-processed for a reason the server
-            # gave or no reason at all: a PARTIAL is Claude Code's own (at its output cap 2.1.332 re-sends a
-            # turn with "Output token limit hit" appended to the first user message: prefix_changed) or a
-            # side request of the session that ran on the one slot in between (evicted, named)
-            for row in continued:
-                assert (row.cached_tokens or 0) > 0, _dump(continued)
-                assert row.verdict == "HIT" or row.reason in ("prefix_changed", "evicted"), _dump(continued)
-            assert "forcing full prompt re-processing" not in server.log_file.read_text(errors="replace")
-        finally:
-            recorder.close()
+    # as many turns as the other two tests may take, whatever the answers were
+    with _conversation(fake_home, tmp_path, "--swa-full", follow_log=True,
+                       until=lambda rows: False) as (continued, log_file):
+        assert len(continued) >= TURNS
+        # every continued request reused the cache, and none was re-processed for a reason the server
+        # gave or no reason at all: a PARTIAL is Claude Code's own (at its output cap 2.1.332 re-sends a
+        # turn with "Output token limit hit" appended to the first user message; its compaction rewrites
+        # the conversation: prefix_changed) or a side request of the session that ran on the one slot in
+        # between (evicted, named)
+        for row in continued:
+            assert (row.cached_tokens or 0) > 0, _dump(continued)
+            assert row.verdict == "HIT" or row.reason in ("prefix_changed", "evicted"), _dump(continued)
+        assert "forcing full prompt re-processing" not in log_file.read_text(errors="replace")
