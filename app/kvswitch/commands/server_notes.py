@@ -97,18 +97,13 @@ class ServerLogNotes:
                     self._read(name, followed)
 
     def _read(self, profile: str, followed: _Followed) -> None:
-        from kvswitch.logs.classify import run_parsers  # noqa: PLC0415 - the log engine, once reading
-        from kvswitch.logs.model import LineKind  # noqa: PLC0415
-        from kvswitch.logs.parsers.base import What  # noqa: PLC0415
-        from kvswitch.logs.text import MAX_LINE_BYTES, strip_ansi  # noqa: PLC0415
+        from kvswitch.logs.classify import forced_reprocessing  # noqa: PLC0415 - the log engine, once reading
+        from kvswitch.logs.text import clean_line  # noqa: PLC0415
 
         try:
             for line in followed.reader.read_lines():
-                text = strip_ansi(line[:MAX_LINE_BYTES].rstrip("\r\n"))
-                parsed = run_parsers(text, followed.parsers)
-                if parsed.kind is not LineKind.MISS:
-                    continue
-                meaning = next((f.note for f in parsed.facts if f.what is What.REASON and f.note), None)
+                text = clean_line(line)
+                meaning = forced_reprocessing(text, followed.parsers)
                 if meaning is not None:
                     self.notes.add(profile, text, meaning, followed.advice)
         except Exception as exc:  # noqa: BLE001 - a log that cannot be read costs its notes, nothing else

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvswitch.logs.classify import run_parsers, to_classified
 from kvswitch.logs.model import CacheEvent, FeedResult, kind_for_verdict
 from kvswitch.logs.parsers import parsers_for, server_name
-from kvswitch.logs.text import MAX_LINE_BYTES, strip_ansi
+from kvswitch.logs.text import clean_line
 from kvswitch.logs.tracker import RequestTracker
 
 
@@ -24,9 +24,7 @@ class LogAnalyzer:
         self._last_line = 0
 
     def feed(self, line: str, line_no: int) -> FeedResult:
-        if len(line) > MAX_LINE_BYTES:
-            line = line[:MAX_LINE_BYTES]
-        text = strip_ansi(line.rstrip("\r\n"))
+        text = clean_line(line)
         parsed = run_parsers(text, self._parsers)
         events: list[CacheEvent] = []
         for fact in parsed.facts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvswitch.logs.model import KIND_PRIORITY, ClassifiedLine, LineKind, Span
 from kvswitch.logs.parsers import ParseFn, parsers_for
-from kvswitch.logs.parsers.base import Fact, Parsed
+from kvswitch.logs.parsers.base import Fact, Parsed, What
 from kvswitch.logs.text import strip_ansi
 
 _GENERIC_ERROR = ("error", "Error", "ERROR", "FATAL", "panic:", "Traceback")
@@ -45,8 +45,18 @@ def classify_line(text: str, kind_hint: str | None = None) -> ClassifiedLine:
     return to_classified(clean, run_parsers(clean, parsers_for(kind_hint)))
 
 
+def forced_reprocessing(text: str, parsers: list[ParseFn]) -> str | None:
+    """The log engine's words when ``text`` (a ``clean_line``) says the server threw its cached prompt
+    away, a reason of a miss such as "forcing full prompt re-processing" (``full re-processing forced:
+    SWA or hybrid/recurrent model ...``); None for any other line."""
+    parsed = run_parsers(text, parsers)
+    if parsed.kind is not LineKind.MISS:
+        return None
+    return next((fact.note for fact in parsed.facts if fact.what is What.REASON and fact.note), None)
+
+
 def strongest(a: LineKind, b: LineKind) -> LineKind:
     return b if KIND_PRIORITY[b] > KIND_PRIORITY[a] else a
 
 
-__all__ = ["Fact", "classify_line", "run_parsers", "strongest", "to_classified"]
+__all__ = ["Fact", "classify_line", "forced_reprocessing", "run_parsers", "strongest", "to_classified"]

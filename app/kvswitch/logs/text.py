@@ -19,6 +19,12 @@ def strip_ansi(text: str) -> str:
     return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
+def clean_line(line: str) -> str:
+    """One line as the parsers read it: at most ``MAX_LINE_BYTES`` characters, no line ending, no
+    colour or control codes (what ``LogAnalyzer.feed`` and the gateway's log reader both parse)."""
+    return strip_ansi(line[:MAX_LINE_BYTES].rstrip("\r\n"))
+
+
 def decode_line(raw: bytes) -> str:
     """Bytes of one line (without its newline) as text; invalid UTF-8 becomes U+FFFD, never an error."""
     if len(raw) > MAX_LINE_BYTES:
