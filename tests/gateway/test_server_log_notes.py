@@ -95,3 +95,37 @@ def test_a_log_that_cannot_be_read_costs_its_notes_and_nothing_else(tmp_path: Pa
         reader.notes.close()
     assert reader._thread is not None
     assert not reader._thread.is_alive()
+
+
+def test_a_log_that_failed_is_left_until_the_profile_names_another(tmp_path: Path) -> None:
+    """A reader that raises (a fault no real log produces on demand, so it is made to) costs that log
+    its notes; the profile edited to follow another log is followed again."""
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    for log in (first, second):
+        log.touch()  # both servers are running
+    paths = AppPaths.default()
+    store = ProfileStore(paths)
+    store.add(Profile(name="local", kind="llama.cpp", base_url="http://127.0.0.1:9",
+                      log=LogSource(kind="file", path=str(first))))
+    reader = ServerLogNotes(paths, poll_s=60).start()  # the test drives every read and refresh itself
+    try:
+        def broken() -> list[str]:
+            raise OSError("the log went away")
+
+        reader._followed["local"].reader.read_lines = broken  # type: ignore[method-assign]
+        reader.catch_up("local")
+        assert not reader.notes.follows("local")
+        reader._refresh()
+        assert not reader.notes.follows("local")  # the same log is not opened again
+        store.update("local", Profile(name="local", kind="llama.cpp", base_url="http://127.0.0.1:9",
+                                      log=LogSource(kind="file", path=str(second))))
+        reader._refresh()
+        assert reader.notes.follows("local")
+        since = time.monotonic()
+        reader.catch_up("local")  # opens the new file at its end
+        _lines(second, _forced_lines()[:1])
+        note = reader.notes.claim("local", since)
+        assert note is not None
+        assert "forcing full prompt re-processing" in note.text
+    finally:
+        reader.notes.close()

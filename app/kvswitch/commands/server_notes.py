@@ -6,8 +6,8 @@ re-processing") to ``gateway.server_notes``, where the live cache record finds t
 It lives here, above both the log engine and the gateway, because neither may import the other. A
 profile whose log is a ``command`` is skipped: that source starts the server itself, and the gateway
 must never start a second one. Reading starts at the end of each log (what was said before the gateway
-started is about requests it never saw). Any failure is logged once per profile and leaves that
-profile without notes; the requests it serves are never touched.
+started is about requests it never saw). Any failure is logged once and leaves that profile
+without notes until it names another log; the requests it serves are never touched.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ class ServerLogNotes:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._store: ProfileStore | None = None
-        self._failed: set[str] = set()
+        #: the log each profile's reading failed on: not opened again until the profile names another
+        self._failed: dict[str, LogSource] = {}
 
     # -- lifetime -----------------------------------------------------------------------------------
     def start(self) -> ServerLogNotes:
@@ -107,7 +108,7 @@ class ServerLogNotes:
                 if meaning is not None:
                     self.notes.add(profile, text, meaning, followed.advice)
         except Exception as exc:  # noqa: BLE001 - a log that cannot be read costs its notes, nothing else
-            self._give_up(profile, exc)
+            self._give_up(profile, followed.source, exc)
 
     # -- the profiles -------------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -126,12 +127,12 @@ class ServerLogNotes:
             for name in [n for n, f in self._followed.items() if wanted.get(n) != (f.source, f.kind)]:
                 _close(self._followed.pop(name).reader)
             for name, (source, kind) in wanted.items():
-                if name in self._followed or name in self._failed or source is None:
+                if name in self._followed or self._failed.get(name) == source or source is None:
                     continue
                 try:
                     reader = open_source(source, start_at_end=True, tail_lines=0)
                 except Exception as exc:  # noqa: BLE001
-                    self._give_up(name, exc)
+                    self._give_up(name, source, exc)
                     continue
                 self._followed[name] = _Followed(source, kind, reader, parsers_for(kind), _advice(kind))
             self.notes.follow(set(self._followed))
@@ -146,11 +147,11 @@ class ServerLogNotes:
             return None
         return self._store.profiles()
 
-    def _give_up(self, profile: str, exc: BaseException) -> None:
-        if profile not in self._failed:
+    def _give_up(self, profile: str, source: LogSource, exc: BaseException) -> None:
+        if self._failed.get(profile) != source:
             log.warning("server notes: the log of profile %s is not read (%s: %s)", profile,
                         type(exc).__name__, exc)
-        self._failed.add(profile)
+        self._failed[profile] = source
         followed = self._followed.pop(profile, None)
         if followed is not None:
             _close(followed.reader)
