@@ -129,14 +129,19 @@ def _latin_only_fontconfig(tmp_path: Path) -> Path:
     return config
 
 
-def _child(language: str, **env: str) -> dict[str, Any]:
+def _run_child(script: str, *args: str, **env: str) -> dict[str, Any]:
+    """``script`` in a new offscreen Qt process (no language chosen by the environment); its last line
+    of output, as JSON."""
     full_env = {k: v for k, v in os.environ.items() if k != "KVSWITCH_LANG"}
     full_env.update(QT_QPA_PLATFORM="offscreen", **env)
-    characters = "".join(sorted(_shown_characters()))
-    done = subprocess.run([sys.executable, "-c", CHILD, language, characters], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
                           timeout=120, env=full_env)
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _child(language: str, **env: str) -> dict[str, Any]:
+    return _run_child(CHILD, language, "".join(sorted(_shown_characters())), **env)
 
 
 def test_chinese_window_without_a_chinese_font_draws_glyphs_not_boxes(tmp_path: Path) -> None:
@@ -223,13 +228,7 @@ def test_labels_laid_out_before_the_bundled_font_came_are_laid_out_again(tmp_pat
     """The window is built before the app is ready, and the bundled font is loaded once it is: a label
     measured before (with boxes for glyphs) must be measured again, or the editor's form labels are cut
     ("类型" shown as "类"), as the docs' zh_CN screenshots showed."""
-    config = _latin_only_fontconfig(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k != "KVSWITCH_LANG"}
-    env.update(QT_QPA_PLATFORM="offscreen", FONTCONFIG_FILE=str(config))
-    done = subprocess.run([sys.executable, "-c", FORM_CHILD], capture_output=True, text=True, timeout=120,
-                          env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _run_child(FORM_CHILD, FONTCONFIG_FILE=str(_latin_only_fontconfig(tmp_path)))
     assert result["family"] == "KV Switch Noto Sans SC"
     assert any(b < n for b, n in zip(result["before"], result["needed"], strict=True)), result  # the fault
     assert all(a >= n for a, n in zip(result["after"], result["needed"], strict=True)), result
