@@ -70,6 +70,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--baseline-seconds", type=float, default=3.0)
     parser.add_argument("--rss-lines", type=int, default=0, help="RSS mode: stop after this many lines")
+    parser.add_argument("--collector", choices=("gui", "cpython"), default="gui",
+                        help="who runs the cyclic collector: the GUI thread's timer, as the app does "
+                             "(default), or CPython on allocation, as before")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kvswitch-flood-") as tmp:
         home = Path(tmp)
@@ -85,7 +88,11 @@ def run(home: Path, args: argparse.Namespace) -> int:
     from kvswitch.ui.app import create_application  # noqa: PLC0415
     from kvswitch.ui.shell.shell import AppShell  # noqa: PLC0415
 
-    app = create_application()  # noqa: F841 - kept alive for the whole run
+    app = create_application()
+    if args.collector == "gui":
+        from kvswitch.ui.gui_collector import GuiThreadCollector  # noqa: PLC0415
+
+        GuiThreadCollector(app).start()  # as ``run_app`` does
     shell = AppShell(AppPaths.default(), tray_available=False)
     window = shell.window
     window.show()

@@ -36,6 +36,26 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture(autouse=True)
+def _collected_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In a test with Qt (``qtbot``/``qapp``), cycles are collected on the GUI thread only, as in the
+    app (``kvswitch.ui.gui_collector``): a widget or controller an earlier test left is never freed by a
+    worker's allocation (Qt objects destroyed off their thread crash the run). Set up before the Qt
+    tests' own fixtures and torn down after them (after the thread check has joined the workers): what
+    the test left is collected here, then CPython gets collection back."""
+    if not {"qtbot", "qapp"} & set(request.fixturenames):
+        yield
+        return
+    request.getfixturevalue("qapp")
+    from kvswitch.ui.gui_collector import GuiThreadCollector  # noqa: PLC0415 - Qt tests only
+
+    collector = GuiThreadCollector()
+    collector.start()
+    yield
+    collector.stop()
+    collector.deleteLater()
+
+
+@pytest.fixture(autouse=True)
 def fake_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

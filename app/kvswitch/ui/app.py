@@ -132,6 +132,10 @@ def run_app(args: argparse.Namespace) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     app = create_application()
     _install_qt_message_handler()
+    from kvswitch.ui.gui_collector import GuiThreadCollector  # noqa: PLC0415
+
+    collector = GuiThreadCollector(app)  # cycles holding Qt objects are freed on this thread only
+    collector.start()
 
     from kvswitch.ui import i18n  # noqa: PLC0415
 
@@ -141,7 +145,10 @@ def run_app(args: argparse.Namespace) -> int:
         open_log_file()
         from kvswitch.ui.smoke import run_smoke_test  # noqa: PLC0415
 
-        return run_smoke_test(app, paths)
+        try:
+            return run_smoke_test(app, paths)
+        finally:
+            collector.stop()
 
     from kvswitch.ui.shell.single_instance import SingleInstance, send_to_running, server_name  # noqa: PLC0415
 
@@ -176,4 +183,5 @@ def run_app(args: argparse.Namespace) -> int:
     open_log_file()  # a start that never became ready still leaves its records in the file
     shell.shutdown()
     instance.close()
+    collector.stop()
     return code

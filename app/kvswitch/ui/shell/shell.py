@@ -19,6 +19,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui import errors
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.controller import AppController
+from kvswitch.ui.gui_collector import collection_held
 from kvswitch.ui.shell.main_window import MainWindow
 
 if TYPE_CHECKING:
@@ -160,16 +161,13 @@ class AppShell(QObject):
             return
         # The load is a burst of long-lived objects (models, widgets): the collector's passes over them
         # find nothing to free, so it waits until they are in and frozen (``_complete``).
-        gc.disable()
         try:
-            self._complete()
+            with collection_held():
+                self._complete()
         except KvSwitchError as exc:  # e.g. profiles.json cannot be parsed: say which line, then stop
-            gc.enable()
             errors.show_dialog(QApplication.translate("app", "KV Switch cannot start"), str(exc), modal=True)
             QApplication.exit(exc.exit_code)
             return
-        finally:
-            gc.enable()
         self._started()
         self._offer_first_run()
         self.ready.emit()
