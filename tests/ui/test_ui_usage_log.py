@@ -181,3 +181,83 @@ def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot
     assert "server" in text
     assert "forcing full prompt re-processing" in text
     assert "--swa-full" in text
+
+
+#: a row as the gateway recorded it (tests/e2e/test_e2e_live_cache.py: Claude Code 2.1.332 through
+#: ``kvswitch gateway run`` to llama-server b11434, a new conversation on the header-on profile)
+RECORDED_OPENING = {
+    "prompt": 13808, "cached": 8, "reusable": 9222,
+    "reference": {"session": "c98929db-529b", "agent": None, "same_session": False, "age_s": 3.9,
+                  "prompt": 15173, "cached": 14944},
+    "part": "system[0]", "kind": "system", "offset": 0, "offset_in_part": 0, "precision": 256,
+    "looks_like": "attribution_block",
+    "attribution": {"now": "cc_version=2.1.332.0b8; cc_entrypoint=sdk-cli;", "before": "", "differs_at": 0,
+                    "fingerprint": {"now": "0b8", "before": None}},
+    "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
+    "excerpt": "x-anthropic-billing-header: cc_version=2.1.332.0"}
+
+
+def test_a_miss_reads_as_words_first_then_as_recorded(qtbot: Any, controller: Any, paths: Any) -> None:
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageRow, UsageStore
+
+    store = UsageStore(control.usage_db_path(paths))
+    try:
+        store.add(UsageRow(
+            time=time.time() - 30, client="claude", profile="on", upstream="http://127.0.0.1:8080",
+            model="tiny", status=200, input_tokens=13808, cached_tokens=8, output_tokens=40,
+            client_name="claude-code", client_version="2.1.332", session="s-new", session_source="header",
+            verdict="MISS", reusable_tokens=9222, reason="prefix_changed",
+            reason_detail=json.dumps(RECORDED_OPENING)))
+        store.add(UsageRow(
+            time=time.time() - 20, client="claude", profile="on", upstream="http://127.0.0.1:8080",
+            model="tiny", status=200, input_tokens=15000, cached_tokens=40, output_tokens=40,
+            client_name="claude-code", session="s-new", session_source="header", verdict="MISS",
+            reusable_tokens=13800, reason="evicted", reason_detail=json.dumps({
+                "prompt": 15000, "cached": 40, "reusable": 13800,
+                "between": [{"who": "another session", "session": "5f0c1e2a-77aa", "agent": None,
+                             "requests": 2, "prompt_tokens": 28000}]})))
+    finally:
+        store.close()
+    view = UsageView(controller)
+    qtbot.addWidget(view)
+    view.show()
+    _loaded(qtbot, view)
+    log = view.request_log
+    reasons = {log.requests_table.item(r, 9).text(): log.requests_table.item(r, 9).toolTip()
+               for r in range(log.requests_table.rowCount())}
+    assert reasons == {"the prompt's prefix changed": "prefix_changed",
+                       "the server dropped the cached prefix (evicted)": "evicted"}
+    assert log.sessions_table.item(0, 7).text() == "the server dropped the cached prefix (evicted)"
+
+    row = [log.requests_table.item(r, 9).toolTip() for r in range(2)].index("prefix_changed")
+    log.requests_table.setCurrentCell(row, 0)
+    told, recorded = log.reason_view.toPlainText().split("\nAs recorded:\n")
+    assert told.splitlines() == [
+        "Why: the prompt's prefix changed (prefix_changed)",
+        "Reused: 8 of 9,222 reusable tokens (prompt: 13,808)",
+        "Compared with: the request before, of session c98929db-529b (3.9 s earlier)",
+        "Where: system[0] (system), at character 0",
+        "What changed: Claude Code's attribution block, which differs per conversation",
+        "Fix: set CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the profile's environment"]
+    assert "looks_like: attribution_block" in recorded
+    assert "cc_version=2.1.332.0b8" in recorded
+
+    log.requests_table.setCurrentCell(1 - row, 0)
+    told = log.reason_view.toPlainText().split("\nAs recorded:\n")[0]
+    assert "Ran in between: another session (2 requests, 28,000 prompt tokens)" in told
+
+
+def test_the_reason_words_speak_chinese(qtbot: Any, qapp: Any) -> None:
+    from kvswitch.ui import i18n
+    from kvswitch.ui.control.reason_words import explanation, reason_text
+
+    i18n.install(qapp, "zh_CN")
+    try:
+        told = dict(explanation("prefix_changed", RECORDED_OPENING))
+        english = {"Why", "Reused", "Compared with", "Where", "What changed", "Fix"}
+        assert len(told) == len(english)
+        assert not english & set(told), told
+        assert reason_text("evicted") != "the server dropped the cached prefix (evicted)"
+    finally:
+        i18n.install(qapp, "en")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QCoreApplication
 
 from kvswitch.ui.control.log_alerts import RECENT, ReuseAlerts
+from kvswitch.ui.control.reason_words import reason_text
 
 if TYPE_CHECKING:
     from kvswitch.gateway.cache_truth_alert import CacheAlert, OpeningAlert
@@ -64,20 +65,6 @@ class GatewayReuseAlerts(ReuseAlerts):
 SESSION_THROTTLE_S = 600.0
 #: sessions whose opening the tray remembers having seen (older ones are forgotten first)
 _SESSIONS_KEPT = 1024
-
-
-def reason_text(reason: str | None) -> str:
-    """The gateway's reason code as the tray says it, in the UI language."""
-    translate = QCoreApplication.translate
-    words = {
-        "cold": translate("CacheReasons", "a new conversation (nothing to reuse)"),
-        "prefix_changed": translate("CacheReasons", "the prompt's prefix changed"),
-        "evicted": translate("CacheReasons", "the server dropped the cached prefix (evicted)"),
-        "expired": translate("CacheReasons", "the vendor's cache expired"),
-        "server": translate("CacheReasons", "the server forced re-processing"),
-        "unknown": translate("CacheReasons", "no reason could be told"),
-    }
-    return words.get(reason or "unknown", reason or words["unknown"])
 
 
 class SessionHitAlerts:

@@ -150,6 +150,16 @@ def read_usage_log(paths: AppPaths, wanted: LogFilter, days: int) -> UsageLog:
         clients=choices.clients, profiles=choices.profiles, session_ids=choices.sessions)
 
 
+def detail_of(row: Any) -> dict[str, Any]:
+    """A request's recorded evidence (``reason_detail`` JSON) as a dict; ``{}`` when it has none or it
+    does not parse (``reason_lines`` shows such a record as it is)."""
+    try:
+        data = strict_json(row.reason_detail) if row.reason_detail else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def reason_lines(row: Any) -> list[tuple[str, str]]:
     """A request's reason and its evidence (``reason_detail`` JSON) as label/value pairs; the differing
     bytes as the record has them (a JSON that does not parse is shown as it is)."""

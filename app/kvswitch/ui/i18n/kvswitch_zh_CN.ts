@@ -303,35 +303,215 @@
 <context>
     <name>CacheReasons</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="73"/>
+        <location filename="../control/reason_words.py" line="29"/>
         <source>a new conversation (nothing to reuse)</source>
-        <extracomment>a session named once is named again only after this long (the tray must not nag every poll) sessions whose opening the tray remembers having seen (older ones are forgotten first)</extracomment>
+        <extracomment>every text below is written out in full in a ``translate(&quot;CacheReasons&quot;, ...)`` call, the form ``pyside6-lupdate`` finds (``scripts/dev.sh translations``)</extracomment>
         <translation>新的对话（没有可复用的内容）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="74"/>
+        <location filename="../control/reason_words.py" line="30"/>
         <source>the prompt&apos;s prefix changed</source>
         <translation>提示词前缀变了</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="75"/>
+        <location filename="../control/reason_words.py" line="31"/>
         <source>the server dropped the cached prefix (evicted)</source>
         <translation>服务器丢弃了缓存的前缀（被逐出）</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="76"/>
+        <location filename="../control/reason_words.py" line="32"/>
         <source>the vendor&apos;s cache expired</source>
         <translation>服务商的缓存已过期</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="77"/>
+        <location filename="../control/reason_words.py" line="33"/>
         <source>the server forced re-processing</source>
         <translation>服务器强制重新处理</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="78"/>
+        <location filename="../control/reason_words.py" line="34"/>
         <source>no reason could be told</source>
         <translation>无法判断原因</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="42"/>
+        <source>Claude Code&apos;s attribution block, which differs per conversation</source>
+        <translation>Claude Code 的计费头块，每个会话都不同</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="44"/>
+        <source>the same tools in another order</source>
+        <translation>相同的工具，但顺序不同</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="45"/>
+        <source>the tool list changed</source>
+        <translation>工具列表变了</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="46"/>
+        <source>a system reminder moved</source>
+        <translation>一条系统提醒换了位置</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="47"/>
+        <source>a system reminder changed</source>
+        <translation>一条系统提醒变了</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="48"/>
+        <source>a part was inserted before it</source>
+        <translation>前面插入了一部分</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="49"/>
+        <source>a part was removed</source>
+        <translation>有一部分被删除</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="50"/>
+        <source>the prompt ends earlier than the one before</source>
+        <translation>提示比上一个更早结束</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="51"/>
+        <source>its text changed</source>
+        <translation>其文本变了</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="57"/>
+        <source>another session</source>
+        <translation>另一个会话</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="58"/>
+        <source>a subagent of this session</source>
+        <translation>本会话的子代理</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="59"/>
+        <source>a side request of this session</source>
+        <translation>本会话的旁路请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="78"/>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="80"/>
+        <source>%1 of %2 reusable tokens (prompt: %3)</source>
+        <translation>可复用的 %2 个 token 中复用了 %1 个（提示：%3）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="81"/>
+        <source>Reused</source>
+        <translation>已复用</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="88"/>
+        <source>%1 (%2 requests, %3 prompt tokens)</source>
+        <translation>%1（%2 个请求，%3 个提示 token）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="92"/>
+        <source>Ran in between</source>
+        <translation>其间运行了</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="94"/>
+        <source>%1 s, longer than the vendor keeps a prompt cached (%2 s)</source>
+        <translation>%1 秒，超过厂商缓存提示的时长（%2 秒）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="95"/>
+        <source>Idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="97"/>
+        <source>The server said</source>
+        <translation>服务器的原话</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="98"/>
+        <source>Meaning</source>
+        <translation>含义</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="99"/>
+        <source>Advice</source>
+        <translation>建议</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="104"/>
+        <source>Fix</source>
+        <translation>修复</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="105"/>
+        <source>set %1 in the profile&apos;s environment</source>
+        <translation>在配置的环境变量中设置 %1</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="114"/>
+        <source>this session&apos;s request before</source>
+        <translation>本会话的上一个请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="116"/>
+        <source>the request before, of session %1</source>
+        <translation>会话 %1 的上一个请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="120"/>
+        <source>(%1 s earlier)</source>
+        <translation>（早 %1 秒）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="121"/>
+        <source>Compared with</source>
+        <translation>对比对象</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="132"/>
+        <source>at character %1</source>
+        <translation>第 %1 个字符处</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="133"/>
+        <source>Where</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="136"/>
+        <source>What changed</source>
+        <translation>变化</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="139"/>
+        <source>Tools added</source>
+        <translation>新增工具</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="141"/>
+        <source>Tools removed</source>
+        <translation>删除工具</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="143"/>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="144"/>
+        <source>the server stopped reusing before this point, and nothing else ran in between</source>
+        <translation>服务器在此位置之前就停止了复用，其间也没有运行其他请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="147"/>
+        <source>Also differs</source>
+        <translation>另有不同</translation>
     </message>
 </context>
 <context>
@@ -1794,17 +1974,17 @@
 <context>
     <name>GatewayOffer</name>
     <message>
-        <location filename="../usage/request_log.py" line="255"/>
+        <location filename="../usage/request_log.py" line="270"/>
         <source>No request went through KV Switch&apos;s gateway in this period. Through it, every request gets a cache verdict and, when it misses, the reason.</source>
         <translation>这段时间内没有请求经过 KV Switch 的网关。经过网关时，每个请求都会得到缓存判定，未命中时还会给出原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="259"/>
+        <location filename="../usage/request_log.py" line="274"/>
         <source>Send through the gateway</source>
         <translation>经网关发送</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="260"/>
+        <location filename="../usage/request_log.py" line="275"/>
         <source>Ticks “through the gateway” on the profile and applies it: its clients&apos; files point at the gateway from then on</source>
         <translation>为该配置勾选“经过网关”并应用：此后其客户端的文件指向网关</translation>
     </message>
@@ -1812,13 +1992,13 @@
 <context>
     <name>GatewayReuseAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="55"/>
+        <location filename="../control/usage_alerts.py" line="56"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
         <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="60"/>
+        <location filename="../control/usage_alerts.py" line="61"/>
         <source>Open the Usage tab or run Verify to see why.</source>
         <translation>打开“用量”页或运行验证查看原因。</translation>
     </message>
@@ -1867,27 +2047,27 @@
 <context>
     <name>Kpis</name>
     <message>
-        <location filename="../usage/request_log.py" line="71"/>
+        <location filename="../usage/request_log.py" line="81"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="71"/>
+        <location filename="../usage/request_log.py" line="81"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="72"/>
+        <location filename="../usage/request_log.py" line="82"/>
         <source>Tokens re-processed</source>
         <translation>重新处理的 token</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="72"/>
+        <location filename="../usage/request_log.py" line="82"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="73"/>
+        <location filename="../usage/request_log.py" line="83"/>
         <source>Not a hit</source>
         <translation>未命中</translation>
     </message>
@@ -2232,7 +2412,7 @@
         <translation>用量</translation>
     </message>
     <message>
-        <location filename="../shell/shell.py" line="267"/>
+        <location filename="../shell/shell.py" line="265"/>
         <source>Language changed.</source>
         <translation>语言已切换。</translation>
     </message>
@@ -2721,146 +2901,151 @@
 <context>
     <name>RequestLog</name>
     <message>
-        <location filename="../usage/request_log.py" line="110"/>
+        <location filename="../usage/request_log.py" line="120"/>
         <source>All clients</source>
         <translation>全部客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="111"/>
+        <location filename="../usage/request_log.py" line="121"/>
         <source>All profiles</source>
         <translation>全部配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="112"/>
+        <location filename="../usage/request_log.py" line="122"/>
         <source>All sessions</source>
         <translation>全部会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="113"/>
+        <location filename="../usage/request_log.py" line="123"/>
         <source>Any verdict</source>
         <translation>任意判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="127"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Session</source>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="127"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="117"/>
+        <location filename="../usage/request_log.py" line="127"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="118"/>
+        <location filename="../usage/request_log.py" line="128"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="118"/>
+        <location filename="../usage/request_log.py" line="128"/>
         <source>Hit %</source>
         <translation>命中 %</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="118"/>
+        <location filename="../usage/request_log.py" line="128"/>
         <source>Re-processed</source>
         <translation>重新处理</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="119"/>
+        <location filename="../usage/request_log.py" line="129"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="119"/>
+        <location filename="../usage/request_log.py" line="129"/>
         <source>Last reason</source>
         <translation>最近原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Prompt</source>
         <translation>提示词</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="122"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>Reusable</source>
         <translation>可复用</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="122"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>TTFT</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="122"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>Verdict</source>
         <translation>判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="123"/>
+        <location filename="../usage/request_log.py" line="133"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="126"/>
+        <location filename="../usage/request_log.py" line="136"/>
         <source>Choose a request that is not a hit to see why.</source>
         <translation>选择一个未命中的请求查看原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="128"/>
+        <location filename="../usage/request_log.py" line="138"/>
         <source>Client:</source>
         <translation>客户端：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="139"/>
         <source>Profile:</source>
         <translation>配置：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="130"/>
+        <location filename="../usage/request_log.py" line="140"/>
         <source>Session:</source>
         <translation>会话：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="131"/>
+        <location filename="../usage/request_log.py" line="141"/>
         <source>Verdict:</source>
         <translation>判定：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="191"/>
+        <location filename="../usage/request_log.py" line="201"/>
         <source>(no session)</source>
         <translation>（无会话）</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="231"/>
+        <location filename="../usage/request_log.py" line="241"/>
         <source>%1: the prompt was reused as far as it could be.</source>
         <translation>%1：提示词已尽可能复用。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="232"/>
+        <location filename="../usage/request_log.py" line="242"/>
         <source>no verdict</source>
         <translation>无判定</translation>
+    </message>
+    <message>
+        <location filename="../usage/request_log.py" line="249"/>
+        <source>As recorded:</source>
+        <translation>记录原文：</translation>
     </message>
 </context>
 <context>
@@ -2978,23 +3163,23 @@
 <context>
     <name>SessionHitAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="150"/>
+        <location filename="../control/usage_alerts.py" line="137"/>
         <source>Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. Likely cause: %7.</source>
-        <extracomment>sessions whose first judged row was seen, and each profile&apos;s last openings</extracomment>
+        <extracomment>a session named once is named again only after this long (the tray must not nag every poll) sessions whose opening the tray remembers having seen (older ones are forgotten first) sessions whose first judged row was seen, and each profile&apos;s last openings</extracomment>
         <translation>会话 %1（%2，%3）：最近 %4 个请求的提示词命中 %5，低于 %6。可能的原因：%7。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="164"/>
+        <location filename="../control/usage_alerts.py" line="151"/>
         <source>New conversations on profile %1 (%2) reused %3 of the prompt they share with the one before, below %4. Likely cause: %5.</source>
         <translation>配置 %1（%2）上的新对话只复用了与上一个对话共享提示的 %3，低于 %4。可能原因：%5。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="171"/>
+        <location filename="../control/usage_alerts.py" line="158"/>
         <source>Claude Code&apos;s attribution block (system[0]) differs per conversation.</source>
         <translation>Claude Code 的归属块（system[0]）在每个对话中都不同。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="175"/>
+        <location filename="../control/usage_alerts.py" line="162"/>
         <source>Fix: set %1 in the profile&apos;s environment.</source>
         <translation>修复：在配置的环境变量中设置 %1。</translation>
     </message>
@@ -3796,7 +3981,7 @@
 <context>
     <name>app</name>
     <message>
-        <location filename="../app.py" line="169"/>
+        <location filename="../app.py" line="176"/>
         <location filename="../shell/shell.py" line="168"/>
         <source>KV Switch cannot start</source>
         <extracomment>the gateway check (it loads aiohttp and httpx on a worker) waits until the window is on screen</extracomment>

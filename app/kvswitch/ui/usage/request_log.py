@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvswitch.ui.control.usage_log import LogFilter, UsageLog, reason_lines
+from kvswitch.ui.control.reason_words import explanation, reason_text
+from kvswitch.ui.control.usage_log import LogFilter, UsageLog, detail_of, reason_lines
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
@@ -41,6 +42,15 @@ def _item(value: object, numeric: bool = False, data: Any = None) -> QTableWidge
         item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     if data is not None:
         item.setData(Qt.ItemDataRole.UserRole, data)
+    return item
+
+
+def _reason_item(reason: str | None) -> QTableWidgetItem:
+    """A reason in words; the gateway's code (as the CLI and the docs name it) in the tooltip."""
+    if not reason:
+        return _item("")
+    item = _item(reason_text(reason), data=reason)
+    item.setToolTip(reason)
     return item
 
 
@@ -193,7 +203,7 @@ class RequestLog(QWidget):
                      _item(line.requests, True), _item(f"{line.hit_rate:.0%}", True),
                      _item(f"{line.reprocessed_tokens:,}", True),
                      _item(seconds_text(line.time_lost_ms), True),
-                     _item(line.last_reason or ""))
+                     _reason_item(line.last_reason))
             for column, item in enumerate(cells):
                 table.setItem(row, column, item)
 
@@ -209,7 +219,7 @@ class RequestLog(QWidget):
                      _item(f"{record.cached_tokens or 0:,}", True),
                      _item("" if record.reusable_tokens is None else f"{record.reusable_tokens:,}", True),
                      _item("" if record.ttft_ms is None else seconds_text(record.ttft_ms), True),
-                     _item(verdict), _item(record.reason or ""))
+                     _item(verdict), _reason_item(record.reason))
             if verdict in ("MISS", "PARTIAL"):
                 cells[8].setForeground(theme.state_color(theme.as_state(verdict), pal))
             for column, item in enumerate(cells):
@@ -232,7 +242,12 @@ class RequestLog(QWidget):
                 "%1", record.verdict or self.tr("no verdict"))
             self.reason_view.setPlainText(text)
             return
-        self.reason_view.setPlainText("\n".join(f"{label}: {value}" for label, value in lines))
+        told = explanation(record.reason, detail_of(record))
+        evidence = "\n".join(f"{label}: {value}" for label, value in lines)
+        if told:
+            evidence = "\n".join(f"{label}: {value}" for label, value in told) + "\n\n" + \
+                self.tr("As recorded:") + "\n" + evidence
+        self.reason_view.setPlainText(evidence)
 
     @Slot(int, int)
     def _on_sessions_table_cell_double_clicked(self, row: int, _column: int) -> None:

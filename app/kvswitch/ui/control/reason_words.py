@@ -1,0 +1,148 @@
+"""The gateway's cache reasons in the UI language: a reason code's words, and a request's evidence
+(``reason_detail``, written by ``gateway.cache_truth_reasons``) told as labelled sentences.
+
+The Usage tab shows these first and the recorded evidence after them, so a user reads "the prompt's
+prefix changed — in system[0], Claude Code's attribution block; fix: CLAUDE_CODE_ATTRIBUTION_HEADER=0"
+rather than JSON keys; the codes stay beside the words, as the CLI and the docs name them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication
+
+#: every text below is written out in full in a ``translate("CacheReasons", ...)`` call, the form
+#: ``pyside6-lupdate`` finds (``scripts/dev.sh translations``)
+translate = QCoreApplication.translate
+
+
+def _fill(text: str, *values: object) -> str:
+    for number, value in enumerate(values, 1):
+        text = text.replace(f"%{number}", str(value))
+    return text
+
+
+def reason_text(reason: str | None) -> str:
+    """The gateway's reason code as the tray and the Usage tab say it, in the UI language."""
+    words = {
+        "cold": translate("CacheReasons", "a new conversation (nothing to reuse)"),
+        "prefix_changed": translate("CacheReasons", "the prompt's prefix changed"),
+        "evicted": translate("CacheReasons", "the server dropped the cached prefix (evicted)"),
+        "expired": translate("CacheReasons", "the vendor's cache expired"),
+        "server": translate("CacheReasons", "the server forced re-processing"),
+        "unknown": translate("CacheReasons", "no reason could be told"),
+    }
+    return words.get(reason or "unknown", reason or words["unknown"])
+
+
+def looks_like_text(code: str | None) -> str | None:
+    """What a changed prefix looks like (``looks_like``); ``None`` for a code this version does not know."""
+    words = {
+        "attribution_block": translate("CacheReasons",
+                                       "Claude Code's attribution block, which differs per conversation"),
+        "reordered_tools": translate("CacheReasons", "the same tools in another order"),
+        "tools_changed": translate("CacheReasons", "the tool list changed"),
+        "moved_reminder": translate("CacheReasons", "a system reminder moved"),
+        "changed_reminder": translate("CacheReasons", "a system reminder changed"),
+        "inserted_part": translate("CacheReasons", "a part was inserted before it"),
+        "removed_part": translate("CacheReasons", "a part was removed"),
+        "shorter_prompt": translate("CacheReasons", "the prompt ends earlier than the one before"),
+        "changed": translate("CacheReasons", "its text changed"),
+    }
+    return words.get(code) if code else None
+
+
+def _who_text(who: object) -> str:
+    words = {"another session": translate("CacheReasons", "another session"),
+             "a subagent of this session": translate("CacheReasons", "a subagent of this session"),
+             "a side request of this session": translate("CacheReasons", "a side request of this session")}
+    return words.get(str(who), str(who))
+
+
+def _tokens(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
+
+
+def _names(values: object) -> str:
+    return ", ".join(str(value) for value in values) if isinstance(values, list) else ""
+
+
+def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, str]]:
+    """Label/sentence pairs for one request that was not a HIT: why, how much was reused, against which
+    earlier request, where the prompt changed and what the change looks like, what ran in between, the
+    server's own words and the fix. What this version does not know stays in the recorded evidence the
+    Usage tab shows after these."""
+    lines: list[tuple[str, str]] = []
+    if reason:
+        lines.append((translate("CacheReasons", "Why"), f"{reason_text(reason)} ({reason})"))
+    if "reusable" in detail and "cached" in detail:
+        reused = translate("CacheReasons", "%1 of %2 reusable tokens (prompt: %3)")
+        lines.append((translate("CacheReasons", "Reused"),
+                      _fill(reused, _tokens(detail.get("cached")), _tokens(detail.get("reusable")),
+                            _tokens(detail.get("prompt")))))
+    lines += _reference(detail.get("reference"))
+    lines += _where(detail)
+    between = detail.get("between")
+    if isinstance(between, list) and between:
+        each = translate("CacheReasons", "%1 (%2 requests, %3 prompt tokens)")
+        ran = [_fill(each, _who_text(entry.get("who")), entry.get("requests", "?"),
+                     _tokens(entry.get("prompt_tokens")))
+               for entry in between if isinstance(entry, dict)]
+        lines.append((translate("CacheReasons", "Ran in between"), "; ".join(ran)))
+    if "idle_s" in detail:
+        idle = translate("CacheReasons", "%1 s, longer than the vendor keeps a prompt cached (%2 s)")
+        lines.append((translate("CacheReasons", "Idle"),
+                      _fill(idle, detail.get("idle_s"), detail.get("ttl_s", "?"))))
+    server_words = (("server_said", translate("CacheReasons", "The server said")),
+                    ("meaning", translate("CacheReasons", "Meaning")),
+                    ("advice", translate("CacheReasons", "Advice")))
+    lines += [(label, str(detail[key])) for key, label in server_words if detail.get(key)]
+    fix = detail.get("fix")
+    if isinstance(fix, dict) and fix:
+        settings = ", ".join(f"{key}={value}" for key, value in fix.items())
+        lines.append((translate("CacheReasons", "Fix"),
+                      _fill(translate("CacheReasons", "set %1 in the profile's environment"), settings)))
+    return lines
+
+
+def _reference(reference: object) -> list[tuple[str, str]]:
+    """The earlier request this one was measured against."""
+    if not isinstance(reference, dict):
+        return []
+    if reference.get("same_session"):
+        whose = translate("CacheReasons", "this session's request before")
+    else:
+        whose = _fill(translate("CacheReasons", "the request before, of session %1"),
+                      reference.get("session") or "?")
+    age = reference.get("age_s")
+    if isinstance(age, int | float):
+        whose += " " + _fill(translate("CacheReasons", "(%1 s earlier)"), age)
+    return [(translate("CacheReasons", "Compared with"), whose)]
+
+
+def _where(detail: dict[str, Any]) -> list[tuple[str, str]]:
+    """Where a changed prefix first differs and what the difference looks like."""
+    lines: list[tuple[str, str]] = []
+    if detail.get("part"):
+        place = str(detail["part"])
+        if detail.get("kind"):
+            place += f" ({detail['kind']})"
+        if isinstance(detail.get("offset"), int):
+            place += ", " + _fill(translate("CacheReasons", "at character %1"), _tokens(detail["offset"]))
+        lines.append((translate("CacheReasons", "Where"), place))
+    looks = looks_like_text(detail.get("looks_like"))
+    if looks:
+        lines.append((translate("CacheReasons", "What changed"), looks))
+    added, removed = _names(detail.get("added")), _names(detail.get("removed"))
+    if added:
+        lines.append((translate("CacheReasons", "Tools added"), added))
+    if removed:
+        lines.append((translate("CacheReasons", "Tools removed"), removed))
+    if detail.get("short_of_difference"):
+        lines.append((translate("CacheReasons", "Note"),
+                      translate("CacheReasons", "the server stopped reusing before this point, and nothing "
+                                                "else ran in between")))
+    if detail.get("also_differs_at"):
+        lines.append((translate("CacheReasons", "Also differs"), str(detail["also_differs_at"])))
+    return lines
