@@ -48,6 +48,28 @@ def _loaded(qtbot: Any, view: UsageView) -> None:
     qtbot.waitUntil(lambda: view.log is not None and not view.loading, timeout=10_000)
 
 
+def _recorded(paths: Any, *rows: Any) -> None:
+    """``rows`` written by the gateway's own store into the temporary HOME's usage database."""
+    from kvswitch.gateway import control
+    from kvswitch.gateway.usage import UsageStore
+
+    store = UsageStore(control.usage_db_path(paths))
+    try:
+        for row in rows:
+            store.add(row)
+    finally:
+        store.close()
+
+
+def _shown(qtbot: Any, controller: Any) -> UsageView:
+    """The Usage tab shown and loaded (the caller keeps it: qtbot holds it only weakly)."""
+    view = UsageView(controller)
+    qtbot.addWidget(view)
+    view.show()
+    _loaded(qtbot, view)
+    return view
+
+
 def test_the_request_log_filters_sums_sessions_and_explains_a_miss(qtbot: Any, controller: Any,
                                                                     usage_rows: None) -> None:
     view = UsageView(controller)
@@ -152,8 +174,7 @@ def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbo
 
 def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot: Any, controller: Any,
                                                                            paths: Any) -> None:
-    from kvswitch.gateway import control
-    from kvswitch.gateway.usage import UsageRow, UsageStore
+    from kvswitch.gateway.usage import UsageRow
 
     # b11434 at -lv 4 (tests/fixtures/llama.cpp-b11434/llama_server_swa_lv4.log)
     said = ("slot   operator(): id  0 | task 655 | forcing full prompt re-processing due to lack of cache "
@@ -161,19 +182,12 @@ def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot
             "https://github.com/ggml-org/llama.cpp/pull/13194#issuecomment-2868343055)")
     detail = {"server_said": said, "advice": "Start the server with --swa-full (SWA models)",
               "prompt": 15775, "cached": 0, "reusable": 13811}
-    store = UsageStore(control.usage_db_path(paths))
-    try:
-        store.add(UsageRow(
-            time=time.time() - 10, client="claude", profile="swa", upstream="http://127.0.0.1:8080",
-            model="tiny", status=200, input_tokens=15775, cached_tokens=0, output_tokens=224,
-            client_name="claude-code", client_version="2.1.332", session="s-swa", session_source="header",
-            verdict="MISS", reusable_tokens=13811, reason="server", reason_detail=json.dumps(detail)))
-    finally:
-        store.close()
-    view = UsageView(controller)
-    qtbot.addWidget(view)
-    view.show()
-    _loaded(qtbot, view)
+    _recorded(paths, UsageRow(
+        time=time.time() - 10, client="claude", profile="swa", upstream="http://127.0.0.1:8080",
+        model="tiny", status=200, input_tokens=15775, cached_tokens=0, output_tokens=224,
+        client_name="claude-code", client_version="2.1.332", session="s-swa", session_source="header",
+        verdict="MISS", reusable_tokens=13811, reason="server", reason_detail=json.dumps(detail)))
+    view = _shown(qtbot, controller)
     log = view.request_log
     assert log.requests_table.rowCount() == 1
     log.requests_table.setCurrentCell(0, 0)
@@ -198,31 +212,22 @@ RECORDED_OPENING = {
 
 
 def test_a_miss_reads_as_words_first_then_as_recorded(qtbot: Any, controller: Any, paths: Any) -> None:
-    from kvswitch.gateway import control
-    from kvswitch.gateway.usage import UsageRow, UsageStore
+    from kvswitch.gateway.usage import UsageRow
 
-    store = UsageStore(control.usage_db_path(paths))
-    try:
-        store.add(UsageRow(
-            time=time.time() - 30, client="claude", profile="on", upstream="http://127.0.0.1:8080",
-            model="tiny", status=200, input_tokens=13808, cached_tokens=8, output_tokens=40,
-            client_name="claude-code", client_version="2.1.332", session="s-new", session_source="header",
-            verdict="MISS", reusable_tokens=9222, reason="prefix_changed",
-            reason_detail=json.dumps(RECORDED_OPENING)))
-        store.add(UsageRow(
-            time=time.time() - 20, client="claude", profile="on", upstream="http://127.0.0.1:8080",
-            model="tiny", status=200, input_tokens=15000, cached_tokens=40, output_tokens=40,
-            client_name="claude-code", session="s-new", session_source="header", verdict="MISS",
-            reusable_tokens=13800, reason="evicted", reason_detail=json.dumps({
-                "prompt": 15000, "cached": 40, "reusable": 13800,
-                "between": [{"who": "another session", "session": "5f0c1e2a-77aa", "agent": None,
-                             "requests": 2, "prompt_tokens": 28000}]})))
-    finally:
-        store.close()
-    view = UsageView(controller)
-    qtbot.addWidget(view)
-    view.show()
-    _loaded(qtbot, view)
+    evicted = {"prompt": 15000, "cached": 40, "reusable": 13800,
+               "between": [{"who": "another session", "session": "5f0c1e2a-77aa", "agent": None,
+                            "requests": 2, "prompt_tokens": 28000}]}
+    _recorded(paths,
+              UsageRow(time=time.time() - 30, client="claude", profile="on", upstream="http://127.0.0.1:8080",
+                       model="tiny", status=200, input_tokens=13808, cached_tokens=8, output_tokens=40,
+                       client_name="claude-code", client_version="2.1.332", session="s-new",
+                       session_source="header", verdict="MISS", reusable_tokens=9222, reason="prefix_changed",
+                       reason_detail=json.dumps(RECORDED_OPENING)),
+              UsageRow(time=time.time() - 20, client="claude", profile="on", upstream="http://127.0.0.1:8080",
+                       model="tiny", status=200, input_tokens=15000, cached_tokens=40, output_tokens=40,
+                       client_name="claude-code", session="s-new", session_source="header", verdict="MISS",
+                       reusable_tokens=13800, reason="evicted", reason_detail=json.dumps(evicted)))
+    view = _shown(qtbot, controller)
     log = view.request_log
     reasons = {log.requests_table.item(r, 9).text(): log.requests_table.item(r, 9).toolTip()
                for r in range(log.requests_table.rowCount())}
