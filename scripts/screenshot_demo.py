@@ -9,6 +9,7 @@ gateway record them.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,20 @@ def remember_verdicts(paths: Any) -> None:
                                     reuse_ratio=reuse))
 
 
+def _attribution_opening(earlier: str, prompt: int, cached: int, reusable: int) -> dict[str, Any]:
+    """The evidence the gateway records for a new conversation whose attribution block differs."""
+    return {"prompt": prompt, "cached": cached, "reusable": reusable,
+            "reference": {"session": earlier, "agent": None, "same_session": False, "age_s": 3.9,
+                          "prompt": 15_173, "cached": 14_944},
+            "part": "system[0]", "kind": "system", "offset": 0, "offset_in_part": 0, "precision": 256,
+            "looks_like": "attribution_block",
+            "attribution": {"now": "cc_version=2.1.332.6c6; cc_entrypoint=sdk-cli;",
+                            "before": "cc_version=2.1.332.0b8; cc_entrypoint=sdk-cli;", "differs_at": 19,
+                            "fingerprint": {"now": "6c6", "before": "0b8"}},
+            "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"},
+            "excerpt": "x-anthropic-billing-header: cc_version=2.1.332.6"}
+
+
 def record_usage(paths: Any) -> None:
     """A week of gateway traffic over two profiles, as the gateway records each request."""
     import time  # noqa: PLC0415
@@ -125,21 +140,24 @@ def record_usage(paths: Any) -> None:
         for day in range(7):
             session = f"c0ffee{day:02d}-4b1d-9a3e"
             for n in range(6 + day % 3 * 4):
-                # one conversation a day; on day 2 a turn re-processes its prompt (the prefix changed)
-                broken = day == 2 and n == 3
-                cached = 0 if n == 0 or broken else 14_000 + 37 * n
-                verdict = "COLD" if n == 0 else "MISS" if broken else "HIT"
-                detail = ('{"part": "system", "first_byte": 2188, "first_token": 512, '
-                          '"before": "cc_version=2.1.332.a1b", "after": "cc_version=2.1.332.7fe"}'
-                          if broken else None)
+                # one conversation a day; day 2's opens on a profile with Claude Code's attribution block on:
+                # its first request shares the system prompt and tools with the day before, yet the block
+                # differs (as the gateway recorded it for 2.1.332 on b11434, tests/e2e/test_e2e_live_cache.py)
+                broken = day == 2 and n == 0
+                cold = n == 0 and not broken
+                cached = 48 if broken else 0 if cold else 14_000 + 37 * n
+                reusable = 9_222 if broken else 0 if cold else 14_000 + 37 * n
+                verdict = "MISS" if broken else "COLD" if cold else "HIT"
+                opening = _attribution_opening(f"c0ffee{day + 1:02d}-4b1d", 14_200, cached, reusable)
+                detail = json.dumps(opening) if broken else None
                 store.add(UsageRow(time=now - day * 86400 - n * 300, client="claude", profile=LOCAL,
                                    upstream="http://127.0.0.1:8080", model="qwen3-coder", status=200,
                                    input_tokens=14_200 + 40 * n, cached_tokens=cached, output_tokens=180 + n,
-                                   ttft_ms=900.0 if n == 0 or broken else 140.0, duration_ms=2400.0,
+                                   ttft_ms=900.0 if n == 0 else 140.0, duration_ms=2400.0,
                                    client_name="claude-code", client_version="2.1.332", session=session,
-                                   session_source="header", reusable_tokens=0 if n == 0 else 14_000 + 37 * n,
-                                   verdict=verdict, reason="cold" if n == 0 else "prefix_changed" if broken
-                                   else None, reason_detail=detail))
+                                   session_source="header", reusable_tokens=reusable, verdict=verdict,
+                                   reason="prefix_changed" if broken else "cold" if cold else None,
+                                   reason_detail=detail))
             store.add(UsageRow(time=now - day * 86400 - 7200, client="codex", profile="DeepSeek",
                                upstream="https://api.deepseek.com/anthropic", model="deepseek-chat",
                                status=200,
