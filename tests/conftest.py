@@ -52,7 +52,6 @@ def _collected_on_the_gui_thread(request: pytest.FixtureRequest) -> Iterator[Non
     collector.start()
     yield
     collector.stop()
-    collector.deleteLater()
 
 
 @pytest.fixture(autouse=True)

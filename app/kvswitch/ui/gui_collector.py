@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import logging
 from collections.abc import Iterator
 
 from PySide6.QtCore import QObject, QThread, QTimer, Slot
-
-log = logging.getLogger("kvswitch.ui.gui_collector")
 
 #: how often the GUI thread looks at the collector's counts (cycles wait at most this long)
 CHECK_MS = 500
@@ -49,7 +46,6 @@ class GuiThreadCollector(QObject):
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._on_timer_timeout)
         self._was_enabled: bool | None = None
-        self.collections = [0, 0, 0]  # passes run per generation (the log and the tests read them)
 
     @property
     def running(self) -> bool:
@@ -83,7 +79,6 @@ class GuiThreadCollector(QObject):
         if generation is None:
             return
         gc.collect(generation)
-        self.collections[generation] += 1
 
 
 @contextlib.contextmanager

@@ -35,6 +35,14 @@ _CURRENT = ["en"]
 _LOADED_FONT: list[str] = []
 
 
+def fill(text: str, *values: object) -> str:
+    """A translated text with its ``%1``, ``%2``… filled in order (the placeholders translations keep;
+    a translation may move them)."""
+    for number, value in enumerate(values, 1):
+        text = text.replace(f"%{number}", str(value))
+    return text
+
+
 def current() -> str:
     """The language installed last (``en`` when none)."""
     return _CURRENT[0]

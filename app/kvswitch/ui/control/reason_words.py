@@ -12,15 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
-#: every text below is written out in full in a ``translate("CacheReasons", ...)`` call, the form
-#: ``pyside6-lupdate`` finds (``scripts/dev.sh translations``)
+from kvswitch.ui.i18n import fill
+
+# every text below is written out in full in a ``translate("CacheReasons", ...)`` call, the form
+# ``pyside6-lupdate`` finds (``scripts/dev.sh translations``)
 translate = QCoreApplication.translate
-
-
-def _fill(text: str, *values: object) -> str:
-    for number, value in enumerate(values, 1):
-        text = text.replace(f"%{number}", str(value))
-    return text
 
 
 def reason_text(reason: str | None) -> str:
@@ -79,21 +75,21 @@ def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, s
     if "reusable" in detail and "cached" in detail:
         reused = translate("CacheReasons", "%1 of %2 reusable tokens (prompt: %3)")
         lines.append((translate("CacheReasons", "Reused"),
-                      _fill(reused, _tokens(detail.get("cached")), _tokens(detail.get("reusable")),
+                      fill(reused, _tokens(detail.get("cached")), _tokens(detail.get("reusable")),
                             _tokens(detail.get("prompt")))))
     lines += _reference(detail.get("reference"))
     lines += _where(detail)
     between = detail.get("between")
     if isinstance(between, list) and between:
         each = translate("CacheReasons", "%1 (%2 requests, %3 prompt tokens)")
-        ran = [_fill(each, _who_text(entry.get("who")), entry.get("requests", "?"),
+        ran = [fill(each, _who_text(entry.get("who")), entry.get("requests", "?"),
                      _tokens(entry.get("prompt_tokens")))
                for entry in between if isinstance(entry, dict)]
         lines.append((translate("CacheReasons", "Ran in between"), "; ".join(ran)))
     if "idle_s" in detail:
         idle = translate("CacheReasons", "%1 s, longer than the vendor keeps a prompt cached (%2 s)")
         lines.append((translate("CacheReasons", "Idle"),
-                      _fill(idle, detail.get("idle_s"), detail.get("ttl_s", "?"))))
+                      fill(idle, detail.get("idle_s"), detail.get("ttl_s", "?"))))
     server_words = (("server_said", translate("CacheReasons", "The server said")),
                     ("meaning", translate("CacheReasons", "Meaning")),
                     ("advice", translate("CacheReasons", "Advice")))
@@ -102,7 +98,7 @@ def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, s
     if isinstance(fix, dict) and fix:
         settings = ", ".join(f"{key}={value}" for key, value in fix.items())
         lines.append((translate("CacheReasons", "Fix"),
-                      _fill(translate("CacheReasons", "set %1 in the profile's environment"), settings)))
+                      fill(translate("CacheReasons", "set %1 in the profile's environment"), settings)))
     return lines
 
 
@@ -113,11 +109,11 @@ def _reference(reference: object) -> list[tuple[str, str]]:
     if reference.get("same_session"):
         whose = translate("CacheReasons", "this session's request before")
     else:
-        whose = _fill(translate("CacheReasons", "the request before, of session %1"),
+        whose = fill(translate("CacheReasons", "the request before, of session %1"),
                       reference.get("session") or "?")
     age = reference.get("age_s")
     if isinstance(age, int | float):
-        whose += " " + _fill(translate("CacheReasons", "(%1 s earlier)"), age)
+        whose += " " + fill(translate("CacheReasons", "(%1 s earlier)"), age)
     return [(translate("CacheReasons", "Compared with"), whose)]
 
 
@@ -129,7 +125,7 @@ def _where(detail: dict[str, Any]) -> list[tuple[str, str]]:
         if detail.get("kind"):
             place += f" ({detail['kind']})"
         if isinstance(detail.get("offset"), int):
-            place += ", " + _fill(translate("CacheReasons", "at character %1"), _tokens(detail["offset"]))
+            place += ", " + fill(translate("CacheReasons", "at character %1"), _tokens(detail["offset"]))
         lines.append((translate("CacheReasons", "Where"), place))
     looks = looks_like_text(detail.get("looks_like"))
     if looks:

@@ -17,6 +17,7 @@ from PySide6.QtCore import QCoreApplication
 
 from kvswitch.ui.control.log_alerts import RECENT, ReuseAlerts
 from kvswitch.ui.control.reason_words import reason_text
+from kvswitch.ui.i18n import fill
 
 if TYPE_CHECKING:
     from kvswitch.gateway.cache_truth_alert import CacheAlert, OpeningAlert
@@ -142,9 +143,7 @@ class SessionHitAlerts:
         values = (short, str(row.client_name or row.client or "?"), str(row.profile or "?"),
                   str(alert.requests), f"{alert.hit_rate:.0%}", f"{self.threshold:.0%}",
                   reason_text(alert.reason))
-        for number, value in enumerate(values, 1):
-            text = text.replace(f"%{number}", value)
-        return text
+        return fill(text, *values)
 
     def _opening_message(self, alert: OpeningAlert, row: Any) -> str:
         translate = QCoreApplication.translate
@@ -152,8 +151,7 @@ class SessionHitAlerts:
                                              "they share with the one before, below %4. Likely cause: %5.")
         values = (alert.profile, str(row.client_name or row.client or "?"), f"{alert.hit_rate:.0%}",
                   f"{self.threshold:.0%}", reason_text(alert.reason))
-        for number, value in enumerate(values, 1):
-            text = text.replace(f"%{number}", value)
+        text = fill(text, *values)
         if alert.looks_like == "attribution_block":
             text += " " + translate("SessionHitAlerts", "Claude Code's attribution block (system[0]) differs "
                                                         "per conversation.")

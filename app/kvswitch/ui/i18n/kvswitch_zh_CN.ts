@@ -4,12 +4,12 @@
 <context>
     <name>AblateChart</name>
     <message>
-        <location filename="../verify/ablate_view.py" line="101"/>
+        <location filename="../verify/ablate_view.py" line="102"/>
         <source>bars: new conversation&apos;s prompt from cache, per setting without | with   line: its time to first token</source>
         <translation>柱：新会话提示中来自缓存的部分，每个设置 去掉 | 保留   线：其首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="103"/>
+        <location filename="../verify/ablate_view.py" line="104"/>
         <source>No subtraction run yet.</source>
         <translation>尚未运行逐项排除。</translation>
     </message>
@@ -17,42 +17,42 @@
 <context>
     <name>AblateView</name>
     <message>
-        <location filename="../verify/ablate_view.py" line="117"/>
+        <location filename="../verify/ablate_view.py" line="118"/>
         <source>Which settings matter?</source>
         <translation>哪些设置有影响？</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="118"/>
+        <location filename="../verify/ablate_view.py" line="119"/>
         <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
         <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="121"/>
+        <location filename="../verify/ablate_view.py" line="122"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="171"/>
+        <location filename="../verify/ablate_view.py" line="172"/>
         <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
         <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="173"/>
+        <location filename="../verify/ablate_view.py" line="174"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="188"/>
+        <location filename="../verify/ablate_view.py" line="187"/>
         <source>Export CSV</source>
         <translation>导出 CSV</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="189"/>
+        <location filename="../verify/ablate_view.py" line="188"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="194"/>
+        <location filename="../verify/ablate_view.py" line="193"/>
         <source>Not exported: %1</source>
         <translation>未导出：%1</translation>
     </message>
@@ -303,213 +303,212 @@
 <context>
     <name>CacheReasons</name>
     <message>
-        <location filename="../control/reason_words.py" line="29"/>
+        <location filename="../control/reason_words.py" line="25"/>
         <source>a new conversation (nothing to reuse)</source>
-        <extracomment>every text below is written out in full in a ``translate(&quot;CacheReasons&quot;, ...)`` call, the form ``pyside6-lupdate`` finds (``scripts/dev.sh translations``)</extracomment>
         <translation>新的对话（没有可复用的内容）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="30"/>
+        <location filename="../control/reason_words.py" line="26"/>
         <source>the prompt&apos;s prefix changed</source>
         <translation>提示词前缀变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="31"/>
+        <location filename="../control/reason_words.py" line="27"/>
         <source>the server dropped the cached prefix (evicted)</source>
         <translation>服务器丢弃了缓存的前缀（被逐出）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="32"/>
+        <location filename="../control/reason_words.py" line="28"/>
         <source>the vendor&apos;s cache expired</source>
         <translation>服务商的缓存已过期</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="33"/>
+        <location filename="../control/reason_words.py" line="29"/>
         <source>the server forced re-processing</source>
         <translation>服务器强制重新处理</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="34"/>
+        <location filename="../control/reason_words.py" line="30"/>
         <source>no reason could be told</source>
         <translation>无法判断原因</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="42"/>
+        <location filename="../control/reason_words.py" line="38"/>
         <source>Claude Code&apos;s attribution block, which differs per conversation</source>
         <translation>Claude Code 的计费头块，每个会话都不同</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="44"/>
+        <location filename="../control/reason_words.py" line="40"/>
         <source>the same tools in another order</source>
         <translation>相同的工具，但顺序不同</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="45"/>
+        <location filename="../control/reason_words.py" line="41"/>
         <source>the tool list changed</source>
         <translation>工具列表变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="46"/>
+        <location filename="../control/reason_words.py" line="42"/>
         <source>a system reminder moved</source>
         <translation>一条系统提醒换了位置</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="47"/>
+        <location filename="../control/reason_words.py" line="43"/>
         <source>a system reminder changed</source>
         <translation>一条系统提醒变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="48"/>
+        <location filename="../control/reason_words.py" line="44"/>
         <source>a part was inserted before it</source>
         <translation>前面插入了一部分</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="49"/>
+        <location filename="../control/reason_words.py" line="45"/>
         <source>a part was removed</source>
         <translation>有一部分被删除</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="50"/>
+        <location filename="../control/reason_words.py" line="46"/>
         <source>the prompt ends earlier than the one before</source>
         <translation>提示比上一个更早结束</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="51"/>
+        <location filename="../control/reason_words.py" line="47"/>
         <source>its text changed</source>
         <translation>其文本变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="57"/>
+        <location filename="../control/reason_words.py" line="53"/>
         <source>another session</source>
         <translation>另一个会话</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="58"/>
+        <location filename="../control/reason_words.py" line="54"/>
         <source>a subagent of this session</source>
         <translation>本会话的子代理</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="59"/>
+        <location filename="../control/reason_words.py" line="55"/>
         <source>a side request of this session</source>
         <translation>本会话的旁路请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="78"/>
+        <location filename="../control/reason_words.py" line="74"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="80"/>
+        <location filename="../control/reason_words.py" line="76"/>
         <source>%1 of %2 reusable tokens (prompt: %3)</source>
         <translation>可复用的 %2 个 token 中复用了 %1 个（提示：%3）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="81"/>
+        <location filename="../control/reason_words.py" line="77"/>
         <source>Reused</source>
         <translation>已复用</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="88"/>
+        <location filename="../control/reason_words.py" line="84"/>
         <source>%1 (%2 requests, %3 prompt tokens)</source>
         <translation>%1（%2 个请求，%3 个提示 token）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="92"/>
+        <location filename="../control/reason_words.py" line="88"/>
         <source>Ran in between</source>
         <translation>其间运行了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="94"/>
+        <location filename="../control/reason_words.py" line="90"/>
         <source>%1 s, longer than the vendor keeps a prompt cached (%2 s)</source>
         <translation>%1 秒，超过厂商缓存提示的时长（%2 秒）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="95"/>
+        <location filename="../control/reason_words.py" line="91"/>
         <source>Idle</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="97"/>
+        <location filename="../control/reason_words.py" line="93"/>
         <source>The server said</source>
         <translation>服务器的原话</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="98"/>
+        <location filename="../control/reason_words.py" line="94"/>
         <source>Meaning</source>
         <translation>含义</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="99"/>
+        <location filename="../control/reason_words.py" line="95"/>
         <source>Advice</source>
         <translation>建议</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="104"/>
+        <location filename="../control/reason_words.py" line="100"/>
         <source>Fix</source>
         <translation>修复</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="105"/>
+        <location filename="../control/reason_words.py" line="101"/>
         <source>set %1 in the profile&apos;s environment</source>
         <translation>在配置的环境变量中设置 %1</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="114"/>
+        <location filename="../control/reason_words.py" line="110"/>
         <source>this session&apos;s request before</source>
         <translation>本会话的上一个请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="116"/>
+        <location filename="../control/reason_words.py" line="112"/>
         <source>the request before, of session %1</source>
         <translation>会话 %1 的上一个请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="120"/>
+        <location filename="../control/reason_words.py" line="116"/>
         <source>(%1 s earlier)</source>
         <translation>（早 %1 秒）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="121"/>
+        <location filename="../control/reason_words.py" line="117"/>
         <source>Compared with</source>
         <translation>对比对象</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="132"/>
+        <location filename="../control/reason_words.py" line="128"/>
         <source>at character %1</source>
         <translation>第 %1 个字符处</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="133"/>
+        <location filename="../control/reason_words.py" line="129"/>
         <source>Where</source>
         <translation>位置</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="136"/>
+        <location filename="../control/reason_words.py" line="132"/>
         <source>What changed</source>
         <translation>变化</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="139"/>
+        <location filename="../control/reason_words.py" line="135"/>
         <source>Tools added</source>
         <translation>新增工具</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="141"/>
+        <location filename="../control/reason_words.py" line="137"/>
         <source>Tools removed</source>
         <translation>删除工具</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="143"/>
+        <location filename="../control/reason_words.py" line="139"/>
         <source>Note</source>
         <translation>备注</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="144"/>
+        <location filename="../control/reason_words.py" line="140"/>
         <source>the server stopped reusing before this point, and nothing else ran in between</source>
         <translation>服务器在此位置之前就停止了复用，其间也没有运行其他请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="147"/>
+        <location filename="../control/reason_words.py" line="143"/>
         <source>Also differs</source>
         <translation>另有不同</translation>
     </message>
@@ -1992,13 +1991,13 @@
 <context>
     <name>GatewayReuseAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="56"/>
+        <location filename="../control/usage_alerts.py" line="57"/>
         <source>The last %1 requests through the gateway (%2) reused less than %3 % of their prompt.</source>
         <extracomment>the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing</extracomment>
         <translation>经网关的最近 %1 个请求（%2）复用的提示少于 %3 %。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="61"/>
+        <location filename="../control/usage_alerts.py" line="62"/>
         <source>Open the Usage tab or run Verify to see why.</source>
         <translation>打开“用量”页或运行验证查看原因。</translation>
     </message>
@@ -2407,7 +2406,7 @@
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="319"/>
+        <location filename="../usage/usage_view.py" line="318"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -3163,23 +3162,23 @@
 <context>
     <name>SessionHitAlerts</name>
     <message>
-        <location filename="../control/usage_alerts.py" line="137"/>
+        <location filename="../control/usage_alerts.py" line="138"/>
         <source>Session %1 (%2, %3): the last %4 requests hit %5 of their prompt, below %6. Likely cause: %7.</source>
         <extracomment>a session named once is named again only after this long (the tray must not nag every poll) sessions whose opening the tray remembers having seen (older ones are forgotten first) sessions whose first judged row was seen, and each profile&apos;s last openings</extracomment>
         <translation>会话 %1（%2，%3）：最近 %4 个请求的提示词命中 %5，低于 %6。可能的原因：%7。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="151"/>
+        <location filename="../control/usage_alerts.py" line="150"/>
         <source>New conversations on profile %1 (%2) reused %3 of the prompt they share with the one before, below %4. Likely cause: %5.</source>
         <translation>配置 %1（%2）上的新对话只复用了与上一个对话共享提示的 %3，低于 %4。可能原因：%5。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="158"/>
+        <location filename="../control/usage_alerts.py" line="156"/>
         <source>Claude Code&apos;s attribution block (system[0]) differs per conversation.</source>
         <translation>Claude Code 的归属块（system[0]）在每个对话中都不同。</translation>
     </message>
     <message>
-        <location filename="../control/usage_alerts.py" line="162"/>
+        <location filename="../control/usage_alerts.py" line="160"/>
         <source>Fix: set %1 in the profile&apos;s environment.</source>
         <translation>修复：在配置的环境变量中设置 %1。</translation>
     </message>
@@ -3514,18 +3513,18 @@
 <context>
     <name>UsageTrend</name>
     <message>
-        <location filename="../usage/usage_view.py" line="102"/>
+        <location filename="../usage/usage_view.py" line="103"/>
         <source>Cache hit rate over the period</source>
         <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
         <translation>整个期间的缓存命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="117"/>
+        <location filename="../usage/usage_view.py" line="118"/>
         <source>bars: cache hit rate   line: mean time to first token   (%1 requests)</source>
         <translation>柱：缓存命中率   线：平均首 token 时间   （%1 个请求）</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="118"/>
+        <location filename="../usage/usage_view.py" line="119"/>
         <source>No requests through the gateway yet: the hit rate over time appears here.</source>
         <translation>还没有请求经过网关：命中率随时间的变化会显示在这里。</translation>
     </message>
@@ -3533,114 +3532,114 @@
 <context>
     <name>UsageView</name>
     <message>
-        <location filename="../usage/usage_view.py" line="157"/>
+        <location filename="../usage/usage_view.py" line="158"/>
         <source>Last day</source>
         <translation>最近一天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="157"/>
+        <location filename="../usage/usage_view.py" line="158"/>
         <source>Last 7 days</source>
         <translation>最近 7 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="158"/>
+        <location filename="../usage/usage_view.py" line="159"/>
         <source>Last 30 days</source>
         <translation>最近 30 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="158"/>
+        <location filename="../usage/usage_view.py" line="159"/>
         <source>All time</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="161"/>
+        <location filename="../usage/usage_view.py" line="162"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="167"/>
+        <location filename="../usage/usage_view.py" line="168"/>
         <source>Day</source>
         <translation>日期</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="167"/>
-        <location filename="../usage/usage_view.py" line="170"/>
-        <location filename="../usage/usage_view.py" line="174"/>
+        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="175"/>
         <source>Requests</source>
         <translation>请求数</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="167"/>
-        <location filename="../usage/usage_view.py" line="170"/>
+        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="171"/>
         <source>Input tokens</source>
         <translation>输入 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
-        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="169"/>
+        <location filename="../usage/usage_view.py" line="172"/>
         <source>Cached tokens</source>
         <translation>缓存 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
-        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="169"/>
+        <location filename="../usage/usage_view.py" line="172"/>
         <source>Output tokens</source>
         <translation>输出 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
-        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="169"/>
+        <location filename="../usage/usage_view.py" line="172"/>
         <source>Cost</source>
         <translation>费用</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="169"/>
-        <location filename="../usage/usage_view.py" line="172"/>
+        <location filename="../usage/usage_view.py" line="170"/>
+        <location filename="../usage/usage_view.py" line="173"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="170"/>
+        <location filename="../usage/usage_view.py" line="171"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="181"/>
+        <location filename="../usage/usage_view.py" line="182"/>
         <source>Period:</source>
         <translation>时段：</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="259"/>
+        <location filename="../usage/usage_view.py" line="260"/>
         <source>No requests through the gateway in this period.</source>
         <translation>这段时间内没有请求经过网关。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="175"/>
+        <location filename="../usage/usage_view.py" line="176"/>
         <source>Per day</source>
         <translation>按天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="176"/>
+        <location filename="../usage/usage_view.py" line="177"/>
         <source>Per profile</source>
         <translation>按配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="197"/>
+        <location filename="../usage/usage_view.py" line="198"/>
         <source>Loading usage…</source>
         <translation>正在读取用量…</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="263"/>
+        <location filename="../usage/usage_view.py" line="264"/>
         <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
         <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="283"/>
+        <location filename="../usage/usage_view.py" line="282"/>
         <source>“%1” now goes through the gateway: its next requests appear here.</source>
         <translation>“%1”现在经过网关：它接下来的请求会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="287"/>
+        <location filename="../usage/usage_view.py" line="286"/>
         <source>The usage database cannot be read: %1</source>
         <translation>无法读取用量数据库：%1</translation>
     </message>

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.i18n import fill
 from kvswitch.ui.widgets.reuse_chart import paint_strip
 
 if TYPE_CHECKING:
@@ -263,9 +264,7 @@ class UsageView(QWidget):
         text = self.tr("%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6")
         values = (str(requests), f"{prompt:,}", f"{cached:,}", f"{cached / prompt:.0%}" if prompt else "—",
                   f"{sum(d.output_tokens for d in days):,}", f"${sum(d.cost for d in days):.4f}")
-        for index, value in enumerate(values, 1):
-            text = text.replace(f"%{index}", value)
-        self.totals_label.setText(text)
+        self.totals_label.setText(fill(text, *values))
 
     def _offer_gateway(self) -> None:
         """The empty state: the profiles to send through the gateway, the active one first."""

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui.control import tasks
+from kvswitch.ui.i18n import fill
 from kvswitch.ui.widgets.reuse_chart import paint_strip
 
 if TYPE_CHECKING:
@@ -169,10 +170,8 @@ class AblateView(QWidget):
         self.chart.update()
         matter = [row.setting for row in report.rows if row.matters]
         text = self.tr("%1 %2 through “%3”, each setting without → with. Settings that matter: %4")
-        for index, value in enumerate((report.client, report.baseline.client_version or "?", report.profile,
-                                       ", ".join(matter) if matter else self.tr("none")), 1):
-            text = text.replace(f"%{index}", str(value))
-        self.summary_label.setText(text)
+        self.summary_label.setText(fill(text, report.client, report.baseline.client_version or "?",
+                                        report.profile, ", ".join(matter) if matter else self.tr("none")))
         self.export_button.setEnabled(True)
 
     def export_csv(self, path: Path) -> Path:
