@@ -216,8 +216,10 @@ def test_a_model_that_is_not_text_is_stored_without_it(
 
 def _hold_write_lock(db: Path) -> sqlite3.Connection:
     """Another program's connection holding the database's write lock (a real one, as
-    ``sqlite3 usage.sqlite3`` with an open ``BEGIN IMMEDIATE`` would)."""
-    holder = sqlite3.connect(db, isolation_level=None, timeout=0)
+    ``sqlite3 usage.sqlite3`` with an open ``BEGIN IMMEDIATE`` would). It takes the lock waiting its
+    turn: the store's writer thread writes once as the gateway starts (its indexes, the retention pass),
+    and a lock taken with no wait at all failed now and then on that (a fresh CI run, 1 in 10)."""
+    holder = sqlite3.connect(db, isolation_level=None, timeout=30)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("INSERT INTO requests (time, profile) VALUES (0, 'held by another program')")
     return holder
