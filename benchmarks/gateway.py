@@ -214,8 +214,8 @@ def record_us(rounds: int) -> dict[str, float]:
     """The live cache record's own work on the real 14K request, in-process: ``begin`` (client and
     session from the headers) and ``finish`` (the prompt's digest, the comparison with the session's
     previous request, the row's fields), the same conversation continued each time (µs, median)."""
-    from kvswitch.gateway.cache_truth import CacheTruth  # noqa: PLC0415 - the benchmark's own import
-    from kvswitch.gateway.usage import UsageRow  # noqa: PLC0415
+    from kvswitch.gateway.truth.live_record import CacheTruth  # noqa: PLC0415 - the benchmark's own import
+    from kvswitch.usage.schema import UsageRow  # noqa: PLC0415
 
     data = json.loads(FIXTURE.read_text())
     headers, body = {k.lower(): v for k, v in data["headers"].items()}, data["body"]

@@ -10,7 +10,7 @@ as a child of the small launcher of ``tests/support/measured.py`` (so its peak R
 parent's), output to a file that is then counted. Baselines, on the same file: ``sqlite3`` summing the
 same columns per profile (for the summary), ``sqlite3 -json`` and ``sqlite3 -csv`` of every row (for
 the streams); the summary's figures are the fastest of ``--runs`` runs (the streams run once); ratios
-are KV Switch / baseline. The summary reads the hourly rollup (``gateway/usage_rollup.py``), which the
+are KV Switch / baseline. The summary reads the hourly rollup (``usage/rollup.py``), which the
 build fills the way the writer thread does for an existing file (``ensure_indexes``), so the shell's
 full scan is the cost the rollup avoids, not a like-for-like query. Bounds (issue 28): the summary
 under 2 s and 200 MB, the streams under 300 MB.
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "app"))
 
 from kvswitch.core.paths import AppPaths  # noqa: E402
-from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, clean_values, connect, ensure_indexes  # noqa: E402
+from kvswitch.usage.schema import COLUMNS, UsageRow, clean_values, connect, ensure_indexes  # noqa: E402
 from support.measured import ADDRESS_SPACE_CAP, LAUNCHER  # noqa: E402
 
 PROFILES = ("local-qwen", "local-gemma", "deepseek", "claude-sonnet", "gpt-5", "backup")

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "app"))
 
-from kvswitch.gateway import usage_rollup  # noqa: E402
-from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, clean_values, connect, ensure_indexes  # noqa: E402
+from kvswitch.usage import rollup as usage_rollup  # noqa: E402
+from kvswitch.usage.schema import COLUMNS, UsageRow, clean_values, connect, ensure_indexes  # noqa: E402
 
 _INSERT = f"INSERT INTO requests ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 

@@ -132,7 +132,8 @@ def record_usage(paths: Any) -> None:
     import time  # noqa: PLC0415
 
     from kvswitch.gateway.control import usage_db  # noqa: PLC0415
-    from kvswitch.gateway.usage import UsageRow, UsageStore  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageRow  # noqa: PLC0415
+    from kvswitch.usage.store import UsageStore  # noqa: PLC0415
 
     store = UsageStore(usage_db(paths))
     now = time.time()

@@ -4,8 +4,8 @@ reader of the profiles' server logs (``server`` reasons) become no-ops, so the s
 gateway with and without them."""
 
 from kvswitch.commands import server_notes
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.counts_fallback import CountsFallback
+from kvswitch.gateway.truth.counts_fallback import CountsFallback
+from kvswitch.gateway.truth.live_record import CacheTruth
 
 
 def _skip(*_args: object, **_kwargs: object) -> None:

@@ -29,7 +29,7 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import read_routes, usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import query
+from kvswitch.usage.queries import query
 from support.claude import eos_token_id
 from support.clients import CODEX_VERSIONS, codex_binary
 from support.gateway import gateway_process

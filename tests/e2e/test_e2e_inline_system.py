@@ -23,7 +23,8 @@ from tests.e2e.test_e2e_live_cache import _add
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.claude import claude_binary
 from support.gateway import gateway_process
 from support.llama import chat_template, llama_server

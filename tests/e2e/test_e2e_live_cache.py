@@ -28,9 +28,10 @@ from aiohttp import web
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.cache_truth_alert import alerts, opening_alerts, openings
-from kvswitch.gateway.counts_fallback import FILLED_NOTE
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.gateway.truth.alerts import alerts, opening_alerts, openings
+from kvswitch.gateway.truth.counts_fallback import FILLED_NOTE
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.claude import claude_binary, eos_token_id
 from support.clients import codex_binary
 from support.gateway import gateway_process

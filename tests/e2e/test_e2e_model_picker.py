@@ -18,7 +18,7 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import read_routes, usage_db
 from kvswitch.core.paths import AppPaths, claude_config_dir
-from kvswitch.gateway.usage import query
+from kvswitch.usage.queries import query
 from support.claude import claude_binary, eos_token_id
 from support.gateway import gateway_process
 from support.llama import RunningServer, llama_server

@@ -32,7 +32,7 @@ from test_e2e_live_cache import (
 
 from kvswitch.cli import main
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import UsageRow
+from kvswitch.usage.schema import UsageRow
 from support.claude import claude_binary
 from support.gateway import gateway_process
 from support.llama import llama_server

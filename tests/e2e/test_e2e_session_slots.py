@@ -34,7 +34,8 @@ from tests.e2e.test_e2e_live_cache import (
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.claude import claude_binary
 from support.gateway import gateway_process
 from support.llama import REPO, RunningServer, llama_server

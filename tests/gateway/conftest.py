@@ -12,7 +12,7 @@ from gateway_support import Responder, ScriptedUpstream
 from kvswitch.core.gateway_config import ensure_token
 from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.control import make_server
-from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.relay.server import GatewayServer
 
 
 @pytest.fixture

@@ -111,7 +111,7 @@ def stored_rows(paths: Any, count: int = 1, timeout: float = 20.0) -> list[Any]:
     import time  # noqa: PLC0415
 
     from kvswitch.core.gateway_config import usage_db  # noqa: PLC0415
-    from kvswitch.gateway.usage import query  # noqa: PLC0415
+    from kvswitch.usage.queries import query  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout
     while True:

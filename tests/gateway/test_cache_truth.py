@@ -12,10 +12,10 @@ from typing import Any
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.cache_truth_parts import digest_prompt, part_text
-from kvswitch.gateway.sessions import client_of, identify
-from kvswitch.gateway.usage import UsageRow
+from kvswitch.gateway.truth.digests import digest_prompt, part_text
+from kvswitch.gateway.truth.live_record import CacheTruth
+from kvswitch.gateway.truth.sessions import client_of, identify
+from kvswitch.usage.schema import UsageRow
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CC = FIXTURES / "claude-code-2.1.332"

@@ -13,9 +13,9 @@ from typing import Any
 
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.cache_truth_alert import alerts, opening_alerts, openings, rolling_alert
-from kvswitch.gateway.usage import UsageRow
+from kvswitch.gateway.truth.alerts import alerts, opening_alerts, openings, rolling_alert
+from kvswitch.gateway.truth.live_record import CacheTruth
+from kvswitch.usage.schema import UsageRow
 
 CC = Path(__file__).resolve().parent.parent / "fixtures" / "claude-code-2.1.332"
 PROMPT = 13_800

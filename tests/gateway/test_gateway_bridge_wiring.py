@@ -18,8 +18,8 @@ from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.gateway import service
 from kvswitch.gateway.bridges import Bridge, BridgeUsage, ResponseConverter
-from kvswitch.gateway.server import GatewayServer
-from kvswitch.gateway.usage import query
+from kvswitch.gateway.relay.server import GatewayServer
+from kvswitch.usage.queries import query
 
 Make = Callable[[Responder], ScriptedUpstream]
 

@@ -22,8 +22,9 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.counts_fallback import FILLED_NOTE
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.gateway.truth.counts_fallback import FILLED_NOTE
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.gateway import gateway_process
 from support.llama import RunningServer, llama_server
 from support.net import free_port

@@ -20,8 +20,8 @@ from gateway_support import Responder, ScriptedUpstream, add_profiles, json_answ
 from kvswitch.core.gateway_config import route_clients, usage_db
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.server import GatewayServer
-from kvswitch.gateway.usage import query
+from kvswitch.gateway.relay.server import GatewayServer
+from kvswitch.usage.queries import query
 
 KEY_A = "sk-ant-real-key-AAAA-0123456789"
 KEY_B = "sk-real-bearer-BBBB-0123456789"
@@ -211,8 +211,8 @@ def test_no_failover_once_bytes_reached_the_client(
 def test_the_circuit_breaker_skips_a_failing_upstream_then_tries_it_again(
     paths: AppPaths, token: str, upstreams: Make
 ) -> None:
-    from kvswitch.gateway.failover import CircuitBreaker  # noqa: PLC0415
-    from kvswitch.gateway.forward import Limits  # noqa: PLC0415
+    from kvswitch.gateway.relay.failover import CircuitBreaker  # noqa: PLC0415
+    from kvswitch.gateway.relay.forward import Limits  # noqa: PLC0415
     from kvswitch.gateway.service import GatewayHandler  # noqa: PLC0415
 
     busy = upstreams(json_answer(b"{}", status=500))
@@ -279,7 +279,7 @@ def test_codex_reaches_the_responses_route_below_v1(
 
 
 def test_an_endless_upstream_is_cut_at_the_answer_cap(paths: AppPaths, token: str, upstreams: Make) -> None:
-    from kvswitch.gateway.forward import Limits  # noqa: PLC0415
+    from kvswitch.gateway.relay.forward import Limits  # noqa: PLC0415
     from kvswitch.gateway.service import GatewayHandler  # noqa: PLC0415
 
     async def endless(request: web.Request, body: bytes) -> web.StreamResponse:
@@ -312,7 +312,7 @@ def test_an_endless_upstream_is_cut_at_the_answer_cap(paths: AppPaths, token: st
 
 
 def test_an_answer_past_its_deadline_is_cut(paths: AppPaths, token: str, upstreams: Make) -> None:
-    from kvswitch.gateway.forward import Limits  # noqa: PLC0415
+    from kvswitch.gateway.relay.forward import Limits  # noqa: PLC0415
     from kvswitch.gateway.service import GatewayHandler  # noqa: PLC0415
 
     upstream = upstreams(sse_answer([b"data: {}\n\n"] * 100, pause=0.1))

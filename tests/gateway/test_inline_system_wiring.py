@@ -15,7 +15,7 @@ from kvswitch.cli import main
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.bridges.inline_system import CLOSE, OPEN
-from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.relay.server import GatewayServer
 
 Make = Callable[[Responder], ScriptedUpstream]
 ANSWER = json.dumps({"type": "message", "role": "assistant", "content": [],

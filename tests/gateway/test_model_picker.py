@@ -11,7 +11,7 @@ from kvswitch.cli import main
 from kvswitch.core.model_ids import picker_models
 from kvswitch.core.paths import AppPaths, claude_config_dir
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway import model_routes
+from kvswitch.gateway.relay import model_routes
 
 USER_PICKER = {"options": [{"model": "opus", "label": "my own row"}]}
 

@@ -17,7 +17,7 @@ from gateway_support import Responder, ScriptedUpstream, add_profiles, json_answ
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.recorder import Recorder
-from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.relay.server import GatewayServer
 
 Make = Callable[[Responder], ScriptedUpstream]
 SECRET = "sk-live-0123456789abcdefSECRET"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kvswitch.core.models import Profile
-from kvswitch.gateway.routing import (
+from kvswitch.gateway.relay.routing import (
     Route,
     key_headers,
     mapped_model,

@@ -11,9 +11,9 @@ from typing import Any
 from multidict import CIMultiDict, CIMultiDictProxy
 from test_cache_truth import Clock, _load
 
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.server_notes import NOTE_CHARS, PER_PROFILE, ServerNotes
-from kvswitch.gateway.usage import UsageRow
+from kvswitch.gateway.truth.live_record import CacheTruth
+from kvswitch.gateway.truth.server_notes import NOTE_CHARS, PER_PROFILE, ServerNotes
+from kvswitch.usage.schema import UsageRow
 
 #: the line llama-server b11434 prints at ``-lv 4`` on a sliding-window model without a usable checkpoint
 FORCED = ("slot update_slots: id  0 | task 12 | forcing full prompt re-processing due to lack of cache data "

@@ -13,7 +13,7 @@ import pytest
 
 from kvswitch.cli import main
 from kvswitch.core.models import ModelMap, Profile
-from kvswitch.gateway.slots import (
+from kvswitch.gateway.truth.slots import (
     MAX_SESSIONS,
     SessionSlots,
     SlotTable,
@@ -22,8 +22,8 @@ from kvswitch.gateway.slots import (
     system_hash,
     with_slot,
 )
-from kvswitch.gateway.usage_schema import UsageRow
 from kvswitch.servers.protocols import bridged, upstream_protocol
+from kvswitch.usage.schema import UsageRow
 from support.net import free_port
 
 TOOLS = {"model": "tiny", "tools": [{"name": "Read"}], "messages": []}

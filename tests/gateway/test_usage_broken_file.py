@@ -32,7 +32,9 @@ import kvswitch
 from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import UsageRow, UsageStore, query
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
+from kvswitch.usage.store import UsageStore
 from support.net import free_port
 
 #: the code this test process imported (a child runs the same tree, whatever PYTHONPATH chose)
@@ -197,7 +199,7 @@ def test_a_broken_file_that_cannot_be_moved_leaves_the_store_counting(paths: App
     script = (
         "import json, sys, time\n"
         "from pathlib import Path\n"
-        "from kvswitch.gateway.usage import UsageRow, UsageStore\n"
+        "from kvswitch.usage.schema import UsageRow\nfrom kvswitch.usage.store import UsageStore\n"
         "store = UsageStore(Path(sys.argv[1]))\n"
         "stored = store.add(UsageRow(time.time(), 'claude', 'p', None, 'm', 200))\n"
         "store.close()\n"

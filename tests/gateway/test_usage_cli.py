@@ -19,7 +19,9 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.usage import Retention, UsageRow, UsageStore
+from kvswitch.usage.retention import Retention
+from kvswitch.usage.schema import UsageRow
+from kvswitch.usage.store import UsageStore
 
 #: what must never reach a terminal or a CSV file raw: ESC, C0/C1 controls (tab/newline aside), bidi marks
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

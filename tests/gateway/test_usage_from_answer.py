@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from kvswitch.gateway.usage import Tokens, tokens_from_answer, tokens_from_events
 from kvswitch.servers.answers import answer_events
+from kvswitch.usage.answer import Tokens, tokens_from_answer, tokens_from_events
 
 
 def _sse(event: str | None, data: dict[str, object]) -> bytes:

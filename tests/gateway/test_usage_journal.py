@@ -7,7 +7,9 @@ import stat
 import time
 from pathlib import Path
 
-from kvswitch.gateway.usage import UsageRow, UsageStore, connect, query
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow, connect
+from kvswitch.usage.store import UsageStore
 
 
 def test_usage_db_uses_a_write_ahead_log_readable_by_another_connection(tmp_path: Path) -> None:

@@ -16,21 +16,18 @@ import pytest
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.quickread import read_settings
 from kvswitch.core.settings import load_settings, settings_file
-from kvswitch.gateway.usage import (
-    Retention,
+from kvswitch.usage.queries import (
     UsageFilter,
-    UsageRow,
-    UsageStore,
-    apply_retention,
-    connect,
     hit_rate_trend,
     query,
     requests_page,
-    retention_from_settings,
     session_summaries,
     summarize,
     summary,
 )
+from kvswitch.usage.retention import Retention, apply_retention, retention_from_settings
+from kvswitch.usage.schema import UsageRow, connect
+from kvswitch.usage.store import UsageStore
 
 DAY = 86400.0
 
@@ -216,7 +213,7 @@ def test_the_summary_reads_the_totals_index_in_profile_order(tmp_path: Path) -> 
 
 def test_the_windows_filter_choices_and_trend_come_from_sql(tmp_path: Path) -> None:
     """What the Usage tab's combo boxes offer and its chart's TTFT line, summed by SQLite."""
-    from kvswitch.gateway.usage_queries import filter_choices, hit_rate_trend  # noqa: PLC0415
+    from kvswitch.usage.queries import filter_choices, hit_rate_trend  # noqa: PLC0415
 
     db = tmp_path / "usage.sqlite3"
     base = 1_800_000_000.0

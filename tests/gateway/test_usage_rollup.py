@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.gateway import usage_rollup
-from kvswitch.gateway.usage import Retention, UsageFilter, UsageRow, UsageStore, apply_retention, summary
+from kvswitch.usage import rollup as usage_rollup
+from kvswitch.usage.queries import UsageFilter, summary
+from kvswitch.usage.retention import Retention, apply_retention
+from kvswitch.usage.schema import UsageRow
+from kvswitch.usage.store import UsageStore
 
 HOUR = 3600
 PROFILES = ("local", "deepseek", "gpt", None)

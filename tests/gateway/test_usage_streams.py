@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kvswitch.commands.usage import write_csv, write_json
-from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, clean_values, local_time
+from kvswitch.usage.schema import COLUMNS, UsageRow, clean_values, local_time
 
 
 def _values() -> list[tuple[Any, ...]]:

@@ -122,7 +122,7 @@ _UNCAPPED = re.compile(
 
 def test_no_module_reads_a_network_body_but_through_the_bounded_reader() -> None:
     """Everything goes through ``core.http_client.Answer`` (raw bytes, decoded within the cap); the
-    gateway's pass-through (aiohttp, ``gateway/forward.py`` and its head, ``gateway/upstream_head.py``)
+    gateway's pass-through (aiohttp, ``gateway/relay/forward.py`` and its head, ``gateway/relay/upstream.py``)
     reads raw chunks under its own caps and
     never decodes (its client session has ``auto_decompress=False``, checked here)."""
     offenders = []
@@ -134,7 +134,7 @@ def test_no_module_reads_a_network_body_but_through_the_bounded_reader() -> None
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             # raw chunks, never decoded, under the callers' own caps (EARLY_LIMIT, ERROR_BODY_LIMIT)
-            raw_relay = relative in ("gateway/forward.py", "gateway/upstream_head.py") and any(
+            raw_relay = relative in ("gateway/relay/forward.py", "gateway/relay/upstream.py") and any(
                 read in line for read in ("response.content.iter_any()", "response.content.readany()"))
             if _UNCAPPED.search(line) and "answer.iter_bytes()" not in line and not raw_relay:
                 offenders.append(f"{relative}:{number}: {line.strip()}")

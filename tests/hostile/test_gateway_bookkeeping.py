@@ -31,9 +31,11 @@ from kvswitch.core.gateway_config import Routes, ensure_token, usage_db, write_r
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.relay.server import GatewayServer
 from kvswitch.gateway.service import GatewayHandler
-from kvswitch.gateway.usage import MAX_TOKENS, UsageStore, query
+from kvswitch.usage.answer import MAX_TOKENS
+from kvswitch.usage.queries import query
+from kvswitch.usage.store import UsageStore
 
 
 class Upstream:
@@ -366,7 +368,7 @@ def test_a_failing_counts_fallback_cuts_no_answer(
 ) -> None:
     """The ``/metrics`` reading of a local profile's request (``gateway.counts_fallback``) failing in
     each of its steps: as the request is forwarded, and when an answer without counts ends."""
-    from kvswitch.gateway import counts_fallback  # noqa: PLC0415
+    from kvswitch.gateway.truth import counts_fallback  # noqa: PLC0415
 
     def broken(*_args: object, **_kwargs: object) -> Any:
         raise RuntimeError("bookkeeping bug")
@@ -381,7 +383,7 @@ def test_a_failing_counts_fallback_cuts_no_answer(
     server = gateway_with()
     token = ensure_token(paths)
     body = b'{"model":"tiny","stream":true,"messages":[{"role":"user","content":"hi"}]}'
-    with caplog.at_level(logging.WARNING, logger="kvswitch.gateway.counts_fallback"):
+    with caplog.at_level(logging.WARNING, logger="kvswitch.gateway.truth.counts_fallback"):
         for _ in range(2):
             got, _ = _post(server, token, body)
             assert got == b"".join(events)

@@ -22,9 +22,10 @@ from kvswitch.core.gateway_config import ensure_token, usage_db
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.gateway.control import make_server
-from kvswitch.gateway.forward import Limits
-from kvswitch.gateway.server import GatewayServer
-from kvswitch.gateway.usage import UsageRow, query
+from kvswitch.gateway.relay.forward import Limits
+from kvswitch.gateway.relay.server import GatewayServer
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.hostile_servers import HostileServer
 
 PASSWORD = "pw-9c2e11zz7f3a"

@@ -22,9 +22,9 @@ from gateway.gateway_support import ScriptedUpstream, add_profiles, json_answer,
 from kvswitch.core.gateway_config import ensure_token
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.failover import CircuitBreaker
-from kvswitch.gateway.forward import Limits
-from kvswitch.gateway.server import GatewayServer
+from kvswitch.gateway.relay.failover import CircuitBreaker
+from kvswitch.gateway.relay.forward import Limits
+from kvswitch.gateway.relay.server import GatewayServer
 from kvswitch.gateway.service import GatewayHandler
 from support.hostile_servers import HostileServer
 

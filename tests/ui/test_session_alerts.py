@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvswitch.gateway.usage import UsageRow
 from kvswitch.ui.control.usage_alerts import SESSION_THROTTLE_S, SessionHitAlerts
+from kvswitch.usage.schema import UsageRow
 
 
 def _row(session: str, verdict: str, reusable: int, cached: int, reason: str | None = None) -> UsageRow:

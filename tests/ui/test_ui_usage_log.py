@@ -21,7 +21,8 @@ DETAIL = {"part": "system", "first_byte": 1234, "first_token": 311,
 @pytest.fixture
 def usage_rows(paths: Any) -> None:
     from kvswitch.gateway import control
-    from kvswitch.gateway.usage import UsageRow, UsageStore
+    from kvswitch.usage.schema import UsageRow
+    from kvswitch.usage.store import UsageStore
 
     store = UsageStore(control.usage_db_path(paths))
     now = time.time()
@@ -51,7 +52,7 @@ def _loaded(qtbot: Any, view: UsageView) -> None:
 def _recorded(paths: Any, *rows: Any) -> None:
     """``rows`` written by the gateway's own store into the temporary HOME's usage database."""
     from kvswitch.gateway import control
-    from kvswitch.gateway.usage import UsageStore
+    from kvswitch.usage.store import UsageStore
 
     store = UsageStore(control.usage_db_path(paths))
     try:
@@ -139,7 +140,8 @@ def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbo
     """Rows the gateway's store wrote: session "s-bad" keeps re-processing its prompt (prefix changed),
     "s-good" keeps hitting; only the bad one is named, with the reason, and only once."""
     from kvswitch.gateway import control
-    from kvswitch.gateway.usage import UsageRow, UsageStore
+    from kvswitch.usage.schema import UsageRow
+    from kvswitch.usage.store import UsageStore
 
     store = UsageStore(control.usage_db_path(paths))
     now = time.time()
@@ -174,7 +176,7 @@ def test_a_session_below_the_threshold_is_named_in_the_tray_with_its_reason(qtbo
 
 def test_a_request_the_server_said_it_re_processed_opens_the_servers_words(qtbot: Any, controller: Any,
                                                                            paths: Any) -> None:
-    from kvswitch.gateway.usage import UsageRow
+    from kvswitch.usage.schema import UsageRow
 
     # b11434 at -lv 4 (tests/fixtures/llama.cpp-b11434/llama_server_swa_lv4.log)
     said = ("slot   operator(): id  0 | task 655 | forcing full prompt re-processing due to lack of cache "
@@ -212,7 +214,7 @@ RECORDED_OPENING = {
 
 
 def test_a_miss_reads_as_words_first_then_as_recorded(qtbot: Any, controller: Any, paths: Any) -> None:
-    from kvswitch.gateway.usage import UsageRow
+    from kvswitch.usage.schema import UsageRow
 
     evicted = {"prompt": 15000, "cached": 40, "reusable": 13800,
                "between": [{"who": "another session", "session": "5f0c1e2a-77aa", "agent": None,

@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
 def cmd_gateway_run(args: argparse.Namespace) -> int:
     from kvswitch.core.applog import setup_logging  # noqa: PLC0415
     from kvswitch.gateway.control import run_foreground  # noqa: PLC0415 - aiohttp only for the gateway
-    from kvswitch.gateway.server import parse_listen  # noqa: PLC0415
+    from kvswitch.gateway.relay.server import parse_listen  # noqa: PLC0415
 
     paths = paths_from(args)
     setup_logging(paths)  # a set-aside usage file or a failing store is noted in KV Switch's log

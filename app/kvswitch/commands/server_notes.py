@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.server_notes import ServerNotes
+from kvswitch.gateway.truth.server_notes import ServerNotes
 
 if TYPE_CHECKING:
     from kvswitch.core.models import LogSource, Profile
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from kvswitch.logs.parsers import ParseFn
     from kvswitch.logs.sources import LogReader
 
-log = logging.getLogger("kvswitch.gateway.server_notes")
+log = logging.getLogger("kvswitch.gateway.truth.server_notes")
 
 #: how often the logs are read (a note also comes in at once when a request's judgement asks for it)
 POLL_S = 0.1

@@ -70,7 +70,7 @@ def parse_since(text: str) -> float | None:
 
 
 def _filter_of(args: argparse.Namespace) -> Any:
-    from kvswitch.gateway.usage_queries import UsageFilter  # noqa: PLC0415 - only once parsing succeeded
+    from kvswitch.usage.queries import UsageFilter  # noqa: PLC0415 - only once parsing succeeded
 
     span = parse_since(args.since)
     return UsageFilter(since=None if span is None else time.time() - span, profile=args.profile,
@@ -88,8 +88,8 @@ def _unreadable(db: Any, exc: BaseException) -> _Unreadable:
 
 
 def cmd_usage(args: argparse.Namespace) -> int:
-    from kvswitch.gateway import usage_queries  # noqa: PLC0415
-    from kvswitch.gateway.usage_schema import UsageFileError  # noqa: PLC0415
+    from kvswitch.usage import queries as usage_queries  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
 
     db = usage_db(paths_from(args))
     filters = _filter_of(args)
@@ -111,7 +111,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
 def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """A JSON array of the rows, one object per line, written as they are read (never all in memory).
     The array is closed even when reading stops half-way, so what was read stays a valid document."""
-    from kvswitch.gateway.usage_schema import COLUMNS  # noqa: PLC0415
+    from kvswitch.usage.schema import COLUMNS  # noqa: PLC0415
 
     encode = _row_encoder()  # ASCII-only: escapes and bidi marks are written as \\u escapes
     shown_time = _TimeCache()
@@ -176,7 +176,7 @@ class _TimeCache(dict[int, str]):
         return self._missing(epoch)
 
     def _missing(self, epoch: Any) -> str:
-        from kvswitch.gateway.usage_schema import local_time  # noqa: PLC0415
+        from kvswitch.usage.schema import local_time  # noqa: PLC0415
 
         if not isinstance(epoch, int | float):
             return ""
@@ -189,7 +189,7 @@ class _TimeCache(dict[int, str]):
 
 def write_csv(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """The header and one line per row, written as they are read."""
-    from kvswitch.gateway.usage_schema import COLUMNS  # noqa: PLC0415
+    from kvswitch.usage.schema import COLUMNS  # noqa: PLC0415
 
     writer = csv.writer(stream)
     writer.writerow(COLUMNS)
@@ -259,8 +259,8 @@ def _print_requests(rows: Iterator[Any]) -> None:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from kvswitch.gateway.usage_queries import session_summaries  # noqa: PLC0415
-    from kvswitch.gateway.usage_schema import UsageFileError  # noqa: PLC0415
+    from kvswitch.usage.queries import session_summaries  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
 
     db = usage_db(paths_from(args))
     try:

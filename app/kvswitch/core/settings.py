@@ -54,10 +54,10 @@ class AppSettings(BaseModel):
     reuse_alert_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     reuse_alert_requests: int = Field(default=3, ge=1, le=100)
     #: the gateway's usage file keeps request rows this long, then daily summaries
-    #: (``gateway.usage_retention``)
+    #: (``usage.retention``)
     usage_keep_requests_days: int = Field(default=90, ge=1, le=3650)
     usage_keep_daily_days: int = Field(default=365, ge=1, le=3650)
-    #: a tray notification when a gateway session's rolling hit rate (``gateway.cache_truth_alert``) drops
+    #: a tray notification when a gateway session's rolling hit rate (``gateway.truth.alerts``) drops
     cache_alerts: bool = True
     cache_alert_threshold: float = Field(default=0.8, ge=0.0, le=1.0)
     #: the rolling window: the session's last N requests that had something to reuse

@@ -20,13 +20,13 @@ from kvswitch.core.gateway_config import (
     write_runtime,
 )
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway.forward import Limits
 from kvswitch.gateway.probe import probe_status as prove
-from kvswitch.gateway.server import GatewayServer
-from kvswitch.gateway.server_notes import ServerNotes
+from kvswitch.gateway.relay.forward import Limits
+from kvswitch.gateway.relay.server import GatewayServer
 from kvswitch.gateway.service import GatewayHandler
-from kvswitch.gateway.usage_queries import UsageFilter, query, summary
-from kvswitch.gateway.usage_schema import UsageRow
+from kvswitch.gateway.truth.server_notes import ServerNotes
+from kvswitch.usage.queries import UsageFilter, query, summary
+from kvswitch.usage.schema import UsageRow
 
 
 def make_server(paths: AppPaths, host: str, port: int, *, allow_remote: bool = False,

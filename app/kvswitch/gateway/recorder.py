@@ -10,7 +10,7 @@ parameters, ``api_key``-style body fields. The verify layer adds its prefix diag
 
 It listens on loopback only unless explicitly allowed: it forwards whatever it receives with the
 client's credentials, which must not become an open relay on a network. The limits are the gateway's
-(``kvswitch.gateway.forward``).
+(``kvswitch.gateway.relay.forward``).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from kvswitch.core.fsutil import SECRET_MODE
 from kvswitch.core.http import check_timeout
 from kvswitch.core.models import Profile, validate_base_url
 from kvswitch.core.redact import mask_headers, mask_json, mask_query, mask_text, mask_url
-from kvswitch.gateway.forward import (
+from kvswitch.gateway.relay.forward import (
     CLIENT_IDLE_SECONDS,
     MAX_RESPONSE_BODY,
     MAX_RESPONSE_SECONDS,
@@ -52,7 +52,7 @@ from kvswitch.gateway.forward import (
     relay,
     upstream_headers,
 )
-from kvswitch.gateway.server import GatewayServer, Handler
+from kvswitch.gateway.relay.server import GatewayServer, Handler
 from kvswitch.servers.answers import response_reading
 from kvswitch.servers.base import Reading
 

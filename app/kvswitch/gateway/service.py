@@ -33,7 +33,6 @@ from kvswitch.core.models import Profile, WireProtocol
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.core.store import ProfileStore
-from kvswitch.gateway import model_routes, slots
 from kvswitch.gateway.bridges import (
     Bridge,
     BridgeRequestError,
@@ -44,10 +43,9 @@ from kvswitch.gateway.bridges import (
 )
 from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
 from kvswitch.gateway.bridges.stabilise import stabilise
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.counts_fallback import CountsFallback
-from kvswitch.gateway.failover import CircuitBreaker, retryable
-from kvswitch.gateway.forward import (
+from kvswitch.gateway.relay import model_routes
+from kvswitch.gateway.relay.failover import CircuitBreaker, retryable
+from kvswitch.gateway.relay.forward import (
     Attempt,
     BodyRefused,
     Limits,
@@ -61,8 +59,8 @@ from kvswitch.gateway.forward import (
     relay,
     upstream_headers,
 )
-from kvswitch.gateway.identity import INSTANCE, LocalToken, identity_answer, offered_token
-from kvswitch.gateway.routing import (
+from kvswitch.gateway.relay.identity import INSTANCE, LocalToken, identity_answer, offered_token
+from kvswitch.gateway.relay.routing import (
     Route,
     key_headers,
     mapped_model,
@@ -71,13 +69,16 @@ from kvswitch.gateway.routing import (
     upstream_protocol,
     upstream_url,
 )
-from kvswitch.gateway.row_numbers import RowNumbers
-from kvswitch.gateway.server import Handler
-from kvswitch.gateway.server_notes import ServerNotes
-from kvswitch.gateway.stream_end import ending_for
-from kvswitch.gateway.usage_retention import retention_from_settings
-from kvswitch.gateway.usage_schema import UsageRow
-from kvswitch.gateway.usage_store import UsageStore
+from kvswitch.gateway.relay.server import Handler
+from kvswitch.gateway.relay.stream_end import ending_for
+from kvswitch.gateway.truth import slots
+from kvswitch.gateway.truth.counts_fallback import CountsFallback
+from kvswitch.gateway.truth.live_record import CacheTruth
+from kvswitch.gateway.truth.row_numbers import RowNumbers
+from kvswitch.gateway.truth.server_notes import ServerNotes
+from kvswitch.usage.retention import retention_from_settings
+from kvswitch.usage.schema import UsageRow
+from kvswitch.usage.store import UsageStore
 
 log = logging.getLogger("kvswitch.gateway.usage")
 
@@ -99,7 +100,7 @@ class _Planned:
 
 
 class GatewayHandler(Handler):
-    """Routes every request of ``/claude``, ``/codex/v1`` and ``/p/NAME`` (``kvswitch.gateway.routing``)."""
+    """Routes every request of ``/claude``, ``/codex/v1`` and ``/p/NAME`` (``relay.routing``)."""
 
     def __init__(self, paths: AppPaths, limits: Limits | None = None, breaker: CircuitBreaker | None = None,
                  notes: ServerNotes | None = None):

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.core.redact import mask_headers
-from kvswitch.gateway.forward import MAX_REQUEST_BODY, MAX_RESPONSE_BODY, MAX_RESPONSE_SECONDS
 from kvswitch.gateway.recorder import RESPONSE_SAMPLE, BaseRecorder, Recorded, routed_profile
-from kvswitch.gateway.server import parse_listen as _parse_listen
+from kvswitch.gateway.relay.forward import MAX_REQUEST_BODY, MAX_RESPONSE_BODY, MAX_RESPONSE_SECONDS
+from kvswitch.gateway.relay.server import parse_listen as _parse_listen
 from kvswitch.verify.capture import MASKED_HEADERS, Capture
 from kvswitch.verify.diagnose import diagnose_requests
 

@@ -1,5 +1,5 @@
 """The gateway's cache reasons in the UI language: a reason code's words, and a request's evidence
-(``reason_detail``, written by ``gateway.cache_truth_reasons``) told as labelled sentences.
+(``reason_detail``, written by ``gateway.truth.reasons``) told as labelled sentences.
 
 The Usage tab shows these first and the recorded evidence after them, so a user reads "the prompt's
 prefix changed — in system[0], Claude Code's attribution block; fix: CLAUDE_CODE_ATTRIBUTION_HEADER=0"

@@ -20,7 +20,7 @@ from kvswitch.ui.control.reason_words import reason_text
 from kvswitch.ui.i18n import fill
 
 if TYPE_CHECKING:
-    from kvswitch.gateway.cache_truth_alert import CacheAlert, OpeningAlert
+    from kvswitch.gateway.truth.alerts import CacheAlert, OpeningAlert
 
 #: the smallest prompt cloud vendors cache (the Messages API: 1024 tokens); smaller ones prove nothing
 MIN_CACHEABLE = 1024
@@ -69,7 +69,7 @@ _SESSIONS_KEPT = 1024
 
 
 class SessionHitAlerts:
-    """The tray's side of the gateway's two alerts (``gateway.cache_truth_alert``, the server's own
+    """The tray's side of the gateway's two alerts (``gateway.truth.alerts``, the server's own
     numbers): the rolling session alert (reused / reusable tokens over the session's last requests that
     had something to reuse) and the cross-conversation one (a profile's new conversations re-processing
     what they share with the one before: Claude Code's attribution block). It keeps each session's last
@@ -81,7 +81,7 @@ class SessionHitAlerts:
         import time  # noqa: PLC0415
 
         # the gateway's rule is loaded with the first alert object, after the window has painted
-        from kvswitch.gateway.cache_truth_alert import (  # noqa: PLC0415
+        from kvswitch.gateway.truth.alerts import (  # noqa: PLC0415
             DEFAULT_OPENINGS,
             DEFAULT_REQUESTS,
             DEFAULT_THRESHOLD,
@@ -98,7 +98,7 @@ class SessionHitAlerts:
         self._openings: dict[str, deque[Any]] = {}
 
     def feed_rows(self, rows: Iterable[Any]) -> list[str]:
-        from kvswitch.gateway.cache_truth_alert import opening_alert, rolling_alert  # noqa: PLC0415
+        from kvswitch.gateway.truth.alerts import opening_alert, rolling_alert  # noqa: PLC0415
 
         touched: dict[str, Any] = {}
         profiles: dict[str, Any] = {}

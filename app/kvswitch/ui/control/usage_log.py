@@ -1,9 +1,9 @@
 """The gateway's per-request cache record, read for the Usage tab: one page of requests, a summary per
 session, the hit-rate trend over the whole period and its KPI figures.
 
-Run on a worker (``AppController.load_usage_log``). The rows of ``gateway.usage.query`` are filtered
+Run on a worker (``AppController.load_usage_log``). The rows of ``usage.queries.query`` are filtered
 and summed here, with the names and meanings of the store's paged SQL queries (``SessionSummary``,
-``TrendPoint`` in ``gateway.usage_queries``, on its own branch), so switching to those is replacing
+``TrendPoint`` in ``usage.queries``, on its own branch), so switching to those is replacing
 ``read_usage_log``'s body; the view reads only ``UsageLog``.
 """
 
@@ -124,9 +124,9 @@ def _bars(points: Iterable[Any], since: float, until: float, bucket_s: float) ->
 
 def read_usage_log(paths: AppPaths, wanted: LogFilter, days: int) -> UsageLog:
     """On the worker: the period's requests through the gateway, filtered, summed per session and slice
-    by SQLite (``gateway.usage_queries``): a page of rows and the sums, never every row of the period."""
+    by SQLite (``usage.queries``): a page of rows and the sums, never every row of the period."""
     from kvswitch.gateway import control  # noqa: PLC0415 - aiohttp and httpx load on a worker
-    from kvswitch.gateway.usage_queries import (  # noqa: PLC0415
+    from kvswitch.usage.queries import (  # noqa: PLC0415
         UsageFilter,
         filter_choices,
         hit_rate_trend,

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import aiohttp
 
 from kvswitch.core.models import Profile
-from kvswitch.gateway.sessions import text_of
+from kvswitch.gateway.truth.sessions import text_of
 from kvswitch.servers.protocols import session_slots
 
 if TYPE_CHECKING:
-    from kvswitch.gateway.usage_schema import UsageRow
+    from kvswitch.usage.schema import UsageRow
 
 
 class Planned(Protocol):

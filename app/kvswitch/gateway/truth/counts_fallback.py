@@ -38,10 +38,10 @@ from kvswitch import servers
 from kvswitch.core.models import Profile
 from kvswitch.core.prometheus import metrics_url, parse_samples
 from kvswitch.core.redact import mask_url
-from kvswitch.gateway.upstream_head import describe_error
-from kvswitch.gateway.usage_schema import UsageRow
+from kvswitch.gateway.relay.upstream import describe_error
+from kvswitch.usage.schema import UsageRow
 
-log = logging.getLogger("kvswitch.gateway.counts_fallback")
+log = logging.getLogger("kvswitch.gateway.truth.counts_fallback")
 T = TypeVar("T")
 
 #: a page larger than this is not a server's counters and is not read whole

@@ -3,7 +3,7 @@
 Without it the file only grows (issue 28: a million rows made ``kvswitch usage`` take 31 s). Rows older
 than ``keep_requests_days`` are first summed into the ``daily`` table (per UTC day, client, profile and
 model: requests, errors, tokens, cost) and only then deleted, with their hours of the hourly rollup
-(``usage_rollup``), in one transaction, so every total the
+(``usage.rollup``), in one transaction, so every total the
 summary reads survives the pruning; daily summaries older than ``keep_daily_days`` are dropped. The
 figures come from KV Switch's settings (``usage_keep_requests_days``, ``usage_keep_daily_days``).
 """
@@ -14,7 +14,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway import usage_rollup
+from kvswitch.usage import rollup
 
 DAY = 86400
 DEFAULT_KEEP_REQUESTS_DAYS = 90
@@ -61,5 +61,5 @@ def apply_retention(connection: sqlite3.Connection, retention: Retention, now: f
         connection.execute(_ROLL_UP, (cutoff,))
         moved = connection.execute("DELETE FROM requests WHERE time < ?", (cutoff,)).rowcount
         connection.execute("DELETE FROM daily WHERE day < ?", (oldest_daily,))
-        usage_rollup.prune(connection, cutoff)
+        rollup.prune(connection, cutoff)
     return moved

@@ -21,10 +21,10 @@ import aiohttp
 from multidict import CIMultiDict
 
 from kvswitch.core.redact import mask_text
-from kvswitch.gateway.headers import shown_name, unrelayable_header
+from kvswitch.gateway.relay.headers import shown_name, unrelayable_header
 
 if TYPE_CHECKING:
-    from kvswitch.gateway.forward import Attempt
+    from kvswitch.gateway.relay.attempt import Attempt
 
 #: bytes of an upstream error body read to decide on failover and to show it
 ERROR_BODY_LIMIT = 256 * 1024

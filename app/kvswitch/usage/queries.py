@@ -1,6 +1,6 @@
 """Reading the usage file: totals, requests, sessions and the hit-rate trend, aggregated in SQL.
 
-Everything here opens the file read-only (``usage_schema.open_reader``) and either aggregates in SQLite
+Everything here opens the file read-only (``schema.open_reader``) and either aggregates in SQLite
 or streams rows from a cursor, so a million rows cost the reader a scan, not a million Python objects
 (issue 28: the list-everything reader took 31 s and 1 GB). These are the functions the CLI
 (``kvswitch usage``, ``kvswitch sessions``) and the window call; they raise ``UsageFileError`` (naming
@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kvswitch.gateway import usage_rollup
-from kvswitch.gateway.usage_schema import COLUMNS, UsageRow, column_list, has_table, local_time, open_reader
+from kvswitch.usage import rollup
+from kvswitch.usage.schema import COLUMNS, UsageRow, column_list, has_table, local_time, open_reader
 
 #: an answer that failed: an error noted, no status, or an HTTP error status
 _FAILED = "(error IS NOT NULL OR status IS NULL OR status >= 400)"
@@ -171,7 +171,7 @@ def _request_sums(connection: sqlite3.Connection, filters: UsageFilter) -> list[
     """The request rows' sums per profile: from the hourly rollup plus the edge hours' rows when it can
     answer (a filter of time and profile only), else summed over the rows."""
     if filters.client is None and filters.session is None and filters.verdict is None:
-        found = usage_rollup.summary_rows(connection, filters.since, filters.until, filters.profile, _SUMS)
+        found = rollup.summary_rows(connection, filters.since, filters.until, filters.profile, _SUMS)
         if found is not None:
             return found
     where, args = _narrowed(connection, filters).where(_present(connection))

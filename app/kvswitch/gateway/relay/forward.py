@@ -4,7 +4,7 @@ the answer relayed chunk by chunk (or through a bridge's converter) as it arrive
 Nothing is buffered without a bound: the request body is capped (else 413, connection closed without
 reading the rest) and must keep arriving (``request_body_idle``), the upstream's status line and
 headers and the first body byte (a stream's first event) must arrive within ``first_byte`` seconds
-(else the next profile is tried: ``upstream_head``), each later read from the upstream waits at most
+(else the next profile is tried: ``relay.upstream``), each later read from the upstream waits at most
 ``upstream_idle`` seconds (past it a stream ends with an error event the client reads), the whole
 answer must end within ``max_response_seconds`` and ``max_response_bytes``; past a limit the client's
 connection is cut, so the client sees a broken answer instead of a complete-looking one. Of the answer
@@ -21,7 +21,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -33,13 +33,14 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import mask_text
 from kvswitch.core.strictparse import loads_json
 from kvswitch.gateway.bridges import ResponseConverter
-from kvswitch.gateway.headers import HOP_BY_HOP as HOP_BY_HOP
-from kvswitch.gateway.headers import BodyRefused as BodyRefused
-from kvswitch.gateway.headers import upstream_headers as upstream_headers
-from kvswitch.gateway.upstream_head import ERROR_BODY_LIMIT as ERROR_BODY_LIMIT
-from kvswitch.gateway.upstream_head import describe_error, is_event_stream
-from kvswitch.gateway.upstream_head import open_upstream as open_upstream
-from kvswitch.gateway.upstream_head import read_error_body as read_error_body
+from kvswitch.gateway.relay.attempt import Attempt as Attempt
+from kvswitch.gateway.relay.headers import HOP_BY_HOP as HOP_BY_HOP
+from kvswitch.gateway.relay.headers import BodyRefused as BodyRefused
+from kvswitch.gateway.relay.headers import upstream_headers as upstream_headers
+from kvswitch.gateway.relay.upstream import ERROR_BODY_LIMIT as ERROR_BODY_LIMIT
+from kvswitch.gateway.relay.upstream import describe_error, is_event_stream
+from kvswitch.gateway.relay.upstream import open_upstream as open_upstream
+from kvswitch.gateway.relay.upstream import read_error_body as read_error_body
 
 #: twice the largest request body a hosted Messages API accepts (32 MB); Claude Code's are a few hundred KB
 MAX_REQUEST_BODY = 64 * MB
@@ -63,7 +64,6 @@ FIRST_BYTE_SECONDS = 180.0
 #: ends the request (408), so a stalled body cannot hold a socket past the idle close
 REQUEST_BODY_IDLE_SECONDS = 60.0
 CONNECT_SECONDS = 30.0
-TAIL_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -136,47 +136,6 @@ def refuse(status: int, message: str, *, close: bool = True, body: bytes | None 
     if close:
         response.force_close()
     return response
-
-
-@dataclass
-class Attempt:
-    """One upstream tried: what it answered (or why it failed), and what reached the client."""
-
-    url: str
-    status: int | None = None
-    error: str | None = None
-    #: the status line went to the client: this attempt's answer is final
-    committed: bool = False
-    #: the answer was cut (a limit, the upstream or the client went away) after it was committed
-    cut: str | None = None
-    first_byte_ms: float | None = None
-    #: the body's first bytes, read before the commit (``upstream_head``): relayed first
-    early: bytes = b""
-    #: loop time by which the head and first body byte had to arrive
-    head_deadline: float | None = None
-    #: the first-byte deadline lapsed (a 504 when no profile is left, not a 502)
-    timed_out: bool = False
-    #: the answer went idle past ``Limits.upstream_idle`` after the commit (its row: 504)
-    idle: bool = False
-    elapsed_ms: float | None = None
-    bytes_out: int = 0
-    head: bytearray = field(default_factory=bytearray)
-    tail: bytearray = field(default_factory=bytearray)
-    error_body: bytes = b""
-
-    def sample(self) -> bytes:
-        """The kept head and tail of the answer (the tail only when it goes beyond the head)."""
-        return bytes(self.head) + (b"\n" + bytes(self.tail) if self.tail else b"")
-
-    def keep(self, piece: bytes, head_limit: int) -> None:
-        room = head_limit - len(self.head)
-        if room > 0:
-            self.head.extend(piece[:room])
-            piece = piece[room:]
-        if piece:
-            self.tail.extend(piece)
-            if len(self.tail) > TAIL_BYTES:
-                del self.tail[: len(self.tail) - TAIL_BYTES]
 
 
 def client_session(limits: Limits) -> aiohttp.ClientSession:
@@ -339,7 +298,7 @@ async def _pump(
 
 
 async def _pieces(response: aiohttp.ClientResponse, early: bytes) -> AsyncIterator[bytes]:
-    """The body: what ``upstream_head`` read before the commit, then the rest as it arrives."""
+    """The body: what ``relay.upstream`` read before the commit, then the rest as it arrives."""
     if early:
         yield early
     async for piece in response.content.iter_any():

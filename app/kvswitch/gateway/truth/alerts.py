@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kvswitch.core.strictparse import loads as strict_json
-from kvswitch.gateway.cache_truth_reasons import COLD
+from kvswitch.gateway.truth.reasons import COLD
 
 DEFAULT_THRESHOLD = 0.8
 DEFAULT_REQUESTS = 10

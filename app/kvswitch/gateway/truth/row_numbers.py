@@ -1,5 +1,5 @@
 """A finished attempt's numbers, read into its usage row: time to first byte, tokens, cost, the bounds
-that ended it, and the live cache record's verdict (``cache_truth``).
+that ended it, and the live cache record's verdict (``truth.live_record``).
 
 Kept apart from the handler so that a bug in reading an answer costs the row its numbers, never the
 client its answer: ``RowNumbers.record`` catches everything, logs the first failure and counts the rest.
@@ -16,10 +16,10 @@ from kvswitch.core.models import Profile
 from kvswitch.core.redact import mask_text
 from kvswitch.gateway.bridges import inline_system
 from kvswitch.gateway.bridges.chat_stream import error_message
-from kvswitch.gateway.cache_truth import CacheTruth
-from kvswitch.gateway.forward import Attempt
-from kvswitch.gateway.usage_answer import cost_of, load_prices, tokens_from_answer
-from kvswitch.gateway.usage_schema import UsageRow
+from kvswitch.gateway.relay.attempt import Attempt
+from kvswitch.gateway.truth.live_record import CacheTruth
+from kvswitch.usage.answer import cost_of, load_prices, tokens_from_answer
+from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.usage")
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from kvswitch.core.redact import mask_text
 from kvswitch.core.text import printable
 
-log = logging.getLogger("kvswitch.gateway.server_notes")
+log = logging.getLogger("kvswitch.gateway.truth.server_notes")
 
 #: notes kept per profile (a request claims the ones read while it ran; older ones are of no use)
 PER_PROFILE = 16

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from kvswitch.core.addresses import is_loopback_host
 from kvswitch.core.errors import UsageError
-from kvswitch.gateway.forward import LIMITS_KEY, Limits, client_session
+from kvswitch.gateway.relay.forward import LIMITS_KEY, Limits, client_session
 
 # a malformed request (a folded header, a broken chunk) is answered 400 by the parser; its traceback
 # is not the user's business, and the gateway's own outcome is in the usage rows

@@ -7,7 +7,7 @@ when the queue is full the row is dropped and counted), and one thread writes th
 A failure is logged once per run of failures (the app log, ``kvswitch.gateway.usage``), counted in
 ``counters()`` (the gateway's status JSON: ``usage_errors``, ``usage_dropped``), and the next success
 says how many rows were lost. The file is opened at start; one that cannot serve is set aside
-(``usage_schema.set_aside``) and a new one started, and ``notice`` says so for the user.
+(``schema.set_aside``) and a new one started, and ``notice`` says so for the user.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvswitch.gateway import usage_rollup
-from kvswitch.gateway.usage_retention import Retention, apply_retention
-from kvswitch.gateway.usage_schema import (
+from kvswitch.usage import rollup
+from kvswitch.usage.retention import Retention, apply_retention
+from kvswitch.usage.schema import (
     COLUMNS,
     UsageFileError,
     UsageRow,
@@ -251,15 +251,15 @@ def _roll_up(connection: sqlite3.Connection, values: list[tuple[object, ...]]) -
     int64) is marked stale rather than failing the rows: readers then scan them, and it is rebuilt at
     the next open."""
     try:
-        usage_rollup.add(connection, values, len(values))
+        rollup.add(connection, values, len(values))
     except (OverflowError, sqlite3.IntegrityError, sqlite3.DataError) as exc:
         log.warning("usage rollup not updated (%s); the summary scans the rows until it is rebuilt", exc)
-        usage_rollup.forget(connection)
+        rollup.forget(connection)
     except sqlite3.OperationalError as exc:
         if "overflow" not in str(exc):
             raise
         log.warning("usage rollup not updated (%s); the summary scans the rows until it is rebuilt", exc)
-        usage_rollup.forget(connection)
+        rollup.forget(connection)
 
 
 def _damaged(exc: sqlite3.Error) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from kvswitch.gateway import usage_rollup
+from kvswitch.usage import rollup
 
 COLUMNS = ("time", "client", "profile", "upstream", "model", "status", "input_tokens", "cached_tokens",
            "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error",
@@ -98,7 +98,7 @@ class UsageRow:
     reason: str | None = None
     #: the reason's evidence as JSON text (the first differing byte and token, the part, what ran between)
     reason_detail: str | None = None
-    #: counts the upstream reported that were not sane, with their raw values (``usage_answer``)
+    #: counts the upstream reported that were not sane, with their raw values (``usage.answer``)
     notes: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -124,7 +124,7 @@ class UsageFileError(Exception):
 def clean_values(row: UsageRow) -> tuple[Any, ...]:
     """The row's values as SQLite can always bind them: integers within int64, finite reals, bounded text.
 
-    Counts were validated when parsed (``usage_answer.sane_count``); this is the last guard, for
+    Counts were validated when parsed (``answer.sane_count``); this is the last guard, for
     fields set elsewhere (a client-sent ``model`` may be a JSON object, a status anything), so that one
     odd row can never make the insert fail.
     """
@@ -178,7 +178,7 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
-        connection.executescript(usage_rollup.SCHEMA)
+        connection.executescript(rollup.SCHEMA)
         present = _columns(connection, "requests")
         for name, kind in ADDED_COLUMNS.items():
             if name not in present:
@@ -197,12 +197,12 @@ def _connect(db: Path, busy_timeout: float) -> sqlite3.Connection:
 
 
 def ensure_indexes(connection: sqlite3.Connection) -> None:
-    """The totals index (``_TOTALS_INDEX``) and the hourly rollup (``usage_rollup.ensure``): about 10 s
+    """The totals index (``_TOTALS_INDEX``) and the hourly rollup (``rollup.ensure``): about 10 s
     and 3 s to build on an existing million-row file, so the writer thread builds them once at start,
     never the gateway's start-up path; readers work without them."""
     connection.execute(_TOTALS_INDEX)
     connection.commit()
-    usage_rollup.ensure(connection)
+    rollup.ensure(connection)
 
 
 def open_reader(db: Path) -> sqlite3.Connection:

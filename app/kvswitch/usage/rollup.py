@@ -2,7 +2,7 @@
 
 Issue 28 asks for the summary of a million rows in under 2 s; a plain ``sqlite3`` shell summing the
 same columns over the same million rows took 3 s on the 2-core machine, so no scan of ``requests`` can
-meet it. The writer thread (``usage_store``) adds each batch's sums to ``hourly`` in the transaction
+meet it. The writer thread (``usage.store``) adds each batch's sums to ``hourly`` in the transaction
 that inserts the rows, and the summary reads whole hours from ``hourly`` and only the partial hours at
 the window's edges from ``requests`` (through the time index): a day is 24 × profiles rows.
 
@@ -46,7 +46,7 @@ _ADD = ("UPDATE hourly SET requests = requests + ?, errors = errors + ?, input_t
         "WHERE hour = ? AND profile IS ?")
 _NEW = ("INSERT INTO hourly (requests, errors, input_tokens, cached_tokens, output_tokens, cost, hour, "
         "profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-#: the positions in ``usage_schema.COLUMNS`` of what the rollup sums
+#: the positions in ``schema.COLUMNS`` of what the rollup sums
 _TIME, _PROFILE, _STATUS, _INPUT, _CACHED, _OUTPUT, _COST, _ERROR = 0, 2, 5, 6, 7, 8, 13, 14
 
 

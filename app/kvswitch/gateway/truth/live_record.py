@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvswitch.gateway.cache_truth_parts import PromptDigest, digest_prompt, part_text
-from kvswitch.gateway.cache_truth_reasons import (
+from kvswitch.gateway.truth.digests import PromptDigest, digest_prompt, part_text
+from kvswitch.gateway.truth.reasons import (
     PREFIX_CHANGED,
     SERVER_OVERRIDES,
     Judgement,
@@ -34,11 +34,11 @@ from kvswitch.gateway.cache_truth_reasons import (
     overlap,
     told_by_server,
 )
-from kvswitch.gateway.server_notes import ServerNotes
-from kvswitch.gateway.sessions import Identity, identify
-from kvswitch.gateway.usage import UsageRow
+from kvswitch.gateway.truth.server_notes import ServerNotes
+from kvswitch.gateway.truth.sessions import Identity, identify
+from kvswitch.usage.schema import UsageRow
 
-log = logging.getLogger("kvswitch.gateway.cache_truth")
+log = logging.getLogger("kvswitch.gateway.truth.live_record")
 
 #: sessions remembered (each holds a few digests of a few KB)
 MAX_SESSIONS = 256

@@ -27,7 +27,7 @@ from typing import Any
 from kvswitch.core.redact import mask_text
 from kvswitch.core.text import printable
 from kvswitch.core.verdicts import verdict_for
-from kvswitch.gateway.cache_truth_parts import Part, PromptDigest, chunk_prefix
+from kvswitch.gateway.truth.digests import Part, PromptDigest, chunk_prefix
 
 HIT, PARTIAL, MISS, COLD = "HIT", "PARTIAL", "MISS", "COLD"
 COLD_REASON, PREFIX_CHANGED, EVICTED, EXPIRED, SERVER, UNKNOWN = (
