@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import sys
 import types
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -116,3 +118,21 @@ def skip_feature_source_scan() -> bool:
     feature._mod_uses_pyside = _names_pyside  # type: ignore[attr-defined]
     _state["feature_scan"] = 1
     return True
+
+
+def connect_for(owner: QObject, signal: Any, slot: Callable[..., Any]) -> None:
+    """Connect a longer-lived object's ``signal`` to ``slot`` for as long as ``owner`` exists.
+
+    The window is rebuilt on a language change while the controller and the profile store live on.
+    PySide6 6.12 keeps a Python callable connected after its receiver's C++ object is deleted — a lambda
+    always, and even a bound slot of a window whose metaobject gained dynamic slots — so the next emit
+    ran code of the deleted window ("Internal C++ object already deleted", or "Signal source has been
+    deleted" from the old list model). The connection is dropped when ``owner`` is destroyed.
+    """
+    connection = signal.connect(slot)
+
+    def drop(*_args: object) -> None:
+        # by the connection's handle: naming a bound slot of a deleted object would touch that object
+        QObject.disconnect(connection)
+
+    owner.destroyed.connect(drop)

@@ -59,7 +59,10 @@ class ProfileListModel(QAbstractListModel):
         # The store may notify from a worker thread (apply in the background); the signal hop makes the
         # row update run on the model's thread.
         self._store_notified.connect(self._on_store_notified)
-        self._unsubscribe = store.subscribe(self._on_store_callback)
+        unsubscribe = store.subscribe(self._on_store_callback)
+        self._unsubscribe = unsubscribe
+        # The store outlives a window rebuilt for another language: a deleted model stops listening.
+        self.destroyed.connect(lambda *_args: unsubscribe())
 
     @property
     def store(self) -> ProfileStore:

@@ -25,6 +25,7 @@ from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.controller import AppController
 from kvswitch.ui.profiles.profile_column import ProfileColumnMixin
+from kvswitch.ui.qtcompat import connect_for
 from kvswitch.ui.shell.window_actions import WindowActionsMixin
 from kvswitch.ui.shell.window_dialogs import WindowDialogsMixin
 from kvswitch.ui.shell.window_editor import WindowEditorMixin
@@ -87,9 +88,10 @@ class MainWindow(WindowEditorMixin, ProfileColumnMixin, WindowActionsMixin, Wind
         self.model = ProfileListModel(self.store, self, last_verify=summary.get,
                                       live_for=self.controller.live_for,
                                       usage_of=self.controller.usage_digest.get)
-        summary.changed.connect(self.model.refresh_rows)
-        self.controller.live_clients_changed.connect(self.model.on_live_clients_changed)
-        self.controller.usage_digest.changed.connect(self.model.refresh_rows)
+        # the controller outlives this window (rebuilt on a language change): connect_for, throughout
+        connect_for(self.model, summary.changed, self.model.refresh_rows)
+        connect_for(self.model, self.controller.live_clients_changed, self.model.on_live_clients_changed)
+        connect_for(self.model, self.controller.usage_digest.changed, self.model.refresh_rows)
         self.model.store_changed.connect(lambda: self.controller.refresh_live_clients())  # a save, an import
         left = self._build_profile_column()
 
@@ -162,10 +164,10 @@ class MainWindow(WindowEditorMixin, ProfileColumnMixin, WindowActionsMixin, Wind
         self.import_cc_switch_action.triggered.connect(lambda: self._import("cc-switch"))
         self.quit_action.triggered.connect(self.quit_requested)
         c = self.controller
-        c.profile_applied.connect(self._on_controller_profile_applied)
-        c.apply_failed.connect(self._on_controller_apply_failed)
-        c.undo_finished.connect(self._on_controller_undo_finished)
-        c.undo_failed.connect(self.message_bar.show_error)
+        connect_for(self, c.profile_applied, self._on_controller_profile_applied)
+        connect_for(self, c.apply_failed, self._on_controller_apply_failed)
+        connect_for(self, c.undo_finished, self._on_controller_undo_finished)
+        connect_for(self, c.undo_failed, self.message_bar.show_error)
 
     # -- helpers -----------------------------------------------------------------------------------
 

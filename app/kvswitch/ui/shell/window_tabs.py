@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QCoreApplication, Slot
 from PySide6.QtWidgets import QWidget
 
+from kvswitch.ui.qtcompat import connect_for
+
 if TYPE_CHECKING:
     from kvswitch.ui.control.controller import AppController
     from kvswitch.ui.logs.log_panel import LogPanel
@@ -67,10 +69,11 @@ class WindowTabsMixin:
         self.tabs.setCurrentIndex(current)
         self.tabs.blockSignals(False)
         c = self.controller
-        c.verify_started.connect(self._on_controller_verify_started)
-        c.verify_progressed.connect(self.verify_card.show_progress)
-        c.verify_finished.connect(self._on_controller_verify_finished)
-        c.verify_failed.connect(self._on_controller_verify_failed)
+        card = self.verify_card
+        connect_for(card, c.verify_started, self._on_controller_verify_started)
+        connect_for(card, c.verify_progressed, card.show_progress)
+        connect_for(card, c.verify_finished, self._on_controller_verify_finished)
+        connect_for(card, c.verify_failed, self._on_controller_verify_failed)
         self.verify_card.cancel_requested.connect(c.cancel_verify)
         self.verify_card.verify_requested.connect(self._on_verify_triggered)
         self.verify_card.fix_requested.connect(self._on_verify_fix_requested)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from kvswitch.ui.control import tasks
 from kvswitch.ui.i18n import fill
+from kvswitch.ui.qtcompat import connect_for
 from kvswitch.ui.widgets.reuse_chart import paint_strip
 
 if TYPE_CHECKING:
@@ -143,10 +144,10 @@ class AblateView(QWidget):
         layout.addWidget(self.chart)
         self.run_button.clicked.connect(self._on_run_button_clicked)
         self.export_button.clicked.connect(self._on_export_button_clicked)
-        controller.ablate_finished.connect(self._on_controller_ablate_finished)
-        controller.verify_started.connect(lambda _name: self.run_button.setEnabled(False))
+        connect_for(self, controller.ablate_finished, self._on_controller_ablate_finished)
+        connect_for(self, controller.verify_started, lambda _name: self.run_button.setEnabled(False))
         for done in (controller.verify_finished, controller.verify_failed, controller.client_verify_finished):
-            done.connect(lambda *_args: self.run_button.setEnabled(True))
+            connect_for(self, done, lambda *_args: self.run_button.setEnabled(True))
 
     @Slot()
     def _on_run_button_clicked(self) -> None:

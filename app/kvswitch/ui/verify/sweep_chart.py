@@ -17,6 +17,7 @@ from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from kvswitch.ui.control import engine_text
+from kvswitch.ui.qtcompat import connect_for
 from kvswitch.ui.verify.verify_compare import local_time_text
 from kvswitch.ui.widgets.reuse_chart import StripLayout, paint_strip
 
@@ -88,8 +89,8 @@ class SweepView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
         layout.addWidget(self.chart)
-        controller.history_changed.connect(self._on_controller_history_changed)
-        controller.profile_applied.connect(self._on_controller_history_changed)
+        connect_for(self, controller.history_changed, self._on_controller_history_changed)
+        connect_for(self, controller.profile_applied, self._on_controller_history_changed)
 
     @property
     def loading(self) -> bool:

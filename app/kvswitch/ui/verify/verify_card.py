@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui.control import engine_text
+from kvswitch.ui.qtcompat import connect_for
 from kvswitch.ui.verify.verify_client_view import ClientReportView
 from kvswitch.ui.verify.verify_history import VerifyHistoryPanel
 from kvswitch.ui.widgets import theme
@@ -283,10 +284,11 @@ class VerifyCard(QWidget):
     def attach(self, controller: AppController) -> None:
         """Follow the controller's real-client verify and history; the window wires the rest."""
         self.client_verify_requested.connect(lambda: controller.start_client_verify())
-        controller.client_verify_finished.connect(
-            lambda report: self.show_client_report(report, controller.verifying))
-        controller.history_changed.connect(self._on_controller_history_changed)
-        controller.profile_applied.connect(self._on_controller_history_changed)  # the new active one
+        connect_for(self, controller.client_verify_finished,
+                    lambda report: self.show_client_report(report, controller.verifying))
+        connect_for(self, controller.history_changed, self._on_controller_history_changed)
+        # the new active one
+        connect_for(self, controller.profile_applied, self._on_controller_history_changed)
         self._history_dir = controller.paths.data_dir / "verify-history"
         self._active_name = lambda: controller.store.active_name
         # The history files are read with the verify engine (it loads httpx): the first read waits
@@ -294,7 +296,7 @@ class VerifyCard(QWidget):
         summary = controller.verify_summary
         if summary.loaded:
             self.history.bind(self._history_dir, controller.store.active_name)
-        summary.changed.connect(self._on_summary_changed)
+        connect_for(self, summary.changed, self._on_summary_changed)
 
     @Slot()
     def _on_summary_changed(self) -> None:

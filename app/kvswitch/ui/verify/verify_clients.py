@@ -16,6 +16,7 @@ from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QBoxLayout, QLayout, QMenu, QPushButton, QWidget
 
 from kvswitch.ui.control.clients import MORE_CLIENTS, client_label
+from kvswitch.ui.qtcompat import connect_for
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.controller import AppController
@@ -68,9 +69,9 @@ def add_client_buttons(card: Any, controller: AppController) -> dict[str, QPushB
 
         return set_enabled
 
-    controller.verify_started.connect(enable(False))
+    connect_for(card, controller.verify_started, enable(False))
     for done in (controller.verify_finished, controller.verify_failed, controller.client_verify_finished):
-        done.connect(enable(True))
+        connect_for(card, done, enable(True))
     card.more_client_buttons = buttons
     return buttons
 
