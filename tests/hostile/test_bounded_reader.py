@@ -126,7 +126,7 @@ def test_no_module_reads_a_network_body_but_through_the_bounded_reader() -> None
     reads raw chunks under its own caps and
     never decodes (its client session has ``auto_decompress=False``, checked here)."""
     offenders = []
-    forward = (APP / "gateway" / "forward.py").read_text(encoding="utf-8")
+    forward = (APP / "gateway" / "relay" / "forward.py").read_text(encoding="utf-8")
     assert "auto_decompress=False" in forward
     for path in sorted(APP.rglob("*.py")):
         relative = path.relative_to(APP).as_posix()
