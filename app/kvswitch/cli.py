@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "kvswitch.commands.gateway",
     "kvswitch.commands.sweep",
     "kvswitch.commands.usage",
+    "kvswitch.commands.mcp",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
@@ -159,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = gui_only_args(given)
     if args is None:
         parser = build_parser(command_modules(given))
+        if "sweep" in given:  # its --vary values start with '-' as people type them (--vary -np=1,4)
+            from kvswitch.commands.sweep import joined_vary_values  # noqa: PLC0415 - loaded by the parser
+
+            given = joined_vary_values(given)
         args = parser.parse_args(given)
     try:
         if args.command is None:

@@ -2,6 +2,8 @@
 
 The command can also come last, after the profile and ``--`` (``kvswitch sweep --vary=-np=1,4 local --
 SERVER ARGS...``), which needs no quoting; argparse then wants the options before the profile.
+``--vary -np=1,4`` (the value in its own word, as people type it) works too: ``joined_vary_values`` makes
+it ``--vary=-np=1,4`` before argparse, which would otherwise take ``-np=1,4`` for an option of its own.
 
 Exit status: 0 when every setting was measured (whatever its verdict), 1 when a setting failed to start,
 crashed or errored (its row says why), 2 bad usage — including a server already running on the profile's
@@ -23,6 +25,28 @@ EPILOG = ("exit status: 0 every setting measured, 1 a setting failed to start, c
           "says why), 2 bad usage or a server already running on the profile's port")
 
 
+def joined_vary_values(argv: list[str]) -> list[str]:
+    """``--vary -np=1,4`` as ``--vary=-np=1,4`` (only before ``--``: what follows is the server's)."""
+    joined: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            joined += [word, *words]
+            break
+        if word == "--vary":
+            value = next(words, None)
+            if value is not None and value.startswith("-") and value != "--":
+                joined.append(f"--vary={value}")
+                continue
+            joined += [word] if value is None else [word, value]
+            if value == "--":
+                joined += list(words)
+                break
+            continue
+        joined.append(word)
+    return joined
+
+
 def register(subparsers: Any) -> None:
     sweep = subparsers.add_parser(
         "sweep",
@@ -41,8 +65,8 @@ def register(subparsers: Any) -> None:
                        "profile's port); run without a shell. Or give it last: [options] PROFILE -- CMD")
     sweep.add_argument("command", nargs="*", metavar="-- CMD", help="the server's command, after --")
     sweep.add_argument("--vary", action="append", required=True, metavar="FLAG=V1,V2",
-                       help="a flag and its values, e.g. --vary=-np=1,4 --vary=--cache-ram=0,default "
-                       "(write --vary=... when the flag starts with '-'); 'default' leaves the flag out, "
+                       help="a flag and its values, e.g. --vary -np=1,4 --vary --cache-ram=0,default; "
+                       "'default' leaves the flag out, "
                        "'set' passes it alone; repeat for a grid")
     sweep.add_argument("--client", choices=["claude", "codex", "opencode"],
                        help="run the real client's session against each setting instead of the probe")

@@ -7,6 +7,7 @@ server that fails to start or dies mid-measurement is reported with its own last
 timeout. Readiness is asked the way every OpenAI-compatible server answers it: ``/health`` 200 (the
 common local servers), else ``/v1/models`` 200 where ``/health`` does not exist. A server already
 listening on the port is never touched: ``port_in_use`` lets the caller refuse before anything starts.
+The log file is ``server_log.CappedLog``: masked, 0600, bounded however much the server prints.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
 
 import httpx
 
 from kvswitch.core import http_client
 from kvswitch.core.http import NetworkLimitError
 from kvswitch.logs.process import ProcessSource
+from kvswitch.verify.server_log import CappedLog
 
 #: how many of the server's last lines are kept (the reason of a failed setting shows a few of them)
 KEPT_LINES = 400
@@ -48,12 +49,15 @@ def port_in_use(host: str, port: int, timeout: float = 1.0) -> bool:
 class ServerRun:
     """One start of the server command; ``stop()`` always ends and reaps it (``with`` does too)."""
 
-    def __init__(self, argv: Sequence[str], *, log_path: Path | None = None, cwd: str | None = None) -> None:
+    def __init__(self, argv: Sequence[str], *, log_path: Path | None = None, cwd: str | None = None,
+                 mask: Callable[[str], str] = str) -> None:
+        """``mask`` is applied to every line the log file keeps (the kept last lines are masked by
+        whoever shows them)."""
         self.argv = list(argv)
         self.started_at = time.monotonic()
         self._lines: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
         self._lock = threading.Lock()
-        self._log: TextIO | None = log_path.open("w", encoding="utf-8") if log_path else None
+        self._log: CappedLog | None = CappedLog(log_path, mask) if log_path else None
         self.source = ProcessSource(self.argv, cwd=cwd)
         self._follower = threading.Thread(target=self._follow, name="sweep-server-follower", daemon=True)
         self._follower.start()
@@ -84,8 +88,7 @@ class ServerRun:
                 with self._lock:
                     self._lines.extend(lines)
                 if self._log is not None:
-                    self._log.write("".join(line + "\n" for line in lines))
-                    self._log.flush()
+                    self._log.write_lines(lines)
             elif self.source.status.startswith(_ENDED):
                 return  # the output is drained and the process is gone (its status says how)
             else:
@@ -136,9 +139,8 @@ class ServerRun:
     def stop(self) -> int | None:
         code = self.source.stop()
         self._follower.join(timeout=5.0)
-        if self._log is not None:
-            with contextlib.suppress(OSError):
-                self._log.close()
+        if self._log is not None and not self._follower.is_alive():
+            self._log.close()  # the follower is done with it (it writes nothing more)
             self._log = None
         return code
 

@@ -29,9 +29,11 @@ from urllib.parse import urlsplit
 
 from kvswitch.core.addresses import is_loopback_url
 from kvswitch.core.errors import KvSwitchError, UsageError
+from kvswitch.core.knownsecrets import hide_known
 from kvswitch.core.models import Profile
 from kvswitch.core.redact import MASK, mask_text
 from kvswitch.core.text import printable
+from kvswitch.verify.server_log import private_folder
 from kvswitch.verify.server_run import ServerRun, port_in_use
 
 if TYPE_CHECKING:
@@ -225,10 +227,16 @@ def shown_command(argv: Sequence[str], secrets: Sequence[str] = ()) -> str:
 
 def _masked(text: str, secrets: Sequence[str]) -> str:
     """A server's line or a reason: known secrets and credential-shaped parts masked, printable."""
+    return printable(_log_line(text, secrets), multiline=False)
+
+
+def _log_line(text: str, secrets: Sequence[str]) -> str:
+    """A line of a setting's log file: the profile's and the other known secrets and credential-shaped
+    parts masked, escape sequences removed (``cat`` of the file must not drive the terminal)."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, MASK)
-    return printable(mask_text(text), multiline=False)
+    return printable(mask_text(hide_known(text)))
 
 
 def server_address(profile: Profile) -> tuple[str, int]:
@@ -301,9 +309,9 @@ def _one_setting(
     if not _port_released(host, port):
         return failed(FAILED_TO_START, f"{host}:{port} is taken by another program", None), None
     if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(log_file.parent)
     started = time.monotonic()
-    with ServerRun(argv, log_path=log_file) as server:
+    with ServerRun(argv, log_path=log_file, mask=lambda line: _log_line(line, secrets)) as server:
         why = server.wait_ready(profile.base_url, start_timeout, cancel)
         if why is not None:
             if why.startswith("not ready") and str(port) not in argv:
