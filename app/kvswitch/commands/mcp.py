@@ -1,0 +1,367 @@
+"""``kvswitch mcp list|add|edit|remove|enable|disable|import|sync``: one MCP list for every client.
+
+Every change that reaches a client's file is planned first, shown as a diff with ``--dry-run`` (env and
+header values masked unless ``--show-secrets``), and written all or nothing through the same journal
+as a profile switch: ``kvswitch undo`` takes it back. The list is saved only after the files were
+written, so a refused write (a hand-made server of the same name, a file that does not parse) changes
+nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvswitch.commands.common import err, out, paths_from
+from kvswitch.core.errors import UsageError
+from kvswitch.core.mcp import CLIENTS, McpServer, check_client, check_name, merge_imported
+from kvswitch.core.mcp_formats import client_kind, parse_pasted, to_client
+from kvswitch.core.mcp_store import McpStore
+from kvswitch.core.redact import MASK, mask_url
+from kvswitch.core.text import for_terminal
+from kvswitch.platform.mcp_ccswitch import read_cc_switch_mcp
+from kvswitch.targets.diff import mask_text
+from kvswitch.targets.mcp_sync import McpSync, read_client, render_mcp_plans
+
+#: the most text ``import paste`` reads from a file or stdin
+MAX_PASTE_BYTES = 16 << 20
+
+
+def register(subparsers: Any) -> None:
+    mcp = subparsers.add_parser(
+        "mcp",
+        help="MCP servers for Claude Code, Codex and OpenCode",
+        description="One list of MCP servers, each enabled per client: claude "
+        "(~/.claude.json), claude-project:DIR (DIR/.mcp.json), codex (config.toml), "
+        "opencode (opencode.json). Changes are written like a profile: "
+        "'kvswitch undo' takes the last one back.",
+    )
+    sub = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", required=True)
+
+    listing = sub.add_parser("list", help="the servers and the clients each is enabled in")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=cmd_list)
+
+    add = sub.add_parser("add", help="add a server: NAME -- COMMAND [ARG...], or NAME --url URL")
+    _definition_args(add)
+    add.add_argument(
+        "--client",
+        action="append",
+        default=[],
+        metavar="CLIENT",
+        help="enable it in this client at once (repeatable)",
+    )
+    _write_args(add)
+    add.set_defaults(func=cmd_add, own_parser=add)
+
+    edit = sub.add_parser("edit", help="change a server (rewritten in every client it is enabled in)")
+    _definition_args(edit)
+    edit.add_argument("--unset-env", action="append", default=[], metavar="NAME")
+    edit.add_argument("--unset-header", action="append", default=[], metavar="NAME")
+    _write_args(edit)
+    edit.set_defaults(func=cmd_edit, own_parser=edit)
+
+    remove = sub.add_parser("remove", help="remove a server from the list and from every client")
+    remove.add_argument("names", nargs="+", metavar="NAME")
+    _write_args(remove)
+    remove.set_defaults(func=cmd_remove)
+
+    for action, verb in (("enable", "write it into"), ("disable", "remove it from")):
+        toggle = sub.add_parser(action, help=f"{verb} clients' files")
+        toggle.add_argument("names", nargs="+", metavar="NAME")
+        toggle.add_argument(
+            "--client",
+            action="append",
+            default=[],
+            metavar="CLIENT",
+            required=action == "enable",
+            help="claude, claude-project:DIR, codex, opencode "
+            "(repeatable" + ("" if action == "enable" else "; default: every client") + ")",
+        )
+        _write_args(toggle)
+        toggle.set_defaults(func=cmd_toggle, enable=action == "enable")
+
+    sync = sub.add_parser("sync", help="write the list into the clients' files again (after an undo)")
+    _write_args(sync)
+    sync.set_defaults(func=cmd_sync)
+
+    imp = sub.add_parser(
+        "import",
+        help="bring servers in from a client, CC Switch or pasted JSON/TOML",
+        description="SOURCE: claude, claude-project:DIR, codex, opencode, cc-switch [DB], "
+        "or paste [FILE] (stdin when FILE is '-' or left out) holding Claude's "
+        '{"mcpServers": ...}, OpenCode\'s {"mcp": ...} or Codex\'s [mcp_servers.NAME]. '
+        "A name already known with another definition is skipped unless --replace names it. "
+        "Nothing is written to any client.",
+    )
+    imp.add_argument("source")
+    imp.add_argument("path", nargs="?")
+    imp.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="take the imported definition of NAME over the known one (repeatable)",
+    )
+    imp.add_argument("--replace-all", action="store_true")
+    imp.add_argument("--json", action="store_true", help="what happened, as JSON")
+    imp.set_defaults(func=cmd_import)
+
+
+def _definition_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name")
+    parser.add_argument("--url", help="an HTTP server's URL (streamable HTTP; --sse for an SSE one)")
+    parser.add_argument("--sse", action="store_true", help="the URL speaks the older SSE transport")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...] for a stdio server")
+
+
+def _write_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    parser.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="take over a server of this name made by hand in a client's file",
+    )
+
+
+def _pairs(items: list[str], what: str) -> dict[str, str]:
+    found = {}
+    for item in items:
+        name, equals, value = item.partition("=")
+        if not equals or not name:
+            raise UsageError(f"--{what} wants NAME=VALUE, not {mask_text(item, [value])!r}")
+        found[name] = value
+    return found
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    """The stdio command after ``--``. argparse hands everything after NAME to the one trailing
+    positional, options included, so the options before ``--`` are parsed here with the same parser."""
+    words = list(args.command)
+    if "--" in words:
+        cut = words.index("--")
+        options, command = words[:cut], words[cut + 1 :]
+    elif words and words[0].startswith("-"):
+        options, command = words, []
+    else:
+        options, command = [], words
+    if options:
+        again = args.own_parser.parse_args([*options, "--", args.name])
+        for key, value in vars(again).items():
+            if key not in ("command", "func", "own_parser"):
+                setattr(args, key, value)
+    return command
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    servers = McpStore(paths_from(args)).servers()
+    written = McpSync(paths_from(args)).owned_names()
+    if args.json:
+        rows = []
+        for server in servers:
+            row = server.as_json(args.show_secrets)
+            row["written"] = [c for c in server.clients if server.name in written.get(c, set())]
+            rows.append(row)
+        out(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not servers:
+        out("no MCP servers yet: 'kvswitch mcp add NAME -- COMMAND' or 'kvswitch mcp import claude'")
+        return 0
+    for server in servers:
+        what = (
+            " ".join([server.command, *server.args])
+            if server.transport == "stdio"
+            else server.url
+            if args.show_secrets
+            else mask_url(server.url)
+        )
+        if not args.show_secrets:
+            what = mask_text(what, server.secrets)
+        clients = (
+            ", ".join(
+                c if server.name in written.get(c, set()) else f"{c} (not written yet: 'kvswitch mcp sync')"
+                for c in server.clients
+            )
+            or "no client"
+        )
+        out(for_terminal(f"{server.name}  [{server.transport}] {what}  ->  {clients}"))
+        extras = {**server.env, **server.headers}
+        if extras:
+            shown = ", ".join(f"{k}={v if args.show_secrets else MASK}" for k, v in extras.items())
+            out(for_terminal(f"    {'env' if server.env else 'headers'}: {shown}"))
+    return 0
+
+
+def _defined(args: argparse.Namespace, base: McpServer | None) -> McpServer:
+    command = args.command
+    env = {**(base.env if base else {}), **_pairs(args.env, "env")}
+    headers = {**(base.headers if base else {}), **_pairs(args.header, "header")}
+    for name in getattr(args, "unset_env", []):
+        env.pop(name, None)
+    for name in getattr(args, "unset_header", []):
+        headers.pop(name, None)
+    if args.url and command:
+        raise UsageError("give either --url or a command after '--', not both")
+    if args.url or (base and base.transport != "stdio" and not command):
+        url = args.url or (base.url if base else "")
+        transport = "sse" if args.sse or (base and base.transport == "sse" and not args.url) else "http"
+        return McpServer(args.name, transport, url=url, headers=headers, clients=base.clients if base else ())
+    if not command and base is None:
+        raise UsageError(
+            "a stdio server needs its command after '--' (kvswitch mcp add NAME -- npx -y pkg), "
+            "an HTTP one --url URL"
+        )
+    head, *rest = command or [base.command if base else "", *(base.args if base else ())]
+    return McpServer(
+        args.name, "stdio", command=head, args=tuple(rest), env=env, clients=base.clients if base else ()
+    )
+
+
+def _check_clients(server: McpServer) -> None:
+    for client in server.clients:
+        to_client(server, client_kind(client))  # an SSE server for Codex is refused here, by name
+
+
+def _write(args: argparse.Namespace, servers: list[McpServer], what: str) -> int:
+    """Plan (and unless ``--dry-run`` write) ``servers`` into every client; then save the list."""
+    for server in servers:
+        _check_clients(server)
+    sync = McpSync(paths_from(args))
+    replace_names = frozenset(args.replace)
+    if args.dry_run:
+        plans = sync.plan(servers, replace_names)
+        diff = render_mcp_plans(plans, args.show_secrets)
+        sys.stdout.write(for_terminal(diff) if diff else "no client file would change.\n")
+        for plan in plans:
+            for warning in plan.warnings:
+                err(f"warning: {mask_text(warning, [] if args.show_secrets else plan.secrets)}")
+        out("(dry run: nothing was written)")
+        return 0
+    store = McpStore(paths_from(args))
+    with store.editing() as current:
+        result = sync.apply(servers, replace_names)
+        current[:] = servers
+    for note in sync.notes:
+        out(f"note: {note}")
+    out(
+        f"{what}; "
+        + (f"wrote {', '.join(result.written)}" if result.written else "no client file changed")
+        + (" ('kvswitch undo' takes it back)" if result.written else "")
+    )
+    for warning in dict.fromkeys(result.warnings):
+        err(f"warning: {warning}")
+    return 0
+
+
+def _index(servers: list[McpServer], name: str) -> int:
+    for index, server in enumerate(servers):
+        if server.name == name:
+            return index
+    raise UsageError(f"no MCP server named {name!r} ('kvswitch mcp list' shows them)")
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    check_name(args.name)
+    args.command = _command(args)
+    servers = McpStore(paths_from(args)).servers()
+    if any(s.name == args.name for s in servers):
+        raise UsageError(
+            f"an MCP server named {args.name!r} exists; 'kvswitch mcp edit {args.name}' changes it"
+        )
+    server = _defined(args, None).with_clients(args.client)
+    return _write(args, [*servers, server], f"added {server.name!r}")
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    args.command = _command(args)
+    servers = McpStore(paths_from(args)).servers()
+    index = _index(servers, args.name)
+    servers[index] = _defined(args, servers[index])
+    return _write(args, servers, f"changed {args.name!r}")
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    servers = McpStore(paths_from(args)).servers()
+    for name in args.names:
+        servers.pop(_index(servers, name))
+    return _write(args, servers, "removed " + ", ".join(map(repr, args.names)))
+
+
+def cmd_toggle(args: argparse.Namespace) -> int:
+    servers = McpStore(paths_from(args)).servers()
+    clients = [check_client(c) for c in args.client]
+    for name in args.names:
+        index = _index(servers, name)
+        server = servers[index]
+        if args.enable:
+            servers[index] = server.with_clients([*server.clients, *clients])
+        else:
+            servers[index] = server.with_clients([c for c in server.clients if clients and c not in clients])
+    where = ", ".join(clients) or "every client"
+    verb = "enabled" if args.enable else "disabled"
+    return _write(args, servers, f"{verb} {', '.join(map(repr, args.names))} in {where}")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    return _write(args, McpStore(paths_from(args)).servers(), "wrote the MCP list")
+
+
+def _read_paste(path: str | None) -> tuple[str, str]:
+    if path in (None, "-"):
+        return sys.stdin.read(MAX_PASTE_BYTES + 1), "stdin"
+    from kvswitch.core.fsutil import read_bytes  # noqa: PLC0415 - only for a pasted file
+
+    raw = read_bytes(Path(path), limit=MAX_PASTE_BYTES)
+    if raw is None:
+        raise UsageError(f"{path}: no such file")
+    try:
+        return raw.decode("utf-8-sig"), path
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    source = args.source
+    if source == "cc-switch":
+        incoming, problems = read_cc_switch_mcp(args.path)
+    elif source == "paste":
+        text, where = _read_paste(args.path)
+        if len(text) > MAX_PASTE_BYTES:
+            raise UsageError(f"{where}: more than {MAX_PASTE_BYTES >> 20} MiB of text; not read")
+        incoming, problems = parse_pasted(text, where)
+    elif source in CLIENTS or source.startswith("claude-project:"):
+        incoming, problems = read_client(check_client(source), McpSync(paths_from(args)).env)
+    else:
+        raise UsageError(
+            f"unknown source {source!r}: claude, claude-project:DIR, codex, opencode, cc-switch or paste"
+        )
+    store = McpStore(paths_from(args))
+    with store.editing() as servers:
+        merged, report = merge_imported(servers, incoming, set(args.replace), args.replace_all)
+        servers[:] = merged
+    if args.json:
+        out(
+            json.dumps(
+                {
+                    "report": report,
+                    "problems": [mask_text(p, []) for p in problems],
+                    "servers": [s.as_json(args.show_secrets) for s in incoming],
+                },
+                indent=2,
+            )
+        )
+    else:
+        for line in report:
+            out(line)
+        if not incoming:
+            out("no MCP servers found to import")
+    for problem in problems:
+        err(f"not imported: {problem}")
+    return 1 if problems and not incoming else 0
