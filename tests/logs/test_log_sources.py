@@ -119,6 +119,14 @@ def test_permission_denied_is_a_status_not_a_crash(tmp_path: Path, monkeypatch: 
             return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
 
         monkeypatch.setattr(Path, "open", refuse)
+        real_os_open = os.open
+
+        def refuse_fd(target: object, flags: int, *args: object, **kwargs: object) -> int:
+            if Path(str(target)) == path:  # the follower opens without waiting (``O_NONBLOCK``)
+                raise PermissionError(13, "Permission denied", str(target))
+            return real_os_open(target, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "open", refuse_fd)
     follower = FileFollower(path)
     assert follower.read_lines() == []
     assert follower.status == f"permission denied: {path}"

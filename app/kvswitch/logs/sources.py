@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat as stat_module
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
@@ -74,6 +75,35 @@ def read_tail(path: str | Path, lines: int) -> list[str]:
         return out[-lines:] if lines else []
 
 
+class NotRegularFile(OSError):
+    """A log path that names a FIFO, a device or a socket: opening one for reading could wait forever
+    (a FIFO with no writer) or read without end (``/dev/zero``), so it is never followed."""
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading, only when it is a regular file: looked at first (opening a device
+    alone can act on it), opened without waiting (``O_NONBLOCK``: a FIFO put there meanwhile opens at
+    once) and looked at again on what was opened."""
+    _check_regular(os.stat(path).st_mode, path)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _check_regular(os.fstat(fd).st_mode, path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_regular(mode: int, path: Path) -> None:
+    if stat_module.S_ISREG(mode):
+        return
+    if stat_module.S_ISDIR(mode):
+        raise IsADirectoryError(f"{path} is a directory")
+    raise NotRegularFile("a FIFO" if stat_module.S_ISFIFO(mode) else
+                         "a device" if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode) else "a socket")
+
+
 class FileFollower:
     """``tail -F``: waits for the file, follows renames (rotation), truncation and re-creation."""
 
@@ -110,7 +140,7 @@ class FileFollower:
 
     def _open(self) -> bool:
         try:
-            handle = self.path.open("rb")
+            handle = _open_regular(self.path)
         except FileNotFoundError:
             self.status = f"waiting for file {self.path}"
             return False
@@ -119,6 +149,9 @@ class FileFollower:
             return False
         except IsADirectoryError:
             self.status = f"not a file (a directory): {self.path}"
+            return False
+        except NotRegularFile as exc:
+            self.status = f"not a regular file ({exc}): {self.path}"
             return False
         except OSError as exc:
             self.status = f"cannot open {self.path}: {exc.strerror or exc}"
