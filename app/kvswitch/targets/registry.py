@@ -16,6 +16,8 @@ from kvswitch.targets.base import Target
 from kvswitch.targets.claude import claude_project_target, claude_user_target
 from kvswitch.targets.codex import codex_targets
 from kvswitch.targets.mcp_files import client_of, is_mcp_target, mcp_target
+from kvswitch.targets.memoryfile import TARGET_PREFIX as MEMORY_PREFIX
+from kvswitch.targets.memoryfile import memory_target
 from kvswitch.targets.opencode import opencode_project_target, opencode_user_target
 
 SHELLS = ("bash", "zsh", "fish", "pwsh")
@@ -63,6 +65,8 @@ def targets_for_profile(profile: Profile, env: Mapping[str, str]) -> list[Target
 
 def target_for_id(target_id: str, env: Mapping[str, str]) -> Target:
     """The target a ledger entry names."""
+    if target_id.startswith(MEMORY_PREFIX):  # a memory file a prompt preset was written to
+        return memory_target(target_id, env)
     if is_mcp_target(target_id):  # an MCP section (``targets.mcp_files``), not a profile's file
         return mcp_target(client_of(target_id), env)
     spec = "codex" if target_id in ("codex-auth", "codex-models") else target_id
