@@ -1,7 +1,7 @@
 """Models in Codex's own model choice, measured with the real Codex 0.169.0 and 0.171.0: two gateway
 profiles' models written as a ``model_catalog_json`` catalog, listed by the real ``codex debug models``
 and the real TUI's ``/model`` under ids and names that say profile and model, and ``codex exec -m
-kvs-b--tiny-b`` through a real ``kvswitch gateway run`` reaching the second real llama-server b11434
+kvs-b-5f34fe16--tiny-b`` through a real ``kvswitch gateway run`` reaching the second real llama-server b11434
 with its real model id, while the routing state still names the first profile and no client file is
 rewritten. The server's own counters say where the prompt went; the usage row says which profile
 served it; a plain ``codex exec`` still follows the route (with Codex's own, longer prompt); ``undo``
@@ -89,12 +89,12 @@ def test_codex_lists_and_picks_the_second_profile_by_model_id(
         assert listed.returncode == 0, listed.stderr[-2000:]
         models = json.loads(listed.stdout)["models"]
         assert [(m["slug"], m["display_name"]) for m in models] == [
-            ("kvs-a--tiny", "A: tiny"), ("kvs-b--tiny-b", "B: tiny-b")]
+            ("kvs-a-af3c7293--tiny", "A: tiny"), ("kvs-b-5f34fe16--tiny-b", "B: tiny-b")]
         assert all(m["visibility"] == "list" and m["context_window"] == 32768 for m in models)
 
         one_before, two_before = _prompt_tokens(one), _prompt_tokens(two)
-        done = _codex([str(binary), "exec", "--skip-git-repo-check", "-m", "kvs-b--tiny-b", "say hi"],
-                      fake_home, project)
+        done = _codex([str(binary), "exec", "--skip-git-repo-check", "-m", "kvs-b-5f34fe16--tiny-b",
+                       "say hi"], fake_home, project)
         assert done.returncode == 0, done.stderr[-2000:] + done.stdout[-2000:]
 
         assert config_file.read_bytes() == config, "choosing a model rewrote no client file"

@@ -1,5 +1,6 @@
 """Models in Claude Code's own picker, measured with the real components: two gateway profiles' models
-written as ``modelPicker`` rows, and ``claude -p --model kvs-b--tiny-b`` (the real Claude Code 2.1.332)
+written as ``modelPicker`` rows, and ``claude -p --model kvs-b-5f34fe16--tiny-b`` (the real Claude Code
+2.1.332)
 through a real ``kvswitch gateway run`` reaching the second real llama-server b11434 with its real
 model id, while the routing state still names the first profile and no client file is rewritten. The
 server's own counters say where the prompt went; the usage row says which profile served it."""
@@ -58,11 +59,12 @@ def test_claude_code_picks_the_second_profile_by_model_id(fake_home: Path, tmp_p
         settings = settings_file.read_bytes()
         picker = json.loads(settings)["modelPicker"]
         assert picker["replaceBuiltInOptions"] is True
-        assert [row["model"] for row in picker["options"]] == ["kvs-a--tiny", "kvs-b--tiny-b"]
+        assert [row["model"] for row in picker["options"]] == ["kvs-a-af3c7293--tiny",
+                                                               "kvs-b-5f34fe16--tiny-b"]
         assert read_routes(paths).clients == {"claude": "A"}
 
         one_before, two_before = _prompt_tokens(one), _prompt_tokens(two)
-        argv = [str(binary), "-p", "say hi", "--max-turns", "1", "--model", "kvs-b--tiny-b"]
+        argv = [str(binary), "-p", "say hi", "--max-turns", "1", "--model", "kvs-b-5f34fe16--tiny-b"]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(fake_home), "LANG": "C.UTF-8"}
         done = subprocess.run(argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=600)

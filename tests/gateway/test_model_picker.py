@@ -38,8 +38,8 @@ def test_use_writes_every_gateway_profiles_models_and_undo_gives_the_users_back(
     assert isinstance(picker, dict)
     assert picker["replaceBuiltInOptions"] is True
     rows = [(row["model"], row["label"]) for row in picker["options"]]
-    assert rows == [("kvs-local-a--qwen", "Local A: qwen"),
-                    ("kvs-local-a--qwen-small", "Local A: qwen-small"), ("kvs-b--llama", "b: llama")]
+    assert rows == [("kvs-local-a-9843197d--qwen", "Local A: qwen"),
+                    ("kvs-local-a-9843197d--qwen-small", "Local A: qwen-small"), ("kvs-b--llama", "b: llama")]
     assert _settings()["theme"] == "dark"
     assert main(["use", "direct"]) == 0  # a direct profile: no picker of KV Switch's, the user's is back
     assert _settings()["modelPicker"] == USER_PICKER
@@ -53,19 +53,22 @@ def test_a_picked_id_names_its_profile_and_real_model(fake_home: Path) -> None:
     _add("B", "tiny-b", "--via-gateway", "--haiku-model", "tiny-small")
     _add("direct", "d")
     profiles = {p.name: p for p in ProfileStore(AppPaths.default()).profiles()}
-    assert [row.id for row in picker_models(profiles.values())] == ["kvs-a--tiny", "kvs-b--tiny-b",
-                                                                    "kvs-b--tiny-small"]
-    row = model_routes.picked({"model": "kvs-b--tiny-small"}, profiles)
+    assert [row.id for row in picker_models(profiles.values())] == [
+        "kvs-a-af3c7293--tiny", "kvs-b-5f34fe16--tiny-b", "kvs-b-5f34fe16--tiny-small"]
+    row = model_routes.picked({"model": "kvs-b-5f34fe16--tiny-small"}, profiles)
     assert row is not None
     assert (row.profile, row.model) == ("B", "tiny-small")
-    assert model_routes.upstream_model("kvs-b--tiny-small", profiles["B"], profiles) == "tiny-small"
-    assert model_routes.upstream_model("kvs-b--tiny-small", profiles["A"], profiles) is None  # a fallback
+    assert model_routes.upstream_model("kvs-b-5f34fe16--tiny-small", profiles["B"], profiles) == "tiny-small"
+    # a fallback profile maps it as any other model
+    assert model_routes.upstream_model("kvs-b-5f34fe16--tiny-small", profiles["A"], profiles) is None
     assert model_routes.picked({"model": "kvs-direct--d"}, profiles) is None  # not a gateway profile
     assert model_routes.picked({"model": "claude-sonnet"}, profiles) is None
 
 
-def test_slugs_that_collide_get_distinct_ids(fake_home: Path) -> None:
+def test_slugs_that_collide_get_distinct_ids_whatever_the_order(fake_home: Path) -> None:
     _add("My Box", "m", "--via-gateway")
     _add("my-box", "m", "--via-gateway")
-    ids = [row.id for row in picker_models(ProfileStore(AppPaths.default()).profiles())]
-    assert ids == ["kvs-my-box--m", "kvs-my-box-2--m"]
+    profiles = ProfileStore(AppPaths.default()).profiles()
+    ids = [row.id for row in picker_models(profiles)]
+    assert ids == ["kvs-my-box-5ba1fe86--m", "kvs-my-box--m"]
+    assert [row.id for row in picker_models(reversed(profiles))] == ids[::-1]

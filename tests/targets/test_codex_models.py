@@ -35,7 +35,7 @@ def test_use_writes_the_catalog_merge_only_and_undo_gives_the_users_back(fake_ho
     assert config["tui"] == {"theme": "dark"}
     models = json.loads(catalog.read_text())["models"]
     assert [(m["slug"], m["display_name"], m.get("context_window")) for m in models] == [
-        ("kvs-local-a--qwen", "Local A: qwen", 32768), ("kvs-b--llama", "b: llama", None)]
+        ("kvs-local-a-9843197d--qwen", "Local A: qwen", 32768), ("kvs-b--llama", "b: llama", None)]
     for record in models:  # the keys Codex 0.169.0 / 0.171.0 refuse to start without
         assert {"supported_reasoning_levels", "shell_type", "visibility", "supported_in_api", "priority",
                 "support_verbosity", "truncation_policy", "experimental_supported_tools",

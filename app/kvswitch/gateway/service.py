@@ -203,6 +203,12 @@ class GatewayHandler(Handler):
         except BodyRefused as exc:
             return refuse(exc.status, f"gateway: {exc.message}")
         body = parse_json_body(raw)
+        known = {} if route.pinned else self._profiles_or_empty()  # empty: ``candidates`` words the error
+        stale = model_routes.stale_picker_id(body, known) if known else None
+        if stale is not None:
+            return refuse(404, f"gateway: the model {stale[:200]!r} is a KV Switch picker row of a profile "
+                               "that was removed, renamed or no longer goes through the gateway; choose a "
+                               "model again (kvswitch use PROFILE rewrites the picker)", close=False)
         chain, why = self.candidates(route, body)
         if not chain:
             return refuse(503, f"gateway: {why}", close=False)

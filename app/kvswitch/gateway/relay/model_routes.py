@@ -23,13 +23,25 @@ def _table(profiles: Mapping[str, Profile]) -> dict[str, PickerModel]:
     return _cache[1]
 
 
+def _picker_id(body: Any) -> str | None:
+    model = body.get("model") if isinstance(body, dict) else None
+    return model if isinstance(model, str) and model.startswith(PREFIX) else None
+
+
 def picked(body: Any, profiles: Mapping[str, Profile]) -> PickerModel | None:
     """The picker row a request body's ``model`` names, or ``None`` (not a picker id, or a profile that
     is gone or no longer goes through the gateway)."""
-    model = body.get("model") if isinstance(body, dict) else None
-    if not isinstance(model, str) or not model.startswith(PREFIX):
-        return None
-    return _table(profiles).get(model)
+    model = _picker_id(body)
+    return None if model is None else _table(profiles).get(model)
+
+
+def stale_picker_id(body: Any, profiles: Mapping[str, Profile]) -> str | None:
+    """The body's ``model`` when it is a picker id that names no gateway profile now, else ``None``.
+
+    Such a request is refused, never sent to the client's active profile: the row the user chose named
+    one backend (perhaps a local one, chosen for privacy), and any other one is a guess."""
+    model = _picker_id(body)
+    return model if model is not None and model not in _table(profiles) else None
 
 
 def upstream_model(model: str, profile: Profile, profiles: Mapping[str, Profile]) -> str | None:
