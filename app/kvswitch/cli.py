@@ -28,12 +28,13 @@ COMMAND_MODULES = (
     "kvswitch.commands.gateway",
     "kvswitch.commands.sweep",
     "kvswitch.commands.usage",
+    "kvswitch.commands.sessions",
     "kvswitch.commands.mcp",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
 STANDALONE_COMMANDS = {"log": "kvswitch.commands.log", "usage": "kvswitch.commands.usage",
-                       "sessions": "kvswitch.commands.usage"}
+                       "sessions": "kvswitch.commands.sessions", "session": "kvswitch.commands.sessions"}
 
 
 def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:

@@ -1,4 +1,5 @@
-"""``kvswitch usage`` and ``kvswitch sessions``: what the gateway recorded, read without changing it.
+"""``kvswitch usage``: what the gateway recorded, read without changing it (``kvswitch sessions``, which
+joins the gateway's sessions with the clients' own files, is ``commands/sessions.py``).
 
 A standalone command module (``cli.STANDALONE_COMMANDS``): reading a summary must not pay for importing
 the switching engine, pydantic and httpx (issue 28 asks for a summary of a million rows in under 2 s).
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import re
 import sqlite3
 import sys
@@ -20,15 +20,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
-from kvswitch.commands.common import out, paths_from
+from kvswitch.commands.common import err, out, paths_from
 from kvswitch.core.errors import KvSwitchError, UsageError
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.text import printable
 
 VERDICTS = ("HIT", "PARTIAL", "MISS", "COLD")
 _TOTAL_KEYS = ("requests", "errors", "input_tokens", "cached_tokens", "output_tokens", "cost")
-#: what a spreadsheet reads as the start of a formula (``=HYPERLINK(...)``, ``+cmd|...``, ``@SUM``, ``-1+1``)
-_FORMULA_START = ("=", "+", "-", "@")
+#: what a spreadsheet reads as the start of a formula (``=HYPERLINK(...)``, ``+cmd|...``, ``@SUM``, ``-1+1``),
+#: also after leading blanks, and a tab or carriage return, which some spreadsheets drop before reading on
+#: (OWASP's CSV injection list)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def register(subparsers: Any) -> None:
@@ -40,11 +42,6 @@ def register(subparsers: Any) -> None:
     form.add_argument("--json", action="store_true", help="every request as a JSON object (streamed)")
     form.add_argument("--csv", action="store_true", help="every request as a CSV line (streamed)")
     usage.set_defaults(func=cmd_usage)
-    sessions = subparsers.add_parser("sessions",
-                                     help="per session: requests, cache hit %%, tokens re-processed")
-    _filters(sessions)
-    sessions.add_argument("--json", action="store_true")
-    sessions.set_defaults(func=cmd_sessions)
 
 
 def _filters(parser: argparse.ArgumentParser) -> None:
@@ -89,23 +86,65 @@ def _unreadable(db: Any, exc: BaseException) -> _Unreadable:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     from kvswitch.usage import queries as usage_queries  # noqa: PLC0415
-    from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageFileError, UsageRow  # noqa: PLC0415
 
-    db = usage_db(paths_from(args))
+    paths = paths_from(args)
+    db = usage_db(paths)
     filters = _filter_of(args)
+    tally = usage_queries.Tally()
+    if args.json or args.csv or args.requests:
+        _remember_secrets(paths)  # rows stored before errors were masked on the way in
     try:
         if args.json:
-            write_json(usage_queries.iter_values(db, filters), sys.stdout)
+            write_json(usage_queries.iter_values(db, filters, tally=tally), sys.stdout)
         elif args.csv:
-            write_csv(usage_queries.iter_values(db, filters), sys.stdout)
+            write_csv(usage_queries.iter_values(db, filters, tally=tally), sys.stdout)
         elif args.requests:
-            _print_requests(usage_queries.iter_rows(db, filters))
+            _print_requests(UsageRow(*values) for values in usage_queries.iter_values(db, filters, tally=tally))
         else:
-            _print_summary(usage_queries.summary(db, filters), args.since)
+            _print_summary(usage_queries.summary(db, filters, tally), args.since)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return quiet_closed_stdout()
     except (UsageFileError, sqlite3.Error, OSError) as exc:
         sys.stdout.flush()
         raise _unreadable(db, exc) from None
+    if tally.note():
+        err(f"kvswitch: note: {tally.note()}")
     return 0
+
+
+def quiet_closed_stdout() -> int:
+    """The reader closed our stdout (``| head -1``): stop quietly, as ``cat`` and ``grep`` do, with 0.
+
+    What is still buffered cannot be written; pointing stdout at the null device keeps the
+    interpreter's last flush from printing "Exception ignored … BrokenPipeError" and exiting 120.
+    """
+    import os  # noqa: PLC0415
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no file descriptor behind stdout (a test's capture)
+        pass
+    return 0
+
+
+def _remember_secrets(paths: Any) -> None:
+    """The profiles' keys and the gateway token, for masking the error texts shown
+    (``usage.readback.hide_secrets``); a profiles file that cannot be read masks by shape only."""
+    from kvswitch.core.gateway_config import load_token  # noqa: PLC0415
+    from kvswitch.core.knownsecrets import remember_secrets  # noqa: PLC0415
+    from kvswitch.core.store import ProfileStore  # noqa: PLC0415
+
+    try:
+        ProfileStore(paths).summaries()  # remembers every key it loads (core.store)
+    except (KvSwitchError, OSError, ValueError):
+        pass
+    token = load_token(paths)
+    if token:
+        remember_secrets([token])
 
 
 def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
@@ -121,7 +160,7 @@ def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     try:
         for values in rows:
             data = dict(zip(COLUMNS, values, strict=True))
-            data["time"] = shown_time(values[0])
+            data["time"] = shown_time(values[0]) if values[0] is not None else None
             write((",\n  " if count else "\n  ") + encode(data))
             count += 1
     finally:
@@ -151,8 +190,9 @@ def csv_cell(value: Any) -> Any:
     (``printable``), and a leading ``'`` before text a spreadsheet would run as a formula."""
     if not isinstance(value, str):
         return value
+    raw_start = value.startswith(_FORMULA_START)  # a tab or CR that ``printable`` turns into a blank
     text = value if value.isascii() and value.isprintable() else printable(value, multiline=False)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if raw_start or text.lstrip().startswith(_FORMULA_START) else text
 
 
 class _Memo(dict[str, Any]):
@@ -256,32 +296,3 @@ def _print_requests(rows: Iterator[Any]) -> None:
         out(printable(line, multiline=False))
     if not any_row:
         out("no requests through the gateway in that time")
-
-
-def cmd_sessions(args: argparse.Namespace) -> int:
-    from kvswitch.usage.queries import session_summaries  # noqa: PLC0415
-    from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
-
-    db = usage_db(paths_from(args))
-    try:
-        found = session_summaries(db, _filter_of(args))
-    except (UsageFileError, sqlite3.Error, OSError) as exc:
-        raise _unreadable(db, exc) from None
-    if args.json:
-        out(json.dumps([item.to_json() for item in found], indent=2))
-        return 0
-    if not found:
-        out("no sessions through the gateway in that time")
-        return 0
-    for item in found:
-        data = item.to_json()
-        lost = f"{item.time_lost_ms / 1000:.1f} s" if item.time_lost_ms else "0 s"
-        line = (f"{item.session or '(no session id)'} {item.client or '-'} {','.join(item.profiles) or '-'}: "
-                f"{item.requests:,} requests, hit {item.hit_rate:.0%} ({item.cached_tokens:,}/"
-                f"{item.prompt_tokens:,}), re-processed {item.reprocessed_tokens:,} tokens, "
-                f"time lost {lost}; "
-                f"{data['first_seen']} .. {data['last_seen']}")
-        if item.last_reason:
-            line += f"; last reason: {item.last_reason}"
-        out(printable(line, multiline=False))
-    return 0
