@@ -43,6 +43,16 @@ echo "server: listening"
 wait
 """
 
+#: a detached daemon (its parent gone at once) with a scrubbed environment that still writes to the pipe:
+#: neither the tree nor the start's mark leads to it, only the pipe it holds
+SCRUBBED_DAEMON = """
+( setsid env -i PIDS="$PIDS" bash -c 'echo $$ >> "$PIDS"; exec sleep 300' & )
+echo $$ >> "$PIDS"
+echo "server: listening"
+wait
+sleep 300
+"""
+
 #: a grandchild in the group that ignores SIGTERM (a worker with its own signal handling)
 DEAF_GRANDCHILD = """
 bash -c 'trap "" TERM; echo $$ >> "$PIDS"; while :; do sleep 0.2; done' &
@@ -157,6 +167,15 @@ def test_a_child_that_left_the_group_is_ended_and_never_hangs_the_stop(pids_env:
     assert not _alive(escaped)
     assert not _alive(leader)
     assert server.status.startswith("stopped")
+
+
+def test_a_detached_daemon_without_our_environment_is_found_by_the_pipe_it_holds(pids_env: Path) -> None:
+    server = ServerRun(_bash(SCRUBBED_DAEMON))
+    leader, daemon = _wait_for_pids(pids_env, 2)
+    assert psutil.Process(daemon).ppid() != leader
+    took = _timed_stop(server, pids_env)
+    assert took < STOP_BOUND
+    assert not _alive(daemon)
 
 
 def test_a_grandchild_that_ignores_sigterm_is_killed_after_the_grace(pids_env: Path) -> None:

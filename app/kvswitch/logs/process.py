@@ -192,7 +192,7 @@ class ProcessSource:
     def _end_all(self, process: subprocess.Popen[bytes]) -> None:
         group = process.pid if sys.platform != "win32" else None
         # found before any signal: a descendant is still attached to its parent now, not after
-        found = process_tree.find(process.pid, self._mark, self._pipe_inode)
+        found = process_tree.find(process.pid, self._mark, None)
         process_tree.signal_all(found, group, signal.SIGTERM)
         if group is None and process.poll() is None:
             process.terminate()
@@ -200,8 +200,12 @@ class ProcessSource:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=self.stop_timeout)
         left = process_tree.wait_gone(found, deadline - time.monotonic())
-        # whatever did not end, and whatever was started (or escaped) meanwhile
-        left |= process_tree.find(None, self._mark, self._pipe_inode)
+        # whatever did not end, and whatever was started (or escaped) meanwhile; the holders of the
+        # output pipe are looked for only when its end has not come (someone still writes to it)
+        if self._thread is not None:
+            self._thread.join(timeout=_POLL_SECONDS)
+        still_written = self._thread is not None and self._thread.is_alive()
+        left |= process_tree.find(None, self._mark, self._pipe_inode if still_written else None)
         process_tree.signal_all(left, group, process_tree.kill_signal())
         if process.poll() is None:
             process.kill()

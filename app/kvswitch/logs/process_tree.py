@@ -41,34 +41,24 @@ def _descendants(pid: int) -> set[psutil.Process]:
     return set()
 
 
-def _marked(mark: str) -> set[psutil.Process]:
-    """This user's processes whose environment carries ``mark`` (others' cannot be read: skipped)."""
+def _marked_or_holding(mark: str | None, inode: int | None) -> set[psutil.Process]:
+    """In one pass over this user's processes (others' cannot be read: skipped): those whose environment
+    carries ``mark``, and on Linux those with the pipe ``inode`` open — a leftover writer keeps the
+    reader from ever seeing the end of the output."""
+    pipe = f"pipe:[{inode}]" if inode is not None and sys.platform.startswith("linux") else None
     found: set[psutil.Process] = set()
     me = os.getpid()
     for process in psutil.process_iter():
         if process.pid == me:
             continue
         with contextlib.suppress(*_GONE, OSError):
-            if process.environ().get(MARK_VARIABLE) == mark:
+            if mark and process.environ().get(MARK_VARIABLE) == mark:
                 found.add(process)
-    return found
-
-
-def _holding_pipe(inode: int | None) -> set[psutil.Process]:
-    """Linux: the processes (other than this one) with the pipe ``inode`` open — a leftover writer keeps
-    the reader from ever seeing the end of the output."""
-    if inode is None or not sys.platform.startswith("linux"):
-        return set()
-    target = f"pipe:[{inode}]"
-    found: set[psutil.Process] = set()
-    me = os.getpid()
-    for process in psutil.process_iter():
-        if process.pid == me:
-            continue
-        with contextlib.suppress(OSError, *_GONE):
-            folder = f"/proc/{process.pid}/fd"
-            if any(_readlink(f"{folder}/{fd}") == target for fd in os.listdir(folder)):
-                found.add(process)
+                continue
+            if pipe is not None:
+                folder = f"/proc/{process.pid}/fd"
+                if any(_readlink(f"{folder}/{fd}") == pipe for fd in os.listdir(folder)):
+                    found.add(process)
     return found
 
 
@@ -85,9 +75,8 @@ def find(pid: int | None, mark: str | None, pipe_inode: int | None) -> set[psuti
     found: set[psutil.Process] = set()
     if pid is not None:
         found |= _descendants(pid)
-    if mark:
-        found |= _marked(mark)
-    found |= _holding_pipe(pipe_inode)
+    if mark or pipe_inode is not None:
+        found |= _marked_or_holding(mark, pipe_inode)
     return {p for p in found if p.pid != pid and _running(p)}
 
 
