@@ -30,6 +30,8 @@ COMMAND_MODULES = (
     "kvswitch.commands.usage",
     "kvswitch.commands.sessions",
     "kvswitch.commands.mcp",
+    "kvswitch.commands.prompts",
+    "kvswitch.commands.skills",
 )
 #: commands whose module registers nothing else and needs none of the others: ``kvswitch log scan`` on a
 #: big file in a script loop should not pay for importing the switching engine, pydantic and httpx
