@@ -108,11 +108,12 @@ def test_requests_filters_and_sessions(paths: AppPaths, capsys: pytest.CaptureFi
     assert main(["usage", "--since", "all", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 7
     assert main(["sessions", "--json"]) == 0
-    sessions = {item["session"]: item for item in json.loads(capsys.readouterr().out)}
-    assert set(sessions) == {"a", "b"}  # "old" is past --since 1d
-    assert sessions["a"]["requests"] == 3
-    assert sessions["a"]["reprocessed_tokens"] == 100 + 100  # the two HITs redid 100 each; COLD not counted
-    assert sessions["a"]["client"] in ("claude-code", "codex")
+    # a session is an id and the client that told it: "a" from both clients is two sessions (issue 39)
+    sessions = {(item["session"], item["client"]): item for item in json.loads(capsys.readouterr().out)}
+    assert set(sessions) == {("a", "claude-code"), ("a", "codex"), ("b", "claude-code"), ("b", "codex")}
+    assert [sessions["a", "claude-code"]["requests"], sessions["a", "codex"]["requests"]] == [2, 1]
+    # each HIT redid 100; the COLD one is not counted
+    assert [sessions["a", client]["reprocessed_tokens"] for client in ("claude-code", "codex")] == [100, 100]
     assert main(["usage"]) == 0
     summary = capsys.readouterr().out
     assert "local: 6 requests" in summary

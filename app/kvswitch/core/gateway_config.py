@@ -20,6 +20,7 @@ from typing import Literal
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.fsutil import SECRET_MODE, atomic_write
+from kvswitch.core.knownsecrets import remember_secrets
 from kvswitch.core.paths import AppPaths
 from kvswitch.core.strictparse import loads as strict_json
 
@@ -67,6 +68,7 @@ def load_token(paths: AppPaths) -> str | None:
         text = token_file(paths).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
+    remember_secrets([text])  # an upstream echoing it must not put it in a log line or a usage row
     return text or None
 
 
@@ -78,6 +80,7 @@ def ensure_token(paths: AppPaths) -> str:
     token = "kvs-" + secrets.token_urlsafe(TOKEN_BYTES)
     paths.config_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(token_file(paths), (token + "\n").encode("ascii"), mode=SECRET_MODE)
+    remember_secrets([token])
     return token
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kvswitch.usage import rollup
-from kvswitch.usage.schema import COLUMNS, UsageRow, column_list, has_table, local_time, open_reader
+from kvswitch.usage.readback import SECRET_TEXT_COLUMNS, Tally, bad, clean, hide_secrets, select_list
+from kvswitch.usage.schema import COLUMNS, UsageRow, has_table, open_reader
+from kvswitch.usage.session_totals import SessionSummary
+from kvswitch.usage.session_totals import iter_session_summaries as _iter_sessions
 
 #: an answer that failed: an error noted, no status, or an HTTP error status
 _FAILED = "(error IS NOT NULL OR status IS NULL OR status >= 400)"
@@ -82,6 +85,8 @@ def _narrowed(connection: sqlite3.Connection, filters: UsageFilter) -> UsageFilt
     if filters.since is None:
         return filters
     oldest = connection.execute("SELECT MIN(time) FROM requests").fetchone()[0]  # the index's first entry
+    if oldest is not None and not isinstance(oldest, int | float):
+        return filters  # text or bytes another program wrote sort after every number: no row has one
     return replace(filters, since=None) if oldest is None or filters.since <= oldest else filters
 
 
@@ -89,26 +94,52 @@ def _present(connection: sqlite3.Connection) -> set[str]:
     return {row[1] for row in connection.execute("PRAGMA table_info(requests)")}
 
 
-def iter_rows(db: Path, filters: UsageFilter = UsageFilter(), chunk: int = 2000) -> Iterator[UsageRow]:
+def iter_rows(db: Path, filters: UsageFilter = UsageFilter(), chunk: int = 2000,
+              tally: Tally | None = None) -> Iterator[UsageRow]:
     """Every matching request, oldest first, read ``chunk`` rows at a time (never all at once)."""
-    for values in iter_values(db, filters, chunk):
+    for values in iter_values(db, filters, chunk, tally):
         yield UsageRow(*values)
 
 
-def iter_values(db: Path, filters: UsageFilter = UsageFilter(),
-                chunk: int = 2000) -> Iterator[tuple[Any, ...]]:
-    """Like ``iter_rows`` but the raw column tuples in ``COLUMNS`` order (the CSV/JSON writers' path)."""
+def iter_values(db: Path, filters: UsageFilter = UsageFilter(), chunk: int = 2000,
+                tally: Tally | None = None) -> Iterator[tuple[Any, ...]]:
+    """Like ``iter_rows`` but the column tuples in ``COLUMNS`` order (the CSV/JSON writers' path).
+
+    Each value is one KV Switch writes or ``None`` (``readback``: ``tally`` counts the others), and
+    the error and failover texts are shown with the known secrets masked (rows stored before they
+    were masked on the way in)."""
     connection = _reader(db)
     if connection is None:
         return
     try:
-        where, args = _narrowed(connection, filters).where(_present(connection))
-        sql = f"SELECT {column_list(connection)} FROM requests WHERE {where} ORDER BY id"
+        present = _present(connection)
+        where, args = _narrowed(connection, filters).where(present)
+        sql = f"SELECT {select_list(COLUMNS, present)} FROM requests WHERE {where} ORDER BY id"
         cursor = connection.execute(sql, args)
         while batch := cursor.fetchmany(chunk):
-            yield from batch
+            yield from _shown_values(batch, tally)
     finally:
         connection.close()
+
+
+_WIDTH = len(COLUMNS)
+_SECRET_AT = tuple(COLUMNS.index(name) for name in SECRET_TEXT_COLUMNS)
+
+
+def _shown_values(batch: list[tuple[Any, ...]], tally: Tally | None) -> Iterator[tuple[Any, ...]]:
+    """The rows of ``select_list`` without their bad-value count (added to ``tally``), secrets masked."""
+    error_at, failover_at = _SECRET_AT
+    for values in batch:
+        if values[_WIDTH] and tally is not None:
+            tally.bad_values += values[_WIDTH]
+        if values[error_at] is None and values[failover_at] is None:
+            yield values[:_WIDTH]
+            continue
+        shown = list(values[:_WIDTH])
+        for at in _SECRET_AT:
+            if shown[at] is not None:
+                shown[at] = hide_secrets(shown[at])
+        yield tuple(shown)
 
 
 def query(db: Path, since: float | None = None, profile: str | None = None) -> list[UsageRow]:
@@ -117,25 +148,29 @@ def query(db: Path, since: float | None = None, profile: str | None = None) -> l
     return list(iter_rows(db, UsageFilter(since=since, profile=profile)))
 
 
-def requests_page(db: Path, filters: UsageFilter = UsageFilter(), limit: int = 200,
-                  offset: int = 0) -> list[UsageRow]:
+def requests_page(db: Path, filters: UsageFilter = UsageFilter(), limit: int = 200, offset: int = 0,
+                  tally: Tally | None = None) -> list[UsageRow]:
     """One page of the request log for the window: the ``limit`` requests before the ``offset`` newest,
     oldest first (offset 0 is the newest page)."""
     connection = _reader(db)
     if connection is None:
         return []
     try:
-        where, args = _narrowed(connection, filters).where(_present(connection))
-        rows = connection.execute(f"SELECT {column_list(connection)} FROM requests WHERE {where} "
+        present = _present(connection)
+        where, args = _narrowed(connection, filters).where(present)
+        rows = connection.execute(f"SELECT {select_list(COLUMNS, present)} FROM requests WHERE {where} "
                                   "ORDER BY id DESC LIMIT ? OFFSET ?", [*args, limit, offset]).fetchall()
     finally:
         connection.close()
-    return [UsageRow(*values) for values in reversed(rows)]
+    return [UsageRow(*values) for values in _shown_values(rows[::-1], tally)]
 
 
-def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[str, float]]:
+def summary(db: Path, filters: UsageFilter = UsageFilter(),
+            tally: Tally | None = None) -> dict[str, dict[str, float]]:
     """Per profile: requests, errors, input/cached/output tokens, cost and hit rate, summed by SQLite
-    over the request rows and, for older days, the daily summaries retention left."""
+    over the request rows and, for older days, the daily summaries retention left. A value another
+    program wrote that KV Switch never would is left out of the sums (``readback``; ``tally`` counts
+    those of the rows read)."""
     totals: dict[str, dict[str, float]] = {}
     connection = _reader(db)
     if connection is None:
@@ -146,14 +181,15 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
         if filters.reaches_daily and has_table(connection, "daily"):
             daily_where, daily_args = _daily_where(filters)
             found += connection.execute(
-                "SELECT profile, SUM(requests), SUM(errors), SUM(input_tokens), "
-                "SUM(cached_tokens), SUM(output_tokens), SUM(cost) "
-                f"FROM daily WHERE {daily_where} GROUP BY profile",
+                f"SELECT profile, {rollup.stored_sums()} FROM daily WHERE {daily_where} GROUP BY profile",
                 daily_args).fetchall()
     finally:
         connection.close()
-    for profile, requests, errors, input_tokens, cached, output, cost in found:
-        entry = totals.setdefault(profile or "?", {"requests": 0, "errors": 0, "input_tokens": 0,
+    for profile, requests, errors, input_tokens, cached, output, cost, bad_values in found:
+        if tally is not None and bad_values:
+            tally.bad_values += bad_values
+        name = profile if isinstance(profile, str) and profile else "?"
+        entry = totals.setdefault(name, {"requests": 0, "errors": 0, "input_tokens": 0,
                                                    "cached_tokens": 0, "output_tokens": 0, "cost": 0.0})
         for key, value in (("requests", requests), ("errors", errors), ("input_tokens", input_tokens),
                            ("cached_tokens", cached), ("output_tokens", output), ("cost", cost)):
@@ -163,8 +199,11 @@ def summary(db: Path, filters: UsageFilter = UsageFilter()) -> dict[str, dict[st
     return totals
 
 
-_SUMS = (f"COUNT(*), SUM(CASE WHEN {_FAILED} THEN 1 ELSE 0 END), COALESCE(SUM(input_tokens), 0), "
-         "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost), 0.0)")
+#: the request rows' sums, each value cleaned (``readback``), then how many values were not clean
+_SUMS = (f"COUNT(*), SUM(CASE WHEN {_FAILED} THEN 1 ELSE 0 END), COALESCE(SUM({clean('input_tokens')}), 0), "
+         f"COALESCE(SUM({clean('cached_tokens')}), 0), COALESCE(SUM({clean('output_tokens')}), 0), "
+         f"COALESCE(SUM({clean('cost')}), 0.0), "
+         f"SUM({bad(('input_tokens', 'cached_tokens', 'output_tokens', 'cost'))})")
 
 
 def _request_sums(connection: sqlite3.Connection, filters: UsageFilter) -> list[tuple[Any, ...]]:
@@ -212,76 +251,26 @@ def summarize(rows: Iterable[UsageRow]) -> dict[str, dict[str, float]]:
     return totals
 
 
-@dataclass
-class SessionSummary:
-    """One session (``None``: requests no session was told for) as ``kvswitch sessions`` shows it.
-
-    ``reprocessed_tokens``: prompt minus cached tokens over the requests that were not COLD (the work
-    the server redid). ``time_lost_ms``: an estimate, each request's time to first token times the
-    share of its uncached prompt that was reusable ((reusable − cached) / (prompt − cached)).
-    """
-
-    session: str | None
-    client: str | None
-    profiles: list[str]
-    requests: int
-    prompt_tokens: int
-    cached_tokens: int
-    reprocessed_tokens: int
-    time_lost_ms: float
-    first_seen: float
-    last_seen: float
-    last_reason: str | None
-
-    @property
-    def hit_rate(self) -> float:
-        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.update(hit_rate=round(self.hit_rate, 4), first_seen=local_time(self.first_seen),
-                    last_seen=local_time(self.last_seen), time_lost_ms=round(self.time_lost_ms, 1))
-        return data
-
-
-_SESSIONS = """
-SELECT session, COALESCE(MAX(client_name), MAX(client)), GROUP_CONCAT(DISTINCT profile), COUNT(*),
-       COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0),
-       COALESCE(SUM(CASE WHEN COALESCE(verdict, '') != 'COLD' AND input_tokens > COALESCE(cached_tokens, 0)
-                         THEN input_tokens - COALESCE(cached_tokens, 0) END), 0),
-       COALESCE(SUM(CASE WHEN COALESCE(verdict, '') != 'COLD' AND ttft_ms IS NOT NULL
-                          AND reusable_tokens > COALESCE(cached_tokens, 0)
-                          AND input_tokens > COALESCE(cached_tokens, 0)
-                         THEN ttft_ms * (MIN(reusable_tokens, input_tokens) - COALESCE(cached_tokens, 0))
-                              / (input_tokens - COALESCE(cached_tokens, 0)) END), 0.0),
-       MIN(time), MAX(time), MAX(id)
-FROM requests WHERE {where} GROUP BY session ORDER BY MAX(id)
-"""
-
-
-def session_summaries(db: Path, filters: UsageFilter = UsageFilter()) -> list[SessionSummary]:
-    """One summary per session, the most recently active last, aggregated by SQLite."""
+def iter_session_summaries(db: Path, filters: UsageFilter = UsageFilter(),
+                           tally: Tally | None = None) -> Iterator[SessionSummary]:
+    """One summary per session and client, the most recently active last, streamed from SQLite
+    (``session_totals``): ``kvswitch sessions`` on a million sessions never holds them all."""
     connection = _reader(db)
     if connection is None:
-        return []
+        return
     try:
         present = _present(connection)
         if not {"session", "verdict", "reusable_tokens", "client_name", "reason"} <= present:
-            return []  # a file from before the cache record: no session was ever told
+            return  # a file from before the cache record: no session was ever told
         where, args = _narrowed(connection, filters).where(present)
-        found = connection.execute(_SESSIONS.format(where=where), args).fetchall()
-        result = []
-        for session, client, profiles, requests, prompt, cached, redone, lost, first, last, _ in found:
-            reason = connection.execute(
-                "SELECT reason FROM requests WHERE session IS ? AND reason IS NOT NULL "
-                "ORDER BY id DESC LIMIT 1",
-                (session,)).fetchone()
-            names = sorted(profiles.split(",")) if profiles else []
-            result.append(SessionSummary(session, client, names, requests, prompt, cached, redone, lost,
-                                         first, last, reason[0] if reason else None))
+        yield from _iter_sessions(connection, where, args, tally)
     finally:
         connection.close()
-    return result
+
+
+def session_summaries(db: Path, filters: UsageFilter = UsageFilter()) -> list[SessionSummary]:
+    """Every session's summary as a list (the window's table; the CLI streams them)."""
+    return list(iter_session_summaries(db, filters))
 
 
 @dataclass
@@ -309,9 +298,11 @@ def hit_rate_trend(db: Path, bucket_seconds: float, filters: UsageFilter = Usage
     try:
         where, args = _narrowed(connection, filters).where(_present(connection))
         found = connection.execute(
-            "SELECT CAST(time / ? AS INTEGER) * ?, COUNT(*), COALESCE(SUM(input_tokens), 0), "
-            "COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(ttft_ms), 0.0), COUNT(ttft_ms) "
-            f"FROM requests WHERE {where} GROUP BY 1 ORDER BY 1",
+            f"SELECT CAST({clean('time')} / ? AS INTEGER) * ?, COUNT(*), "
+            f"COALESCE(SUM({clean('input_tokens')}), 0), "
+            f"COALESCE(SUM({clean('cached_tokens')}), 0), COALESCE(SUM({clean('ttft_ms')}), 0.0), "
+            f"COUNT({clean('ttft_ms')}) FROM requests WHERE {where} AND {clean('time')} IS NOT NULL "
+            "GROUP BY 1 ORDER BY 1",
             [bucket_seconds, bucket_seconds, *args]).fetchall()
     finally:
         connection.close()
@@ -339,7 +330,8 @@ def filter_choices(db: Path, since: float | None = None, sessions_limit: int = 5
     try:
         present = _present(connection)
         where, args = _narrowed(connection, UsageFilter(since=since)).where(present)
-        oldest = connection.execute(f"SELECT MIN(time) FROM requests WHERE {where}", args).fetchone()[0]
+        oldest = connection.execute(f"SELECT MIN({clean('time')}) FROM requests WHERE {where}",
+                                    args).fetchone()[0]
         client = "COALESCE(client_name, client)" if "client_name" in present else "client"
         clients = [r[0] for r in connection.execute(
             f"SELECT DISTINCT {client} FROM requests WHERE {where} AND {client} IS NOT NULL", args)]
@@ -354,5 +346,6 @@ def filter_choices(db: Path, since: float | None = None, sessions_limit: int = 5
                          list(map(str, sessions)))
 
 
-__all__ = ["COLUMNS", "SessionSummary", "TrendPoint", "UsageFilter", "hit_rate_trend", "iter_rows",
-           "iter_values", "query", "requests_page", "session_summaries", "summarize", "summary"]
+__all__ = ["COLUMNS", "SessionSummary", "Tally", "TrendPoint", "UsageFilter", "hit_rate_trend",
+           "iter_rows", "iter_session_summaries", "iter_values", "query", "requests_page",
+           "session_summaries", "summarize", "summary"]

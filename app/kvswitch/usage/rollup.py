@@ -19,6 +19,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from kvswitch.usage.readback import clean, total, total_real
+
 HOUR = 3600
 
 SCHEMA = """
@@ -37,8 +39,8 @@ _FAILED_SQL = "(error IS NOT NULL OR status IS NULL OR status >= 400)"
 _REBUILD = f"""
 INSERT INTO hourly (hour, profile, requests, errors, input_tokens, cached_tokens, output_tokens, cost)
 SELECT {_BUCKET_SQL}, profile, COUNT(*), SUM(CASE WHEN {_FAILED_SQL} THEN 1 ELSE 0 END),
-       COALESCE(SUM(input_tokens), 0), COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(output_tokens), 0),
-       COALESCE(SUM(cost), 0.0)
+       COALESCE(SUM({clean("input_tokens")}), 0), COALESCE(SUM({clean("cached_tokens")}), 0),
+       COALESCE(SUM({clean("output_tokens")}), 0), COALESCE(SUM({clean("cost")}), 0.0)
 FROM requests GROUP BY 1, 2
 """
 _ADD = ("UPDATE hourly SET requests = requests + ?, errors = errors + ?, input_tokens = input_tokens + ?, "
@@ -48,6 +50,15 @@ _NEW = ("INSERT INTO hourly (requests, errors, input_tokens, cached_tokens, outp
         "profile) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 #: the positions in ``schema.COLUMNS`` of what the rollup sums
 _TIME, _PROFILE, _STATUS, _INPUT, _CACHED, _OUTPUT, _COST, _ERROR = 0, 2, 5, 6, 7, 8, 13, 14
+
+
+def stored_sums() -> str:
+    """The SELECT list summing a table of sums (``hourly``, ``daily``) as the summary reads it: requests,
+    errors, input, cached and output tokens, cost, then 0 values found bad (``readback.total``: a
+    value another program wrote there is skipped, and no sum overflows)."""
+    counts = ", ".join(total(name) for name in ("requests", "errors", "input_tokens", "cached_tokens",
+                                                 "output_tokens"))
+    return f"{counts}, {total_real('cost')}, 0"
 
 
 def bucket(epoch: float) -> int:
@@ -138,8 +149,9 @@ def prune(connection: sqlite3.Connection, cutoff: float) -> None:
 def summary_rows(connection: sqlite3.Connection, since: float | None, until: float | None,
                  profile: str | None, raw_sums: str) -> list[tuple[Any, ...]] | None:
     """Per-profile sums over ``[since, until)`` as (profile, requests, errors, input, cached, output,
-    cost) rows, possibly several per profile: whole hours from the rollup, the partial hours at the
-    edges from ``requests`` (``raw_sums`` is the SELECT list). None when the rollup cannot answer."""
+    cost, values found bad) rows, possibly several per profile: whole hours from the rollup, the
+    partial hours at the edges from ``requests`` (``raw_sums`` is the SELECT list). None when the
+    rollup cannot answer."""
     if not current(connection):
         return None
     first = None if since is None else bucket(since) + (HOUR if bucket(since) < since else 0)
@@ -156,8 +168,7 @@ def summary_rows(connection: sqlite3.Connection, since: float | None, until: flo
         hours.append("hour < ?")
         hour_args.append(last)
     found += connection.execute(
-        "SELECT profile, SUM(requests), SUM(errors), SUM(input_tokens), SUM(cached_tokens), "
-        f"SUM(output_tokens), SUM(cost) FROM hourly WHERE {' AND '.join(hours)} GROUP BY profile",
+        f"SELECT profile, {stored_sums()} FROM hourly WHERE {' AND '.join(hours)} GROUP BY profile",
         hour_args).fetchall()
     edges: list[tuple[float | None, float | None]] = [(since, first)] if since is not None else []
     if until is not None:

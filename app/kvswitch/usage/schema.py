@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kvswitch.usage import rollup
+from kvswitch.usage.readback import MAX_TIME, SECRET_TEXT_COLUMNS, hide_secrets
 
 COLUMNS = ("time", "client", "profile", "upstream", "model", "status", "input_tokens", "cached_tokens",
            "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error",
@@ -68,6 +69,7 @@ _TOTALS_INDEX = ("CREATE INDEX IF NOT EXISTS requests_totals ON requests(profile
 
 @dataclass
 class UsageRow:
+    #: ``None`` only when read back from a file another program wrote (``readback``)
     time: float
     client: str | None
     profile: str | None
@@ -103,11 +105,14 @@ class UsageRow:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["time"] = local_time(self.time)
+        data["time"] = local_time(self.time)  # "?" for a time no calendar shows
         return data
 
 
 def local_time(epoch: float) -> str:
+    """The local time of ``epoch``; ``"?"`` for one no calendar shows (another program's value)."""
+    if not isinstance(epoch, int | float) or not 0 <= epoch <= MAX_TIME:
+        return "?"
     return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(epoch))
 
 
@@ -126,7 +131,9 @@ def clean_values(row: UsageRow) -> tuple[Any, ...]:
 
     Counts were validated when parsed (``answer.sane_count``); this is the last guard, for
     fields set elsewhere (a client-sent ``model`` may be a JSON object, a status anything), so that one
-    odd row can never make the insert fail.
+    odd row can never make the insert fail. The error and failover texts are an upstream's words, which
+    may echo a key (a 401 body "the token … is not valid"): they are stored with every secret masked
+    (``readback.hide_secrets``), whichever of the gateway's paths set them.
     """
     values: list[Any] = []
     for name in COLUMNS:
@@ -142,7 +149,10 @@ def clean_values(row: UsageRow) -> tuple[Any, ...]:
         else:
             text = value if isinstance(value, str) else None
             if text is not None:
-                text = text.encode("utf-8", "replace").decode("utf-8")[:_LONG_TEXT.get(name, _TEXT_LIMIT)]
+                text = text.encode("utf-8", "replace").decode("utf-8")
+                if name in SECRET_TEXT_COLUMNS:  # masked before the cut: a cut key is no longer known
+                    text = hide_secrets(text[:65536])
+                text = text[:_LONG_TEXT.get(name, _TEXT_LIMIT)]
             values.append(text)
     return tuple(values)
 
