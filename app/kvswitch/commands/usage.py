@@ -12,6 +12,7 @@ CSV file, and a CSV cell that a spreadsheet would run as a formula is quoted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import re
 import sqlite3
@@ -86,7 +87,7 @@ def _unreadable(db: Any, exc: BaseException) -> _Unreadable:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     from kvswitch.usage import queries as usage_queries  # noqa: PLC0415
-    from kvswitch.usage.schema import UsageFileError, UsageRow  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
 
     paths = paths_from(args)
     db = usage_db(paths)
@@ -100,7 +101,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
         elif args.csv:
             write_csv(usage_queries.iter_values(db, filters, tally=tally), sys.stdout)
         elif args.requests:
-            _print_requests(UsageRow(*values) for values in usage_queries.iter_values(db, filters, tally=tally))
+            _print_requests(usage_queries.iter_rows(db, filters, tally=tally))
         else:
             _print_summary(usage_queries.summary(db, filters, tally), args.since)
         sys.stdout.flush()
@@ -138,10 +139,8 @@ def _remember_secrets(paths: Any) -> None:
     from kvswitch.core.knownsecrets import remember_secrets  # noqa: PLC0415
     from kvswitch.core.store import ProfileStore  # noqa: PLC0415
 
-    try:
+    with contextlib.suppress(KvSwitchError, OSError, ValueError):
         ProfileStore(paths).summaries()  # remembers every key it loads (core.store)
-    except (KvSwitchError, OSError, ValueError):
-        pass
     token = load_token(paths)
     if token:
         remember_secrets([token])
@@ -274,6 +273,11 @@ def _totals_line(entry: dict[str, float]) -> str:
             f"${entry['cost']:.4f}")
 
 
+def _known(value: Any) -> Any:
+    """A count as the request line shows it: ``?`` when it is unknown (not reported, or not readable)."""
+    return "?" if value is None else value
+
+
 def _print_requests(rows: Iterator[Any]) -> None:
     any_row = False
     for row in rows:
@@ -283,8 +287,9 @@ def _print_requests(rows: Iterator[Any]) -> None:
             is not None else "-"
         cost = f"${row.cost:.4f}" if row.cost is not None else "-"
         ttft = f"{row.ttft_ms:.0f} ms" if row.ttft_ms is not None else "-"
-        line = (f"{data['time']} {row.profile} {row.model or '-'} {row.status} in {row.input_tokens} "
-                f"cached {row.cached_tokens} ({share}) out {row.output_tokens} ttft {ttft} {cost}")
+        line = (f"{data['time']} {row.profile} {row.model or '-'} {_known(row.status)} in "
+                f"{_known(row.input_tokens)} cached {_known(row.cached_tokens)} ({share}) out "
+                f"{_known(row.output_tokens)} ttft {ttft} {cost}")
         if row.session:
             line += f" session {row.session}"
         if row.verdict:
