@@ -124,27 +124,30 @@ def test_both_servers_reach_every_client_then_disable_one_and_undo(fake_home: Pa
     written = {name: path.read_bytes() for name, path in files.items()}
 
     listing = client(claude, "mcp", "list")
-    assert connected(listing, "kvs-stdio") and connected(listing, "kvs-http"), listing
+    assert connected(listing, "kvs-stdio"), listing
+    assert connected(listing, "kvs-http"), listing
     assert "handmade" in listing  # the user's own server is still there
     listing = client(codex, "mcp", "list")
-    assert "kvs-stdio" in listing and "kvs-http" in listing and "handmade" in listing, listing
+    for name in ("kvs-stdio", "kvs-http", "handmade"):
+        assert name in listing, listing
     listing = client(opencode, "mcp", "list")
-    assert connected(listing, "kvs-stdio") and connected(listing, "kvs-http"), listing
+    assert connected(listing, "kvs-stdio"), listing
+    assert connected(listing, "kvs-http"), listing
 
     state = json.loads(files["claude"].read_text())
-    assert (
-        state["numStartups"] == 7
-        and state["customKeep"] == {"a": 1}
-        and str(fake_home / "src") in state["projects"]
-    )
+    assert state["numStartups"] == 7
+    assert state["customKeep"] == {"a": 1}
+    assert str(fake_home / "src") in state["projects"]
     assert "tok-123456789" not in kvswitch("mcp", "list") + kvswitch("mcp", "list", "--json")
     assert (files["codex"].stat().st_mode & 0o777) == 0o600  # it holds a header value now
 
     claude_now, opencode_now = files["claude"].read_bytes(), files["opencode"].read_bytes()
     kvswitch("mcp", "disable", "kvs-http", "--client", "codex")
     listing = client(codex, "mcp", "list")
-    assert "kvs-stdio" in listing and "kvs-http" not in listing, listing
-    assert files["claude"].read_bytes() == claude_now and files["opencode"].read_bytes() == opencode_now
+    assert "kvs-stdio" in listing, listing
+    assert "kvs-http" not in listing, listing
+    assert files["claude"].read_bytes() == claude_now
+    assert files["opencode"].read_bytes() == opencode_now
     assert connected(client(opencode, "mcp", "list"), "kvs-http")
     assert "kvs-http" in tomllib.loads(written["codex"].decode())["mcp_servers"]
 

@@ -15,7 +15,7 @@ import sys
 MARKER = "kvswitch-mcp-test"
 
 
-def build(name: str):  # type: ignore[no-untyped-def]  # the SDK's class differs between majors
+def build(name: str):  # noqa: ANN201 - the SDK class differs between majors
     """The server: mcp 2.x calls it ``MCPServer``, 1.x ``FastMCP`` (same decorator API)."""
     try:
         from mcp.server.mcpserver import MCPServer as Server  # noqa: PLC0415 - mcp >= 2

@@ -61,11 +61,13 @@ class McpStore:
 
     @contextmanager
     def editing(self) -> Iterator[list[McpServer]]:
-        """The list to change in place; saved when the block ends without an error."""
+        """The list to change in place; saved (when changed) if the block ends without an error."""
         with FileLock(self.paths.config_dir / "mcp.lock", timeout=10.0, what="saving MCP servers"):
             servers = self.servers()
+            before = list(servers)
             yield servers
-            self._write(servers)
+            if servers != before:  # an import that brought nothing leaves no file behind
+                self._write(servers)
 
     def _write(self, servers: list[McpServer]) -> None:
         names = [s.name for s in servers]

@@ -189,9 +189,13 @@ class ClaudeUserMcpTarget(ClaudeProjectMcpTarget):
         if not text.strip():
             return McpJsonDocument({}, self.path, self.section)
         try:  # Claude Code's JSON.parse keeps the last of two equal keys; so does json.loads
-            data = loads_json(self.path, text, max_bytes=MAX_CLAUDE_STATE_BYTES)
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ConfigParseError(self.path, f"not valid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        except (RecursionError, ValueError):
+            # too deep, NaN, a huge number: the strict reader (slow on tens of MB: it walks every
+            # string in Python) runs only now, to say where
+            data = loads_json(self.path, text, max_bytes=MAX_CLAUDE_STATE_BYTES)
         if not isinstance(data, dict):
             raise ConfigParseError(
                 self.path, f"expected a JSON object at the top level, found {type(data).__name__}"
@@ -240,6 +244,10 @@ class ClaudeUserMcpTarget(ClaudeProjectMcpTarget):
         if raw is not None and not doc.data and plan.after is None:
             return None
         return codec.encode_text(self.render(doc, text)).encode("utf-8")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _signature(path: Path) -> tuple[int, int, int] | None:
