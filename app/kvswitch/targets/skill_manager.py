@@ -229,8 +229,8 @@ class SkillManager:
         skill = skills.get(name)
         if skill is None:
             known = ", ".join(sorted(skills)) or "none yet"
-            raise SkillError(f"no skill named {name!r} was installed by KV Switch (installed: {known}); "
-                             "'kvswitch skill list' shows every skill the clients see")
+            raise SkillError(f"{name!r} is not a skill KV Switch installed (installed: {known}), so it "
+                             "is left as it is; 'kvswitch skill list' shows every skill the clients see")
         return skill
 
     def _staging(self) -> Path:
