@@ -97,10 +97,10 @@ class McpFileTarget(StructuredFileTarget):
         adopted, conflicts = [], []
         for key, value in desired.items():
             current = doc.get(key)
-            if key in owned or current is MISSING or current == value:
+            if key in owned or current is MISSING:
                 continue
             name = key[len(self.section) + 1 :]
-            if self._same_server(name, current, value):
+            if current == value or self._same_server(name, current, value):
                 adopted.append(key)
             elif name not in replace:
                 conflicts.append(name)
