@@ -191,6 +191,8 @@ def test_doctor_reports_hand_edits_modes_broken_files_and_stale_shell_vars(fake_
         "codex",
         "--target",
         "bash",
+        "--context-window",
+        "32768",
     )
     assert kvswitch("use", "loc").returncode == 0
     clean = kvswitch("doctor")
@@ -250,3 +252,15 @@ def test_project_target_must_exist(fake_home: Path, tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "is not a directory" in result.stderr
+
+
+def test_doctor_names_a_local_claude_profile_without_a_context_window(fake_home: Path) -> None:
+    """Made while its server was down (or in an older window): Claude Code would assume 1m tokens."""
+    assert kvswitch("profile", "add", "loc", "--kind", "llama.cpp", "--base-url", "http://127.0.0.1:9",
+                    "--target", "claude").returncode == 0
+    found = kvswitch("doctor")
+    assert found.returncode == 1
+    assert "profile 'loc' [no-context-window]" in found.stdout
+    assert "kvswitch profile edit 'loc' --context-window auto" in found.stdout
+    assert kvswitch("profile", "edit", "loc", "--context-window", "32768").returncode == 0
+    assert "no-context-window" not in kvswitch("doctor").stdout

@@ -29,8 +29,21 @@ def test_lm_studio_log_directory(fake_home: Path) -> None:
 
 def test_preset_profile_passes_lint() -> None:
     chosen = preset(ProfileKind.LLAMA_CPP)
-    profile = Profile(name="p", kind=chosen.kind, base_url=chosen.base_url, env=chosen.env)
+    profile = Profile(name="p", kind=chosen.kind, base_url=chosen.base_url, env=chosen.env,
+                      context_window=32768)
     assert lint_profile(profile) == []
+
+
+def test_a_local_claude_profile_without_a_context_window_is_named() -> None:
+    """Claude Code then assumes 1m tokens (issue 38): the lint, and with it ``doctor``, says so."""
+    chosen = preset(ProfileKind.LLAMA_CPP)
+    profile = Profile(name="p", kind=chosen.kind, base_url=chosen.base_url, env=chosen.env)
+    assert [w.code for w in lint_profile(profile)] == ["no-context-window"]
+    assert "--context-window auto" in lint_profile(profile)[0].message
+    by_hand = profile.model_copy(update={"env": {**chosen.env, "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "65536"}})
+    assert lint_profile(by_hand) == []
+    codex_only = profile.model_copy(update={"targets": ["codex"]})
+    assert "no-context-window" not in [w.code for w in lint_profile(codex_only)]
 
 
 def test_missing_attribution_header_is_explained_with_fix() -> None:

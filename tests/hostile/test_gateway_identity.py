@@ -44,7 +44,8 @@ def _status(env: dict[str, str]) -> dict[str, object]:
 
 def _gateway_profile(env: dict[str, str], name: str = "a") -> None:
     added = _kvswitch(env, "profile", "add", name, "--kind", "llama.cpp", "--base-url", "http://127.0.0.1:9",
-                      "--model", "m", "--target", "claude", "--target", "codex", "--via-gateway")
+                      "--model", "m", "--target", "claude", "--target", "codex", "--via-gateway",
+                      "--context-window", "32768")
     assert added.returncode == 0, added.stderr
     assert _kvswitch(env, "use", name).returncode == 0
 

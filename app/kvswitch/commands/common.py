@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvswitch.core.paths import AppPaths
+from kvswitch.core.profile_rules import CONTEXT_WINDOW_RANGE
 from kvswitch.core.text import for_terminal
 
 #: the bounds ``Profile.context_window`` accepts
-MIN_CONTEXT_WINDOW, MAX_CONTEXT_WINDOW = 256, 100_000_000
+MIN_CONTEXT_WINDOW, MAX_CONTEXT_WINDOW = CONTEXT_WINDOW_RANGE
 
 if TYPE_CHECKING:
     from kvswitch.core.models import Profile
@@ -58,26 +59,6 @@ def store_from(args: argparse.Namespace) -> ProfileStore:
     from kvswitch.core.store import ProfileStore  # noqa: PLC0415 - pydantic only when profiles are used
 
     return ProfileStore(paths_from(args))
-
-
-def with_server_context(profile: Profile) -> tuple[Profile, str | None]:
-    """``profile`` with ``context_window`` read from its local server when it has none yet.
-
-    Returns the profile (a copy when filled) and a note for the user, or ``None`` when nothing was
-    read: not a local kind, a window already set (by the user or an earlier read), or a server that is
-    down or unknown (no error: the next ``use`` asks again).
-    """
-    if not profile.is_local or profile.context_window is not None:
-        return profile, None
-    from kvswitch.platform.probe import server_context_window  # noqa: PLC0415 - httpx only when needed
-
-    found = server_context_window(profile.base_url)
-    if found is None:
-        return profile, None
-    if not MIN_CONTEXT_WINDOW <= found <= MAX_CONTEXT_WINDOW:
-        return profile, None  # an absurd n_ctx: no hint rather than a wrong one
-    filled = profile.model_copy(update={"context_window": found})
-    return filled, f"context window: {found} tokens per request, read from the server's /props"
 
 
 def print_lint(profile: Profile) -> None:

@@ -15,7 +15,6 @@ from kvswitch.commands.common import (
     out,
     paths_from,
     store_from,
-    with_server_context,
 )
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.commands.profile_args import _context_window, normalise_target, parse_env_pairs, read_key
@@ -31,6 +30,7 @@ from kvswitch.core.models import (
 )
 from kvswitch.core.settings import load_settings
 from kvswitch.core.text import for_terminal
+from kvswitch.platform.context_window import with_server_context
 from kvswitch.servers import get as server_of
 from kvswitch.servers import preset
 from kvswitch.servers.preset_data import preset_profile_data

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kvswitch.commands.common import err, out, paths_from, store_from, with_server_context
+from kvswitch.commands.common import err, out, paths_from, store_from
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.commands.doctor_gateway import gateway_findings
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.gateway_config import read_routes, routes_file, token_file
 from kvswitch.core.models import Profile, mask_secret, mask_url
 from kvswitch.core.text import for_terminal
+from kvswitch.platform.context_window import stored_with_server_context, with_server_context
 from kvswitch.platform.importers import import_claude, read_cc_switch
 from kvswitch.targets.diff import mask_text
 from kvswitch.targets.engine import Engine
@@ -83,11 +84,11 @@ def engine_from(args: argparse.Namespace) -> Engine:
 
 def cmd_use(args: argparse.Namespace) -> int:
     store = store_from(args)
-    profile, context_note = with_server_context(store.get(args.name))
+    if args.dry_run:  # read from the server for the preview, recorded by a real switch only
+        profile, context_note = with_server_context(store.get(args.name))
+    else:
+        profile, context_note = stored_with_server_context(store, args.name)
     engine = engine_from(args)
-    if context_note and not args.dry_run:
-        assert profile.context_window is not None
-        store.fill_context_window(profile.name, profile.context_window)
     if context_note:
         out(context_note)
     if args.dry_run:

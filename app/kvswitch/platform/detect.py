@@ -19,6 +19,7 @@ from typing import Any
 from kvswitch import servers
 from kvswitch.core.models import LogSource, Profile, ProfileKind
 from kvswitch.core.paths import claude_config_dir, codex_home, opencode_config_dir
+from kvswitch.platform.context_window import usable_context
 from kvswitch.platform.probe import DEFAULT_TIMEOUT, ProbeResult, identify_all
 from kvswitch.platform.procscan import DEFAULT_PORTS, LOOPBACK, ProcessInfo, ServerProcess, scan
 
@@ -118,6 +119,7 @@ class DetectedServer:
             env=dict(defaults.env),
             log=self.log,
             notes=", ".join(notes),
+            context_window=usable_context(self.context),  # read already: what `profile add` would read
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from kvswitch import servers
 from kvswitch.core.client_settings import claude_settings
 from kvswitch.core.dangerous_env import dangerous_env
-from kvswitch.core.envmap import claude_env
+from kvswitch.core.envmap import CONTEXT_WINDOW_ENV, claude_env
 from kvswitch.core.gateway_lint import check_gateway
 from kvswitch.core.models import Profile
 from kvswitch.core.presets import CACHE_SAFE_ENV
@@ -23,6 +23,8 @@ from kvswitch.targets.route_check import route_problems
 LOOPBACK_HOSTS = servers.LOOPBACK_HOSTS
 #: a client the profile points somewhere would find no route that serves it (refused by add/edit)
 NO_ROUTE_LINT = "no-route"
+#: a local profile for Claude Code whose context window nobody read or set (doctor names it)
+NO_CONTEXT_WINDOW_LINT = "no-context-window"
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,12 @@ def lint_profile(profile: Profile) -> list[LintWarning]:
             settings = ", ".join(f"{k}={v}" for k, v in missing.items())
             warn("nonessential-traffic", "Claude Code will still phone home for telemetry and updates "
                  f"while using a local server; set {settings}.", missing)
+        if CONTEXT_WINDOW_ENV not in env:  # neither read from the server nor set by hand
+            warn(NO_CONTEXT_WINDOW_LINT, "Claude Code does not know how many tokens the server gives one "
+                 "request and assumes a context window of 1m tokens, so it compacts far too late and the "
+                 "server refuses the long prompt. Use the profile once while its server runs (KV Switch "
+                 f"reads the window from it), or run: kvswitch profile edit {profile.name!r} "
+                 "--context-window auto")
         if profile.context_window is not None and profile.context_window < CLAUDE_MIN_CONTEXT:
             warn("context-too-small", f"The server gives one request {profile.context_window:,} tokens; "
                  f"Claude Code 2.1.332 needs at least about {CLAUDE_MIN_CONTEXT:,} (its own prompt is "

@@ -23,6 +23,7 @@ from kvswitch.ui.control.controller_sweeps import SweepControllerMixin
 from kvswitch.ui.control.controller_verify import VerifyControllerMixin
 
 if TYPE_CHECKING:  # loaded lazily at run time: the engines' models cost most of the start-up
+    from kvswitch.core.models import Profile
     from kvswitch.core.paths import AppPaths
     from kvswitch.core.settings import AppSettings
     from kvswitch.core.store import ProfileStore
@@ -144,9 +145,26 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
 
     # -- switching ---------------------------------------------------------------------------------
 
+    def add_profile(self, profile: Profile) -> Profile:
+        """Add a profile made in the window (editor, gallery, setup assistant) as ``kvswitch profile
+        add`` does: a local one gets the context window its server reports, so Claude Code and Codex are
+        told it. Returns what was stored; raises ``KvSwitchError`` (a taken name, say)."""
+        from kvswitch.platform.context_window import with_server_context  # noqa: PLC0415
+
+        profile, _note = with_server_context(profile)
+        self.store.add(profile)
+        return profile
+
+    def _to_use(self, name: str) -> Profile:
+        """The stored profile about to be previewed or written, its server's context window recorded
+        first when it has none (as ``kvswitch use`` does)."""
+        from kvswitch.platform.context_window import stored_with_server_context  # noqa: PLC0415
+
+        return stored_with_server_context(self.store, name)[0]
+
     def plan(self, name: str) -> list[Any]:
         """Plans for a profile; raises ``KvSwitchError`` for the caller to show inline."""
-        return list(self.engine.plan(self.store.get(name)))
+        return list(self.engine.plan(self._to_use(name)))
 
     def apply(self, name: str, plans: list[Any] | None = None, *, rewrite_files: bool = False) -> bool:
         """Write a profile to its targets; on failure nothing changes and ``apply_failed`` says why.
@@ -160,7 +178,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
 
         self.preview_outdated = None
         try:
-            profile = self.store.get(name)
+            profile = self._to_use(name) if plans is None else self.store.get(name)  # previewed as is
             self.switched_by_routing = not rewrite_files and self.switch_by_routing(profile)
             result = None
             if not self.switched_by_routing:

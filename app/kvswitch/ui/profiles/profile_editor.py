@@ -59,12 +59,16 @@ class ProfileEditor(EditorFormMixin, QWidget):
     dirty_changed = Signal(bool)
 
     def __init__(self, store: Any, parent: QWidget | None = None, run_task: RunTask | None = None,
-                 save_existing: Callable[[str, Profile], bool] | None = None):
+                 save_existing: Callable[[str, Profile], bool] | None = None,
+                 add_new: Callable[[Profile], Profile] | None = None):
         """``save_existing(old_name, profile)``: how a stored profile is saved (the window's writes it
-        through to the clients that run it); default: ``store.update``."""
+        through to the clients that run it); default: ``store.update``. ``add_new(profile)``: how a new
+        one is added, returning what was stored (the window's reads the server's context window, as
+        ``kvswitch profile add`` does); default: ``store.add``."""
         super().__init__(parent)
         self._store = store
         self._save_existing = save_existing
+        self._add_new = add_new
         self._editing: str | None = None  # name in the store, None for a new profile
         self._loading = False
         self._valid: Profile | None = None
@@ -264,7 +268,9 @@ class ProfileEditor(EditorFormMixin, QWidget):
         if profile is None:
             return False
         try:
-            if self._editing is None:
+            if self._editing is None and self._add_new is not None:
+                profile = self._add_new(profile)
+            elif self._editing is None:
                 self._store.add(profile)
             elif self._save_existing is not None:
                 if not self._save_existing(self._editing, profile):

@@ -321,7 +321,7 @@ class FirstRunDialog(QDialog):
             while name.casefold() in taken:
                 name, number = f"{base} ({number})", number + 1
             try:
-                self.store.add(server.to_profile(name))
+                self.controller.add_profile(server.to_profile(name))
             except KvSwitchError as exc:
                 errors.append(str(exc))
                 continue

@@ -55,7 +55,8 @@ class WindowEditorMixin:
         from kvswitch.ui.profiles.profile_editor import ProfileEditor  # noqa: PLC0415 - the engine models
 
         self._editor = ProfileEditor(self.store, run_task=self.controller.run_task,
-                                     save_existing=self._save_existing_profile)
+                                     save_existing=self._save_existing_profile,
+                                     add_new=self.controller.add_profile)
         self.editor_page.setWidget(self.wrap_editor(self._editor))  # the welcome until a first profile
         self.editor_panel.attach(self._editor)
         self._editor.profile_saved.connect(self._on_editor_profile_saved)
