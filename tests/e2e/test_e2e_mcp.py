@@ -197,3 +197,38 @@ def test_claude_code_rewrites_its_file_between_plan_and_write(fake_home: Path) -
     assert {k: v for k, v in rewritten.items() if k != "mcpServers"}.items() <= final.items()
     assert final["mcpServers"]["kvs-stdio"]["command"] == sys.executable
     assert connected(client(claude, "mcp", "list"), "kvs-stdio")
+
+
+def test_project_scope_is_read_and_left_to_the_users_approval(fake_home: Path) -> None:
+    """``claude-project:DIR`` writes ``DIR/.mcp.json``; Claude Code 2.1.332 reads it as the project scope and
+    holds it until the user approves it in ``claude`` (KV Switch never approves on the user's behalf)."""
+    claude = claude_binary()
+    project = fake_home / "proj"
+    project.mkdir()
+    kvswitch(
+        "mcp",
+        "add",
+        "kvs-stdio",
+        "--client",
+        f"claude-project:{project}",
+        "--",
+        sys.executable,
+        str(SERVER),
+        "stdio",
+    )
+    keep = ("PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    done = subprocess.run(
+        [str(claude), "mcp", "get", "kvs-stdio"],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    text = ANSI.sub("", done.stdout + done.stderr)
+    assert "Project config" in text, text
+    assert "Pending approval" in text, text
+    state = fake_home / ".claude.json"  # Claude Code's own record of approvals: KV Switch added none
+    assert "enabledMcpjsonServers" not in (state.read_text() if state.exists() else "")

@@ -17,6 +17,7 @@ from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from
 from kvswitch.core.errors import UsageError
+from kvswitch.core.fsutil import read_bytes
 from kvswitch.core.mcp import CLIENTS, McpServer, check_client, check_name, merge_imported
 from kvswitch.core.mcp_formats import client_kind, parse_pasted, to_client
 from kvswitch.core.mcp_store import McpStore
@@ -316,8 +317,6 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def _read_paste(path: str | None) -> tuple[str, str]:
     if path in (None, "-"):
         return sys.stdin.read(MAX_PASTE_BYTES + 1), "stdin"
-    from kvswitch.core.fsutil import read_bytes  # noqa: PLC0415 - only for a pasted file
-
     raw = read_bytes(Path(path), limit=MAX_PASTE_BYTES)
     if raw is None:
         raise UsageError(f"{path}: no such file")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from kvswitch.core.errors import UsageError
@@ -50,8 +51,6 @@ def check_client(spec: str) -> str:
     if spec in CLIENTS:
         return spec
     if spec.startswith(PROJECT_PREFIX) and len(spec) > len(PROJECT_PREFIX):
-        from pathlib import Path  # noqa: PLC0415 - only for project scopes
-
         directory = Path(spec[len(PROJECT_PREFIX) :]).expanduser()
         if not directory.is_absolute():
             directory = directory.resolve()
