@@ -231,8 +231,8 @@ def _write(args: argparse.Namespace, store: PromptStore, change: MemoryWrite,
                 + "; 'kvswitch undo' takes it back")
         else:
             out(f"nothing needed to change: {change.preset!r} is there already")
-        out("each client reads its memory file when a session starts: running sessions keep the old text "
-            "(a new session re-processes its whole prompt once)")
+        out("note: the memory file sits in every request's prefix: a client's first request carrying the "
+            "new text re-processes its prompt from there on (docs/prompts-and-skills.md)")
     for warning in result.warnings:
         err(f"warning: {warning}")
     return 0

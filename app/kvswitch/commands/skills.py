@@ -175,5 +175,5 @@ def _notes(args: argparse.Namespace, notes: list[str]) -> None:
 
 
 def _session_note() -> None:
-    err("note: a skill's line sits in the prompt prefix of every request; a client picks up the change in "
-        "its next session, which re-processes its whole prompt once")
+    err("note: a skill's line sits in every request's prefix: a client's first request carrying the change "
+        "re-processes its prompt from there on (docs/prompts-and-skills.md)")
