@@ -8,13 +8,22 @@ profile whose log is a ``command`` is skipped: that source starts the server its
 must never start a second one. Reading starts at the end of each log (what was said before the gateway
 started is about requests it never saw). Any failure is logged once and leaves that profile
 without notes until it names another log; the requests it serves are never touched.
+
+Only the thread reads (issue 39). The gateway's judgement asks for a pass (``catch_up``) and waits for
+it at most ``CATCH_UP_WAIT_S``; it never takes a lock the thread holds while opening or reading, so a
+log that stalls (a FIFO put in its place blocked ``open()`` for good, and with it every request and the
+signals that stop the gateway) costs that log's notes only. A file that is no regular file is never
+opened (``logs.sources``), and a pass reads one bounded slice of each log and looks at most
+``LINES_PER_PASS`` of its newest lines (a 57 MB burst of short lines stalled requests ~5 s).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -35,6 +44,25 @@ POLL_S = 0.1
 PROFILES_S = 2.0
 #: the log source kinds read here (a ``command`` source would start the server)
 FOLLOWED_KINDS = ("file", "directory", "journald")
+#: how long the gateway's event loop waits for the pass it asked for (a pass over quiet logs takes
+#: well under a millisecond); a reader in the middle of a pass is not waited for: its notes come in at
+#: its next pass
+CATCH_UP_WAIT_S = 0.02
+#: the same wait for a caller that is not an event loop (a test, a script): it may wait for the pass
+CATCH_UP_WAIT_OFF_LOOP_S = 2.0
+#: lines of one log looked at per pass, the newest (about 7 µs each); the rest of a flood is skipped
+LINES_PER_PASS = 1000
+#: lines looked at between two hand-backs of the GIL
+CHUNK_LINES = 200
+#: one read of a file log: split and decoded in ~2 ms for 32 KB of the shortest lines
+SLICE_BYTES = 32 << 10
+#: reads of one log per pass, and the time they may take: the gateway's event loop shares the GIL
+#: with this thread, so a flood is read a slice at a time, the GIL handed back between slices, and
+#: after a pass cut short the thread rests ``poll_s``
+SLICES_PER_PASS = 64
+PASS_BUDGET_S = 0.01
+#: how long ``stop`` waits for the thread to end its pass
+STOP_WAIT_S = 2.0
 
 
 @dataclass
@@ -55,8 +83,19 @@ class ServerLogNotes:
         self.poll_s = poll_s
         self.notes = ServerNotes(catch_up=self.catch_up, on_close=self.stop)
         self._followed: dict[str, _Followed] = {}
+        #: ``_followed`` and ``_failed``: the thread's, while it opens and reads (never the event loop's)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        #: passes begun and ended, for ``catch_up`` to wait for one begun after it asked
+        self._passes = threading.Condition()
+        self._begun = self._ended = 0
+        #: the last status said of each profile's log (each said once)
+        self._said: dict[str, str] = {}
+        #: profiles whose log flooded a pass (said once)
+        self._flooded: set[str] = set()
+        #: the last pass was cut short by its time budget: the thread rests before the next one
+        self._flooding = False
         self._thread: threading.Thread | None = None
         self._store: ProfileStore | None = None
         #: the log each profile's reading failed on: not opened again until the profile names another
@@ -70,45 +109,140 @@ class ServerLogNotes:
         return self
 
     def stop(self) -> None:
+        """Stop the thread; the readers are closed by it at its end (or here, when it is not running),
+        so a reader stuck in a read never holds the gateway's stop."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        with self._lock:
-            for followed in self._followed.values():
-                _close(followed.reader)
-            self._followed.clear()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive():
+            thread.join(timeout=STOP_WAIT_S)
+            if thread.is_alive():
+                log.warning("server notes: the log reader did not stop within %.0f s; left behind",
+                            STOP_WAIT_S)
+                return
+        if self._lock.acquire(timeout=STOP_WAIT_S):
+            try:
+                self._close_all()
+            finally:
+                self._lock.release()
+
+    def _close_all(self) -> None:
+        for followed in self._followed.values():
+            _close(followed.reader)
+        self._followed.clear()
 
     # -- reading ------------------------------------------------------------------------------------
     def catch_up(self, profile: str) -> None:
-        """Read what ``profile``'s log has now (the gateway asks before it judges a re-processed request)."""
-        with self._lock:
-            followed = self._followed.get(profile)
-            if followed is not None:
-                self._read(profile, followed)
+        """Have the thread read what the logs have now (the gateway asks before it judges a re-processed
+        request), waiting at most ``CATCH_UP_WAIT_S`` on an event loop: never reading here, never
+        waiting for a lock the thread holds while it reads."""
+        thread = self._thread
+        if thread is None or not thread.is_alive():
+            return
+        try:
+            asyncio.get_running_loop()
+            wait = CATCH_UP_WAIT_S
+        except RuntimeError:  # not on an event loop
+            wait = CATCH_UP_WAIT_OFF_LOOP_S
+        with self._passes:
+            busy = self._begun > self._ended or self._flooding  # mid-pass or resting: not waited for
+            wanted = self._begun + 1  # a pass begun after this call: it sees what the log has now
+            self._wake.set()
+            if not busy or wait > CATCH_UP_WAIT_S:
+                self._passes.wait_for(lambda: self._ended >= wanted or self._stop.is_set(), timeout=wait)
 
     def _run(self) -> None:
         waited = 0.0
-        while not self._stop.wait(self.poll_s):
-            waited += self.poll_s
-            if waited >= PROFILES_S:
-                waited = 0.0
-                self._refresh()
+        try:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                if self._flooding:  # resting, asked or not (``catch_up`` does not wait meanwhile)
+                    self._stop.wait(self.poll_s)
+                else:
+                    self._wake.wait(self.poll_s)
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                with self._passes:
+                    self._begun += 1
+                    self._flooding = False
+                waited += time.monotonic() - started
+                if waited >= PROFILES_S:
+                    waited = 0.0
+                    self._refresh()
+                with self._lock:
+                    for name, followed in list(self._followed.items()):
+                        if self._stop.is_set():
+                            break
+                        self._read(name, followed)
+                with self._passes:
+                    self._ended = self._begun
+                    self._passes.notify_all()
+        finally:
             with self._lock:
-                for name, followed in list(self._followed.items()):
-                    self._read(name, followed)
+                self._close_all()
+            with self._passes:
+                self._passes.notify_all()
 
     def _read(self, profile: str, followed: _Followed) -> None:
+        """One pass over ``profile``'s log: reads of ``SLICE_BYTES`` while ``PASS_BUDGET_S`` lasts, then
+        the lines read looked at, ``CHUNK_LINES`` at a time with the GIL handed back in between. A
+        flood (a pass cut short with more than ``LINES_PER_PASS`` lines read) is skipped: its newest
+        ``LINES_PER_PASS`` lines are looked at, and the reader starts again at the log's end."""
         from kvswitch.logs.classify import forced_reprocessing  # noqa: PLC0415 - the log engine, once reading
         from kvswitch.logs.text import clean_line  # noqa: PLC0415
 
         try:
-            for line in followed.reader.read_lines():
-                text = clean_line(line)
-                meaning = forced_reprocessing(text, followed.parsers)
-                if meaning is not None:
-                    self.notes.add(profile, text, meaning, followed.advice)
+            lines: list[str] = []
+            read_count = 0
+            cut = False
+            began = time.monotonic()
+            for _ in range(SLICES_PER_PASS):
+                read = followed.reader.read_lines()
+                read_count += len(read)
+                lines.extend(read)
+                del lines[:-LINES_PER_PASS]  # the newest kept
+                if not read or self._stop.is_set():
+                    break
+                if time.monotonic() - began > PASS_BUDGET_S:
+                    cut = self._flooding = True
+                    break
+                time.sleep(0)  # hand the GIL to the event loop between two slices
+            self._tell(profile, followed.reader.status)
+            if cut and read_count > LINES_PER_PASS:
+                self._skip_flood(profile, followed)
+            for start in range(0, len(lines), CHUNK_LINES):
+                for line in lines[start:start + CHUNK_LINES]:
+                    text = clean_line(line)
+                    meaning = forced_reprocessing(text, followed.parsers)
+                    if meaning is not None:
+                        self.notes.add(profile, text, meaning, followed.advice)
+                time.sleep(0)
         except Exception as exc:  # noqa: BLE001 - a log that cannot be read costs its notes, nothing else
             self._give_up(profile, followed.source, exc)
+
+    def _skip_flood(self, profile: str, followed: _Followed) -> None:
+        """Start ``profile``'s file log again at its end: what a flood wrote meanwhile is about requests
+        long gone (read behind, a note would be claimed by a request it is not about)."""
+        from kvswitch.logs.sources import open_source  # noqa: PLC0415
+
+        if not hasattr(followed.reader, "read_budget"):  # a journal: read on, as far as it goes
+            return
+        if profile not in self._flooded:
+            self._flooded.add(profile)
+            log.warning("server notes: the log of profile %s floods; what it writes faster than %d lines "
+                        "a pass is skipped", profile, LINES_PER_PASS)
+        _close(followed.reader)
+        followed.reader = open_source(followed.source, start_at_end=True, tail_lines=0)
+        followed.reader.read_budget = SLICE_BYTES  # type: ignore[attr-defined]
+
+    def _tell(self, profile: str, status: str) -> None:
+        """Say once what is wrong with a profile's log (a FIFO, a device); fine states quietly."""
+        if self._said.get(profile) == status:
+            return
+        self._said[profile] = status
+        if status.startswith(("not a", "permission denied", "cannot")):
+            log.warning("server notes: the log of profile %s: %s", profile, status)
 
     # -- the profiles -------------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -134,6 +268,8 @@ class ServerLogNotes:
                 except Exception as exc:  # noqa: BLE001
                     self._give_up(name, source, exc)
                     continue
+                if hasattr(reader, "read_budget"):  # a file or directory follower
+                    reader.read_budget = SLICE_BYTES
                 self._followed[name] = _Followed(source, kind, reader, parsers_for(kind), _advice(kind))
             self.notes.follow(set(self._followed))
 

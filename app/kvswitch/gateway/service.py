@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -301,7 +302,7 @@ class GatewayHandler(Handler):
             except (LookupError, ValueError) as exc:  # no bridge for this backend's protocol, or a
                 reasons.append(f"{profile.name}: {exc}")  # conversion fault another profile may not have
                 continue
-            planned.body = await self.slots.place(self.session, planned, row, body)  # ``id_slot``, asked for
+            unslotted, planned.body = planned.body, await self.slots.place(self.session, planned, row, body)
             headers = base_headers.copy()
             headers.update(key_headers(profile, planned.protocol))  # type: ignore[arg-type]
             if planned.bridge is not None:
@@ -314,8 +315,9 @@ class GatewayHandler(Handler):
             # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])
-            response = await open_upstream(self.session, request.method, planned.url, headers, planned.body,
-                                           attempt, self.limits.first_byte, started)
+            response = await self.slots.send(planned, unslotted, attempt, partial(  # a 400: without id_slot
+                open_upstream, self.session, request.method, planned.url, headers, attempt=attempt,
+                first_byte=self.limits.first_byte, started=started))
             if response is None:
                 self.breaker.failure(profile.name)
                 reasons.append(f"{profile.name}: {attempt.error}")

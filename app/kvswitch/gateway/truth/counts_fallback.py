@@ -20,6 +20,11 @@ apart: the note on every row so filled says where its numbers came from.
 A page that does not answer, or is no counters page (a server started without its metrics switch
 answers 501), is not asked again for ``RETRY_AFTER_S``; the rows meanwhile say why they have no
 numbers. A failure here leaves the row as it was; it never touches the answer.
+
+The page is input (issue 39): a counter that is not a finite number from 0 to ``MAX_COUNTER`` makes the
+page no counters page (one log line, the page left alone as above), and a difference outside the bounds
+an answer's own counts have (``usage.answer.MAX_TOKENS``) fills nothing; the row's note gives the
+numbers. A jump of 4e18 once stored ``in 4000000000000000000``, which every later sum overflowed.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -39,6 +45,7 @@ from kvswitch.core.models import Profile
 from kvswitch.core.prometheus import metrics_url, parse_samples
 from kvswitch.core.redact import mask_url
 from kvswitch.gateway.relay.upstream import describe_error
+from kvswitch.usage.answer import MAX_TOKENS
 from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.truth.counts_fallback")
@@ -57,6 +64,8 @@ SENT_WAIT_S = 0.005
 POLL_S = 0.05
 #: a page that did not answer is asked again after this long
 RETRY_AFTER_S = 600.0
+#: the largest counter or gauge value taken as a count (a float counts whole numbers exactly up to here)
+MAX_COUNTER = float(2**53)
 ALONGSIDE = "another request ran on the server at the same time"
 FILLED_NOTE = "prompt counts from the server's /metrics (the answer carried none)"
 
@@ -241,8 +250,8 @@ class CountsFallback:
             why = await self._numbers(row, ticket, first_byte_at)
             if why is not None:
                 row.notes = "; ".join(filter(None, [row.notes, f"prompt counts not known: {why}"]))[:2000]
-        except Exception:  # noqa: BLE001 - bookkeeping must never break a request
-            log.exception("the server's counters could not be read for a row")
+        except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
+            self._failed("filling a row from the server's counters", exc)  # one line, not one per row
         finally:
             ticket.server.awaiting.discard(ticket)
             then(row)
@@ -271,7 +280,9 @@ class CountsFallback:
             end = _meter(after.values)
             if end is not None and after.idle and end != start:
                 prompt, cached = end[0] - start[0], end[1] - start[1]
-                if prompt <= 0 or not 0 <= cached <= prompt:
+                if not 0 < prompt <= MAX_TOKENS or not 0 <= cached <= prompt:
+                    log.info("%s: the counters moved by %d prompt and %d cached tokens; not a request's "
+                             "numbers (0..%d)", mask_url(ticket.server.url), prompt, cached, MAX_TOKENS)
                     return f"the server's counters moved by {prompt} prompt and {cached} cached tokens"
                 row.input_tokens, row.cached_tokens = prompt, cached
                 row.notes = "; ".join(filter(None, [row.notes, FILLED_NOTE]))[:2000]
@@ -310,8 +321,14 @@ class CountsFallback:
             return None
         values = parse_samples(data.decode("utf-8", "replace"), self._names)
         present = [name for name in self._gauges if name in values]
-        if _meter(values) is None or not present:
+        odd = next((name for name, value in values.items()
+                    if not (math.isfinite(value) and 0 <= value <= MAX_COUNTER)), None)
+        if odd is not None or _meter(values) is None or not present:
             server.unavailable_until = self._clock() + RETRY_AFTER_S
-            server.why = "the page has no prompt counters and no in-flight gauges"
+            server.why = (f"{odd} is {values[odd]!r}, not a count" if odd is not None
+                          else "the page has no prompt counters and no in-flight gauges")
+            if odd is not None:
+                log.info("%s not read (%s); asked again in %.0f min", mask_url(server.url), server.why,
+                         RETRY_AFTER_S / 60)
             return None
         return Reading(values, all(values[name] == 0 for name in present), self._clock())

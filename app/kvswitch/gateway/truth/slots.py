@@ -18,19 +18,32 @@ Claude Code requests go through the chat bridge.
 
 The slot count is read from the server's ``/props`` (``total_slots``) and kept for a minute; a server
 that does not answer gets no ``id_slot`` (the request goes on unchanged: bookkeeping never breaks one).
+
+``/props`` is the server's input to the gateway (issue 39): it is read streamed and at most
+``MAX_PROPS_BYTES`` (a 1.5 GB page once peaked at 691 MB), a slot count above ``MAX_SLOTS`` is no count
+(20,000,000 once cost 5.7-8.5 s of the event loop per request and 1.1 GB; 2^62 a MemoryError, aiohttp's
+bare 500 on every request), and a table keeps memory for the slots it handed out only. A server that
+answers 400 to a request given an ``id_slot`` gets it once more without, and no ``id_slot`` for
+``REFUSED_TTL_S`` when the 400 named ``id_slot`` or the request went through without it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import logging
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import aiohttp
 
 from kvswitch.core.models import Profile
+from kvswitch.core.redact import mask_url
+from kvswitch.gateway.relay.attempt import Attempt
+from kvswitch.gateway.relay.upstream import read_error_body
 from kvswitch.gateway.truth.sessions import text_of
 from kvswitch.servers.protocols import session_slots
 
@@ -54,6 +67,15 @@ FAILED_TTL_S = 5.0
 PROPS_TIMEOUT_S = 2.0
 #: sessions remembered per server (the least recently seen are forgotten first)
 MAX_SESSIONS = 512
+#: the most slots taken from ``/props``: llama-server runs one sequence per slot, each with its own
+#: share of the context; a larger count is no server's (it is taken as unknown, and no slot is named)
+MAX_SLOTS = 1024
+#: ``/props`` is a small JSON object (a few KB); a larger answer is not read on
+MAX_PROPS_BYTES = 1 << 20
+#: how long a server that refused an ``id_slot`` gets none
+REFUSED_TTL_S = 600.0
+
+log = logging.getLogger("kvswitch.gateway.truth.slots")
 
 
 #: a conversation: its session, and a hash of its system prompt ("" when the request has none)
@@ -61,7 +83,10 @@ Conversation = tuple[str, str]
 
 
 class SlotTable:
-    """The slots of one server and who holds them. Pure: no clock, no I/O (``use`` counts requests)."""
+    """The slots of one server and who holds them. Pure: no clock, no I/O (``use`` counts requests).
+
+    Its memory grows with the slots it handed out, never with ``total``: a slot never used counts as
+    used longest ago, and the lowest-numbered such slot is found by looking past the ones in use."""
 
     def __init__(self, total: int):
         self.total = total
@@ -69,7 +94,8 @@ class SlotTable:
         self.mains: OrderedDict[Conversation, int] = OrderedDict()
         #: session → slot its side requests last went to
         self.sides: OrderedDict[str, int] = OrderedDict()
-        self._used = [0] * total
+        #: slot → when it was last handed out (by ``_clock``); a slot absent here was never used
+        self._used: dict[int, int] = {}
         self._clock = 0
 
     def assign(self, session: str, lane: Lane, system: str = "") -> int | None:
@@ -82,8 +108,15 @@ class SlotTable:
         self._used[slot] = self._clock
         return slot
 
-    def _least_used(self, slots: list[int]) -> int:
-        return min(slots, key=lambda slot: self._used[slot])
+    def _least_used(self, excluded: set[int]) -> int | None:
+        """The slot used longest ago (a never-used one first, the lowest number) outside ``excluded``."""
+        slot = 0
+        while slot < self.total and (slot in excluded or slot in self._used):  # at most len of both
+            slot += 1
+        if slot < self.total:
+            return slot
+        used = [s for s in self._used if s not in excluded]
+        return min(used, key=self._used.__getitem__) if used else None
 
     def _main(self, conversation: Conversation) -> int:
         slot = self.mains.get(conversation)
@@ -91,26 +124,26 @@ class SlotTable:
             self.mains.move_to_end(conversation)
             return slot
         held = set(self.mains.values())
-        free = [s for s in range(self.total) if s not in held]
-        if free:
-            # a slot no side request used lately first: the side slot keeps its own cache
-            sides = set(self.sides.values())
-            slot = self._least_used([s for s in free if s not in sides] or free)
-        else:  # every slot holds a conversation: the one idle longest gives its slot up
-            _, slot = self.mains.popitem(last=False)
-        self.mains[conversation] = slot
+        # a free slot no side request used lately first: the side slot keeps its own cache
+        free = self._least_used(held | set(self.sides.values()))
+        if free is None:
+            free = self._least_used(held)
+        if free is None:  # every slot holds a conversation: the one idle longest gives its slot up
+            _, free = self.mains.popitem(last=False)
+        self.mains[conversation] = free
         self._forget_oldest()
-        return slot
+        return free
 
     def _side(self, session: str) -> int:
         held = set(self.mains.values())
-        free = [s for s in range(self.total) if s not in held]
-        if free:
-            kept = self.sides.get(session)
-            slot = kept if kept in free else self._least_used(free)
-        else:  # every slot holds a conversation: never one of the session's own
+        kept = self.sides.get(session)
+        slot = kept if kept is not None and kept not in held else self._least_used(held)
+        if slot is None:  # every slot holds a conversation: never one of the session's own
             own = {slot for (holder, _), slot in self.mains.items() if holder == session}
-            slot = self._least_used([s for s in range(self.total) if s not in own] or list(range(self.total)))
+            slot = self._least_used(own)
+            if slot is None:
+                slot = self._least_used(set())
+        assert slot is not None  # total >= 2: some slot was used or is free
         self.sides[session] = slot
         self.sides.move_to_end(session)
         self._forget_oldest()
@@ -120,6 +153,9 @@ class SlotTable:
         for kept in (self.mains, self.sides):
             while len(kept) > MAX_SESSIONS:
                 kept.popitem(last=False)
+        if len(self._used) > 4 * MAX_SESSIONS:  # only past MAX_SLOTS: a slot no one holds is forgotten
+            held = set(self.mains.values()) | set(self.sides.values())
+            self._used = {slot: when for slot, when in self._used.items() if slot in held}
 
 
 def lane_of(agent: str | None, body: Any, profile: Profile) -> Lane:
@@ -170,13 +206,31 @@ class SessionSlots:
     def __init__(self) -> None:
         self.tables: dict[str, SlotTable] = {}
         self._checked: dict[str, tuple[float, int | None]] = {}
+        #: base URL → until when it gets no ``id_slot`` (it refused one)
+        self._refused: dict[str, float] = {}
+        #: what was logged about each server (each thing once)
+        self._said: dict[str, str] = {}
+
+    def _say(self, base_url: str, what: str) -> None:
+        if self._said.get(base_url) != what:
+            self._said[base_url] = what
+            log.warning("session slots for %s: %s", mask_url(base_url), what)
 
     async def place(self, http: aiohttp.ClientSession, planned: Planned, row: UsageRow, body: Any) -> bytes:
         """``planned``'s request bytes, with the session's ``id_slot`` when its profile asks for it and the
-        request is a chat completion of a known session; unchanged otherwise."""
+        request is a chat completion of a known session; unchanged otherwise (and on any fault here)."""
+        try:
+            return await self._place(http, planned, row, body)
+        except Exception as exc:  # noqa: BLE001 - bookkeeping never breaks a request
+            self._say(planned.profile.base_url, f"no id_slot ({type(exc).__name__}: {exc})")
+            return planned.body
+
+    async def _place(self, http: aiohttp.ClientSession, planned: Planned, row: UsageRow, body: Any) -> bytes:
         profile, data = planned.profile, planned.body
         if not (session_slots(profile) and planned.protocol == "openai_chat"
                 and planned.url.endswith("/chat/completions") and row.session):
+            return data
+        if time.monotonic() < self._refused.get(profile.base_url, 0.0):
             return data
         total = await self._total(http, profile)
         if total is None:
@@ -189,6 +243,28 @@ class SessionSlots:
             return data
         return with_slot(data, slot)
 
+    async def send(self, planned: Planned, unslotted: bytes, attempt: Attempt,
+                   send: Callable[[bytes], Awaitable[aiohttp.ClientResponse | None]],
+                   ) -> aiohttp.ClientResponse | None:
+        """``send(planned.body)``; when that body carries an ``id_slot`` KV Switch added and the server
+        answers 400, once more with ``unslotted`` (the request as it was), and the server gets no
+        ``id_slot`` for a while when its 400 named it or the request went through without it."""
+        response = await send(planned.body)
+        if response is None or response.status != 400 or planned.body == unslotted:
+            return response
+        refusal = await read_error_body(response, attempt)
+        planned.body = unslotted
+        attempt.status, attempt.error_body = None, b""
+        response = await send(unslotted)
+        if b"id_slot" in refusal or (response is not None and response.status < 400):
+            base = planned.profile.base_url
+            self._refused[base] = time.monotonic() + REFUSED_TTL_S
+            self.tables.pop(base, None)
+            words = refusal[:200].decode("utf-8", "replace")
+            self._say(base, f"the server refused id_slot (HTTP 400: {words!r}); sent without it, and "
+                            f"no id_slot for {REFUSED_TTL_S / 60:.0f} min")
+        return response
+
     async def _total(self, http: aiohttp.ClientSession, profile: Profile) -> int | None:
         now = time.monotonic()
         checked = self._checked.get(profile.base_url)
@@ -197,12 +273,32 @@ class SessionSlots:
         total: int | None = None
         headers = {"Authorization": f"Bearer {profile.key}"} if profile.key else {}
         with contextlib.suppress(Exception):  # bookkeeping never breaks a request
-            async with http.get(props_url(profile), headers=headers,
-                                timeout=aiohttp.ClientTimeout(total=PROPS_TIMEOUT_S)) as answer:
-                found = (await answer.json(content_type=None)).get("total_slots") if answer.ok else None
-                total = found if isinstance(found, int) and found > 0 else None
+            found = await _props_slots(http, props_url(profile), headers)
+            if isinstance(found, int) and not isinstance(found, bool) and found > 0:
+                if found > MAX_SLOTS:
+                    self._say(profile.base_url, f"/props says total_slots {found}, more than any server "
+                                                f"runs (at most {MAX_SLOTS} taken): no id_slot")
+                else:
+                    total = found
         self._checked[profile.base_url] = (now, total)
         return total
+
+
+async def _props_slots(http: aiohttp.ClientSession, url: str, headers: dict[str, str]) -> object:
+    """``total_slots`` of the server's ``/props``, read streamed and at most ``MAX_PROPS_BYTES``
+    (``ValueError`` beyond, or for an answer that is not a JSON object)."""
+    async with http.get(url, headers=headers, timeout=aiohttp.ClientTimeout(total=PROPS_TIMEOUT_S)) as answer:
+        if not answer.ok:
+            return None
+        data = bytearray()
+        async for piece in answer.content.iter_chunked(64 << 10):
+            data += piece
+            if len(data) > MAX_PROPS_BYTES:
+                raise ValueError(f"/props over {MAX_PROPS_BYTES} bytes")
+    props = json.loads(bytes(data))
+    if not isinstance(props, dict):
+        raise ValueError("/props is not a JSON object")
+    return props.get("total_slots")
 
 
 __all__ = ["SessionSlots", "SlotTable", "lane_of", "system_hash", "with_slot"]
