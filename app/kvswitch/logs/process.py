@@ -193,7 +193,8 @@ class ProcessSource:
         group = process.pid if sys.platform != "win32" else None
         # found before any signal: a descendant is still attached to its parent now, not after
         found = process_tree.find(process.pid, self._mark, None)
-        process_tree.signal_all(found, group, signal.SIGTERM)
+        reaped = process.returncode is not None  # reaped already (it ended by itself): the group may be gone
+        process_tree.signal_all(found, process_tree.live_group(group, reaped, found), signal.SIGTERM)
         if group is None and process.poll() is None:
             process.terminate()
         deadline = time.monotonic() + self.stop_timeout
@@ -206,6 +207,7 @@ class ProcessSource:
             self._thread.join(timeout=_POLL_SECONDS)
         still_written = self._thread is not None and self._thread.is_alive()
         left |= process_tree.find(None, self._mark, self._pipe_inode if still_written else None)
+        group = process_tree.live_group(group, process.returncode is not None, left)
         process_tree.signal_all(left, group, process_tree.kill_signal())
         if process.poll() is None:
             process.kill()

@@ -87,6 +87,20 @@ def _running(process: psutil.Process) -> bool:
         return False
 
 
+def live_group(group: int | None, leader_reaped: bool, processes: Iterable[psutil.Process]) -> int | None:
+    """``group`` while it certainly still exists (its leader not yet reaped, or one of ``processes`` in
+    it): once the group is empty its number may be reused, and a signal to it would hit strangers."""
+    if group is None or sys.platform == "win32":
+        return None
+    if not leader_reaped:
+        return group
+    for process in processes:
+        with contextlib.suppress(*_GONE, OSError):
+            if os.getpgid(process.pid) == group:
+                return group
+    return None
+
+
 def signal_all(processes: Iterable[psutil.Process], group: int | None, sig: int) -> None:
     """``sig`` to the child's process group and to each process (psutil checks each is still the
     process that was found, so a reused pid is never signalled)."""
