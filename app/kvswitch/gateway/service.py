@@ -216,7 +216,7 @@ class GatewayHandler(Handler):
         started = time.monotonic()
         row = UsageRow(time.time(), route.client or "pinned", chain[0].name, None,
                        body.get("model") if isinstance(body, dict) else None, None)
-        self.cache_truth.begin(row, request.headers, body)
+        self.cache_truth.begin(row, request.headers, body, size=len(raw))
         reasons: list[str] = []
         answer: web.StreamResponse | None = None
         current: list[Attempt] = []
@@ -231,6 +231,7 @@ class GatewayHandler(Handler):
                 return
             stored = True
             attempt = current[-1] if current else None
+            await self.cache_truth.prepare(row)  # a long body's digest, off the event loop
             judge_later = self.numbers.record(row, attempt, reasons, started, chain)
             first_byte = started + attempt.first_byte_ms / 1000 if attempt and attempt.first_byte_ms else None
             if self.counts.hold(row, first_byte, lambda filled: self._store_late(filled, judge_later)):
@@ -258,6 +259,7 @@ class GatewayHandler(Handler):
             await store()
         finally:
             self.counts.ended(row)  # whatever happened: the server's bookkeeping must not wait for it
+            self.cache_truth.release(row)  # the parsed body, on every path (judged, refused, cut off)
         return answer
 
     def _store_late(self, row: UsageRow, judge: Callable[[], None] | None) -> None:

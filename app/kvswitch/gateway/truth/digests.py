@@ -12,6 +12,15 @@ hash (SipHash, seeded per process: the digests live only in this process's memor
 quarter of encoding to UTF-8 and running BLAKE2b on a 14K-token request; the chunk hashes let a later
 request name the character where a changed part first differs without keeping the part. Sizes and
 offsets count characters of that text.
+
+What a digest keeps is bounded by size, not by the body (issue 39: 12 MB of tiny messages kept 100 MB
+each). In each section (the system blocks, the tools, the messages) the first ``ONE_BY_ONE`` parts are
+kept one by one; later ones are folded into groups whose size doubles every ``ONE_BY_ONE`` groups (2
+parts, then 4, 8 …), placed by the part's position in its section only, so a conversation that grows
+keeps its earlier groups whole and equal, and a long tool list folds none of the messages. A group is
+compared by the hash of its parts' hashes: only that it differs is known, not where inside it, and a
+folded tool is not named. A digest holds a few thousand entries whatever the body: 1.3 MB for 17 MB of
+tiny messages (132 MB before); ``kept_bytes`` estimates it, ``truth.live_record`` bounds the sum.
 """
 
 from __future__ import annotations
@@ -32,6 +41,13 @@ REMINDER_MARKER = "<system-reminder>"
 SYSTEM_ROLES = frozenset({"system", "developer"})
 #: the longest attribution text kept (the block is about 80 characters)
 _ATTRIBUTION_MAX = 160
+#: parts kept one by one; then ``ONE_BY_ONE`` groups of 2 parts, ``ONE_BY_ONE`` groups of 4, …
+ONE_BY_ONE = 512
+#: what one kept entry costs, beyond its label, note and chunk hashes (the object, its hash and size
+#: objects, its place in the tuple and the set; measured with tracemalloc: about 330 bytes a tiny part)
+ENTRY_BYTES = 240
+#: what a chunk hash costs (the int and its place in the tuple)
+CHUNK_BYTES = 40
 
 #: ASCII output: the C encoder is about a third faster with it, and the text is only hashed
 _encode = json.JSONEncoder(separators=(",", ":")).encode
@@ -51,6 +67,8 @@ class Part:
     chunks: tuple[int, ...]
     #: a tool's name, or whether a message block holds a ``<system-reminder>``: what a reason may show
     note: str | None = None
+    #: how many of the body's parts this entry stands for (more than one: a folded group)
+    members: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +81,11 @@ class PromptDigest:
     attribution_part: int | None = None
     #: the parts' hashes, as a set (comparisons with later requests)
     hash_set: frozenset[int] = frozenset()
+    #: the hashes of the system parts, and whether the request has tools (what tells a subagent apart)
+    system: tuple[int, ...] = ()
+    has_tools: bool = False
+    #: about how many bytes the digest holds (``ENTRY_BYTES`` and the like: what the ledger's bound counts)
+    kept_bytes: int = 0
 
     def hashes(self) -> list[int]:
         return [part.digest for part in self.parts]
@@ -87,9 +110,11 @@ def _walk(builder: _Builder, body: Any) -> None:
         builder.system(body.get("system"), "system")
         builder.system(body.get("instructions"), "instructions")
         tools = body.get("tools")
+        builder.section()
         if isinstance(tools, list):
             for i, tool in enumerate(tools):
                 builder.add(f"tools[{i}]", "tools", tool, note=_tool_name(tool))
+        builder.section()
         for key in ("messages", "input"):
             value = body.get(key)
             if isinstance(value, list):
@@ -111,6 +136,18 @@ class _Builder:
         self.total = 0
         self.attribution: str | None = None
         self.attribution_part: int | None = None
+        #: parts seen so far, and the folded group being filled: its first index, size, label, kind,
+        #: characters and hashes
+        self.count = 0
+        self.group: tuple[int, int, str, str] | None = None
+        self.group_size = 0
+        self.group_hashes: list[int] = []
+        self.kept = 0
+
+    def section(self) -> None:
+        """The next parts start a section of their own (their positions, for folding, count from 0)."""
+        self.close_group()
+        self.count = 0
 
     def system(self, value: Any, key: str) -> None:
         if isinstance(value, str):
@@ -122,6 +159,8 @@ class _Builder:
     def messages(self, key: str, messages: list[Any]) -> None:
         seen_other = False
         for i, message in enumerate(messages):
+            if self.wanted is not None:
+                return  # the part asked for is read: the rest of a long conversation is not walked
             if not isinstance(message, dict):
                 self.add(f"{key}[{i}]", "message", message)
                 continue
@@ -152,9 +191,15 @@ class _Builder:
         if self.want is not None:
             self.wanted = text
             return
+        index = self.count
+        self.count += 1
+        size = len(text)
+        self.total += size
+        if index >= ONE_BY_ONE:
+            self.fold(index, label, kind, size, hash((prefix, text)))
+            return
         if kind == "system" and self.attribution is None and BILLING_MARKER in text[:64]:
             self.attribution, self.attribution_part = _attribution(text), len(self.parts)
-        size = len(text)
         chunk = max(CHUNK, -(-size // MAX_CHUNKS))
         # a tool is named by its name when it changes; the other parts keep where they first differ
         chunks = () if kind == "tools" else tuple([hash(text[at:at + chunk]) for at in range(0, size, chunk)])
@@ -162,11 +207,43 @@ class _Builder:
         if note is None and REMINDER_MARKER in text:
             note = "system-reminder"
         self.parts.append(Part(label, kind, size, digest, chunk, chunks, note))
-        self.total += size
+        self.kept += ENTRY_BYTES + len(label) + len(note or "") + CHUNK_BYTES * len(chunks)
+
+    def fold(self, index: int, label: str, kind: str, size: int, digest: int) -> None:
+        """Add a part past the first ``ONE_BY_ONE`` to its group (a new group where one starts)."""
+        start = group_start(index)
+        if self.group is None or self.group[0] != start:
+            self.close_group()
+            self.group = (start, index, label, kind)
+        self.group_size += size
+        self.group_hashes.append(digest)
+
+    def close_group(self) -> None:
+        if self.group is None:
+            return
+        _, _, label, kind = self.group
+        members = len(self.group_hashes)
+        shown = f"{label} (+{members - 1} parts)" if members > 1 else label
+        self.parts.append(Part(shown, kind, self.group_size, hash(tuple(self.group_hashes)), 0, (),
+                               None, members))
+        self.kept += ENTRY_BYTES + len(shown)
+        self.group, self.group_size, self.group_hashes = None, 0, []
 
     def done(self) -> PromptDigest:
-        return PromptDigest(tuple(self.parts), self.total, self.attribution, self.attribution_part,
-                            frozenset(part.digest for part in self.parts))
+        self.close_group()
+        parts = tuple(self.parts)
+        return PromptDigest(parts, self.total, self.attribution, self.attribution_part,
+                            frozenset([part.digest for part in parts]),
+                            tuple([part.digest for part in parts if part.kind == "system"]),
+                            any(part.kind == "tools" for part in parts), self.kept)
+
+
+def group_start(index: int) -> int:
+    """The index of the first part of the group that part ``index`` (past ``ONE_BY_ONE``) folds into:
+    level ``k`` holds ``ONE_BY_ONE`` groups of ``2**k`` parts, from part ``ONE_BY_ONE * (2**k - 1)`` on."""
+    level = (index // ONE_BY_ONE + 1).bit_length() - 1
+    base = ONE_BY_ONE * ((1 << level) - 1)
+    return base + (index - base) // (1 << level) * (1 << level)
 
 
 def _tool_name(tool: Any) -> str | None:

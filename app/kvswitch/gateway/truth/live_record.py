@@ -3,11 +3,16 @@ verdict and reason (issue 25), from the server's own numbers.
 
 Two calls from the gateway's handler: ``begin`` when the request arrives (who sent it, from headers and
 a few body fields: microseconds) and ``finish`` once the answer's numbers are parsed (the prompt's
-digest, the comparison, the row's fields). The digest is made in ``finish``, after the upstream has
-answered, so it never delays the first byte; it costs about as much as parsing the body once.
+digest, the comparison, the row's fields). The digest is made after the upstream has answered, so it
+never delays the first byte; it costs about as much as parsing the body once, so a body over
+``THREAD_BODY`` bytes is digested on a worker thread (``prepare``, awaited by the handler just before
+``finish``): 17 MB of tiny messages took 4 s on the event loop, holding every other client.
 
-Memory is bounded: per session only the digests of its last few requests (hashes, no text), at most
-``max_sessions`` sessions (least recently used dropped), and a short log of what each upstream ran.
+Memory is bounded by size (issue 39): per session only the digests of its last few requests (hashes,
+no text; each a few MB at most, ``digests``), at most ``max_sessions`` sessions and ``max_bytes`` of
+digests in all (least recently used sessions dropped first), and a short log of what each upstream ran.
+A body is kept from ``begin`` to the end of its request only: the handler ``release``s it on every
+path (a request refused before any upstream attempt never reaches ``finish``).
 A failure here is logged and leaves the row's cache fields empty; it never breaks a request.
 
 Where the profile follows its server's log, a request re-processed while the server said it forced
@@ -16,17 +21,17 @@ that (``server_notes``) gets the server's words as its reason.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from kvswitch.gateway.truth.digests import PromptDigest, digest_prompt, part_text
 from kvswitch.gateway.truth.reasons import (
-    PREFIX_CHANGED,
     SERVER_OVERRIDES,
     Judgement,
     Seen,
@@ -50,6 +55,12 @@ PER_UPSTREAM = 32
 OTHERS = 8
 #: requests begun but not finished that are kept (a request that never finishes is dropped with the oldest)
 MAX_PENDING = 1024
+#: the digests kept in all, in bytes (``PromptDigest.kept_bytes``): the least recently used sessions
+#: are dropped past it
+MAX_BYTES = 64 << 20
+#: a request body at least this long is digested on a worker thread (``prepare``): a shorter one costs
+#: the event loop at most about 15 ms (tiny messages, the costliest body of this size)
+THREAD_BODY = 128 << 10
 
 
 @dataclass(slots=True)
@@ -58,24 +69,32 @@ class _Pending:
     body: Any
     #: ``time.monotonic()`` when the request arrived (a server note read since is about it)
     arrived: float
+    #: the request's length in bytes, and its digest when ``prepare`` made it on a worker thread
+    size: int = 0
+    digest: PromptDigest | None = None
 
 
 class CacheTruth:
     """Remembers digests per session and per upstream, and judges each finished request."""
 
     def __init__(self, max_sessions: int = MAX_SESSIONS, clock: Callable[[], float] = time.time,
-                 notes: ServerNotes | None = None):
+                 notes: ServerNotes | None = None, max_bytes: int = MAX_BYTES):
         self.max_sessions = max_sessions
+        self.max_bytes = max_bytes
         self.clock = clock
         self.notes = notes
         self._sessions: OrderedDict[str, deque[Seen]] = OrderedDict()
         self._upstreams: dict[str, deque[Seen]] = {}
         self._pending: OrderedDict[int, _Pending] = OrderedDict()
         self._seq = 0
+        #: per remembered request (its ``seq``): in how many of the lists above it is, and its bytes
+        self._held: dict[int, list[int]] = {}
+        self.kept_bytes = 0
 
-    # -- the gateway's two calls --------------------------------------------------------------------
-    def begin(self, row: UsageRow, headers: Mapping[str, str], body: Any) -> None:
-        """Fill the row's client and session fields; keep the parsed body until ``finish``."""
+    # -- the gateway's calls ------------------------------------------------------------------------
+    def begin(self, row: UsageRow, headers: Mapping[str, str], body: Any, size: int = 0) -> None:
+        """Fill the row's client and session fields; keep the parsed body (``size`` bytes long) until
+        ``finish`` or ``release``."""
         try:
             identity = identify(headers, body, row.client)
         except Exception:  # noqa: BLE001 - bookkeeping must never break a request
@@ -84,9 +103,25 @@ class CacheTruth:
         row.client_name, row.client_version = identity.client_name, identity.client_version
         row.session, row.agent, row.session_source = identity.session, identity.agent, identity.session_source
         arrived = self.notes.clock() if self.notes is not None else time.monotonic()  # notes' own clock
-        self._pending[id(row)] = _Pending(identity, body, arrived)
+        self._pending[id(row)] = _Pending(identity, body, arrived, size)
         while len(self._pending) > MAX_PENDING:
             self._pending.popitem(last=False)
+
+    async def prepare(self, row: UsageRow) -> None:
+        """Digest a long answered request's body on a worker thread, before ``finish`` (which would
+        otherwise digest it on the event loop, holding every other client)."""
+        pending = self._pending.get(id(row))
+        if pending is None or pending.size < THREAD_BODY or row.status is None or row.status >= 400:
+            return
+        try:
+            pending.digest = await asyncio.to_thread(digest_prompt, pending.body)
+        except Exception:  # noqa: BLE001 - bookkeeping must never break a request
+            log.exception("cache record: could not digest the request")
+
+    def release(self, row: UsageRow) -> None:
+        """Forget the request's body: its request ended, judged or not (a refusal before any upstream
+        attempt, a client gone, a failure). Called by the handler on every path."""
+        self._pending.pop(id(row), None)
 
     def finish(self, row: UsageRow, *, local: bool) -> Callable[[], None] | None:
         """Judge the finished request from the row's server numbers (``input_tokens``, ``cached_tokens``).
@@ -105,7 +140,7 @@ class CacheTruth:
 
     # -- the ledger ---------------------------------------------------------------------------------
     def _judge(self, row: UsageRow, pending: _Pending, local: bool) -> Callable[[], None] | None:
-        digest = digest_prompt(pending.body)
+        digest = pending.digest if pending.digest is not None else digest_prompt(pending.body)
         if not digest.parts:
             return None
         now = self.clock()
@@ -115,14 +150,10 @@ class CacheTruth:
         seen = Seen(identity.session, identity.agent, row.upstream, digest, row.input_tokens,
                     row.cached_tokens, now, self._next_seq())
 
-        def verdict() -> None:
+        def verdict() -> None:  # the changed part's text is read from the body only when it is shown
             judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
-                              session=identity.session, agent=identity.agent, local=local, now=now)
-            if judgement.reason == PREFIX_CHANGED and judgement.detail is not None:
-                text = part_text(pending.body, str(judgement.detail.get("part")))
-                judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
-                                  session=identity.session, agent=identity.agent, local=local, now=now,
-                                  excerpt=text)
+                              session=identity.session, agent=identity.agent, local=local, now=now,
+                              excerpt=lambda label: part_text(pending.body, label))
             if self.notes is not None and judgement.reason in SERVER_OVERRIDES:
                 note = self.notes.claim(row.profile, pending.arrived)
                 if note is not None:
@@ -175,13 +206,47 @@ class CacheTruth:
         if history is None:
             history = self._sessions[key] = deque(maxlen=PER_SESSION)
         self._sessions.move_to_end(key)
-        history.append(seen)
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)
+        self._append(history, seen)
         if seen.upstream:
-            self._upstreams.setdefault(seen.upstream, deque(maxlen=PER_UPSTREAM)).append(seen)
+            ran = self._upstreams.get(seen.upstream)
+            if ran is None:
+                ran = self._upstreams[seen.upstream] = deque(maxlen=PER_UPSTREAM)
+            self._append(ran, seen)
             if len(self._upstreams) > self.max_sessions:
-                self._upstreams.pop(next(iter(self._upstreams)))
+                self._drop(self._upstreams.pop(next(iter(self._upstreams))))
+        while len(self._sessions) > self.max_sessions or (
+                self.kept_bytes > self.max_bytes and len(self._sessions) > 1):
+            self._forget_session(next(iter(self._sessions)))
+
+    def _append(self, history: deque[Seen], seen: Seen) -> None:
+        if len(history) == history.maxlen:
+            self._drop([history[0]])
+        history.append(seen)
+        held = self._held.setdefault(seen.seq, [0, seen.digest.kept_bytes])
+        if held[0] == 0:
+            self.kept_bytes += held[1]
+        held[0] += 1
+
+    def _drop(self, gone: Iterable[Seen]) -> None:
+        for seen in gone:
+            held = self._held.get(seen.seq)
+            if held is None:
+                continue
+            held[0] -= 1
+            if held[0] <= 0:
+                self.kept_bytes -= held[1]
+                del self._held[seen.seq]
+
+    def _forget_session(self, key: str) -> None:
+        """Drop a session's requests, from the upstreams' lists too (what holds their digests)."""
+        gone = self._sessions.pop(key)
+        self._drop(gone)
+        seqs = {seen.seq for seen in gone}
+        for upstream, ran in list(self._upstreams.items()):
+            if any(seen.seq in seqs for seen in ran):
+                self._drop([seen for seen in ran if seen.seq in seqs])
+                self._upstreams[upstream] = deque([seen for seen in ran if seen.seq not in seqs],
+                                                  maxlen=PER_UPSTREAM)
 
     def _replace(self, seen: Seen) -> None:
         """Put ``seen`` where the entry of the same request is (its counts came in later)."""

@@ -21,6 +21,7 @@ profile follows, that it forced the re-processing: ``told_by_server``); ``unknow
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,9 @@ LOST_SHARE = 0.5
 CLOUD_CACHE_TTL_S = 300.0
 #: the longest excerpt shown around a difference
 EXCERPT_CHARS = 48
+#: tools named in a ``tools_changed`` reason (added, removed), and in a ``reordered_tools`` one; the
+#: evidence says how many more (an MCP server can bring thousands)
+NAMED_TOOLS, LISTED_TOOLS = 20, 40
 #: ``cc_version=<major.minor.patch>.<fingerprint>``: the fingerprint is what changes per conversation
 _CC_VERSION = re.compile(r"cc_version=\d+\.\d+\.\d+\.([0-9A-Za-z]{1,16})\s*;")
 
@@ -90,9 +94,14 @@ def overlap(current: PromptDigest, earlier: PromptDigest) -> Overlap:
     return Overlap(shared, index, leading, index == len(earlier.parts) and index > 0)
 
 
+#: the text of the part a difference sits in, or what reads it from the body by the part's label only
+#: when a difference is shown (the body is walked once more only then)
+Excerpt = str | Callable[[str], str | None] | None
+
+
 def judge(current: PromptDigest, prompt: int | None, cached: int | None, reference: Seen | None,
           between: list[Seen], *, session: str | None, agent: str | None, local: bool, now: float,
-          excerpt: str | None = None) -> Judgement:
+          excerpt: Excerpt = None) -> Judgement:
     """The record of one request; ``between``: what ran on the upstream after ``reference``."""
     if prompt is None or cached is None or prompt <= 0:
         return Judgement(None, None, None, None)
@@ -170,7 +179,7 @@ def _short(value: str | None) -> str | None:
 
 
 def where(current: PromptDigest, earlier: PromptDigest, found: Overlap,
-          excerpt: str | None) -> dict[str, Any]:
+          excerpt: Excerpt) -> dict[str, Any]:
     """Where the prompt first differs from the earlier one, and what the difference looks like."""
     index = found.first_diff
     mine = current.parts[index] if index < len(current.parts) else None
@@ -178,6 +187,8 @@ def where(current: PromptDigest, earlier: PromptDigest, found: Overlap,
     inside = chunk_prefix(mine, theirs) if mine is not None and theirs is not None else 0
     shown = mine or theirs
     assert shown is not None
+    if callable(excerpt):  # a folded group has no one text to show
+        excerpt = excerpt(shown.label) if shown.members == 1 else None
     detail: dict[str, Any] = {"part": shown.label, "kind": _kind_words(shown),
                               "offset": found.leading + inside, "offset_in_part": inside,
                               "precision": shown.chunk if shown.chunks else shown.size}
@@ -215,28 +226,48 @@ def _looks_like(current: PromptDigest, earlier: PromptDigest, index: int, mine: 
             block["fingerprint"] = {"now": fingerprints[0], "before": fingerprints[1]}
         return "attribution_block", {"attribution": block, "fix": {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}}
     if (mine is not None and mine.kind == "tools") or (theirs is not None and theirs.kind == "tools"):
-        now_tools = [p.note for p in current.parts if p.kind == "tools"]
-        before_tools = [p.note for p in earlier.parts if p.kind == "tools"]
-        now_set = sorted({p.digest for p in current.parts if p.kind == "tools"})
-        before_set = sorted({p.digest for p in earlier.parts if p.kind == "tools"})
-        if now_set == before_set:
-            return "reordered_tools", {"tools_now": now_tools[:40], "tools_before": before_tools[:40]}
-        added = [n for n in now_tools if n not in before_tools]
-        removed = [n for n in before_tools if n not in now_tools]
-        changed = mine.note if mine is not None and mine.note in before_tools else None
-        return "tools_changed", {"added": added[:20], "removed": removed[:20], "changed": changed}
-    earlier_hashes = earlier.hashes()
-    current_hashes = current.hashes()
+        return _tools_look(current, earlier, mine)
     reminder = any(p is not None and p.note == "system-reminder" for p in (mine, theirs))
-    if theirs is not None and theirs.digest in current_hashes[index + 1:]:
+    if theirs is not None and any(p.digest == theirs.digest for p in current.parts[index + 1:]):
         return ("moved_reminder" if reminder else "inserted_part"), {}
-    if mine is not None and mine.digest in earlier_hashes[index + 1:]:
+    if mine is not None and any(p.digest == mine.digest for p in earlier.parts[index + 1:]):
         return ("moved_reminder" if reminder else "removed_part"), {}
     if reminder:
         return "changed_reminder", {}
     if mine is None:
         return "shorter_prompt", {}
     return "changed", {}
+
+
+def _tools_look(current: PromptDigest, earlier: PromptDigest,
+                mine: Part | None) -> tuple[str, dict[str, Any]]:
+    """Reordered or changed tools, and which: sets, one pass over each list (10,000 tools renamed took
+    25 s when each name was looked up in the other list, issue 39); at most ``NAMED_TOOLS`` named."""
+    now_tools = [p.note for p in current.parts if p.kind == "tools"]
+    before_tools = [p.note for p in earlier.parts if p.kind == "tools"]
+    if {p.digest for p in current.parts if p.kind == "tools"} == {
+            p.digest for p in earlier.parts if p.kind == "tools"}:
+        listed = _listed({"tools_now": now_tools, "tools_before": before_tools}, LISTED_TOOLS)
+        return "reordered_tools", listed
+    now_names, before_names = set(now_tools), set(before_tools)
+    added = [n for n in now_tools if n not in before_names]
+    removed = [n for n in before_tools if n not in now_names]
+    changed = mine.note if mine is not None and mine.note in before_names else None
+    detail = {**_listed({"added": added, "removed": removed}, NAMED_TOOLS), "changed": changed}
+    grouped = sum([p.members for p in current.parts if p.kind == "tools" and p.members > 1])
+    if grouped:  # past ``digests.ONE_BY_ONE`` tools are compared in groups, without their names
+        detail["tools_in_groups"] = grouped
+    return "tools_changed", detail
+
+
+def _listed(lists: dict[str, list[str | None]], most: int) -> dict[str, Any]:
+    """Each list cut to ``most`` names, with ``<key>_more``: how many were left out (when any were)."""
+    shown: dict[str, Any] = {}
+    for key, names in lists.items():
+        shown[key] = names[:most]
+        if len(names) > most:
+            shown[f"{key}_more"] = len(names) - most
+    return shown
 
 
 def fingerprint(attribution: str) -> str | None:
@@ -247,10 +278,6 @@ def fingerprint(attribution: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _system_of(digest: PromptDigest) -> tuple[int, ...]:
-    return tuple(part.digest for part in digest.parts if part.kind == "system")
-
-
 def _who_ran(between: list[Seen], session: str | None, agent: str | None,
              current: PromptDigest) -> list[dict[str, Any]]:
     """The requests that ran between, grouped by who sent them (another session, a subagent or a side
@@ -258,13 +285,13 @@ def _who_ran(between: list[Seen], session: str | None, agent: str | None,
     system prompt of its own is a subagent even without an agent id: Claude Code 2.1.332 sends none for
     a ``context: fork`` skill's subagent (measured, ``tests/e2e/test_e2e_session_slots.py``)."""
     groups: dict[tuple[str | None, str | None], dict[str, Any]] = {}
-    system = _system_of(current)
+    system = current.system
     for seen in between:
         key = (seen.session, seen.agent)
         if seen.session != session:
             who = "another session"
         elif (seen.agent is not None and seen.agent != agent) or (
-                any(p.kind == "tools" for p in seen.digest.parts) and _system_of(seen.digest) != system):
+                seen.digest.has_tools and seen.digest.system != system):
             who = "a subagent of this session"
         else:
             who = "a side request of this session"
