@@ -51,6 +51,15 @@ class JournalEntry(BaseModel):
     after_record: TargetRecord | None = None
 
 
+class ProfileEdit(BaseModel):
+    """A profile saved while clients ran it, as stored before and after the save (its JSON, key
+    included: this file is 0600). The save's writes carry it, so undoing them puts the profile back
+    too: one undo step, never the files without the profile they were written from."""
+
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
 class Transaction(BaseModel):
     """A whole apply (or undo): the pending journal while running, the undo record once committed."""
 
@@ -59,6 +68,8 @@ class Transaction(BaseModel):
     previous_active: str | None = None
     created_at: str = ""
     entries: list[JournalEntry] = Field(default_factory=list)
+    #: the profile save these writes brought to the clients, when that is what they were
+    edit: ProfileEdit | None = None
 
 
 class Original(BaseModel):

@@ -118,9 +118,11 @@ _JOURNAL_ENTRY = Model({
     "before_digest": (_TEXT, REQUIRED), "after_digest": (_MAYBE_TEXT, None),
     "before_record": (Optional(_TARGET_RECORD), None), "after_record": (Optional(_TARGET_RECORD), None),
 }, forbid_extra=False)
+_PROFILE_EDIT = Model({"before": (PROFILE, REQUIRED), "after": (PROFILE, REQUIRED)}, forbid_extra=False)
 _TRANSACTION = Model({
     "action": (_TEXT, REQUIRED), "profile": (_MAYBE_TEXT, None), "previous_active": (_MAYBE_TEXT, None),
     "created_at": (_TEXT, ""), "entries": (ListOf(_JOURNAL_ENTRY), []),
+    "edit": (Optional(_PROFILE_EDIT), None),
 }, forbid_extra=False)
 _ORIGINAL = Model({
     "location": (_TEXT, REQUIRED), "existed": (_BOOL, True), "mode": (_MAYBE_INT, None),

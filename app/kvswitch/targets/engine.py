@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 
 from kvswitch.core.backups import DEFAULT_KEEP, BackupStore
-from kvswitch.core.ledger import Ledger, LedgerState, Original, TargetRecord
+from kvswitch.core.ledger import Ledger, LedgerState, Original, ProfileEdit, TargetRecord
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
@@ -28,11 +29,12 @@ from kvswitch.targets.base import Plan, Target
 from kvswitch.targets.claude import attach_picker
 from kvswitch.targets.codex_models import attach_codex_picker
 from kvswitch.targets.diff import render_plans, state_digest
-from kvswitch.targets.filetarget import StructuredFileTarget
+from kvswitch.targets.filetarget import StructuredFileTarget, holds_secret
 from kvswitch.targets.gateway_view import client_view
 from kvswitch.targets.live import client_of_target
 from kvswitch.targets.originals import choose_originals, journal_snapshot, original_snapshot
 from kvswitch.targets.outcome import ApplyFailed, ApplyResult, NothingToUndo, PlanOutdated, check_preview
+from kvswitch.targets.profile_undo import put_back_edit
 from kvswitch.targets.registry import target_for_id, targets_for_profile
 from kvswitch.targets.transaction import (
     Op,
@@ -109,13 +111,15 @@ class Engine:
             return list(self.recovery_notes)
 
     def apply(
-        self, profile: Profile, plans: list[Plan] | None = None, *, cleanup: bool = True
+        self, profile: Profile, plans: list[Plan] | None = None, *, cleanup: bool = True,
+        edit: ProfileEdit | None = None,
     ) -> ApplyResult:
         """Write ``profile`` to all its targets, all or nothing (see the module docstring).
 
         ``plans``: the preview the user confirmed (from ``plan``). Exactly those bytes are written;
         if any file or KV Switch's records changed since, ``PlanOutdated`` is raised and nothing is
         written. Without it the engine plans and writes in one go. ``cleanup``: as for ``plan``.
+        ``edit``: the profile save these writes bring to the clients; ``undo`` puts it back with them.
         """
         with self._lock():
             state = self._recover(self.ledger.load())
@@ -147,7 +151,7 @@ class Engine:
             result = ApplyResult(
                 "apply", profile.name, plans, warnings=[w for p in plans for w in p.warnings]
             )
-            self._commit(state, "apply", profile.name, ops, result, records)
+            self._commit(state, "apply", profile.name, ops, result, records, edit=edit)
             return result
 
     def undo(self) -> ApplyResult:
@@ -170,6 +174,9 @@ class Engine:
                 now = target.snapshot()
                 current = state_digest(now)
                 before = journal_snapshot(entry)
+                if before.mode is not None and entry.before_record is not None and holds_secret(
+                        entry.before_record.owned):  # what comes back holds a key: it stays private
+                    before = replace(before, mode=before.mode & 0o700)
                 if current == entry.before_digest:
                     pass
                 elif current == entry.after_digest:
@@ -212,7 +219,9 @@ class Engine:
                     continue
                 records[entry.target_id] = entry.before_record
             self._commit(state, "undo", last.previous_active, ops, result, records, undoing=True)
-            return result
+        if last.edit is not None:  # after the engine's lock: the store takes it for a rename
+            put_back_edit(ProfileStore(self.paths), last.edit, result)
+        return result
 
     def originals(self) -> dict[str, Original]:
         """Target id -> the state it had before KV Switch first wrote it."""
@@ -247,9 +256,10 @@ class Engine:
 
     # -- transaction -------------------------------------------------------------------------------
     def _commit(self, state: LedgerState, action: str, new_active: str | None, ops: list[Op],
-                result: ApplyResult, records: dict[str, TargetRecord | None], undoing: bool = False) -> None:
+                result: ApplyResult, records: dict[str, TargetRecord | None], undoing: bool = False,
+                edit: ProfileEdit | None = None) -> None:
         run_transaction(self.ledger, self.backups, state, action, new_active, ops, result, records,
-                        undoing=undoing)
+                        undoing=undoing, edit=edit)
 
     def _recover(self, state: LedgerState) -> LedgerState:
         """Roll back an apply a crash interrupted (``recover_interrupted``), noting what it did."""

@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.gateway_config import GatewayClient, clients_of_targets, route_clients
-from kvswitch.core.ledger import TargetRecord
+from kvswitch.core.ledger import ProfileEdit, TargetRecord
 from kvswitch.core.lock import FileLock
 from kvswitch.core.models import Profile
 from kvswitch.core.store import ProfileStore
 from kvswitch.targets.engine import Engine
 from kvswitch.targets.live import LiveClient, client_label, live_clients
 from kvswitch.targets.outcome import ApplyResult
+from kvswitch.targets.profile_undo import saved_edit
 from kvswitch.targets.registry import targets_for_spec
 
 SHELL_LABELS = ("bash", "zsh", "fish", "pwsh", "windows-env")
@@ -110,7 +111,7 @@ def save_profile(store: ProfileStore, engine: Engine, old_name: str, profile: Pr
         outcome.differs = [c.label for c in to_write]
         return outcome
     try:
-        written = write_to_clients(engine, profile, to_write)
+        written = write_to_clients(engine, profile, to_write, edit=saved_edit(before, profile))
     except KvSwitchError as exc:
         outcome.error = str(exc)
         outcome.differs = [c.label for c in to_write]
@@ -139,15 +140,17 @@ def _refresh_picker(store: ProfileStore, engine: Engine, outcome: SaveOutcome) -
         outcome.result = refreshed.result
 
 
-def write_to_clients(engine: Engine, profile: Profile, clients: Sequence[LiveClient]) -> SaveOutcome:
-    """Apply ``profile`` to these clients only (the one call a ``differs`` badge makes)."""
+def write_to_clients(engine: Engine, profile: Profile, clients: Sequence[LiveClient], *,
+                     edit: ProfileEdit | None = None) -> SaveOutcome:
+    """Apply ``profile`` to these clients only (the one call a ``differs`` badge makes); ``edit``: the
+    save this writes through, which an undo of these writes puts back too."""
     outcome = SaveOutcome(profile.name)
     targets = [c.target_id for c in clients if c.target_id in profile.targets]
     outcome.differs = [c.label for c in clients if c.target_id not in profile.targets]
     if not targets:
         return outcome
     narrowed = profile.model_copy(update={"targets": targets})
-    outcome.result = engine.apply(narrowed, cleanup=False)
+    outcome.result = engine.apply(narrowed, cleanup=False, edit=edit)
     outcome.written = written_clients(outcome.result, engine)
     if profile.via_gateway:
         gateway = _gateway_clients(targets)

@@ -96,7 +96,10 @@ def _result(plan: Plan) -> tuple[object, ...]:
 
 
 def mode_note(location: str, before: int | None, after: int | None) -> str | None:
-    """A note when a write changed a file's permission bits (only ever tightening them to 0600)."""
+    """A note when a write changed a file's permission bits: an apply tightens them to 0600 for a key;
+    an undo gives back the mode a file had before a key was written to it (and holds no key now)."""
     if before is None or after is None or before == after:
         return None
+    if after & 0o077 and not before & 0o077:
+        return f"{location}: mode {before:04o} -> {after:04o} (as it was before; it holds no key now)."
     return f"{location}: mode {before:04o} -> {after:04o} (it holds a key, so only you may read it)."

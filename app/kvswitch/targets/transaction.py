@@ -17,7 +17,15 @@ from pathlib import Path
 from kvswitch.core.backups import BackupStore
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.core.fsutil import remove_temp_files
-from kvswitch.core.ledger import JournalEntry, Ledger, LedgerState, TargetRecord, Transaction, digest_bytes
+from kvswitch.core.ledger import (
+    JournalEntry,
+    Ledger,
+    LedgerState,
+    ProfileEdit,
+    TargetRecord,
+    Transaction,
+    digest_bytes,
+)
 from kvswitch.targets.base import Plan, Snapshot, Target
 from kvswitch.targets.diff import state_digest
 from kvswitch.targets.originals import journal_snapshot, keep_original
@@ -52,6 +60,7 @@ def run_transaction(
     records: dict[str, TargetRecord | None],
     *,
     undoing: bool = False,
+    edit: ProfileEdit | None = None,
 ) -> None:
     """Back up, journal, write ``ops``; then commit ``records``, ``active`` and the undo history.
 
@@ -62,6 +71,7 @@ def run_transaction(
         profile=new_active,
         previous_active=state.active,
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        edit=edit,
     )
     survivors = state.history if undoing else state.history[-(UNDO_DEPTH - 1) :]
     needed = frozenset(e.backup for t in survivors for e in t.entries if e.backup)

@@ -51,6 +51,10 @@ class WindowMessagesMixin:
         outcome, self._save_outcome = getattr(self, "_save_outcome", None), None
         if outcome is not None and (outcome.written or outcome.differs or outcome.rerouted):
             actions: list[Action] = []
+            if outcome.written and outcome.result is not None:  # what the save wrote, as after Use
+                self._applied_plans = (name, list(outcome.result.plans))
+                actions.append(("review", translate("MainWindow", "Review changes"),
+                                self.review_applied_changes))
             if outcome.written and self.controller.can_undo():
                 actions.append(("undo", translate("MainWindow", "Undo"), self.controller.undo))
             if outcome.differs:
