@@ -236,3 +236,27 @@ def test_a_request_refused_before_any_upstream_attempt_keeps_no_body(
     assert stall < MAX_STALL_S, f"the gateway's loop was held {stall * 1000:.0f} ms"
     assert wait < MAX_WAIT_S, f"the gateway's loop answered after {wait * 1000:.0f} ms"
 
+
+
+def test_a_conversation_past_the_folding_point_still_continues_the_earlier_request(
+    paths: AppPaths, served: Served
+) -> None:
+    """A long conversation (3,001 blocks: folded past ``ONE_BY_ONE``) that grows by a turn, and that the
+    server re-processed from halfway: the prefix was intact, so the reason is not a change (the last,
+    growing group of the earlier request is taken as continued), as for a short conversation."""
+    server_like, _, gateway, _ = served
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i} " * 8}
+                for i in range(3001)]
+    first = {"model": "tiny", "max_tokens": 8, "messages": messages}
+    assert _post(gateway, paths, first, "s-long").status_code == 200
+    server_like.prompt, server_like.cached = 101_000, 60_000
+    grown = {**first, "messages": [*messages, {"role": "assistant", "content": "ok"},
+                                   {"role": "user", "content": "and then?"}]}
+    assert _post(gateway, paths, grown, "s-long").status_code == 200
+    rows = stored_rows(paths, 2)
+    row = next(row for row in rows if row.cached_tokens == 60_000)
+    assert row.verdict == "PARTIAL"
+    assert row.reason == "unknown"  # intact prefix, nothing ran in between, a local server: as before
+    assert row.reason_detail is not None
+    detail = json.loads(row.reason_detail)
+    assert detail["reusable"] == 100_000  # the earlier request's own prompt count: it extends it whole

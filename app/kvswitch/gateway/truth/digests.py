@@ -67,8 +67,11 @@ class Part:
     chunks: tuple[int, ...]
     #: a tool's name, or whether a message block holds a ``<system-reminder>``: what a reason may show
     note: str | None = None
-    #: how many of the body's parts this entry stands for (more than one: a folded group)
+    #: how many of the body's parts this entry stands for (more than one: a folded group, labelled by
+    #: its first part), and whether the group could hold more (the last of its section: the next request
+    #: of a growing conversation has more parts in it)
     members: int = 1
+    open: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +142,7 @@ class _Builder:
         #: parts seen so far, and the folded group being filled: its first index, size, label, kind,
         #: characters and hashes
         self.count = 0
-        self.group: tuple[int, int, str, str] | None = None
+        self.group: tuple[int, int, str, str] | None = None  # first index, capacity, label, kind
         self.group_size = 0
         self.group_hashes: list[int] = []
         self.kept = 0
@@ -211,22 +214,21 @@ class _Builder:
 
     def fold(self, index: int, label: str, kind: str, size: int, digest: int) -> None:
         """Add a part past the first ``ONE_BY_ONE`` to its group (a new group where one starts)."""
-        start = group_start(index)
+        start, capacity = group_of(index)
         if self.group is None or self.group[0] != start:
             self.close_group()
-            self.group = (start, index, label, kind)
+            self.group = (start, capacity, label, kind)
         self.group_size += size
         self.group_hashes.append(digest)
 
     def close_group(self) -> None:
         if self.group is None:
             return
-        _, _, label, kind = self.group
+        _, capacity, label, kind = self.group
         members = len(self.group_hashes)
-        shown = f"{label} (+{members - 1} parts)" if members > 1 else label
-        self.parts.append(Part(shown, kind, self.group_size, hash(tuple(self.group_hashes)), 0, (),
-                               None, members))
-        self.kept += ENTRY_BYTES + len(shown)
+        self.parts.append(Part(label, kind, self.group_size, hash(tuple(self.group_hashes)), 0, (),
+                               None, members, members < capacity))
+        self.kept += ENTRY_BYTES + len(label)
         self.group, self.group_size, self.group_hashes = None, 0, []
 
     def done(self) -> PromptDigest:
@@ -238,12 +240,12 @@ class _Builder:
                             any(part.kind == "tools" for part in parts), self.kept)
 
 
-def group_start(index: int) -> int:
-    """The index of the first part of the group that part ``index`` (past ``ONE_BY_ONE``) folds into:
+def group_of(index: int) -> tuple[int, int]:
+    """The first index and the size of the group that part ``index`` (past ``ONE_BY_ONE``) folds into:
     level ``k`` holds ``ONE_BY_ONE`` groups of ``2**k`` parts, from part ``ONE_BY_ONE * (2**k - 1)`` on."""
     level = (index // ONE_BY_ONE + 1).bit_length() - 1
-    base = ONE_BY_ONE * ((1 << level) - 1)
-    return base + (index - base) // (1 << level) * (1 << level)
+    base, size = ONE_BY_ONE * ((1 << level) - 1), 1 << level
+    return base + (index - base) // size * size, size
 
 
 def _tool_name(tool: Any) -> str | None:

@@ -88,10 +88,20 @@ def overlap(current: PromptDigest, earlier: PromptDigest) -> Overlap:
     index, leading = 0, 0
     for mine, other in zip(current.parts, earlier.parts, strict=False):
         if mine.digest != other.digest:
+            if index == len(earlier.parts) - 1 and _grew(mine, other):
+                index, leading, shared = index + 1, leading + other.size, shared + other.size
             break
         index += 1
         leading += mine.size
     return Overlap(shared, index, leading, index == len(earlier.parts) and index > 0)
+
+
+def _grew(mine: Part, other: Part) -> bool:
+    """Whether ``mine`` is the earlier request's last, open group with the parts added since (a long
+    conversation continued past ``digests.ONE_BY_ONE`` parts). Its parts are not kept one by one, so
+    the earlier ones are taken as unchanged: a change among them shows only in the server's count."""
+    return (other.open and mine.members > other.members and mine.label == other.label
+            and mine.kind == other.kind and mine.size >= other.size)
 
 
 #: the text of the part a difference sits in, or what reads it from the body by the part's label only
@@ -192,6 +202,8 @@ def where(current: PromptDigest, earlier: PromptDigest, found: Overlap,
     detail: dict[str, Any] = {"part": shown.label, "kind": _kind_words(shown),
                               "offset": found.leading + inside, "offset_in_part": inside,
                               "precision": shown.chunk if shown.chunks else shown.size}
+    if shown.members > 1:  # a folded group (``digests``): the difference is somewhere in these parts
+        detail["parts_in_group"] = shown.members
     detail["looks_like"], extra = _looks_like(current, earlier, index, mine, theirs)
     detail.update(extra)
     attribution = extra.get("attribution")
