@@ -139,7 +139,9 @@ def _state(entry: dict[str, Any], tokens: TokenCounts) -> str:
 
 def cmd_add(args: argparse.Namespace) -> int:
     if args.file == "-":
-        raw = sys.stdin.buffer.read(MAX_PROMPT_BYTES + 1)
+        stream = getattr(sys.stdin, "buffer", None)  # a text-only stdin (an embedding caller) has none
+        raw = (stream.read(MAX_PROMPT_BYTES + 1) if stream is not None
+               else sys.stdin.read(MAX_PROMPT_BYTES + 1).encode("utf-8", "surrogateescape"))
         where = "stdin"
     else:
         path = Path(args.file).expanduser()

@@ -53,15 +53,19 @@ def source_kind(source: str, forced: str | None = None) -> str:
 def fetch(source: str, kind: str, staging: Path, subpath: str = "") -> list[Fetched]:
     """Put ``source`` into ``staging/tree`` and return the skills found there (at least one)."""
     tree = staging / "tree"
-    if kind == "folder":
-        _copy_tree(Path(source).expanduser(), tree)
-    elif kind == "zip":
-        _unzip(Path(source).expanduser(), tree)
-    elif kind == "git":
-        _clone(source, tree)
-    else:
-        raise SkillError(f"unknown source kind {kind!r}")
-    return find_skills(tree, subpath, source)
+    try:
+        if kind == "folder":
+            _copy_tree(Path(source).expanduser(), tree)
+        elif kind == "zip":
+            _unzip(Path(source).expanduser(), tree)
+        elif kind == "git":
+            _clone(source, tree)
+        else:
+            raise SkillError(f"unknown source kind {kind!r}")
+        return find_skills(tree, subpath, source)
+    except OSError as exc:  # a source that vanished or cannot be read, a full disk
+        where = exc.filename or source
+        raise SkillError(f"{where}: {exc.strerror or exc}; nothing was installed") from None
 
 
 def find_skills(tree: Path, subpath: str, source: str) -> list[Fetched]:
