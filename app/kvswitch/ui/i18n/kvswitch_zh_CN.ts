@@ -2417,6 +2417,127 @@
     </message>
 </context>
 <context>
+    <name>McpController</name>
+    <message>
+        <location filename="../control/controller_mcp.py" line="115"/>
+        <source>enabled %1 in %2</source>
+        <translation>已在 %2 中启用 %1</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="115"/>
+        <source>disabled %1 in %2</source>
+        <translation>已在 %2 中停用 %1</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="129"/>
+        <source>enabled every server in %1</source>
+        <translation>已在 %1 中启用所有服务器</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="129"/>
+        <source>disabled every server in %1</source>
+        <translation>已在 %1 中停用所有服务器</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="133"/>
+        <source>removed %1</source>
+        <translation>已移除 %1</translation>
+    </message>
+</context>
+<context>
+    <name>McpPage</name>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="45"/>
+        <source>Claude Code (project %1)</source>
+        <translation>Claude Code（项目 %1）</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="87"/>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="91"/>
+        <source>From Claude Code</source>
+        <translation>从 Claude Code</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="92"/>
+        <source>From Codex</source>
+        <translation>从 Codex</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="93"/>
+        <source>From OpenCode</source>
+        <translation>从 OpenCode</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="94"/>
+        <source>From CC Switch</source>
+        <translation>从 CC Switch</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="97"/>
+        <source>Paste JSON or TOML…</source>
+        <translation>粘贴 JSON 或 TOML…</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="99"/>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="102"/>
+        <source>MCP servers, and the clients each is written into</source>
+        <translation>MCP 服务器，以及每个服务器写入的客户端</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="123"/>
+        <source>Server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="123"/>
+        <source>Transport</source>
+        <translation>传输方式</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="123"/>
+        <source>Command or URL</source>
+        <translation>命令或 URL</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="138"/>
+        <source>No MCP servers yet: import them from a client, CC Switch or pasted JSON/TOML, or add one with &apos;kvswitch mcp add&apos;.</source>
+        <translation>还没有 MCP 服务器：从客户端、CC Switch 或粘贴的 JSON/TOML 导入，或用 &apos;kvswitch mcp add&apos; 添加一个。</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="154"/>
+        <source>Enabled, but not in the client&apos;s file (an undo took it out): check it to write it again</source>
+        <translation>已启用，但不在该客户端的文件中（被撤销移除）：勾选即可再次写入</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="164"/>
+        <source>Writing…</source>
+        <translation>正在写入…</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="168"/>
+        <source>Done: %1. Undo takes it back.</source>
+        <translation>完成：%1。撤销可将其还原。</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="168"/>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="172"/>
+        <source>Nothing was changed: %1</source>
+        <translation>未做任何更改：%1</translation>
+    </message>
+</context>
+<context>
     <name>MessageBar</name>
     <message>
         <location filename="../widgets/message_bar.py" line="40"/>
@@ -2506,6 +2627,24 @@
         <location filename="../profiles/profile_models.py" line="159"/>
         <source>Testing %1…</source>
         <translation>正在测试 %1…</translation>
+    </message>
+</context>
+<context>
+    <name>PasteDialog</name>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="54"/>
+        <source>Paste MCP servers</source>
+        <translation>粘贴 MCP 服务器</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="56"/>
+        <source>{&quot;mcpServers&quot;: {...}}, {&quot;mcp&quot;: {...}} or [mcp_servers.NAME] tables</source>
+        <translation>{&quot;mcpServers&quot;: {...}}、{&quot;mcp&quot;: {...}} 或 [mcp_servers.NAME] 表</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="57"/>
+        <source>Replace servers of the same name</source>
+        <translation>替换同名的服务器</translation>
     </message>
 </context>
 <context>
