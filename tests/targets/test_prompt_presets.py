@@ -80,6 +80,9 @@ def test_a_hand_edited_memory_file_is_never_overwritten_silently(
     ok(capsys, "prompt", "add", "two", str(fake_home / "two.md"))
     ok(capsys, "prompt", "use", "one", "--client", "codex")
     agents.write_text("one\nmy own line\n")
+    code, out, _ = run(capsys, "doctor")
+    assert code == 1
+    assert f"{agents}: edited by hand since KV Switch wrote preset 'one' there" in out
 
     code, out, err = run(capsys, "prompt", "use", "two", "--client", "codex")
     assert code == 4, (out, err)

@@ -233,8 +233,9 @@ def _write(args: argparse.Namespace, store: PromptStore, change: MemoryWrite,
                 + "; 'kvswitch undo' takes it back")
         else:
             out(f"nothing needed to change: {change.preset!r} is there already")
-        out("note: the memory file sits in every request's prefix: a client's first request carrying the "
-            "new text re-processes its prompt from there on (docs/prompts-and-skills.md)")
+        size = count_tokens(_active_profile(args), [change.text]).describe(change.text)
+        out(f"note: the memory file ({size}) sits in every request's prefix: a client's first request "
+            "carrying the new text re-processes its prompt from there on (docs/prompts-and-skills.md)")
     for warning in result.warnings:
         err(f"warning: {warning}")
     return 0

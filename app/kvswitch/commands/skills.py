@@ -127,7 +127,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         out(f"  {note}")
     if not args.client:
         out("enable it with 'kvswitch skill enable NAME --client claude'")
-    _session_note()
+    _session_note(args, added[0].name if len(added) == 1 else None)
     return 0
 
 
@@ -171,9 +171,15 @@ def _notes(args: argparse.Namespace, notes: list[str]) -> None:
         return
     for note in notes:
         out(note)
-    _session_note()
+    _session_note(args, getattr(args, "name", None))
 
 
-def _session_note() -> None:
-    err("note: a skill's line sits in every request's prefix: a client's first request carrying the change "
-        "re-processes its prompt from there on (docs/prompts-and-skills.md)")
+def _session_note(args: argparse.Namespace, name: str | None) -> None:
+    """What the change costs: the skill's line, counted by the local server in use (or unknown)."""
+    size = ""
+    found = [f for f in _manager(args).discover() if f.info is not None and f.name == name] if name else []
+    if found and found[0].info is not None:
+        line = found[0].info.listing_line()
+        size = f" ({count_tokens(_active_profile(args), [line]).describe(line)})"
+    err(f"note: a skill's line{size} sits in every request's prefix: a client's first request carrying the "
+        "change re-processes its prompt from there on (docs/prompts-and-skills.md)")

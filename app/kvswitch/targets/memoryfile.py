@@ -73,8 +73,10 @@ class MemoryFileTarget(Target):
         text = _text(raw)
         plan = Plan(self.target_id, self.location(), before=text, after=text if raw is not None else None,
                     owned=dict(owned), existed=raw is not None, source_digest=digest_bytes(raw))
-        if (edited := self.hand_edit(raw, owned)) is not None:
-            plan.warnings.append(edited + "; KV Switch leaves it as it is")
+        if self.hand_edit(raw, owned) is not None:  # doctor shows it after the file's name
+            preset = owned.get(OWNED_NAME, "?")
+            plan.warnings.append(f"edited by hand since KV Switch wrote preset {preset!r} there; KV Switch "
+                                 "leaves it as it is")
         return plan
 
     def plan_text(self, text: str, preset: str, owned: Mapping[str, str], *, known_text: bool,
