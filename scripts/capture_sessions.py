@@ -13,7 +13,7 @@ does), runs each client headless, and after every run reads the server's ``/metr
 Runs: Claude Code ``say hi`` (session A, fixed ``--session-id``), ``--resume A`` in a new process,
 a second session B in the same project (on one slot it takes A's cache), ``--resume A --model
 tiny-other`` (a model switch after B evicted A), ``--resume A /compact`` (compaction), and, with
-``--idle SECONDS``, ``--resume B`` after that long idle; Codex ``exec "say hi"`` and ``exec resume
+``--idle SECONDS``, ``--resume A`` after that long idle; Codex ``exec "say hi"`` and ``exec resume
 --last``; OpenCode ``run`` and ``run --continue`` (``--title`` given, so no title request reaches the
 server beside the session's own).
 
@@ -80,7 +80,7 @@ RUNS: tuple[Run, ...] = (
     Run("opencode", "new", ("run", "--title", "fixture", "say hi"), "new"),
     Run("opencode", "continue", ("run", "--continue", "say more"), "last"),
 )
-IDLE_RUN = Run("claude", "idle", ("-p", "--resume", SESSION_B, "after a long pause"), SESSION_B)
+IDLE_RUN = Run("claude", "idle", ("-p", "--resume", SESSION_A, "after a long pause"), SESSION_A)
 
 
 @dataclass

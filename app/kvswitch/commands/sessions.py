@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -94,6 +95,8 @@ def register(subparsers: Any) -> None:
     resume = actions.add_parser("resume", help="print the command that resumes the session in its client")
     resume.add_argument("id", help="a session id, or its first characters")
     resume.add_argument("--run", action="store_true", help="run it (in the session's project directory)")
+    resume.add_argument("client_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
+                        help="with --run: more arguments for the client (e.g. -- -p 'go on')")
     resume.set_defaults(func=cmd_resume)
 
 
@@ -136,27 +139,36 @@ def _indexed(args: argparse.Namespace) -> Any:
     return paths
 
 
-def _gateway_sessions(args: argparse.Namespace, since: float | None) -> list[Any]:
+def _gateway_sessions(args: argparse.Namespace, since: float | None,
+                      session: str | None = None) -> Iterator[Any]:
+    """The gateway's sessions (of one ``session`` id, or all), streamed from the usage file a page at a
+    time (``usage.queries.iter_session_summaries``: a million sessions in constant memory)."""
     from kvswitch.core.gateway_config import usage_db  # noqa: PLC0415
-    from kvswitch.usage.queries import UsageFilter, session_summaries  # noqa: PLC0415
+    from kvswitch.usage.queries import UsageFilter, iter_session_summaries  # noqa: PLC0415
     from kvswitch.usage.schema import UsageFileError  # noqa: PLC0415
 
     db = usage_db(paths_from(args))
-    try:
-        found = session_summaries(db, UsageFilter(since=since))
-    except (UsageFileError, sqlite3.Error, OSError) as exc:
-        raise KvSwitchError(f"cannot read the usage database {db}: {exc}") from None
     wanted = {"claude": ("claude",), "codex": ("codex",), "opencode": ("opencode",)}.get(
         args.client or "", ()
     )
-    return [
-        item for item in found if not wanted or any(name in (item.client or "").lower() for name in wanted)
-    ]
+    try:
+        for item in iter_session_summaries(db, UsageFilter(since=since, session=session)):
+            if not wanted or any(name in (item.client or "").lower() for name in wanted):
+                yield item
+    except (UsageFileError, sqlite3.Error, OSError) as exc:
+        raise KvSwitchError(f"cannot read the usage database {db}: {exc}") from None
 
 
 def rows_of(args: argparse.Namespace) -> list[dict[str, Any]]:
     """One JSON-able row per session: ``source`` files, gateway or both; a joined row keeps the
     gateway's numbers under ``gateway``."""
+    return list(iter_rows_of(args))
+
+
+def iter_rows_of(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """``rows_of`` as a stream: the files' rows (joined first, one gateway query per session id they
+    name), then the gateway's other sessions as SQLite hands them over, never all in memory (issue 39:
+    a million gateway sessions took 817 MB, 4.0 GB as JSON)."""
     since = parse_since(args.since)
     rows: list[dict[str, Any]] = []
     by_id: dict[str, dict[str, Any]] = {}
@@ -171,29 +183,48 @@ def rows_of(args: argparse.Namespace) -> list[dict[str, Any]]:
             rows.append(row)
             by_id[item.session_id] = row
     if args.source in ("gateway", "all"):
-        for item in _gateway_sessions(args, since):
-            data = item.to_json()
-            joined = by_id.get(item.session or "")
-            if joined is not None:
+        for session_id, joined in by_id.items():
+            for item in _gateway_sessions(args, since, session_id):
                 joined["source"] = "both"
-                joined["gateway"] = data
-            elif not args.project:
-                rows.append({"source": "gateway", **data})
-    return rows
+                joined["gateway"] = item.to_json()
+    yield from rows
+    if args.source in ("gateway", "all") and not args.project:
+        for item in _gateway_sessions(args, since):
+            if (item.session or "") not in by_id:
+                yield {"source": "gateway", **item.to_json()}
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    rows = rows_of(args)
-    if args.json:
-        out(json.dumps(rows, indent=2))
-    elif args.csv:
-        _write_csv(rows)
-    elif not rows:
-        out("no sessions in that time" + (" (--since all lists every one)" if args.since != "all" else ""))
-    else:
-        for row in rows:
-            out(printable(_line(row), multiline=False))
+    rows = iter_rows_of(args)
+    try:
+        if args.json:
+            _write_json(rows)
+        elif args.csv:
+            _write_csv(rows)
+        else:
+            shown = 0
+            for row in rows:
+                out(printable(_line(row), multiline=False))
+                shown += 1
+            if not shown:
+                hint = " (--since all lists every one)" if args.since != "all" else ""
+                out("no sessions in that time" + hint)
+        sys.stdout.flush()
+    except BrokenPipeError:  # | head: stop quietly, and keep the interpreter's last flush from failing
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
     return 0
+
+
+def _write_json(rows: Iterable[dict[str, Any]]) -> None:
+    """The text of ``json.dumps(list(rows), indent=2)``, written a row at a time."""
+    count = 0
+    sys.stdout.write("[")
+    for row in rows:
+        sys.stdout.write((",\n  " if count else "\n  ") + json.dumps(row, indent=2).replace("\n", "\n  "))
+        count += 1
+    sys.stdout.write("\n]\n" if count else "]\n")
 
 
 def _when(epoch: Any) -> str:
@@ -231,7 +262,7 @@ def _cell(value: Any) -> Any:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
-def _write_csv(rows: list[dict[str, Any]]) -> None:
+def _write_csv(rows: Iterable[dict[str, Any]]) -> None:
     writer = csv.writer(sys.stdout)
     writer.writerow(_CSV_COLUMNS)
     for row in rows:
@@ -326,6 +357,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    extra = list(args.client_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    if extra and not args.run:
+        raise UsageError("arguments for the client are given only with --run")
     summary, _turns = _session(args)
     command = summary.resume_command
     if not args.run:
@@ -348,4 +384,4 @@ def cmd_resume(args: argparse.Namespace) -> int:
             f"the session's project directory {summary.project!r} is gone: {summary.client} "
             "resumes a session only from there"
         )
-    return subprocess.run(argv, cwd=where, check=False).returncode
+    return subprocess.run([*argv, *extra], cwd=where, check=False).returncode

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kvswitch.core.redact import mask_text
+from kvswitch.sessions import claude_totals
 from kvswitch.sessions.counts import count, epoch, mapping, short_text, text_of
 from kvswitch.sessions.model import Call, Counts
 
@@ -29,8 +30,9 @@ class Sink(Protocol):
     """Where a reader puts what it found (the index store, or a list in a test)."""
 
     def call(self, call: Call) -> None: ...
-    def usage(
-        self, client: str, session_id: str, call_id: str, values: Counts, model: str
+    def usage(self, client: str, session_id: str, call_id: str, values: Counts, model: str) -> None: ...
+    def add_usage(
+        self, client: str, session_id: str, call_id: str, values: Counts, shared: list[str]
     ) -> None: ...
     def session(self, client: str, session_id: str, **fields: Any) -> None: ...
     def shape(self, shape_hash: str, digest: Mapping[str, Any]) -> None: ...
@@ -104,6 +106,7 @@ class ClaudeReader:
         kind = line.get("type")
         when = epoch(line.get("timestamp"))
         if when is not None:
+            self.state["last_time"] = when
             self.sink.session(CLIENT, self.session_id, time=when)
         if kind == "api-request":
             self._request(line, when, note)
@@ -164,6 +167,7 @@ class ClaudeReader:
                 events=tuple(events),
             )
         )
+        claude_totals.waiting_call(self.state, call_id, short_text(params.get("model"), 200))
         self.sink.session(CLIENT, self.session_id, version=short_text(line.get("version"), 40))
 
     def _assistant(self, line: Mapping[str, Any], when: float | None, note: Callable[[str], None]) -> None:
@@ -175,6 +179,7 @@ class ClaudeReader:
         ref = short_text(line.get("requestRef"), 128)
         if ref:  # 2.1.3xx: the request's own line made the call; the last assistant line's usage is final
             self.sink.usage(CLIENT, self.session_id, ref, values, model)
+            claude_totals.call_usage(self.state, ref, values)
             return
         key = f"{short_text(message.get('id'), 128)}:{short_text(line.get('requestId'), 128)}"
         if key == ":":
@@ -217,14 +222,40 @@ class ClaudeReader:
             self.sink.session(CLIENT, self.session_id, title=mask_text(" ".join(text.split()))[:200])
 
     def _cost_state(self, line: Mapping[str, Any], note: Callable[[str], None]) -> None:
-        """The client's own running totals for the session: kept to cross-check the calls' sum."""
+        """The client's running totals: what the turn's calls used beyond their own lines goes to them
+        (``claude_totals``), and the totals are kept to cross-check the calls' sum."""
         usage = line.get("modelUsage")
         if not isinstance(usage, Mapping):
             return
-        totals = {"fresh": 0, "cache_read": 0, "cache_write": 0, "output": 0}
-        for entry in list(usage.values())[:100]:
-            totals["fresh"] += count(entry, "inputTokens", note)
-            totals["cache_read"] += count(entry, "cacheReadInputTokens", note)
-            totals["cache_write"] += count(entry, "cacheCreationInputTokens", note)
-            totals["output"] += count(entry, "outputTokens", note)
-        self.sink.session(CLIENT, self.session_id, client_totals=totals)
+        totals = claude_totals.totals_of(usage, note)
+        when = epoch(line.get("timestamp")) or self.state.get("last_time") or 0.0
+        for call_id, model, counts, shared in claude_totals.unrecorded(self.state, totals):
+            if call_id is not None:
+                self.sink.add_usage(CLIENT, self.session_id, call_id, counts, shared)
+                continue
+            # the client counted a call its transcript has no line for: kept, so totals stay whole
+            unseen = f"unrecorded@{when:.3f}@{model}"
+            self.sink.call(
+                Call(
+                    CLIENT,
+                    self.session_id,
+                    unseen,
+                    when,
+                    model=model,
+                    agent=self.agent,
+                    lane="unrecorded",
+                    events=("unrecorded",),
+                    **counts,
+                )
+            )
+        summed = [sum(values[index] for values in totals.values()) for index in range(5)]
+        self.sink.session(
+            CLIENT,
+            self.session_id,
+            client_totals={
+                "fresh": summed[0],
+                "cache_read": summed[1],
+                "cache_write": summed[2] + summed[3],
+                "output": summed[4],
+            },
+        )

@@ -13,6 +13,7 @@ changed, the call came after the cache's lifetime (5 minutes, or 1 hour when the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kvswitch.sessions.model import Call, Loss, Turn
@@ -33,16 +34,46 @@ def session_turns(
     one_hour: set[tuple[str, str]] = set()
     main: Call | None = None
     turns: list[Turn] = []
-    for index, call in enumerate(sorted(calls, key=lambda c: (c.time, c.call_id))):
-        key = (call.agent, call.lane)
+    #: per lane, the usage-less calls whose counts a later call holds: their events and first changed message
+    carried: dict[tuple[str, str], tuple[tuple[str, ...], int | None]] = {}
+    #: per lane, how many calls a turn's counts cover, and the fewest new tokens a turn so far needed
+    covered: dict[tuple[str, str], int] = {}
+    warmest: dict[tuple[str, str], int] = {}
+    for index, found in enumerate(sorted(calls, key=lambda c: (c.time, c.call_id))):
+        key = (found.agent, found.lane)
+        call = found
+        if found.prompt and key in carried:  # what happened before the usage-less calls it counts for
+            events, changed = carried.pop(key)
+            call = replace(
+                found,
+                events=tuple(dict.fromkeys((*events, *found.events))),
+                changed_message=changed if changed is not None else found.changed_message,
+            )
         previous = last.get(key)
         first_of_subagent = previous is None and bool(call.agent)
         if first_of_subagent:
             previous = main
         loss = None
         if previous is not None:
-            loss = _loss(previous, call, prices, shapes, key in one_hour, first_of_subagent)
-        turns.append(Turn(index, call, prices.cost(call) or 0.0, loss))
+            loss = _loss(
+                previous,
+                call,
+                prices,
+                shapes,
+                key in one_hour,
+                first_of_subagent,
+                warmest.get(key, previous.fresh + previous.cache_write),
+                covered.pop(key, 0) + 1,
+            )
+        turns.append(Turn(index, found, prices.cost(found) or 0.0, loss))
+        if not call.prompt:  # its counts are in a later call's (``shared_counts``): nothing to compare with
+            events, changed = carried.get(key, ((), None))
+            carried[key] = ((*events, *call.events), changed if changed is not None else call.changed_message)
+            covered[key] = covered.get(key, 0) + 1
+            continue
+        covered.pop(key, None)
+        new = call.fresh + call.cache_write
+        warmest[key] = min(warmest.get(key, new), new)
         last[key] = call
         if call.cache_write_1h:
             one_hour.add(key)
@@ -58,11 +89,22 @@ def _loss(
     shapes: Mapping[str, Mapping[str, Any]],
     hour_writes: bool,
     first_of_subagent: bool,
+    warm: int = 0,
+    requests: int = 1,
 ) -> Loss | None:
-    reusable = min(previous.prompt, call.prompt)
-    lost = reusable - call.cache_read
-    if lost < MIN_LOST_TOKENS or call.cache_read >= LOSS_SHARE * reusable:
-        return None
+    if "turn_counts" in call.events:
+        # the counts are a whole turn's (the client's totals; its requests, some without a line of their
+        # own): a turn that processed more than half of a request's prompt new lost what the session's
+        # warmest turn so far processed less
+        new, requests = call.fresh + call.cache_write, max(1, requests)
+        lost, reusable = new - min(new, warm), call.prompt // requests
+        if lost < MIN_LOST_TOKENS or new <= LOSS_SHARE * reusable:
+            return None
+    else:
+        reusable = min(previous.prompt, call.prompt)
+        lost = reusable - call.cache_read
+        if lost < MIN_LOST_TOKENS or call.cache_read >= LOSS_SHARE * reusable:
+            return None
     causes: list[str] = []
     words: list[str] = []
     if "compacted" in call.events:

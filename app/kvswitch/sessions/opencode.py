@@ -33,8 +33,13 @@ class Busy(Exception):
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """The database, read-only (never created, never written, no journal left behind)."""
+    """The database, read-only: never created, never written. OpenCode keeps it in WAL mode, and SQLite
+    opening a WAL database even read-only creates its ``-wal`` and ``-shm`` files when they are absent
+    (OpenCode not running); then it is opened ``immutable`` (nothing to read from a log that is not
+    there, no file made). While OpenCode runs they exist, and it is read through them."""
     uri = "file:" + str(path).replace("?", "%3f").replace("#", "%23") + "?mode=ro"
+    if not Path(f"{path}-wal").exists():
+        uri += "&immutable=1"
     return sqlite3.connect(uri, uri=True, timeout=0.5, check_same_thread=False)
 
 

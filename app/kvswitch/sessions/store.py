@@ -59,6 +59,10 @@ _USAGE = ("fresh", "cache_read", "cache_write_5m", "cache_write_1h", "output")
 _INSERT_CALL = (
     f"INSERT OR REPLACE INTO calls({','.join(_CALL_COLUMNS)}) VALUES ({','.join('?' * len(_CALL_COLUMNS))})"
 )
+_ADD_USAGE = (
+    f"UPDATE calls SET {', '.join(f'{k} = {k} + ?' for k in _USAGE)} "
+    "WHERE client = ? AND session_id = ? AND call_id = ?"
+)
 #: a later line of the same answer carries the final counts: it replaces the earlier line's
 _UPDATE_USAGE = (
     f"UPDATE calls SET {', '.join(f'{k} = ?' for k in _USAGE)}, model = COALESCE(NULLIF(?, ''), model) "
@@ -126,14 +130,31 @@ class IndexWriter:
             ),
         )
 
-    def usage(
-        self, client: str, session_id: str, call_id: str, values: Counts, model: str
-    ) -> None:
+    def usage(self, client: str, session_id: str, call_id: str, values: Counts, model: str) -> None:
         self.touched.add((client, session_id))
         self.db.execute(
             _UPDATE_USAGE,
             (*(values.get(k, 0) for k in _USAGE), model, client, session_id, call_id),
         )
+
+    def add_usage(
+        self, client: str, session_id: str, call_id: str, values: Counts, shared: list[str]
+    ) -> None:
+        """Counts the client's totals gave a call beyond its own lines; ``shared``: the turn's other
+        usage-less calls, whose tokens these include (marked, so the turn table says so)."""
+        self.touched.add((client, session_id))
+        self.db.execute(_ADD_USAGE, (*(values.get(k, 0) for k in _USAGE), client, session_id, call_id))
+        self.db.execute(
+            "UPDATE calls SET events = trim(events || ',turn_counts', ',') WHERE client = ? AND "
+            "session_id = ? AND call_id = ? AND instr(events, 'turn_counts') = 0",
+            (client, session_id, call_id),
+        )
+        for other in shared:
+            self.db.execute(
+                "UPDATE calls SET events = trim(events || ',shared_counts', ',') "
+                "WHERE client = ? AND session_id = ? AND call_id = ?",
+                (client, session_id, other),
+            )
 
     def session(self, client: str, session_id: str, **fields: Any) -> None:
         entry = self._sessions.setdefault((client, session_id), {"versions": set()})
