@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,48 @@ def test_remove_forgets_the_preset_and_keeps_the_files(
     code, _, err = run(capsys, "prompt", "use", "x", "--client", "claude")
     assert code == 2
     assert "no prompt preset named 'x'" in err
+
+
+def _cc_switch_home(home: Path) -> Path:
+    """A CC Switch 4.x database in the temporary HOME (tables as its schema.rs creates them)."""
+    folder = home / ".cc-switch"
+    folder.mkdir()
+    sql = Path(__file__).resolve().parents[1] / "fixtures" / "cc-switch-4.0" / "prompts_skills.sql"
+    with sqlite3.connect(folder / "cc-switch.db") as conn:
+        conn.executescript(sql.read_text())
+    return folder
+
+
+def test_import_cc_switch_prompts_and_skills(fake_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _cc_switch_home(fake_home)
+    for name, description in (("pdf", "Work with PDF files"), ("changelog", "Write a changelog")):
+        (folder / "skills" / name).mkdir(parents=True)
+        skill_md = f"---\nname: {name}\ndescription: {description}\n---\n"
+        (folder / "skills" / name / "SKILL.md").write_text(skill_md)
+    before = (folder / "cc-switch.db").read_bytes()
+
+    imported = json.loads(ok(capsys, "prompt", "import", "--cc-switch", "--json"))["imported"]
+    assert [(i["app"], i["preset"], i["new"]) for i in imported] == [
+        ("claude", "Terse", True), ("codex", "Reviewer", True), ("gemini", "Terse", False),
+        ("opencode", "cc-switch-opencode", True)]  # a name that is a path is not used as one
+    ok(capsys, "prompt", "use", "Reviewer", "--client", "codex")
+    assert (fake_home / ".codex" / "AGENTS.md").read_text() == "# Review rules\n- Read the diff twice.\n"
+
+    out = ok(capsys, "skill", "import", "--cc-switch")
+    assert "pdf: installed (CC Switch had it on for claude, codex)" in out
+    assert "changelog: installed (CC Switch had it on for opencode)" in out
+    found = {s["name"]: s for s in json.loads(ok(capsys, "skill", "list", "--json"))["skills"]}
+    assert found["pdf"]["owner"] == "kvswitch-store"
+    assert "pdf: not installed (installed already)" in ok(capsys, "skill", "import", "--cc-switch")
+    assert (folder / "cc-switch.db").read_bytes() == before  # CC Switch's database is only read
+
+
+def test_a_cc_switch_skill_folder_outside_its_store_is_refused(
+    fake_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _cc_switch_home(fake_home)
+    with sqlite3.connect(folder / "cc-switch.db") as conn:
+        conn.execute("INSERT INTO skills (id, name, directory) VALUES ('x', 'x', '../../etc')")
+    code, _, err = run(capsys, "skill", "import", "--cc-switch")
+    assert code == 1
+    assert "is not a folder under" in err

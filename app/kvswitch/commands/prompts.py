@@ -15,9 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.core.ccswitch_library import cc_switch_db, read_prompts
 from kvswitch.core.errors import KvSwitchError, ProfileError, UsageError
 from kvswitch.core.fsutil import read_bytes
-from kvswitch.core.prompts import MAX_PROMPT_BYTES, PROMPT_CLIENTS, PromptStore, decode_prompt, memory_file
+from kvswitch.core.prompts import (
+    MAX_PROMPT_BYTES,
+    PROMPT_CLIENTS,
+    PromptStore,
+    check_entry_name,
+    decode_prompt,
+    memory_file,
+)
 from kvswitch.targets.diff import render_plans
 from kvswitch.targets.memory_switch import MemoryWrite, MemoryWriter
 from kvswitch.verify.entry_tokens import TokenCounts, count_tokens
@@ -43,6 +51,8 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--client", action="append", choices=PROMPT_CLIENTS,
                      help="only this client (repeatable)")
     imp.add_argument("--name", help="preset name (one client only; default: the client's name)")
+    imp.add_argument("--cc-switch", nargs="?", const="", metavar="DB", dest="cc_switch",
+                     help="import CC Switch's prompt presets instead (default ~/.cc-switch/cc-switch.db)")
     imp.add_argument("--json", action="store_true")
     imp.set_defaults(func=cmd_import)
 
@@ -157,6 +167,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if args.cc_switch is not None:
+        return _import_cc_switch(args)
     clients = args.client or list(PROMPT_CLIENTS)
     if args.name and len(clients) != 1:
         raise UsageError("--name needs exactly one --client")
@@ -182,6 +194,34 @@ def cmd_import(args: argparse.Namespace) -> int:
     for item in [] if args.json else done:
         verb = "imported as preset" if item["new"] else "already stored as preset"
         out(f"{item['client']}: {verb} {item['preset']!r}")
+    return 0
+
+
+def _import_cc_switch(args: argparse.Namespace) -> int:
+    """Every CC Switch prompt row as a preset (same text already stored: skipped), named as there."""
+    db = cc_switch_db(args.cc_switch or None)
+    store = PromptStore(paths_from(args))
+    done = []
+    for row in read_prompts(db):
+        text = decode_prompt(row.content.encode("utf-8", "surrogateescape"), f"{db} [{row.app}: {row.name}]")
+        same = store.find_text(text)
+        if same is not None:
+            done.append({"app": row.app, "name": row.name, "preset": same.name, "new": False})
+            continue
+        try:
+            name = store.free_name(check_entry_name(row.name, "prompt preset"))
+        except UsageError:
+            name = store.free_name(f"cc-switch-{row.app}")
+        store.add(name, text, f"imported from CC Switch ({db}, {row.app}: {row.name})")
+        done.append({"app": row.app, "name": row.name, "preset": name, "new": True})
+    if args.json:
+        out(json.dumps({"imported": done}, indent=2, ensure_ascii=False))
+        return 0
+    if not done:
+        out(f"{db}: CC Switch holds no prompt presets")
+    for item in done:
+        verb = "imported as preset" if item["new"] else "already stored as preset"
+        out(f"CC Switch {item['app']} {item['name']!r}: {verb} {item['preset']!r}")
     return 0
 
 

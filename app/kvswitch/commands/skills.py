@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.core.ccswitch_library import cc_switch_db, read_skills
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.skills import SKILL_CLIENTS
 from kvswitch.targets.skill_manager import FoundSkill, SkillManager
@@ -44,6 +45,12 @@ def register(subparsers: Any) -> None:
     install.add_argument("--replace", action="store_true", help="replace an installed skill of the same name")
     install.add_argument("--json", action="store_true")
     install.set_defaults(func=cmd_install)
+
+    imp = sub.add_parser("import", help="install CC Switch's skills (from ~/.cc-switch/skills)")
+    imp.add_argument("--cc-switch", nargs="?", const="", default="", metavar="DB", dest="cc_switch",
+                     help="its database (default ~/.cc-switch/cc-switch.db)")
+    imp.add_argument("--json", action="store_true")
+    imp.set_defaults(func=cmd_import)
 
     for action, text in (("enable", "make a skill visible to clients"), ("disable", "hide it from clients")):
         parser = sub.add_parser(action, help=text)
@@ -128,6 +135,38 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not args.client:
         out("enable it with 'kvswitch skill enable NAME --client claude'")
     _session_note(args, added[0].name if len(added) == 1 else None)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Each CC Switch skill installed from its folder; one already installed here is left as it is."""
+    db = cc_switch_db(args.cc_switch or None)
+    manager = _manager(args)
+    installed = manager.manifest.skills()
+    done: list[dict[str, Any]] = []
+    for row in read_skills(db):
+        if row.name in installed:
+            done.append({"name": row.name, "installed": False, "why": "installed already"})
+            continue
+        try:
+            added = manager.install(str(row.folder), kind="folder")
+        except KvSwitchError as exc:
+            done.append({"name": row.name, "installed": False, "why": str(exc)})
+            continue
+        done.append({"name": row.name, "installed": [s.name for s in added],
+                     "cc_switch_apps": row.enabled_for})
+    if args.json:
+        out(json.dumps({"imported": done}, indent=2, ensure_ascii=False))
+        return 0
+    if not done:
+        out(f"{db}: CC Switch holds no skills")
+    for item in done:
+        if item["installed"]:
+            apps = ", ".join(item["cc_switch_apps"]) or "no app"
+            out(f"{item['name']}: installed (CC Switch had it on for {apps}); enable it with "
+                f"'kvswitch skill enable {item['installed'][0]} --client ...'")
+        else:
+            out(f"{item['name']}: not installed ({item['why']})")
     return 0
 
 
