@@ -95,6 +95,8 @@ def register(subparsers: Any) -> None:
     resume = actions.add_parser("resume", help="print the command that resumes the session in its client")
     resume.add_argument("id", help="a session id, or its first characters")
     resume.add_argument("--run", action="store_true", help="run it (in the session's project directory)")
+    resume.add_argument("client_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
+                        help="with --run: more arguments for the client (e.g. -- -p 'go on')")
     resume.set_defaults(func=cmd_resume)
 
 
@@ -355,6 +357,11 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    extra = list(args.client_args)
+    if extra[:1] == ["--"]:
+        extra = extra[1:]
+    if extra and not args.run:
+        raise UsageError("arguments for the client are given only with --run")
     summary, _turns = _session(args)
     command = summary.resume_command
     if not args.run:
@@ -377,4 +384,4 @@ def cmd_resume(args: argparse.Namespace) -> int:
             f"the session's project directory {summary.project!r} is gone: {summary.client} "
             "resumes a session only from there"
         )
-    return subprocess.run(argv, cwd=where, check=False).returncode
+    return subprocess.run([*argv, *extra], cwd=where, check=False).returncode
