@@ -67,16 +67,17 @@ def read_skills(db: Path) -> list[CcSkill]:
     return skills
 
 
-def _columns(db: Path, table: str) -> set[str]:
+def _columns(db: Path, table: str) -> list[str]:
+    """The table's columns in their order (the order a flag list is shown in)."""
     with _connect(db) as conn:
         try:
-            return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            return [str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")]
         except sqlite3.DatabaseError as exc:
             raise ConfigParseError(db, f"not a readable SQLite database: {exc}") from None
 
 
 def _select(db: Path, table: str, wanted: tuple[str, ...]) -> list[tuple[object, ...]]:
-    missing = set(wanted) - _columns(db, table)
+    missing = set(wanted) - set(_columns(db, table))
     if missing:
         raise ConfigParseError(db, f"no '{table}' table with {', '.join(sorted(missing))}; is this a CC "
                                "Switch 4.x database?")
