@@ -215,5 +215,12 @@ def test_project_scope_and_edit_rewrite_every_enabled_client(fake_home: Path) ->
         "environment": {"TOKEN": "t-0123456789"},
         "enabled": True,
     }
-    ok("mcp", "remove", "srv")
+    preview = json.loads(ok("mcp", "remove", "srv", "--dry-run", "--json"))
+    assert preview["files"] == [
+        str(project / ".mcp.json"),
+        str(fake_home / ".config" / "opencode" / "opencode.json"),
+    ]
+    assert "t-0123456789" not in json.dumps(preview)
+    done = json.loads(ok("mcp", "remove", "srv", "--json"))
+    assert done["written"] == preview["files"]
     assert not (project / ".mcp.json").exists()  # KV Switch created it and nothing else is in it

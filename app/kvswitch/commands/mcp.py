@@ -18,7 +18,7 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from
 from kvswitch.core.errors import UsageError
 from kvswitch.core.fsutil import read_bytes
-from kvswitch.core.mcp import CLIENTS, McpServer, check_client, check_name, merge_imported
+from kvswitch.core.mcp import CLIENTS, McpServer, check_client, check_name, define, merge_imported
 from kvswitch.core.mcp_formats import client_kind, parse_pasted, to_client
 from kvswitch.core.mcp_store import McpStore
 from kvswitch.core.redact import MASK, mask_url
@@ -123,6 +123,7 @@ def _definition_args(parser: argparse.ArgumentParser) -> None:
 
 def _write_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    parser.add_argument("--json", action="store_true", help="what was (or would be) written, as JSON")
     parser.add_argument(
         "--replace",
         action="append",
@@ -201,28 +202,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _defined(args: argparse.Namespace, base: McpServer | None) -> McpServer:
-    command = args.command
     env = {**(base.env if base else {}), **_pairs(args.env, "env")}
     headers = {**(base.headers if base else {}), **_pairs(args.header, "header")}
     for name in getattr(args, "unset_env", []):
         env.pop(name, None)
     for name in getattr(args, "unset_header", []):
         headers.pop(name, None)
-    if args.url and command:
-        raise UsageError("give either --url or a command after '--', not both")
-    if args.url or (base and base.transport != "stdio" and not command):
-        url = args.url or (base.url if base else "")
-        transport = "sse" if args.sse or (base and base.transport == "sse" and not args.url) else "http"
-        return McpServer(args.name, transport, url=url, headers=headers, clients=base.clients if base else ())
-    if not command and base is None:
-        raise UsageError(
-            "a stdio server needs its command after '--' (kvswitch mcp add NAME -- npx -y pkg), "
-            "an HTTP one --url URL"
-        )
-    head, *rest = command or [base.command if base else "", *(base.args if base else ())]
-    return McpServer(
-        args.name, "stdio", command=head, args=tuple(rest), env=env, clients=base.clients if base else ()
-    )
+    return define(args.name, base, command=args.command, url=args.url, sse=args.sse, env=env, headers=headers)
 
 
 def _check_clients(server: McpServer) -> None:
@@ -230,8 +216,11 @@ def _check_clients(server: McpServer) -> None:
         to_client(server, client_kind(client))  # an SSE server for Codex is refused here, by name
 
 
-def _write(args: argparse.Namespace, servers: list[McpServer], what: str) -> int:
-    """Plan (and unless ``--dry-run`` write) ``servers`` into every client; then save the list."""
+def _write(args: argparse.Namespace, servers: list[McpServer], what: str, read: list[McpServer]) -> int:
+    """Plan (and unless ``--dry-run`` write) ``servers`` into every client; then save the list.
+
+    ``read``: the list the command started from; if another process changed it since, nothing is
+    written (its change would be lost)."""
     for server in servers:
         _check_clients(server)
     sync = McpSync(paths_from(args))
@@ -239,16 +228,52 @@ def _write(args: argparse.Namespace, servers: list[McpServer], what: str) -> int
     if args.dry_run:
         plans = sync.plan(servers, replace_names)
         diff = render_mcp_plans(plans, args.show_secrets)
+        warnings = [mask_text(w, [] if args.show_secrets else p.secrets) for p in plans for w in p.warnings]
+        if args.json:
+            changed = [p for p in plans if p.changed]
+            out(
+                json.dumps(
+                    {
+                        "dry_run": True,
+                        "files": [p.location for p in changed],
+                        "changes": [c for p in changed for c in p.changes],
+                        "warnings": warnings,
+                        "diff": diff,
+                    },
+                    indent=2,
+                    ensure_ascii=False,
+                )
+            )
+            return 0
         sys.stdout.write(for_terminal(diff) if diff else "no client file would change.\n")
-        for plan in plans:
-            for warning in plan.warnings:
-                err(f"warning: {mask_text(warning, [] if args.show_secrets else plan.secrets)}")
+        for warning in warnings:
+            err(f"warning: {warning}")
         out("(dry run: nothing was written)")
         return 0
     store = McpStore(paths_from(args))
     with store.editing() as current:
+        if current != read:
+            raise UsageError(
+                "the MCP list was changed by another KV Switch meanwhile; nothing was written, try again"
+            )
         result = sync.apply(servers, replace_names)
         current[:] = servers
+    if args.json:
+        out(
+            json.dumps(
+                {
+                    "dry_run": False,
+                    "action": what,
+                    "written": result.written,
+                    "changes": [c for p in result.plans if p.changed for c in p.changes],
+                    "warnings": list(dict.fromkeys(result.warnings)),
+                    "backups": result.backups,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return 0
     for note in sync.notes:
         out(f"note: {note}")
     out(
@@ -279,32 +304,28 @@ def cmd_add(args: argparse.Namespace) -> int:
             f"an MCP server named {args.name!r} exists; 'kvswitch mcp edit {args.name}' changes it"
         )
     server = _defined(args, None).with_clients(args.client)
-    return _write(args, [*servers, server], f"added {server.name!r}")
+    return _write(args, [*servers, server], f"added {server.name!r}", servers)
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
     args.command = _command(args)
-    servers = McpStore(paths_from(args)).servers()
+    read = McpStore(paths_from(args)).servers()
+    servers = list(read)
     [index] = _indexes(servers, [args.name])
     servers[index] = _defined(args, servers[index])
-    return _write(args, servers, f"changed {args.name!r}")
+    return _write(args, servers, f"changed {args.name!r}", read)
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
-    servers = McpStore(paths_from(args)).servers()
-    gone = set(_indexes(servers, args.names))
-    servers = [server for index, server in enumerate(servers) if index not in gone]
-    return _write(
-        args,
-        servers,
-        "removed "
-        + ", ".join(map(repr, args.names[:5]))
-        + (f" and {len(args.names) - 5} more" if len(args.names) > 5 else ""),
-    )
+    read = McpStore(paths_from(args)).servers()
+    gone = set(_indexes(read, args.names))
+    servers = [server for index, server in enumerate(read) if index not in gone]
+    return _write(args, servers, f"removed {_named(args.names)}", read)
 
 
 def cmd_toggle(args: argparse.Namespace) -> int:
-    servers = McpStore(paths_from(args)).servers()
+    read = McpStore(paths_from(args)).servers()
+    servers = list(read)
     clients = [check_client(c) for c in args.client]
     for index in _indexes(servers, args.names):
         server = servers[index]
@@ -314,14 +335,18 @@ def cmd_toggle(args: argparse.Namespace) -> int:
             servers[index] = server.with_clients([c for c in server.clients if clients and c not in clients])
     where = ", ".join(clients) or "every client"
     verb = "enabled" if args.enable else "disabled"
-    named = ", ".join(map(repr, args.names[:5])) + (
-        f" and {len(args.names) - 5} more" if len(args.names) > 5 else ""
-    )
-    return _write(args, servers, f"{verb} {named} in {where}")
+    return _write(args, servers, f"{verb} {_named(args.names)} in {where}", read)
+
+
+def _named(names: list[str]) -> str:
+    """At most five names, then how many more (a command may name 10,000)."""
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return ", ".join(map(repr, names[:5])) + more
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    return _write(args, McpStore(paths_from(args)).servers(), "wrote the MCP list")
+    servers = McpStore(paths_from(args)).servers()
+    return _write(args, servers, "wrote the MCP list", servers)
 
 
 def _read_paste(path: str | None) -> tuple[str, str]:

@@ -140,6 +140,35 @@ def server_from_json(data: Any, where: str) -> McpServer:
         raise UsageError(f"{where}: {exc}") from None
 
 
+def define(
+    name: str,
+    base: McpServer | None,
+    *,
+    command: list[str],
+    url: str | None,
+    sse: bool,
+    env: dict[str, str],
+    headers: dict[str, str],
+) -> McpServer:
+    """A server from what ``kvswitch mcp add`` / ``edit`` was given, over ``base`` (the one edited):
+    a command makes it a stdio server, a URL an HTTP (or ``sse``) one; what is not given is kept."""
+    clients = base.clients if base else ()
+    if url and command:
+        raise UsageError("give either --url or a command after '--', not both")
+    if url or (base and base.transport != "stdio" and not command):
+        transport = "sse" if sse or (base and base.transport == "sse" and not url) else "http"
+        return McpServer(
+            name, transport, url=url or (base.url if base else ""), headers=headers, clients=clients
+        )
+    if not command and base is None:
+        raise UsageError(
+            "a stdio server needs its command after '--' (kvswitch mcp add NAME -- npx -y pkg), "
+            "an HTTP one --url URL"
+        )
+    head, *rest = command or [base.command if base else "", *(base.args if base else ())]
+    return McpServer(name, "stdio", command=head, args=tuple(rest), env=env, clients=clients)
+
+
 def same_definition(a: McpServer, b: McpServer) -> bool:
     """Whether two servers run the same thing (the clients they are enabled in aside)."""
     return replace(a, clients=()) == replace(b, clients=())
