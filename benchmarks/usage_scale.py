@@ -1,7 +1,8 @@
 """Usage store at scale (issue 28 item 10): ``kvswitch usage``, ``--json`` and ``--csv`` on a file of
 1,000,000 rows, against a plain ``sqlite3`` query on the same file in the same run.
 
-Usage: ``PYTHONPATH=app python3 benchmarks/usage_scale.py [--rows 1000000] [--runs 3] [--keep DIR]``
+Usage: ``PYTHONPATH=app python3 benchmarks/usage_scale.py [--rows 1000000] [--sessions 1000000] [--runs 3]
+[--keep DIR]``
 
 The file is built through KV Switch's own schema (``usage_schema.connect``) in a temporary HOME, every
 row within the last 22 hours, in time order (the default ``--since 1d`` then covers all of them: the
@@ -14,6 +15,11 @@ are KV Switch / baseline. The summary reads the hourly rollup (``usage/rollup.py
 build fills the way the writer thread does for an existing file (``ensure_indexes``), so the shell's
 full scan is the cost the rollup avoids, not a like-for-like query. Bounds (issue 28): the summary
 under 2 s and 200 MB, the streams under 300 MB.
+
+Sessions (issue 39): ``kvswitch sessions --source gateway`` and ``--json`` on a second file of
+``--sessions`` distinct sessions of one request each (the old reader took 79 s / 817 MB and 98 s /
+4.0 GB on a million), against ``sqlite3`` grouping the same file by session and client in the same
+run (the SQL alone, without the summaries' sums). Bound: under 200 MB each, whatever the count.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ SQLITE = shutil.which("sqlite3") or "sqlite3"
 #: the rows span the last 22 hours: the default ``--since 1d`` covers every one of them while the
 #: measurements run (the worst case for the summary)
 SPAN_S = 22 * 3600
-BOUNDS = {"summary": (2.0, 200.0), "json": (None, 300.0), "csv": (None, 300.0)}
+BOUNDS = {"summary": (2.0, 200.0), "json": (None, 300.0), "csv": (None, 300.0), "sessions": (None, 200.0),
+          "sessions_json": (None, 200.0)}
 
 
 def build(db: Path, rows: int, seed: int = 7) -> float:
@@ -85,6 +92,26 @@ def build(db: Path, rows: int, seed: int = 7) -> float:
     return time.perf_counter() - started
 
 
+def build_sessions(db: Path, sessions: int) -> float:
+    """``sessions`` distinct sessions of one request each, in the last hour, written by SQL; seconds."""
+    started = time.perf_counter()
+    connection = connect(db)
+    with connection:
+        connection.execute(f"""
+            WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < {sessions})
+            INSERT INTO requests (time, client, profile, upstream, model, status, input_tokens, cached_tokens,
+                                  output_tokens, ttft_ms, cost, client_name, session, verdict, reason,
+                                  reusable_tokens)
+            SELECT {time.time() - 3600} + i * 3000.0 / {sessions}, 'claude', 'local',
+                   'http://127.0.0.1:8080/v1/messages', 'qwen3-coder-30b-a3b', 200, 20000, 18000, 50,
+                   300.0, 0.0, 'claude-code', printf('session-%08d', i), 'PARTIAL', 'prefix_changed', 19000
+            FROM k""")
+    ensure_indexes(connection)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    return time.perf_counter() - started
+
+
 def measure(argv: list[str], env: dict[str, str], out: Path) -> tuple[float, float, int, int]:
     """(wall s, peak RSS MB, exit, output lines) of one command, run by the small launcher."""
     with tempfile.TemporaryDirectory() as scratch, out.open("wb") as sink:
@@ -114,6 +141,8 @@ def fastest(runs: int, argv: list[str], env: dict[str, str], out: Path) -> dict[
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--sessions", type=int, default=1_000_000,
+                        help="distinct sessions in the sessions file (0: skip the sessions cases)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="build the file here and keep it")
     args = parser.parse_args()
@@ -140,10 +169,26 @@ def main() -> int:
         out = home / "out"
         report: dict[str, object] = {"rows": args.rows, "file_mb": round(db.stat().st_size / 2**20, 1),
                                      "build_s": round(built_s, 1), "sqlite": _sqlite_version()}
+        envs = dict.fromkeys(cases, env)
+        if args.sessions:
+            session_home = home / "sessions-home"
+            session_env = {**env, "HOME": str(session_home),
+                           "KVSWITCH_CONFIG_DIR": str(session_home / "config")}
+            session_db = session_home / "config" / "data" / "usage.sqlite3"
+            session_db.parent.mkdir(parents=True, exist_ok=True)
+            report["sessions"] = args.sessions
+            sessions_built_s = build_sessions(session_db, args.sessions) if not session_db.exists() else 0.0
+            report["sessions_build_s"] = round(sessions_built_s, 1)
+            grouped = ("SELECT session, COALESCE(client_name, client), COUNT(*), MAX(id) FROM requests "
+                       "GROUP BY 1, 2 ORDER BY MAX(id)")
+            for name, form in (("sessions", []), ("sessions_json", ["--json"])):
+                cases[name] = (kv + ["sessions", "--source", "gateway", "--since", "all", *form],
+                               [SQLITE, *(["-json"] if form else []), str(session_db), grouped])
+                envs[name] = session_env
         for name, (ours, baseline) in cases.items():
             runs = args.runs if name == "summary" else 1  # a stream of a million rows is long enough once
-            mine = fastest(runs, ours, env, out)
-            base = fastest(runs, baseline, env, out)
+            mine = fastest(runs, ours, envs[name], out)
+            base = fastest(runs, baseline, envs[name], out)
             wall_bound, rss_bound = BOUNDS[name]
             report[name] = {
                 "kvswitch": mine, "sqlite3": base,

@@ -37,7 +37,7 @@ from support.measured import run_kvswitch
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "wait4"), reason="needs POSIX wait4 (peak RSS of a child)")
 #: what another program may write where KV Switch writes something else: (column, value) per case
-HOSTILE = {
+HOSTILE: dict[str, dict[str, Any]] = {
     "blob model": {"model": b"\xff\x00\x1b[2Jmodel"},
     "text tokens": {"input_tokens": "lots", "cached_tokens": "some", "output_tokens": "x",
                     "reusable_tokens": "r"},
@@ -85,12 +85,14 @@ def test_values_another_program_wrote_read_as_unknown(paths: AppPaths, case: str
     monkeypatch.delenv("KVSWITCH_DEBUG", raising=False)
     now = time.time()
     hostile = HOSTILE[case]
-    _insert(usage_db(paths), [_good_row(now - 30), _good_row(now - 20, **hostile), _good_row(now - 10, **hostile)])
+    rows = [_good_row(now - 30), _good_row(now - 20, **hostile), _good_row(now - 10, **hostile)]
+    _insert(usage_db(paths), rows)
     for command in COMMANDS:
         code = main(command)
         got = capsys.readouterr()
         assert code == 0, (case, command, got.err)
-        assert "internal error" not in got.err and "cannot read the usage database" not in got.err, (case, command)
+        assert "internal error" not in got.err, (case, command)
+        assert "cannot read the usage database" not in got.err, (case, command)
         if command[-1] == "--json":
             data = json.loads(got.out)
             assert data, (case, command)
@@ -139,11 +141,12 @@ def _home_env(home: Path) -> dict[str, str]:
 @pytest.mark.parametrize("form", [[], ["--json"]])
 def test_sessions_on_many_sessions_stream_in_constant_memory(tmp_path: Path, form: list[str]) -> None:
     """Issue 39: 1,000,000 sessions took ``sessions`` 817 MB and ``sessions --json`` 4.0 GB. The peak
-    RSS of the command on 200,000 sessions, against the same command on 2,000 in the same run: the
-    growth is what reading them costs, and a stream holds a page, not the sessions (the old reader
-    grew ~160 MB / ~800 MB here). Time is measured by ``benchmarks/usage_scale.py``, not asserted."""
+    RSS of the command on 100,000 sessions, against the same command on 2,000 in the same run: the
+    growth is what reading them costs, and a stream holds a page, not the sessions (the list-building
+    reader grew 285 MB / 782 MB on 200,000). Time is measured by ``benchmarks/usage_scale.py``, not
+    asserted."""
     peaks = {}
-    for sessions in (2_000, 200_000):
+    for sessions in (2_000, 100_000):
         home = tmp_path / f"home-{sessions}"
         db = home / ".config" / "kvswitch" / "data" / "usage.sqlite3"
         _many_sessions(db, sessions)
@@ -151,7 +154,7 @@ def test_sessions_on_many_sessions_stream_in_constant_memory(tmp_path: Path, for
         assert got.code == 0, got.stderr[-2000:]
         assert got.stdout.count("session-") == sessions
         peaks[sessions] = got.peak_rss_mb
-    assert peaks[200_000] - peaks[2_000] < 40, peaks
+    assert peaks[100_000] - peaks[2_000] < 40, peaks
 
 
 # -- a closed pipe ----------------------------------------------------------------------------------
@@ -164,7 +167,8 @@ def test_a_closed_stdout_ends_quietly(tmp_path: Path, form: list[str]) -> None:
     _many_sessions(db, 20_000)  # megabytes of output: far past a pipe's buffer
     child = subprocess.Popen([sys.executable, "-m", "kvswitch", "usage", *form], env=_home_env(home),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout is not None
+    assert child.stderr is not None
     assert child.stdout.readline()
     child.stdout.close()  # what head does after its first line
     error = child.stderr.read().decode("utf-8", "replace")
@@ -211,14 +215,17 @@ def test_a_key_the_upstream_echoes_is_stored_and_shown_masked(
     with sqlite3.connect(usage_db(paths)) as raw:  # what is on disk, not what a reader shows
         (stored,) = raw.execute("SELECT error FROM requests").fetchone()
     assert "is not valid" in stored
-    assert KEY not in stored and token not in stored, stored
+    assert KEY not in stored, stored
+    assert token not in stored, stored
     # a row stored before this fix (by an older gateway) still shows masked
-    _insert(usage_db(paths), [_good_row(time.time(), status=401, error=f"the token {KEY} is not valid; {token}")])
+    echoed = f"the token {KEY} is not valid; {token}"
+    _insert(usage_db(paths), [_good_row(time.time(), status=401, error=echoed)])
     for form in (["--json"], ["--csv"], ["--requests"]):
         got = run_kvswitch(["usage", *form], _home_env(fake_home), timeout=120)
         assert got.code == 0, got.stderr
         assert "is not valid" in got.stdout or form == ["--requests"]
-        assert KEY not in got.output and token not in got.output, form
+        assert KEY not in got.output, form
+        assert token not in got.output, form
 
 
 # -- cosmetic -----------------------------------------------------------------------------------------
@@ -235,7 +242,8 @@ def test_a_session_id_two_clients_share_is_two_lines(paths: AppPaths,
     assert main(["sessions"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("shared")]
     assert len(lines) == 2
-    assert any("claude-code" in line for line in lines) and any("codex" in line for line in lines)
+    assert any("claude-code" in line for line in lines)
+    assert any("codex" in line for line in lines)
 
 
 @pytest.mark.parametrize("profile", ["\t=1+1", "\r=1+1", "  =1+1", " +cmd|' /C calc'!A0", "\t@SUM(A1)"])
