@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from PySide6.QtWidgets import QApplication
 
-from kvswitch.ui.control.clients import client_name
+from kvswitch.ui.control.clients import client_name, client_of_target
 
 _VERDICTS = {"HIT": "HIT", "PARTIAL": "PARTIAL", "MISS": "MISS", "COLD": "COLD", "ERROR": "ERROR",
              "UNKNOWN": "UNKNOWN"}
@@ -35,11 +35,16 @@ def verdict_word(verdict: object) -> str:
 
 @dataclass(frozen=True)
 class Badge:
-    """One client's pill on a card: its name, whether its file differs, and the tooltip's detail."""
+    """One pill on a card: its text, whether a live client's file differs, and the tooltip's detail.
+
+    ``quiet``: not a running client but what the profile is for (a client it writes that does not run it
+    now, or the gateway it goes through): outlined and muted, so *live* stays the loud state.
+    """
 
     text: str
     differs: bool
     detail: str
+    quiet: bool = False
 
 
 def client_badge_text(client: Any) -> str:
@@ -55,6 +60,30 @@ def client_badge_text(client: Any) -> str:
 def badges(live: Sequence[Any]) -> list[Badge]:
     """The card's pills, one per client running it (Claude Code scopes, Codex, OpenCode, shells)."""
     return [Badge(client_badge_text(c), bool(c.differs), str(c.detail)) for c in live]
+
+
+def target_names(targets: Sequence[str]) -> list[str]:
+    """The clients a profile is written for, as the window names them (``bash`` for a shell target)."""
+    names: list[str] = []
+    for target in targets:
+        client = client_of_target(target)
+        name = target.partition(":")[0] if client == "shell" else client_name(client)
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def marks(targets: Sequence[str], via_gateway: bool, live: Sequence[Any]) -> list[Badge]:
+    """A card's quiet pills: each client it is for that does not run it now (three llama.cpp cards for
+    three clients read apart), then the gateway when it goes through it."""
+    running = {client_badge_text(c) for c in live} | {client_name(c.client) for c in live}
+    translate = QApplication.translate
+    found = [Badge(name, False, translate("ProfileCard", "Written for %1; not running it now").replace(
+        "%1", name), quiet=True) for name in target_names(targets) if name not in running]
+    if via_gateway:
+        detail = translate("ProfileCard", "Its clients go through the KV Switch gateway")
+        found.append(Badge(translate("ProfileCard", "Gateway"), False, detail, quiet=True))
+    return found
 
 
 def badge_label(badge: Badge) -> str:

@@ -34,6 +34,7 @@ from kvswitch.ui.profiles.card_badges import (
     badge_label,
     badges,
     endpoint_text,
+    marks,
     usage_line,
     verdict_word,
 )
@@ -116,6 +117,15 @@ def card_lines(index: _Index) -> tuple[str, str, str]:
 def card_badges(index: _Index) -> list[Badge]:
     """The clients running the row's profile now, as its pills read."""
     return badges(index.data(LiveRole) or [])
+
+
+def card_marks(index: _Index) -> list[Badge]:
+    """The row's quiet pills after the live ones: the clients it is for, not running it now, and the
+    gateway when it goes through it (every card says which client it is for)."""
+    profile = index.data(ProfileRole)
+    if profile is None:
+        return []
+    return marks(profile.targets, profile.via_gateway, index.data(LiveRole) or [])
 
 
 def card_endpoint(index: _Index) -> str:
@@ -245,7 +255,7 @@ class ProfileCardDelegate(QStyledItemDelegate):
         rows = card_text_rects(option.rect, plain, not shows_use(index))
         title = QRect(rows[0])
         right = title.right()
-        for badge in reversed(card_badges(index)):  # right to left, the first client leftmost
+        for badge in reversed([*card_badges(index), *card_marks(index)]):  # right to left, live leftmost
             pill = self._paint_badge(painter, badge, right, title, small, pal)
             right = pill.left() - 4
         title.setRight(right)
@@ -329,12 +339,19 @@ class ProfileCardDelegate(QStyledItemDelegate):
     @staticmethod
     def _paint_badge(painter: QPainter, badge: Badge, right: int, title: QRect, font: QFont,
                      pal: QPalette) -> QRect:
-        """A client's pill ending at ``right``: filled for a live client, outlined amber when it differs."""
+        """A pill ending at ``right``: filled for a live client, outlined amber when it differs, outlined
+        and muted for what the profile is for (a client not running it, the gateway)."""
         text = badge_label(badge)
         width = QFontMetrics(font).horizontalAdvance(text) + 14
         pill = QRect(right - width + 1, title.top(), width, title.height())
         radius = pill.height() / 2
-        if badge.differs:
+        if badge.quiet:
+            base = pal.color(QPalette.ColorRole.Base)
+            painter.setPen(QPen(appearance.border_color(pal, base), 1.0))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(QRectF(pill).adjusted(0.5, 0.5, -0.5, -0.5), radius, radius)
+            painter.setPen(readable(theme.muted_color(pal), base))
+        elif badge.differs:
             amber = theme.state_color(theme.CacheState.PARTIAL, pal)
             pen = painter.pen()
             pen.setStyle(Qt.PenStyle.SolidLine)

@@ -160,12 +160,21 @@ class ProfileListModel(QAbstractListModel):
             marker = self.tr(" (active)") if active else ""
             lines = [f"{name}{marker}", f"{self._identity(profile)} · {profile.base_url}"]
             lines += [f"{client.label}: {client.detail}" for client in live or []]
+            lines += [mark.detail for mark in self._marks(profile, live)]
             return "\n".join(lines)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             profile = self.profile_at(index.row())
             kind = f", {self._identity(profile)}" if profile is not None else ""
-            return (self.tr("%1, active").replace("%1", name) if active else name) + kind
+            said = "".join(f", {mark.detail}" for mark in self._marks(profile, live)) if profile else ""
+            return (self.tr("%1, active").replace("%1", name) if active else name) + kind + said
         return None
+
+    @staticmethod
+    def _marks(profile: ProfileSummary, live: list[Any] | None) -> list[Any]:
+        """What the card's quiet pills say (the clients it is for, the gateway), for tooltip and reader."""
+        from kvswitch.ui.profiles.card_badges import marks  # noqa: PLC0415
+
+        return marks(profile.targets, profile.via_gateway, live or [])
 
     @staticmethod
     def _identity(profile: ProfileSummary) -> str:
