@@ -53,7 +53,11 @@ def test_verify_against_real_llama_server_shows_hit_card(qtbot: Any, window: Any
     assert "cache_read_input_tokens" in card.evidence_value.text() or "cache_n" in card.evidence_value.text()
     assert progress
     assert progress[-1] == 1.0
-    assert window.controller.cache_state == "hit"
+    # the Claude Code-shaped replay's ~14k-token prompt does not fit this 4096-token server: the card and
+    # the tray say the hit is not a clean success for Claude Code (issue 38, item 7), both alike
+    replay_error = result.claude_replay.error if result.claude_replay else None
+    assert window.controller.cache_state == ("partial" if replay_error else "hit")
+    assert card._state == window.controller.cache_state
     assert card.cancel_button.isHidden()
     assert [(e.check, e.verdict) for e in card.history.entries] == [("synthetic", "HIT")]
     assert card.history.entries[0].cached_tokens == result.cached_tokens

@@ -61,6 +61,8 @@ class Guard(SocketCutter):
         self.cancel: threading.Event
         self.timeout = self.clock.seconds
         self.secrets = tuple(s for s in secrets if s)
+        #: requests the server took in (a refused one, HTTP 4xx/5xx, is not counted)
+        self.requests_sent = 0
 
     def remaining(self) -> float:
         return self.clock.remaining()
@@ -156,6 +158,7 @@ def stream_request(
     """POST ``body`` with streaming on and measure it; raises ProbeError on any failure."""
     guard.check()
     started = time.monotonic()
+    guard.requests_sent += 1  # a request we stop waiting for is still processed by the server
     try:
         with (
             guard.client(url) as client,
@@ -164,6 +167,7 @@ def stream_request(
         ):
             response = answer.response
             if response.status_code >= 400:
+                guard.requests_sent -= 1  # refused: no prompt was processed
                 raw = answer.read_prefix(MAX_ERROR_BODY)
                 message = guard.redact(
                     error_message(response.status_code, raw, response.headers.get("content-type"))
@@ -196,6 +200,8 @@ def stream_request(
     except NetworkLimitError as exc:
         raise guard.limited(exc, url) from None
     except (httpx.HTTPError, OSError) as exc:
+        if isinstance(exc, httpx.ConnectError | ConnectionRefusedError):
+            guard.requests_sent -= 1  # never reached the server
         raise guard.translate(exc, url) from None
     guard.check()
     result.total_ms = (time.monotonic() - started) * 1000

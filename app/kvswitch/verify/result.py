@@ -100,6 +100,10 @@ class VerifyResult:
     cold_prompt_tokens: int | None = None
     #: which cache tier served the warm request's prefix, by the server's counters (a second cache tier)
     served_by: str | None = None
+    #: how many requests this run made the server process, one it gave up waiting for included (the
+    #: server finishes it anyway): the window attributes that many of the server log's requests to the
+    #: verify, not to the user (``None``: not counted)
+    requests_sent: int | None = None
 
     @property
     def exit_code(self) -> int:

@@ -79,6 +79,7 @@ def run_verify(
                 base_url=display_url(profile.base_url),
                 diagnosis=_error_hint(exc, profile),
             )
+        result = replace(result, requests_sent=guard.requests_sent)
     return shown(result)
 
 

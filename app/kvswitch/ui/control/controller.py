@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui.cache_state import CacheState
+from kvswitch.ui.cache_state import CacheState, VerifyTraffic
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.controller_gateway import GatewayControllerMixin
 from kvswitch.ui.control.controller_live import LiveControllerMixin
@@ -105,6 +105,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         self._verify_task: tasks.BackgroundTask | None = None
         self.last_verify_result: Any = None  # the latest VerifyResult, for a window opened later
         self.verifying: str | None = None  # the profile the running (or last) verify is about
+        self.verify_traffic = VerifyTraffic()  # the server log's requests a verify sent itself
         self.verify_timeout_s = VERIFY_TIMEOUT_S
         self.client_verify_timeout_s = CLIENT_VERIFY_TIMEOUT_S
         #: the Claude Code to run; empty means the ``claude`` on PATH

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, Slot
 
 from kvswitch.core.errors import KvSwitchError
+from kvswitch.ui.cache_state import CacheState, VerifyTraffic, verify_state
 from kvswitch.ui.control import tasks
 from kvswitch.ui.control.verify_ops import client_verify_op, synthetic_verify_op
 
@@ -33,6 +34,7 @@ class VerifyControllerMixin:
         @property
         def store(self) -> ProfileStore: ...
         def note_verdict(self, verdict: object) -> None: ...
+        def set_cache_state(self, state: CacheState | str) -> None: ...
     verify_started: Any
     verify_progressed: Any
     verify_finished: Any
@@ -48,6 +50,7 @@ class VerifyControllerMixin:
     claude_bin: str | None
     verify_kind: str
     verify_client: str
+    verify_traffic: VerifyTraffic
 
     # -- verify ------------------------------------------------------------------------------------
 
@@ -113,6 +116,7 @@ class VerifyControllerMixin:
 
     def _start_verify_task(self, name: str, kind: str, op: Any, on_success: Any) -> bool:
         """One verify at a time, on the thread pool; progress and the outcome come back by signal."""
+        self.verify_traffic.started()
         self.verifying = name
         self.verify_kind = kind
         self._verify_task = tasks.run_in_background(
@@ -122,6 +126,7 @@ class VerifyControllerMixin:
         return True
 
     def _on_client_verify_succeeded(self, report: object) -> None:
+        self.verify_traffic.finished(None)
         self.last_verify_result = report
         self.note_verdict(getattr(report, "verdict", None))
         self.client_verify_finished.emit(report)
@@ -157,13 +162,25 @@ class VerifyControllerMixin:
             self._verify_task.cancel()
 
     def _on_verify_succeeded(self, result: object) -> None:
+        self.verify_traffic.finished(getattr(result, "requests_sent", None), self.verify_timeout_s)
         self.last_verify_result = result
-        self.note_verdict(getattr(result, "verdict", None))
+        replay = getattr(result, "claude_replay", None)
+        self.set_cache_state(verify_state(getattr(result, "verdict", None), getattr(replay, "error", None)))
         self.verify_finished.emit(result)
         if self.verifying:
             self.history_changed.emit(self.verifying)
 
+    @Slot(list)
+    def note_log_requests(self, batch: list[tuple[str, int]]) -> None:
+        """Requests the server log reported (``(verdict, requests)``, oldest first): the user's latest
+        decides the tray; the verify's own (``verify_traffic``) do not, a cold miss it sent on purpose
+        least of all."""
+        theirs = self.verify_traffic.users(batch)
+        if theirs:
+            self.note_verdict(theirs[-1])
+
     def _on_verify_raised(self, exc: BaseException) -> None:
+        self.verify_traffic.finished(None)
         from kvswitch.ui.control.clients import cancelled_text  # noqa: PLC0415
         from kvswitch.verify.client_run import ClientCancelled  # noqa: PLC0415
 

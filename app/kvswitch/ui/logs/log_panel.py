@@ -74,12 +74,15 @@ class LogPanel(LogTextActionsMixin, QWidget):
 
     Signals:
         verdict_seen(str): the latest request's verdict (``hit``/``partial``/``miss``).
+        requests_seen(list): this tick's requests, oldest first, as ``(verdict, requests)`` (an event
+            read from ``/metrics`` may sum several requests): the controller tells a verify's own apart.
         lines_appended(int): lines were appended to the view this tick (how many).
         events_added(int): cache events were added to the table this tick (how many).
         reuse_alert(str): reuse inside a conversation stayed low (``log_alerts``); the message.
     """
 
     verdict_seen = Signal(str)
+    requests_seen = Signal(list)
     reuse_alert = Signal(str)
     lines_appended = Signal(int)
     events_added = Signal(int)
@@ -291,6 +294,7 @@ class LogPanel(LogTextActionsMixin, QWidget):
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
         self.verdict_seen.emit(str(events[-1].verdict))
+        self.requests_seen.emit([(str(e.verdict), e.requests or 1) for e in events])
         self.events_added.emit(len(events))
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:

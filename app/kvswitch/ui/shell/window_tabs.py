@@ -20,6 +20,7 @@ from kvswitch.ui.qtcompat import connect_for
 if TYPE_CHECKING:
     from kvswitch.ui.control.controller import AppController
     from kvswitch.ui.logs.log_panel import LogPanel
+    from kvswitch.ui.sessions.sessions_view import SessionsView
     from kvswitch.ui.verify.verify_card import VerifyCard
     from kvswitch.verify.result import VerifyResult
 
@@ -36,6 +37,7 @@ class WindowTabsMixin:
     show_editor: Callable[[], None]
 
     log_panel: LogPanel
+    sessions_view: SessionsView
     verify_card: VerifyCard
     tabs_built = False
 
@@ -49,6 +51,7 @@ class WindowTabsMixin:
         if self.tabs_built:
             return
         from kvswitch.ui.logs.log_panel import LogPanel  # noqa: PLC0415
+        from kvswitch.ui.sessions.sessions_view import add_sessions_tab  # noqa: PLC0415
         from kvswitch.ui.usage.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify.ablate_view import add_ablate_view  # noqa: PLC0415
         from kvswitch.ui.verify.sweep_chart import add_sweep_view  # noqa: PLC0415
@@ -83,7 +86,8 @@ class WindowTabsMixin:
         add_ablate_view(self.verify_card, c)  # "Which settings matter?" (ablate_view)
         add_sweep_view(self.verify_card, c)  # the newest `kvswitch sweep` as a chart (sweep_chart)
         add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
-        self.log_panel.verdict_seen.connect(c.note_verdict)
+        add_sessions_tab(self)  # every client's past sessions from its own files (sessions_view)
+        self.log_panel.requests_seen.connect(c.note_log_requests)  # a verify's own requests are told apart
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
         self.bind_log_to_active()
 
@@ -100,6 +104,7 @@ class WindowTabsMixin:
     def stop_tabs(self) -> None:
         if self.tabs_built:
             self.log_panel.stop()
+            self.sessions_view.stop()
 
     @Slot(int)
     def _on_tabs_current_changed(self, index: int) -> None:

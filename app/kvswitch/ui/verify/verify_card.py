@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.cache_state import verify_state
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.qtcompat import connect_for
 from kvswitch.ui.verify.verify_client_view import ClientReportView
@@ -214,9 +215,18 @@ class VerifyCard(QWidget):
         titles = {"HIT": self.tr("Cache hit"), "PARTIAL": self.tr("Partial reuse"),
                   "MISS": self.tr("Cache miss"), "UNKNOWN": self.tr("Unknown"),
                   "ERROR": self.tr("Verify failed")}
+        replay = getattr(result, "claude_replay", None)
+        replay_error = getattr(replay, "error", None)
         self.verdict_label.setText(("⚠ " if verdict == "ERROR" else "") + titles.get(verdict, verdict))
-        self._paint(theme.as_state(verdict) if verdict != "ERROR" else theme.CacheState.MISS)
-        self.message_label.setText(engine_text.translate(str(getattr(result, "message", "") or "")))
+        # the tray's judgement too: a hit beside a Claude Code check that did not finish is not green
+        self._paint(verify_state(verdict, replay_error) if verdict != "ERROR" else theme.CacheState.MISS)
+        message = engine_text.translate(str(getattr(result, "message", "") or ""))
+        if replay_error:
+            unfinished = self.tr("But the check with Claude Code-shaped requests did not finish, so this "
+                                 "is not yet a verdict for Claude Code: %1").replace(
+                                     "%1", engine_text.translate(str(replay_error)))
+            message = f"{message}\n{unfinished}" if message else unfinished
+        self.message_label.setText(message)
         cached, prompt = getattr(result, "cached_tokens", None), getattr(result, "prompt_tokens", None)
         self.cached_value.setText("–" if cached is None else
                                   f"{cached:,}" + ("" if prompt is None else f" / {prompt:,}"))
@@ -234,9 +244,9 @@ class VerifyCard(QWidget):
         if isinstance(evidence, list | tuple):
             evidence = "\n".join(engine_text.translate(str(item)) for item in evidence)
         self.evidence_value.setText(str(evidence or "–"))
-        replay = getattr(result, "claude_replay", None)
         replay_text = str(getattr(replay, "message", "") or "") if replay is not None else ""
-        self.replay_value.setText(engine_text.translate(replay_text) or "–")
+        replay_shown = engine_text.translate(replay_text) or "–"
+        self.replay_value.setText(f"⚠ {replay_shown}" if replay_error else replay_shown)
         diagnosis = getattr(result, "diagnosis", None) or getattr(replay, "diagnosis", None)
         text = getattr(diagnosis, "message", diagnosis) if diagnosis is not None else None
         self.diagnosis_label.setText(self.tr("Why: %1").replace("%1", engine_text.translate(str(text)))
