@@ -2,14 +2,167 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name></name>
+    <message>
+        <location filename="../control/session_markdown.py" line="37"/>
+        <source>SessionMarkdown</source>
+        <comment>Client</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="38"/>
+        <source>SessionMarkdown</source>
+        <comment>Session</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="39"/>
+        <source>SessionMarkdown</source>
+        <comment>Project</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="40"/>
+        <source>SessionMarkdown</source>
+        <comment>First call</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="41"/>
+        <source>SessionMarkdown</source>
+        <comment>Last call</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="42"/>
+        <source>SessionMarkdown</source>
+        <comment>Models</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="43"/>
+        <source>SessionMarkdown</source>
+        <comment>Client versions</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="44"/>
+        <source>SessionMarkdown</source>
+        <comment>API calls</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="45"/>
+        <source>SessionMarkdown</source>
+        <comment>Prompt tokens</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="46"/>
+        <source>SessionMarkdown</source>
+        <comment>Read from the cache</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="47"/>
+        <source>SessionMarkdown</source>
+        <comment>Written to the cache</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="48"/>
+        <source>SessionMarkdown</source>
+        <comment>Output tokens</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="49"/>
+        <source>SessionMarkdown</source>
+        <comment>Cost at list prices</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="50"/>
+        <source>SessionMarkdown</source>
+        <comment>Resume</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="54"/>
+        <source>SessionMarkdown</source>
+        <comment>Call</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="54"/>
+        <source>SessionMarkdown</source>
+        <comment>Time</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="54"/>
+        <source>SessionMarkdown</source>
+        <comment>Model</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="55"/>
+        <source>SessionMarkdown</source>
+        <comment>Reused</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="55"/>
+        <source>SessionMarkdown</source>
+        <comment>Written</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="55"/>
+        <source>SessionMarkdown</source>
+        <comment>New</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="56"/>
+        <source>SessionMarkdown</source>
+        <comment>Output</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="56"/>
+        <source>SessionMarkdown</source>
+        <comment>Cost</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="56"/>
+        <source>SessionMarkdown</source>
+        <comment>Loss</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="68"/>
+        <source>SessionMarkdown</source>
+        <comment>No call lost the cache.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="71"/>
+        <source>SessionMarkdown</source>
+        <comment>Call %1 (%2): %3 tokens processed again, $%4.</comment>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>AblateChart</name>
     <message>
-        <location filename="../verify/ablate_view.py" line="102"/>
+        <location filename="../verify/ablate_view.py" line="103"/>
         <source>bars: new conversation&apos;s prompt from cache, per setting without | with   line: its time to first token</source>
         <translation>柱：新会话提示中来自缓存的部分，每个设置 去掉 | 保留   线：其首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="104"/>
+        <location filename="../verify/ablate_view.py" line="105"/>
         <source>No subtraction run yet.</source>
         <translation>尚未运行逐项排除。</translation>
     </message>
@@ -17,42 +170,42 @@
 <context>
     <name>AblateView</name>
     <message>
-        <location filename="../verify/ablate_view.py" line="118"/>
+        <location filename="../verify/ablate_view.py" line="119"/>
         <source>Which settings matter?</source>
         <translation>哪些设置有影响？</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="119"/>
+        <location filename="../verify/ablate_view.py" line="120"/>
         <source>Runs the client once with the profile&apos;s env and once without each of its settings, and shows which ones change the cache reuse (kvswitch verify --ablate). Several runs: minutes.</source>
         <translation>用配置的环境变量运行客户端一次，再逐一去掉每个设置各运行一次，显示哪些设置改变缓存复用（kvswitch verify --ablate）。需运行多次：几分钟。</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="122"/>
+        <location filename="../verify/ablate_view.py" line="123"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="172"/>
+        <location filename="../verify/ablate_view.py" line="173"/>
         <source>%1 %2 through “%3”, each setting without → with. Settings that matter: %4</source>
         <translation>%1 %2 经“%3”，每个设置 去掉 → 保留。有影响的设置：%4</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="174"/>
+        <location filename="../verify/ablate_view.py" line="175"/>
         <source>none</source>
         <translation>无</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="187"/>
+        <location filename="../verify/ablate_view.py" line="188"/>
         <source>Export CSV</source>
         <translation>导出 CSV</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="188"/>
+        <location filename="../verify/ablate_view.py" line="189"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify/ablate_view.py" line="193"/>
+        <location filename="../verify/ablate_view.py" line="194"/>
         <source>Not exported: %1</source>
         <translation>未导出：%1</translation>
     </message>
@@ -60,18 +213,18 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller.py" line="235"/>
+        <location filename="../control/controller.py" line="254"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
     </message>
     <message>
-        <location filename="../control/controller_verify.py" line="105"/>
+        <location filename="../control/controller_verify.py" line="108"/>
         <source>No active profile: apply a profile first, then verify it.</source>
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="269"/>
+        <location filename="../control/controller.py" line="288"/>
         <source>A session&apos;s cache hit rate dropped</source>
         <translation>一个会话的缓存命中率下降了</translation>
     </message>
@@ -86,12 +239,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller_verify.py" line="179"/>
+        <location filename="../control/controller_verify.py" line="196"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="263"/>
+        <location filename="../control/controller.py" line="282"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -1752,6 +1905,25 @@
     </message>
 </context>
 <context>
+    <name>FileSessionAlerts</name>
+    <message>
+        <location filename="../control/session_file_alerts.py" line="85"/>
+        <source>Session %1 (%2, %3): its %4 calls read %5 of their prompt from the cache, below %6.</source>
+        <extracomment>at most this many low sessions are looked into per pass (each costs one turn-table read)</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_file_alerts.py" line="90"/>
+        <source>Likely cause: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_file_alerts.py" line="92"/>
+        <source>Open the Sessions tab to see where.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>FirstRunDialog</name>
     <message>
         <location filename="../shell/first_run_text.py" line="21"/>
@@ -2087,53 +2259,53 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../logs/log_panel.py" line="113"/>
+        <location filename="../logs/log_panel.py" line="116"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="115"/>
+        <location filename="../logs/log_panel.py" line="118"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="116"/>
+        <location filename="../logs/log_panel.py" line="119"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="117"/>
+        <location filename="../logs/log_panel.py" line="120"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="119"/>
+        <location filename="../logs/log_panel.py" line="122"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="121"/>
+        <location filename="../logs/log_panel.py" line="124"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="122"/>
+        <location filename="../logs/log_panel.py" line="125"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="123"/>
+        <location filename="../logs/log_panel.py" line="126"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="176"/>
+        <location filename="../logs/log_panel.py" line="179"/>
         <location filename="../logs/log_sources.py" line="29"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="257"/>
+        <location filename="../logs/log_panel.py" line="260"/>
         <source>The log has a line per request: the server&apos;s counters are no longer read (they would list the same requests twice).</source>
         <translation>日志中每个请求都有一行：不再读取服务器的计数器（否则同一请求会列出两次）。</translation>
     </message>
@@ -2192,7 +2364,7 @@
         <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="116"/>
+        <location filename="../shell/main_window.py" line="118"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
@@ -2202,12 +2374,12 @@
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/window_tabs.py" line="41"/>
+        <location filename="../shell/window_tabs.py" line="43"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../shell/window_tabs.py" line="42"/>
+        <location filename="../shell/window_tabs.py" line="44"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
@@ -2278,93 +2450,94 @@
         <translation>设置向导…</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="205"/>
+        <location filename="../shell/main_window.py" line="207"/>
         <source>Cannot apply “%1”: %2</source>
         <translation>无法应用“%1”：%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="275"/>
+        <location filename="../shell/main_window.py" line="277"/>
         <source>Remove profile</source>
         <translation>删除配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="276"/>
+        <location filename="../shell/main_window.py" line="278"/>
         <source>Remove the profile “%1”? Files it was applied to keep their values until you switch or undo.</source>
         <translation>删除配置“%1”？已写入的文件会保留其值，直到你切换或撤销。</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="64"/>
+        <location filename="../shell/window_messages.py" line="68"/>
         <source>Saved “%1”.</source>
         <translation>已保存“%1”。</translation>
     </message>
     <message>
-        <location filename="../shell/window_editor.py" line="95"/>
+        <location filename="../shell/window_editor.py" line="96"/>
         <source>Get started</source>
         <translation>开始使用</translation>
     </message>
     <message>
-        <location filename="../shell/window_editor.py" line="97"/>
+        <location filename="../shell/window_editor.py" line="98"/>
         <source>New profile</source>
         <translation>新配置</translation>
     </message>
     <message>
-        <location filename="../shell/window_editor.py" line="99"/>
+        <location filename="../shell/window_editor.py" line="100"/>
         <source>Edit “%1”</source>
         <translation>编辑“%1”</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="81"/>
+        <location filename="../shell/window_messages.py" line="85"/>
         <source>Switched %2 to “%1” instantly through the gateway: no file rewritten; running sessions follow from their next request.</source>
         <translation>已通过网关将 %2 即时切换到“%1”：没有重写文件；正在运行的会话从下一个请求起跟随。</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="84"/>
+        <location filename="../shell/window_messages.py" line="88"/>
         <source>Switched %2 to “%1”: files written; new sessions use it.</source>
         <translation>已将 %2 切换到“%1”：文件已写入；新会话将使用它。</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="86"/>
+        <location filename="../shell/window_messages.py" line="90"/>
         <source>Open shells need to re-read their rc file.</source>
         <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="88"/>
+        <location filename="../shell/window_messages.py" line="56"/>
+        <location filename="../shell/window_messages.py" line="92"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="111"/>
+        <location filename="../shell/window_messages.py" line="115"/>
         <source>But nothing answers at %1:%2 yet: start the server before the next request.</source>
         <translation>但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="55"/>
-        <location filename="../shell/window_messages.py" line="91"/>
+        <location filename="../shell/window_messages.py" line="59"/>
+        <location filename="../shell/window_messages.py" line="95"/>
         <source>Undo</source>
         <translation>撤销</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="57"/>
+        <location filename="../shell/window_messages.py" line="61"/>
         <source>Apply to them</source>
         <translation>应用到这些客户端</translation>
     </message>
     <message>
-        <location filename="../shell/window_messages.py" line="92"/>
+        <location filename="../shell/window_messages.py" line="96"/>
         <source>the clients</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="310"/>
+        <location filename="../shell/main_window.py" line="312"/>
         <source>“%1” was not applied; nothing was changed. %2</source>
         <translation>未应用“%1”，没有任何修改。%2</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="324"/>
+        <location filename="../shell/main_window.py" line="326"/>
         <source>Re-apply profile</source>
         <translation>重新应用配置</translation>
     </message>
     <message>
-        <location filename="../shell/main_window.py" line="325"/>
+        <location filename="../shell/main_window.py" line="327"/>
         <source>The fix was added to “%1”. Apply the profile again now so new sessions use it?</source>
         <translation>修复已添加到“%1”。现在重新应用该配置，让新会话使用它吗？</translation>
     </message>
@@ -2419,27 +2592,27 @@
 <context>
     <name>McpController</name>
     <message>
-        <location filename="../control/controller_mcp.py" line="115"/>
+        <location filename="../control/controller_mcp.py" line="116"/>
         <source>enabled %1 in %2</source>
         <translation>已在 %2 中启用 %1</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="115"/>
+        <location filename="../control/controller_mcp.py" line="116"/>
         <source>disabled %1 in %2</source>
         <translation>已在 %2 中停用 %1</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="129"/>
+        <location filename="../control/controller_mcp.py" line="131"/>
         <source>enabled every server in %1</source>
         <translation>已在 %1 中启用所有服务器</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="129"/>
+        <location filename="../control/controller_mcp.py" line="131"/>
         <source>disabled every server in %1</source>
         <translation>已在 %1 中停用所有服务器</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="133"/>
+        <location filename="../control/controller_mcp.py" line="137"/>
         <source>removed %1</source>
         <translation>已移除 %1</translation>
     </message>
@@ -2452,87 +2625,87 @@
         <translation>Claude Code（项目 %1）</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="87"/>
+        <location filename="../mcp/mcp_page.py" line="89"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="91"/>
+        <location filename="../mcp/mcp_page.py" line="93"/>
         <source>From Claude Code</source>
         <translation>从 Claude Code</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="92"/>
+        <location filename="../mcp/mcp_page.py" line="94"/>
         <source>From Codex</source>
         <translation>从 Codex</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="93"/>
+        <location filename="../mcp/mcp_page.py" line="95"/>
         <source>From OpenCode</source>
         <translation>从 OpenCode</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="94"/>
+        <location filename="../mcp/mcp_page.py" line="96"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="97"/>
+        <location filename="../mcp/mcp_page.py" line="99"/>
         <source>Paste JSON or TOML…</source>
         <translation>粘贴 JSON 或 TOML…</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="99"/>
+        <location filename="../mcp/mcp_page.py" line="101"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="102"/>
+        <location filename="../mcp/mcp_page.py" line="104"/>
         <source>MCP servers, and the clients each is written into</source>
         <translation>MCP 服务器，以及每个服务器写入的客户端</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="123"/>
+        <location filename="../mcp/mcp_page.py" line="125"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="123"/>
+        <location filename="../mcp/mcp_page.py" line="125"/>
         <source>Transport</source>
         <translation>传输方式</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="123"/>
+        <location filename="../mcp/mcp_page.py" line="125"/>
         <source>Command or URL</source>
         <translation>命令或 URL</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="138"/>
+        <location filename="../mcp/mcp_page.py" line="140"/>
         <source>No MCP servers yet: import them from a client, CC Switch or pasted JSON/TOML, or add one with &apos;kvswitch mcp add&apos;.</source>
         <translation>还没有 MCP 服务器：从客户端、CC Switch 或粘贴的 JSON/TOML 导入，或用 &apos;kvswitch mcp add&apos; 添加一个。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="154"/>
+        <location filename="../mcp/mcp_page.py" line="157"/>
         <source>Enabled, but not in the client&apos;s file (an undo took it out): check it to write it again</source>
         <translation>已启用，但不在该客户端的文件中（被撤销移除）：勾选即可再次写入</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="164"/>
+        <location filename="../mcp/mcp_page.py" line="168"/>
         <source>Writing…</source>
         <translation>正在写入…</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="168"/>
+        <location filename="../mcp/mcp_page.py" line="173"/>
         <source>Done: %1. Undo takes it back.</source>
         <translation>完成：%1。撤销可将其还原。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="168"/>
+        <location filename="../mcp/mcp_page.py" line="173"/>
         <source>Done.</source>
         <translation>完成。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="172"/>
+        <location filename="../mcp/mcp_page.py" line="178"/>
         <source>Nothing was changed: %1</source>
         <translation>未做任何更改：%1</translation>
     </message>
@@ -2637,12 +2810,12 @@
         <translation>粘贴 MCP 服务器</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="56"/>
+        <location filename="../mcp/mcp_page.py" line="57"/>
         <source>{&quot;mcpServers&quot;: {...}}, {&quot;mcp&quot;: {...}} or [mcp_servers.NAME] tables</source>
         <translation>{&quot;mcpServers&quot;: {...}}、{&quot;mcp&quot;: {...}} 或 [mcp_servers.NAME] 表</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="57"/>
+        <location filename="../mcp/mcp_page.py" line="59"/>
         <source>Replace servers of the same name</source>
         <translation>替换同名的服务器</translation>
     </message>
@@ -2737,49 +2910,64 @@
 <context>
     <name>ProfileCard</name>
     <message>
-        <location filename="../profiles/profile_card.py" line="82"/>
+        <location filename="../profiles/profile_card.py" line="83"/>
         <source>just now</source>
         <extracomment>below the three lines, so the &quot;Use&quot; button stays under the second one, whose line runs full width</extracomment>
         <translation>刚刚</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="83"/>
+        <location filename="../profiles/profile_card.py" line="84"/>
         <source>%1 d ago</source>
         <translation>%1 天前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="84"/>
+        <location filename="../profiles/profile_card.py" line="85"/>
         <source>%1 h ago</source>
         <translation>%1 小时前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="85"/>
+        <location filename="../profiles/profile_card.py" line="86"/>
         <source>%1 min ago</source>
         <translation>%1 分钟前</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="95"/>
+        <location filename="../profiles/profile_card.py" line="96"/>
         <source>not verified yet</source>
         <translation>尚未验证</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="108"/>
+        <location filename="../profiles/profile_card.py" line="109"/>
         <source>default model</source>
         <translation>默认模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_card.py" line="174"/>
-        <location filename="../profiles/profile_card.py" line="368"/>
+        <location filename="../profiles/profile_card.py" line="184"/>
+        <location filename="../profiles/profile_card.py" line="385"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="51"/>
+        <location filename="../profiles/card_badges.py" line="56"/>
         <source>%1 (project)</source>
         <translation>%1（项目）</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="69"/>
+        <location filename="../profiles/card_badges.py" line="81"/>
+        <source>Written for %1; not running it now</source>
+        <translation>为 %1 写入；%1 现在没有在用它</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="84"/>
+        <source>Its clients go through the KV Switch gateway</source>
+        <translation>它的客户端经由 KV Switch 网关</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="85"/>
+        <source>Gateway</source>
+        <translation>网关</translation>
+    </message>
+    <message>
+        <location filename="../profiles/card_badges.py" line="98"/>
         <source>%1 hit · %2 requests</source>
         <translation>命中 %1 · %2 个请求</translation>
     </message>
@@ -2792,109 +2980,109 @@
         <translation>第 %1 行：应为 KEY=value</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="78"/>
+        <location filename="../profiles/profile_editor.py" line="82"/>
         <source>Use preset</source>
         <translation>使用预设</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="79"/>
+        <location filename="../profiles/profile_editor.py" line="83"/>
         <source>Fill the base URL, env block and log source for this kind</source>
         <translation>为此类型填入基础 URL、环境变量和日志来源</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="85"/>
+        <location filename="../profiles/profile_editor.py" line="89"/>
         <location filename="../profiles/vendor_hint.py" line="43"/>
         <source>optional</source>
         <translation>可选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="87"/>
-        <location filename="../profiles/profile_editor.py" line="350"/>
+        <location filename="../profiles/profile_editor.py" line="91"/>
+        <location filename="../profiles/profile_editor.py" line="356"/>
         <source>Show</source>
         <translation>显示</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="89"/>
+        <location filename="../profiles/profile_editor.py" line="93"/>
         <source>Show or hide the API key</source>
         <translation>显示或隐藏 API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="94"/>
+        <location filename="../profiles/profile_editor.py" line="98"/>
         <source>Allow risky environment variables (PATH, LD_*, PROMPT_COMMAND, NODE_OPTIONS…)</source>
         <translation>允许有风险的环境变量（PATH、LD_*、PROMPT_COMMAND、NODE_OPTIONS…）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="96"/>
+        <location filename="../profiles/profile_editor.py" line="100"/>
         <source>They change how shells, the loader or Claude Code run programs; tick only if you set them on purpose</source>
         <translation>它们会改变 shell、加载器或 Claude Code 运行程序的方式；仅在你有意设置时勾选</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="107"/>
+        <location filename="../profiles/profile_editor.py" line="111"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="108"/>
+        <location filename="../profiles/profile_editor.py" line="112"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="109"/>
+        <location filename="../profiles/profile_editor.py" line="113"/>
         <source>Base URL</source>
         <translation>基础 URL</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="118"/>
+        <location filename="../profiles/profile_editor.py" line="122"/>
         <source>API key</source>
         <translation>API 密钥</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="122"/>
+        <location filename="../profiles/profile_editor.py" line="126"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="123"/>
+        <location filename="../profiles/profile_editor.py" line="127"/>
         <source>Environment</source>
         <translation>环境变量</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="132"/>
+        <location filename="../profiles/profile_editor.py" line="136"/>
         <source>Write to</source>
         <translation>写入到</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="134"/>
+        <location filename="../profiles/profile_editor.py" line="138"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="135"/>
+        <location filename="../profiles/profile_editor.py" line="139"/>
         <source>Server log</source>
         <translation>服务器日志</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="139"/>
+        <location filename="../profiles/profile_editor.py" line="143"/>
         <source>Save</source>
         <translation>保存</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="141"/>
+        <location filename="../profiles/profile_editor.py" line="145"/>
         <source>Revert</source>
         <translation>还原</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="319"/>
+        <location filename="../profiles/profile_editor.py" line="325"/>
         <source>a profile with this name already exists</source>
         <translation>已存在同名配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="350"/>
+        <location filename="../profiles/profile_editor.py" line="356"/>
         <source>Hide</source>
         <translation>隐藏</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_editor.py" line="114"/>
+        <location filename="../profiles/profile_editor.py" line="118"/>
         <source>The variable the key goes in; the vendor&apos;s docs say which</source>
         <translation>密钥写入的变量；以服务商文档为准</translation>
     </message>
@@ -3025,13 +3213,13 @@
 <context>
     <name>ProfileListModel</name>
     <message>
-        <location filename="../profiles/profile_model.py" line="157"/>
+        <location filename="../profiles/profile_model.py" line="160"/>
         <source> (active)</source>
         <extracomment>the latest recorded verify of the row&apos;s profile (a ``HistoryEntry``) or None the clients running the row&apos;s profile now (``LiveClient``s, maybe marked ``differs``), [] for none the gateway&apos;s usage of the row&apos;s profile (``requests``, ``hit_rate``...) or None without any</extracomment>
         <translation>（活动）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_model.py" line="164"/>
+        <location filename="../profiles/profile_model.py" line="169"/>
         <source>%1, active</source>
         <translation>%1，活动</translation>
     </message>
@@ -3299,6 +3487,60 @@
     </message>
 </context>
 <context>
+    <name>SessionDetail</name>
+    <message>
+        <location filename="../sessions/session_detail.py" line="61"/>
+        <source>Where the cache was lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="64"/>
+        <source>Resume in a terminal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="65"/>
+        <source>Copy command</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="66"/>
+        <source>Export to Markdown…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="67"/>
+        <source>Opens your terminal in the project directory and resumes the session there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="87"/>
+        <source>Pick a session to see its calls and where the cache was lost.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="97"/>
+        <source>%1 · %2 · %3 to %4 · %5 calls (%6 by subagents) · models %7
+%8 prompt tokens: %9 read from the cache (%10), %11 written, %12 new · %13 output tokens · cost at list prices %14</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="107"/>
+        <source>No list price for %1: counted as free (a local server).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="118"/>
+        <source>No call lost the cache.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="127"/>
+        <source>Call %1 at %2 — %3: %4 tokens processed again (%5). %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>SessionHitAlerts</name>
     <message>
         <location filename="../control/usage_alerts.py" line="138"/>
@@ -3320,6 +3562,98 @@
         <location filename="../control/usage_alerts.py" line="160"/>
         <source>Fix: set %1 in the profile&apos;s environment.</source>
         <translation>修复：在配置的环境变量中设置 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>SessionWords</name>
+    <message>
+        <location filename="../control/session_words.py" line="17"/>
+        <source>idle past the cache&apos;s lifetime</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="18"/>
+        <source>model switched</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="19"/>
+        <source>conversation compacted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="20"/>
+        <source>resumed in a new process</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="21"/>
+        <source>client version changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="22"/>
+        <source>subagent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="23"/>
+        <source>system prompt or tools changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="24"/>
+        <source>earlier messages changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_words.py" line="25"/>
+        <source>cause unknown</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SessionsModel</name>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="29"/>
+        <source>Client</source>
+        <extracomment>the columns whose text is a number (right-aligned)</extracomment>
+        <translation type="unfinished">客户端</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="29"/>
+        <source>Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="29"/>
+        <source>Title</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="29"/>
+        <source>Last call</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="30"/>
+        <source>Calls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="30"/>
+        <source>Tokens</source>
+        <translation type="unfinished">token 数</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="30"/>
+        <source>Hit %</source>
+        <translation type="unfinished">命中 %</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_model.py" line="30"/>
+        <source>Cost</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -3489,17 +3823,17 @@
 <context>
     <name>SweepChart</name>
     <message>
-        <location filename="../verify/sweep_chart.py" line="57"/>
+        <location filename="../verify/sweep_chart.py" line="58"/>
         <source>Hit rate and time to first token per sweep setting</source>
         <translation>每个扫描设置的命中率和首个词元时间</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="69"/>
+        <location filename="../verify/sweep_chart.py" line="70"/>
         <source>bars: hit rate   line: warm TTFT   (%1 settings)</source>
         <translation>柱：命中率   线：热请求 TTFT   （%1 个设置）</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="71"/>
+        <location filename="../verify/sweep_chart.py" line="72"/>
         <source>No sweep recorded yet: run kvswitch sweep on this profile.</source>
         <translation>尚无扫描记录：对此配置运行 kvswitch sweep。</translation>
     </message>
@@ -3507,18 +3841,18 @@
 <context>
     <name>SweepView</name>
     <message>
-        <location filename="../verify/sweep_chart.py" line="84"/>
-        <location filename="../verify/sweep_chart.py" line="111"/>
+        <location filename="../verify/sweep_chart.py" line="85"/>
+        <location filename="../verify/sweep_chart.py" line="112"/>
         <source>Settings sweep</source>
         <translation>设置扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="113"/>
+        <location filename="../verify/sweep_chart.py" line="114"/>
         <source>Settings sweep of “%1”, %2: %3</source>
         <translation>“%1”的设置扫描，%2：%3</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="123"/>
+        <location filename="../verify/sweep_chart.py" line="124"/>
         <source>Could not read the sweep history: %1</source>
         <translation>无法读取扫描历史：%1</translation>
     </message>
@@ -3647,6 +3981,30 @@
         <location filename="../shell/tray.py" line="231"/>
         <source>Last verify: %1</source>
         <translation>上次验证：%1</translation>
+    </message>
+</context>
+<context>
+    <name>TurnChart</name>
+    <message>
+        <location filename="../sessions/turn_chart.py" line="32"/>
+        <source>Tokens reused, written and new per call</source>
+        <extracomment>a bar is never wider than this (a two-call session must not look like a bar chart of two walls)</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/turn_chart.py" line="49"/>
+        <source>%1 calls, %2 lost the cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/turn_chart.py" line="58"/>
+        <source>green: reused   amber: written to the cache   red: new   ▼ cache lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/turn_chart.py" line="64"/>
+        <source>No calls in this session.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -3819,130 +4177,135 @@
 <context>
     <name>VerifyCard</name>
     <message>
-        <location filename="../verify/verify_card.py" line="64"/>
+        <location filename="../verify/verify_card.py" line="66"/>
         <source>Verify cache</source>
         <translation>验证缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="65"/>
+        <location filename="../verify/verify_card.py" line="67"/>
         <source>Verify with Claude Code</source>
         <translation>用 Claude Code 验证</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="66"/>
+        <location filename="../verify/verify_card.py" line="68"/>
         <source>Runs your installed Claude Code headless through the profile (two conversations, four turns) and judges every turn with the server&apos;s own numbers.</source>
         <translation>通过该配置以无界面方式运行你安装的 Claude Code（两个会话、四轮），并用服务器自己的数字评判每一轮。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="69"/>
+        <location filename="../verify/verify_card.py" line="71"/>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="75"/>
+        <location filename="../verify/verify_card.py" line="77"/>
         <source>Sends the same long prompt twice to the active profile&apos;s server and reads the server&apos;s own numbers: does the second request reuse the first one&apos;s KV cache?</source>
         <translation>向活动配置的服务器发送两次相同的长提示，并读取服务器自己报告的数字：第二次请求是否复用了第一次的 KV 缓存？</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="104"/>
+        <location filename="../verify/verify_card.py" line="106"/>
         <source>Retry</source>
         <translation>重试</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="105"/>
+        <location filename="../verify/verify_card.py" line="107"/>
         <source>Edit profile</source>
         <translation>编辑配置</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="117"/>
+        <location filename="../verify/verify_card.py" line="119"/>
         <source>Cached tokens</source>
         <translation>已缓存 token</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="117"/>
+        <location filename="../verify/verify_card.py" line="119"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="118"/>
+        <location filename="../verify/verify_card.py" line="120"/>
         <source>Time to first token</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="118"/>
+        <location filename="../verify/verify_card.py" line="120"/>
         <source>Evidence</source>
         <translation>依据</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="119"/>
+        <location filename="../verify/verify_card.py" line="121"/>
         <source>Claude Code requests</source>
         <translation>Claude Code 请求</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="172"/>
+        <location filename="../verify/verify_card.py" line="174"/>
         <source>Verifying “%1”…</source>
         <translation>正在验证“%1”…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="192"/>
-        <location filename="../verify/verify_card.py" line="215"/>
+        <location filename="../verify/verify_card.py" line="194"/>
+        <location filename="../verify/verify_card.py" line="217"/>
         <source>Verify failed</source>
         <translation>验证失败</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="213"/>
+        <location filename="../verify/verify_card.py" line="215"/>
         <source>Cache hit</source>
         <translation>缓存命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="213"/>
+        <location filename="../verify/verify_card.py" line="215"/>
         <source>Partial reuse</source>
         <translation>部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="214"/>
+        <location filename="../verify/verify_card.py" line="216"/>
         <source>Cache miss</source>
         <translation>缓存未命中</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="214"/>
-        <location filename="../verify/verify_card.py" line="255"/>
+        <location filename="../verify/verify_card.py" line="216"/>
+        <location filename="../verify/verify_card.py" line="266"/>
         <source>Unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="228"/>
+        <location filename="../verify/verify_card.py" line="225"/>
+        <source>But the check with Claude Code-shaped requests did not finish, so this is not yet a verdict for Claude Code: %1</source>
+        <translation>但按 Claude Code 请求格式进行的检查没有完成，所以这还不是对 Claude Code 的结论：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify/verify_card.py" line="239"/>
         <source> (%1× faster)</source>
         <translation>（快 %1 倍）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="230"/>
+        <location filename="../verify/verify_card.py" line="241"/>
         <source> (slower)</source>
         <translation>（更慢）</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="241"/>
-        <location filename="../verify/verify_card.py" line="260"/>
+        <location filename="../verify/verify_card.py" line="252"/>
+        <location filename="../verify/verify_card.py" line="271"/>
         <source>Why: %1</source>
         <translation>原因：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="253"/>
+        <location filename="../verify/verify_card.py" line="264"/>
         <source>Claude Code keeps the cache</source>
         <translation>Claude Code 保持了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="254"/>
+        <location filename="../verify/verify_card.py" line="265"/>
         <source>Claude Code: partial reuse</source>
         <translation>Claude Code：部分复用</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="255"/>
+        <location filename="../verify/verify_card.py" line="266"/>
         <source>Claude Code loses the cache</source>
         <translation>Claude Code 丢失了缓存</translation>
     </message>
     <message>
-        <location filename="../verify/verify_card.py" line="277"/>
+        <location filename="../verify/verify_card.py" line="288"/>
         <source>Fix: add %1 to “%2”</source>
         <translation>修复：将 %1 添加到“%2”</translation>
     </message>
@@ -3950,12 +4313,12 @@
 <context>
     <name>VerifyClients</name>
     <message>
-        <location filename="../verify/verify_clients.py" line="27"/>
+        <location filename="../verify/verify_clients.py" line="28"/>
         <source>Verify with Codex</source>
         <translation>用 Codex 验证</translation>
     </message>
     <message>
-        <location filename="../verify/verify_clients.py" line="28"/>
+        <location filename="../verify/verify_clients.py" line="29"/>
         <source>Verify with OpenCode</source>
         <translation>用 OpenCode 验证</translation>
     </message>
@@ -3965,7 +4328,7 @@
         <translation>未进行验证：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_clients.py" line="55"/>
+        <location filename="../verify/verify_clients.py" line="56"/>
         <source>Runs your installed %1 headless through the active profile (two turns of one conversation, then a new one) and judges every turn by the server&apos;s own numbers.</source>
         <translation>通过当前配置无界面运行你安装的 %1（一个会话的两轮，然后一个新会话），并按服务器自己的数字判断每一轮。</translation>
     </message>
