@@ -136,6 +136,23 @@ def test_a_skills_folder_linked_outside_the_home_is_never_written_through(
     assert "theirs" in listing.stdout
 
 
+def test_a_skills_folder_relinked_outside_after_enable_is_not_touched_by_disable(
+    child_env: dict[str, str], fake_home: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "SKILL.md").write_text(skill_md("mine"))
+    assert kvswitch(child_env, "skill", "install", str(source), "--client", "claude").returncode == 0
+    skills = fake_home / ".claude" / "skills"
+    outside = tmp_path / "outside"
+    skills.rename(outside)  # the user moves the folder out of the home and links it back
+    skills.symlink_to(outside)
+    refused(child_env, "skill", "disable", "mine", "--client", "claude", says="outside your home folder")
+    refused(child_env, "skill", "remove", "mine", says="outside your home folder")
+    assert (outside / "mine").is_symlink()
+    assert (outside / "mine" / "SKILL.md").exists()
+
+
 def test_memory_files_that_cannot_be_read_are_refused_and_kept(
     child_env: dict[str, str], fake_home: Path, tmp_path: Path
 ) -> None:

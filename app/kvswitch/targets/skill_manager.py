@@ -29,7 +29,7 @@ from kvswitch.core.skills import (
     readers_of,
     tree_digest,
 )
-from kvswitch.targets.skill_folders import disable, enable, keep_aside, points_to
+from kvswitch.targets.skill_folders import disable, enable, keep_aside, points_to, writable_skill_dir
 from kvswitch.targets.skill_sources import fetch, source_kind
 
 
@@ -155,6 +155,8 @@ class SkillManager:
         with self.manifest.editing() as skills:
             skill = self._managed(skills, name)
             _refuse_edited_copies(skill, clients, force)
+            for client in clients:  # a folder linked outside the home since: nothing is removed there
+                writable_skill_dir(client, self.env)
             for client in clients:
                 record = skill.enabled.get(client)
                 entry = Path(record.path) if record else client_skill_dir(client, self.env) / name
@@ -173,6 +175,8 @@ class SkillManager:
                 raise SkillError(f"{target} was edited since it was installed; nothing was removed. Pass "
                                  "--force to keep it aside")
             _refuse_edited_copies(skill, list(skill.enabled), force)
+            for client in skill.enabled:
+                writable_skill_dir(client, self.env)
             for client in list(skill.enabled):
                 record = skill.enabled[client]
                 notes.append(disable(Path(record.path), target, record, force=force, keep_dir=self.keep_dir))
