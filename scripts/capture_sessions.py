@@ -17,7 +17,12 @@ tiny-other`` (a model switch after B evicted A), ``--resume A /compact`` (compac
 --last``; OpenCode ``run`` and ``run --continue`` (``--title`` given, so no title request reaches the
 server beside the session's own).
 
-usage: capture_sessions.py OUT [--idle SECONDS]   (OUT: copies of the clients' files and truth.json)
+A second server answers 24 tokens of the random model's words (``-n 24``, no bias), for a session C that
+``/compact`` really compacts (on an empty summary it fails): ``say hi``, ``--resume C /compact``,
+``--resume C go on``.
+
+usage: capture_sessions.py OUT [--idle SECONDS] [--only main|compact]
+(OUT: copies of the clients' files and truth.json)
 The helpers (``start_server``, ``apply_profile``, ``RUNS``, ``run_all``, ``copy_files``) are also what the
 end-to-end test (``tests/e2e/test_e2e_sessions.py``) runs into its own temporary HOME.
 """
@@ -79,6 +84,13 @@ RUNS: tuple[Run, ...] = (
     Run("codex", "resume", ("exec", "--skip-git-repo-check", "resume", "--last", "say more"), "last"),
     Run("opencode", "new", ("run", "--title", "fixture", "say hi"), "new"),
     Run("opencode", "continue", ("run", "--continue", "say more"), "last"),
+)
+SESSION_C = "5e5510a0-0000-4000-8000-00000000000c"
+#: on the talkative server: a conversation compacted, then continued
+COMPACT_RUNS: tuple[Run, ...] = (
+    Run("claude", "talk", ("-p", "say hi", "--session-id", SESSION_C), SESSION_C),
+    Run("claude", "compact_ok", ("-p", "--resume", SESSION_C, "/compact"), SESSION_C),
+    Run("claude", "after_compact", ("-p", "--resume", SESSION_C, "go on"), SESSION_C),
 )
 IDLE_RUN = Run("claude", "idle", ("-p", "--resume", SESSION_A, "after a long pause"), SESSION_A)
 
@@ -144,8 +156,10 @@ def tiny_model() -> Path:
 
 
 @contextlib.contextmanager
-def start_server(binary: Path, workdir: Path) -> Iterator[str]:
-    """The real llama-server on one slot with its metrics on; its URL. Always stopped."""
+def start_server(binary: Path, workdir: Path, talkative: bool = False) -> Iterator[str]:
+    """The real llama-server on one slot with its metrics on; its URL. Always stopped. Every answer is
+    ended at once (a bias on ``<|im_end|>``), or, ``talkative``, is 24 tokens of the random model's words
+    (Claude Code's ``/compact`` fails on an empty summary)."""
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     argv = [
@@ -165,8 +179,7 @@ def start_server(binary: Path, workdir: Path) -> Iterator[str]:
         "--metrics",
         "--cache-ram",
         "0",
-        "-l",
-        f"{eos_token_id()}+100",
+        *(["-n", "24"] if talkative else ["-l", f"{eos_token_id()}+100"]),
         "--log-file",
         str(workdir / "llama-server.log"),
     ]
@@ -214,14 +227,14 @@ def client_env(home: Path) -> dict[str, str]:
     }
 
 
-def apply_profile(home: Path, url: str) -> None:
+def apply_profile(home: Path, url: str, name: str = "local") -> None:
     """``kvswitch profile add`` + ``kvswitch use`` for the three clients, as a user runs them."""
     env = {**client_env(home), "KVSWITCH_CONFIG_DIR": str(home / ".kvswitch")}
     for argv in (
         [
             "profile",
             "add",
-            "local",
+            name,
             "--kind",
             "llama.cpp",
             "--base-url",
@@ -241,7 +254,7 @@ def apply_profile(home: Path, url: str) -> None:
             "--target",
             "opencode",
         ],
-        ["use", "local"],
+        ["use", name],
     ):
         subprocess.run(
             [sys.executable, "-m", "kvswitch", *argv],
@@ -378,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--idle", type=float, default=0.0, help="seconds to wait before the idle run (0: none)"
     )
+    parser.add_argument("--only", choices=("main", "compact"), help="only the main runs, or only session C's")
     args = parser.parse_args(argv)
     server = Path(
         os.environ.get("KVSWITCH_LLAMA_SERVER") or CACHE / "llama-server" / "11434" / "llama-server"
@@ -394,9 +408,15 @@ def main(argv: list[str] | None = None) -> int:
     home, project = root / "home", Path("/tmp/kvswitch-sessions-project")
     shutil.rmtree(project, ignore_errors=True)
     home.mkdir(parents=True)
-    with start_server(server, root / "server") as url:
-        apply_profile(home, url)
-        measured = run_all(found, home, project, url, args.idle)
+    measured: list[Measured] = []
+    if args.only in (None, "main"):
+        with start_server(server, root / "server") as url:
+            apply_profile(home, url)
+            measured += run_all(found, home, project, url, args.idle)
+    if args.only in (None, "compact"):
+        with start_server(server, root / "server-talkative", talkative=True) as url:
+            apply_profile(home, url, "talkative")
+            measured += run_all(found, home, project, url, runs=COMPACT_RUNS)
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     copy_files(home, args.out)
