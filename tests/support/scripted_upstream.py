@@ -44,6 +44,27 @@ def _messages_answer(model: str) -> bytes:
     ])
 
 
+def tool_use_answer(
+    model: str, tool: str, arguments: dict[str, Any], call_id: str = "toolu_scripted"
+) -> bytes:
+    """A Messages stream whose one block asks the client to call ``tool`` with ``arguments``: what a
+    model says to make a real client run a tool (an MCP server's, say) and send its result back."""
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    block = {"type": "tool_use", "id": call_id, "name": tool, "input": {}}
+    return _sse([
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_scripted_tool", "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": usage}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": json.dumps(arguments)}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
+                           "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+        ("message_stop", {"type": "message_stop"}),
+    ])
+
+
 def _responses_answer(model: str) -> bytes:
     item = {"type": "message", "id": "msg_scripted", "role": "assistant", "status": "completed",
             "content": [{"type": "output_text", "text": "ok", "annotations": []}]}
@@ -71,10 +92,14 @@ def _chat_answer(model: str) -> bytes:
 
 
 class ScriptedUpstream:
-    """``with scripted_upstream() as up``: ``up.url``; ``up.requests`` (path, JSON body) in arrival order."""
+    """``with scripted_upstream() as up``: ``up.url``; ``up.requests`` (path, JSON body) in arrival order.
 
-    def __init__(self) -> None:
+    ``scripted``: answers given, in order, to the Messages requests that name tools (the conversation's
+    own; a client's side requests name none) before the plain "ok" ones, e.g. ``tool_use_answer``."""
+
+    def __init__(self, scripted: list[bytes] | None = None) -> None:
         self.requests: list[tuple[str, Any]] = []
+        self.scripted = list(scripted or [])
         self._lock = threading.Lock()
         owner = self
 
@@ -105,7 +130,10 @@ class ScriptedUpstream:
                 if path.endswith("/count_tokens"):
                     self._reply(200, "application/json", b'{"input_tokens": 1}')
                 elif path.endswith("/messages"):
-                    self._reply(200, "text/event-stream", _messages_answer(model))
+                    with owner._lock:
+                        wants_tools = isinstance(body, dict) and bool(body.get("tools"))
+                        answer = owner.scripted.pop(0) if owner.scripted and wants_tools else None
+                    self._reply(200, "text/event-stream", answer or _messages_answer(model))
                 elif path.endswith("/responses"):
                     self._reply(200, "text/event-stream", _responses_answer(model))
                 else:
@@ -133,8 +161,8 @@ class ScriptedUpstream:
 
 
 @contextmanager
-def scripted_upstream() -> Iterator[ScriptedUpstream]:
-    upstream = ScriptedUpstream()
+def scripted_upstream(scripted: list[bytes] | None = None) -> Iterator[ScriptedUpstream]:
+    upstream = ScriptedUpstream(scripted)
     upstream._thread.start()
     try:
         yield upstream
