@@ -173,6 +173,12 @@ def test_memory_files_that_cannot_be_read_are_refused_and_kept(
     agents.parent.mkdir()
     agents.write_bytes(b"latin-1 \xe9t\xe9\n")
     refused(child_env, "prompt", "import", "--client", "codex", says="not UTF-8")
+    (fake_home / ".config" / "opencode").mkdir(parents=True)
+    (fake_home / ".config" / "opencode" / "AGENTS.md").write_text("readable\n")
+    both = kvswitch(child_env, "prompt", "import")  # the unreadable one does not stop the other
+    assert both.returncode == 1
+    assert "opencode: imported as preset 'opencode'" in both.stdout
+    assert "not imported:" in both.stderr
     refused(child_env, "prompt", "use", "p", "--client", "codex", says="--force")
     assert kvswitch(child_env, "prompt", "use", "p", "--client", "codex", "--force").returncode == 0
     assert agents.read_bytes() == b"preset\n"

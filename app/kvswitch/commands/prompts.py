@@ -175,11 +175,16 @@ def cmd_import(args: argparse.Namespace) -> int:
     store = PromptStore(paths_from(args))
     writer = _writer(args, store)
     done = []
-    for client in clients:
-        text, _ = writer.read(client)
-        if text is None:
+    failed: list[str] = []
+    for client in clients:  # one unreadable file does not stop the others
+        try:
+            text, _ = writer.read(client)
+            if text is None:
+                continue
+            text = decode_prompt(text.encode("utf-8", "surrogateescape"), memory_file(client, os.environ))
+        except KvSwitchError as exc:
+            failed.append(str(exc))
             continue
-        text = decode_prompt(text.encode("utf-8", "surrogateescape"), memory_file(client, os.environ))
         same = store.find_text(text)
         if same is not None:
             done.append({"client": client, "preset": same.name, "new": False})
@@ -188,13 +193,15 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.add(name, text, f"imported from {memory_file(client, os.environ)}")
         done.append({"client": client, "preset": name, "new": True})
     if args.json:
-        out(json.dumps({"imported": done}, indent=2))
-    elif not done:
+        out(json.dumps({"imported": done, "not_imported": failed}, indent=2))
+    elif not done and not failed:
         out("no memory file found to import")
     for item in [] if args.json else done:
         verb = "imported as preset" if item["new"] else "already stored as preset"
         out(f"{item['client']}: {verb} {item['preset']!r}")
-    return 0
+    for problem in failed:
+        err(f"not imported: {problem}")
+    return 1 if failed else 0
 
 
 def _import_cc_switch(args: argparse.Namespace) -> int:
