@@ -70,8 +70,12 @@ def test_use_between_gateway_profiles_only_reroutes(qtbot: Any, window: Any, sto
         llama_server(tmp_path / "two") as two,
         gateway_process(fake_home, port, tmp_path / "gateway.log"),
     ):
-        store.add(make_profile("A", base_url=one.url, model="tiny", via_gateway=True, env=SAFE))
-        store.add(make_profile("B", base_url=two.url, model="tiny-b", via_gateway=True, env=SAFE))
+        # with their context windows, as the window and `profile add` make them: a Use that first reads a
+        # missing one changes the model picker's entries, and the files are written again
+        store.add(make_profile("A", base_url=one.url, model="tiny", via_gateway=True, env=SAFE,
+                               context_window=32768))
+        store.add(make_profile("B", base_url=two.url, model="tiny-b", via_gateway=True, env=SAFE,
+                               context_window=32768))
         qtbot.waitExposed(window)
 
         # the first switch to the gateway writes the files: the gateway's URL and the local token
