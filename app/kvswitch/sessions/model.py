@@ -100,6 +100,16 @@ class SessionFilter:
     project: str | None = None
     since: float | None = None
 
+    def matches(self, summary: SessionSummary) -> bool:
+        """Whether ``list_sessions`` would keep this session (for a list already in memory, such as the
+        window's, filtered again without reading the index): the same client, the project containing the
+        text (case-insensitive), the last call at or after ``since``."""
+        if self.client and summary.client != self.client:
+            return False
+        if self.project and self.project.lower() not in summary.project.lower():
+            return False
+        return self.since is None or (summary.last_time is not None and summary.last_time >= self.since)
+
 
 @dataclass(frozen=True)
 class SessionSummary:
