@@ -14,16 +14,13 @@ shows it never held more than 50 ms (``MAX_GAP_S``; ``Ticker`` says how schedule
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import signal
 import subprocess
-import sys
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,97 +40,14 @@ from kvswitch.gateway.service import GatewayHandler
 from kvswitch.usage.queries import query
 from kvswitch.usage.schema import UsageRow
 from support.gateway import gateway_process
+from support.hostile_loopback import MAX_GAP_S, Handler, HostileServer, Ticker, measured
 from support.net import free_port
 
 pytestmark = pytest.mark.timeout(120)
 
-#: the most the gateway's event loop may be held by this bookkeeping
-MAX_GAP_S = 0.05
-#: no gap at all may pass this, whatever the machine's load
-NOISE_CAP_S = 0.25
 SESSION = "hostile-session"
 FORCED = ("slot update_slots: id  0 | task 7 | forcing full prompt re-processing due to lack of cache data "
           "(likely due to SWA or hybrid/recurrent memory, see https://github.com/ggml-org/llama.cpp/pull/13194)")
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def _measured(figure: str) -> None:
-    """A figure for the docs (shown with ``pytest -s``)."""
-    sys.stdout.write(figure + "\n")
-
-
-class HostileServer:
-    """A loopback aiohttp server on its own thread: ``routes`` maps a path to its handler; the bodies of
-    the requests it answered are kept in ``seen``."""
-
-    def __init__(self, routes: dict[str, Handler]):
-        self.routes, self.seen = routes, []  # type: ignore[var-annotated]
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self._thread.start()
-        assert ready.wait(10)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        handler = self.routes.get(request.path)
-        if handler is None:
-            return web.Response(status=404)
-        if request.method == "POST":
-            self.seen.append(await request.read())
-        return await handler(request)
-
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application(client_max_size=1 << 24)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        ready.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-
-
-class Ticker:
-    """Measures the gateway's event loop from inside: how much longer than 5 ms each 5 ms sleep took.
-
-    ``held()`` is the longest such gap but one: bookkeeping that holds the loop does so on every request
-    (each test sends three or more), while on a loaded 2-core machine the scheduler alone now and then
-    keeps a thread off the CPU for 50-80 ms (measured beside other suites at load 7-10, no flood). Any
-    gap over ``NOISE_CAP_S`` fails outright."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.gaps: list[float] = []
-        self._running = True
-        self._future = asyncio.run_coroutine_threadsafe(self._tick(), loop)
-
-    async def _tick(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._running:
-            before = loop.time()
-            await asyncio.sleep(0.005)
-            self.gaps.append(loop.time() - before - 0.005)
-
-    def held(self) -> float:
-        """Stop; the longest gap but one (asserting that no gap passed ``NOISE_CAP_S``)."""
-        self._running = False
-        self._future.result(5)
-        gaps = sorted(self.gaps, reverse=True)
-        assert gaps[0] < NOISE_CAP_S, gaps[:5]
-        return gaps[1] if len(gaps) > 1 else gaps[0]
-
 
 @pytest.fixture
 def paths(fake_home: Path) -> AppPaths:
@@ -244,7 +158,7 @@ def test_a_counters_page_out_of_bounds_fills_no_row_and_says_so_once(
         rows = _rows(paths, 3)
     gap = ticker.held()
     with capsys.disabled():
-        _measured(f"counts {jump}: event loop held at most {gap * 1000:.1f} ms")
+        measured(f"counts {jump}: event loop held at most {gap * 1000:.1f} ms")
     assert gap < MAX_GAP_S
     assert len(rows) == 3
     # the stored numbers are never the page's: not a count (4e18, NaN) or no one request's (2e9)
@@ -297,7 +211,7 @@ def test_an_absurd_slot_count_is_no_count_and_every_request_goes_through(
             took.append(seconds)
         rows = _rows(paths, 3)
     gap = ticker.held()
-    _measured(f"total_slots {total}: event loop held at most {gap * 1000:.1f} ms; requests {took}")
+    measured(f"total_slots {total}: event loop held at most {gap * 1000:.1f} ms; requests {took}")
     assert gap < MAX_GAP_S, (gap, took)
     assert max(took) < 1.0, took
     assert len(rows) == 3
@@ -336,10 +250,11 @@ def test_a_props_page_is_read_at_most_1_mb(paths: AppPaths, servers: Any, gatewa
     answer, took = _ask(running.url, token, 0, timeout=30)
     assert answer.status_code == 200
     gap = ticker.held()
-    _measured(f"100 MB /props: event loop held at most {gap * 1000:.1f} ms; request {took:.2f} s")
+    measured(f"100 MB /props: event loop held at most {gap * 1000:.1f} ms; request {took:.2f} s")
     assert gap < MAX_GAP_S
     assert took < 3.0
     time.sleep(0.3)  # the server notices the closed connection
+    measured(f"100 MB /props: {sent[0] / (1 << 20):.0f} MB sent before the gateway closed the connection")
     assert sent[0] < 16 << 20, sent[0]  # 1 MB read, plus what the sockets' buffers held
     assert b"id_slot" not in server.seen[0]
 
@@ -417,7 +332,7 @@ def test_a_log_replaced_by_a_fifo_holds_no_request_and_no_signal(
                 pytest.fail(f"turn {turn} hung on the FIFO")
             assert answer.status_code == 200
             took.append(seconds)
-        _measured(f"FIFO: requests {took}")
+        measured(f"FIFO: requests {took}")
         assert max(took) < 1.0, took
         rows = _rows(paths, 4)
         assert [r.status for r in rows] == [200] * 4
@@ -429,7 +344,7 @@ def test_a_log_replaced_by_a_fifo_holds_no_request_and_no_signal(
         except subprocess.TimeoutExpired:
             proc.kill()
             pytest.fail("SIGTERM was not handled within 10 s")
-        _measured(f"FIFO: SIGTERM handled in {time.monotonic() - stopped:.2f} s")
+        measured(f"FIFO: SIGTERM handled in {time.monotonic() - stopped:.2f} s")
         assert time.monotonic() - stopped < 5
     said = log_file(paths).read_text()  # the gateway's own log
     assert "not a regular file (a FIFO)" in said, said[-2000:]
@@ -473,7 +388,7 @@ def test_a_log_that_is_a_symlink_to_dev_zero_is_never_read_and_is_left_when_fixe
         for turn in range(2):
             assert _ask(running.url, token, turn)[0].status_code == 200
         gap = ticker.held()
-    _measured(f"/dev/zero: event loop held at most {gap * 1000:.1f} ms")
+    measured(f"/dev/zero: event loop held at most {gap * 1000:.1f} ms")
     assert gap < MAX_GAP_S
     rows = _rows(paths, 2)
     said = [r.getMessage() for r in caplog.records if "server notes" in r.getMessage()]
@@ -499,7 +414,7 @@ def test_a_57_mb_burst_of_short_lines_holds_no_request(
         handle.write(burst)
     took = [_ask(running.url, token, turn)[1] for turn in range(1, 6)]
     gap = ticker.held()
-    _measured(f"57 MB burst: event loop held at most {gap * 1000:.1f} ms; requests {took}")
+    measured(f"57 MB burst: event loop held at most {gap * 1000:.1f} ms; requests {took}")
     assert gap < MAX_GAP_S, (gap, took)
     assert max(took) < 1.0, took
     rows = _rows(paths, 6)

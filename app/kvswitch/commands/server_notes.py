@@ -13,8 +13,9 @@ Only the thread reads (issue 39). The gateway's judgement asks for a pass (``cat
 it at most ``CATCH_UP_WAIT_S``; it never takes a lock the thread holds while opening or reading, so a
 log that stalls (a FIFO put in its place blocked ``open()`` for good, and with it every request and the
 signals that stop the gateway) costs that log's notes only. A file that is no regular file is never
-opened (``logs.sources``), and a pass reads one bounded slice of each log and looks at most
-``LINES_PER_PASS`` of its newest lines (a 57 MB burst of short lines stalled requests ~5 s).
+opened (``logs.sources``). A pass reads small slices, handing the GIL back in between, and a flood
+(``PASS_BYTES`` or ``FLOOD_LINES`` in one pass) is skipped to the log's end: a 57 MB burst of short
+lines, read and classified on the event loop, stalled requests ~5 s.
 """
 
 from __future__ import annotations
@@ -50,17 +51,16 @@ FOLLOWED_KINDS = ("file", "directory", "journald")
 CATCH_UP_WAIT_S = 0.02
 #: the same wait for a caller that is not an event loop (a test, a script): it may wait for the pass
 CATCH_UP_WAIT_OFF_LOOP_S = 2.0
-#: lines of one log looked at per pass, the newest (about 7 µs each); the rest of a flood is skipped
-LINES_PER_PASS = 1000
-#: lines looked at between two hand-backs of the GIL
-CHUNK_LINES = 200
-#: one read of a file log: split and decoded in ~2 ms for 32 KB of the shortest lines
+#: one read of a file log: split and decoded in ~2 ms for 32 KB of the shortest lines, the GIL handed
+#: back to the gateway's event loop between two reads
 SLICE_BYTES = 32 << 10
-#: reads of one log per pass, and the time they may take: the gateway's event loop shares the GIL
-#: with this thread, so a flood is read a slice at a time, the GIL handed back between slices, and
-#: after a pass cut short the thread rests ``poll_s``
-SLICES_PER_PASS = 64
-PASS_BUDGET_S = 0.01
+#: most bytes one pass reads of a log; a pass that reads them all, or more than ``FLOOD_LINES`` lines,
+#: met a flood (a real server at ``-lv 4`` writes far less between two passes)
+PASS_BYTES = 4 << 20
+#: lines looked at in a flood (the newest; about 7 µs each, in chunks of ``CHUNK_LINES``); the rest of
+#: the flood is skipped, and the thread rests ``poll_s`` before its next pass
+FLOOD_LINES = 20_000
+CHUNK_LINES = 200
 #: how long ``stop`` waits for the thread to end its pass
 STOP_WAIT_S = 2.0
 
@@ -185,31 +185,29 @@ class ServerLogNotes:
                 self._passes.notify_all()
 
     def _read(self, profile: str, followed: _Followed) -> None:
-        """One pass over ``profile``'s log: reads of ``SLICE_BYTES`` while ``PASS_BUDGET_S`` lasts, then
-        the lines read looked at, ``CHUNK_LINES`` at a time with the GIL handed back in between. A
-        flood (a pass cut short with more than ``LINES_PER_PASS`` lines read) is skipped: its newest
-        ``LINES_PER_PASS`` lines are looked at, and the reader starts again at the log's end."""
+        """One pass over ``profile``'s log: reads of ``SLICE_BYTES`` until it has no more or a flood is
+        met (``PASS_BYTES``, ``FLOOD_LINES``), then the lines read looked at, ``CHUNK_LINES`` at a
+        time with the GIL handed back in between. A flood is skipped: its newest ``FLOOD_LINES``
+        lines are looked at, the reader starts again at the log's end, and the thread rests."""
         from kvswitch.logs.classify import forced_reprocessing  # noqa: PLC0415 - the log engine, once reading
         from kvswitch.logs.text import clean_line  # noqa: PLC0415
 
         try:
             lines: list[str] = []
             read_count = 0
-            cut = False
-            began = time.monotonic()
-            for _ in range(SLICES_PER_PASS):
+            for _ in range(PASS_BYTES // SLICE_BYTES):
                 read = followed.reader.read_lines()
                 read_count += len(read)
                 lines.extend(read)
-                del lines[:-LINES_PER_PASS]  # the newest kept
-                if not read or self._stop.is_set():
-                    break
-                if time.monotonic() - began > PASS_BUDGET_S:
-                    cut = self._flooding = True
+                del lines[:-FLOOD_LINES]  # the newest kept
+                if not read or self._stop.is_set() or read_count > FLOOD_LINES:
                     break
                 time.sleep(0)  # hand the GIL to the event loop between two slices
+            else:
+                read_count = FLOOD_LINES + 1  # read ``PASS_BYTES`` and there is more: a flood too
             self._tell(profile, followed.reader.status)
-            if cut and read_count > LINES_PER_PASS:
+            if read_count > FLOOD_LINES:
+                self._flooding = True
                 self._skip_flood(profile, followed)
             for start in range(0, len(lines), CHUNK_LINES):
                 for line in lines[start:start + CHUNK_LINES]:
@@ -230,8 +228,8 @@ class ServerLogNotes:
             return
         if profile not in self._flooded:
             self._flooded.add(profile)
-            log.warning("server notes: the log of profile %s floods; what it writes faster than %d lines "
-                        "a pass is skipped", profile, LINES_PER_PASS)
+            log.warning("server notes: the log of profile %s floods; what it writes beyond %d lines or "
+                        "%d MB a pass is skipped", profile, FLOOD_LINES, PASS_BYTES >> 20)
         _close(followed.reader)
         followed.reader = open_source(followed.source, start_at_end=True, tail_lines=0)
         followed.reader.read_budget = SLICE_BYTES  # type: ignore[attr-defined]
