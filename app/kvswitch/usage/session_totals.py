@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.usage.readback import Tally, bad, clean
@@ -78,10 +78,14 @@ class SessionSummary:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.update(hit_rate=round(self.hit_rate, 4), first_seen=_shown_time(self.first_seen),
-                    last_seen=_shown_time(self.last_seen), time_lost_ms=round(self.time_lost_ms, 1))
-        return data
+        """The fields in their order, then ``hit_rate``; built by hand: ``dataclasses.asdict`` (a deep
+        copy per field) was 60 % of ``kvswitch sessions``' time on 100,000 sessions."""
+        return {"session": self.session, "client": self.client, "profiles": list(self.profiles),
+                "requests": self.requests, "prompt_tokens": self.prompt_tokens,
+                "cached_tokens": self.cached_tokens, "reprocessed_tokens": self.reprocessed_tokens,
+                "time_lost_ms": round(self.time_lost_ms, 1), "first_seen": _shown_time(self.first_seen),
+                "last_seen": _shown_time(self.last_seen), "last_reason": self.last_reason,
+                "hit_rate": round(self.hit_rate, 4)}
 
 
 def _shown_time(epoch: float | None) -> str | None:
