@@ -214,8 +214,9 @@ class CacheTruth:
             self._append(ran, seen)
             if len(self._upstreams) > self.max_sessions:
                 self._drop(self._upstreams.pop(next(iter(self._upstreams))))
-        while len(self._sessions) > self.max_sessions or (
-                self.kept_bytes > self.max_bytes and len(self._sessions) > 1):
+        while len(self._sessions) > self.max_sessions:  # what they ran stays in the upstreams' lists
+            self._drop(self._sessions.popitem(last=False)[1])
+        while self.kept_bytes > self.max_bytes and len(self._sessions) > 1:
             self._forget_session(next(iter(self._sessions)))
 
     def _append(self, history: deque[Seen], seen: Seen) -> None:
