@@ -27,6 +27,7 @@ from kvswitch.sessions.prices import Prices
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions-2026-12"
 SESSION_A = "5e5510a0-0000-4000-8000-00000000000a"
 SESSION_B = "5e5510a0-0000-4000-8000-00000000000b"
+SESSION_C = "5e5510a0-0000-4000-8000-00000000000c"
 
 
 def _truth() -> dict[str, Any]:
@@ -80,6 +81,8 @@ def test_every_session_has_the_servers_numbers(paths: AppPaths, homes: ClientHom
     assert set(found) == set(server)
     for session, truth in server.items():
         item = found[session]
+        if session == SESSION_C:  # its first request was abandoned by Claude Code (truth.json's note)
+            continue
         assert (item.fresh + item.cache_write_5m + item.cache_write_1h, item.cache_read, item.output) == (
             truth["new"],
             truth["cached"],
@@ -142,13 +145,37 @@ def test_the_resume_after_an_idle_past_the_lifetime_names_it(paths: AppPaths, ho
     assert turns[-1].call.fresh == idle["server_new_tokens"]  # this turn's counts are the server's own
 
 
+def test_a_compacted_session_shows_the_compaction_and_its_loss(paths: AppPaths, homes: ClientHomes) -> None:
+    """Session C: /compact really compacted (a compact_boundary line); its summary request has no line of
+    its own, so it is an 'unrecorded' row holding exactly what the server counted for that run; the next
+    call is a loss caused by the compaction, with the server's own numbers."""
+    index_sessions(paths, homes)
+    summary, turns = session_turns(paths, SESSION_C)
+    runs = {run["label"]: run for run in _truth()["runs"] if run["session"] == SESSION_C}
+    unrecorded = [turn.call for turn in turns if turn.call.lane == "unrecorded"]
+    assert [(call.fresh, call.cache_read, call.output) for call in unrecorded] == [
+        (runs["compact_ok"]["server_new_tokens"], runs["compact_ok"]["server_cached_tokens"],
+         runs["compact_ok"]["server_output_tokens"])]
+    after = turns[-1]
+    assert (after.call.fresh, after.call.cache_read, after.call.output) == (
+        runs["after_compact"]["server_new_tokens"], runs["after_compact"]["server_cached_tokens"],
+        runs["after_compact"]["server_output_tokens"])
+    assert after.loss is not None
+    assert after.loss.causes[0] == "compacted"
+    assert "the conversation was compacted" in after.loss.detail
+    # the abandoned first request: the server processed it, Claude Code never counted it
+    talk = runs["talk"]
+    counted = summary.prompt - sum(call.prompt for call in unrecorded) - after.call.prompt
+    assert counted < talk["server_new_tokens"] + talk["server_cached_tokens"]
+
+
 def test_reading_in_two_halves_gives_what_one_read_gives(
     paths: AppPaths, homes: ClientHomes, fake_home: Path
 ) -> None:
     whole = index_sessions(paths, homes)
     expected = [item.to_json() for item in list_sessions(paths)]
     shutil.rmtree(paths.data_dir)
-    transcript = homes.claude_projects / next(homes.claude_projects.iterdir()).name / f"{SESSION_A}.jsonl"
+    transcript = next(homes.claude_projects.rglob(f"{SESSION_A}.jsonl"))
     data = transcript.read_bytes()
     transcript.write_bytes(data[: len(data) // 2])  # ends inside a line: that line waits for the next pass
     index_sessions(paths, homes)
