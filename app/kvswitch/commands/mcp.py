@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kvswitch.commands import mcp_cost
 from kvswitch.commands.common import err, out, paths_from
 from kvswitch.core.errors import UsageError
 from kvswitch.core.fsutil import read_bytes
@@ -110,6 +111,7 @@ def register(subparsers: Any) -> None:
     imp.add_argument("--replace-all", action="store_true")
     imp.add_argument("--json", action="store_true", help="what happened, as JSON")
     imp.set_defaults(func=cmd_import)
+    mcp_cost.register(sub)
 
 
 def _definition_args(parser: argparse.ArgumentParser) -> None:
@@ -165,11 +167,13 @@ def _command(args: argparse.Namespace) -> list[str]:
 def cmd_list(args: argparse.Namespace) -> int:
     servers = McpStore(paths_from(args)).servers()
     written = McpSync(paths_from(args)).owned_names()
+    costs = mcp_cost.costs_for(paths_from(args), servers)
     if args.json:
         rows = []
         for server in servers:
             row = server.as_json(args.show_secrets)
             row["written"] = [c for c in server.clients if server.name in written.get(c, set())]
+            row["cost"] = mcp_cost.cost_json(costs, server)
             rows.append(row)
         out(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
@@ -198,6 +202,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if extras:
             shown = ", ".join(f"{k}={v if args.show_secrets else MASK}" for k, v in extras.items())
             out(for_terminal(f"    {'env' if server.env else 'headers'}: {shown}"))
+        out(for_terminal(mcp_cost.cost_line(costs, server)))
     return 0
 
 
@@ -335,7 +340,11 @@ def cmd_toggle(args: argparse.Namespace) -> int:
             servers[index] = server.with_clients([c for c in server.clients if clients and c not in clients])
     where = ", ".join(clients) or "every client"
     verb = "enabled" if args.enable else "disabled"
-    return _write(args, servers, f"{verb} {_named(args.names)} in {where}", read)
+    done = _write(args, servers, f"{verb} {_named(args.names)} in {where}", read)
+    if not args.dry_run:
+        for line in mcp_cost.toggle_warning(paths_from(args), clients or list(CLIENTS)):
+            err(f"warning: {line}")
+    return done
 
 
 def _named(names: list[str]) -> str:

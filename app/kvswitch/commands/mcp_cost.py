@@ -1,0 +1,129 @@
+"""``kvswitch mcp measure``, and what ``kvswitch mcp list`` says each server costs the prompt cache.
+
+The figures come from ``verify.mcp_cost`` (the real client, the server's own counts) and are kept in
+``core.mcp_costs``; a server, client or definition never measured is "unknown", never estimated.
+Toggling a server while a client runs rewrites the start of that client's next request, so the whole
+prompt is processed again: ``toggle_warning`` says how many tokens that was the last time the gateway
+saw that client (``kvswitch.usage``), or that it does not know.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from typing import Any
+
+from kvswitch.commands.common import err, out, paths_from, store_from
+from kvswitch.core.errors import KvSwitchError, UsageError
+from kvswitch.core.gateway_config import usage_db
+from kvswitch.core.mcp import CLIENTS, McpServer
+from kvswitch.core.mcp_costs import McpCost, McpCostStore
+from kvswitch.core.mcp_formats import client_kind
+from kvswitch.core.mcp_store import McpStore
+from kvswitch.core.paths import AppPaths
+from kvswitch.usage.queries import UsageFilter, requests_page
+from kvswitch.verify.client_run import find_claude
+from kvswitch.verify.mcp_cost import measure_claude
+from kvswitch.verify.processes import find_agent_processes
+
+#: ``mcp list``'s word for a client never measured
+UNKNOWN = "unknown ('kvswitch mcp measure' measures it with Claude Code)"
+#: the gateway's agent name for each client kind
+AGENTS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode"}
+
+
+def register(sub: Any) -> None:
+    measure = sub.add_parser(
+        "measure",
+        help="measure what servers add to every Claude Code request (real client, the server's own counts)",
+        description="Runs the installed Claude Code headless through the active profile's backend, with "
+        "no MCP server, then each named one alone (never touching your own files), and keeps the "
+        "difference in the server's own prompt token count. Claude Code only for now.",
+    )
+    measure.add_argument("names", nargs="*", metavar="NAME", help="default: every server enabled for claude")
+    measure.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
+    measure.add_argument("--timeout", type=float, default=600.0, help="seconds for all runs (default 600)")
+    measure.add_argument("--json", action="store_true")
+    measure.set_defaults(func=cmd_measure)
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    servers = McpStore(paths_from(args)).servers()
+    if args.names:
+        known = {s.name: s for s in servers}
+        missing = [n for n in args.names if n not in known]
+        if missing:
+            raise UsageError(f"no MCP server named {missing[0]!r} ('kvswitch mcp list' shows them)")
+        chosen = [known[n] for n in args.names]
+    else:
+        chosen = [s for s in servers if any(client_kind(c) == "claude" for c in s.clients)]
+    if not chosen:
+        raise UsageError("no MCP server to measure: name one, or enable one for claude")
+    profiles = store_from(args)
+    if not profiles.active_name:
+        raise UsageError("no profile is in use: the cost is measured on the active profile's server")
+    profile = profiles.get(profiles.active_name)
+    costs = measure_claude(profile, find_claude(args.claude_bin), chosen, timeout=args.timeout,
+                           on_step=lambda text: err(f"running {text}..."))
+    McpCostStore(paths_from(args)).record(costs)
+    if args.json:
+        out(json.dumps([c.as_json() for c in costs], indent=2, ensure_ascii=False))
+        return 0
+    for cost in costs:
+        out(f"{cost.server}: {cost.describe()}; tools: {', '.join(cost.tools)}")
+    return 0
+
+
+def costs_for(paths: AppPaths, servers: list[McpServer]) -> dict[tuple[str, str], McpCost]:
+    return McpCostStore(paths).current(servers)
+
+
+def cost_json(costs: dict[tuple[str, str], McpCost], server: McpServer) -> dict[str, Any]:
+    """``{client: measurement or None}`` for ``mcp list --json`` (None: unknown)."""
+    return {client: (costs[(server.name, client)].as_json() if (server.name, client) in costs else None)
+            for client in CLIENTS}
+
+
+def cost_line(costs: dict[tuple[str, str], McpCost], server: McpServer) -> str:
+    """``    cost: claude ~N tokens a request (...); codex unknown; opencode unknown``."""
+    parts = []
+    for client in CLIENTS:
+        cost = costs.get((server.name, client))
+        parts.append(f"{client} {cost.describe() if cost else 'unknown'}")
+    line = "    cost: " + "; ".join(parts)
+    return line if any(costs.get((server.name, c)) for c in CLIENTS) else f"    cost: {UNKNOWN}"
+
+
+def last_prompt(paths: AppPaths, client: str) -> int | None:
+    """The whole prompt of the client's last request the gateway recorded (``input_tokens`` is the
+    server's prompt count, cached part included), or ``None`` when it recorded none."""
+    agent = AGENTS.get(client_kind(client))
+    try:
+        rows = requests_page(usage_db(paths), UsageFilter(client=agent), limit=50)
+    except (OSError, ValueError, sqlite3.Error, KvSwitchError):
+        return None
+    for row in reversed(rows):
+        if row.input_tokens is not None:
+            return row.input_tokens
+    return None
+
+
+def running_clients() -> set[str]:
+    """The clients with a process running now (``claude``, ``codex``, ``opencode``)."""
+    return {p.agent for p in find_agent_processes({})}
+
+
+def toggle_warning(paths: AppPaths, clients: list[str], running: set[str] | None = None) -> list[str]:
+    """One line per running client whose next request re-processes its whole prompt."""
+    running = running_clients() if running is None else running
+    lines = []
+    for client in dict.fromkeys(client_kind(c) for c in clients):
+        if client not in running:
+            continue
+        seen = last_prompt(paths, client)
+        size = (f"{seen:,} tokens, the last prompt the gateway recorded for it"
+                if seen is not None else "a size the gateway has not recorded")
+        lines.append(f"{client} is running: its next request changes at the start (the MCP tools), so the "
+                     f"server re-processes its whole prompt: {size}")
+    return lines
