@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
@@ -38,6 +38,11 @@ class McpRow:
     transport: str
     summary: str
     states: dict[str, str]
+    #: per client, what the server was measured to add to every request (``kvswitch mcp measure``);
+    #: a client never measured is absent (shown as unknown)
+    costs: dict[str, str] = field(default_factory=dict)
+    #: per client, the measurement's whole sentence (when, with which client version, on which server)
+    cost_details: dict[str, str] = field(default_factory=dict)
 
 
 class McpController(QObject):
@@ -75,11 +80,13 @@ class McpController(QObject):
             self.write_failed.emit(str(exc))
 
     def _read(self) -> tuple[list[McpRow], list[str]]:
-        from kvswitch.core.mcp_store import McpStore  # noqa: PLC0415 - engine models load on first use
+        from kvswitch.core.mcp_costs import McpCostStore  # noqa: PLC0415 - engine models load on first use
+        from kvswitch.core.mcp_store import McpStore  # noqa: PLC0415
         from kvswitch.targets.mcp_sync import McpSync  # noqa: PLC0415
 
         servers = McpStore(self.paths).servers()
         written = McpSync(self.paths).owned_names()
+        costs = McpCostStore(self.paths).current(servers)
         clients = list(BASE_CLIENTS) + sorted({c for s in servers for c in s.clients} - set(BASE_CLIENTS))
         rows = [
             McpRow(
@@ -90,6 +97,8 @@ class McpController(QObject):
                     c: ("on" if s.name in written.get(c, set()) else "pending") if c in s.clients else "off"
                     for c in clients
                 },
+                {c: f"~{cost.tokens:,}" for (name, c), cost in costs.items() if name == s.name},
+                {c: cost.describe() for (name, c), cost in costs.items() if name == s.name},
             )
             for s in servers
         ]
@@ -114,6 +123,7 @@ class McpController(QObject):
         self._write(
             change,
             fill(self.tr("enabled %1 in %2") if enabled else self.tr("disabled %1 in %2"), name, client),
+            warn=[client],
         )
 
     def set_enabled_everywhere(self, client: str, enabled: bool) -> None:
@@ -159,7 +169,50 @@ class McpController(QObject):
 
         self._start(work)
 
-    def _write(self, change: Callable[[list[McpServer]], list[McpServer]], what: str) -> None:
+    def save(self, server: McpServer, original: str | None) -> None:
+        """Add ``server`` (``original`` None) or put it in place of the one named ``original`` (the form's
+        Edit: the clients it is enabled in are kept, and it is rewritten in each of them). A value left
+        as the mask keeps the value it had: the form never holds a secret it did not need."""
+        from kvswitch.core.mcp import same_definition  # noqa: PLC0415
+        from kvswitch.core.redact import MASK, mask_url  # noqa: PLC0415
+
+        def change(servers: list[McpServer]) -> list[McpServer]:
+            names = [s.name for s in servers]
+            if server.name != original and server.name in names:
+                raise KvSwitchError(f"an MCP server named {server.name!r} exists already")
+            if original is None:
+                return [*servers, server]
+            if original not in names:
+                raise KvSwitchError(f"no MCP server named {original!r} any more")
+            old = servers[names.index(original)]
+            kept = replace(
+                server,
+                url=old.url if server.url and server.url == mask_url(old.url) else server.url,
+                env={k: old.env.get(k, "") if v == MASK else v for k, v in server.env.items()},
+                headers={k: old.headers.get(k, "") if v == MASK else v for k, v in server.headers.items()},
+            )
+            return servers if same_definition(kept, old) and kept.name == old.name else [
+                kept if s.name == original else s for s in servers]
+
+        what = fill(self.tr("added %1") if original is None else self.tr("changed %1"), server.name)
+        self._write(change, what, warn=list(server.clients))
+
+    def masked_definition(self, name: str) -> dict[str, Any] | None:
+        """The server for the form: env and header values replaced by the mask (``McpServer.as_json``)."""
+        from kvswitch.core.mcp_store import McpStore  # noqa: PLC0415
+
+        try:
+            found = [s for s in McpStore(self.paths).servers() if s.name == name]
+        except KvSwitchError as exc:
+            self.write_failed.emit(str(exc))
+            return None
+        return found[0].as_json(show_secrets=False) if found else None
+
+    def _write(self, change: Callable[[list[McpServer]], list[McpServer]], what: str,
+               warn: list[str] | None = None) -> None:
+        """``warn``: clients whose running process re-processes its prompt after this change (said with
+        the last prompt size the gateway recorded: ``commands.mcp_cost.toggle_warning``)."""
+
         def work(cancel: threading.Event, progress: Any) -> Any:
             from kvswitch.core.mcp_formats import client_kind, to_client  # noqa: PLC0415
             from kvswitch.core.mcp_store import McpStore  # noqa: PLC0415
@@ -173,9 +226,33 @@ class McpController(QObject):
                         to_client(server, client_kind(spec))  # an SSE server for Codex: refused by name
                 McpSync(self.paths).apply(wanted)
                 servers[:] = wanted
-            return what, self._read()
+            return "\n".join([what, *self._warnings(warn or [])]), self._read()
 
         self._start(work)
+
+    def _warnings(self, clients: list[str]) -> list[str]:
+        """For each running client of ``clients``: its next request re-processes its whole prompt, and
+        how many tokens that was the last time the gateway saw it (or that it does not know)."""
+        if not clients:
+            return []
+        from kvswitch.commands.mcp_cost import last_prompt, running_clients  # noqa: PLC0415
+        from kvswitch.core.mcp_formats import client_kind  # noqa: PLC0415
+
+        running = running_clients()
+        lines = []
+        for client in dict.fromkeys(client_kind(c) for c in clients):
+            if client not in running:
+                continue
+            seen = last_prompt(self.paths, client)
+            lines.append(
+                fill(self.tr("%1 is running: its next request starts differently (the MCP tools), so the "
+                             "server re-processes its whole prompt, %2 tokens the last time the gateway "
+                             "saw it."), client, f"{seen:,}")
+                if seen is not None
+                else fill(self.tr("%1 is running: its next request starts differently (the MCP tools), so "
+                                  "the server re-processes its whole prompt (the gateway has not recorded "
+                                  "its size)."), client))
+        return lines
 
     def _start(self, work: Callable[[threading.Event, Any], Any]) -> None:
         if self._task is not None:

@@ -9,7 +9,7 @@ again. Imports (from each client, CC Switch, or pasted JSON/TOML) only add to th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, Qt, Slot
 from PySide6.QtWidgets import (
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui.i18n import fill
+from kvswitch.ui.mcp.mcp_form import McpServerDialog
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.controller_mcp import McpController, McpRow
@@ -100,8 +101,14 @@ class McpPage(QWidget):
         self.import_button.setMenu(menu)
         self.remove_button = QPushButton(self.tr("Remove"), self)
         self.remove_button.clicked.connect(self._on_remove_clicked)
+        self.add_button = QPushButton(self.tr("Add…"), self)
+        self.add_button.clicked.connect(self._on_add_clicked)
+        self.edit_button = QPushButton(self.tr("Edit…"), self)
+        self.edit_button.clicked.connect(self._on_edit_clicked)
         bar = QHBoxLayout()
         bar.addWidget(QLabel(self.tr("MCP servers, and the clients each is written into"), self), 1)
+        bar.addWidget(self.add_button)
+        bar.addWidget(self.edit_button)
         bar.addWidget(self.import_button)
         bar.addWidget(self.remove_button)
         layout = QVBoxLayout(self)
@@ -151,6 +158,13 @@ class McpPage(QWidget):
         check = {"on": Qt.CheckState.Checked, "pending": Qt.CheckState.PartiallyChecked}
         item.setCheckState(check.get(state, Qt.CheckState.Unchecked))
         item.setData(Qt.ItemDataRole.UserRole, (entry.name, client))
+        # what the server adds to every request of this client, as measured ('kvswitch mcp measure')
+        item.setText(fill(self.tr("%1 tokens"), entry.costs[client]) if client in entry.costs
+                     else self.tr("unknown"))
+        item.setToolTip(fill(self.tr("Adds %1 to every request."), entry.cost_details[client])
+                        if client in entry.cost_details
+                        else self.tr("Tokens it adds to every request: unknown until measured with "
+                                     "'kvswitch mcp measure'."))
         if state == "pending":
             item.setToolTip(
                 self.tr(
@@ -162,8 +176,8 @@ class McpPage(QWidget):
     @Slot(bool)
     def _on_controller_busy_changed(self, busy: bool) -> None:
         self.table.setEnabled(not busy)
-        self.import_button.setEnabled(not busy)
-        self.remove_button.setEnabled(not busy)
+        for button in (self.import_button, self.remove_button, self.add_button, self.edit_button):
+            button.setEnabled(not busy)
         if busy:
             self.status.setText(self.tr("Writing…"))
 
@@ -194,7 +208,38 @@ class McpPage(QWidget):
             self.controller.remove(item.text())
 
     @Slot()
+    def _on_add_clicked(self) -> None:
+        self.open_form(None)
+
+    @Slot()
+    def _on_edit_clicked(self) -> None:
+        row = self.table.currentRow()
+        item = self.table.item(row, 0) if row >= 0 else None
+        if item is not None:
+            self.open_form(item.text())
+
+    def open_form(self, name: str | None) -> McpServerDialog | None:
+        """The Add (``name`` None) or Edit form; an accepted one is saved through the controller."""
+        definition = self.controller.masked_definition(name) if name is not None else None
+        if name is not None and definition is None:
+            return None
+        dialog = McpServerDialog(definition, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.server is not None:
+            self.controller.save(dialog.server, dialog.original)
+        return dialog
+
+    @Slot()
     def _on_paste_triggered(self) -> None:
         dialog = PasteDialog(self)
         if dialog.exec() == QDialog.DialogCode.Accepted and dialog.text.toPlainText().strip():
             self.controller.import_from("paste", dialog.text.toPlainText(), dialog.replace.isChecked())
+
+
+def add_mcp_tab(window: Any) -> McpPage:
+    """The window's hook: an MCP tab after the others, over an ``McpController`` on the window's paths."""
+    from kvswitch.ui.control.controller_mcp import McpController  # noqa: PLC0415
+
+    controller = McpController(window.controller.paths, window)
+    window.mcp_page = McpPage(controller)
+    window.tabs.addTab(window.mcp_page, QCoreApplication.translate("MainWindow", "MCP"))
+    return window.mcp_page
