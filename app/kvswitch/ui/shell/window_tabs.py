@@ -50,8 +50,10 @@ class WindowTabsMixin:
         """Put the log panel and the verify card in their tabs and follow the active profile's log."""
         if self.tabs_built:
             return
+        from kvswitch.ui.library.library_view import add_library_tab  # noqa: PLC0415
         from kvswitch.ui.logs.log_panel import LogPanel  # noqa: PLC0415
         from kvswitch.ui.mcp.mcp_page import add_mcp_tab  # noqa: PLC0415
+        from kvswitch.ui.profiles.diff_dialog import ApplyDialog  # noqa: PLC0415
         from kvswitch.ui.sessions.sessions_view import add_sessions_tab  # noqa: PLC0415
         from kvswitch.ui.usage.usage_view import add_usage_tab  # noqa: PLC0415
         from kvswitch.ui.verify.ablate_view import add_ablate_view  # noqa: PLC0415
@@ -89,6 +91,7 @@ class WindowTabsMixin:
         add_usage_tab(self)  # the gateway's usage per day and per profile (usage_view)
         add_sessions_tab(self)  # every client's past sessions from its own files (sessions_view)
         add_mcp_tab(self)  # MCP servers × clients, with what each costs every request (mcp_page)
+        add_library_tab(self, ApplyDialog)  # prompt presets and skills per client (library_view)
         self.log_panel.requests_seen.connect(c.note_log_requests)  # a verify's own requests are told apart
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
         self.bind_log_to_active()
