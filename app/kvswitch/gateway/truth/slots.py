@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import aiohttp
 
 from kvswitch.core.models import Profile
-from kvswitch.core.redact import mask_url
+from kvswitch.core.redact import mask_text, mask_url
 from kvswitch.gateway.relay.attempt import Attempt
 from kvswitch.gateway.relay.upstream import read_error_body
 from kvswitch.gateway.truth.sessions import text_of
@@ -260,7 +260,7 @@ class SessionSlots:
             base = planned.profile.base_url
             self._refused[base] = time.monotonic() + REFUSED_TTL_S
             self.tables.pop(base, None)
-            words = refusal[:200].decode("utf-8", "replace")
+            words = mask_text(refusal[:200].decode("utf-8", "replace"))  # it may echo anything
             self._say(base, f"the server refused id_slot (HTTP 400: {words!r}); sent without it, and "
                             f"no id_slot for {REFUSED_TTL_S / 60:.0f} min")
         return response
