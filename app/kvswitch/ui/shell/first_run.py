@@ -82,6 +82,9 @@ class FirstRunDialog(QDialog):
         self._task: Any = None
         self.detection: Detection | None = None
         self.added: list[str] = []
+        #: the ticks the user set, by server address: a refill (after "Add selected profiles", a new
+        #: scan) keeps a server the user unticked unticked, instead of ticking every answering one again
+        self._ticks: dict[str, bool] = {}
         self.setWindowTitle(self.tr("Set up KV Switch"))
         self.setMinimumWidth(620)
         self._build()
@@ -137,6 +140,9 @@ class FirstRunDialog(QDialog):
         self.servers_status.setWordWrap(True)
         servers_layout.addWidget(self.servers_status)
         self.server_list = QListWidget()
+        # room for three servers (each two or three lines) whatever else the dialog shows: opening
+        # "Details" grows the dialog instead of squeezing the list to one row
+        self.server_list.setMinimumHeight(3 * 3 * self.server_list.fontMetrics().lineSpacing() + 16)
         self.server_list.itemChanged.connect(self._on_server_list_item_changed)
         servers_layout.addWidget(self.server_list, 1)
         self.searched_label = QLabel()  # where detection looked, shown when it found nothing
@@ -225,6 +231,13 @@ class FirstRunDialog(QDialog):
     def _on_details_button_toggled(self, shown: bool) -> None:
         self.details_box.setVisible(shown)
         self.details_button.setText(self.tr("Hide details") if shown else self.tr("Details"))
+        if shown:  # the fold gets its own room: the dialog grows by it, the server list keeps its size
+            wanted = self.height() + self.details_box.sizeHint().height() + self.layout().spacing()
+            self.resize(self.width(), max(self.height(), min(wanted, self._screen_height())))
+
+    def _screen_height(self) -> int:
+        screen = self.screen()
+        return screen.availableGeometry().height() if screen is not None else 10_000
 
     # -- detection ---------------------------------------------------------------------------------
 
@@ -274,7 +287,7 @@ class FirstRunDialog(QDialog):
             item = QListWidgetItem(text)
             item.setData(SERVER_ROLE, server)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            checked = server.answering and not exists
+            checked = not exists and self._ticks.get(server.base_url, server.answering)
             item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
             self.server_list.addItem(item)
         self.server_list.blockSignals(False)
@@ -303,6 +316,9 @@ class FirstRunDialog(QDialog):
 
     @Slot()
     def _on_server_list_item_changed(self, item: QListWidgetItem | None = None) -> None:
+        server = item.data(SERVER_ROLE) if item is not None else None
+        if server is not None:
+            self._ticks[server.base_url] = item.checkState() == Qt.CheckState.Checked
         self.add_button.setEnabled(bool(self.checked_servers()))
 
     # -- actions -----------------------------------------------------------------------------------
