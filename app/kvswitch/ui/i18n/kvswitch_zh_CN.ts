@@ -2,159 +2,6 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
-    <name></name>
-    <message>
-        <location filename="../control/session_markdown.py" line="37"/>
-        <source>SessionMarkdown</source>
-        <comment>Client</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="38"/>
-        <source>SessionMarkdown</source>
-        <comment>Session</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="39"/>
-        <source>SessionMarkdown</source>
-        <comment>Project</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="40"/>
-        <source>SessionMarkdown</source>
-        <comment>First call</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="41"/>
-        <source>SessionMarkdown</source>
-        <comment>Last call</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="42"/>
-        <source>SessionMarkdown</source>
-        <comment>Models</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="43"/>
-        <source>SessionMarkdown</source>
-        <comment>Client versions</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="44"/>
-        <source>SessionMarkdown</source>
-        <comment>API calls</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="45"/>
-        <source>SessionMarkdown</source>
-        <comment>Prompt tokens</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="46"/>
-        <source>SessionMarkdown</source>
-        <comment>Read from the cache</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="47"/>
-        <source>SessionMarkdown</source>
-        <comment>Written to the cache</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="48"/>
-        <source>SessionMarkdown</source>
-        <comment>Output tokens</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="49"/>
-        <source>SessionMarkdown</source>
-        <comment>Cost at list prices</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="50"/>
-        <source>SessionMarkdown</source>
-        <comment>Resume</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="54"/>
-        <source>SessionMarkdown</source>
-        <comment>Call</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="54"/>
-        <source>SessionMarkdown</source>
-        <comment>Time</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="54"/>
-        <source>SessionMarkdown</source>
-        <comment>Model</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="55"/>
-        <source>SessionMarkdown</source>
-        <comment>Reused</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="55"/>
-        <source>SessionMarkdown</source>
-        <comment>Written</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="55"/>
-        <source>SessionMarkdown</source>
-        <comment>New</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="56"/>
-        <source>SessionMarkdown</source>
-        <comment>Output</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="56"/>
-        <source>SessionMarkdown</source>
-        <comment>Cost</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="56"/>
-        <source>SessionMarkdown</source>
-        <comment>Loss</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="68"/>
-        <source>SessionMarkdown</source>
-        <comment>No call lost the cache.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/session_markdown.py" line="71"/>
-        <source>SessionMarkdown</source>
-        <comment>Call %1 (%2): %3 tokens processed again, $%4.</comment>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
     <name>AblateChart</name>
     <message>
         <location filename="../verify/ablate_view.py" line="103"/>
@@ -1907,18 +1754,18 @@
 <context>
     <name>FileSessionAlerts</name>
     <message>
-        <location filename="../control/session_file_alerts.py" line="85"/>
+        <location filename="../control/session_file_alerts.py" line="91"/>
         <source>Session %1 (%2, %3): its %4 calls read %5 of their prompt from the cache, below %6.</source>
         <extracomment>at most this many low sessions are looked into per pass (each costs one turn-table read)</extracomment>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../control/session_file_alerts.py" line="90"/>
+        <location filename="../control/session_file_alerts.py" line="96"/>
         <source>Likely cause: %1.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../control/session_file_alerts.py" line="92"/>
+        <location filename="../control/session_file_alerts.py" line="98"/>
         <source>Open the Sessions tab to see where.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1961,130 +1808,131 @@
         <translation>已在 %1 查找 CC Switch：%2。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="85"/>
+        <location filename="../shell/first_run.py" line="88"/>
         <source>Set up KV Switch</source>
+        <extracomment>the ticks the user set, by server address: a refill (after &quot;Add selected profiles&quot;, a new scan) keeps a server the user unticked unticked, instead of ticking every answering one again</extracomment>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="95"/>
+        <location filename="../shell/first_run.py" line="98"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="109"/>
+        <location filename="../shell/first_run.py" line="112"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="116"/>
+        <location filename="../shell/first_run.py" line="119"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="118"/>
+        <location filename="../shell/first_run.py" line="121"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="125"/>
-        <location filename="../shell/first_run.py" line="227"/>
+        <location filename="../shell/first_run.py" line="128"/>
+        <location filename="../shell/first_run.py" line="233"/>
         <source>Details</source>
         <translation>详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="134"/>
+        <location filename="../shell/first_run.py" line="137"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="152"/>
+        <location filename="../shell/first_run.py" line="158"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="154"/>
+        <location filename="../shell/first_run.py" line="160"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="155"/>
+        <location filename="../shell/first_run.py" line="161"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="157"/>
+        <location filename="../shell/first_run.py" line="163"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="180"/>
+        <location filename="../shell/first_run.py" line="186"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="182"/>
+        <location filename="../shell/first_run.py" line="188"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="183"/>
+        <location filename="../shell/first_run.py" line="189"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="184"/>
+        <location filename="../shell/first_run.py" line="190"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="207"/>
+        <location filename="../shell/first_run.py" line="213"/>
         <source>Found Claude Code&apos;s settings: import them</source>
         <translation>找到 Claude Code 的设置：导入</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="211"/>
+        <location filename="../shell/first_run.py" line="217"/>
         <source>Found CC Switch: import %1 providers</source>
         <translation>找到 CC Switch：导入 %1 个服务商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="227"/>
+        <location filename="../shell/first_run.py" line="233"/>
         <source>Hide details</source>
         <translation>隐藏详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="239"/>
+        <location filename="../shell/first_run.py" line="252"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="252"/>
+        <location filename="../shell/first_run.py" line="265"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="261"/>
+        <location filename="../shell/first_run.py" line="274"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="272"/>
+        <location filename="../shell/first_run.py" line="285"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="282"/>
+        <location filename="../shell/first_run.py" line="295"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="287"/>
+        <location filename="../shell/first_run.py" line="300"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="336"/>
+        <location filename="../shell/first_run.py" line="352"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -2244,6 +2092,72 @@
     </message>
 </context>
 <context>
+    <name>LibraryController</name>
+    <message>
+        <location filename="../control/controller_library.py" line="117"/>
+        <source>Stored preset “%1” (%2 bytes).</source>
+        <translation>已保存预设“%1”（%2 字节）。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="135"/>
+        <source>Nothing to import: no memory file or preset was found.</source>
+        <translation>没有可导入的内容：未找到记忆文件或预设。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="144"/>
+        <source>Forgot preset “%1”; memory files holding its text keep it.</source>
+        <translation>已删除预设“%1”；含有其文本的记忆文件保持不变。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="220"/>
+        <source>Installed skill “%1” from %2.</source>
+        <translation>已从 %2 安装技能“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="240"/>
+        <source>Updated skill “%1” from %2.</source>
+        <translation>已从 %2 更新技能“%1”。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="260"/>
+        <source>Another change is still being made; try again in a moment.</source>
+        <translation>另一项更改仍在进行中；请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="285"/>
+        <source>Done.</source>
+        <translation>完成。</translation>
+    </message>
+</context>
+<context>
+    <name>LibraryView</name>
+    <message>
+        <location filename="../library/library_view.py" line="35"/>
+        <source>Prompts</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <location filename="../library/library_view.py" line="36"/>
+        <source>Skills</source>
+        <translation>技能</translation>
+    </message>
+    <message>
+        <location filename="../library/library_view.py" line="68"/>
+        <source>Nothing was changed: %1</source>
+        <translation>未做任何更改：%1</translation>
+    </message>
+    <message>
+        <location filename="../library/library_view.py" line="76"/>
+        <source>Wrote preset “%1” to %2. Each client&apos;s next request re-processes its prompt from the memory file on.</source>
+        <translation>已将预设“%1”写入 %2。每个客户端的下一个请求会从记忆文件处起重新处理其提示。</translation>
+    </message>
+    <message>
+        <location filename="../library/library_view.py" line="80"/>
+        <source>Preset “%1” is there already; nothing changed.</source>
+        <translation>预设“%1”已在其中；未做任何更改。</translation>
+    </message>
+</context>
+<context>
     <name>LintPanel</name>
     <message>
         <location filename="../profiles/lint_panel.py" line="80"/>
@@ -2374,12 +2288,12 @@
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
     <message>
-        <location filename="../shell/window_tabs.py" line="43"/>
+        <location filename="../shell/window_tabs.py" line="45"/>
         <source>Cache log</source>
         <translation>缓存日志</translation>
     </message>
     <message>
-        <location filename="../shell/window_tabs.py" line="44"/>
+        <location filename="../shell/window_tabs.py" line="46"/>
         <source>Verify</source>
         <translation>验证</translation>
     </message>
@@ -2500,10 +2414,16 @@
         <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
     </message>
     <message>
+        <location filename="../library/library_view.py" line="85"/>
         <location filename="../shell/window_messages.py" line="56"/>
         <location filename="../shell/window_messages.py" line="92"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
+    </message>
+    <message>
+        <location filename="../library/library_view.py" line="121"/>
+        <source>Prompts &amp; skills</source>
+        <translation>提示词与技能</translation>
     </message>
     <message>
         <location filename="../shell/window_messages.py" line="115"/>
@@ -2511,6 +2431,7 @@
         <translation>但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
     </message>
     <message>
+        <location filename="../library/library_view.py" line="88"/>
         <location filename="../shell/window_messages.py" line="59"/>
         <location filename="../shell/window_messages.py" line="95"/>
         <source>Undo</source>
@@ -2584,130 +2505,279 @@
         <translation>用量</translation>
     </message>
     <message>
-        <location filename="../shell/shell.py" line="265"/>
+        <location filename="../shell/shell.py" line="266"/>
         <source>Language changed.</source>
         <translation>语言已切换。</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="244"/>
+        <source>MCP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="259"/>
+        <source>Sessions</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
     <name>McpController</name>
     <message>
-        <location filename="../control/controller_mcp.py" line="116"/>
+        <location filename="../control/controller_mcp.py" line="125"/>
         <source>enabled %1 in %2</source>
+        <extracomment>per client, what the server was measured to add to every request (``kvswitch mcp measure``); a client never measured is absent (shown as unknown) per client, the measurement&apos;s whole sentence (when, with which client version, on which server)</extracomment>
         <translation>已在 %2 中启用 %1</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="116"/>
+        <location filename="../control/controller_mcp.py" line="125"/>
         <source>disabled %1 in %2</source>
         <translation>已在 %2 中停用 %1</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="131"/>
+        <location filename="../control/controller_mcp.py" line="141"/>
         <source>enabled every server in %1</source>
         <translation>已在 %1 中启用所有服务器</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="131"/>
+        <location filename="../control/controller_mcp.py" line="141"/>
         <source>disabled every server in %1</source>
         <translation>已在 %1 中停用所有服务器</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="137"/>
+        <location filename="../control/controller_mcp.py" line="147"/>
         <source>removed %1</source>
         <translation>已移除 %1</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="197"/>
+        <source>added %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="197"/>
+        <source>changed %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="248"/>
+        <source>%1 is running: its next request starts differently (the MCP tools), so the server re-processes its whole prompt, %2 tokens the last time the gateway saw it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/controller_mcp.py" line="252"/>
+        <source>%1 is running: its next request starts differently (the MCP tools), so the server re-processes its whole prompt (the gateway has not recorded its size).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>McpForm</name>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="48"/>
+        <source>%1, line %2: write NAME=VALUE</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
     <name>McpPage</name>
     <message>
-        <location filename="../mcp/mcp_page.py" line="45"/>
+        <location filename="../mcp/mcp_page.py" line="46"/>
         <source>Claude Code (project %1)</source>
         <translation>Claude Code（项目 %1）</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="89"/>
+        <location filename="../mcp/mcp_page.py" line="90"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="93"/>
+        <location filename="../mcp/mcp_page.py" line="94"/>
         <source>From Claude Code</source>
         <translation>从 Claude Code</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="94"/>
+        <location filename="../mcp/mcp_page.py" line="95"/>
         <source>From Codex</source>
         <translation>从 Codex</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="95"/>
+        <location filename="../mcp/mcp_page.py" line="96"/>
         <source>From OpenCode</source>
         <translation>从 OpenCode</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="96"/>
+        <location filename="../mcp/mcp_page.py" line="97"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="99"/>
+        <location filename="../mcp/mcp_page.py" line="100"/>
         <source>Paste JSON or TOML…</source>
         <translation>粘贴 JSON 或 TOML…</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="101"/>
+        <location filename="../mcp/mcp_page.py" line="102"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="104"/>
+        <source>Add…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="106"/>
+        <source>Edit…</source>
+        <translation type="unfinished">编辑…</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="109"/>
         <source>MCP servers, and the clients each is written into</source>
         <translation>MCP 服务器，以及每个服务器写入的客户端</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="125"/>
+        <location filename="../mcp/mcp_page.py" line="132"/>
         <source>Server</source>
         <translation>服务器</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="125"/>
+        <location filename="../mcp/mcp_page.py" line="132"/>
         <source>Transport</source>
         <translation>传输方式</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="125"/>
+        <location filename="../mcp/mcp_page.py" line="132"/>
         <source>Command or URL</source>
         <translation>命令或 URL</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="140"/>
+        <location filename="../mcp/mcp_page.py" line="147"/>
         <source>No MCP servers yet: import them from a client, CC Switch or pasted JSON/TOML, or add one with &apos;kvswitch mcp add&apos;.</source>
         <translation>还没有 MCP 服务器：从客户端、CC Switch 或粘贴的 JSON/TOML 导入，或用 &apos;kvswitch mcp add&apos; 添加一个。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="157"/>
+        <location filename="../mcp/mcp_page.py" line="162"/>
+        <source>%1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="163"/>
+        <source>unknown</source>
+        <translation type="unfinished">未知</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="164"/>
+        <source>Adds %1 to every request.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="166"/>
+        <source>Tokens it adds to every request: unknown until measured with &apos;kvswitch mcp measure&apos;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_page.py" line="171"/>
         <source>Enabled, but not in the client&apos;s file (an undo took it out): check it to write it again</source>
         <translation>已启用，但不在该客户端的文件中（被撤销移除）：勾选即可再次写入</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="168"/>
+        <location filename="../mcp/mcp_page.py" line="182"/>
         <source>Writing…</source>
         <translation>正在写入…</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="173"/>
+        <location filename="../mcp/mcp_page.py" line="187"/>
         <source>Done: %1. Undo takes it back.</source>
         <translation>完成：%1。撤销可将其还原。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="173"/>
+        <location filename="../mcp/mcp_page.py" line="187"/>
         <source>Done.</source>
         <translation>完成。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="178"/>
+        <location filename="../mcp/mcp_page.py" line="192"/>
         <source>Nothing was changed: %1</source>
         <translation>未做任何更改：%1</translation>
+    </message>
+</context>
+<context>
+    <name>McpServerDialog</name>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="59"/>
+        <source>Add MCP server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="59"/>
+        <source>Edit MCP server</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="64"/>
+        <source>Command (stdio)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="64"/>
+        <source>Streamable HTTP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="65"/>
+        <source>SSE (older HTTP)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="69"/>
+        <source>arguments, as a shell would split them</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="83"/>
+        <source>Name</source>
+        <translation type="unfinished">名称</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="84"/>
+        <source>Transport</source>
+        <translation type="unfinished">传输方式</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="85"/>
+        <source>Command</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="86"/>
+        <source>Arguments</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="87"/>
+        <location filename="../mcp/mcp_form.py" line="138"/>
+        <source>Environment</source>
+        <translation type="unfinished">环境变量</translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="88"/>
+        <source>URL</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="89"/>
+        <location filename="../mcp/mcp_form.py" line="140"/>
+        <source>Headers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="90"/>
+        <source>Enabled in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../mcp/mcp_form.py" line="91"/>
+        <source>Values are secrets: shown masked; a value left masked is kept.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2805,17 +2875,17 @@
 <context>
     <name>PasteDialog</name>
     <message>
-        <location filename="../mcp/mcp_page.py" line="54"/>
+        <location filename="../mcp/mcp_page.py" line="55"/>
         <source>Paste MCP servers</source>
         <translation>粘贴 MCP 服务器</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="57"/>
+        <location filename="../mcp/mcp_page.py" line="58"/>
         <source>{&quot;mcpServers&quot;: {...}}, {&quot;mcp&quot;: {...}} or [mcp_servers.NAME] tables</source>
         <translation>{&quot;mcpServers&quot;: {...}}、{&quot;mcp&quot;: {...}} 或 [mcp_servers.NAME] 表</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="59"/>
+        <location filename="../mcp/mcp_page.py" line="60"/>
         <source>Replace servers of the same name</source>
         <translation>替换同名的服务器</translation>
     </message>
@@ -2877,6 +2947,29 @@
         <location filename="../profiles/gallery.py" line="204"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>PresetTextDialog</name>
+    <message>
+        <location filename="../library/library_dialogs.py" line="61"/>
+        <source>New prompt preset</source>
+        <translation>新建提示词预设</translation>
+    </message>
+    <message>
+        <location filename="../library/library_dialogs.py" line="64"/>
+        <source>The memory file&apos;s text (Markdown)</source>
+        <translation>记忆文件的文本（Markdown）</translation>
+    </message>
+    <message>
+        <location filename="../library/library_dialogs.py" line="66"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location filename="../library/library_dialogs.py" line="67"/>
+        <source>Text</source>
+        <translation>文本</translation>
     </message>
 </context>
 <context>
@@ -3225,6 +3318,209 @@
     </message>
 </context>
 <context>
+    <name>PromptsPage</name>
+    <message>
+        <location filename="../library/library_dialogs.py" line="97"/>
+        <source>Preset name</source>
+        <translation>预设名称</translation>
+    </message>
+    <message>
+        <location filename="../library/library_dialogs.py" line="104"/>
+        <source>%1
+
+Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</source>
+        <translation>%1
+
+仍要替换吗？会保留备份，“撤销”会把文件恢复为现在的样子。</translation>
+    </message>
+    <message>
+        <location filename="../library/library_dialogs.py" line="108"/>
+        <source>Replace a hand-edited memory file?</source>
+        <translation>替换手动编辑过的记忆文件？</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="48"/>
+        <source>~%1 tokens (counted by %2)</source>
+        <translation>约 %1 个 token（由 %2 计数）</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="50"/>
+        <source>unknown (%1)</source>
+        <translation>未知（%1）</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="72"/>
+        <source>Preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="72"/>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="72"/>
+        <location filename="../library/prompts_page.py" line="76"/>
+        <source>Tokens in every request</source>
+        <translation>每个请求中的 token</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="73"/>
+        <source>In use by</source>
+        <translation>使用者</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="73"/>
+        <source>From</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="75"/>
+        <source>Client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="75"/>
+        <source>Memory file</source>
+        <translation>记忆文件</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="75"/>
+        <source>Holds</source>
+        <translation>内容</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="79"/>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="82"/>
+        <source>From a file…</source>
+        <translation>从文件…</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="83"/>
+        <source>Type or paste text…</source>
+        <translation>输入或粘贴文本…</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="86"/>
+        <source>Import</source>
+        <translation>导入</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="89"/>
+        <source>Every client&apos;s memory file</source>
+        <translation>每个客户端的记忆文件</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="90"/>
+        <source>From Claude Code</source>
+        <translation>从 Claude Code</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="90"/>
+        <source>From Codex</source>
+        <translation>从 Codex</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="91"/>
+        <source>From OpenCode</source>
+        <translation>从 OpenCode</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="92"/>
+        <source>From CC Switch</source>
+        <translation>从 CC Switch</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="96"/>
+        <source>Use for…</source>
+        <translation>用于…</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="98"/>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="100"/>
+        <source>Copy to…</source>
+        <translation>复制到…</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="103"/>
+        <source>Prompt presets: the text of a memory file, kept by name</source>
+        <translation>提示词预设：按名称保存的记忆文件文本</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="107"/>
+        <source>Memory files: each client adds its file to every request</source>
+        <translation>记忆文件：每个客户端都会把自己的文件加入每个请求</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="125"/>
+        <source>%1 bytes</source>
+        <translation>%1 字节</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="143"/>
+        <source>cannot be read</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="145"/>
+        <source>absent</source>
+        <translation>不存在</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="147"/>
+        <source>preset “%1”</source>
+        <translation>预设“%1”</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="149"/>
+        <source>preset “%1”&apos;s text, not written by KV Switch</source>
+        <translation>预设“%1”的文本，但不是 KV Switch 写入的</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="150"/>
+        <source>its own text (not written by KV Switch, or edited since)</source>
+        <translation>自有文本（不是 KV Switch 写入的，或之后被编辑过）</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="201"/>
+        <source>Use preset “%1”</source>
+        <translation>使用预设“%1”</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="202"/>
+        <source>Write it as the memory file of:</source>
+        <translation>将其写为以下客户端的记忆文件：</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="209"/>
+        <source>Copy %1&apos;s memory file</source>
+        <translation>复制 %1 的记忆文件</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="210"/>
+        <source>Write the same text as the memory file of:</source>
+        <translation>将相同文本写为以下客户端的记忆文件：</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="220"/>
+        <source>Add a preset from a file</source>
+        <translation>从文件添加预设</translation>
+    </message>
+    <message>
+        <location filename="../library/prompts_page.py" line="221"/>
+        <source>Markdown or text (*.md *.txt);;Any file (*)</source>
+        <translation>Markdown 或文本 (*.md *.txt);;任意文件 (*)</translation>
+    </message>
+</context>
+<context>
     <name>RequestLog</name>
     <message>
         <location filename="../usage/request_log.py" line="120"/>
@@ -3489,39 +3785,43 @@
 <context>
     <name>SessionDetail</name>
     <message>
-        <location filename="../sessions/session_detail.py" line="61"/>
+        <location filename="../sessions/session_detail.py" line="60"/>
         <source>Where the cache was lost</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="64"/>
+        <location filename="../sessions/session_detail.py" line="63"/>
         <source>Resume in a terminal</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="65"/>
+        <location filename="../sessions/session_detail.py" line="64"/>
         <source>Copy command</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="66"/>
+        <location filename="../sessions/session_detail.py" line="65"/>
         <source>Export to Markdown…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="67"/>
+        <location filename="../sessions/session_detail.py" line="66"/>
         <source>Opens your terminal in the project directory and resumes the session there</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="87"/>
+        <location filename="../sessions/session_detail.py" line="86"/>
         <source>Pick a session to see its calls and where the cache was lost.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <location filename="../sessions/session_detail.py" line="96"/>
+        <source>%1 · %2 · %3 to %4 · %5 calls (%6 by subagents) · models %7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location filename="../sessions/session_detail.py" line="97"/>
-        <source>%1 · %2 · %3 to %4 · %5 calls (%6 by subagents) · models %7
-%8 prompt tokens: %9 read from the cache (%10), %11 written, %12 new · %13 output tokens · cost at list prices %14</source>
+        <source>%1 prompt tokens: %2 read from the cache (%3), %4 written, %5 new · %6 output tokens · cost at list prices %7</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -3562,6 +3862,149 @@
         <location filename="../control/usage_alerts.py" line="160"/>
         <source>Fix: set %1 in the profile&apos;s environment.</source>
         <translation>修复：在配置的环境变量中设置 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>SessionMarkdown</name>
+    <message>
+        <location filename="../control/session_markdown.py" line="37"/>
+        <source>Client</source>
+        <translation type="unfinished">客户端</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="38"/>
+        <source>Session</source>
+        <translation type="unfinished">会话</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="39"/>
+        <source>Project</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="40"/>
+        <source>First call</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="41"/>
+        <source>Last call</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="42"/>
+        <source>Models</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="43"/>
+        <source>Client versions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="44"/>
+        <source>API calls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="45"/>
+        <source>Prompt tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="46"/>
+        <source>Read from the cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="47"/>
+        <source>Written to the cache</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="48"/>
+        <source>Output tokens</source>
+        <translation type="unfinished">输出 token</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="49"/>
+        <source>Cost at list prices</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="50"/>
+        <source>Resume</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="53"/>
+        <source>Turns</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="56"/>
+        <source>Call</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="57"/>
+        <source>Time</source>
+        <translation type="unfinished">时间</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="58"/>
+        <source>Model</source>
+        <translation type="unfinished">模型</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="59"/>
+        <source>Reused</source>
+        <translation type="unfinished">已复用</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="60"/>
+        <source>Written</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="61"/>
+        <source>New</source>
+        <translation type="unfinished">新 token</translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="62"/>
+        <source>Output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="63"/>
+        <source>Cost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="64"/>
+        <source>Loss</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="75"/>
+        <source>Where the cache was lost</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="78"/>
+        <source>No call lost the cache.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="81"/>
+        <source>Call %1 (%2): %3 tokens processed again, $%4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/session_markdown.py" line="86"/>
+        <source>Reading notes</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -3653,6 +4096,115 @@
     <message>
         <location filename="../sessions/sessions_model.py" line="30"/>
         <source>Cost</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>SessionsView</name>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="53"/>
+        <source>Search titles, projects, ids, models</source>
+        <extracomment>typing in the search or project box re-reads the list this long after the last key</extracomment>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="56"/>
+        <source>All clients</source>
+        <translation type="unfinished">全部客户端</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="60"/>
+        <source>Project folder contains…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="62"/>
+        <source>All time</source>
+        <translation type="unfinished">全部</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="62"/>
+        <source>Last day</source>
+        <translation type="unfinished">最近一天</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="62"/>
+        <source>Last 7 days</source>
+        <translation type="unfinished">最近 7 天</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="63"/>
+        <source>Last 30 days</source>
+        <translation type="unfinished">最近 30 天</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="65"/>
+        <source>Refresh</source>
+        <translation type="unfinished">刷新</translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="66"/>
+        <source>Read what the clients wrote since the last time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="71"/>
+        <source>Sessions are read from Claude Code&apos;s, Codex&apos;s and OpenCode&apos;s own files; nothing is written to them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="151"/>
+        <source>%1 of %2 files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="157"/>
+        <source>%1 files looked at, %2 read (%3 new bytes).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="161"/>
+        <source>%1 files could not be read fully: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="170"/>
+        <source>The sessions index cannot be read: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="205"/>
+        <source>Resuming in %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="209"/>
+        <source>No terminal found (set $TERMINAL). The command was copied: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="215"/>
+        <source>Copied: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="220"/>
+        <source>Export session</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="221"/>
+        <source>Markdown (*.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="230"/>
+        <source>The session could not be exported: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../sessions/sessions_view.py" line="232"/>
+        <source>Exported to %1</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -3818,6 +4370,134 @@
         <location filename="../shell/settings_dialog.py" line="270"/>
         <source>JSON files (*.json);;All files (*)</source>
         <translation>JSON 文件 (*.json);;所有文件 (*)</translation>
+    </message>
+</context>
+<context>
+    <name>SkillsPage</name>
+    <message>
+        <location filename="../library/skills_page.py" line="51"/>
+        <source>A folder, a .zip, or a git URL (https://…, file://…, git@…)</source>
+        <translation>文件夹、.zip 或 git 地址（https://…、file://…、git@…）</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="53"/>
+        <source>Detect</source>
+        <translation>自动识别</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="53"/>
+        <source>Folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="53"/>
+        <source>Zip</source>
+        <translation>Zip</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="54"/>
+        <source>Git repository</source>
+        <translation>Git 仓库</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="56"/>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="58"/>
+        <source>Zip…</source>
+        <translation>Zip…</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="60"/>
+        <source>Install</source>
+        <translation>安装</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="64"/>
+        <source>Enable by copying (instead of a link)</source>
+        <translation>以复制方式启用（而不是链接）</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="72"/>
+        <source>Update</source>
+        <translation>更新</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="74"/>
+        <source>Remove</source>
+        <translation>移除</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="83"/>
+        <source>Enable for:</source>
+        <translation>启用于：</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="91"/>
+        <source>Skills: a SKILL.md folder; each client lists every skill it reads in every request</source>
+        <translation>技能：含 SKILL.md 的文件夹；每个客户端都会在每个请求中列出它读取的每个技能</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="107"/>
+        <source>Skill</source>
+        <translation>技能</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="107"/>
+        <source>Tokens in every request</source>
+        <translation>每个请求中的 token</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="108"/>
+        <source>Source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="115"/>
+        <source>not usable: %1</source>
+        <translation>不可用：%1</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="117"/>
+        <source>not from KV Switch: %1</source>
+        <translation>不是来自 KV Switch：%1</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="129"/>
+        <source>link</source>
+        <translation>链接</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="129"/>
+        <source>copy</source>
+        <translation>复制</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="129"/>
+        <source>reads it</source>
+        <translation>会读取</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="140"/>
+        <source>%1 reads it from %2</source>
+        <translation>%1 从 %2 读取它</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="182"/>
+        <source>Install a skill from a folder</source>
+        <translation>从文件夹安装技能</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="189"/>
+        <source>Install a skill from a zip</source>
+        <translation>从 zip 安装技能</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="190"/>
+        <source>Zip archives (*.zip)</source>
+        <translation>Zip 压缩包 (*.zip)</translation>
     </message>
 </context>
 <context>

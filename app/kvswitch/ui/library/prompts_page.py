@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kvswitch.ui.control.controller_library import LibraryController, UsePlan
     from kvswitch.ui.control.library_state import Cost, PromptsState
 
-#: asks whether to write plans: (parent, preset name, plans, render) -> confirmed
+# asks whether to write plans: (parent, preset name, plans, render) -> confirmed
 Review = Callable[[QWidget | None, str, list[Any], Callable[[list[Any]], str]], bool]
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from kvswitch.ui.control.controller_library import LibraryController
     from kvswitch.ui.control.library_state import SkillRow
 
-#: the columns before the clients': name, tokens, source
+# the columns before the clients': name, tokens, source
 FIXED_COLUMNS = 3
 
 
