@@ -36,9 +36,12 @@ def test_a_pass_in_the_child_is_the_pass_in_process(fake_home: Path, tmp_path: P
                           env=env, timeout=120, check=True)
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[0] == {"sessions": []}  # what was indexed before the pass: nothing
-    assert {"progress": [4, 4]} in lines  # the last file always reported
+    # one step per transcript and rollout, and one for OpenCode's database; the last always reported
+    steps = sum(1 for _ in FIXTURE.glob("*/*/**/*.jsonl")) + 1
+    assert {"progress": [steps, steps]} in lines
     report = report_from_json(lines[-1]["report"])
-    assert len(report.sessions_changed) == 4
+    assert len(report.sessions_changed) == len({run["session"] for run in json.loads(
+        (FIXTURE / "truth.json").read_text(encoding="utf-8"))["runs"]})
     assert report.notes == {}
     listed = list_sessions(paths)
     assert {(s.client, s.session_id) for s in listed} == report.sessions_changed

@@ -21,8 +21,9 @@ import pytest
 
 from kvswitch.cli import main
 from kvswitch.core.paths import AppPaths
-from kvswitch.sessions import ClientHomes, SessionFilter, index_sessions, list_sessions, session_turns
+from kvswitch.sessions import ClientHomes, SessionFilter, counts, index_sessions, list_sessions, session_turns
 from kvswitch.sessions.prices import Prices
+from kvswitch.usage import answer
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sessions-2026-12"
 SESSION_A = "5e5510a0-0000-4000-8000-00000000000a"
@@ -226,6 +227,7 @@ def test_prices_from_genai_prices_and_the_users_file_wins(tmp_path: Path) -> Non
     # a call over 200K prompt tokens is priced on its own, at the long-context tier ($6 per million)
     assert prices.cost_of("claude-sonnet-4-5", 1_000_000, 0, 0, 0, 0) == pytest.approx(6.0)
     assert prices.cost_of("tiny", 1000, 0, 0, 0, 0) is None
+    assert counts.MAX_TOKENS == answer.MAX_TOKENS  # the readers' fast path bounds counts as the gateway does
     (tmp_path / "prices.json").write_text(json.dumps({"claude-sonnet": [1, 0.5, 2]}))
     assert Prices(tmp_path).cost_of("claude-sonnet-4-5", 1_000_000, 1_000_000, 0, 0, 0) == pytest.approx(1.5)
 

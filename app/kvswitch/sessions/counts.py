@@ -12,15 +12,22 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kvswitch.usage.answer import sane_count
+#: ``usage.answer.MAX_TOKENS`` (a test checks they agree): importing it here would load the server registry
+#: and pydantic for ``kvswitch sessions`` before any count is read
+MAX_TOKENS = 10**9
 
 
 def count(source: Any, key: str, note: Callable[[str], None]) -> int:
     """``source[key]`` as a token count; 0 when absent or not sane (noted)."""
     if not isinstance(source, Mapping):
         return 0
+    value = source.get(key)
+    if value.__class__ is int and 0 <= value <= MAX_TOKENS:  # the common case, without the full check
+        return int(value)
+    from kvswitch.usage.answer import sane_count  # noqa: PLC0415 - it loads the server registry (pydantic)
+
     notes: list[str] = []
-    found = sane_count(source.get(key), key, notes)
+    found = sane_count(value, key, notes)
     for text in notes:
         note(text)
     return found or 0

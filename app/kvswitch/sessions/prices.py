@@ -16,18 +16,27 @@ from pathlib import Path
 from typing import Any
 
 from kvswitch.sessions.model import Call
-from kvswitch.usage.answer import DEFAULT_PRICES, load_prices
 
 
 class Prices:
     """Prices for one pass (the user's file read once); ``cost(call)`` is None for an unpriced model."""
 
     def __init__(self, config_dir: Path | None) -> None:
-        found = load_prices(config_dir) if config_dir is not None else dict(DEFAULT_PRICES)
-        #: only what the user wrote (the built-in six lines are the gateway's fallback, not a list price)
-        self.user = {
-            name.lower(): value for name, value in found.items() if DEFAULT_PRICES.get(name) != value
-        }
+        self.config_dir = config_dir
+        self._user: dict[str, tuple[float, float, float]] | None = None
+
+    @property
+    def user(self) -> dict[str, tuple[float, float, float]]:
+        """Only what the user wrote in ``prices.json`` (the built-in six lines are the gateway's fallback,
+        not a list price); read on the first price asked for (it loads the server registry)."""
+        if self._user is None:
+            from kvswitch.usage.answer import DEFAULT_PRICES, load_prices  # noqa: PLC0415
+
+            found = load_prices(self.config_dir) if self.config_dir is not None else dict(DEFAULT_PRICES)
+            self._user = {
+                name.lower(): value for name, value in found.items() if DEFAULT_PRICES.get(name) != value
+            }
+        return self._user
 
     def cost(self, call: Call) -> float | None:
         return self.cost_of(
