@@ -31,8 +31,8 @@ log = logging.getLogger("kvswitch.ui.control.sessions")
 
 #: the tray's pass over the clients' files (incremental: only what was appended is read)
 POLL_MS = 60_000
-#: the first pass waits for the window's first paint and the gateway's first check
-FIRST_PASS_MS = 5_000
+#: the first pass waits until the start-up is long over (showing the tab indexes at once)
+FIRST_PASS_MS = 30_000
 
 
 def matches(summary: SessionSummary, words: list[str]) -> bool:

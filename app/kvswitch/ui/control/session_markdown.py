@@ -30,30 +30,39 @@ def session_markdown(summary: Any, turns: list[Any]) -> str:
     from kvswitch.core.knownsecrets import hide_known  # noqa: PLC0415
     from kvswitch.core.redact import mask_text  # noqa: PLC0415
 
-    tr = QCoreApplication.translate
+    translate = QCoreApplication.translate
     s = summary
     lines = [f"# {_cell(s.title) or s.session_id}", ""]
     facts = (
-        (tr("SessionMarkdown", "Client"), client_label(s.client)),
-        (tr("SessionMarkdown", "Session"), f"`{s.session_id}`"),
-        (tr("SessionMarkdown", "Project"), f"`{s.project}`" if s.project else "—"),
-        (tr("SessionMarkdown", "First call"), _when(s.first_time)),
-        (tr("SessionMarkdown", "Last call"), _when(s.last_time)),
-        (tr("SessionMarkdown", "Models"), ", ".join(s.models) or "—"),
-        (tr("SessionMarkdown", "Client versions"), ", ".join(s.versions) or "—"),
-        (tr("SessionMarkdown", "API calls"), f"{s.calls:,}"),
-        (tr("SessionMarkdown", "Prompt tokens"), f"{s.prompt:,}"),
-        (tr("SessionMarkdown", "Read from the cache"), f"{s.cache_read:,} ({s.hit_rate:.0%})"),
-        (tr("SessionMarkdown", "Written to the cache"), f"{s.cache_write_5m + s.cache_write_1h:,}"),
-        (tr("SessionMarkdown", "Output tokens"), f"{s.output:,}"),
-        (tr("SessionMarkdown", "Cost at list prices"), f"${s.cost:.4f}"),
-        (tr("SessionMarkdown", "Resume"), f"`{s.resume_command}`"),
+        (translate("SessionMarkdown", "Client"), client_label(s.client)),
+        (translate("SessionMarkdown", "Session"), f"`{s.session_id}`"),
+        (translate("SessionMarkdown", "Project"), f"`{s.project}`" if s.project else "—"),
+        (translate("SessionMarkdown", "First call"), _when(s.first_time)),
+        (translate("SessionMarkdown", "Last call"), _when(s.last_time)),
+        (translate("SessionMarkdown", "Models"), ", ".join(s.models) or "—"),
+        (translate("SessionMarkdown", "Client versions"), ", ".join(s.versions) or "—"),
+        (translate("SessionMarkdown", "API calls"), f"{s.calls:,}"),
+        (translate("SessionMarkdown", "Prompt tokens"), f"{s.prompt:,}"),
+        (translate("SessionMarkdown", "Read from the cache"), f"{s.cache_read:,} ({s.hit_rate:.0%})"),
+        (translate("SessionMarkdown", "Written to the cache"), f"{s.cache_write_5m + s.cache_write_1h:,}"),
+        (translate("SessionMarkdown", "Output tokens"), f"{s.output:,}"),
+        (translate("SessionMarkdown", "Cost at list prices"), f"${s.cost:.4f}"),
+        (translate("SessionMarkdown", "Resume"), f"`{s.resume_command}`"),
     )
     lines += [f"- **{name}:** {value}" for name, value in facts]
-    lines += ["", f"## {tr('SessionMarkdown', 'Turns')}", ""]
-    head = (tr("SessionMarkdown", "Call"), tr("SessionMarkdown", "Time"), tr("SessionMarkdown", "Model"),
-            tr("SessionMarkdown", "Reused"), tr("SessionMarkdown", "Written"), tr("SessionMarkdown", "New"),
-            tr("SessionMarkdown", "Output"), tr("SessionMarkdown", "Cost"), tr("SessionMarkdown", "Loss"))
+    turns_heading = translate("SessionMarkdown", "Turns")
+    lines += ["", f"## {turns_heading}", ""]
+    head = (
+        translate("SessionMarkdown", "Call"),
+        translate("SessionMarkdown", "Time"),
+        translate("SessionMarkdown", "Model"),
+        translate("SessionMarkdown", "Reused"),
+        translate("SessionMarkdown", "Written"),
+        translate("SessionMarkdown", "New"),
+        translate("SessionMarkdown", "Output"),
+        translate("SessionMarkdown", "Cost"),
+        translate("SessionMarkdown", "Loss"),
+    )
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for turn in turns:
         call = turn.call
@@ -63,17 +72,19 @@ def session_markdown(summary: Any, turns: list[Any]) -> str:
                  f"${turn.cost:.4f}", loss)
         lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     losses = [turn for turn in turns if turn.loss is not None]
-    lines += ["", f"## {tr('SessionMarkdown', 'Where the cache was lost')}", ""]
+    lost_heading = translate("SessionMarkdown", "Where the cache was lost")
+    lines += ["", f"## {lost_heading}", ""]
     if not losses:
-        lines.append(tr("SessionMarkdown", "No call lost the cache."))
+        lines.append(translate("SessionMarkdown", "No call lost the cache."))
     for turn in losses:
         loss = turn.loss
-        text = tr("SessionMarkdown", "Call %1 (%2): %3 tokens processed again, $%4.")
+        text = translate("SessionMarkdown", "Call %1 (%2): %3 tokens processed again, $%4.")
         text = text.replace("%1", str(turn.index + 1)).replace("%2", causes_text(loss.causes))
         text = text.replace("%3", f"{loss.lost_tokens:,}").replace("%4", f"{loss.lost_cost:.4f}")
         lines.append(f"- {text} {loss.detail}")
     if s.notes:
-        lines += ["", f"## {tr('SessionMarkdown', 'Reading notes')}", ""] + [f"- {note}" for note in s.notes]
+        notes_heading = translate("SessionMarkdown", "Reading notes")
+        lines += ["", f"## {notes_heading}", ""] + [f"- {note}" for note in s.notes]
     return mask_text(hide_known("\n".join(lines) + "\n"))
 
 

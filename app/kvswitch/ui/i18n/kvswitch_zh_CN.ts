@@ -1757,17 +1757,17 @@
         <location filename="../control/session_file_alerts.py" line="91"/>
         <source>Session %1 (%2, %3): its %4 calls read %5 of their prompt from the cache, below %6.</source>
         <extracomment>at most this many low sessions are looked into per pass (each costs one turn-table read)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>会话 %1（%2，%3）：其 %4 次调用只有 %5 的提示从缓存读取，低于 %6。</translation>
     </message>
     <message>
         <location filename="../control/session_file_alerts.py" line="96"/>
         <source>Likely cause: %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>可能原因：%1。</translation>
     </message>
     <message>
         <location filename="../control/session_file_alerts.py" line="98"/>
         <source>Open the Sessions tab to see where.</source>
-        <translation type="unfinished"></translation>
+        <translation>打开“会话”标签页查看在哪里丢失。</translation>
     </message>
 </context>
 <context>
@@ -2517,7 +2517,7 @@
     <message>
         <location filename="../sessions/sessions_view.py" line="259"/>
         <source>Sessions</source>
-        <translation type="unfinished"></translation>
+        <translation>会话</translation>
     </message>
 </context>
 <context>
@@ -3787,57 +3787,57 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
     <message>
         <location filename="../sessions/session_detail.py" line="60"/>
         <source>Where the cache was lost</source>
-        <translation type="unfinished"></translation>
+        <translation>缓存在哪里丢失</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="63"/>
         <source>Resume in a terminal</source>
-        <translation type="unfinished"></translation>
+        <translation>在终端中恢复</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="64"/>
         <source>Copy command</source>
-        <translation type="unfinished"></translation>
+        <translation>复制命令</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="65"/>
         <source>Export to Markdown…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出为 Markdown…</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="66"/>
         <source>Opens your terminal in the project directory and resumes the session there</source>
-        <translation type="unfinished"></translation>
+        <translation>在项目目录中打开你的终端并在那里恢复该会话</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="86"/>
         <source>Pick a session to see its calls and where the cache was lost.</source>
-        <translation type="unfinished"></translation>
+        <translation>选择一个会话，查看它的调用以及缓存在哪里丢失。</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="96"/>
         <source>%1 · %2 · %3 to %4 · %5 calls (%6 by subagents) · models %7</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · %2 · %3 至 %4 · %5 次调用（子代理 %6 次）· 模型 %7</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="97"/>
         <source>%1 prompt tokens: %2 read from the cache (%3), %4 written, %5 new · %6 output tokens · cost at list prices %7</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个提示 token：%2 从缓存读取（%3），%4 写入，%5 新增 · %6 个输出 token · 按标价计的费用 %7</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="107"/>
         <source>No list price for %1: counted as free (a local server).</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 没有标价：按免费计（本地服务器）。</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="118"/>
         <source>No call lost the cache.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有调用丢失缓存。</translation>
     </message>
     <message>
         <location filename="../sessions/session_detail.py" line="127"/>
         <source>Call %1 at %2 — %3: %4 tokens processed again (%5). %6</source>
-        <translation type="unfinished"></translation>
+        <translation>调用 %1，%2 — %3：%4 个 token 被重新处理（%5）。%6</translation>
     </message>
 </context>
 <context>
@@ -3869,142 +3869,142 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
     <message>
         <location filename="../control/session_markdown.py" line="37"/>
         <source>Client</source>
-        <translation type="unfinished">客户端</translation>
+        <translation>客户端</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="38"/>
         <source>Session</source>
-        <translation type="unfinished">会话</translation>
+        <translation>会话</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="39"/>
         <source>Project</source>
-        <translation type="unfinished"></translation>
+        <translation>项目</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="40"/>
         <source>First call</source>
-        <translation type="unfinished"></translation>
+        <translation>首次调用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="41"/>
         <source>Last call</source>
-        <translation type="unfinished"></translation>
+        <translation>最近调用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="42"/>
         <source>Models</source>
-        <translation type="unfinished"></translation>
+        <translation>模型</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="43"/>
         <source>Client versions</source>
-        <translation type="unfinished"></translation>
+        <translation>客户端版本</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="44"/>
         <source>API calls</source>
-        <translation type="unfinished"></translation>
+        <translation>API 调用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="45"/>
         <source>Prompt tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>提示 token</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="46"/>
         <source>Read from the cache</source>
-        <translation type="unfinished"></translation>
+        <translation>从缓存读取</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="47"/>
         <source>Written to the cache</source>
-        <translation type="unfinished"></translation>
+        <translation>写入缓存</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="48"/>
         <source>Output tokens</source>
-        <translation type="unfinished">输出 token</translation>
+        <translation>输出 token</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="49"/>
         <source>Cost at list prices</source>
-        <translation type="unfinished"></translation>
+        <translation>按标价计的费用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="50"/>
         <source>Resume</source>
-        <translation type="unfinished"></translation>
+        <translation>恢复</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="53"/>
         <source>Turns</source>
-        <translation type="unfinished"></translation>
+        <translation>逐次调用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="56"/>
         <source>Call</source>
-        <translation type="unfinished"></translation>
+        <translation>调用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="57"/>
         <source>Time</source>
-        <translation type="unfinished">时间</translation>
+        <translation>时间</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="58"/>
         <source>Model</source>
-        <translation type="unfinished">模型</translation>
+        <translation>模型</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="59"/>
         <source>Reused</source>
-        <translation type="unfinished">已复用</translation>
+        <translation>复用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="60"/>
         <source>Written</source>
-        <translation type="unfinished"></translation>
+        <translation>写入</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="61"/>
         <source>New</source>
-        <translation type="unfinished">新 token</translation>
+        <translation>新增</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="62"/>
         <source>Output</source>
-        <translation type="unfinished"></translation>
+        <translation>输出</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="63"/>
         <source>Cost</source>
-        <translation type="unfinished"></translation>
+        <translation>费用</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="64"/>
         <source>Loss</source>
-        <translation type="unfinished"></translation>
+        <translation>损失</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="75"/>
         <source>Where the cache was lost</source>
-        <translation type="unfinished"></translation>
+        <translation>缓存在哪里丢失</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="78"/>
         <source>No call lost the cache.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有调用丢失缓存。</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="81"/>
         <source>Call %1 (%2): %3 tokens processed again, $%4.</source>
-        <translation type="unfinished"></translation>
+        <translation>调用 %1（%2）：%3 个 token 被重新处理，$%4。</translation>
     </message>
     <message>
         <location filename="../control/session_markdown.py" line="86"/>
         <source>Reading notes</source>
-        <translation type="unfinished"></translation>
+        <translation>读取备注</translation>
     </message>
 </context>
 <context>
@@ -4012,47 +4012,47 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
     <message>
         <location filename="../control/session_words.py" line="17"/>
         <source>idle past the cache&apos;s lifetime</source>
-        <translation type="unfinished"></translation>
+        <translation>空闲超过缓存有效期</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="18"/>
         <source>model switched</source>
-        <translation type="unfinished"></translation>
+        <translation>切换了模型</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="19"/>
         <source>conversation compacted</source>
-        <translation type="unfinished"></translation>
+        <translation>对话被压缩</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="20"/>
         <source>resumed in a new process</source>
-        <translation type="unfinished"></translation>
+        <translation>在新进程中恢复</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="21"/>
         <source>client version changed</source>
-        <translation type="unfinished"></translation>
+        <translation>客户端版本变化</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="22"/>
         <source>subagent</source>
-        <translation type="unfinished"></translation>
+        <translation>子代理</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="23"/>
         <source>system prompt or tools changed</source>
-        <translation type="unfinished"></translation>
+        <translation>系统提示或工具有变化</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="24"/>
         <source>earlier messages changed</source>
-        <translation type="unfinished"></translation>
+        <translation>之前的消息有变化</translation>
     </message>
     <message>
         <location filename="../control/session_words.py" line="25"/>
         <source>cause unknown</source>
-        <translation type="unfinished"></translation>
+        <translation>原因未知</translation>
     </message>
 </context>
 <context>
@@ -4061,42 +4061,42 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <location filename="../sessions/sessions_model.py" line="29"/>
         <source>Client</source>
         <extracomment>the columns whose text is a number (right-aligned)</extracomment>
-        <translation type="unfinished">客户端</translation>
+        <translation>客户端</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="29"/>
         <source>Project</source>
-        <translation type="unfinished"></translation>
+        <translation>项目</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="29"/>
         <source>Title</source>
-        <translation type="unfinished"></translation>
+        <translation>标题</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="29"/>
         <source>Last call</source>
-        <translation type="unfinished"></translation>
+        <translation>最近调用</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="30"/>
         <source>Calls</source>
-        <translation type="unfinished"></translation>
+        <translation>调用</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="30"/>
         <source>Tokens</source>
-        <translation type="unfinished">token 数</translation>
+        <translation>token 数</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="30"/>
         <source>Hit %</source>
-        <translation type="unfinished">命中 %</translation>
+        <translation>命中 %</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_model.py" line="30"/>
         <source>Cost</source>
-        <translation type="unfinished"></translation>
+        <translation>费用</translation>
     </message>
 </context>
 <context>
@@ -4105,107 +4105,107 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <location filename="../sessions/sessions_view.py" line="53"/>
         <source>Search titles, projects, ids, models</source>
         <extracomment>typing in the search or project box re-reads the list this long after the last key</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>搜索标题、项目、ID、模型</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="56"/>
         <source>All clients</source>
-        <translation type="unfinished">全部客户端</translation>
+        <translation>全部客户端</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="60"/>
         <source>Project folder contains…</source>
-        <translation type="unfinished"></translation>
+        <translation>项目目录包含…</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="62"/>
         <source>All time</source>
-        <translation type="unfinished">全部</translation>
+        <translation>全部</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="62"/>
         <source>Last day</source>
-        <translation type="unfinished">最近一天</translation>
+        <translation>最近一天</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="62"/>
         <source>Last 7 days</source>
-        <translation type="unfinished">最近 7 天</translation>
+        <translation>最近 7 天</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="63"/>
         <source>Last 30 days</source>
-        <translation type="unfinished">最近 30 天</translation>
+        <translation>最近 30 天</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="65"/>
         <source>Refresh</source>
-        <translation type="unfinished">刷新</translation>
+        <translation>刷新</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="66"/>
         <source>Read what the clients wrote since the last time</source>
-        <translation type="unfinished"></translation>
+        <translation>读取客户端自上次以来写入的内容</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="71"/>
         <source>Sessions are read from Claude Code&apos;s, Codex&apos;s and OpenCode&apos;s own files; nothing is written to them.</source>
-        <translation type="unfinished"></translation>
+        <translation>会话读取自 Claude Code、Codex 和 OpenCode 自己的文件；不会向这些文件写入任何内容。</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="151"/>
         <source>%1 of %2 files</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 / %2 个文件</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="157"/>
         <source>%1 files looked at, %2 read (%3 new bytes).</source>
-        <translation type="unfinished"></translation>
+        <translation>查看了 %1 个文件，读取 %2 个（%3 个新字节）。</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="161"/>
         <source>%1 files could not be read fully: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个文件未能完整读取：%2</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="170"/>
         <source>The sessions index cannot be read: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取会话索引：%1</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="205"/>
         <source>Resuming in %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>正在 %1 中恢复：%2</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="209"/>
         <source>No terminal found (set $TERMINAL). The command was copied: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>未找到终端（请设置 $TERMINAL）。命令已复制：%1</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="215"/>
         <source>Copied: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已复制：%1</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="220"/>
         <source>Export session</source>
-        <translation type="unfinished"></translation>
+        <translation>导出会话</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="221"/>
         <source>Markdown (*.md)</source>
-        <translation type="unfinished"></translation>
+        <translation>Markdown (*.md)</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="230"/>
         <source>The session could not be exported: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法导出该会话：%1</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="232"/>
         <source>Exported to %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已导出到 %1</translation>
     </message>
 </context>
 <context>
@@ -4669,22 +4669,22 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <location filename="../sessions/turn_chart.py" line="32"/>
         <source>Tokens reused, written and new per call</source>
         <extracomment>a bar is never wider than this (a two-call session must not look like a bar chart of two walls)</extracomment>
-        <translation type="unfinished"></translation>
+        <translation>每次调用复用、写入和新增的 token</translation>
     </message>
     <message>
         <location filename="../sessions/turn_chart.py" line="49"/>
         <source>%1 calls, %2 lost the cache</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 次调用，%2 次丢失缓存</translation>
     </message>
     <message>
         <location filename="../sessions/turn_chart.py" line="58"/>
         <source>green: reused   amber: written to the cache   red: new   ▼ cache lost</source>
-        <translation type="unfinished"></translation>
+        <translation>绿：复用   琥珀：写入缓存   红：新增   ▼ 缓存丢失</translation>
     </message>
     <message>
         <location filename="../sessions/turn_chart.py" line="64"/>
         <source>No calls in this session.</source>
-        <translation type="unfinished"></translation>
+        <translation>此会话没有调用。</translation>
     </message>
 </context>
 <context>
