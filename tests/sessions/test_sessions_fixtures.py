@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -260,3 +261,33 @@ def test_cli_lists_shows_and_resumes(
         main(["sessions", "--client", "gemini"])
     assert exited.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_session_the_gateway_also_recorded_is_one_row_with_both(
+    paths: AppPaths, homes: ClientHomes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kvswitch.core.gateway_config import usage_db  # noqa: PLC0415 - the gateway's record, this test only
+    from kvswitch.usage.retention import Retention  # noqa: PLC0415
+    from kvswitch.usage.schema import UsageRow  # noqa: PLC0415
+    from kvswitch.usage.store import UsageStore  # noqa: PLC0415
+
+    store = UsageStore(usage_db(paths), retention=Retention(3650, 3650))
+    try:
+        for second in range(3):
+            assert store.add(UsageRow(time.time() - 60 + second, "claude", "local", None, "tiny", 200, 13_000,
+                                      12_000, 1, session=SESSION_B, verdict="HIT", client_name="claude-code"))
+        assert store.add(UsageRow(time.time() - 30, "codex", "local", None, "tiny", 200, 100, 0, 1,
+                                  session="gateway-only", verdict="COLD", client_name="codex"))
+    finally:
+        store.close()
+    assert main(["sessions", "--since", "all", "--json"]) == 0
+    rows = {row["session"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows[SESSION_B]["source"] == "both"
+    assert rows[SESSION_B]["gateway"]["requests"] == 3
+    assert rows[SESSION_B]["calls"] >= 2  # the files' own numbers stay the row's
+    assert rows["gateway-only"]["source"] == "gateway"
+    assert rows[SESSION_A]["source"] == "files"
+    assert main(["sessions", "--since", "all", "--source", "gateway", "--json"]) == 0
+    assert {row["session"] for row in json.loads(capsys.readouterr().out)} == {SESSION_B, "gateway-only"}
+    assert main(["sessions", "--since", "all"]) == 0
+    assert "gateway: 3 requests, hit 92%" in capsys.readouterr().out
