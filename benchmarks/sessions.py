@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "sessions-2026-12" / "claude" / "projects"
+_SESSION_ID = re.compile(r'"sessionId":"[^"]*"')
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
@@ -69,17 +71,11 @@ def make_corpus(home: Path, files: int, megabytes: int) -> int:
         chunks, size, index = [], 0, 0
         while size < per_file:
             line = lines[index % len(lines)]
+            tag = f"{number}-{index // len(lines)}-"  # each replayed cycle: new request ids
             index += 1
-            if '"api-request"' in line or '"requestRef"' in line:
-                line = line.replace('"id": "', f'"id": "{number}-{index}-').replace(
-                    '"requestRef": "', f'"requestRef": "{number}-{index - 1}-'
-                )
-            text = (
-                line.replace('"sessionId": "', f'"sessionId": "{session}').replace(
-                    '"sessionId":"', f'"sessionId":"{session}'
-                )
-                + "\n"
-            )
+            for key in ('"id":"', '"requestRef":"', '"base":"'):
+                line = line.replace(key, key + tag)
+            text = _SESSION_ID.sub(f'"sessionId":"{session}"', line) + "\n"
             chunks.append(text)
             size += len(text)
         data = "".join(chunks).encode()

@@ -22,6 +22,8 @@ def count(source: Any, key: str, note: Callable[[str], None]) -> int:
     if not isinstance(source, Mapping):
         return 0
     value = source.get(key)
+    if value is None:
+        return 0
     if value.__class__ is int and 0 <= value <= MAX_TOKENS:  # the common case, without the full check
         return int(value)
     from kvswitch.usage.answer import sane_count  # noqa: PLC0415 - it loads the server registry (pydantic)
