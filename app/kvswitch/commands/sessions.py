@@ -358,6 +358,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     extra = list(args.client_args)
+    if extra[:1] == ["--run"]:  # after the id, argparse hands everything to the client's arguments
+        args.run, extra = True, extra[1:]
     if extra[:1] == ["--"]:
         extra = extra[1:]
     if extra and not args.run:
