@@ -1,4 +1,4 @@
-"""The "Prompts & skills" tab of a real window on real files in the temporary HOME, through its real
+"""The "Prompts and skills" tab of a real window on real files in the temporary HOME, through its real
 controller and engines: a preset used for Claude Code from the page writes CLAUDE.md after the diff was
 shown, the message bar's Undo puts the file back byte for byte; a memory file only the user has is
 replaced only after a confirmation; a skill installed from a real zip and from a real local git
@@ -226,3 +226,23 @@ def test_a_skill_of_the_users_own_is_listed_not_offered_and_refusals_reach_the_m
     assert window.message_bar.level == "error"
     assert "Nothing was changed" in window.message_bar.text
     assert not (fake_home / ".claude" / "skills").exists()
+
+
+def test_a_memory_file_changed_after_the_diff_was_shown_is_not_written(
+        qtbot: Any, window: Any, fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opencode_md = fake_home / ".config" / "opencode" / "AGENTS.md"
+    view = _idle(qtbot, window)
+    with qtbot.waitSignal(view.controller.action_finished, timeout=30_000):
+        view.controller.add_preset("rules", text=RULES)
+
+    def ask(_parent: Any, _name: str, _plans: list[Any], _render: Any) -> bool:
+        opencode_md.parent.mkdir(parents=True, exist_ok=True)
+        opencode_md.write_text("written by the user while the diff was open\n")
+        return True
+
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(ask))
+    with qtbot.waitSignal(view.controller.action_failed, timeout=30_000) as failed:
+        view.prompts_page.use_preset("rules", ["opencode"])
+    assert str(opencode_md) in failed.args[0]  # named, and nothing written
+    assert opencode_md.read_text() == "written by the user while the diff was open\n"
+    assert window.message_bar.level == "error"

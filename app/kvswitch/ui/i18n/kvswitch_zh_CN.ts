@@ -333,182 +333,207 @@
         <translation>无法判断原因</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="38"/>
+        <location filename="../control/reason_words.py" line="31"/>
+        <source>a new conversation (its own words are new)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="39"/>
         <source>Claude Code&apos;s attribution block, which differs per conversation</source>
         <translation>Claude Code 的计费头块，每个会话都不同</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="40"/>
+        <location filename="../control/reason_words.py" line="41"/>
         <source>the same tools in another order</source>
         <translation>相同的工具，但顺序不同</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="41"/>
+        <location filename="../control/reason_words.py" line="42"/>
         <source>the tool list changed</source>
         <translation>工具列表变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="42"/>
+        <location filename="../control/reason_words.py" line="43"/>
         <source>a system reminder moved</source>
         <translation>一条系统提醒换了位置</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="43"/>
+        <location filename="../control/reason_words.py" line="44"/>
         <source>a system reminder changed</source>
         <translation>一条系统提醒变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="44"/>
+        <location filename="../control/reason_words.py" line="45"/>
         <source>a part was inserted before it</source>
         <translation>前面插入了一部分</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="45"/>
+        <location filename="../control/reason_words.py" line="46"/>
         <source>a part was removed</source>
         <translation>有一部分被删除</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="46"/>
+        <location filename="../control/reason_words.py" line="47"/>
         <source>the prompt ends earlier than the one before</source>
         <translation>提示比上一个更早结束</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="47"/>
+        <location filename="../control/reason_words.py" line="48"/>
         <source>its text changed</source>
         <translation>其文本变了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="53"/>
+        <location filename="../control/reason_words.py" line="54"/>
         <source>another session</source>
         <translation>另一个会话</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="54"/>
+        <location filename="../control/reason_words.py" line="55"/>
         <source>a subagent of this session</source>
         <translation>本会话的子代理</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="55"/>
+        <location filename="../control/reason_words.py" line="56"/>
         <source>a side request of this session</source>
         <translation>本会话的旁路请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="74"/>
+        <location filename="../control/reason_words.py" line="75"/>
         <source>Why</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="76"/>
+        <location filename="../control/reason_words.py" line="78"/>
         <source>%1 of %2 reusable tokens (prompt: %3)</source>
         <translation>可复用的 %2 个 token 中复用了 %1 个（提示：%3）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="77"/>
+        <location filename="../control/reason_words.py" line="79"/>
         <source>Reused</source>
         <translation>已复用</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="84"/>
+        <location filename="../control/reason_words.py" line="86"/>
         <source>%1 (%2 requests, %3 prompt tokens)</source>
         <translation>%1（%2 个请求，%3 个提示 token）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="88"/>
+        <location filename="../control/reason_words.py" line="90"/>
         <source>Ran in between</source>
         <translation>其间运行了</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="90"/>
+        <location filename="../control/reason_words.py" line="92"/>
         <source>%1 s, longer than the vendor keeps a prompt cached (%2 s)</source>
         <translation>%1 秒，超过厂商缓存提示的时长（%2 秒）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="91"/>
+        <location filename="../control/reason_words.py" line="93"/>
         <source>Idle</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="93"/>
+        <location filename="../control/reason_words.py" line="95"/>
         <source>The server said</source>
         <translation>服务器的原话</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="94"/>
+        <location filename="../control/reason_words.py" line="96"/>
         <source>Meaning</source>
         <translation>含义</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="95"/>
+        <location filename="../control/reason_words.py" line="97"/>
         <source>Advice</source>
         <translation>建议</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="100"/>
+        <location filename="../control/reason_words.py" line="102"/>
         <source>Fix</source>
         <translation>修复</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="101"/>
+        <location filename="../control/reason_words.py" line="103"/>
         <source>set %1 in the profile&apos;s environment</source>
         <translation>在配置的环境变量中设置 %1</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="110"/>
+        <location filename="../control/reason_words.py" line="115"/>
+        <source>it differs from the conversation before where the user&apos;s own words begin (%1); what comes before them could be reused, and its own %2 tokens are new, as expected</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="118"/>
+        <source>New conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="121"/>
+        <source>%1 tokens come before the user&apos;s words in the server&apos;s own rendering of the prompt (the estimate from the request&apos;s characters was %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="124"/>
+        <source>Measured</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="134"/>
         <source>this session&apos;s request before</source>
         <translation>本会话的上一个请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="112"/>
+        <location filename="../control/reason_words.py" line="136"/>
         <source>the request before, of session %1</source>
         <translation>会话 %1 的上一个请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="116"/>
+        <location filename="../control/reason_words.py" line="140"/>
         <source>(%1 s earlier)</source>
         <translation>（早 %1 秒）</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="117"/>
+        <location filename="../control/reason_words.py" line="141"/>
         <source>Compared with</source>
         <translation>对比对象</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="128"/>
+        <location filename="../control/reason_words.py" line="152"/>
         <source>at character %1</source>
         <translation>第 %1 个字符处</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="129"/>
+        <location filename="../control/reason_words.py" line="153"/>
         <source>Where</source>
         <translation>位置</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="132"/>
+        <location filename="../control/reason_words.py" line="157"/>
         <source>What changed</source>
         <translation>变化</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="135"/>
+        <location filename="../control/reason_words.py" line="160"/>
         <source>Tools added</source>
         <translation>新增工具</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="137"/>
+        <location filename="../control/reason_words.py" line="162"/>
         <source>Tools removed</source>
         <translation>删除工具</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="139"/>
+        <location filename="../control/reason_words.py" line="164"/>
         <source>Note</source>
         <translation>备注</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="140"/>
+        <location filename="../control/reason_words.py" line="165"/>
         <source>the server stopped reusing before this point, and nothing else ran in between</source>
         <translation>服务器在此位置之前就停止了复用，其间也没有运行其他请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="143"/>
+        <location filename="../control/reason_words.py" line="168"/>
         <source>Also differs</source>
         <translation>另有不同</translation>
     </message>
@@ -1993,17 +2018,17 @@
 <context>
     <name>GatewayOffer</name>
     <message>
-        <location filename="../usage/request_log.py" line="270"/>
+        <location filename="../usage/request_log.py" line="278"/>
         <source>No request went through KV Switch&apos;s gateway in this period. Through it, every request gets a cache verdict and, when it misses, the reason.</source>
         <translation>这段时间内没有请求经过 KV Switch 的网关。经过网关时，每个请求都会得到缓存判定，未命中时还会给出原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="274"/>
+        <location filename="../usage/request_log.py" line="282"/>
         <source>Send through the gateway</source>
         <translation>经网关发送</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="275"/>
+        <location filename="../usage/request_log.py" line="283"/>
         <source>Ticks “through the gateway” on the profile and applies it: its clients&apos; files point at the gateway from then on</source>
         <translation>为该配置勾选“经过网关”并应用：此后其客户端的文件指向网关</translation>
     </message>
@@ -2422,7 +2447,7 @@
     </message>
     <message>
         <location filename="../library/library_view.py" line="121"/>
-        <source>Prompts &amp; skills</source>
+        <source>Prompts and skills</source>
         <translation>提示词与技能</translation>
     </message>
     <message>
@@ -2515,7 +2540,7 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="259"/>
+        <location filename="../sessions/sessions_view.py" line="260"/>
         <source>Sessions</source>
         <translation>会话</translation>
     </message>
@@ -2952,22 +2977,22 @@
 <context>
     <name>PresetTextDialog</name>
     <message>
-        <location filename="../library/library_dialogs.py" line="61"/>
+        <location filename="../library/library_dialogs.py" line="69"/>
         <source>New prompt preset</source>
         <translation>新建提示词预设</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="64"/>
+        <location filename="../library/library_dialogs.py" line="72"/>
         <source>The memory file&apos;s text (Markdown)</source>
         <translation>记忆文件的文本（Markdown）</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="66"/>
+        <location filename="../library/library_dialogs.py" line="74"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="67"/>
+        <location filename="../library/library_dialogs.py" line="75"/>
         <source>Text</source>
         <translation>文本</translation>
     </message>
@@ -3320,12 +3345,12 @@
 <context>
     <name>PromptsPage</name>
     <message>
-        <location filename="../library/library_dialogs.py" line="97"/>
+        <location filename="../library/library_dialogs.py" line="105"/>
         <source>Preset name</source>
         <translation>预设名称</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="104"/>
+        <location filename="../library/library_dialogs.py" line="112"/>
         <source>%1
 
 Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</source>
@@ -3334,7 +3359,7 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 仍要替换吗？会保留备份，“撤销”会把文件恢复为现在的样子。</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="108"/>
+        <location filename="../library/library_dialogs.py" line="116"/>
         <source>Replace a hand-edited memory file?</source>
         <translation>替换手动编辑过的记忆文件？</translation>
     </message>
@@ -3465,57 +3490,57 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <translation>%1 字节</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="143"/>
+        <location filename="../library/prompts_page.py" line="145"/>
         <source>cannot be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="145"/>
+        <location filename="../library/prompts_page.py" line="147"/>
         <source>absent</source>
         <translation>不存在</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="147"/>
+        <location filename="../library/prompts_page.py" line="149"/>
         <source>preset “%1”</source>
         <translation>预设“%1”</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="149"/>
+        <location filename="../library/prompts_page.py" line="151"/>
         <source>preset “%1”&apos;s text, not written by KV Switch</source>
         <translation>预设“%1”的文本，但不是 KV Switch 写入的</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="150"/>
+        <location filename="../library/prompts_page.py" line="152"/>
         <source>its own text (not written by KV Switch, or edited since)</source>
         <translation>自有文本（不是 KV Switch 写入的，或之后被编辑过）</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="201"/>
+        <location filename="../library/prompts_page.py" line="203"/>
         <source>Use preset “%1”</source>
         <translation>使用预设“%1”</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="202"/>
+        <location filename="../library/prompts_page.py" line="204"/>
         <source>Write it as the memory file of:</source>
         <translation>将其写为以下客户端的记忆文件：</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="209"/>
+        <location filename="../library/prompts_page.py" line="211"/>
         <source>Copy %1&apos;s memory file</source>
         <translation>复制 %1 的记忆文件</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="210"/>
+        <location filename="../library/prompts_page.py" line="212"/>
         <source>Write the same text as the memory file of:</source>
         <translation>将相同文本写为以下客户端的记忆文件：</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="220"/>
+        <location filename="../library/prompts_page.py" line="222"/>
         <source>Add a preset from a file</source>
         <translation>从文件添加预设</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="221"/>
+        <location filename="../library/prompts_page.py" line="223"/>
         <source>Markdown or text (*.md *.txt);;Any file (*)</source>
         <translation>Markdown 或文本 (*.md *.txt);;任意文件 (*)</translation>
     </message>
@@ -4153,57 +4178,57 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <translation>会话读取自 Claude Code、Codex 和 OpenCode 自己的文件；不会向这些文件写入任何内容。</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="151"/>
+        <location filename="../sessions/sessions_view.py" line="152"/>
         <source>%1 of %2 files</source>
         <translation>%1 / %2 个文件</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="157"/>
+        <location filename="../sessions/sessions_view.py" line="158"/>
         <source>%1 files looked at, %2 read (%3 new bytes).</source>
         <translation>查看了 %1 个文件，读取 %2 个（%3 个新字节）。</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="161"/>
+        <location filename="../sessions/sessions_view.py" line="162"/>
         <source>%1 files could not be read fully: %2</source>
         <translation>%1 个文件未能完整读取：%2</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="170"/>
+        <location filename="../sessions/sessions_view.py" line="171"/>
         <source>The sessions index cannot be read: %1</source>
         <translation>无法读取会话索引：%1</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="205"/>
+        <location filename="../sessions/sessions_view.py" line="206"/>
         <source>Resuming in %1: %2</source>
         <translation>正在 %1 中恢复：%2</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="209"/>
+        <location filename="../sessions/sessions_view.py" line="210"/>
         <source>No terminal found (set $TERMINAL). The command was copied: %1</source>
         <translation>未找到终端（请设置 $TERMINAL）。命令已复制：%1</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="215"/>
+        <location filename="../sessions/sessions_view.py" line="216"/>
         <source>Copied: %1</source>
         <translation>已复制：%1</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="220"/>
+        <location filename="../sessions/sessions_view.py" line="221"/>
         <source>Export session</source>
         <translation>导出会话</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="221"/>
+        <location filename="../sessions/sessions_view.py" line="222"/>
         <source>Markdown (*.md)</source>
         <translation>Markdown (*.md)</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="230"/>
+        <location filename="../sessions/sessions_view.py" line="231"/>
         <source>The session could not be exported: %1</source>
         <translation>无法导出该会话：%1</translation>
     </message>
     <message>
-        <location filename="../sessions/sessions_view.py" line="232"/>
+        <location filename="../sessions/sessions_view.py" line="233"/>
         <source>Exported to %1</source>
         <translation>已导出到 %1</translation>
     </message>
@@ -4465,37 +4490,37 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <translation>不是来自 KV Switch：%1</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="129"/>
+        <location filename="../library/skills_page.py" line="131"/>
         <source>link</source>
         <translation>链接</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="129"/>
+        <location filename="../library/skills_page.py" line="131"/>
         <source>copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="129"/>
+        <location filename="../library/skills_page.py" line="131"/>
         <source>reads it</source>
         <translation>会读取</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="140"/>
+        <location filename="../library/skills_page.py" line="142"/>
         <source>%1 reads it from %2</source>
         <translation>%1 从 %2 读取它</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="182"/>
+        <location filename="../library/skills_page.py" line="184"/>
         <source>Install a skill from a folder</source>
         <translation>从文件夹安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="189"/>
+        <location filename="../library/skills_page.py" line="191"/>
         <source>Install a skill from a zip</source>
         <translation>从 zip 安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="190"/>
+        <location filename="../library/skills_page.py" line="192"/>
         <source>Zip archives (*.zip)</source>
         <translation>Zip 压缩包 (*.zip)</translation>
     </message>

@@ -5,6 +5,8 @@ answer, so a page reads as its actions and a test answers a question without dri
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,6 +31,12 @@ CLIENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode
 
 def client_name(client: str) -> str:
     return CLIENT_NAMES.get(client, client)
+
+
+def short_path(text: str) -> str:
+    """``text`` with the home folder written ``~`` (as the CLI's output shows it in the docs)."""
+    home = str(Path.home())
+    return text.replace(home + "/", "~/") if home not in ("/", "") else text
 
 
 class ClientsDialog(QDialog):

@@ -1,4 +1,4 @@
-"""The window's "Prompts & skills" tab: the Prompts page and the Skills page side by side in sub-tabs,
+"""The window's "Prompts and skills" tab: the Prompts page and the Skills page side by side in sub-tabs,
 over one ``LibraryController``, speaking through the window's message bar.
 
 A preset written from here is one more entry in the switching journal, so the message after it offers
@@ -108,7 +108,7 @@ class _WindowLink:
 
 
 def add_library_tab(window: Any, dialog_class: Any) -> LibraryView:
-    """The window's hook: a "Prompts & skills" tab after the others. ``dialog_class`` is the profiles'
+    """The window's hook: a "Prompts and skills" tab after the others. ``dialog_class`` is the profiles'
     ``ApplyDialog`` (its ``ask`` confirms a plan; an instance with ``applied=True`` reviews one)."""
 
     def review(parent: QWidget | None, name: str, plans: list[Any], render: Any) -> bool:
@@ -118,6 +118,6 @@ def add_library_tab(window: Any, dialog_class: Any) -> LibraryView:
     view = LibraryView(controller, review)
     view.link = _WindowLink(window, view, dialog_class)
     window.library_view = view
-    window.tabs.addTab(view, QCoreApplication.translate("MainWindow", "Prompts & skills"))
+    window.tabs.addTab(view, QCoreApplication.translate("MainWindow", "Prompts and skills"))
     controller.reload()
     return view

@@ -113,8 +113,10 @@ class SkillsPage(QWidget):
             self.table.setItem(row, 0, name)
             self.table.setItem(row, 1, QTableWidgetItem(cost_text(skill.cost) if not skill.problem
                                                         else fill(self.tr("not usable: %1"), skill.problem)))
-            source = QTableWidgetItem(skill.source if skill.managed
-                                      else fill(self.tr("not from KV Switch: %1"), skill.source))
+            where = dialogs.short_path(skill.source)
+            shown = where if skill.managed else fill(self.tr("not from KV Switch: %1"), where)
+            source = QTableWidgetItem(shown)
+            source.setToolTip(skill.source)
             self.table.setItem(row, 2, source)
             for offset, client in enumerate(dialogs.CLIENTS):
                 self.table.setItem(row, FIXED_COLUMNS + offset, self._cell(skill, client))
