@@ -95,8 +95,12 @@ def register(subparsers: Any) -> None:
     resume = actions.add_parser("resume", help="print the command that resumes the session in its client")
     resume.add_argument("id", help="a session id, or its first characters")
     resume.add_argument("--run", action="store_true", help="run it (in the session's project directory)")
-    resume.add_argument("client_args", nargs=argparse.REMAINDER, metavar="-- ARGS",
-                        help="with --run: more arguments for the client (e.g. -- -p 'go on')")
+    resume.add_argument(
+        "client_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- ARGS",
+        help="with --run: more arguments for the client (e.g. -- -p 'go on')",
+    )
     resume.set_defaults(func=cmd_resume)
 
 
@@ -139,8 +143,9 @@ def _indexed(args: argparse.Namespace) -> Any:
     return paths
 
 
-def _gateway_sessions(args: argparse.Namespace, since: float | None,
-                      session: str | None = None) -> Iterator[Any]:
+def _gateway_sessions(
+    args: argparse.Namespace, since: float | None, session: str | None = None
+) -> Iterator[Any]:
     """The gateway's sessions (of one ``session`` id, or all), streamed from the usage file a page at a
     time (``usage.queries.iter_session_summaries``: a million sessions in constant memory)."""
     from kvswitch.core.gateway_config import usage_db  # noqa: PLC0415
@@ -330,9 +335,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     lost_tokens, lost_cost = 0, 0.0
     for turn in turns:
         call = turn.call
+        who = _who(call)
         out(
             printable(
-                f"{turn.index + 1:>4} {_when(call.time):<16} {call.model[:20]:<20} {call.agent[:10]:<10} "
+                f"{turn.index + 1:>4} {_when(call.time):<16} {call.model[:20]:<20} {who[:10]:<10} "
                 f"{call.cache_read:>9,} {call.cache_write:>9,} {call.fresh:>9,} {call.output:>8,} "
                 f"${turn.cost:>8.4f}",
                 multiline=False,
@@ -354,6 +360,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     )
     out(printable(f"resume: {summary.resume_command}", multiline=False))
     return 0
+
+
+def _who(call: Any) -> str:
+    """The turn table's agent column: the subagent, or what the row is when it is not one request."""
+    if "unrecorded" in call.events:
+        return "(no line)"  # a request the client counted but wrote no line for (/compact's summary)
+    if "shared_counts" in call.events:
+        return "(in next)"  # its tokens are in the next row's: the client counted them per turn
+    return str(call.agent)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
