@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import screenshot_demo as demo
+import screenshot_sessions
 from screenshot_sidecar import save
 
 
@@ -288,7 +289,8 @@ TOUR: list[tuple[str, Callable[[Tour], None]]] = [
     ("demo data", add_demo_data), ("apply-diff", apply_diff), ("message-bar-undo", applied),
     ("main-window", main_window), ("editor", editor), ("log-panel", log_panel),
     ("verify-card", verify_states), ("verify-failed", verify_failures), ("verify-history", verify_history),
-    ("usage", usage), ("settings", settings), ("tray-menu", tray_menu),
+    ("usage", usage), ("sessions", screenshot_sessions.sessions),
+    ("settings", settings), ("tray-menu", tray_menu),
 ]
 
 

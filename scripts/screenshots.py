@@ -38,6 +38,7 @@ LLAMA = Path(os.environ.get("KVSWITCH_LLAMA_SERVER")
 STATES = ("empty-state", "setup-assistant", "gallery", "gallery-search", "apply-diff", "message-bar-undo",
           "review-changes", "main-window", "no-match", "editor", "log-panel-hit", "log-panel-miss",
           "verify-running", "verify-card", "verify-failed", "error-card", "verify-history", "usage",
+          "sessions",
           "settings", "tray-menu")
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")

@@ -83,8 +83,9 @@ class SessionsView(QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.table)
         splitter.addWidget(self.detail)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        self.table.setMinimumHeight(140)  # a few sessions stay in sight while one is open
         filters = QHBoxLayout()
         filters.addWidget(self.search, 2)
         filters.addWidget(self.client)

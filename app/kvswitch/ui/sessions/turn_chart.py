@@ -86,6 +86,6 @@ class TurnChart(QWidget):
         painter.setPen(theme.muted_color(pal))
         step = max(1, int(len(self.turns) / max(1.0, plot.width() / 40)))
         for n in range(0, len(self.turns), step):
-            x = plot.left() + n * slot
-            painter.drawText(QRectF(x, plot.bottom() + 2, max(slot, 30), line), Qt.AlignmentFlag.AlignLeft,
+            mid = plot.left() + (n + 0.5) * slot  # under its bar
+            painter.drawText(QRectF(mid - 20, plot.bottom() + 2, 40, line), Qt.AlignmentFlag.AlignHCenter,
                              str(n + 1))
