@@ -35,7 +35,7 @@ def test_a_pass_in_the_child_is_the_pass_in_process(fake_home: Path, tmp_path: P
                            str(paths.data_dir), str(paths.log_dir)], capture_output=True, text=True,
                           env=env, timeout=120, check=True)
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert lines[0] == {"sessions": []}  # what was indexed before the pass: nothing
+    assert lines[0] == {"listed": []}  # what was indexed before the pass: nothing
     # one step per transcript and rollout, and one for OpenCode's database; the last always reported
     steps = sum(1 for _ in FIXTURE.glob("*/*/**/*.jsonl")) + 1
     assert {"progress": [steps, steps]} in lines
@@ -45,7 +45,12 @@ def test_a_pass_in_the_child_is_the_pass_in_process(fake_home: Path, tmp_path: P
     assert report.notes == {}
     listed = list_sessions(paths)
     assert {(s.client, s.session_id) for s in listed} == report.sessions_changed
-    assert [summary_from_json(item) for item in lines[-2]["sessions"]] == listed
+    known = {}
+    for line in lines:  # each session on its own line when it changed, then the order of all
+        if "session" in line:
+            summary = summary_from_json(line["session"])
+            known[(summary.client, summary.session_id)] = summary
+    assert [known[(c, i)] for c, i in lines[-2]["listed"]] == listed
 
     other = AppPaths(tmp_path / "c", tmp_path / "d", tmp_path / "l")  # a fresh index, in this process
     in_process = index_sessions(other)

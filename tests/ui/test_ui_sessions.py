@@ -251,7 +251,15 @@ def _corpus(home: Path, count: int) -> None:
         (projects / f"{session}.jsonl").write_text(source.replace(SESSION_A, session), encoding="utf-8")
 
 
-def test_indexing_never_stalls_the_window(qtbot: Any, view: Any, fake_home: Path) -> None:
+@pytest.mark.parametrize("where", ["child", "thread"])
+def test_indexing_never_stalls_the_window(qtbot: Any, view: Any, fake_home: Path, where: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``child``: the pass in its child interpreter (the default); ``thread``: on the worker thread, as
+    in a frozen bundle that has no interpreter to start (the figure shows what the child saves)."""
+    if where == "thread":
+        from kvswitch.ui.control import session_index_run
+
+        monkeypatch.setattr(session_index_run, "child_usable", lambda: False)
     count = int(os.environ.get("KVSWITCH_SESSIONS_STALL_FILES", "1000"))
     _corpus(fake_home, count)
     late: list[float] = []
@@ -269,26 +277,27 @@ def test_indexing_never_stalls_the_window(qtbot: Any, view: Any, fake_home: Path
     timer.timeout.connect(tick)
     view.resize(1000, 700)
     timer.start()
-    qtbot.wait(3000)  # the baseline: the same loop with nothing to do, on this machine as loaded now
-    idle = max(late[1:])
-    late.clear()
-    busy.clear()
     view.show()
     started = time.perf_counter()
     qtbot.waitUntil(lambda: view.controller.passes == 1 and not view.controller.busy, timeout=300_000)
     seconds = time.perf_counter() - started
+    indexing, indexing_busy = late[1:], busy[1:]
+    late.clear()
+    qtbot.wait(int(min(seconds, 20.0) * 1000))  # the baseline: the same loop idle, as long, as loaded
     timer.stop()
+    idle = max(late[1:])
+    late, busy = indexing, indexing_busy
     assert len(view.model.sessions) == count
-    worst_at = max(range(1, len(late)), key=late.__getitem__)
+    worst_at = max(range(len(late)), key=late.__getitem__)
     worst = late[worst_at]
-    figure = (f"idle loop worst {idle:.1f} ms; indexed {count} files in {seconds:.1f} s; {len(late)} "
-              f"GUI-thread ticks, worst stall {worst:.1f} ms "
+    figure = (f"{where}: indexed {count} files in {seconds:.1f} s (the idle loop afterwards, as long: worst "
+              f"{idle:.1f} ms); {len(late)} GUI-thread ticks, worst stall {worst:.1f} ms "
               f"(GUI thread busy {busy[worst_at]:.1f} ms of it); over 20 ms (stall, busy): "
               f"{sorted((round(v), round(busy[n])) for n, v in enumerate(late) if v > 20)}")
     print("\n" + figure)  # noqa: T201 - the figure the report quotes
     # the GUI thread's own work in any gap: what the app decides (a loaded machine's scheduler adds waits
     # an idle loop shows too, and the pass's parsing runs in a child process, away from this GIL)
-    assert max(busy[1:]) < MAX_STALL_MS, figure
+    assert max(busy) < MAX_STALL_MS, figure
 
 
 def test_the_window_has_a_sessions_tab_and_stops_it(qtbot: Any, paths: Any, fake_home: Path,

@@ -7,8 +7,9 @@ files on a loaded 2-core machine: stalls of 90-130 ms where the idle loop showed
 their own interpreter, as the log engine's follower does (``kvswitch.logs.follow``), and the window's
 worker only reads what this prints, one JSON object a line:
 
-    {"sessions": [...]}              every session (``SessionSummary.to_json``), newest first: what is
-                                     indexed already, then again while the pass runs and at its end
+    {"session": {...}}               a session new or changed since the last list (``to_json``)
+    {"listed": [[client, id], ...]}  every session, newest first: what is indexed already, then again
+                                     while the pass runs and at its end (each after its changed sessions)
     {"progress": [done, total]}      at most every 0.1 s, and after the last file
     {"report": {...}}                the pass's ``IndexReport`` (``report_to_json``), last
 
@@ -72,20 +73,28 @@ def _say(value: dict[str, Any]) -> None:
 
 
 class _Lister:
-    """Prints the list now and then while the pass runs, at most a fifth of the time."""
+    """Prints the list now and then while the pass runs, at most a fifth of the time: each session whose
+    summary changed since the last list on a line of its own (small lines: the reader never holds its
+    GIL for one long parse), then the order of all of them."""
 
     def __init__(self, paths: AppPaths):
         self.paths = paths
         self.due = 0.0
+        self.sent: dict[tuple[str, str], str] = {}
 
     def say(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now < self.due:
             return
         sessions = list_sessions(self.paths)
-        took = time.monotonic() - now
-        self.due = time.monotonic() + max(LIST_EVERY_S, took * 4)
-        _say({"sessions": [summary.to_json() for summary in sessions]})
+        for summary in sessions:
+            text = json.dumps(summary.to_json())
+            key = (summary.client, summary.session_id)
+            if self.sent.get(key) != text:
+                self.sent[key] = text
+                sys.stdout.write('{"session": ' + text + "}\n")
+        _say({"listed": [[summary.client, summary.session_id] for summary in sessions]})
+        self.due = time.monotonic() + max(LIST_EVERY_S, (time.monotonic() - now) * 4)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,7 @@ def index_pass(paths: Any, state: IndexProgress, progress: Any, cancel: threadin
     argv = [sys.executable, "-m", "kvswitch.sessions.child", str(paths.config_dir), str(paths.data_dir),
             str(paths.log_dir)]
     report = None
+    known: dict[tuple[str, str], Any] = {}  # every session the child listed, by (client, id)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errors:
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
                                  text=True, encoding="utf-8", env=env)
@@ -67,8 +68,11 @@ def index_pass(paths: Any, state: IndexProgress, progress: Any, cancel: threadin
                 if "progress" in data:
                     state.done, state.total = (int(n) for n in data["progress"])
                     progress("", state.done / state.total if state.total else 1.0)
-                elif "sessions" in data:
-                    state.listed([summary_from_json(item) for item in data["sessions"]])
+                elif "session" in data:
+                    summary = summary_from_json(data["session"])
+                    known[(summary.client, summary.session_id)] = summary
+                elif "listed" in data:
+                    state.listed([known[(c, i)] for c, i in data["listed"] if (c, i) in known])
                     progress("", state.done / state.total if state.total else 0.0)
                 elif "report" in data:
                     report = report_from_json(data["report"])
