@@ -197,11 +197,11 @@ case "$mode" in
     "$VENV/bin/pyside6-lupdate" -no-obsolete "${sources[@]}" -ts "$ts"
     "$VENV/bin/pyside6-lrelease" "$ts" -qm "${ts%.ts}.qm"
     # the bundled CJK font subset follows the translations' characters (scripts/make_cjk_font.py)
-    if command -v npm >/dev/null; then
+    if command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; then
       "$VENV/bin/python" -c "import fontTools" 2>/dev/null || "$VENV/bin/pip" install -q "fonttools>=4.47"
       "$VENV/bin/python" scripts/make_cjk_font.py
     else
-      echo "dev.sh: npm is missing, so resources/fonts was not regenerated" >&2
+      echo "dev.sh: apt-get/dpkg-deb are missing, so resources/fonts was not regenerated" >&2
     fi
     ;;
   *)

@@ -52,7 +52,7 @@ def test_bundle_carries_resources(bundle: Path) -> None:
     internal = bundle / "_internal"
     assert (internal / "resources" / "icons" / "kvswitch.svg").is_file()
     assert (internal / "resources" / "icons" / "tray" / "png" / "kvswitch-tray-miss-22.png").is_file()
-    assert (internal / "resources" / "fonts" / "KVSwitchNotoSansSC-Regular.ttf").is_file()  # zh_CN fallback
+    assert (internal / "resources" / "fonts" / "KVSwitchNotoSansSC-Regular.otf").is_file()  # zh_CN fallback
     assert (internal / "resources" / "fonts" / "OFL.txt").is_file()
     translations = sorted(p.name for p in (REPO / "app" / "kvswitch" / "ui" / "i18n").glob("*.qm"))
     assert sorted(p.name for p in (internal / "kvswitch" / "ui" / "i18n").glob("*.qm")) == translations

@@ -75,7 +75,7 @@ def test_pip_install_gives_working_commands(tmp_path: Path) -> None:
     assert sorted(p.name for p in (package_dir / "ui" / "i18n").glob("*.qm")) == translations
     assert (package_dir / "verify" / "data" / "claude_code_request.json").is_file()
     assert (package_dir / "core" / "data" / "vendors.json").is_file()
-    assert (package_dir / "_resources" / "fonts" / "KVSwitchNotoSansSC-Regular.ttf").is_file()
+    assert (package_dir / "_resources" / "fonts" / "KVSwitchNotoSansSC-Regular.otf").is_file()
     assert (package_dir / "_resources" / "fonts" / "OFL.txt").is_file()
     presets = subprocess.run([kvswitch, "preset", "list", "--json"], capture_output=True, text=True, env=env,
                              cwd=tmp_path, timeout=60)

@@ -177,7 +177,7 @@ def run_app(args: argparse.Namespace) -> int:
         return exc.exit_code
     instance.message_received.connect(shell.on_instance_message)
     shell.ready.connect(after_ready(open_log_file))  # the window is up: the file can be opened now
-    shell.ready.connect(lambda: i18n.ensure_cjk_font(app))  # after the first paint, when zh_CN needs it
+    shell.ready.connect(lambda: i18n.ensure_cjk_font(app))  # after the first paint, if no CJK font is here
     shell.start()
     code = int(app.exec())
     open_log_file()  # a start that never became ready still leaves its records in the file

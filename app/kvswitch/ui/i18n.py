@@ -4,11 +4,13 @@ Order: ``$KVSWITCH_LANG``, then the app setting, then the system locale. English
 language and needs no file; Simplified Chinese ships as ``kvswitch_zh_CN.qm`` beside this module.
 Qt's own strings (standard buttons) come from Qt's translations when they are installed.
 
-A Chinese window needs a font with Chinese glyphs. Most desktops have one; a bare Linux box or a
-minimal container has none and would draw every label as boxes. :func:`ensure_cjk_font` then loads
-the Noto Sans SC subset shipped in ``resources/fonts/`` (the characters of the translations, made by
-``scripts/make_cjk_font.py``). It runs after the first paint (the shell's ``ready``), so start-up never
-waits for the font database, and only when the system has no Simplified Chinese font at all.
+A Chinese window needs a font with Chinese glyphs, and so does an English one showing a provider
+named in Chinese (user data: "公司专用账号 (智谱 GLM …)" imported from CC Switch). Most desktops have one;
+a bare Linux box or a minimal container has none and would draw them as boxes. :func:`ensure_cjk_font`
+then loads the Noto Sans CJK SC subset shipped in ``resources/fonts/`` (GB2312 plus the characters of the
+translations, made by ``scripts/make_cjk_font.py``), whatever the language. It runs after the first paint
+(the shell's ``ready``), so start-up never waits for the font database, again right after a live switch
+of language (the new window is built with it), and only when the system has no Simplified Chinese font.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ I18N_DIR = Path(__file__).resolve().parent / "i18n"
 SUPPORTED = ("en", "zh_CN")
 
 #: the bundled CJK subset, a path inside ``resources/`` (see ``kvswitch.core.resources``)
-CJK_FONT = "fonts/KVSwitchNotoSansSC-Regular.ttf"
+CJK_FONT = "fonts/KVSwitchNotoSansSC-Regular.otf"
 
 _INSTALLED: list[QTranslator] = []
 _CURRENT = ["en"]
@@ -102,15 +104,16 @@ def system_has_cjk_font() -> bool:
 
 
 def ensure_cjk_font(app: QCoreApplication | None = None) -> str | None:
-    """For a zh_CN window on a system without a CJK font, load the bundled subset; returns its family
-    when it was loaded (now or before), else None. Idempotent; a missing file is logged, never raised.
+    """On a system without a CJK font, load the bundled subset, in any language (user data may be
+    Chinese); returns its family when it was loaded (now or before), else None. Idempotent; a missing
+    file is logged, never raised.
 
     The added font joins Qt's glyph fallback, and it is also registered as a substitute for the
     default family, so every label (including ones already shown) finds its glyphs there.
     """
     if _LOADED_FONT:
         return _LOADED_FONT[0]
-    if current() != "zh_CN" or system_has_cjk_font():
+    if system_has_cjk_font():
         return None
     try:
         path = resource_path(CJK_FONT)

@@ -244,6 +244,7 @@ class AppShell(QObject):
         from kvswitch.ui import i18n  # noqa: PLC0415
 
         i18n.install(app, i18n.choose_language(language or None))
+        i18n.ensure_cjk_font(app)  # before the new window is built: no box in it, even before ``ready``
         old = self.window
         self.window = MainWindow(self.controller)
         self.window.quit_requested.connect(self.quit)
