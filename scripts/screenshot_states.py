@@ -8,6 +8,7 @@ listens on, and a path the server does not serve) when the binary is built.
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import screenshot_demo as demo
+import screenshot_library
 import screenshot_sessions
 from screenshot_sidecar import save
 
@@ -290,15 +292,18 @@ TOUR: list[tuple[str, Callable[[Tour], None]]] = [
     ("main-window", main_window), ("editor", editor), ("log-panel", log_panel),
     ("verify-card", verify_states), ("verify-failed", verify_failures), ("verify-history", verify_history),
     ("usage", usage), ("sessions", screenshot_sessions.sessions),
-    ("settings", settings), ("tray-menu", tray_menu),
+    ("prompts-skills", screenshot_library.library), ("settings", settings),
+    ("tray-menu", tray_menu),
 ]
 
 
 def shoot(home: Path, out: Path, tag: str, llama_url: str | None, dead_url: str) -> Tour:
     tour = Tour(home, out, tag, llama_url, dead_url)
     try:
+        only = os.environ.get("KVSWITCH_SCREENSHOTS_STATES", "")  # e.g. "prompts-skills": one state again
         for name, state in TOUR:
-            tour.run(name, state)
+            if not only or name in only.split(","):
+                tour.run(name, state)
     finally:
         tour.shell.shutdown()
         tour.window.close()
