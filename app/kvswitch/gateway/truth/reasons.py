@@ -266,10 +266,24 @@ def _tools_look(current: PromptDigest, earlier: PromptDigest,
     removed = [n for n in before_tools if n not in now_names]
     changed = mine.note if mine is not None and mine.note in before_names else None
     detail = {**_listed({"added": added, "removed": removed}, NAMED_TOOLS), "changed": changed}
+    servers = {k: v for k, v in (("added", mcp_servers(added)), ("removed", mcp_servers(removed))) if v}
+    if servers:  # an MCP server enabled or disabled: named, with how many of its tools came or went
+        detail["mcp_servers"] = servers
     grouped = sum([p.members for p in current.parts if p.kind == "tools" and p.members > 1])
     if grouped:  # past ``digests.ONE_BY_ONE`` tools are compared in groups, without their names
         detail["tools_in_groups"] = grouped
     return "tools_changed", detail
+
+
+def mcp_servers(names: list[str | None]) -> dict[str, int]:
+    """How many of ``names`` each MCP server brings: Claude Code names an MCP server's tools
+    ``mcp__<server>__<tool>`` (2.1.332), so a server enabled mid-session shows as its own group."""
+    found: dict[str, int] = {}
+    for name in names:
+        server, sep, _tool = (name or "").removeprefix("mcp__").partition("__")
+        if name and name.startswith("mcp__") and sep and server:
+            found[server] = found.get(server, 0) + 1
+    return found
 
 
 def _listed(lists: dict[str, list[str | None]], most: int) -> dict[str, Any]:

@@ -64,6 +64,21 @@ def _names(values: object) -> str:
     return ", ".join(str(value) for value in values) if isinstance(values, list) else ""
 
 
+def _mcp_servers(servers: object) -> list[tuple[str, str]]:
+    """The MCP servers whose tools came or went (``gateway.truth.reasons.mcp_servers``): enabling or
+    disabling one rewrote the tool list at the start of the prompt."""
+    if not isinstance(servers, dict):
+        return []
+    lines = []
+    for key, label in (("added", translate("CacheReasons", "MCP servers enabled")),
+                       ("removed", translate("CacheReasons", "MCP servers disabled"))):
+        counts = servers.get(key)
+        if isinstance(counts, dict) and counts:
+            tools = translate("CacheReasons", "%1 (%2 tools)")
+            lines.append((label, ", ".join(fill(tools, str(name), str(n)) for name, n in counts.items())))
+    return lines
+
+
 def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, str]]:
     """Label/sentence pairs for one request that was not a HIT: why, how much was reused, against which
     earlier request, where the prompt changed and what the change looks like, what ran in between, the
@@ -135,6 +150,7 @@ def _where(detail: dict[str, Any]) -> list[tuple[str, str]]:
         lines.append((translate("CacheReasons", "Tools added"), added))
     if removed:
         lines.append((translate("CacheReasons", "Tools removed"), removed))
+    lines += _mcp_servers(detail.get("mcp_servers"))
     if detail.get("short_of_difference"):
         lines.append((translate("CacheReasons", "Note"),
                       translate("CacheReasons", "the server stopped reusing before this point, and nothing "
