@@ -176,7 +176,7 @@ def main() -> int:
                            "KVSWITCH_CONFIG_DIR": str(session_home / "config")}
             session_db = session_home / "config" / "data" / "usage.sqlite3"
             session_db.parent.mkdir(parents=True, exist_ok=True)
-            report["sessions"] = args.sessions
+            report["distinct_sessions"] = args.sessions
             sessions_built_s = build_sessions(session_db, args.sessions) if not session_db.exists() else 0.0
             report["sessions_build_s"] = round(sessions_built_s, 1)
             grouped = ("SELECT session, COALESCE(client_name, client), COUNT(*), MAX(id) FROM requests "
