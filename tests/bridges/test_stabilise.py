@@ -77,3 +77,24 @@ def test_only_for_local_backends_claude_code_and_when_asked() -> None:
     assert not applies(stable_prefix=True, local_backend=False, client="anthropic")
     assert not applies(stable_prefix=False, local_backend=True, client="anthropic")
     assert not applies(stable_prefix=True, local_backend=True, client="openai_responses")
+
+
+def test_mcp_tools_are_put_in_name_order_in_their_own_places() -> None:
+    """A server listing its tools in another order on each start (issue 36): two starts' tool lists
+    become the same; the client's own tools keep their places, and ``body`` is left as it was."""
+
+    def tool(name: str) -> dict[str, object]:
+        return {"name": name, "input_schema": {"type": "object"}}
+
+    first = ["Bash", "mcp__s__delta", "mcp__s__alpha", "Read", "mcp__s__charlie"]
+    second = ["Bash", "mcp__s__charlie", "mcp__s__delta", "Read", "mcp__s__alpha"]
+    bodies = [{"tools": [tool(n) for n in names], "messages": [{"role": "user", "content": "hi"}]}
+              for names in (first, second)]
+    before = copy.deepcopy(bodies[0])
+    done = [stabilise(body) for body in bodies]
+    assert done[0]["tools"] == done[1]["tools"]
+    assert [t["name"] for t in done[0]["tools"]] == ["Bash", "mcp__s__alpha", "mcp__s__charlie", "Read",
+                                                     "mcp__s__delta"]
+    assert bodies[0] == before
+    ordered = {"tools": done[0]["tools"], "messages": [{"role": "user", "content": "hi"}]}
+    assert stabilise(ordered) is ordered  # nothing to change: the same object

@@ -2,13 +2,17 @@
 
 ``python mcp_server.py stdio`` speaks MCP over stdin/stdout (what Claude Code, Codex and OpenCode start
 as a subprocess); ``python mcp_server.py http PORT`` serves streamable HTTP on ``127.0.0.1:PORT/mcp``.
-Its one tool answers with a fixed marker and the text it was given, so a test can tell its answer from
-anything a model makes up. The script imports nothing of the test suite: the clients run it as a plain
-file with the test venv's Python.
+Its tool ``kvswitch_echo`` answers with a fixed marker and the text it was given, so a test can tell its
+answer from anything a model makes up. With ``KVSWITCH_MCP_SHUFFLE=1`` in its environment it also has five
+more tools and lists all six in a random order on each start, as some real servers do (their tools come
+from a dict or a directory listing): what breaks a client's prompt prefix between two starts. The
+script imports nothing of the test suite: the clients run it as a plain file with the test venv's Python.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import sys
 
 #: the marker every answer of the tool starts with
@@ -24,12 +28,26 @@ def build(name: str):  # noqa: ANN201 - the SDK class differs between majors
 
     server = Server(name)
 
-    @server.tool()
     def kvswitch_echo(text: str) -> str:
         """Answer with the test marker and the text given (used to prove the tool was called)."""
         return f"{MARKER}: {text}"
 
+    tools = [kvswitch_echo]
+    if os.environ.get("KVSWITCH_MCP_SHUFFLE") == "1":
+        tools += [_extra(word) for word in ("alpha", "bravo", "charlie", "delta", "foxtrot")]
+        random.shuffle(tools)  # a new order per process start (the SDK lists tools as registered)
+    for tool in tools:
+        server.tool()(tool)
     return server
+
+
+def _extra(word: str):  # noqa: ANN202 - a tool function
+    def tool(text: str) -> str:
+        return f"{MARKER} {word}: {text}"
+
+    tool.__name__ = f"kvswitch_{word}"
+    tool.__doc__ = f"Answer with the test marker, the word {word!r} and the text given."
+    return tool
 
 
 def main(argv: list[str]) -> int:

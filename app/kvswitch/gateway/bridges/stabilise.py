@@ -14,6 +14,12 @@ user message) before it, and puts the first user message's reminder blocks befor
 does the same to the same first messages on every turn, so a continued conversation still extends
 its own prefix. It is for local backends only (a cloud vendor's cache is the vendor's business, and
 the prompt it receives should be what the client sent) and only when the profile asks for it.
+
+It also puts the MCP servers' tool definitions (``mcp__<server>__<tool>``) in name order, each in one
+of the places MCP tools held: a server that lists its tools in another order on each start (some build
+the list from a dict or a directory) otherwise changes the tool list between two starts of the client,
+and with it everything after (issue 36; the fix proxies such as claude-code-cache-fix make). The client's
+own tools keep their order and places.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from typing import Any
 from kvswitch.core.models import MESSAGES_PROTOCOL
 
 REMINDER_PREFIX = "<system-reminder>"
+#: how Claude Code 2.1.332 names an MCP server's tools
+MCP_PREFIX = "mcp__"
 
 
 def _is_reminder(block: Any) -> bool:
@@ -34,11 +42,35 @@ def _is_reminder(block: Any) -> bool:
     )
 
 
-def stabilise(body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with the shared context first (a new dict; ``body`` itself is left as it was).
+def _is_mcp_tool(tool: Any) -> bool:
+    name = tool.get("name") if isinstance(tool, dict) else None
+    return isinstance(name, str) and name.startswith(MCP_PREFIX)
 
-    A body of another shape (no user message first, no system message after it) is returned as is.
+
+def sort_mcp_tools(tools: Any) -> Any:
+    """``tools`` with the MCP tools in name order in the places MCP tools held (a new list), or
+    ``tools`` itself when there is nothing to reorder."""
+    if not isinstance(tools, list):
+        return tools
+    places = [index for index, tool in enumerate(tools) if _is_mcp_tool(tool)]
+    ordered = sorted((tools[index] for index in places), key=lambda tool: tool["name"])
+    if [tools[index] for index in places] == ordered:
+        return tools
+    result = list(tools)
+    for index, tool in zip(places, ordered, strict=True):
+        result[index] = tool
+    return result
+
+
+def stabilise(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with the shared context first and the MCP tools in name order (a new dict; ``body``
+    itself is left as it was).
+
+    A body of another shape (no user message first, no system message after it) keeps its messages.
     """
+    tools = sort_mcp_tools(body.get("tools"))
+    if tools is not body.get("tools"):
+        body = {**body, "tools": tools}
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return body
