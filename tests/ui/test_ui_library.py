@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import subprocess
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from PySide6.QtCore import Qt
+from tests.ui.uihelpers import make_profile
 
 from kvswitch.ui.library import library_dialogs
 from kvswitch.ui.library.skills_page import FIXED_COLUMNS
 from kvswitch.ui.profiles.diff_dialog import ApplyDialog
+from support.llama import RunningServer
+from support.llama import llama_server as start_llama_server
 
 ORIGINAL = b"# my own rules\r\nkeep tabs\n\xe2\x9c\x93 done\n"  # CRLF, no final newline rule: bytes matter
 RULES = "Answer in English.\nRun the tests before a commit.\n"
@@ -246,3 +251,47 @@ def test_a_memory_file_changed_after_the_diff_was_shown_is_not_written(
     assert str(opencode_md) in failed.args[0]  # named, and nothing written
     assert opencode_md.read_text() == "written by the user while the diff was open\n"
     assert window.message_bar.level == "error"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    with start_llama_server(tmp_path_factory.mktemp("llama-library"), context=4096, metrics=False) as server:
+        yield server
+
+
+def _prompt_tokens(server: RunningServer, system: str) -> int:
+    answer = httpx.post(f"{server.url}/v1/chat/completions", timeout=60, json={
+        "model": "tiny", "max_tokens": 1, "messages": [{"role": "system", "content": system},
+                                                       {"role": "user", "content": "hi"}]})
+    answer.raise_for_status()
+    return int(answer.json()["usage"]["prompt_tokens"])
+
+
+@pytest.mark.real_server
+def test_token_costs_are_the_real_servers_own(qtbot: Any, window: Any, store: Any, llama: RunningServer,
+                                              fake_home: Path, tmp_path: Path) -> None:
+    """With a local llama.cpp profile in use, the page's numbers are the server's: each equals the rise
+    of its own prompt_tokens when that text is added to a request (memory file 77, skill line 57 on
+    b11434 with the test model)."""
+    memory = ("# House rules\n- Answer in English.\n- Run the tests before you commit.\n"
+              "- Never push to main.\n")
+    store.add(make_profile("local", base_url=llama.url, model="tiny", context_window=32768,
+                           env={"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}))
+    assert window.controller.apply("local")
+    view = _idle(qtbot, window)
+    with qtbot.waitSignal(view.controller.action_finished, timeout=60_000):
+        view.controller.add_preset("rules", text=memory)
+    skill = _write_skill(tmp_path / "release-notes", "release-notes",
+                         "Write release notes from the git log since the last tag")
+    with qtbot.waitSignal(view.controller.action_finished, timeout=60_000):
+        view.controller.install_skill(str(skill), None, ["claude"])
+
+    base = "You are a coding assistant.\n"
+    without = _prompt_tokens(llama, base)
+    preset_tokens = _prompt_tokens(llama, base + memory) - without
+    line_tokens = _prompt_tokens(llama, base + "- release-notes: Write release notes from the git log since "
+                                 "the last tag") - without
+    by = f"(counted by llama.cpp at {llama.url})"
+    assert (preset_tokens, line_tokens) == (77, 57)  # as docs/prompts-and-skills.md says (b11434)
+    assert view.prompts_page.presets.item(0, 2).text() == f"~{preset_tokens} tokens {by}"
+    assert view.skills_page.table.item(0, 1).text() == f"~{line_tokens} tokens {by}"
