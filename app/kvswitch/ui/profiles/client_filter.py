@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import QEvent, Signal, Slot
 from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QToolButton, QWidget
 
 from kvswitch.ui.control.clients import client_label, client_of_target
@@ -27,6 +27,7 @@ class ClientFilter(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self._restyling = False
         self.group = QButtonGroup(self)
         self.group.setExclusive(True)
         layout = QHBoxLayout(self)
@@ -44,11 +45,27 @@ class ClientFilter(QWidget):
             layout.addWidget(button)
             self.buttons[client] = button
         self.buttons[None].setChecked(True)
-        # the chosen client reads at a glance, as a segmented switch does
+        self._apply_style()
+        self.group.buttonToggled.connect(self._on_group_button_toggled)
+
+    def _apply_style(self) -> None:
+        """The chosen client reads at a glance, as a segmented switch does. A style sheet takes the
+        palette's colours when it is set, so it is set again after a theme change (else the buttons
+        stay in the old theme's colours: light on a dark window)."""
+        self.setStyleSheet("")
         self.setStyleSheet("QToolButton { padding: 3px 10px; }"
                            " QToolButton:checked { background: palette(highlight);"
                            " color: palette(highlighted-text); border: 1px solid palette(highlight); }")
-        self.group.buttonToggled.connect(self._on_group_button_toggled)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        changes = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+        if event.type() in changes and not self._restyling:
+            self._restyling = True
+            try:
+                self._apply_style()
+            finally:
+                self._restyling = False
 
     @property
     def client(self) -> str | None:
