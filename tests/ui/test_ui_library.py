@@ -8,6 +8,7 @@ functions that ask them; everything else is the real widgets."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import zipfile
 from collections.abc import Iterator
@@ -233,24 +234,49 @@ def test_a_skill_of_the_users_own_is_listed_not_offered_and_refusals_reach_the_m
     assert not (fake_home / ".claude" / "skills").exists()
 
 
-def test_a_memory_file_changed_after_the_diff_was_shown_is_not_written(
+def test_a_memory_file_changed_while_the_diff_was_open_is_not_written(
         qtbot: Any, window: Any, fake_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another KV Switch write meanwhile: nothing is written and the fresh diff is shown, the file
+    flagged; the user's own text meanwhile: the replace question comes first, and No writes nothing."""
+    from kvswitch.targets.memory_switch import MemoryWrite, MemoryWriter
+
     opencode_md = fake_home / ".config" / "opencode" / "AGENTS.md"
     view = _idle(qtbot, window)
     with qtbot.waitSignal(view.controller.action_finished, timeout=30_000):
         view.controller.add_preset("rules", text=RULES)
+    shown: list[list[Any]] = []
 
-    def ask(_parent: Any, _name: str, _plans: list[Any], _render: Any) -> bool:
-        opencode_md.parent.mkdir(parents=True, exist_ok=True)
-        opencode_md.write_text("written by the user while the diff was open\n")
+    def ask(_parent: Any, _name: str, plans: list[Any], _render: Any) -> bool:
+        shown.append(plans)
+        if len(shown) == 1:  # another KV Switch process writes the same file while the diff is open
+            writer = MemoryWriter(window.controller.paths, os.environ, {RULES})
+            writer.apply(MemoryWrite("other", "other text\n", ("opencode",)))
         return True
 
     monkeypatch.setattr(ApplyDialog, "ask", staticmethod(ask))
-    with qtbot.waitSignal(view.controller.action_failed, timeout=30_000) as failed:
+    with qtbot.waitSignal(view.controller.preset_applied, timeout=30_000):
         view.prompts_page.use_preset("rules", ["opencode"])
-    assert str(opencode_md) in failed.args[0]  # named, and nothing written
-    assert opencode_md.read_text() == "written by the user while the diff was open\n"
-    assert window.message_bar.level == "error"
+    assert len(shown) == 2
+    assert shown[1][0].warnings[0].startswith("This file changed after the preview you confirmed")
+    assert shown[1][0].before == "other text\n"
+    assert opencode_md.read_text() == RULES
+
+    asked: list[str] = []
+    monkeypatch.setattr(library_dialogs, "confirm_replace", lambda _p, reason: asked.append(reason) or False)
+
+    def ask_then_edit(_parent: Any, _name: str, _plans: list[Any], _render: Any) -> bool:
+        opencode_md.write_text("typed by the user while the diff was open\n")
+        return True
+
+    monkeypatch.setattr(ApplyDialog, "ask", staticmethod(ask_then_edit))
+    with qtbot.waitSignal(view.controller.hand_edit_found, timeout=30_000):
+        view.controller.add_preset("other", text="second\n")
+        qtbot.waitUntil(lambda: not view.controller.busy, timeout=30_000)
+        view.prompts_page.use_preset("other", ["opencode"])
+    qtbot.waitUntil(lambda: not view.controller.busy, timeout=30_000)
+    assert len(asked) == 1
+    assert str(opencode_md) in asked[0]
+    assert opencode_md.read_text() == "typed by the user while the diff was open\n"
 
 
 @pytest.fixture(scope="module")

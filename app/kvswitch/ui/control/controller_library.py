@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Signal
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import tasks
@@ -167,15 +167,43 @@ class LibraryController(QObject):
         self._start(work, then=done, quiet=True)
 
     def apply_use(self, planned: UsePlan) -> None:
-        """Write exactly ``planned.plans`` (``PlanOutdated`` if a file changed since: nothing written)."""
+        """Write exactly ``planned.plans``. A file changed since the preview: nothing is written and the
+        fresh plan is offered again (``preset_planned``, the changed files flagged), or, when the file
+        now holds the user's own text, ``hand_edit_found`` asks first, as for a first plan."""
+        outcome: dict[str, Any] = {}
 
         def work() -> str:
-            result = self._writer(planned.known_extra).apply(planned.change, confirmed=planned.plans)
+            from kvswitch.targets.memoryfile import HandEdited  # noqa: PLC0415
+            from kvswitch.targets.outcome import PlanOutdated  # noqa: PLC0415
+
+            try:
+                result = self._writer(planned.known_extra).apply(planned.change, confirmed=planned.plans)
+            except HandEdited as exc:
+                outcome["hand_edited"] = str(exc)
+                return ""
+            except PlanOutdated as exc:
+                try:
+                    outcome["fresh"] = fresh = self._plan(planned.request)
+                except HandEdited as again:
+                    outcome["hand_edited"] = str(again)
+                    return ""
+                note = QCoreApplication.translate(
+                    "ApplyDialog",
+                    "This file changed after the preview you confirmed; this is what applying does now.",
+                )
+                for plan in [p for p in fresh.plans if p.location in exc.locations] or fresh.plans[:1]:
+                    plan.warnings.insert(0, note)
+                return ""
             self.applied_notes = [*result.notes, *result.warnings]  # said with the success message
             return ""
 
         def done() -> None:
-            self.preset_applied.emit(planned.change.preset, planned.plans)
+            if "hand_edited" in outcome:
+                self.hand_edit_found.emit(planned.request, outcome["hand_edited"])
+            elif "fresh" in outcome:
+                self.preset_planned.emit(outcome["fresh"])
+            else:
+                self.preset_applied.emit(planned.change.preset, planned.plans)
 
         self._start(work, then=done, quiet=True)
 
@@ -221,7 +249,7 @@ class LibraryController(QObject):
             for skill in added:
                 if clients:
                     lines += manager.enable(skill.name, clients, "copy" if copy else "auto")
-            return "\n".join(lines)
+            return "\n".join(lines + ([self._prefix_note()] if clients and added else []))
 
         self._start(work)
 
@@ -230,7 +258,7 @@ class LibraryController(QObject):
             manager = self._skills()
             notes = (manager.enable(name, [client], "copy" if copy else "auto") if enabled
                      else manager.disable(name, [client]))
-            return "\n".join(notes)
+            return "\n".join([*notes, self._prefix_note()])
 
         self._start(work)
 
@@ -246,6 +274,10 @@ class LibraryController(QObject):
             return "\n".join(self._skills().remove(name))
 
         self._start(work)
+
+    def _prefix_note(self) -> str:
+        return self.tr("A skill's line sits in every request's prefix: a client that is running re-processes "
+                       "its prompt from there on at its next request.")
 
     def _skills(self) -> Any:
         from kvswitch.targets.skill_manager import SkillManager  # noqa: PLC0415

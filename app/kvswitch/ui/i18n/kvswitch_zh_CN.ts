@@ -2153,6 +2153,11 @@
         <source>Done.</source>
         <translation>完成。</translation>
     </message>
+    <message>
+        <location filename="../control/controller_library.py" line="279"/>
+        <source>A skill&apos;s line sits in every request&apos;s prefix: a client that is running re-processes its prompt from there on at its next request.</source>
+        <translation>技能的那一行位于每个请求的前缀中：正在运行的客户端会在下一个请求时从那里起重新处理其提示。</translation>
+    </message>
 </context>
 <context>
     <name>LibraryView</name>
