@@ -22,6 +22,7 @@ from kvswitch.cli import main
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
 from kvswitch.usage.queries import query
+from kvswitch.verify.mcp_cost import WAIT_FOR_SERVERS
 from support.claude import claude_binary
 from support.gateway import gateway_process
 from support.mcp_server import MARKER
@@ -75,7 +76,7 @@ def test_claude_code_calls_the_mcp_tool_through_the_gateway(fake_home: Path, tmp
         _ok("mcp", "add", "kvs-stdio", "--client", "claude", "--", sys.executable, str(SERVER), "stdio")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(fake_home), "LANG": "C.UTF-8",
                # -p sends its first request while MCP servers still connect unless told to wait
-               "MCP_CONNECTION_NONBLOCKING": "false"}
+               **WAIT_FOR_SERVERS}
         done = subprocess.run(
             [str(binary), "-p", "echo the words through the test tool", "--max-turns", "3",
              "--allowedTools", TOOL],
@@ -97,3 +98,42 @@ def test_claude_code_calls_the_mcp_tool_through_the_gateway(fake_home: Path, tmp
     # both requests went through the gateway: its usage record holds them, answered
     rows = [r for r in query(usage_db(AppPaths.default())) if r.upstream and r.upstream.endswith("/messages")]
     assert len([r for r in rows if r.status == 200]) >= 2, rows
+
+
+def test_claude_code_sorts_a_shuffling_servers_tools_between_starts(fake_home: Path, tmp_path: Path) -> None:
+    """The MCP server lists its six tools in a new random order on each start (``KVSWITCH_MCP_SHUFFLE``);
+    Claude Code 2.1.332 sends them in name order every time, both as full definitions
+    (``ENABLE_TOOL_SEARCH=false``) and as deferred names (its default), so such a server does not change
+    its prompt between two starts (what the stabiliser's sorting is for, with a client that does not)."""
+    require_module("mcp", "pip install -e '.[test]' (the official MCP Python SDK)")
+    binary = claude_binary()
+    project = tmp_path / "project"
+    project.mkdir()
+    orders = tmp_path / "orders.txt"
+    with scripted_upstream() as upstream:
+        _ok("profile", "add", "scripted", "--kind", "custom", "--base-url", upstream.url, "--model", "tiny",
+            "--small-fast-model", "tiny", "--api-key", "dummy-key-0001", "--target", "claude")
+        _ok("use", "scripted")
+        _ok("mcp", "add", "kvs-shuffle", "--client", "claude", "--env", "KVSWITCH_MCP_SHUFFLE=1",
+            "--env", f"KVSWITCH_MCP_ORDER_LOG={orders}", "--", sys.executable, str(SERVER), "stdio")
+        sent: dict[str, list[list[str]]] = {"false": [], "true": []}
+        for search in ("false", "true"):
+            for _start in range(3):
+                env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(fake_home),
+                       "LANG": "C.UTF-8", "ENABLE_TOOL_SEARCH": search, **WAIT_FOR_SERVERS}
+                seen = len(upstream.bodies("/messages"))
+                done = subprocess.run([str(binary), "-p", "say hi", "--max-turns", "1"], cwd=project, env=env,
+                                      stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
+                assert done.returncode == 0, done.stderr[-2000:]
+                body = next(b for b in upstream.bodies("/messages")[seen:] if b.get("tools"))
+                text = json.dumps(body["tools"]) if search == "false" else json.dumps(body["messages"])
+                names = [n for n in text.replace("\\n", " ").replace('"', " ").split()
+                         if n.startswith("mcp__kvs-shuffle__")]
+                sent[search].append(names)
+    listed = [line.split() for line in orders.read_text().splitlines()]
+    # Claude Code starts the server more than once per run (a listing, the session): every start's order
+    assert len({tuple(order) for order in listed}) > 1, listed  # the server did shuffle
+    for search, lists in sent.items():
+        assert all(len(names) == 6 for names in lists), (search, lists)
+        assert all(names == sorted(names) for names in lists), (search, lists)
+        assert len({tuple(names) for names in lists}) == 1, (search, lists)

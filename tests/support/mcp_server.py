@@ -5,7 +5,8 @@ as a subprocess); ``python mcp_server.py http PORT`` serves streamable HTTP on `
 Its tool ``kvswitch_echo`` answers with a fixed marker and the text it was given, so a test can tell its
 answer from anything a model makes up. With ``KVSWITCH_MCP_SHUFFLE=1`` in its environment it also has five
 more tools and lists all six in a random order on each start, as some real servers do (their tools come
-from a dict or a directory listing): what breaks a client's prompt prefix between two starts. The
+from a dict or a directory listing): what breaks a client's prompt prefix between two starts unless the
+client sorts them (``KVSWITCH_MCP_ORDER_LOG=FILE`` appends each start's order to FILE). The
 script imports nothing of the test suite: the clients run it as a plain file with the test venv's Python.
 """
 
@@ -36,6 +37,10 @@ def build(name: str):  # noqa: ANN201 - the SDK class differs between majors
     if os.environ.get("KVSWITCH_MCP_SHUFFLE") == "1":
         tools += [_extra(word) for word in ("alpha", "bravo", "charlie", "delta", "foxtrot")]
         random.shuffle(tools)  # a new order per process start (the SDK lists tools as registered)
+        log = os.environ.get("KVSWITCH_MCP_ORDER_LOG")
+        if log:  # the order this start lists, for a test to compare with what the client sent
+            with open(log, "a", encoding="utf-8") as sink:
+                sink.write(" ".join(tool.__name__ for tool in tools) + "\n")
     for tool in tools:
         server.tool()(tool)
     return server

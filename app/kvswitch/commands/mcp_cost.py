@@ -2,9 +2,9 @@
 
 The figures come from ``verify.mcp_cost`` (the real client, the server's own counts) and are kept in
 ``core.mcp_costs``; a server, client or definition never measured is "unknown", never estimated.
-Toggling a server while a client runs rewrites the start of that client's next request, so the whole
-prompt is processed again: ``toggle_warning`` says how many tokens that was the last time the gateway
-saw that client (``kvswitch.usage``), or that it does not know.
+Toggling a server while a client runs can rewrite the start of that client's next request, so the
+whole prompt is processed again: ``toggle_warning`` says when, and how many tokens that was the last
+time the gateway saw that client (``kvswitch.usage``), or that it does not know.
 """
 
 from __future__ import annotations
@@ -115,7 +115,12 @@ def running_clients() -> set[str]:
 
 
 def toggle_warning(paths: AppPaths, clients: list[str], running: set[str] | None = None) -> list[str]:
-    """One line per running client whose next request re-processes its whole prompt."""
+    """One line per running client: what its next request re-processes once it has the change.
+
+    Measured with Claude Code 2.1.332 (tests/e2e/test_e2e_mcp_live.py): with ``ENABLE_TOOL_SEARCH=false``
+    the tools sit at the start of the prompt, so the whole prompt is processed again; with tool search on
+    (its default) a resumed session gets the new tools' names after the conversation and keeps its cache.
+    For Codex and OpenCode where the tools sit was not measured: "up to" the last prompt."""
     running = running_clients() if running is None else running
     lines = []
     for client in dict.fromkeys(client_kind(c) for c in clients):
@@ -124,6 +129,11 @@ def toggle_warning(paths: AppPaths, clients: list[str], running: set[str] | None
         seen = last_prompt(paths, client)
         size = (f"{seen:,} tokens, the last prompt the gateway recorded for it"
                 if seen is not None else "a size the gateway has not recorded")
-        lines.append(f"{client} is running: its next request changes at the start (the MCP tools), so the "
-                     f"server re-processes its whole prompt: {size}")
+        if client == "claude":
+            lines.append("claude is running: with ENABLE_TOOL_SEARCH=false its next request re-processes its "
+                         f"whole prompt ({size}); with tool search on (Claude Code's default) the tools "
+                         "come after the conversation and the cache is kept")
+        else:
+            lines.append(f"{client} is running: its next request's tool list changes, so the server may "
+                         f"re-process up to its whole prompt ({size})")
     return lines

@@ -7,9 +7,8 @@ profile's backend (like a real-client verify), with one MCP configuration per ru
 no MCP server, then each server alone, then none again. The conversation request of each run carries
 the server's own prompt token count; a server's cost is its run's count less the first run's. The
 two runs without any server must agree: if they do not, something else in the request changed between
-runs and no figure is given. ``MCP_CONNECTION_NONBLOCKING=false`` makes ``-p`` wait for the servers to
-connect, as an interactive session has them connected by the time the user types (without it Claude
-Code 2.1.332 sends its first request saying the servers are "still connecting").
+runs and no figure is given. ``WAIT_FOR_SERVERS`` makes ``-p`` wait for the servers to connect, as an
+interactive session has them connected by the time the user types.
 """
 
 from __future__ import annotations
@@ -44,6 +43,13 @@ from kvswitch.verify.recorder import Recorder
 
 #: the run's words: the same in every run, so only the MCP servers differ between the requests
 PROMPT = "Reply with one word: ready."
+#: make ``-p`` wait for the MCP servers to connect before its first request: without it Claude Code
+#: 2.1.332 sends that request saying they are "still connecting"; with only the first, a server whose
+#: start took seconds on a loaded machine (Python importing the ``mcp`` SDK) was still left out
+WAIT_FOR_SERVERS = {"MCP_CONNECTION_NONBLOCKING": "false",
+                    "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "30000"}
+#: runs of one configuration before giving up on an answer that carries the server's counts
+ATTEMPTS = 3
 
 
 class CostUnmeasured(KvSwitchError):
@@ -104,26 +110,28 @@ def measure_claude(
         captures: list[Capture] = []
         with Recorder(spec.upstream(profile), root / "captures", on_capture=captures.append) as recorder:
             layout = spec.layout(profile, recorder.url, root)
-            env = {**layout.env, "MCP_CONNECTION_NONBLOCKING": "false"}
+            env = {**layout.env, **WAIT_FOR_SERVERS}
 
             def run(label: str, chosen: list[McpServer]) -> _Run:
-                step(label)
                 config = root / f"mcp-{len(captures)}.json"
                 entries = {s.name: to_client(s, "claude") for s in chosen}
                 atomic_write(config, json.dumps({"mcpServers": entries}).encode(), secret=True)
                 argv = [str(binary), "-p", PROMPT, "--max-turns", "1", "--strict-mcp-config",
                         "--mcp-config", str(config)]
-                seen = len(captures)
-                done = _run(argv, layout.cwd, env, deadline - time.monotonic(), cancel)
-                _settle(captures, seen, spec, SETTLE_S)
-                _check_turn(spec, profile, done, captures[seen:], 1, 1)
-                capture = _conversation(captures[seen:])
-                if capture is None or capture.cache is None or capture.cache.prompt is None:
-                    raise CostUnmeasured(
-                        f"{measured_on} did not say how many prompt tokens the request with {label} had: "
-                        "a cost needs the server's own count")
-                tools = _tool_names(capture, chosen[0].name) if chosen else ()
-                return _Run(capture.cache.prompt, tools)
+                # llama-server b11434 sometimes streams an answer without its counts: the run is repeated
+                for _attempt in range(ATTEMPTS):
+                    step(label)
+                    seen = len(captures)
+                    done = _run(argv, layout.cwd, env, deadline - time.monotonic(), cancel)
+                    _settle(captures, seen, spec, SETTLE_S)
+                    _check_turn(spec, profile, done, captures[seen:], 1, 1)
+                    capture = _conversation(captures[seen:])
+                    if capture is not None and capture.cache is not None and capture.cache.prompt is not None:
+                        tools = _tool_names(capture, chosen[0].name) if chosen else ()
+                        return _Run(capture.cache.prompt, tools)
+                raise CostUnmeasured(
+                    f"{measured_on} did not say how many prompt tokens the request of {label} had "
+                    f"({ATTEMPTS} runs): a cost needs the server's own count")
 
             without = run("Claude Code without MCP servers", [])
             alone = {s.name: run(f"Claude Code with {s.name!r}", [s]) for s in mcp_servers}

@@ -244,14 +244,17 @@ class McpController(QObject):
             if client not in running:
                 continue
             seen = last_prompt(self.paths, client)
-            lines.append(
-                fill(self.tr("%1 is running: its next request starts differently (the MCP tools), so the "
-                             "server re-processes its whole prompt, %2 tokens the last time the gateway "
-                             "saw it."), client, f"{seen:,}")
-                if seen is not None
-                else fill(self.tr("%1 is running: its next request starts differently (the MCP tools), so "
-                                  "the server re-processes its whole prompt (the gateway has not recorded "
-                                  "its size)."), client))
+            size = (fill(self.tr("%1 tokens, the last prompt the gateway recorded for it"), f"{seen:,}")
+                    if seen is not None else self.tr("a size the gateway has not recorded"))
+            if client == "claude":  # measured with Claude Code 2.1.332 (commands.mcp_cost.toggle_warning)
+                lines.append(fill(self.tr(
+                    "Claude Code is running: with ENABLE_TOOL_SEARCH=false its next request re-processes its "
+                    "whole prompt (%1); with tool search on (its default) the tools come after the "
+                    "conversation and the cache is kept."), size))
+            else:
+                lines.append(fill(self.tr(
+                    "%1 is running: its next request's tool list changes, so the server may re-process up "
+                    "to its whole prompt (%2)."), client, size))
         return lines
 
     def _start(self, work: Callable[[threading.Event, Any], Any]) -> None:
