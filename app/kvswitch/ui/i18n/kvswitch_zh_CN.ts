@@ -537,6 +537,18 @@
         <source>Also differs</source>
         <translation>另有不同</translation>
     </message>
+    <message>
+        <source>MCP servers enabled</source>
+        <translation>启用的 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>MCP servers disabled</source>
+        <translation>停用的 MCP 服务器</translation>
+    </message>
+    <message>
+        <source>%1 (%2 tools)</source>
+        <translation>%1（%2 个工具）</translation>
+    </message>
 </context>
 <context>
     <name>CheckNote</name>
@@ -2542,7 +2554,7 @@
     <message>
         <location filename="../mcp/mcp_page.py" line="244"/>
         <source>MCP</source>
-        <translation type="unfinished"></translation>
+        <translation>MCP</translation>
     </message>
     <message>
         <location filename="../sessions/sessions_view.py" line="260"/>
@@ -2581,12 +2593,12 @@
     <message>
         <location filename="../control/controller_mcp.py" line="197"/>
         <source>added %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已添加 %1</translation>
     </message>
     <message>
         <location filename="../control/controller_mcp.py" line="197"/>
         <source>changed %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已修改 %1</translation>
     </message>
     <message>
         <location filename="../control/controller_mcp.py" line="248"/>
@@ -2598,13 +2610,29 @@
         <source>%1 is running: its next request starts differently (the MCP tools), so the server re-processes its whole prompt (the gateway has not recorded its size).</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>%1 tokens, the last prompt the gateway recorded for it</source>
+        <translation>%1 个 token，即网关为它记录的最近一次提示词</translation>
+    </message>
+    <message>
+        <source>a size the gateway has not recorded</source>
+        <translation>网关尚未记录其大小</translation>
+    </message>
+    <message>
+        <source>Claude Code is running: with ENABLE_TOOL_SEARCH=false its next request re-processes its whole prompt (%1); with tool search on (its default) the tools come after the conversation and the cache is kept.</source>
+        <translation>Claude Code 正在运行：若 ENABLE_TOOL_SEARCH=false，它的下一个请求会重新处理整个提示词（%1）；若开启工具搜索（默认），新工具排在对话之后，缓存得以保留。</translation>
+    </message>
+    <message>
+        <source>%1 is running: its next request&apos;s tool list changes, so the server may re-process up to its whole prompt (%2).</source>
+        <translation>%1 正在运行：它下一个请求的工具列表会改变，服务器可能要重新处理最多整个提示词（%2）。</translation>
+    </message>
 </context>
 <context>
     <name>McpForm</name>
     <message>
         <location filename="../mcp/mcp_form.py" line="48"/>
         <source>%1, line %2: write NAME=VALUE</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 第 %2 行：请写成 NAME=VALUE</translation>
     </message>
 </context>
 <context>
@@ -2652,12 +2680,12 @@
     <message>
         <location filename="../mcp/mcp_page.py" line="104"/>
         <source>Add…</source>
-        <translation type="unfinished"></translation>
+        <translation>添加…</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="106"/>
         <source>Edit…</source>
-        <translation type="unfinished">编辑…</translation>
+        <translation>编辑…</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="109"/>
@@ -2687,22 +2715,22 @@
     <message>
         <location filename="../mcp/mcp_page.py" line="162"/>
         <source>%1 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个 token</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="163"/>
         <source>unknown</source>
-        <translation type="unfinished">未知</translation>
+        <translation>未知</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="164"/>
         <source>Adds %1 to every request.</source>
-        <translation type="unfinished"></translation>
+        <translation>为每个请求增加 %1。</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="166"/>
         <source>Tokens it adds to every request: unknown until measured with &apos;kvswitch mcp measure&apos;.</source>
-        <translation type="unfinished"></translation>
+        <translation>它为每个请求增加的 token 数：用 &apos;kvswitch mcp measure&apos; 测量之前未知。</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_page.py" line="171"/>
@@ -2735,79 +2763,79 @@
     <message>
         <location filename="../mcp/mcp_form.py" line="59"/>
         <source>Add MCP server</source>
-        <translation type="unfinished"></translation>
+        <translation>添加 MCP 服务器</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="59"/>
         <source>Edit MCP server</source>
-        <translation type="unfinished"></translation>
+        <translation>编辑 MCP 服务器</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="64"/>
         <source>Command (stdio)</source>
-        <translation type="unfinished"></translation>
+        <translation>命令（stdio）</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="64"/>
         <source>Streamable HTTP</source>
-        <translation type="unfinished"></translation>
+        <translation>可流式 HTTP</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="65"/>
         <source>SSE (older HTTP)</source>
-        <translation type="unfinished"></translation>
+        <translation>SSE（旧版 HTTP）</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="69"/>
         <source>arguments, as a shell would split them</source>
-        <translation type="unfinished"></translation>
+        <translation>参数，按 shell 的方式分隔</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="83"/>
         <source>Name</source>
-        <translation type="unfinished">名称</translation>
+        <translation>名称</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="84"/>
         <source>Transport</source>
-        <translation type="unfinished">传输方式</translation>
+        <translation>传输方式</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="85"/>
         <source>Command</source>
-        <translation type="unfinished"></translation>
+        <translation>命令</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="86"/>
         <source>Arguments</source>
-        <translation type="unfinished"></translation>
+        <translation>参数</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="87"/>
         <location filename="../mcp/mcp_form.py" line="138"/>
         <source>Environment</source>
-        <translation type="unfinished">环境变量</translation>
+        <translation>环境变量</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="88"/>
         <source>URL</source>
-        <translation type="unfinished"></translation>
+        <translation>URL</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="89"/>
         <location filename="../mcp/mcp_form.py" line="140"/>
         <source>Headers</source>
-        <translation type="unfinished"></translation>
+        <translation>请求头</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="90"/>
         <source>Enabled in</source>
-        <translation type="unfinished"></translation>
+        <translation>启用于</translation>
     </message>
     <message>
         <location filename="../mcp/mcp_form.py" line="91"/>
         <source>Values are secrets: shown masked; a value left masked is kept.</source>
-        <translation type="unfinished"></translation>
+        <translation>值均为机密：以掩码显示；保持掩码的值将保留原值。</translation>
     </message>
 </context>
 <context>
