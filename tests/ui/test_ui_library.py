@@ -9,6 +9,7 @@ functions that ask them; everything else is the real widgets."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import zipfile
 from collections.abc import Iterator
@@ -213,6 +214,24 @@ def test_install_skills_from_a_zip_and_a_git_repo_and_enable_them_for_two_client
     assert not (fake_home / ".config" / "opencode" / "skills" / "triage").exists()
     assert (fake_home / ".codex" / "skills" / "triage").is_symlink()
 
+    # Update fetches the repository again (a new commit); Remove takes every link and KV Switch's copy
+    _write_skill(repo, "triage", "Sort new issues by area and severity")
+    subprocess.run([*git, "commit", "-q", "-am", "clearer"], check=True)
+    row = [r.name for r in page.rows].index("triage")
+    page.table.setCurrentCell(row, 0)
+    assert page.update_button.isEnabled()
+    with qtbot.waitSignal(finished, timeout=60_000) as updated:
+        page.update_button.click()
+    assert "Updated skill “triage”" in updated.args[0]
+    assert "and severity" in (fake_home / ".codex" / "skills" / "triage" / "SKILL.md").read_text()
+    assert "and severity" in _cell(view, "triage", "codex").tableWidget().item(row, 0).toolTip()
+    page.table.setCurrentCell([r.name for r in page.rows].index("triage"), 0)
+    with qtbot.waitSignal(finished, timeout=60_000):
+        page.remove_button.click()
+    assert not (fake_home / ".codex" / "skills" / "triage").exists()
+    assert "triage" not in [r.name for r in page.rows]
+    assert (fake_home / ".claude" / "skills" / "release-notes").is_symlink()  # the other one untouched
+
 
 def test_a_skill_of_the_users_own_is_listed_not_offered_and_refusals_reach_the_message_bar(
         qtbot: Any, window: Any, fake_home: Path, tmp_path: Path) -> None:
@@ -277,6 +296,62 @@ def test_a_memory_file_changed_while_the_diff_was_open_is_not_written(
     assert len(asked) == 1
     assert str(opencode_md) in asked[0]
     assert opencode_md.read_text() == "typed by the user while the diff was open\n"
+
+
+def test_copy_to_clients_and_cc_switch_imports_from_the_page(
+        qtbot: Any, window: Any, fake_home: Path, monkeypatch: pytest.MonkeyPatch,
+        reviewed: list[Any]) -> None:
+    folder = fake_home / ".cc-switch"
+    folder.mkdir()
+    sql = Path(__file__).resolve().parents[1] / "fixtures" / "cc-switch-4.0" / "prompts_skills.sql"
+    with sqlite3.connect(folder / "cc-switch.db") as conn:
+        conn.executescript(sql.read_text())
+    for name, description in (("pdf", "Work with PDF files"), ("changelog", "Write a changelog")):
+        _write_skill(folder / "skills" / name, name, description)
+    view = _idle(qtbot, window)
+    page = view.prompts_page
+    with qtbot.waitSignal(view.controller.action_finished, timeout=30_000) as done:
+        page.import_button.menu().actions()[4].trigger()  # From CC Switch
+    assert "'Reviewer'" in done.args[0]
+    names = [page.presets.item(r, 0).text() for r in range(page.presets.rowCount())]
+    assert names == ["Terse", "Reviewer", "cc-switch-opencode"]  # a name that is a path is not used
+
+    monkeypatch.setattr(library_dialogs, "choose_clients", lambda *_a, **_k: ["claude"])
+    _select_preset(view, "Reviewer")
+    with qtbot.waitSignal(view.controller.preset_applied, timeout=30_000):
+        page.use_button.click()
+    review_rules = (fake_home / ".claude" / "CLAUDE.md").read_bytes()
+    assert review_rules == b"# Review rules\n- Read the diff twice.\n"
+
+    page.files.setCurrentCell(0, 0)  # Claude Code's memory file
+    assert page.copy_button.isEnabled()
+    chosen: list[str] = []
+
+    def choose(_parent: Any, _title: str, _text: str, exclude: str = "") -> list[str]:
+        chosen.append(exclude)
+        return ["codex", "opencode"]
+
+    monkeypatch.setattr(library_dialogs, "choose_clients", choose)
+    with qtbot.waitSignal(view.controller.preset_applied, timeout=30_000):
+        page.copy_button.click()
+    assert chosen == ["claude"]  # the source is not offered as a target
+    assert [p.target_id for p in reviewed[-1][1]] == ["prompt:codex", "prompt:opencode"]
+    for path in (fake_home / ".codex" / "AGENTS.md", fake_home / ".config" / "opencode" / "AGENTS.md"):
+        assert path.read_bytes() == review_rules
+    assert [page.files.item(r, 2).text() for r in range(3)] == ["preset “Reviewer”"] * 3
+
+    with qtbot.waitSignal(view.controller.prompts_changed, timeout=30_000):
+        window.message_bar.action_buttons["undo"].click()
+    assert not (fake_home / ".codex" / "AGENTS.md").exists()  # absent before the copy: absent again
+    assert not (fake_home / ".config" / "opencode" / "AGENTS.md").exists()
+    assert (fake_home / ".claude" / "CLAUDE.md").read_bytes() == review_rules  # only the last change
+
+    skills = view.skills_page
+    with qtbot.waitSignal(view.controller.action_finished, timeout=60_000) as imported:
+        skills.cc_switch_button.click()
+    assert "CC Switch had it on for claude, codex" in imported.args[0]
+    assert {r.name for r in skills.rows if r.managed} == {"pdf", "changelog"}
+    assert all(r.cells == {"claude": "off", "codex": "off", "opencode": "off"} for r in skills.rows)
 
 
 @pytest.fixture(scope="module")

@@ -253,6 +253,32 @@ class LibraryController(QObject):
 
         self._start(work)
 
+    def import_cc_switch_skills(self) -> None:
+        """Install each skill of CC Switch's database from ``~/.cc-switch/skills`` (enabling stays the
+        user's choice); one installed already is left as it is, as ``kvswitch skill import`` does."""
+
+        def work() -> str:
+            from kvswitch.core.ccswitch_library import cc_switch_db, read_skills  # noqa: PLC0415
+
+            manager = self._skills()
+            installed = manager.manifest.skills()
+            lines = []
+            for row in read_skills(cc_switch_db(None)):
+                if row.name in installed:
+                    lines.append(f"{row.name}: not installed (installed already)")
+                    continue
+                try:
+                    added = manager.install(str(row.folder), kind="folder")
+                except KvSwitchError as exc:
+                    lines.append(f"{row.name}: not installed ({exc})")
+                    continue
+                apps = ", ".join(row.enabled_for) or "no app"
+                lines.append(fill(self.tr("Installed skill “%1” from %2."), added[0].name, row.folder)
+                             + f" (CC Switch had it on for {apps})")
+            return "\n".join(lines) or self.tr("CC Switch holds no skills.")
+
+        self._start(work)
+
     def set_skill_enabled(self, name: str, client: str, enabled: bool, copy: bool = False) -> None:
         def work() -> str:
             manager = self._skills()

@@ -2170,6 +2170,10 @@
         <source>A skill&apos;s line sits in every request&apos;s prefix: a client that is running re-processes its prompt from there on at its next request.</source>
         <translation>技能的那一行位于每个请求的前缀中：正在运行的客户端会在下一个请求时从那里起重新处理其提示。</translation>
     </message>
+    <message>
+        <source>CC Switch holds no skills.</source>
+        <translation>CC Switch 中没有技能。</translation>
+    </message>
 </context>
 <context>
     <name>LibraryView</name>
@@ -4556,6 +4560,10 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <location filename="../library/skills_page.py" line="192"/>
         <source>Zip archives (*.zip)</source>
         <translation>Zip 压缩包 (*.zip)</translation>
+    </message>
+    <message>
+        <source>Import from CC Switch</source>
+        <translation>从 CC Switch 导入</translation>
     </message>
 </context>
 <context>
