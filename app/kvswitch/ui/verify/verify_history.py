@@ -88,6 +88,10 @@ class HistoryChart(QWidget):
                                         x_labels=self.tick_labels())
 
 
+#: what a history column gets beyond its widest text (two 8 px grid units)
+COLUMN_PADDING = 16
+
+
 class VerifyHistoryPanel(QWidget):
     """Table + chart of one profile's runs; select two rows to compare them; export as CSV."""
 
@@ -108,7 +112,9 @@ class VerifyHistoryPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # sized to their contents with room to breathe once filled (``_size_columns``), still
+        # resizable by hand; the server build, the last, takes what is left
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.compare_button = QPushButton(self.tr("Compare selected"))
         self.compare_button.setToolTip(self.tr("Select two runs to see them side by side."))
@@ -150,12 +156,20 @@ class VerifyHistoryPanel(QWidget):
                 if column == 3:
                     item.setForeground(QBrush(theme.state_color(theme.as_state(entry.verdict))))
                 self.table.setItem(row, column, item)
+        self._size_columns()
         if self.entries:
             self.table.scrollToBottom()  # the newest run, as on the chart's right
         self.chart.entries = self.entries
         self.chart.update()
         self.export_button.setEnabled(bool(self.entries))
         self._on_table_selection_changed()
+
+    def _size_columns(self) -> None:
+        """Each column as wide as its widest text or title plus two grid units of padding: packed to the
+        pixel ("synthetic|–|miss|2%"), the columns read as one run-on line."""
+        self.table.resizeColumnsToContents()
+        for column in range(self.table.columnCount() - 1):
+            self.table.setColumnWidth(column, self.table.columnWidth(column) + COLUMN_PADDING)
 
     def selected_entries(self) -> list[HistoryEntry]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
