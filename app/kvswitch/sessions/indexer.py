@@ -23,7 +23,7 @@ from kvswitch.sessions.claude import ClaudeReader
 from kvswitch.sessions.codex import CodexReader
 from kvswitch.sessions.lines import FileMark, NotReadable, open_regular, parse_line, read_lines, start_offset
 from kvswitch.sessions.model import ClientHomes, IndexReport
-from kvswitch.sessions.store import IndexWriter, file_mark, known_files, save_mark
+from kvswitch.sessions.store import IndexWriter, all_marks, file_mark, known_files, save_mark
 
 Progress = Callable[[int, int, str], None]
 #: a Codex rollout's name ends in its session's id
@@ -49,31 +49,29 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def claude_files(projects: Path, report: IndexReport) -> Iterator[tuple[Path, str, str]]:
+def claude_files(projects: Path, report: IndexReport) -> Iterator[tuple[str, str, str]]:
     """(file, session id, agent) of every transcript under ``projects``: sessions, then their subagents."""
     for project in _entries(projects, report):
         if not _is_dir(project):
             continue
         for entry in _entries(Path(project.path), report):
             if entry.name.endswith(".jsonl"):
-                yield Path(entry.path), entry.name[: -len(".jsonl")], ""
+                yield entry.path, entry.name[: -len(".jsonl")], ""
             elif _is_dir(entry):
                 yield from _subagents(Path(entry.path) / "subagents", entry.name, report, depth=0)
 
 
-def _subagents(
-    folder: Path, session: str, report: IndexReport, depth: int
-) -> Iterator[tuple[Path, str, str]]:
+def _subagents(folder: Path, session: str, report: IndexReport, depth: int) -> Iterator[tuple[str, str, str]]:
     if depth > 3:
         return
     for entry in _entries(folder, report):
         if entry.name.startswith("agent-") and entry.name.endswith(".jsonl"):
-            yield Path(entry.path), session, entry.name[len("agent-") : -len(".jsonl")]
+            yield entry.path, session, entry.name[len("agent-") : -len(".jsonl")]
         elif _is_dir(entry):
             yield from _subagents(Path(entry.path), session, report, depth + 1)
 
 
-def codex_files(sessions: Path, report: IndexReport) -> Iterator[tuple[Path, str, str]]:
+def codex_files(sessions: Path, report: IndexReport) -> Iterator[tuple[str, str, str]]:
     """(file, session id, "") of every rollout under ``sessions/YYYY/MM/DD``."""
     for year in _entries(sessions, report):
         for month in _entries(Path(year.path), report) if _is_dir(year) else ():
@@ -85,7 +83,17 @@ def codex_files(sessions: Path, report: IndexReport) -> Iterator[tuple[Path, str
                         else None
                     )
                     if found:
-                        yield Path(entry.path), found.group(1), ""
+                        yield entry.path, found.group(1), ""
+
+
+def _unchanged(path: str, mark: FileMark | None) -> bool:
+    """True when ``path`` is as the last pass left it (one stat, no open: most files of a pass are)."""
+    if mark is None:
+        return False
+    try:
+        return start_offset(os.stat(path), mark) is None
+    except OSError:
+        return False  # reading it will say what is wrong
 
 
 def read_file(
@@ -242,22 +250,27 @@ def index_all(
     found += [("codex", *entry) for entry in codex_files(homes.codex_sessions, report)]
     total = len(found) + 1
     report.files_seen = len(found)
-    present = {str(entry[1]) for entry in found}
+    present = {entry[1] for entry in found}
     for client in ("claude", "codex"):
         for gone in known_files(db, client) - present:
             writer.forget_file(gone)
+    marks = all_marks(db)
     for done, (client, path, session, agent) in enumerate(found, 1):
         if should_stop is not None and should_stop():
             break
+        if _unchanged(path, marks.get(path)):  # paths stay text here: a Path per file cost more than a stat
+            if progress is not None:
+                progress(done, total, path)
+            continue
         try:
-            read_file(db, writer, client, path, session, agent, report)
+            read_file(db, writer, client, Path(path), session, agent, report)
         except sqlite3.Error:
             raise
         except Exception as exc:  # noqa: BLE001 - one file's surprise must not stop the others
             db.rollback()
-            report.note(str(path), f"reading it failed: {type(exc).__name__}: {exc}")
+            report.note(path, f"reading it failed: {type(exc).__name__}: {exc}")
         if progress is not None:
-            progress(done, total, str(path))
+            progress(done, total, path)
     if should_stop is None or not should_stop():
         read_opencode(db, writer, homes.opencode_db, report)
         if progress is not None:

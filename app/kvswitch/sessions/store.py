@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS calls(client TEXT NOT NULL, session_id TEXT NOT NULL,
     output INTEGER DEFAULT 0, agent TEXT, lane TEXT, shape TEXT, message_count INTEGER,
     changed_message INTEGER, events TEXT, PRIMARY KEY(client, session_id, call_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS calls_by_file ON calls(file);
+CREATE INDEX IF NOT EXISTS files_by_session ON files(client, session_id);
 CREATE TABLE IF NOT EXISTS shapes(hash TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 """
@@ -222,6 +223,14 @@ class IndexWriter:
 
     def forget_session_calls(self, client: str, session_id: str) -> None:
         self.db.execute("DELETE FROM calls WHERE client = ? AND session_id = ?", (client, session_id))
+
+
+def all_marks(db: sqlite3.Connection) -> dict[str, FileMark]:
+    """Every file's mark, in one query (a pass over thousands of unchanged files asks for each)."""
+    return {
+        row[0]: FileMark(row[1], row[2], row[3], row[4])
+        for row in db.execute("SELECT path, size, mtime_ns, inode, offset FROM files")
+    }
 
 
 def file_mark(db: sqlite3.Connection, path: str) -> tuple[FileMark | None, dict[str, Any] | None]:
