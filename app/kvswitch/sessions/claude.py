@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from kvswitch.sessions.counts import count, epoch, mapping, short_text, text_of
 from kvswitch.sessions.model import Call, Counts
 
 CLIENT = "claude"
+_SHAPE_HASH = re.compile(rb'"shapeHash":"([0-9a-fA-F]{1,128})"')
 #: request ids whose message hashes a file's state keeps, for the next request's ``base``
 _KEPT_REQUESTS = 6
 
@@ -102,6 +104,18 @@ class ClaudeReader:
             else {"requests": {}, "lanes": [], "last": {}, "pending": [], "titled": False}
         )
 
+    def skips(self, raw: bytes) -> bool:
+        """Lines no count or cause is read from, told from their bytes without parsing them: attachments
+        and request blobs (two thirds of a 2.1.332 transcript's bytes), and a shape already indexed.
+        Claude Code writes compact JSON, and a top-level key is never escaped."""
+        head = raw[:300]
+        if head.startswith(b'{"type":"api-request-blob"'):
+            return True
+        if head.startswith(b'{"type":"api-request-shape"'):
+            found = _SHAPE_HASH.search(head)
+            return found is not None and found.group(1).decode() in self.state.setdefault("shapes", [])
+        return b'"attachment":{' in head[:120] and b'"type":"attachment"' in raw
+
     def feed(self, line: dict[str, Any], note: Callable[[str], None]) -> None:
         kind = line.get("type")
         when = epoch(line.get("timestamp"))
@@ -116,6 +130,9 @@ class ClaudeReader:
             self._user(line)
         elif kind == "api-request-shape" and isinstance(line.get("shapeHash"), str):
             self.sink.shape(line["shapeHash"][:128], shape_digest(line.get("shape")))
+            shapes = self.state.setdefault("shapes", [])
+            shapes.append(line["shapeHash"][:128])
+            del shapes[:-50]
         elif kind == "system" and line.get("subtype") == "compact_boundary":
             self.state["pending"] = sorted(set(self.state["pending"]) | {"compacted"})
         elif kind == "cost-state" and not self.agent:

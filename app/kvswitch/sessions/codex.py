@@ -59,6 +59,10 @@ class CodexReader:
             }
         )
 
+    def skips(self, raw: bytes) -> bool:
+        """Every rollout line may matter (they are small): none is skipped unparsed."""
+        return False
+
     def feed(self, line: dict[str, Any], note: Callable[[str], None]) -> None:
         payload = line.get("payload")
         if not isinstance(payload, Mapping):

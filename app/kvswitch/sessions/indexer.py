@@ -135,7 +135,7 @@ def read_file(
         report.files_read += 1
         end = offset
         for lines, (end, raw) in enumerate(read_lines(fd, offset, note), 1):
-            line = parse_line(raw, note)
+            line = None if reader.skips(raw) else parse_line(raw, note)
             if line is not None:
                 reader.feed(line, note)
             if lines % _COMMIT_LINES == 0:
