@@ -101,9 +101,15 @@ class McpCostStore:
         return [cost for cost in map(_cost_from_json, items) if cost is not None]
 
     def current(self, servers: list[McpServer]) -> dict[tuple[str, str], McpCost]:
-        """The costs still true of ``servers`` as they are defined now, by (server, client)."""
+        """The costs still true of ``servers`` as they are defined now, by (server, client). A costs file
+        that cannot be read counts as no measurement (it holds only figures to show, never the user's
+        data); ``record`` refuses to write over it, naming it."""
         prints = {s.name: definition_fingerprint(s) for s in servers}
-        return {(c.server, c.client): c for c in self._read() if prints.get(c.server) == c.fingerprint}
+        try:
+            found = self._read()
+        except ConfigParseError:
+            return {}
+        return {(c.server, c.client): c for c in found if prints.get(c.server) == c.fingerprint}
 
     def record(self, costs: list[McpCost]) -> None:
         """Keep ``costs``, each replacing an earlier one of the same server and client."""
