@@ -181,7 +181,29 @@ def run_app(args: argparse.Namespace) -> int:
     shell.start()
     code = int(app.exec())
     open_log_file()  # a start that never became ready still leaves its records in the file
-    shell.shutdown()
+    shell.shutdown()  # workers cancelled and joined, the gateway stopped: every write is done here
     instance.close()
-    collector.stop()
+    collector.stop(collect=False)
+    log.info("quit: workers stopped, gateway stopped, exiting")
+    end_process(code)
     return code
+
+
+def end_process(code: int) -> None:
+    """End the window's process now that everything it writes is written (``shutdown`` joined the
+    workers and stopped the gateway): the log handlers flushed and closed, the ``atexit`` functions
+    run, then ``os._exit``. Measured on this machine: the interpreter's own teardown of the window's
+    objects (Qt wrappers, the frozen start-up objects) took 0.7-0.9 s of a 1.0-1.1 s quit, none of
+    it writing anything; now a quit ends in about 0.1 s. ``KVSWITCH_SLOW_EXIT=1`` keeps the
+    interpreter's teardown (to debug a destructor)."""
+    if os.environ.get("KVSWITCH_SLOW_EXIT"):
+        return
+    import atexit  # noqa: PLC0415
+    import contextlib  # noqa: PLC0415
+
+    atexit._run_exitfuncs()  # what modules registered to run at exit still runs, before the handlers close
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # closed or detached: nothing to write
+            stream.flush()
+    os._exit(code)

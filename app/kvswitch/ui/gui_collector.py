@@ -61,12 +61,14 @@ class GuiThreadCollector(QObject):
         gc.disable()
         self._timer.start()
 
-    def stop(self) -> None:
-        """Collect once more here, then give collection back to CPython if it had it."""
+    def stop(self, *, collect: bool = True) -> None:
+        """Collect once more here (unless the process is about to end: ``collect=False`` saves a full
+        collection, 80-180 ms of a quit), then give collection back to CPython if it had it."""
         if not self.running:
             return
         self._timer.stop()
-        gc.collect()
+        if collect:
+            gc.collect()
         if self._was_enabled:
             gc.enable()
         self._was_enabled = None

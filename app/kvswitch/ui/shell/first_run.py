@@ -232,7 +232,7 @@ class FirstRunDialog(QDialog):
         self.details_box.setVisible(shown)
         self.details_button.setText(self.tr("Hide details") if shown else self.tr("Details"))
         if shown:  # the fold gets its own room: the dialog grows by it, the server list keeps its size
-            wanted = self.height() + self.details_box.sizeHint().height() + self.layout().spacing()
+            wanted = self.height() + self.details_box.sizeHint().height() + 8  # one grid unit between
             self.resize(self.width(), max(self.height(), min(wanted, self._screen_height())))
 
     def _screen_height(self) -> int:
@@ -317,7 +317,7 @@ class FirstRunDialog(QDialog):
     @Slot()
     def _on_server_list_item_changed(self, item: QListWidgetItem | None = None) -> None:
         server = item.data(SERVER_ROLE) if item is not None else None
-        if server is not None:
+        if item is not None and server is not None:
             self._ticks[server.base_url] = item.checkState() == Qt.CheckState.Checked
         self.add_button.setEnabled(bool(self.checked_servers()))
 
