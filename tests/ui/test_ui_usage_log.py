@@ -87,8 +87,8 @@ def test_the_request_log_filters_sums_sessions_and_explains_a_miss(qtbot: Any, c
                 for r in range(log.sessions_table.rowCount())}
     assert set(sessions) == {"s-one", "s-two"}
     assert sessions["s-two"] == f"{200 / 14000:.0%}"
-    # the trend lies over the whole period (7 days in six-hour slices), not only where requests were
-    assert len(view.chart.days) >= 28
+    # the trend lies over the whole period (24 hours in hourly slices), not only where requests were
+    assert len(view.chart.days) >= 24
     assert sum(bar.requests for bar in view.chart.days) == 4
     view.grab()
 
@@ -268,3 +268,47 @@ def test_the_reason_words_speak_chinese(qtbot: Any, qapp: Any) -> None:
         assert reason_text("evicted") != "the server dropped the cached prefix (evicted)"
     finally:
         i18n.install(qapp, "en")
+
+
+#: a new conversation's opening as the gateway recorded it (tests/e2e/test_e2e_live_cache.py's header-off
+#: profile: Claude Code 2.1.332 through ``kvswitch gateway run`` to llama-server b11434, a second
+#: conversation in the same project); the server's rendering put 6,085 tokens before the user's words
+RECORDED_NEW_CONVERSATION = {
+    "prompt": 13705, "cached": 6135, "new_conversation": "messages[0].content[1]",
+    "reference": {"session": "f11f64d1-52c9", "agent": None, "same_session": False, "age_s": 25.4,
+                  "prompt": 14379, "cached": 14147},
+    "reusable": 6135, "part": "messages[0].content[1]", "kind": "message 0", "offset": 38849,
+    "offset_in_part": 0, "precision": 256, "looks_like": "changed", "excerpt": "say hello to the whole team",
+    "estimated_reusable": 11120, "measured_by": "server"}
+
+
+def test_a_new_conversation_reads_as_expected_and_costs_no_time(qtbot: Any, controller: Any,
+                                                                 paths: Any) -> None:
+    """Issue 38, item 3: the Usage tab called this request PARTIAL, "the prompt's prefix changed", and
+    counted 34 s of time lost, while the Cache log called it a shared prefix. The server reused all it
+    could: a HIT, "a new conversation", nothing lost, the measure told in words."""
+    from kvswitch.usage.schema import UsageRow
+
+    _recorded(paths, UsageRow(
+        time=time.time() - 10, client="claude", profile="off", upstream="http://127.0.0.1:8080",
+        model="tiny", status=200, input_tokens=13705, cached_tokens=6135, output_tokens=16, ttft_ms=3400.0,
+        client_name="claude-code", client_version="2.1.332", session="s-second", session_source="header",
+        verdict="HIT", reusable_tokens=6135, reason=None,
+        reason_detail=json.dumps(RECORDED_NEW_CONVERSATION)))
+    view = _shown(qtbot, controller)
+    log = view.request_log
+    assert log.requests_table.rowCount() == 1
+    assert log.requests_table.item(0, 8).text() == "HIT"
+    assert log.requests_table.item(0, 9).text() == "a new conversation (its own words are new)"
+    log.requests_table.setCurrentCell(0, 0)
+    text = log.reason_view.toPlainText()
+    assert "where the user's own words begin (messages[0].content[1])" in text
+    assert "its own 7,570 tokens are new, as expected" in text
+    assert "6,135 tokens come before the user's words in the server's own rendering" in text
+    assert "11,120" in text
+    assert "its text changed" not in text
+    sessions = log.sessions_table
+    assert sessions.rowCount() == 1
+    headers = [sessions.horizontalHeaderItem(i).text() for i in range(sessions.columnCount())]
+    lost = sessions.item(0, next(i for i, h in enumerate(headers) if "lost" in h.lower()))
+    assert lost.text() == "0 ms"

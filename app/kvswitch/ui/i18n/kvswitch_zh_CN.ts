@@ -180,6 +180,7 @@
         <translation>应用</translation>
     </message>
     <message>
+        <location filename="../control/controller_library.py" line="190"/>
         <location filename="../profiles/diff_dialog.py" line="133"/>
         <source>This file changed after the preview you confirmed; this is what applying does now.</source>
         <translation>确认预览后此文件已被修改；以下是现在应用时的实际改动。</translation>
@@ -398,156 +399,159 @@
         <translation>本会话的旁路请求</translation>
     </message>
     <message>
-        <location filename="../control/reason_words.py" line="75"/>
-        <source>Why</source>
-        <translation>原因</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="78"/>
-        <source>%1 of %2 reusable tokens (prompt: %3)</source>
-        <translation>可复用的 %2 个 token 中复用了 %1 个（提示：%3）</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="79"/>
-        <source>Reused</source>
-        <translation>已复用</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="86"/>
-        <source>%1 (%2 requests, %3 prompt tokens)</source>
-        <translation>%1（%2 个请求，%3 个提示 token）</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="90"/>
-        <source>Ran in between</source>
-        <translation>其间运行了</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="92"/>
-        <source>%1 s, longer than the vendor keeps a prompt cached (%2 s)</source>
-        <translation>%1 秒，超过厂商缓存提示的时长（%2 秒）</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="93"/>
-        <source>Idle</source>
-        <translation>空闲</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="95"/>
-        <source>The server said</source>
-        <translation>服务器的原话</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="96"/>
-        <source>Meaning</source>
-        <translation>含义</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="97"/>
-        <source>Advice</source>
-        <translation>建议</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="102"/>
-        <source>Fix</source>
-        <translation>修复</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="103"/>
-        <source>set %1 in the profile&apos;s environment</source>
-        <translation>在配置的环境变量中设置 %1</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="115"/>
-        <source>it differs from the conversation before where the user&apos;s own words begin (%1); what comes before them could be reused, and its own %2 tokens are new, as expected</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="118"/>
-        <source>New conversation</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="121"/>
-        <source>%1 tokens come before the user&apos;s words in the server&apos;s own rendering of the prompt (the estimate from the request&apos;s characters was %2)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="124"/>
-        <source>Measured</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="134"/>
-        <source>this session&apos;s request before</source>
-        <translation>本会话的上一个请求</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="136"/>
-        <source>the request before, of session %1</source>
-        <translation>会话 %1 的上一个请求</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="140"/>
-        <source>(%1 s earlier)</source>
-        <translation>（早 %1 秒）</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="141"/>
-        <source>Compared with</source>
-        <translation>对比对象</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="152"/>
-        <source>at character %1</source>
-        <translation>第 %1 个字符处</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="153"/>
-        <source>Where</source>
-        <translation>位置</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="157"/>
-        <source>What changed</source>
-        <translation>变化</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="160"/>
-        <source>Tools added</source>
-        <translation>新增工具</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="162"/>
-        <source>Tools removed</source>
-        <translation>删除工具</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="164"/>
-        <source>Note</source>
-        <translation>备注</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="165"/>
-        <source>the server stopped reusing before this point, and nothing else ran in between</source>
-        <translation>服务器在此位置之前就停止了复用，其间也没有运行其他请求</translation>
-    </message>
-    <message>
-        <location filename="../control/reason_words.py" line="168"/>
-        <source>Also differs</source>
-        <translation>另有不同</translation>
-    </message>
-    <message>
+        <location filename="../control/reason_words.py" line="74"/>
         <source>MCP servers enabled</source>
         <translation>启用的 MCP 服务器</translation>
     </message>
     <message>
+        <location filename="../control/reason_words.py" line="75"/>
         <source>MCP servers disabled</source>
         <translation>停用的 MCP 服务器</translation>
     </message>
     <message>
+        <location filename="../control/reason_words.py" line="78"/>
         <source>%1 (%2 tools)</source>
         <translation>%1（%2 个工具）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="90"/>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="93"/>
+        <source>%1 of %2 reusable tokens (prompt: %3)</source>
+        <translation>可复用的 %2 个 token 中复用了 %1 个（提示：%3）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="94"/>
+        <source>Reused</source>
+        <translation>已复用</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="101"/>
+        <source>%1 (%2 requests, %3 prompt tokens)</source>
+        <translation>%1（%2 个请求，%3 个提示 token）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="105"/>
+        <source>Ran in between</source>
+        <translation>其间运行了</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="107"/>
+        <source>%1 s, longer than the vendor keeps a prompt cached (%2 s)</source>
+        <translation>%1 秒，超过厂商缓存提示的时长（%2 秒）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="108"/>
+        <source>Idle</source>
+        <translation>空闲</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="110"/>
+        <source>The server said</source>
+        <translation>服务器的原话</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="111"/>
+        <source>Meaning</source>
+        <translation>含义</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="112"/>
+        <source>Advice</source>
+        <translation>建议</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="117"/>
+        <source>Fix</source>
+        <translation>修复</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="118"/>
+        <source>set %1 in the profile&apos;s environment</source>
+        <translation>在配置的环境变量中设置 %1</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="130"/>
+        <source>it differs from the conversation before where the user&apos;s own words begin (%1); what comes before them could be reused, and its own %2 tokens are new, as expected</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="133"/>
+        <source>New conversation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="136"/>
+        <source>%1 tokens come before the user&apos;s words in the server&apos;s own rendering of the prompt (the estimate from the request&apos;s characters was %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="139"/>
+        <source>Measured</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="149"/>
+        <source>this session&apos;s request before</source>
+        <translation>本会话的上一个请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="151"/>
+        <source>the request before, of session %1</source>
+        <translation>会话 %1 的上一个请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="155"/>
+        <source>(%1 s earlier)</source>
+        <translation>（早 %1 秒）</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="156"/>
+        <source>Compared with</source>
+        <translation>对比对象</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="167"/>
+        <source>at character %1</source>
+        <translation>第 %1 个字符处</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="168"/>
+        <source>Where</source>
+        <translation>位置</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="172"/>
+        <source>What changed</source>
+        <translation>变化</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="175"/>
+        <source>Tools added</source>
+        <translation>新增工具</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="177"/>
+        <source>Tools removed</source>
+        <translation>删除工具</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="180"/>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="181"/>
+        <source>the server stopped reusing before this point, and nothing else ran in between</source>
+        <translation>服务器在此位置之前就停止了复用，其间也没有运行其他请求</translation>
+    </message>
+    <message>
+        <location filename="../control/reason_words.py" line="184"/>
+        <source>Also differs</source>
+        <translation>另有不同</translation>
     </message>
 </context>
 <context>
@@ -587,18 +591,18 @@
 <context>
     <name>ClientFilter</name>
     <message>
-        <location filename="../profiles/client_filter.py" line="40"/>
-        <location filename="../profiles/client_filter.py" line="62"/>
+        <location filename="../profiles/client_filter.py" line="41"/>
+        <location filename="../profiles/client_filter.py" line="79"/>
         <source>All</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../profiles/client_filter.py" line="41"/>
+        <location filename="../profiles/client_filter.py" line="42"/>
         <source>Every profile</source>
         <translation>所有配置</translation>
     </message>
     <message>
-        <location filename="../profiles/client_filter.py" line="42"/>
+        <location filename="../profiles/client_filter.py" line="43"/>
         <source>Only the profiles written to %1</source>
         <translation>只显示写入 %1 的配置</translation>
     </message>
@@ -2030,17 +2034,17 @@
 <context>
     <name>GatewayOffer</name>
     <message>
-        <location filename="../usage/request_log.py" line="278"/>
+        <location filename="../usage/request_log.py" line="283"/>
         <source>No request went through KV Switch&apos;s gateway in this period. Through it, every request gets a cache verdict and, when it misses, the reason.</source>
         <translation>这段时间内没有请求经过 KV Switch 的网关。经过网关时，每个请求都会得到缓存判定，未命中时还会给出原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="282"/>
+        <location filename="../usage/request_log.py" line="287"/>
         <source>Send through the gateway</source>
         <translation>经网关发送</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="283"/>
+        <location filename="../usage/request_log.py" line="288"/>
         <source>Ticks “through the gateway” on the profile and applies it: its clients&apos; files point at the gateway from then on</source>
         <translation>为该配置勾选“经过网关”并应用：此后其客户端的文件指向网关</translation>
     </message>
@@ -2103,27 +2107,27 @@
 <context>
     <name>Kpis</name>
     <message>
-        <location filename="../usage/request_log.py" line="81"/>
+        <location filename="../usage/request_log.py" line="83"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="81"/>
+        <location filename="../usage/request_log.py" line="83"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="82"/>
+        <location filename="../usage/request_log.py" line="84"/>
         <source>Tokens re-processed</source>
         <translation>重新处理的 token</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="82"/>
+        <location filename="../usage/request_log.py" line="84"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="83"/>
+        <location filename="../usage/request_log.py" line="85"/>
         <source>Not a hit</source>
         <translation>未命中</translation>
     </message>
@@ -2146,33 +2150,35 @@
         <translation>已删除预设“%1”；含有其文本的记忆文件保持不变。</translation>
     </message>
     <message>
-        <location filename="../control/controller_library.py" line="220"/>
+        <location filename="../control/controller_library.py" line="248"/>
+        <location filename="../control/controller_library.py" line="276"/>
         <source>Installed skill “%1” from %2.</source>
         <translation>已从 %2 安装技能“%1”。</translation>
     </message>
     <message>
-        <location filename="../control/controller_library.py" line="240"/>
+        <location filename="../control/controller_library.py" line="278"/>
+        <source>CC Switch holds no skills.</source>
+        <translation>CC Switch 中没有技能。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="294"/>
         <source>Updated skill “%1” from %2.</source>
         <translation>已从 %2 更新技能“%1”。</translation>
     </message>
     <message>
-        <location filename="../control/controller_library.py" line="260"/>
-        <source>Another change is still being made; try again in a moment.</source>
-        <translation>另一项更改仍在进行中；请稍后再试。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_library.py" line="285"/>
-        <source>Done.</source>
-        <translation>完成。</translation>
-    </message>
-    <message>
-        <location filename="../control/controller_library.py" line="279"/>
+        <location filename="../control/controller_library.py" line="305"/>
         <source>A skill&apos;s line sits in every request&apos;s prefix: a client that is running re-processes its prompt from there on at its next request.</source>
         <translation>技能的那一行位于每个请求的前缀中：正在运行的客户端会在下一个请求时从那里起重新处理其提示。</translation>
     </message>
     <message>
-        <source>CC Switch holds no skills.</source>
-        <translation>CC Switch 中没有技能。</translation>
+        <location filename="../control/controller_library.py" line="318"/>
+        <source>Another change is still being made; try again in a moment.</source>
+        <translation>另一项更改仍在进行中；请稍后再试。</translation>
+    </message>
+    <message>
+        <location filename="../control/controller_library.py" line="343"/>
+        <source>Done.</source>
+        <translation>完成。</translation>
     </message>
 </context>
 <context>
@@ -2546,7 +2552,7 @@
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="318"/>
+        <location filename="../usage/usage_view.py" line="331"/>
         <source>Usage</source>
         <translation>用量</translation>
     </message>
@@ -2605,28 +2611,22 @@
         <translation>已修改 %1</translation>
     </message>
     <message>
-        <location filename="../control/controller_mcp.py" line="248"/>
-        <source>%1 is running: its next request starts differently (the MCP tools), so the server re-processes its whole prompt, %2 tokens the last time the gateway saw it.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../control/controller_mcp.py" line="252"/>
-        <source>%1 is running: its next request starts differently (the MCP tools), so the server re-processes its whole prompt (the gateway has not recorded its size).</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
+        <location filename="../control/controller_mcp.py" line="247"/>
         <source>%1 tokens, the last prompt the gateway recorded for it</source>
         <translation>%1 个 token，即网关为它记录的最近一次提示词</translation>
     </message>
     <message>
+        <location filename="../control/controller_mcp.py" line="248"/>
         <source>a size the gateway has not recorded</source>
         <translation>网关尚未记录其大小</translation>
     </message>
     <message>
+        <location filename="../control/controller_mcp.py" line="251"/>
         <source>Claude Code is running: with ENABLE_TOOL_SEARCH=false its next request re-processes its whole prompt (%1); with tool search on (its default) the tools come after the conversation and the cache is kept.</source>
         <translation>Claude Code 正在运行：若 ENABLE_TOOL_SEARCH=false，它的下一个请求会重新处理整个提示词（%1）；若开启工具搜索（默认），新工具排在对话之后，缓存得以保留。</translation>
     </message>
     <message>
+        <location filename="../control/controller_mcp.py" line="256"/>
         <source>%1 is running: its next request&apos;s tool list changes, so the server may re-process up to its whole prompt (%2).</source>
         <translation>%1 正在运行：它下一个请求的工具列表会改变，服务器可能要重新处理最多整个提示词（%2）。</translation>
     </message>
@@ -3102,27 +3102,27 @@
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="56"/>
+        <location filename="../profiles/card_badges.py" line="42"/>
         <source>%1 (project)</source>
         <translation>%1（项目）</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="81"/>
+        <location filename="../profiles/card_badges.py" line="67"/>
         <source>Written for %1; not running it now</source>
         <translation>为 %1 写入；%1 现在没有在用它</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="84"/>
+        <location filename="../profiles/card_badges.py" line="70"/>
         <source>Its clients go through the KV Switch gateway</source>
         <translation>它的客户端经由 KV Switch 网关</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="85"/>
+        <location filename="../profiles/card_badges.py" line="71"/>
         <source>Gateway</source>
         <translation>网关</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="98"/>
+        <location filename="../profiles/card_badges.py" line="84"/>
         <source>%1 hit · %2 requests</source>
         <translation>命中 %1 · %2 个请求</translation>
     </message>
@@ -3585,149 +3585,149 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>RequestLog</name>
     <message>
-        <location filename="../usage/request_log.py" line="120"/>
+        <location filename="../usage/request_log.py" line="122"/>
         <source>All clients</source>
         <translation>全部客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="121"/>
+        <location filename="../usage/request_log.py" line="123"/>
         <source>All profiles</source>
         <translation>全部配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="122"/>
+        <location filename="../usage/request_log.py" line="124"/>
         <source>All sessions</source>
         <translation>全部会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="123"/>
+        <location filename="../usage/request_log.py" line="125"/>
         <source>Any verdict</source>
         <translation>任意判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="127"/>
-        <location filename="../usage/request_log.py" line="130"/>
+        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>Session</source>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="127"/>
-        <location filename="../usage/request_log.py" line="130"/>
+        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="127"/>
+        <location filename="../usage/request_log.py" line="129"/>
         <source>Profiles</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="128"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Requests</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="128"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Hit %</source>
         <translation>命中 %</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="128"/>
+        <location filename="../usage/request_log.py" line="130"/>
         <source>Re-processed</source>
         <translation>重新处理</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Time lost</source>
         <translation>损失的时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="129"/>
+        <location filename="../usage/request_log.py" line="131"/>
         <source>Last reason</source>
         <translation>最近原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="130"/>
+        <location filename="../usage/request_log.py" line="132"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="131"/>
+        <location filename="../usage/request_log.py" line="133"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="131"/>
+        <location filename="../usage/request_log.py" line="133"/>
         <source>Prompt</source>
         <translation>提示词</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="131"/>
+        <location filename="../usage/request_log.py" line="133"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="132"/>
+        <location filename="../usage/request_log.py" line="134"/>
         <source>Reusable</source>
         <translation>可复用</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="132"/>
+        <location filename="../usage/request_log.py" line="134"/>
         <source>TTFT</source>
         <translation>首 token 时间</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="132"/>
+        <location filename="../usage/request_log.py" line="134"/>
         <source>Verdict</source>
         <translation>判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="133"/>
+        <location filename="../usage/request_log.py" line="135"/>
         <source>Reason</source>
         <translation>原因</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="136"/>
+        <location filename="../usage/request_log.py" line="138"/>
         <source>Choose a request that is not a hit to see why.</source>
         <translation>选择一个未命中的请求查看原因。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="138"/>
+        <location filename="../usage/request_log.py" line="140"/>
         <source>Client:</source>
         <translation>客户端：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="139"/>
+        <location filename="../usage/request_log.py" line="141"/>
         <source>Profile:</source>
         <translation>配置：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="140"/>
+        <location filename="../usage/request_log.py" line="142"/>
         <source>Session:</source>
         <translation>会话：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="141"/>
+        <location filename="../usage/request_log.py" line="143"/>
         <source>Verdict:</source>
         <translation>判定：</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="201"/>
+        <location filename="../usage/request_log.py" line="204"/>
         <source>(no session)</source>
         <translation>（无会话）</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="241"/>
+        <location filename="../usage/request_log.py" line="246"/>
         <source>%1: the prompt was reused as far as it could be.</source>
         <translation>%1：提示词已尽可能复用。</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="242"/>
+        <location filename="../usage/request_log.py" line="247"/>
         <source>no verdict</source>
         <translation>无判定</translation>
     </message>
     <message>
-        <location filename="../usage/request_log.py" line="249"/>
+        <location filename="../usage/request_log.py" line="254"/>
         <source>As recorded:</source>
         <translation>记录原文：</translation>
     </message>
@@ -4492,78 +4492,79 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="83"/>
+        <location filename="../library/skills_page.py" line="76"/>
+        <source>Import from CC Switch</source>
+        <translation>从 CC Switch 导入</translation>
+    </message>
+    <message>
+        <location filename="../library/skills_page.py" line="85"/>
         <source>Enable for:</source>
         <translation>启用于：</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="91"/>
+        <location filename="../library/skills_page.py" line="94"/>
         <source>Skills: a SKILL.md folder; each client lists every skill it reads in every request</source>
         <translation>技能：含 SKILL.md 的文件夹；每个客户端都会在每个请求中列出它读取的每个技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="107"/>
+        <location filename="../library/skills_page.py" line="110"/>
         <source>Skill</source>
         <translation>技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="107"/>
+        <location filename="../library/skills_page.py" line="110"/>
         <source>Tokens in every request</source>
         <translation>每个请求中的 token</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="108"/>
+        <location filename="../library/skills_page.py" line="111"/>
         <source>Source</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="115"/>
+        <location filename="../library/skills_page.py" line="118"/>
         <source>not usable: %1</source>
         <translation>不可用：%1</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="117"/>
+        <location filename="../library/skills_page.py" line="120"/>
         <source>not from KV Switch: %1</source>
         <translation>不是来自 KV Switch：%1</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="131"/>
+        <location filename="../library/skills_page.py" line="134"/>
         <source>link</source>
         <translation>链接</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="131"/>
+        <location filename="../library/skills_page.py" line="134"/>
         <source>copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="131"/>
+        <location filename="../library/skills_page.py" line="134"/>
         <source>reads it</source>
         <translation>会读取</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="142"/>
+        <location filename="../library/skills_page.py" line="145"/>
         <source>%1 reads it from %2</source>
         <translation>%1 从 %2 读取它</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="184"/>
+        <location filename="../library/skills_page.py" line="187"/>
         <source>Install a skill from a folder</source>
         <translation>从文件夹安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="191"/>
+        <location filename="../library/skills_page.py" line="194"/>
         <source>Install a skill from a zip</source>
         <translation>从 zip 安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="192"/>
+        <location filename="../library/skills_page.py" line="195"/>
         <source>Zip archives (*.zip)</source>
         <translation>Zip 压缩包 (*.zip)</translation>
-    </message>
-    <message>
-        <source>Import from CC Switch</source>
-        <translation>从 CC Switch 导入</translation>
     </message>
 </context>
 <context>
@@ -4756,18 +4757,18 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>UsageTrend</name>
     <message>
-        <location filename="../usage/usage_view.py" line="103"/>
+        <location filename="../usage/usage_view.py" line="104"/>
         <source>Cache hit rate over the period</source>
         <extracomment>hit rate at or above which a day is drawn as a hit, and below which it is a miss</extracomment>
         <translation>整个期间的缓存命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="118"/>
+        <location filename="../usage/usage_view.py" line="129"/>
         <source>bars: cache hit rate   line: mean time to first token   (%1 requests)</source>
         <translation>柱：缓存命中率   线：平均首 token 时间   （%1 个请求）</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="119"/>
+        <location filename="../usage/usage_view.py" line="130"/>
         <source>No requests through the gateway yet: the hit rate over time appears here.</source>
         <translation>还没有请求经过网关：命中率随时间的变化会显示在这里。</translation>
     </message>
@@ -4775,114 +4776,114 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>UsageView</name>
     <message>
-        <location filename="../usage/usage_view.py" line="158"/>
-        <source>Last day</source>
-        <translation>最近一天</translation>
-    </message>
-    <message>
-        <location filename="../usage/usage_view.py" line="158"/>
+        <location filename="../usage/usage_view.py" line="169"/>
         <source>Last 7 days</source>
         <translation>最近 7 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="159"/>
+        <location filename="../usage/usage_view.py" line="169"/>
+        <source>Last 24 hours</source>
+        <translation>最近 24 小时</translation>
+    </message>
+    <message>
+        <location filename="../usage/usage_view.py" line="170"/>
         <source>Last 30 days</source>
         <translation>最近 30 天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="159"/>
+        <location filename="../usage/usage_view.py" line="170"/>
         <source>All time</source>
         <translation>全部</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="162"/>
+        <location filename="../usage/usage_view.py" line="175"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
+        <location filename="../usage/usage_view.py" line="181"/>
         <source>Day</source>
         <translation>日期</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
-        <location filename="../usage/usage_view.py" line="171"/>
-        <location filename="../usage/usage_view.py" line="175"/>
+        <location filename="../usage/usage_view.py" line="181"/>
+        <location filename="../usage/usage_view.py" line="184"/>
+        <location filename="../usage/usage_view.py" line="188"/>
         <source>Requests</source>
         <translation>请求数</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="168"/>
-        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="181"/>
+        <location filename="../usage/usage_view.py" line="184"/>
         <source>Input tokens</source>
         <translation>输入 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="169"/>
-        <location filename="../usage/usage_view.py" line="172"/>
+        <location filename="../usage/usage_view.py" line="182"/>
+        <location filename="../usage/usage_view.py" line="185"/>
         <source>Cached tokens</source>
         <translation>缓存 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="169"/>
-        <location filename="../usage/usage_view.py" line="172"/>
+        <location filename="../usage/usage_view.py" line="182"/>
+        <location filename="../usage/usage_view.py" line="185"/>
         <source>Output tokens</source>
         <translation>输出 token</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="169"/>
-        <location filename="../usage/usage_view.py" line="172"/>
+        <location filename="../usage/usage_view.py" line="182"/>
+        <location filename="../usage/usage_view.py" line="185"/>
         <source>Cost</source>
         <translation>费用</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="170"/>
-        <location filename="../usage/usage_view.py" line="173"/>
+        <location filename="../usage/usage_view.py" line="183"/>
+        <location filename="../usage/usage_view.py" line="186"/>
         <source>Hit rate</source>
         <translation>命中率</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="171"/>
+        <location filename="../usage/usage_view.py" line="184"/>
         <source>Profile</source>
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="182"/>
+        <location filename="../usage/usage_view.py" line="195"/>
         <source>Period:</source>
         <translation>时段：</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="260"/>
+        <location filename="../usage/usage_view.py" line="273"/>
         <source>No requests through the gateway in this period.</source>
         <translation>这段时间内没有请求经过网关。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="176"/>
+        <location filename="../usage/usage_view.py" line="189"/>
         <source>Per day</source>
         <translation>按天</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="177"/>
+        <location filename="../usage/usage_view.py" line="190"/>
         <source>Per profile</source>
         <translation>按配置</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="198"/>
+        <location filename="../usage/usage_view.py" line="211"/>
         <source>Loading usage…</source>
         <translation>正在读取用量…</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="264"/>
+        <location filename="../usage/usage_view.py" line="277"/>
         <source>%1 requests · %2 prompt tokens, %3 from cache (%4) · %5 output tokens · cost %6</source>
         <translation>%1 个请求 · %2 个提示 token，其中 %3 个来自缓存（%4）· %5 个输出 token · 费用 %6</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="282"/>
+        <location filename="../usage/usage_view.py" line="295"/>
         <source>“%1” now goes through the gateway: its next requests appear here.</source>
         <translation>“%1”现在经过网关：它接下来的请求会显示在这里。</translation>
     </message>
     <message>
-        <location filename="../usage/usage_view.py" line="286"/>
+        <location filename="../usage/usage_view.py" line="299"/>
         <source>The usage database cannot be read: %1</source>
         <translation>无法读取用量数据库：%1</translation>
     </message>
@@ -4890,32 +4891,33 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>Verdicts</name>
     <message>
-        <location filename="../profiles/card_badges.py" line="30"/>
+        <location filename="../control/shown_names.py" line="26"/>
         <source>HIT</source>
+        <extracomment>what the gateway records as a request&apos;s client (its ``client`` and ``client_name`` columns)</extracomment>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="30"/>
+        <location filename="../control/shown_names.py" line="26"/>
         <source>PARTIAL</source>
         <translation>部分命中</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="31"/>
+        <location filename="../control/shown_names.py" line="27"/>
         <source>MISS</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="31"/>
+        <location filename="../control/shown_names.py" line="27"/>
         <source>COLD</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="32"/>
+        <location filename="../control/shown_names.py" line="28"/>
         <source>ERROR</source>
         <translation>错误</translation>
     </message>
     <message>
-        <location filename="../profiles/card_badges.py" line="32"/>
+        <location filename="../control/shown_names.py" line="28"/>
         <source>UNKNOWN</source>
         <translation>未知</translation>
     </message>
@@ -5087,87 +5089,88 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>VerifyHistoryPanel</name>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="109"/>
         <source>Time</source>
+        <extracomment>what a history column gets beyond its widest text (two 8 px grid units)</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="109"/>
         <source>Check</source>
         <translation>检查</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="109"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="109"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="105"/>
+        <location filename="../verify/verify_history.py" line="109"/>
         <source>Reuse</source>
         <translation>复用率</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="106"/>
+        <location filename="../verify/verify_history.py" line="110"/>
         <source>TTFT cold → warm</source>
         <translation>首 token 时间 冷 → 热</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="106"/>
+        <location filename="../verify/verify_history.py" line="110"/>
         <source>Server build</source>
         <translation>服务器版本</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="113"/>
+        <location filename="../verify/verify_history.py" line="119"/>
         <source>Compare selected</source>
         <translation>比较所选</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="114"/>
+        <location filename="../verify/verify_history.py" line="120"/>
         <source>Select two runs to see them side by side.</source>
         <translation>选择两次记录以并排查看。</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="116"/>
+        <location filename="../verify/verify_history.py" line="122"/>
         <source>Export CSV…</source>
         <translation>导出 CSV…</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="139"/>
+        <location filename="../verify/verify_history.py" line="145"/>
         <source>Verify history of “%1”</source>
         <translation>“%1”的验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="140"/>
+        <location filename="../verify/verify_history.py" line="146"/>
         <source>Verify history</source>
         <translation>验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="149"/>
+        <location filename="../verify/verify_history.py" line="155"/>
         <source>Recorded as %1</source>
         <translation>记录值：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="185"/>
+        <location filename="../verify/verify_history.py" line="199"/>
         <source>Export verify history</source>
         <translation>导出验证记录</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="186"/>
+        <location filename="../verify/verify_history.py" line="200"/>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="192"/>
+        <location filename="../verify/verify_history.py" line="206"/>
         <source>Could not export: %1</source>
         <translation>无法导出：%1</translation>
     </message>
     <message>
-        <location filename="../verify/verify_history.py" line="194"/>
+        <location filename="../verify/verify_history.py" line="208"/>
         <source>Exported %1 runs to %2</source>
         <translation>已将 %1 次记录导出到 %2</translation>
     </message>

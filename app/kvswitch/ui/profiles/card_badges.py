@@ -16,21 +16,7 @@ from urllib.parse import urlsplit
 from PySide6.QtWidgets import QApplication
 
 from kvswitch.ui.control.clients import client_name, client_of_target
-
-_VERDICTS = {"HIT": "HIT", "PARTIAL": "PARTIAL", "MISS": "MISS", "COLD": "COLD", "ERROR": "ERROR",
-             "UNKNOWN": "UNKNOWN"}
-
-
-def verdict_word(verdict: object) -> str:
-    """A verdict as the cards and the tray say it, in the UI language (``HIT`` → ``命中``)."""
-    text = str(getattr(verdict, "value", verdict) or "").upper()
-    if "." in text:
-        text = text.rsplit(".", 1)[1]
-    translate = QApplication.translate
-    words = {"HIT": translate("Verdicts", "HIT"), "PARTIAL": translate("Verdicts", "PARTIAL"),
-             "MISS": translate("Verdicts", "MISS"), "COLD": translate("Verdicts", "COLD"),
-             "ERROR": translate("Verdicts", "ERROR"), "UNKNOWN": translate("Verdicts", "UNKNOWN")}
-    return words.get(text, str(verdict)) if text in _VERDICTS else str(verdict)
+from kvswitch.ui.control.shown_names import verdict_word as verdict_word  # the cards' import
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ last read returned, to show it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.ui.control.reason_words import explanation, reason_text
+from kvswitch.ui.control.shown_names import recorded_client_name, verdict_word
 from kvswitch.ui.control.usage_log import LogFilter, UsageLog, detail_of, reason_lines
 from kvswitch.ui.widgets import theme
 
@@ -122,7 +124,7 @@ class RequestLog(QWidget):
         self.session_combo = self._combo(self.tr("All sessions"))
         self.verdict_combo = self._combo(self.tr("Any verdict"))
         for verdict in ("HIT", "PARTIAL", "MISS", "COLD"):
-            self.verdict_combo.addItem(verdict, verdict)
+            self.verdict_combo.addItem(verdict_word(verdict), verdict)
         self.kpis = Kpis()
         self.sessions_table = _table([self.tr("Session"), self.tr("Client"), self.tr("Profiles"),
                                       self.tr("Requests"), self.tr("Hit %"), self.tr("Re-processed"),
@@ -178,19 +180,20 @@ class RequestLog(QWidget):
         self.log = log
         for combo, values in ((self.client_combo, log.clients), (self.profile_combo, log.profiles),
                               (self.session_combo, log.session_ids)):
-            self._offer(combo, values)
+            self._offer(combo, values, recorded_client_name if combo is self.client_combo else str)
         self.kpis.show_log(log)
         self._fill_sessions(log.sessions)
         self._fill_requests(log.requests)
 
     @staticmethod
-    def _offer(combo: QComboBox, values: list[str]) -> None:
+    def _offer(combo: QComboBox, values: list[str], shown: Callable[[str], str] = str) -> None:
         chosen = combo.currentData()
         combo.blockSignals(True)
         while combo.count() > 1:
             combo.removeItem(1)
         for value in values:
-            combo.addItem(value if len(value) <= 24 else value[:10] + "…" + value[-10:], value)
+            text = shown(value)
+            combo.addItem(text if len(text) <= 24 else text[:10] + "…" + text[-10:], value)
         combo.setCurrentIndex(max(0, combo.findData(chosen)))
         combo.blockSignals(False)
 
@@ -199,7 +202,7 @@ class RequestLog(QWidget):
         table.setRowCount(len(sessions))
         for row, line in enumerate(reversed(sessions)):  # the most recently active first
             cells = (_item(line.session or self.tr("(no session)"), data=line.session),
-                     _item(line.client or ""), _item(", ".join(line.profiles)),
+                     _item(recorded_client_name(line.client or "")), _item(", ".join(line.profiles)),
                      _item(line.requests, True), _item(f"{line.hit_rate:.0%}", True),
                      _item(f"{line.reprocessed_tokens:,}", True),
                      _item(seconds_text(line.time_lost_ms), True),
@@ -214,12 +217,14 @@ class RequestLog(QWidget):
         for row, record in enumerate(requests):
             verdict = (record.verdict or "").upper()
             cells = (_item(time.strftime("%m-%d %H:%M:%S", time.localtime(record.time)), data=record),
-                     _item(record.client_name or record.client or ""), _item(record.session or ""),
+                     _item(recorded_client_name(record.client_name or record.client or "")),
+                     _item(record.session or ""),
                      _item(record.profile or ""), _item(f"{record.input_tokens or 0:,}", True),
                      _item(f"{record.cached_tokens or 0:,}", True),
                      _item("" if record.reusable_tokens is None else f"{record.reusable_tokens:,}", True),
                      _item("" if record.ttft_ms is None else seconds_text(record.ttft_ms), True),
-                     _item(verdict), _reason_item(record.reason))
+                     _item(verdict_word(verdict) if verdict else ""),
+                     _reason_item(record.reason))
             if verdict in ("MISS", "PARTIAL"):
                 cells[8].setForeground(theme.state_color(theme.as_state(verdict), pal))
             for column, item in enumerate(cells):

@@ -98,21 +98,32 @@ class UsageTrend(QWidget):
         super().__init__(parent)
         self.days: Sequence[Any] = []
         self.bucket_s = 86400.0
+        self.now = time.time()  # "today" for the ticks: set with each read
         self.setMinimumHeight(120)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setAccessibleName(self.tr("Cache hit rate over the period"))
 
     def set_days(self, days: Sequence[Any]) -> None:
         self.days = days
+        self.now = time.time()
         self.update()
 
     def sizeHint(self) -> QSize:
         return QSize(400, 140)
 
     def ticks(self) -> list[str]:
-        """A local time under each bar: the hour for slices under a day, else the date."""
-        form = "%H:%M" if self.bucket_s < 86400 else "%m-%d"
-        return [time.strftime(form, time.localtime(getattr(bar, "start", 0.0))) for bar in self.days]
+        """A local time under each bar: for slices under a day the hour, and the date too on every bar
+        of an earlier day than today's (only every few bars are labelled, so the bar where the day
+        changes may not be: "21:00" is never read as today's when it was yesterday's); else the date."""
+        if self.bucket_s >= 86400:
+            return [time.strftime("%m-%d", time.localtime(getattr(bar, "start", 0.0))) for bar in self.days]
+        today = time.strftime("%Y-%m-%d", time.localtime(self.now))
+        labels = []
+        for bar in self.days:
+            moment = time.localtime(getattr(bar, "start", 0.0))
+            same_day = time.strftime("%Y-%m-%d", moment) == today
+            labels.append(time.strftime("%H:%M" if same_day else "%m-%d %H:%M", moment))
+        return labels
 
     def paintEvent(self, _event: QPaintEvent) -> None:
         legend = self.tr("bars: cache hit rate   line: mean time to first token   (%1 requests)")
@@ -155,10 +166,12 @@ class UsageView(QWidget):
         self._log_task: Any = None
         self._log_again = False
         self.period = QComboBox()
-        for days, label in ((1, self.tr("Last day")), (7, self.tr("Last 7 days")),
+        for days, label in ((1, self.tr("Last 24 hours")), (7, self.tr("Last 7 days")),
                             (30, self.tr("Last 30 days")), (0, self.tr("All time"))):
             self.period.addItem(label, days)
-        self.period.setCurrentIndex(1)
+        # the last 24 hours in hourly bars: today's work is what a user checks the cache of; a week in
+        # six-hour slices, a month in days, are one choice away
+        self.period.setCurrentIndex(0)
         self.refresh_button = QPushButton(self.tr("Refresh"))
         self.totals_label = QLabel()
         self.totals_label.setWordWrap(True)
