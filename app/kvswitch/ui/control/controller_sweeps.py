@@ -7,6 +7,7 @@ thread, and keeps no copy of the file beyond what it draws.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,3 +36,67 @@ class SweepControllerMixin:
 
         parent: QObject = self  # type: ignore[assignment]  # the AppController, a QObject
         return tasks.run_in_background(parent, read, on_success=on_loaded, on_failure=on_failed)
+
+    def run_sweep(self, name: str, server_command: str, varies: list[str],
+                  on_step: Callable[[str, float], None], on_done: Callable[[Any], None],
+                  on_failed: Callable[[BaseException], None]) -> tasks.BackgroundTask:
+        """``kvswitch sweep NAME --server-cmd CMD --vary ...`` from the window, on the task pool: the same
+        engine (``verify.sweep.run_sweep`` with verify's synthetic probe), each row into the profile's
+        verify history as it is made (the chart reloads through ``history_changed``), ``on_step(text,
+        fraction done)`` for every step the command prints. Cancelling the task stops the sweep between
+        steps: the server it started is stopped, the rows measured so far stay."""
+        paths, store = self.paths, self.store  # type: ignore[attr-defined]
+
+        def work(cancel: Any, progress: Callable[[str, float], None]) -> Any:
+            from kvswitch.verify import sweep, sweep_measure  # noqa: PLC0415 - the probe loads only here
+            from kvswitch.verify.records import history  # noqa: PLC0415
+
+            profile = store.get(name)
+            command = sweep_argv(server_command)
+            parsed = [sweep.parse_vary(text) for text in varies]
+            total = max(1, len(sweep.grid(parsed)))
+            records = history(paths)
+            done = [0]
+
+            def on_row(row: Any, measured: Any) -> None:
+                records.append(sweep.history_entry(profile, row, measured))
+                done[0] += 1
+                progress(f"{row.setting}: {row.verdict or row.status.upper()}", done[0] / total)
+
+            logs = paths.data_dir / "verify-history" / "sweep-logs" / sweep.run_stamp()
+            return sweep.run_sweep(
+                profile, command, parsed, sweep_measure.synthetic(), probe="synthetic probe", timeout=60.0,
+                start_timeout=300.0, log_dir=logs,
+                on_step=lambda text: progress(text, done[0] / total), on_row=on_row, cancel=cancel)
+
+        def finished(report: Any) -> None:
+            self.history_changed.emit(name)  # type: ignore[attr-defined]
+            on_done(report)
+
+        def failed(exc: BaseException) -> None:
+            self.history_changed.emit(name)  # type: ignore[attr-defined]  # rows made before it failed
+            on_failed(exc)
+
+        parent: QObject = self  # type: ignore[assignment]  # the AppController, a QObject
+        return tasks.run_in_background(parent, work, on_success=finished, on_failure=failed,
+                                       on_progress=on_step)
+
+
+def sweep_argv(server_command: str) -> list[str]:
+    """The server's command as ``kvswitch sweep --server-cmd`` splits it (shell words, no shell)."""
+    from kvswitch.core.errors import UsageError  # noqa: PLC0415
+
+    try:
+        argv = shlex.split(server_command)
+    except ValueError as exc:
+        raise UsageError(f"server command: {exc}") from None
+    if not argv:
+        raise UsageError("the server's command is empty")
+    return argv
+
+
+def sweep_command_line(name: str, server_command: str, varies: list[str]) -> str:
+    """The ``kvswitch sweep`` command that does what the window's sweep does, to copy into a terminal."""
+    words = ["kvswitch", "sweep", name, "--server-cmd", server_command.strip()]
+    words += [f"--vary={vary}" for vary in varies]
+    return shlex.join(words)

@@ -4581,27 +4581,112 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
     </message>
     <message>
         <location filename="../verify/sweep_chart.py" line="72"/>
-        <source>No sweep recorded yet: run kvswitch sweep on this profile.</source>
-        <translation>尚无扫描记录：对此配置运行 kvswitch sweep。</translation>
+        <source>No sweep recorded yet: “Run a sweep…” restarts the profile&apos;s server once per setting.</source>
+        <translation>尚无设置扫描记录：“运行扫描…”会按每个设置重启该配置的服务器一次。</translation>
+    </message>
+</context>
+<context>
+    <name>SweepDialog</name>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="46"/>
+        <source>Settings sweep of “%1”</source>
+        <translation>“%1”的设置扫描</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="48"/>
+        <source>KV Switch starts the profile&apos;s server once per setting, measures each with verify&apos;s probe and stops it. Stop the server first: the sweep never restarts a server it did not start.</source>
+        <translation>KV Switch 会按每个设置启动一次该配置的服务器，用验证的探测请求测量后再停止它。请先停止服务器：扫描绝不会重启不是它启动的服务器。</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="58"/>
+        <source>Server command:</source>
+        <translation>服务器命令：</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="59"/>
+        <source>Settings (FLAG=V1,V2 per line):</source>
+        <translation>设置（每行一个 FLAG=V1,V2）：</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="63"/>
+        <source>Copy command</source>
+        <translation>复制命令</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="72"/>
+        <source>Start sweep</source>
+        <translation>开始扫描</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="73"/>
+        <source>Cancel sweep</source>
+        <translation>取消扫描</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="75"/>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="111"/>
+        <source>The same from a terminal: %1</source>
+        <translation>在终端中等效的命令：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="128"/>
+        <source>Starting…</source>
+        <translation>正在启动…</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="138"/>
+        <source>Cancelling: the server the sweep started is being stopped…</source>
+        <translation>正在取消：正在停止扫描启动的服务器…</translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../verify/sweep_dialog.py" line="148"/>
+        <source>Sweep finished: %n setting(s) measured.</source>
+        <translation>
+            <numerusform>扫描完成：已测量 %n 个设置。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_dialog.py" line="155"/>
+        <source>The sweep stopped: %1</source>
+        <translation>扫描已停止：%1</translation>
     </message>
 </context>
 <context>
     <name>SweepView</name>
     <message>
-        <location filename="../verify/sweep_chart.py" line="85"/>
-        <location filename="../verify/sweep_chart.py" line="112"/>
+        <location filename="../verify/sweep_chart.py" line="86"/>
+        <location filename="../verify/sweep_chart.py" line="121"/>
         <source>Settings sweep</source>
         <translation>设置扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="114"/>
+        <location filename="../verify/sweep_chart.py" line="88"/>
+        <source>Run a sweep…</source>
+        <translation>运行扫描…</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="89"/>
+        <source>Restart this profile&apos;s local server once per setting and measure each (kvswitch sweep)</source>
+        <translation>按每个设置重启此配置的本地服务器一次并逐一测量（kvswitch sweep）</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="123"/>
         <source>Settings sweep of “%1”, %2: %3</source>
         <translation>“%1”的设置扫描，%2：%3</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="124"/>
+        <location filename="../verify/sweep_chart.py" line="133"/>
         <source>Could not read the sweep history: %1</source>
         <translation>无法读取扫描历史：%1</translation>
+    </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="145"/>
+        <source>Choose a profile first: a sweep restarts its local server.</source>
+        <translation>请先选择一个配置：扫描会重启它的本地服务器。</translation>
     </message>
 </context>
 <context>

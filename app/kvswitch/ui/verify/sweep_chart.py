@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSize, Slot
 from PySide6.QtGui import QPaintEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.qtcompat import connect_for
@@ -69,7 +69,8 @@ class SweepChart(QWidget):
     def paintEvent(self, _event: QPaintEvent) -> None:
         legend = self.tr("bars: hit rate   line: warm TTFT   (%1 settings)")
         legend = legend.replace("%1", str(len(self.points())))
-        empty = self.tr("No sweep recorded yet: run kvswitch sweep on this profile.")
+        empty = self.tr("No sweep recorded yet: “Run a sweep…” restarts the profile's server once per "
+                        "setting.")
         self.layout_drawn = paint_strip(self, self.points(), empty, legend, min_slots=1,
                                         x_labels=self.setting_labels())
 
@@ -84,10 +85,18 @@ class SweepView(QWidget):
         self._task: BackgroundTask | None = None
         self.title = QLabel(self.tr("Settings sweep"))
         self.title.setWordWrap(True)
+        self.run_button = QPushButton(self.tr("Run a sweep…"))
+        self.run_button.setToolTip(self.tr("Restart this profile's local server once per setting and measure "
+                                           "each (kvswitch sweep)"))
+        self.run_button.clicked.connect(self._on_run_button_clicked)
+        self.dialog: Any = None
         self.chart = SweepChart()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.title)
+        head = QHBoxLayout()
+        head.addWidget(self.title, 1)
+        head.addWidget(self.run_button)
+        layout.addLayout(head)
         layout.addWidget(self.chart)
         connect_for(self, controller.history_changed, self._on_controller_history_changed)
         connect_for(self, controller.profile_applied, self._on_controller_history_changed)
@@ -127,6 +136,18 @@ class SweepView(QWidget):
     @Slot(str)
     def _on_controller_history_changed(self, name: str) -> None:
         self.reload(name)
+
+    @Slot()
+    def _on_run_button_clicked(self) -> None:
+        """The sweep dialog for the profile shown (the active one when none was chosen)."""
+        name = self.profile or self.controller.store.active_name
+        if not name:
+            self.title.setText(self.tr("Choose a profile first: a sweep restarts its local server."))
+            return
+        from kvswitch.ui.verify.sweep_dialog import SweepDialog  # noqa: PLC0415 - opened on demand
+
+        self.dialog = SweepDialog(self.controller, name, self.window())
+        self.dialog.show()
 
 
 def add_sweep_view(card: Any, controller: AppController) -> SweepView:
