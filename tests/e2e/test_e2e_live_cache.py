@@ -102,9 +102,12 @@ class MetricsRecorder:
             body = await request.read()
             headers = {k: v for k, v in request.headers.items()
                        if k.lower() not in ("host", "content-length")}
-            if request.method != "POST":  # the gateway's own reads of /metrics pass at once
+            # the gateway's own reads of /metrics, and its renderings of a new conversation's prompt
+            # (``gateway.truth.new_conversation``: the server's template and tokenizer, no inference, its
+            # counters do not move), pass at once and are not requests the server ran
+            if request.method != "POST" or request.path in ("/apply-template", "/tokenize"):
                 async with client.request(request.method, self.upstream + request.path_qs,
-                                          headers=headers) as answer:
+                                          data=body, headers=headers) as answer:
                     return web.Response(status=answer.status, body=await answer.read(), headers={
                         k: v for k, v in answer.headers.items() if k.lower() == "content-type"})
             async with lock:
@@ -268,6 +271,20 @@ def test_claude_code_attribution_block_is_named_and_continued_turns_hit(
             assert all(r.verdict == "HIT" for r in continued), _dump(off_rows)
             off_opening = [r for r in openings(off_rows) if (r.input_tokens or 0) > 5000]
             assert off_opening, _dump(off_rows)
+            # the second conversation's opening differs from the first's at the user's own words: what
+            # it could reuse is what the server rendered before them (measured by the server itself:
+            # its template puts Claude Code's own system message after the words and the tools nowhere),
+            # and it reused all of it (issue 38, item 3: it was a PARTIAL "prefix changed" with seconds
+            # of time lost)
+            second_opening = next(r for r in off_rows
+                                  if r.session != main_off and (r.input_tokens or 0) > 5000)
+            assert second_opening.verdict == "HIT", second_opening.reason_detail  # (the evidence)
+            detail = json.loads(second_opening.reason_detail or "{}")
+            assert detail["new_conversation"] == "messages[0].content[1]", detail
+            assert detail["measured_by"] == "server", detail
+            assert detail["reusable"] == second_opening.reusable_tokens, detail
+            assert second_opening.reusable_tokens == second_opening.cached_tokens, detail
+            assert detail["estimated_reusable"] > detail["reusable"], detail
 
             # the header-on profile: two new conversations in one project
             assert main(["use", "on"]) == 0

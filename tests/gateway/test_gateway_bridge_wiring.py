@@ -16,8 +16,8 @@ from gateway_support import Responder, ScriptedUpstream, add_profiles, json_answ
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
-from kvswitch.gateway import service
 from kvswitch.gateway.bridges import Bridge, BridgeUsage, ResponseConverter
+from kvswitch.gateway.relay import plan
 from kvswitch.gateway.relay.server import GatewayServer
 from kvswitch.usage.queries import query
 
@@ -54,7 +54,7 @@ def bridged(monkeypatch: pytest.MonkeyPatch) -> None:
     def pick(client: str, upstream: str) -> Bridge | None:
         return None if client == upstream else _TaggingBridge()
 
-    monkeypatch.setattr(service, "pick_bridge", pick)
+    monkeypatch.setattr(plan, "pick_bridge", pick)
 
 
 @pytest.mark.usefixtures("bridged")

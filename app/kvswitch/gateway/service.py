@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -38,12 +36,7 @@ from kvswitch.gateway.bridges import (
     Bridge,
     BridgeRequestError,
     ResponseConverter,
-    dump_body,
-    inline_system,
-    pick_bridge,
 )
-from kvswitch.gateway.bridges.stabilise import applies as stabiliser_applies
-from kvswitch.gateway.bridges.stabilise import stabilise
 from kvswitch.gateway.relay import model_routes
 from kvswitch.gateway.relay.failover import CircuitBreaker, retryable
 from kvswitch.gateway.relay.forward import (
@@ -61,14 +54,12 @@ from kvswitch.gateway.relay.forward import (
     upstream_headers,
 )
 from kvswitch.gateway.relay.identity import INSTANCE, LocalToken, identity_answer, offered_token
+from kvswitch.gateway.relay.plan import Planned, plan_request
 from kvswitch.gateway.relay.routing import (
     Route,
     key_headers,
-    mapped_model,
     parse_route,
-    rewrite_model,
     upstream_protocol,
-    upstream_url,
 )
 from kvswitch.gateway.relay.server import Handler
 from kvswitch.gateway.relay.stream_end import ending_for
@@ -88,16 +79,8 @@ CLIENT_AUTH_HEADERS = ("x-api-key", "authorization")
 STATUS_PATH = "/_kvswitch/status"
 #: how long an answer's end may wait for its usage row while the writer keeps up (a write is tens of µs)
 ROW_WAIT_S = 0.25
-
-
-@dataclass
-class _Planned:
-    profile: Profile
-    protocol: str
-    bridge: Bridge | None
-    url: str
-    body: bytes
-    model: str | None
+#: a request body at least this long is parsed on a worker thread (850 KB took 74 ms on the loop)
+THREAD_PARSE = 128 << 10
 
 
 class GatewayHandler(Handler):
@@ -129,6 +112,7 @@ class GatewayHandler(Handler):
 
     async def cleanup(self) -> None:
         await self.counts.drain()  # rows waiting for the server's counters
+        await self.cache_truth.remeasure.drain()  # new conversations being measured
         await asyncio.to_thread(self.usage.close)  # writes the rows handed over, off the event loop
 
     # -- state --------------------------------------------------------------------------------------
@@ -203,7 +187,9 @@ class GatewayHandler(Handler):
             base_headers = upstream_headers(request.headers.items(), drop=CLIENT_AUTH_HEADERS)
         except BodyRefused as exc:
             return refuse(exc.status, f"gateway: {exc.message}")
-        body = parse_json_body(raw)
+        # a long body is parsed on a worker thread: 17 MB of tiny messages held the event loop about 1 s
+        body = (await asyncio.to_thread(parse_json_body, raw) if len(raw) >= THREAD_PARSE
+                else parse_json_body(raw))
         known = {} if route.pinned else self._profiles_or_empty()  # empty: ``candidates`` words the error
         stale = model_routes.stale_picker_id(body, known) if known else None
         if stale is not None:
@@ -234,8 +220,12 @@ class GatewayHandler(Handler):
             await self.cache_truth.prepare(row)  # a long body's digest, off the event loop
             judge_later = self.numbers.record(row, attempt, reasons, started, chain)
             first_byte = started + attempt.first_byte_ms / 1000 if attempt and attempt.first_byte_ms else None
-            if self.counts.hold(row, first_byte, lambda filled: self._store_late(filled, judge_later)):
+            served = next((p for p in chain if p.name == row.profile), None)
+            if self.counts.hold(row, first_byte,
+                                lambda filled: self._store_late(filled, judge_later, served)):
                 return  # stored once the server's counters are read (within seconds)
+            if self.cache_truth.remeasure.start(row, served, self.usage.submit):
+                return  # a new conversation, stored once the server measured what it could reuse
             done = self.usage.submit(row)
             if done is not None and self.usage.healthy(ROW_WAIT_S):
                 with contextlib.suppress(TimeoutError):
@@ -262,10 +252,11 @@ class GatewayHandler(Handler):
             self.cache_truth.release(row)  # the parsed body, on every path (judged, refused, cut off)
         return answer
 
-    def _store_late(self, row: UsageRow, judge: Callable[[], None] | None) -> None:
+    def _store_late(self, row: UsageRow, judge: Callable[[], None] | None, served: Profile | None) -> None:
         if judge is not None and row.input_tokens is not None:
             judge()
-        self.usage.submit(row)
+        if not self.cache_truth.remeasure.start(row, served, self.usage.submit):
+            self.usage.submit(row)
 
     async def _try_chain(
         self, request: web.Request, route: Route, chain: list[Profile], raw: bytes, body: Any,
@@ -362,39 +353,9 @@ class GatewayHandler(Handler):
         return refuse(503, f"gateway: no upstream could serve: {'; '.join(reasons)}")
 
     def _plan(self, profile: Profile, route: Route, raw: bytes, body: Any, query: str,
-              others: Callable[[], list[Profile]]) -> _Planned:
+              others: Callable[[], list[Profile]]) -> Planned:
         protocol = self._upstream_protocol(profile, route.protocol)
-        bridge = pick_bridge(route.protocol, protocol) if route.is_conversation else None
-        model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
-        if model is not None:
-            picked = model_routes.upstream_model(model, profile, self._profiles or {})
-            model = picked or mapped_model(model, profile, others)
-        # opt-in, local backends: Claude Code's shared context before the user's words (the stabiliser),
-        # its inline system messages as user messages in place (for templates that refuse them)
-        conversation = route.is_conversation and isinstance(body, dict)
-        local = profile.kind.is_local
-        rewrote = conversation and stabiliser_applies(
-            stable_prefix=profile.stable_prefix, local_backend=local, client=route.protocol)
-        if rewrote:
-            body = stabilise(body)
-        if conversation and inline_system.applies(inline_system_as_user=profile.inline_system_as_user,
-                                                  local_backend=local, client=route.protocol):
-            rewritten = inline_system.as_user(body)
-            rewrote = rewrote or rewritten is not body
-            body = rewritten
-        if bridge is not None:
-            if not isinstance(body, dict):  # the client's mistake, the same for every profile
-                message = "a request to a bridged backend must be a JSON object"
-                error = bridge.convert_error(400, json.dumps({"error": {"message": message}}).encode())
-                raise BridgeRequestError(400, error, message)
-            converted = bridge.convert_request({**body, "model": model} if model else body)
-            data = dump_body(converted)
-        elif rewrote:
-            data = dump_body({**body, "model": model} if model else body)
-        else:
-            data = rewrite_model(raw, body, model) if model is not None else raw
-        url = upstream_url(profile, route, query, protocol if bridge else route.protocol, bridge is not None)
-        return _Planned(profile, protocol, bridge, url, data, model)
+        return plan_request(profile, route, raw, body, query, protocol, self._profiles or {}, others)
 
     def status(self) -> dict[str, Any]:
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""

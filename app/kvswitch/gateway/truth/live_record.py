@@ -22,7 +22,6 @@ that (``server_notes``) gets the server's words as its reason.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import OrderedDict, deque
@@ -31,10 +30,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvswitch.gateway.truth.digests import PromptDigest, digest_prompt, part_text
+from kvswitch.gateway.truth.new_conversation import KEY, Remeasure, own_words
 from kvswitch.gateway.truth.reasons import (
     SERVER_OVERRIDES,
-    Judgement,
     Seen,
+    fill_row,
     judge,
     overlap,
     told_by_server,
@@ -90,6 +90,8 @@ class CacheTruth:
         #: per remembered request (its ``seq``): in how many of the lists above it is, and its bytes
         self._held: dict[int, list[int]] = {}
         self.kept_bytes = 0
+        #: new conversations measured in the server's own tokens before their rows are stored
+        self.remeasure = Remeasure()
 
     # -- the gateway's calls ------------------------------------------------------------------------
     def begin(self, row: UsageRow, headers: Mapping[str, str], body: Any, size: int = 0) -> None:
@@ -150,15 +152,23 @@ class CacheTruth:
         seen = Seen(identity.session, identity.agent, row.upstream, digest, row.input_tokens,
                     row.cached_tokens, now, self._next_seq())
 
+        # a new conversation is a session's first request (its own words are then new by nature)
+        opening = identity.session is None or not self._sessions.get(identity.session)
+
         def verdict() -> None:  # the changed part's text is read from the body only when it is shown
             judgement = judge(digest, row.input_tokens, row.cached_tokens, reference, between,
                               session=identity.session, agent=identity.agent, local=local, now=now,
-                              excerpt=lambda label: part_text(pending.body, label))
+                              excerpt=lambda label: part_text(pending.body, label),
+                              own_words=own_words(pending.body) if opening else None)
             if self.notes is not None and judgement.reason in SERVER_OVERRIDES:
                 note = self.notes.claim(row.profile, pending.arrived)
                 if note is not None:
                     judgement = told_by_server(judgement, note.text, note.meaning, note.advice)
-            _fill(row, judgement)
+            fill_row(row, judgement)
+            words = (judgement.detail or {}).get(KEY)
+            if local and isinstance(words, str):  # measured in the server's tokens as its row is stored
+                words_text = part_text(pending.body, words)
+                self.remeasure.keep(row, judgement, pending.body, words_text, pending.size)
 
         if row.input_tokens is not None:
             verdict()
@@ -259,8 +269,3 @@ class CacheTruth:
     def sessions(self) -> int:
         return len(self._sessions)
 
-
-def _fill(row: UsageRow, judgement: Judgement) -> None:
-    row.reusable_tokens, row.verdict, row.reason = judgement.reusable, judgement.verdict, judgement.reason
-    row.reason_detail = (json.dumps(judgement.detail, ensure_ascii=False, separators=(",", ":"))
-                         if judgement.detail is not None else None)

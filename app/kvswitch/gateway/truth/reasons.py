@@ -20,6 +20,7 @@ profile follows, that it forced the re-processing: ``told_by_server``); ``unknow
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from kvswitch.core.redact import mask_text
 from kvswitch.core.text import printable
 from kvswitch.core.verdicts import verdict_for
 from kvswitch.gateway.truth.digests import Part, PromptDigest, chunk_prefix
+from kvswitch.usage.schema import UsageRow
 
 HIT, PARTIAL, MISS, COLD = "HIT", "PARTIAL", "MISS", "COLD"
 COLD_REASON, PREFIX_CHANGED, EVICTED, EXPIRED, SERVER, UNKNOWN = (
@@ -111,8 +113,12 @@ Excerpt = str | Callable[[str], str | None] | None
 
 def judge(current: PromptDigest, prompt: int | None, cached: int | None, reference: Seen | None,
           between: list[Seen], *, session: str | None, agent: str | None, local: bool, now: float,
-          excerpt: Excerpt = None) -> Judgement:
-    """The record of one request; ``between``: what ran on the upstream after ``reference``."""
+          excerpt: Excerpt = None, own_words: Callable[[str], bool] | None = None) -> Judgement:
+    """The record of one request; ``between``: what ran on the upstream after ``reference``.
+
+    ``own_words`` tells whether a part label holds the user's own words (``new_conversation``): a
+    request that first differs from another session's there is a new conversation, which could reuse
+    only what comes before those words."""
     if prompt is None or cached is None or prompt <= 0:
         return Judgement(None, None, None, None)
     numbers: dict[str, Any] = {"prompt": prompt, "cached": cached}
@@ -122,6 +128,10 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
     if reference is not None and found is not None:
         if found.extends and reference.prompt_tokens:
             estimate = min(reference.prompt_tokens, prompt)
+        elif (own_words is not None and reference.session != session and found.first_diff < len(current.parts)
+              and own_words(label := current.parts[found.first_diff].label)):
+            estimate = round(found.leading * per_char)
+            numbers["new_conversation"] = label
         else:
             estimate = round(found.shared * per_char)
         numbers["reference"] = _about(reference, session, now)
@@ -130,8 +140,8 @@ def judge(current: PromptDigest, prompt: int | None, cached: int | None, referen
     if reusable < MIN_REUSABLE:
         return Judgement(reusable, COLD, COLD_REASON, numbers)
     verdict = verdict_for(cached, reusable).upper()
-    if verdict == HIT:
-        return Judgement(reusable, HIT, None, None)
+    if verdict == HIT:  # a new conversation keeps its numbers: the Usage tab says what was new, and why
+        return Judgement(reusable, HIT, None, numbers if "new_conversation" in numbers else None)
     if reference is None or found is None:  # cannot happen: reusable above cached needs an earlier request
         return Judgement(reusable, verdict, UNKNOWN, numbers)
     # the server stopped about where the prompt first differs: the change is the reason; it reused well
@@ -326,3 +336,10 @@ def _who_ran(between: list[Seen], session: str | None, agent: str | None,
         entry["requests"] += 1
         entry["prompt_tokens"] += seen.prompt_tokens or 0
     return list(groups.values())
+
+
+def fill_row(row: UsageRow, judgement: Judgement) -> None:
+    """The judgement's fields on the usage row (its evidence as compact JSON)."""
+    row.reusable_tokens, row.verdict, row.reason = judgement.reusable, judgement.verdict, judgement.reason
+    row.reason_detail = (json.dumps(judgement.detail, ensure_ascii=False, separators=(",", ":"))
+                         if judgement.detail is not None else None)

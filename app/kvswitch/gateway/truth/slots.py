@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 class Planned(Protocol):
-    """What ``place`` reads of the gateway's planned request (``service._Planned``)."""
+    """What ``place`` reads of the gateway's planned request (``relay.plan.Planned``)."""
 
     profile: Profile
     protocol: str

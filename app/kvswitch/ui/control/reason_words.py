@@ -28,6 +28,7 @@ def reason_text(reason: str | None) -> str:
         "expired": translate("CacheReasons", "the vendor's cache expired"),
         "server": translate("CacheReasons", "the server forced re-processing"),
         "unknown": translate("CacheReasons", "no reason could be told"),
+        "new_conversation": translate("CacheReasons", "a new conversation (its own words are new)"),
     }
     return words.get(reason or "unknown", reason or words["unknown"])
 
@@ -87,6 +88,7 @@ def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, s
     lines: list[tuple[str, str]] = []
     if reason:
         lines.append((translate("CacheReasons", "Why"), f"{reason_text(reason)} ({reason})"))
+    lines += _new_conversation(detail)
     if "reusable" in detail and "cached" in detail:
         reused = translate("CacheReasons", "%1 of %2 reusable tokens (prompt: %3)")
         lines.append((translate("CacheReasons", "Reused"),
@@ -117,6 +119,28 @@ def explanation(reason: str | None, detail: dict[str, Any]) -> list[tuple[str, s
     return lines
 
 
+def _new_conversation(detail: dict[str, Any]) -> list[tuple[str, str]]:
+    """A new conversation's opening (``gateway.truth.new_conversation``): what it shares with the one
+    before ends where the user's own words begin; those words, and what follows them, are new by
+    nature and never time lost."""
+    if not detail.get("new_conversation"):
+        return []
+    reusable, prompt = detail.get("reusable"), detail.get("prompt")
+    own = prompt - reusable if isinstance(prompt, int) and isinstance(reusable, int) else None
+    opened = translate("CacheReasons", "it differs from the conversation before where the user's own "
+                                       "words begin (%1); what comes before them could be reused, and its "
+                                       "own %2 tokens are new, as expected")
+    lines = [(translate("CacheReasons", "New conversation"),
+              fill(opened, detail["new_conversation"], _tokens(own)))]
+    if detail.get("measured_by") == "server":
+        measured = translate("CacheReasons", "%1 tokens come before the user's words in the server's own "
+                                             "rendering of the prompt (the estimate from the request's "
+                                             "characters was %2)")
+        lines.append((translate("CacheReasons", "Measured"),
+                      fill(measured, _tokens(reusable), _tokens(detail.get("estimated_reusable")))))
+    return lines
+
+
 def _reference(reference: object) -> list[tuple[str, str]]:
     """The earlier request this one was measured against."""
     if not isinstance(reference, dict):
@@ -142,7 +166,8 @@ def _where(detail: dict[str, Any]) -> list[tuple[str, str]]:
         if isinstance(detail.get("offset"), int):
             place += ", " + fill(translate("CacheReasons", "at character %1"), _tokens(detail["offset"]))
         lines.append((translate("CacheReasons", "Where"), place))
-    looks = looks_like_text(detail.get("looks_like"))
+    # a new conversation's words differ by nature: "its text changed" would read as a fault
+    looks = None if detail.get("new_conversation") else looks_like_text(detail.get("looks_like"))
     if looks:
         lines.append((translate("CacheReasons", "What changed"), looks))
     added, removed = _names(detail.get("added")), _names(detail.get("removed"))

@@ -224,7 +224,7 @@ class RequestLog(QWidget):
                      _item("" if record.reusable_tokens is None else f"{record.reusable_tokens:,}", True),
                      _item("" if record.ttft_ms is None else seconds_text(record.ttft_ms), True),
                      _item(verdict_word(verdict) if verdict else ""),
-                     _reason_item(record.reason))
+                     _reason_item(record.reason or _opening(record)))
             if verdict in ("MISS", "PARTIAL"):
                 cells[8].setForeground(theme.state_color(theme.as_state(verdict), pal))
             for column, item in enumerate(cells):
@@ -259,6 +259,14 @@ class RequestLog(QWidget):
         item = self.sessions_table.item(row, 0)
         if item is not None and item.data(Qt.ItemDataRole.UserRole):
             self.choose(self.session_combo, str(item.data(Qt.ItemDataRole.UserRole)))
+
+
+def _opening(record: Any) -> str | None:
+    """``new_conversation`` for a new conversation's opening that reused what it could (a HIT has no
+    reason, but the Cache log calls the same request a shared prefix: both say it was expected)."""
+    if record.reason_detail is None or "new_conversation" not in record.reason_detail:
+        return None
+    return "new_conversation" if detail_of(record).get("new_conversation") else None
 
 
 class GatewayOffer(QWidget):
