@@ -336,7 +336,7 @@
     <message>
         <location filename="../control/reason_words.py" line="31"/>
         <source>a new conversation (its own words are new)</source>
-        <translation type="unfinished"></translation>
+        <translation>新对话（其自身的文字是新的）</translation>
     </message>
     <message>
         <location filename="../control/reason_words.py" line="39"/>
@@ -476,22 +476,22 @@
     <message>
         <location filename="../control/reason_words.py" line="130"/>
         <source>it differs from the conversation before where the user&apos;s own words begin (%1); what comes before them could be reused, and its own %2 tokens are new, as expected</source>
-        <translation type="unfinished"></translation>
+        <translation>它与之前的对话在用户自己的文字开始处（%1）不同；其前面的内容可以复用，它自己的 %2 个 token 是新的，这符合预期</translation>
     </message>
     <message>
         <location filename="../control/reason_words.py" line="133"/>
         <source>New conversation</source>
-        <translation type="unfinished"></translation>
+        <translation>新对话</translation>
     </message>
     <message>
         <location filename="../control/reason_words.py" line="136"/>
         <source>%1 tokens come before the user&apos;s words in the server&apos;s own rendering of the prompt (the estimate from the request&apos;s characters was %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>在服务器自己渲染的提示中，用户文字之前有 %1 个 token（按请求字符估算为 %2）</translation>
     </message>
     <message>
         <location filename="../control/reason_words.py" line="139"/>
         <source>Measured</source>
-        <translation type="unfinished"></translation>
+        <translation>实测</translation>
     </message>
     <message>
         <location filename="../control/reason_words.py" line="149"/>
