@@ -30,6 +30,9 @@ class LibraryView(QWidget):
         self.controller = controller
         self.link: _WindowLink | None = None  # set by ``add_library_tab``
         self.tabs = QTabWidget(self)
+        # no pane frame, as the window's own tabs: flush with the window's edges it drew a 3:1 border
+        # there, a light strip along the dark window's bottom and sides
+        self.tabs.setDocumentMode(True)
         self.prompts_page = PromptsPage(controller, review, self.tabs)
         self.skills_page = SkillsPage(controller, self.tabs)
         self.tabs.addTab(self.prompts_page, self.tr("Prompts"))
