@@ -22,12 +22,12 @@ from kvswitch.core.prompts import (
     MAX_PROMPT_BYTES,
     PROMPT_CLIENTS,
     PromptStore,
-    check_entry_name,
     decode_prompt,
     memory_file,
 )
 from kvswitch.targets.diff import render_plans
 from kvswitch.targets.memory_switch import MemoryWrite, MemoryWriter
+from kvswitch.targets.prompt_imports import import_cc_switch_rows, import_memory_files
 from kvswitch.verify.entry_tokens import TokenCounts, count_tokens
 
 
@@ -172,26 +172,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     clients = args.client or list(PROMPT_CLIENTS)
     if args.name and len(clients) != 1:
         raise UsageError("--name needs exactly one --client")
-    store = PromptStore(paths_from(args))
-    writer = _writer(args, store)
-    done = []
-    failed: list[str] = []
-    for client in clients:  # one unreadable file does not stop the others
-        try:
-            text, _ = writer.read(client)
-            if text is None:
-                continue
-            text = decode_prompt(text.encode("utf-8", "surrogateescape"), memory_file(client, os.environ))
-        except KvSwitchError as exc:
-            failed.append(str(exc))
-            continue
-        same = store.find_text(text)
-        if same is not None:
-            done.append({"client": client, "preset": same.name, "new": False})
-            continue
-        name = args.name or store.free_name(client)
-        store.add(name, text, f"imported from {memory_file(client, os.environ)}")
-        done.append({"client": client, "preset": name, "new": True})
+    paths = paths_from(args)
+    results = import_memory_files(paths, PromptStore(paths), clients, args.name)
+    done = [{"client": r.client, "preset": r.preset, "new": r.new} for r in results if not r.problem]
+    failed = [r.problem for r in results if r.problem]
     if args.json:
         out(json.dumps({"imported": done, "not_imported": failed}, indent=2))
     elif not done and not failed:
@@ -207,20 +191,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import_cc_switch(args: argparse.Namespace) -> int:
     """Every CC Switch prompt row as a preset (same text already stored: skipped), named as there."""
     db = cc_switch_db(args.cc_switch or None)
-    store = PromptStore(paths_from(args))
-    done = []
-    for row in read_prompts(db):
-        text = decode_prompt(row.content.encode("utf-8", "surrogateescape"), f"{db} [{row.app}: {row.name}]")
-        same = store.find_text(text)
-        if same is not None:
-            done.append({"app": row.app, "name": row.name, "preset": same.name, "new": False})
-            continue
-        try:
-            name = store.free_name(check_entry_name(row.name, "prompt preset"))
-        except UsageError:
-            name = store.free_name(f"cc-switch-{row.app}")
-        store.add(name, text, f"imported from CC Switch ({db}, {row.app}: {row.name})")
-        done.append({"app": row.app, "name": row.name, "preset": name, "new": True})
+    results = import_cc_switch_rows(PromptStore(paths_from(args)), read_prompts(db), db)
+    done = [{"app": r.row.app, "name": r.row.name, "preset": r.preset, "new": r.new} for r in results]
     if args.json:
         out(json.dumps({"imported": done}, indent=2, ensure_ascii=False))
         return 0
