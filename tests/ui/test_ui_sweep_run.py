@@ -82,3 +82,18 @@ def test_cancel_stops_the_sweep_and_the_server_it_started(qtbot: Any, controller
     assert dialog.start_button.isEnabled()  # another run can start
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()  # no server left behind
+
+
+def test_quitting_during_a_sweep_stops_its_server(qtbot: Any, controller: Any, paths: Any,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The window's quit (``AppController.shutdown``) cancels the sweep before draining the pool: the
+    server it started is stopped, none is left running after the process ends."""
+    port, command = _profile_and_command(capsys)
+    _view, dialog = _dialog(qtbot, controller, command, "-np=1,2")
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "starting the server" in dialog.step_label.text(), timeout=60_000)
+    controller.shutdown()
+    assert dialog.task.cancel_event.is_set()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=60_000)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()

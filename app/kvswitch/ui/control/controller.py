@@ -304,5 +304,6 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
     def shutdown(self) -> None:
         """Cancel background work and wait for it, so no worker outlives the app."""
         self.cancel_verify()
+        self.cancel_sweep()  # its server is stopped before the pool is drained
         self.stop_gateway()
         tasks.drain(5000)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 class SweepControllerMixin:
     paths: AppPaths
+    _sweep_task: tasks.BackgroundTask | None = None
 
     def load_latest_sweep(self, name: str, on_loaded: Callable[[SweepRun | None], None],
                           on_failed: Callable[[BaseException], None]) -> tasks.BackgroundTask:
@@ -78,8 +79,16 @@ class SweepControllerMixin:
             on_failed(exc)
 
         parent: QObject = self  # type: ignore[assignment]  # the AppController, a QObject
-        return tasks.run_in_background(parent, work, on_success=finished, on_failure=failed,
-                                       on_progress=on_step)
+        self._sweep_task = tasks.run_in_background(parent, work, on_success=finished, on_failure=failed,
+                                                   on_progress=on_step)
+        return self._sweep_task
+
+    def cancel_sweep(self) -> None:
+        """Stop a sweep the window runs (on quit): the engine stops the server it started, so none is
+        left running once the pool is drained."""
+        task = self._sweep_task
+        if task is not None and task.running:
+            task.cancel()
 
 
 def sweep_argv(server_command: str) -> list[str]:
