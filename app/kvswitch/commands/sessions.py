@@ -10,7 +10,6 @@ client file that could not be read is named on stderr with what was wrong, and t
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import re
@@ -19,11 +18,12 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from kvswitch.commands.common import err, out, paths_from
+from kvswitch.commands.session_output import local_minute, row_line, write_csv, write_json
 from kvswitch.core.errors import KvSwitchError, UsageError
 from kvswitch.core.text import printable
 
@@ -32,36 +32,6 @@ CLIENT_NAMES = ("claude", "codex", "opencode")
 _SPAN = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 #: what a spreadsheet runs as a formula when a cell starts with it
-_FORMULA_START = ("=", "+", "-", "@")
-_CSV_COLUMNS = (
-    "source",
-    "client",
-    "session",
-    "project",
-    "title",
-    "first_time",
-    "last_time",
-    "versions",
-    "models",
-    "calls",
-    "subagent_calls",
-    "prompt",
-    "new",
-    "cache_read",
-    "cache_write_5m",
-    "cache_write_1h",
-    "output",
-    "hit_rate",
-    "cost",
-    "unpriced",
-    "resume",
-    "gateway_requests",
-    "gateway_hit_rate",
-    "gateway_reprocessed",
-    "notes",
-)
-
-
 def register(subparsers: Any) -> None:
     listing = subparsers.add_parser(
         "sessions", help="every client's sessions (from its own files and the gateway): tokens, hit %%, cost"
@@ -203,13 +173,13 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     rows = iter_rows_of(args)
     try:
         if args.json:
-            _write_json(rows)
+            write_json(rows)
         elif args.csv:
-            _write_csv(rows)
+            write_csv(rows)
         else:
             shown = 0
             for row in rows:
-                out(printable(_line(row), multiline=False))
+                out(printable(row_line(row), multiline=False))
                 shown += 1
             if not shown:
                 hint = " (--since all lists every one)" if args.since != "all" else ""
@@ -220,90 +190,6 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
     return 0
-
-
-def _write_json(rows: Iterable[dict[str, Any]]) -> None:
-    """The text of ``json.dumps(list(rows), indent=2)``, written a row at a time."""
-    count = 0
-    sys.stdout.write("[")
-    for row in rows:
-        sys.stdout.write((",\n  " if count else "\n  ") + json.dumps(row, indent=2).replace("\n", "\n  "))
-        count += 1
-    sys.stdout.write("\n]\n" if count else "]\n")
-
-
-def _when(epoch: Any) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(epoch)) if isinstance(epoch, int | float) else "-"
-
-
-def _line(row: dict[str, Any]) -> str:
-    if row["source"] == "gateway":
-        return (
-            f"{row['session'] or '(no session id)'} {row['client'] or '-'} [gateway]: {row['requests']:,} "
-            f"requests, hit {row['hit_rate']:.0%} ({row['cached_tokens']:,}/{row['prompt_tokens']:,}), "
-            f"re-processed {row['reprocessed_tokens']:,} tokens; {row['first_seen']} .. {row['last_seen']}"
-        )
-    sub = f" (+{row['subagent_calls']} subagent)" if row["subagent_calls"] else ""
-    line = (
-        f"{row['session']} {row['client']} {_when(row['first_time'])} .. {_when(row['last_time'])} "
-        f"{row['project'] or '-'}: {row['calls']:,} calls{sub}, hit {row['hit_rate']:.0%} "
-        f"(read {row['cache_read']:,} of {row['prompt']:,}; written {row['cache_write']:,}, new "
-        f"{row['fresh']:,}), output {row['output']:,}, ${row['cost']:.4f}"
-    )
-    if row.get("gateway"):
-        gateway = row["gateway"]
-        line += f"; gateway: {gateway['requests']:,} requests, hit {gateway['hit_rate']:.0%}"
-        if gateway.get("last_reason"):
-            line += f", last reason {gateway['last_reason']}"
-    if row["title"]:
-        line += f" \u2014 {row['title'][:80]!r}"
-    return line
-
-
-def _cell(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    text = printable(value, multiline=False)
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _write_csv(rows: Iterable[dict[str, Any]]) -> None:
-    writer = csv.writer(sys.stdout)
-    writer.writerow(_CSV_COLUMNS)
-    for row in rows:
-        gateway = row.get("gateway") or (row if row["source"] == "gateway" else {})
-        files = row["source"] != "gateway"
-        values = [row["source"], row.get("client") or "", row.get("session") or ""]
-        if files:
-            values += [
-                row["project"],
-                row["title"],
-                _when(row["first_time"]),
-                _when(row["last_time"]),
-                " ".join(row["versions"]),
-                " ".join(row["models"]),
-                row["calls"],
-                row["subagent_calls"],
-                row["prompt"],
-                row["fresh"],
-                row["cache_read"],
-                row["cache_write_5m"],
-                row["cache_write_1h"],
-                row["output"],
-                row["hit_rate"],
-                row["cost"],
-                " ".join(row["unpriced"]),
-                row["resume"],
-            ]
-        else:
-            values += [""] * 18
-        values += [
-            gateway.get("requests", ""),
-            gateway.get("hit_rate", ""),
-            gateway.get("reprocessed_tokens", ""),
-            " | ".join(row.get("notes", [])),
-        ]
-        writer.writerow([_cell(value) for value in values])
 
 
 def _session(args: argparse.Namespace) -> tuple[Any, list[Any]]:
@@ -323,7 +209,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     out(
         printable(
-            _line({"session": summary.session_id, "source": "files", **summary.to_json()}), multiline=False
+            row_line({"session": summary.session_id, "source": "files", **summary.to_json()}), multiline=False
         )
     )
     for note in summary.notes:
@@ -338,7 +224,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         who = _who(call)
         out(
             printable(
-                f"{turn.index + 1:>4} {_when(call.time):<16} {call.model[:20]:<20} {who[:10]:<10} "
+                f"{turn.index + 1:>4} {local_minute(call.time):<16} {call.model[:20]:<20} {who[:10]:<10} "
                 f"{call.cache_read:>9,} {call.cache_write:>9,} {call.fresh:>9,} {call.output:>8,} "
                 f"${turn.cost:>8.4f}",
                 multiline=False,
