@@ -209,3 +209,26 @@ def test_the_cli_names_the_bad_file_on_stderr_and_lists_the_rest(
     assert "no session 'nosuch'" in capsys.readouterr().err
     summary, turns = session_turns(paths, "s1")
     assert summary.calls == len(turns) == 1
+
+
+def test_a_damaged_index_is_built_anew_from_the_clients_files(paths: AppPaths, projects: Path) -> None:
+    """The index runs without fsync (it is a cache): a power loss that damages it, or any other bytes at
+    its path, must cost one full read, not a traceback."""
+    (projects / "s1.jsonl").write_bytes(_call(1) + _call(2, read=100))
+    index_sessions(paths)
+    index = paths.data_dir / "sessions.db"
+    index.write_bytes(b"not a database " * 4096)
+    report = index_sessions(paths)
+    assert report.files_read == 1
+    assert _session(paths, "s1") == (2, 100)
+    assert oct(index.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_pass_that_finds_a_file_gone_drops_its_session(paths: AppPaths, projects: Path) -> None:
+    (projects / "s1.jsonl").write_bytes(_call(1))
+    (projects / "s2.jsonl").write_bytes(_call(1, session="s2"))
+    index_sessions(paths)
+    (projects / "s2.jsonl").unlink()
+    report = index_sessions(paths)
+    assert report.files_read == 0
+    assert {item.session_id for item in list_sessions(paths)} == {"s1"}

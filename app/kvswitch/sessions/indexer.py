@@ -23,7 +23,7 @@ from kvswitch.sessions.claude import ClaudeReader
 from kvswitch.sessions.codex import CodexReader
 from kvswitch.sessions.lines import FileMark, NotReadable, open_regular, parse_line, read_lines, start_offset
 from kvswitch.sessions.model import ClientHomes, IndexReport
-from kvswitch.sessions.store import IndexWriter, all_marks, file_mark, known_files, save_mark
+from kvswitch.sessions.store import IndexWriter, all_marks, file_mark, save_mark
 
 Progress = Callable[[int, int, str], None]
 #: a Codex rollout's name ends in its session's id
@@ -86,14 +86,16 @@ def codex_files(sessions: Path, report: IndexReport) -> Iterator[tuple[str, str,
                         yield entry.path, found.group(1), ""
 
 
-def _unchanged(path: str, mark: FileMark | None) -> bool:
-    """True when ``path`` is as the last pass left it (one stat, no open: most files of a pass are)."""
+def _unchanged(path: str, mark: tuple[str, int, int, int] | None) -> bool:
+    """True when ``path`` has the size, mtime and inode the last pass left it with (one stat, no open:
+    most files of a pass are; ``start_offset`` decides the rest when it is read)."""
     if mark is None:
         return False
     try:
-        return start_offset(os.stat(path), mark) is None
+        found = os.stat(path)
     except OSError:
         return False  # reading it will say what is wrong
+    return (found.st_size, found.st_mtime_ns, found.st_ino) == mark[1:]
 
 
 def read_file(
@@ -251,10 +253,10 @@ def index_all(
     total = len(found) + 1
     report.files_seen = len(found)
     present = {entry[1] for entry in found}
-    for client in ("claude", "codex"):
-        for gone in known_files(db, client) - present:
-            writer.forget_file(gone)
     marks = all_marks(db)
+    gone = [path for path, mark in marks.items() if mark[0] in ("claude", "codex") and path not in present]
+    for path in gone:
+        writer.forget_file(path)
     for done, (client, path, session, agent) in enumerate(found, 1):
         if should_stop is not None and should_stop():
             break
@@ -275,10 +277,11 @@ def index_all(
         read_opencode(db, writer, homes.opencode_db, report)
         if progress is not None:
             progress(total, total, str(homes.opencode_db))
-    db.execute(
-        "DELETE FROM sessions WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.client = sessions.client "
-        "AND f.session_id = sessions.session_id)"
-    )
-    db.commit()
+    if gone or writer.touched:  # a pass that read nothing new leaves every session as it was
+        db.execute(
+            "DELETE FROM sessions WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.client = "
+            "sessions.client AND f.session_id = sessions.session_id)"
+        )
+        db.commit()
     report.sessions_changed = writer.touched
     return report
