@@ -239,6 +239,8 @@ def cmd_show(args: argparse.Namespace) -> int:
                     multiline=False,
                 )
             )
+        if turn.gateway is not None and turn.gateway.reason:  # the gateway's byte-level word on it
+            out(printable(f"       {turn.gateway.words}", multiline=False))
     losses = sum(turn.loss is not None for turn in turns)
     out(
         f"{losses} loss{'' if losses == 1 else 'es'}: {lost_tokens:,} tokens processed again, "
@@ -270,15 +272,18 @@ def cmd_resume(args: argparse.Namespace) -> int:
     if not args.run:
         out(printable(command, multiline=False))
         return 0
-    program = {"claude": os.environ.get("KVSWITCH_CLAUDE_BIN") or "claude"}.get(
-        summary.client, summary.client
-    )
+    program = {
+        "claude": os.environ.get("KVSWITCH_CLAUDE_BIN") or "claude",
+        "codex": os.environ.get("KVSWITCH_CODEX_BIN") or "codex",
+    }.get(summary.client, summary.client)
     found = shutil.which(program)
     if found is None:
         raise KvSwitchError(f"{program} is not on PATH: run it yourself: {command}")
     argv = {
         "claude": [found, "--resume", summary.session_id],
-        "codex": [found, "resume", summary.session_id],
+        # 'codex resume' is its interactive screen only; with arguments (a prompt) the session goes on
+        # without one through 'codex exec resume ID PROMPT' (Codex 0.171's --help)
+        "codex": [found, *(["exec"] if extra else []), "resume", summary.session_id],
         "opencode": [found, "-s", summary.session_id],
     }[summary.client]
     where = summary.project if summary.project and os.path.isdir(summary.project) else None

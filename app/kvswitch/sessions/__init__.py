@@ -30,13 +30,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
 from kvswitch.sessions import indexer, queries
+from kvswitch.sessions.gateway_reasons import with_gateway_reasons
 from kvswitch.sessions.losses import session_turns as _turns
 from kvswitch.sessions.model import (
     CLIENTS,
     Call,
     ClientHomes,
+    GatewayReason,
     IndexReport,
     Loss,
     SessionFilter,
@@ -52,6 +55,7 @@ __all__ = [
     "CLIENTS",
     "Call",
     "ClientHomes",
+    "GatewayReason",
     "IndexReport",
     "Loss",
     "SessionFilter",
@@ -98,10 +102,12 @@ def list_sessions(paths: AppPaths, filters: SessionFilter | None = None) -> list
 
 
 def session_turns(paths: AppPaths, session_id: str) -> tuple[SessionSummary, list[Turn]]:
-    """One session (by id or unique prefix) and its turn table with losses."""
+    """One session (by id or unique prefix) and its turn table with losses; a call the gateway also
+    recorded (same session id) carries the gateway's verdict and byte-level reason (``Turn.gateway``)."""
     prices = Prices(paths.config_dir)
     with _index(paths) as db:
         client, found = queries.find_session(db, session_id)
         calls = queries.session_calls(db, client, found)
         shapes = queries.shapes_of(db, {call.shape for call in calls if call.shape})
-        return queries.summary_of(db, client, found, prices), _turns(calls, prices, shapes)
+        summary, turns = queries.summary_of(db, client, found, prices), _turns(calls, prices, shapes)
+    return summary, with_gateway_reasons(turns, usage_db(paths), found)

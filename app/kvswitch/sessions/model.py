@@ -180,13 +180,35 @@ class Loss:
 
 
 @dataclass(frozen=True)
+class GatewayReason:
+    """What KV Switch's gateway recorded for the same request (same session id, prompt and cached
+    tokens): its verdict and byte-level reason, which the client's files alone cannot give."""
+
+    #: HIT / PARTIAL / MISS / COLD
+    verdict: str
+    #: cold / prefix_changed / evicted / expired / server / unknown ("" for a HIT)
+    reason: str
+    #: where the prompt first differed (``system[0]``, ``tools``, ``messages[3]``), and what it looks like
+    part: str
+    looks_like: str
+    #: the setting that avoids it (``{"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}``), when the gateway knows one
+    fix: Mapping[str, str]
+    #: all of it in one English sentence (the CLI's line)
+    words: str
+    #: when the gateway recorded the request (epoch)
+    time: float
+
+
+@dataclass(frozen=True)
 class Turn:
-    """One call in a session's turn table: what it reused, wrote and sent new, and its loss if any."""
+    """One call in a session's turn table: what it reused, wrote and sent new, its loss if any, and the
+    gateway's reason when the gateway recorded the same request."""
 
     index: int
     call: Call
     cost: float
     loss: Loss | None = None
+    gateway: GatewayReason | None = None
 
     def to_json(self) -> dict[str, Any]:
         call = self.call
@@ -208,6 +230,7 @@ class Turn:
             "cost": self.cost,
             "events": list(call.events),
             "loss": None if self.loss is None else asdict(self.loss),
+            "gateway": None if self.gateway is None else asdict(self.gateway),
         }
 
 
