@@ -7,8 +7,11 @@ the ledger the engine keeps, so a target never has to guess which keys are the u
 
 from __future__ import annotations
 
+import os
+import stat
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kvswitch.core.models import Profile
 
@@ -28,6 +31,18 @@ class Snapshot:
     mode: int | None = None
     values: dict[str, str | None] | None = None
 
+
+
+def file_snapshot(target_id: str, path: Path, raw: bytes | None) -> Snapshot:
+    """The snapshot of a file target whose bytes are ``raw`` (each target reads them with its own size
+    limit); its permission bits are read best effort, none when the file went away meanwhile."""
+    mode = None
+    if raw is not None:
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            mode = None
+    return Snapshot(target_id, str(path), content=raw, mode=mode)
 
 @dataclass
 class Plan:

@@ -7,7 +7,6 @@ reading (every failure mode named), planning, atomic writing and restoring.
 from __future__ import annotations
 
 import os
-import stat
 from abc import abstractmethod
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolve_for_write
 from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.models import Profile, url_password
-from kvswitch.targets.base import Plan, Snapshot, Target
+from kvswitch.targets.base import Plan, Snapshot, Target, file_snapshot
 from kvswitch.targets.keyed import (
     KeyedDocument,
     KeyPlan,
@@ -65,14 +64,7 @@ class StructuredFileTarget(Target):
         return read_bytes(self.path)  # refuses directories, FIFOs, devices and sockets
 
     def snapshot(self) -> Snapshot:
-        raw = self.read_raw()
-        mode = None
-        if raw is not None:
-            try:
-                mode = stat.S_IMODE(os.stat(self.path).st_mode)
-            except OSError:
-                mode = None
-        return Snapshot(self.target_id, self.location(), content=raw, mode=mode)
+        return file_snapshot(self.target_id, self.path, self.read_raw())
 
     def load(self, raw: bytes | None) -> tuple[TextCodec, str, KeyedDocument]:
         """Decode and parse ``raw`` (``None`` = absent, which parses as an empty document)."""

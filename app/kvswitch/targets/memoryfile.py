@@ -12,7 +12,6 @@ Target ids are ``prompt:<client>``; the engine's undo, recovery and doctor find 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from kvswitch.core.fsutil import atomic_delete, atomic_write, read_bytes, resolv
 from kvswitch.core.ledger import digest_bytes
 from kvswitch.core.models import Profile
 from kvswitch.core.prompts import MAX_PROMPT_BYTES, PROMPT_CLIENTS, memory_file
-from kvswitch.targets.base import Plan, Snapshot, Target
+from kvswitch.targets.base import Plan, Snapshot, Target, file_snapshot
 
 TARGET_PREFIX = "prompt:"
 OWNED_NAME = "@prompt"
@@ -49,14 +48,7 @@ class MemoryFileTarget(Target):
         return read_bytes(self.path, limit=MAX_PROMPT_BYTES)
 
     def snapshot(self) -> Snapshot:
-        raw = self.read_raw()
-        mode = None
-        if raw is not None:
-            try:
-                mode = stat.S_IMODE(os.stat(self.path).st_mode)
-            except OSError:
-                mode = None
-        return Snapshot(self.target_id, self.location(), content=raw, mode=mode)
+        return file_snapshot(self.target_id, self.path, self.read_raw())
 
     def hand_edit(self, raw: bytes | None, owned: Mapping[str, str]) -> str | None:
         """Why the file counts as the user's own text now, or ``None`` when KV Switch's bytes are there."""
