@@ -138,18 +138,7 @@ class CodexReader:
             return  # a fork replaying its parent's calls
         call_id = short_text(payload.get("response_id"), 128) or f"record@{payload.get('turn_id')}@{when}"
         state["records"] = True
-        self.sink.call(
-            Call(
-                CLIENT,
-                state["session"],
-                call_id,
-                when or 0.0,
-                model=state["model"],
-                version=state["version"],
-                events=self._events(),
-                **usage_values(payload.get("usage"), note),
-            )
-        )
+        self._call(call_id, when, payload.get("usage"), note)
 
     def _token_count(
         self, payload: Mapping[str, Any], when: float | None, note: Callable[[str], None]
@@ -168,7 +157,11 @@ class CodexReader:
         state["total"] = key
         if state["fork_time"] is not None and when is not None and when < state["fork_time"]:
             return  # the parent's call, replayed into the fork
-        call_id = f"count@{when}@{key[3]}"
+        self._call(f"count@{when}@{key[3]}", when, info["last_token_usage"], note)
+
+    def _call(self, call_id: str, when: float | None, usage: Any, note: Callable[[str], None]) -> None:
+        """One request to the sink, whichever line told of it (a response record or a token count)."""
+        state = self.state
         self.sink.call(
             Call(
                 CLIENT,
@@ -178,6 +171,6 @@ class CodexReader:
                 model=state["model"],
                 version=state["version"],
                 events=self._events(),
-                **usage_values(info["last_token_usage"], note),
+                **usage_values(usage, note),
             )
         )
