@@ -30,20 +30,30 @@ _MOST_ROWS = 20_000
 
 
 def with_gateway_reasons(turns: Sequence[Turn], usage_db: Path, session_id: str) -> list[Turn]:
-    """``turns`` with ``gateway`` set on each call the gateway recorded (unchanged when it has none)."""
+    """``turns`` with ``gateway`` set on each call the gateway recorded (unchanged when it has none).
+
+    Calls with counts are matched first, all of them, so a count-less call near in time never takes
+    the row another call's counts name."""
     rows = _rows(usage_db, session_id)
     if not rows:
         return list(turns)
     taken: set[int] = set()
-    found: list[Turn] = []
-    for turn in turns:
-        at = _match(turn, rows, taken)
-        if at is None:
-            found.append(turn)
-            continue
-        taken.add(at)
-        found.append(replace(turn, gateway=reason_of(rows[at])))
-    return found
+    matched: dict[int, int] = {}
+    for position, turn in enumerate(turns):
+        at = _same_counts(turn, rows, taken)
+        if at is not None:
+            taken.add(at)
+            matched[position] = at
+    for position, turn in enumerate(turns):
+        if position not in matched and not turn.call.prompt:
+            at = _nearest(turn, rows, taken)
+            if at is not None:
+                taken.add(at)
+                matched[position] = at
+    return [
+        replace(turn, gateway=reason_of(rows[matched[position]])) if position in matched else turn
+        for position, turn in enumerate(turns)
+    ]
 
 
 def _rows(usage_db: Path, session_id: str) -> list[UsageRow]:
@@ -59,21 +69,25 @@ def _rows(usage_db: Path, session_id: str) -> list[UsageRow]:
     return rows
 
 
-def _match(turn: Turn, rows: Sequence[UsageRow], taken: set[int]) -> int | None:
+def _same_counts(turn: Turn, rows: Sequence[UsageRow], taken: set[int]) -> int | None:
+    """The untaken row of the call's prompt and cached tokens nearest in time (within ``_SAME_COUNTS_S``)."""
     call = turn.call
-    best: tuple[float, int] | None = None
-    for at, row in enumerate(rows):
-        if at in taken:
-            continue
-        gap = abs(row.time - call.time)
-        same = call.prompt and (row.input_tokens, row.cached_tokens) == (call.prompt, call.cache_read)
-        if same and gap <= _SAME_COUNTS_S and (best is None or gap < best[0]):
-            best = (gap, at)
-    if best is not None:
-        return best[1]
-    near = [(abs(row.time - call.time), at) for at, row in enumerate(rows) if at not in taken]
-    near = [item for item in near if item[0] <= _NEAR_S]
-    return min(near)[1] if near and not call.prompt else None
+    if not call.prompt:
+        return None
+    found = [
+        (abs(row.time - call.time), at)
+        for at, row in enumerate(rows)
+        if at not in taken and (row.input_tokens, row.cached_tokens) == (call.prompt, call.cache_read)
+    ]
+    found = [item for item in found if item[0] <= _SAME_COUNTS_S]
+    return min(found)[1] if found else None
+
+
+def _nearest(turn: Turn, rows: Sequence[UsageRow], taken: set[int]) -> int | None:
+    """For a call whose counts the transcript lacks: the untaken row nearest in time, within ``_NEAR_S``."""
+    found = [(abs(row.time - turn.call.time), at) for at, row in enumerate(rows) if at not in taken]
+    found = [item for item in found if item[0] <= _NEAR_S]
+    return min(found)[1] if found else None
 
 
 def reason_of(row: UsageRow) -> GatewayReason:
