@@ -42,6 +42,7 @@ from kvswitch.targets.transaction import (
     recover_interrupted,
     restorer,
     run_transaction,
+    stage_writes,
     writer,
 )
 
@@ -129,25 +130,12 @@ class Engine:
                 plans = fresh
             else:
                 check_preview(plans, fresh)
-            ops: list[Op] = []
-            records: dict[str, TargetRecord | None] = {}
-            for (target, wanted), plan in zip(pairs, plans, strict=True):
-                after_record = TargetRecord(
+            ops, records = stage_writes(state, (
+                (target, plan, TargetRecord(
                     location=plan.location, profile=profile.name if wanted else None, owned=plan.owned
-                )
-                if plan.changed:
-                    ops.append(
-                        Op(
-                            target,
-                            target.snapshot(),
-                            writer(target, plan),
-                            expected_digest(plan),
-                            state.targets.get(target.target_id),
-                            after_record,
-                        )
-                    )
-                else:
-                    records[target.target_id] = after_record
+                ))
+                for (target, wanted), plan in zip(pairs, plans, strict=True)
+            ))
             result = ApplyResult(
                 "apply", profile.name, plans, warnings=[w for p in plans for w in p.warnings]
             )

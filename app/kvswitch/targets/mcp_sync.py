@@ -34,7 +34,11 @@ from kvswitch.targets.mcp_files import (
     mcp_target,
 )
 from kvswitch.targets.outcome import ApplyResult
-from kvswitch.targets.transaction import Op, expected_digest, recover_interrupted, run_transaction, writer
+from kvswitch.targets.transaction import (
+    recover_interrupted,
+    run_transaction,
+    stage_writes,
+)
 
 #: files larger than this show only their MCP section in a preview (a 50 MB ``~/.claude.json``)
 FULL_DIFF_LIMIT = 1 << 20
@@ -80,23 +84,10 @@ class McpSync:
                 self.notes = recover_interrupted(ledger, state, self.env)
             targets = self._targets(servers, state)
             plans = [t.plan_servers(_owned(state, t), replace) for t in targets]
-            ops: list[Op] = []
-            records: dict[str, TargetRecord | None] = {}
-            for target, plan in zip(targets, plans, strict=True):
-                after = TargetRecord(location=plan.location, owned=plan.owned)
-                if plan.changed:
-                    ops.append(
-                        Op(
-                            target,
-                            target.snapshot(),
-                            writer(target, plan),
-                            expected_digest(plan),
-                            state.targets.get(target.target_id),
-                            after,
-                        )
-                    )
-                else:
-                    records[target.target_id] = after
+            ops, records = stage_writes(state, (
+                (target, plan, TargetRecord(location=plan.location, owned=plan.owned))
+                for target, plan in zip(targets, plans, strict=True)
+            ))
             result = ApplyResult(
                 "mcp",
                 state.active,

@@ -18,7 +18,11 @@ from kvswitch.core.prompts import memory_file
 from kvswitch.targets.base import Plan
 from kvswitch.targets.memoryfile import MemoryFileTarget
 from kvswitch.targets.outcome import ApplyResult, check_preview
-from kvswitch.targets.transaction import Op, expected_digest, recover_interrupted, run_transaction, writer
+from kvswitch.targets.transaction import (
+    recover_interrupted,
+    run_transaction,
+    stage_writes,
+)
 
 
 @dataclass(frozen=True)
@@ -79,14 +83,9 @@ class MemoryWriter:
                 check_preview(confirmed, plans)
             result = ApplyResult("apply", f"prompt {change.preset}", plans, notes=notes,
                                  warnings=[w for p in plans for w in p.warnings])
-            ops: list[Op] = []
-            records: dict[str, TargetRecord | None] = {}
-            for target, plan in zip(self.targets(change.clients), plans, strict=True):
-                after = TargetRecord(location=plan.location, profile=None, owned=plan.owned)
-                if not plan.changed:
-                    records[target.target_id] = after
-                    continue
-                ops.append(Op(target, target.snapshot(), writer(target, plan), expected_digest(plan),
-                              state.targets.get(target.target_id), after))
+            ops, records = stage_writes(state, (
+                (target, plan, TargetRecord(location=plan.location, profile=None, owned=plan.owned))
+                for target, plan in zip(self.targets(change.clients), plans, strict=True)
+            ))
             run_transaction(self.ledger, backups, state, "apply", state.active, ops, result, records)
             return result

@@ -10,7 +10,7 @@ the files it may have written, so the next run starts from the state before that
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,6 +179,23 @@ def _set_record(state: LedgerState, target_id: str, record: TargetRecord | None)
         state.targets.pop(target_id, None)
     else:
         state.targets[target_id] = record
+
+
+def stage_writes(
+    state: LedgerState, planned: Iterable[tuple[Target, Plan, TargetRecord]]
+) -> tuple[list[Op], dict[str, TargetRecord | None]]:
+    """What ``run_transaction`` takes for an apply of ``planned`` (each target, its plan and the record
+    to keep after): an ``Op`` (the target's snapshot taken now) per plan that changes its file, and for
+    a plan that changes nothing only the record, so ownership still follows without a write."""
+    ops: list[Op] = []
+    records: dict[str, TargetRecord | None] = {}
+    for target, plan, after in planned:
+        if plan.changed:
+            ops.append(Op(target, target.snapshot(), writer(target, plan), expected_digest(plan),
+                          state.targets.get(target.target_id), after))
+        else:
+            records[target.target_id] = after
+    return ops, records
 
 
 def writer(target: Target, plan: Plan) -> Callable[[], None]:
