@@ -38,6 +38,7 @@ from kvswitch.platform.detect import (
     detect,
     detect_tools,
 )
+from kvswitch.ui.shell.first_run_imports import FirstRunImportsMixin
 from kvswitch.ui.shell.first_run_text import searched_text
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def should_show(controller: AppController) -> bool:
     return not controller.store.profiles() and not controller.settings.first_run_done
 
 
-class FirstRunDialog(QDialog):
+class FirstRunDialog(FirstRunImportsMixin, QDialog):
     """Find Claude Code, Codex and local servers; import or create profiles from what was found.
 
     Args:
@@ -195,33 +196,6 @@ class FirstRunDialog(QDialog):
         self.import_cc_switch_button.setEnabled((home_dir() / ".cc-switch").is_dir())
         self._lead_with(claude is not None and claude.has_config)
 
-    def _lead_with(self, claude_settings: bool) -> None:
-        """Lead with the import there is: CC Switch's providers (counted on a worker), else Claude
-        Code's settings; nothing to lead with, no lead."""
-        if (home_dir() / ".cc-switch").is_dir():
-            from kvswitch.ui.control.tasks import run_in_background  # noqa: PLC0415
-
-            def count(_cancel: threading.Event, _progress: Any) -> int:
-                from kvswitch.platform.importers import read_cc_switch  # noqa: PLC0415
-
-                return len(read_cc_switch(allow_dangerous_env=True).profiles)
-
-            self._count_task = run_in_background(self, count, on_success=self._on_cc_switch_counted,
-                                                 on_failure=lambda exc: log.info("CC Switch: %s", exc))
-            return
-        if claude_settings:
-            self._show_lead("claude", self.tr("Found Claude Code's settings: import them"))
-
-    def _on_cc_switch_counted(self, count: object) -> None:
-        if isinstance(count, int) and count > 0:
-            text = self.tr("Found CC Switch: import %1 providers").replace("%1", str(count))
-            self._show_lead("cc-switch", text)
-
-    def _show_lead(self, source: str, text: str) -> None:
-        self._lead_source = source
-        self.lead_button.setText(text)
-        self.lead_button.show()
-
     @Slot()
     def _on_lead_button_clicked(self) -> None:
         if self._lead_source is not None and self.import_from(self._lead_source):
@@ -359,22 +333,6 @@ class FirstRunDialog(QDialog):
     def _on_add_button_clicked(self) -> None:
         if self.add_checked_servers() and self.detection is not None:
             self._fill_servers(self.detection.servers)
-
-    def import_from(self, source: str) -> bool:
-        """Import Claude Code's settings (``"claude"``) or CC Switch's providers (``"cc-switch"``)."""
-        from kvswitch.ui.profiles.importing import import_profiles  # noqa: PLC0415
-
-        before = {profile.name for profile in self.store.profiles()}
-        current: dict[str, str] = {}
-        message, ok = import_profiles(self.store, source, current_out=current)
-        if ok and current:
-            self.controller.mark_imported_live(current)
-        added = [profile.name for profile in self.store.profiles() if profile.name not in before]
-        if added:
-            self.added.extend(added)
-            self.profiles_added.emit(added)
-        self.result_label.setText(message)
-        return ok
 
     @Slot()
     def _on_gallery_button_clicked(self) -> None:
