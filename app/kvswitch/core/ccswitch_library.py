@@ -9,10 +9,10 @@ available here). The file is opened read-only, and a missing table or column is 
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvswitch.core.ccswitch_db import read_only_db
 from kvswitch.core.errors import ConfigParseError, FileAccessError
 from kvswitch.core.paths import home_dir
 
@@ -69,11 +69,8 @@ def read_skills(db: Path) -> list[CcSkill]:
 
 def _columns(db: Path, table: str) -> list[str]:
     """The table's columns in their order (the order a flag list is shown in)."""
-    with _connect(db) as conn:
-        try:
-            return [str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")]
-        except sqlite3.DatabaseError as exc:
-            raise ConfigParseError(db, f"not a readable SQLite database: {exc}") from None
+    with read_only_db(db) as conn:
+        return [str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")]
 
 
 def _select(db: Path, table: str, wanted: tuple[str, ...]) -> list[tuple[object, ...]]:
@@ -81,24 +78,5 @@ def _select(db: Path, table: str, wanted: tuple[str, ...]) -> list[tuple[object,
     if missing:
         raise ConfigParseError(db, f"no '{table}' table with {', '.join(sorted(missing))}; is this a CC "
                                "Switch 4.x database?")
-    with _connect(db) as conn:
-        try:
-            return list(conn.execute(f"SELECT {', '.join(wanted)} FROM {table} ORDER BY rowid LIMIT 10000"))
-        except sqlite3.DatabaseError as exc:
-            raise ConfigParseError(db, f"not a readable SQLite database: {exc}") from None
-
-
-class _connect:
-    """A read-only connection closed on exit (``sqlite3.Connection``'s own context manager only commits)."""
-
-    def __init__(self, db: Path):
-        try:
-            self.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        except sqlite3.Error as exc:
-            raise FileAccessError(db, f"cannot open the database: {exc}") from None
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
+    with read_only_db(db) as conn:
+        return list(conn.execute(f"SELECT {', '.join(wanted)} FROM {table} ORDER BY rowid LIMIT 10000"))

@@ -11,7 +11,6 @@ hosted API's host, a local server's default port), which is why this lives in ``
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import tomlkit.exceptions
 from pydantic import ValidationError
 
 from kvswitch import servers
+from kvswitch.core.ccswitch_db import read_only_db
 from kvswitch.core.dangerous_env import dangerous_env
 from kvswitch.core.errors import ConfigParseError, FileAccessError, ProfileError
 from kvswitch.core.fsutil import read_bytes
@@ -202,11 +202,7 @@ Rows = list[tuple[str, str, Any, bool]]  # (app, provider name, settings, CC Swi
 
 
 def _rows_from_db(path: Path) -> Rows:
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise FileAccessError(path, f"cannot open the database: {exc}") from None
-    try:
+    with read_only_db(path) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(providers)")}
         if not {"app_type", "name", "settings_config"} <= columns:
             raise ConfigParseError(
@@ -218,10 +214,6 @@ def _rows_from_db(path: Path) -> Rows:
         rows = conn.execute(
             f"SELECT app_type, name, settings_config, {flag} FROM providers ORDER BY {order}rowid"
         ).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise ConfigParseError(path, f"not a readable SQLite database: {exc}") from None
-    finally:
-        conn.close()
     result: Rows = []
     for app, name, settings, is_current in rows:
         try:

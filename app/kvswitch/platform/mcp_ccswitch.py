@@ -9,9 +9,9 @@ app. The table is opened read-only; columns a version lacks are simply not read.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
+from kvswitch.core.ccswitch_db import read_only_db
 from kvswitch.core.errors import ConfigParseError, FileAccessError, UsageError
 from kvswitch.core.mcp import CLIENTS, McpServer
 from kvswitch.core.mcp_formats import from_client
@@ -28,11 +28,7 @@ def read_cc_switch_mcp(path: Path | str | None = None) -> tuple[list[McpServer],
         raise FileAccessError(
             base, "not found; is CC Switch installed (its database is ~/.cc-switch/cc-switch.db)?"
         )
-    try:
-        conn = sqlite3.connect(f"file:{base}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise FileAccessError(base, f"cannot open the database: {exc}") from None
-    try:
+    with read_only_db(base) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(mcp_servers)")}
         if not {"id", "server_config"} <= columns:
             raise ConfigParseError(
@@ -43,10 +39,6 @@ def read_cc_switch_mcp(path: Path | str | None = None) -> tuple[list[McpServer],
         rows = conn.execute(
             f"SELECT id, server_config{', ' + picked if picked else ''} FROM mcp_servers ORDER BY rowid"
         ).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise ConfigParseError(base, f"not a readable SQLite database: {exc}") from None
-    finally:
-        conn.close()
     found: list[McpServer] = []
     problems: list[str] = []
     for server_id, config, *enabled in rows:
