@@ -17,6 +17,7 @@ from typing import Any
 
 import screenshot_demo as demo
 import screenshot_library
+import screenshot_mcp
 import screenshot_sessions
 from screenshot_sidecar import save
 
@@ -292,7 +293,7 @@ TOUR: list[tuple[str, Callable[[Tour], None]]] = [
     ("main-window", main_window), ("editor", editor), ("log-panel", log_panel),
     ("verify-card", verify_states), ("verify-failed", verify_failures), ("verify-history", verify_history),
     ("usage", usage), ("sessions", screenshot_sessions.sessions),
-    ("prompts-skills", screenshot_library.library), ("settings", settings),
+    ("prompts-skills", screenshot_library.library), ("mcp", screenshot_mcp.mcp), ("settings", settings),
     ("tray-menu", tray_menu),
 ]
 

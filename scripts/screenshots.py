@@ -39,7 +39,7 @@ STATES = ("empty-state", "setup-assistant", "gallery", "gallery-search", "apply-
           "review-changes", "main-window", "no-match", "editor", "log-panel-hit", "log-panel-miss",
           "verify-running", "verify-card", "verify-failed", "error-card", "verify-history", "usage",
           "sessions",
-          "prompts", "skills", "settings", "tray-menu")
+          "prompts", "skills", "mcp", "mcp-form", "settings", "tray-menu")
 LANGUAGES = ("en", "zh_CN")
 THEMES = ("light", "dark")
 SCALES = ("1", "2")

@@ -141,13 +141,16 @@ class McpPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self._filling = False
+        if rows and self.status.text() == self._empty_text():  # servers arrived after an empty list
+            self.status.clear()
         if not rows:
-            self.status.setText(
-                self.tr(
-                    "No MCP servers yet: import them from a client, CC Switch or pasted "
-                    "JSON/TOML, or add one with 'kvswitch mcp add'."
-                )
-            )
+            self.status.setText(self._empty_text())
+
+    def _empty_text(self) -> str:
+        return self.tr(
+            "No MCP servers yet: import them from a client, CC Switch or pasted "
+            "JSON/TOML, or add one with 'kvswitch mcp add'."
+        )
 
     def _cell(self, entry: McpRow, client: str) -> QTableWidgetItem:
         item = QTableWidgetItem()
