@@ -323,3 +323,32 @@ def test_the_window_has_a_sessions_tab_and_stops_it(qtbot: Any, paths: Any, fake
 
     assert tasks.drain(0)  # the pass ended with the app (stop terminated its child), no worker waits
     assert window.sessions_view.controller._children == []
+
+
+def test_a_call_the_gateway_also_recorded_shows_its_reason(qtbot: Any, paths: Any, fake_home: Path) -> None:
+    """Issue 35: a call read from the client's files that the gateway also relayed carries the gateway's
+    byte-level reason (``Turn.gateway``, as tests/e2e/test_e2e_sessions_gateway.py records it from the real
+    Claude Code 2.1.332 on llama-server b11434), told in the window's words beside the losses."""
+    from dataclasses import replace
+
+    from kvswitch.sessions import index_sessions
+    from kvswitch.sessions.model import GatewayReason
+    from kvswitch.ui.sessions.session_detail import SessionDetail
+
+    _copy_clients(fake_home)
+    index_sessions(paths)
+    summary, turns = session_turns(paths, SESSION_A)
+    seen = GatewayReason("MISS", "prefix_changed", "system[0]", "attribution_block",
+                         {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}, "", turns[0].call.time)
+    turns = [replace(turns[0], gateway=seen), *turns[1:]]
+    detail = SessionDetail()
+    qtbot.addWidget(detail)
+    detail.show_session(summary, turns)
+    shown = [detail.losses.item(n).text() for n in range(detail.losses.count())]
+    told = [text for text in shown if "the gateway recorded" in text]
+    assert len(told) == 1
+    assert told[0].startswith("Call 1 at ")
+    assert "the prompt's prefix changed" in told[0]
+    assert "system[0], Claude Code's attribution block" in told[0]
+    assert "Fix: set CLAUDE_CODE_ATTRIBUTION_HEADER=0 in the profile's environment" in told[0]
+    assert len(shown) == 1 + sum(t.loss is not None for t in turns)

@@ -1795,18 +1795,18 @@
 <context>
     <name>FileSessionAlerts</name>
     <message>
-        <location filename="../control/session_file_alerts.py" line="91"/>
+        <location filename="../control/session_file_alerts.py" line="92"/>
         <source>Session %1 (%2, %3): its %4 calls read %5 of their prompt from the cache, below %6.</source>
         <extracomment>at most this many low sessions are looked into per pass (each costs one turn-table read)</extracomment>
         <translation>会话 %1（%2，%3）：其 %4 次调用只有 %5 的提示从缓存读取，低于 %6。</translation>
     </message>
     <message>
-        <location filename="../control/session_file_alerts.py" line="96"/>
+        <location filename="../control/session_file_alerts.py" line="97"/>
         <source>Likely cause: %1.</source>
         <translation>可能原因：%1。</translation>
     </message>
     <message>
-        <location filename="../control/session_file_alerts.py" line="98"/>
+        <location filename="../control/session_file_alerts.py" line="99"/>
         <source>Open the Sessions tab to see where.</source>
         <translation>打开“会话”标签页查看在哪里丢失。</translation>
     </message>
@@ -1849,131 +1849,131 @@
         <translation>已在 %1 查找 CC Switch：%2。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="88"/>
+        <location filename="../shell/first_run.py" line="89"/>
         <source>Set up KV Switch</source>
         <extracomment>the ticks the user set, by server address: a refill (after &quot;Add selected profiles&quot;, a new scan) keeps a server the user unticked unticked, instead of ticking every answering one again</extracomment>
         <translation>设置 KV Switch</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="98"/>
+        <location filename="../shell/first_run.py" line="99"/>
         <source>KV Switch looked for the coding tools and local model servers on this computer. Pick what to turn into profiles; you can change everything later.</source>
         <translation>KV Switch 已在这台电脑上查找编程工具和本地模型服务器。选择要转换为配置的项目；之后可以随时修改。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="112"/>
+        <location filename="../shell/first_run.py" line="113"/>
         <source>Coding tools</source>
         <translation>编程工具</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="119"/>
+        <location filename="../shell/first_run.py" line="120"/>
         <source>Import Claude Code&apos;s current settings</source>
         <translation>导入 Claude Code 当前设置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="121"/>
+        <location filename="../shell/first_run.py" line="122"/>
         <source>Import CC Switch providers</source>
         <translation>导入 CC Switch 提供商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="128"/>
-        <location filename="../shell/first_run.py" line="233"/>
+        <location filename="../shell/first_run.py" line="129"/>
+        <location filename="../shell/first_run.py" line="207"/>
         <source>Details</source>
         <translation>详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="137"/>
+        <location filename="../shell/first_run.py" line="138"/>
         <source>Local servers</source>
         <translation>本地服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="158"/>
+        <location filename="../shell/first_run.py" line="159"/>
         <source>Detect servers</source>
         <translation>检测服务器</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="160"/>
+        <location filename="../shell/first_run.py" line="161"/>
         <source>Browse presets and cloud vendors…</source>
         <translation>浏览预设和云端厂商…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="161"/>
+        <location filename="../shell/first_run.py" line="162"/>
         <source>Start from a local server&apos;s defaults or a cloud vendor</source>
         <translation>从本地服务器的默认设置或云端厂商开始</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="163"/>
+        <location filename="../shell/first_run.py" line="164"/>
         <source>Add selected profiles</source>
         <translation>添加所选配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="186"/>
+        <location filename="../shell/first_run.py" line="187"/>
         <source>%1: not found</source>
         <translation>%1：未找到</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="188"/>
+        <location filename="../shell/first_run.py" line="189"/>
         <source>not on PATH</source>
         <translation>不在 PATH 中</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="189"/>
+        <location filename="../shell/first_run.py" line="190"/>
         <source>no configuration yet</source>
         <translation>尚无配置</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="190"/>
+        <location filename="../shell/first_run.py" line="191"/>
         <source>%1: %2 — %3</source>
         <translation>%1：%2 — %3</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="213"/>
+        <location filename="../shell/first_run_imports.py" line="58"/>
         <source>Found Claude Code&apos;s settings: import them</source>
         <translation>找到 Claude Code 的设置：导入</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="217"/>
+        <location filename="../shell/first_run_imports.py" line="63"/>
         <source>Found CC Switch: import %1 providers</source>
         <translation>找到 CC Switch：导入 %1 个服务商</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="233"/>
+        <location filename="../shell/first_run.py" line="207"/>
         <source>Hide details</source>
         <translation>隐藏详细信息</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="252"/>
+        <location filename="../shell/first_run.py" line="226"/>
         <source>Looking for running servers…</source>
         <translation>正在查找运行中的服务器…</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="265"/>
+        <location filename="../shell/first_run.py" line="239"/>
         <source>Scan again</source>
         <translation>重新扫描</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="274"/>
+        <location filename="../shell/first_run.py" line="248"/>
         <source>Detection failed: %1</source>
         <translation>检测失败：%1</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="285"/>
+        <location filename="../shell/first_run.py" line="259"/>
         <source>(a profile named “%1” already exists)</source>
         <translation>（已存在名为“%1”的配置）</translation>
     </message>
     <message numerus="yes">
-        <location filename="../shell/first_run.py" line="295"/>
+        <location filename="../shell/first_run.py" line="269"/>
         <source>Found %n server(s). Checked ones become profiles with the cache-safe settings and their log already set.</source>
         <translation>
             <numerusform>找到 %n 个服务器。勾选的服务器将成为配置，并已设置缓存安全选项和日志。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="300"/>
+        <location filename="../shell/first_run.py" line="274"/>
         <source>No local server is running. Start one (%1) and press “Scan again”, or start from a preset.</source>
         <translation>本机没有运行中的服务器。启动一个（%1）后点击“重新扫描”，或从预设开始。</translation>
     </message>
     <message>
-        <location filename="../shell/first_run.py" line="352"/>
+        <location filename="../shell/first_run.py" line="326"/>
         <source>Added: %1.</source>
         <translation>已添加：%1。</translation>
     </message>
@@ -2184,27 +2184,27 @@
 <context>
     <name>LibraryView</name>
     <message>
-        <location filename="../library/library_view.py" line="35"/>
+        <location filename="../library/library_view.py" line="38"/>
         <source>Prompts</source>
         <translation>提示词</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="36"/>
+        <location filename="../library/library_view.py" line="39"/>
         <source>Skills</source>
         <translation>技能</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="68"/>
+        <location filename="../library/library_view.py" line="71"/>
         <source>Nothing was changed: %1</source>
         <translation>未做任何更改：%1</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="76"/>
+        <location filename="../library/library_view.py" line="79"/>
         <source>Wrote preset “%1” to %2. Each client&apos;s next request re-processes its prompt from the memory file on.</source>
         <translation>已将预设“%1”写入 %2。每个客户端的下一个请求会从记忆文件处起重新处理其提示。</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="80"/>
+        <location filename="../library/library_view.py" line="83"/>
         <source>Preset “%1” is there already; nothing changed.</source>
         <translation>预设“%1”已在其中；未做任何更改。</translation>
     </message>
@@ -2466,14 +2466,14 @@
         <translation>已打开的 shell 需要重新读取其 rc 文件。</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="85"/>
+        <location filename="../library/library_view.py" line="88"/>
         <location filename="../shell/window_messages.py" line="56"/>
         <location filename="../shell/window_messages.py" line="92"/>
         <source>Review changes</source>
         <translation>查看更改</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="121"/>
+        <location filename="../library/library_view.py" line="124"/>
         <source>Prompts and skills</source>
         <translation>提示词与技能</translation>
     </message>
@@ -2483,7 +2483,7 @@
         <translation>但 %1:%2 还没有任何响应：请在下一个请求之前启动服务器。</translation>
     </message>
     <message>
-        <location filename="../library/library_view.py" line="88"/>
+        <location filename="../library/library_view.py" line="91"/>
         <location filename="../shell/window_messages.py" line="59"/>
         <location filename="../shell/window_messages.py" line="95"/>
         <source>Undo</source>
@@ -2562,7 +2562,7 @@
         <translation>语言已切换。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="244"/>
+        <location filename="../mcp/mcp_page.py" line="247"/>
         <source>MCP</source>
         <translation>MCP</translation>
     </message>
@@ -2712,52 +2712,52 @@
         <translation>命令或 URL</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="147"/>
+        <location filename="../mcp/mcp_page.py" line="151"/>
         <source>No MCP servers yet: import them from a client, CC Switch or pasted JSON/TOML, or add one with &apos;kvswitch mcp add&apos;.</source>
         <translation>还没有 MCP 服务器：从客户端、CC Switch 或粘贴的 JSON/TOML 导入，或用 &apos;kvswitch mcp add&apos; 添加一个。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="162"/>
+        <location filename="../mcp/mcp_page.py" line="165"/>
         <source>%1 tokens</source>
         <translation>%1 个 token</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="163"/>
+        <location filename="../mcp/mcp_page.py" line="166"/>
         <source>unknown</source>
         <translation>未知</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="164"/>
+        <location filename="../mcp/mcp_page.py" line="167"/>
         <source>Adds %1 to every request.</source>
         <translation>为每个请求增加 %1。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="166"/>
+        <location filename="../mcp/mcp_page.py" line="169"/>
         <source>Tokens it adds to every request: unknown until measured with &apos;kvswitch mcp measure&apos;.</source>
         <translation>它为每个请求增加的 token 数：用 &apos;kvswitch mcp measure&apos; 测量之前未知。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="171"/>
+        <location filename="../mcp/mcp_page.py" line="174"/>
         <source>Enabled, but not in the client&apos;s file (an undo took it out): check it to write it again</source>
         <translation>已启用，但不在该客户端的文件中（被撤销移除）：勾选即可再次写入</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="182"/>
+        <location filename="../mcp/mcp_page.py" line="185"/>
         <source>Writing…</source>
         <translation>正在写入…</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="187"/>
+        <location filename="../mcp/mcp_page.py" line="190"/>
         <source>Done: %1. Undo takes it back.</source>
         <translation>完成：%1。撤销可将其还原。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="187"/>
+        <location filename="../mcp/mcp_page.py" line="190"/>
         <source>Done.</source>
         <translation>完成。</translation>
     </message>
     <message>
-        <location filename="../mcp/mcp_page.py" line="192"/>
+        <location filename="../mcp/mcp_page.py" line="195"/>
         <source>Nothing was changed: %1</source>
         <translation>未做任何更改：%1</translation>
     </message>
@@ -3014,22 +3014,22 @@
 <context>
     <name>PresetTextDialog</name>
     <message>
-        <location filename="../library/library_dialogs.py" line="69"/>
+        <location filename="../library/library_dialogs.py" line="63"/>
         <source>New prompt preset</source>
         <translation>新建提示词预设</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="72"/>
+        <location filename="../library/library_dialogs.py" line="66"/>
         <source>The memory file&apos;s text (Markdown)</source>
         <translation>记忆文件的文本（Markdown）</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="74"/>
+        <location filename="../library/library_dialogs.py" line="68"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="75"/>
+        <location filename="../library/library_dialogs.py" line="69"/>
         <source>Text</source>
         <translation>文本</translation>
     </message>
@@ -3382,12 +3382,12 @@
 <context>
     <name>PromptsPage</name>
     <message>
-        <location filename="../library/library_dialogs.py" line="105"/>
+        <location filename="../library/library_dialogs.py" line="99"/>
         <source>Preset name</source>
         <translation>预设名称</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="112"/>
+        <location filename="../library/library_dialogs.py" line="106"/>
         <source>%1
 
 Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</source>
@@ -3396,188 +3396,188 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 仍要替换吗？会保留备份，“撤销”会把文件恢复为现在的样子。</translation>
     </message>
     <message>
-        <location filename="../library/library_dialogs.py" line="116"/>
+        <location filename="../library/library_dialogs.py" line="110"/>
         <source>Replace a hand-edited memory file?</source>
         <translation>替换手动编辑过的记忆文件？</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="48"/>
+        <location filename="../library/prompts_page.py" line="49"/>
         <source>~%1 tokens (counted by %2)</source>
         <translation>约 %1 个 token（由 %2 计数）</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="50"/>
+        <location filename="../library/prompts_page.py" line="51"/>
         <source>unknown (%1)</source>
         <translation>未知（%1）</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="72"/>
+        <location filename="../library/prompts_page.py" line="73"/>
         <source>Preset</source>
         <translation>预设</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="72"/>
+        <location filename="../library/prompts_page.py" line="73"/>
         <source>Size</source>
         <translation>大小</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="72"/>
-        <location filename="../library/prompts_page.py" line="76"/>
+        <location filename="../library/prompts_page.py" line="73"/>
+        <location filename="../library/prompts_page.py" line="77"/>
         <source>Tokens in every request</source>
         <translation>每个请求中的 token</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="73"/>
+        <location filename="../library/prompts_page.py" line="74"/>
         <source>In use by</source>
         <translation>使用者</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="73"/>
+        <location filename="../library/prompts_page.py" line="74"/>
         <source>From</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="75"/>
+        <location filename="../library/prompts_page.py" line="76"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="75"/>
+        <location filename="../library/prompts_page.py" line="76"/>
         <source>Memory file</source>
         <translation>记忆文件</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="75"/>
+        <location filename="../library/prompts_page.py" line="76"/>
         <source>Holds</source>
         <translation>内容</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="79"/>
+        <location filename="../library/prompts_page.py" line="80"/>
         <source>Add</source>
         <translation>添加</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="82"/>
+        <location filename="../library/prompts_page.py" line="83"/>
         <source>From a file…</source>
         <translation>从文件…</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="83"/>
+        <location filename="../library/prompts_page.py" line="84"/>
         <source>Type or paste text…</source>
         <translation>输入或粘贴文本…</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="86"/>
+        <location filename="../library/prompts_page.py" line="87"/>
         <source>Import</source>
         <translation>导入</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="89"/>
+        <location filename="../library/prompts_page.py" line="90"/>
         <source>Every client&apos;s memory file</source>
         <translation>每个客户端的记忆文件</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="90"/>
+        <location filename="../library/prompts_page.py" line="91"/>
         <source>From Claude Code</source>
         <translation>从 Claude Code</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="90"/>
+        <location filename="../library/prompts_page.py" line="91"/>
         <source>From Codex</source>
         <translation>从 Codex</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="91"/>
+        <location filename="../library/prompts_page.py" line="92"/>
         <source>From OpenCode</source>
         <translation>从 OpenCode</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="92"/>
+        <location filename="../library/prompts_page.py" line="93"/>
         <source>From CC Switch</source>
         <translation>从 CC Switch</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="96"/>
+        <location filename="../library/prompts_page.py" line="97"/>
         <source>Use for…</source>
         <translation>用于…</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="98"/>
+        <location filename="../library/prompts_page.py" line="99"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="100"/>
+        <location filename="../library/prompts_page.py" line="101"/>
         <source>Copy to…</source>
         <translation>复制到…</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="103"/>
+        <location filename="../library/prompts_page.py" line="104"/>
         <source>Prompt presets: the text of a memory file, kept by name</source>
         <translation>提示词预设：按名称保存的记忆文件文本</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="107"/>
+        <location filename="../library/prompts_page.py" line="108"/>
         <source>Memory files: each client adds its file to every request</source>
         <translation>记忆文件：每个客户端都会把自己的文件加入每个请求</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="125"/>
+        <location filename="../library/prompts_page.py" line="126"/>
         <source>%1 bytes</source>
         <translation>%1 字节</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="145"/>
+        <location filename="../library/prompts_page.py" line="146"/>
         <source>cannot be read</source>
         <translation>无法读取</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="147"/>
+        <location filename="../library/prompts_page.py" line="148"/>
         <source>absent</source>
         <translation>不存在</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="149"/>
+        <location filename="../library/prompts_page.py" line="150"/>
         <source>preset “%1”</source>
         <translation>预设“%1”</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="151"/>
+        <location filename="../library/prompts_page.py" line="152"/>
         <source>preset “%1”&apos;s text, not written by KV Switch</source>
         <translation>预设“%1”的文本，但不是 KV Switch 写入的</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="152"/>
+        <location filename="../library/prompts_page.py" line="153"/>
         <source>its own text (not written by KV Switch, or edited since)</source>
         <translation>自有文本（不是 KV Switch 写入的，或之后被编辑过）</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="203"/>
+        <location filename="../library/prompts_page.py" line="204"/>
         <source>Use preset “%1”</source>
         <translation>使用预设“%1”</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="204"/>
+        <location filename="../library/prompts_page.py" line="205"/>
         <source>Write it as the memory file of:</source>
         <translation>将其写为以下客户端的记忆文件：</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="211"/>
+        <location filename="../library/prompts_page.py" line="212"/>
         <source>Copy %1&apos;s memory file</source>
         <translation>复制 %1 的记忆文件</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="212"/>
+        <location filename="../library/prompts_page.py" line="213"/>
         <source>Write the same text as the memory file of:</source>
         <translation>将相同文本写为以下客户端的记忆文件：</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="222"/>
+        <location filename="../library/prompts_page.py" line="223"/>
         <source>Add a preset from a file</source>
         <translation>从文件添加预设</translation>
     </message>
     <message>
-        <location filename="../library/prompts_page.py" line="223"/>
+        <location filename="../library/prompts_page.py" line="224"/>
         <source>Markdown or text (*.md *.txt);;Any file (*)</source>
         <translation>Markdown 或文本 (*.md *.txt);;任意文件 (*)</translation>
     </message>
@@ -3847,59 +3847,69 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SessionDetail</name>
     <message>
-        <location filename="../sessions/session_detail.py" line="60"/>
+        <location filename="../sessions/session_detail.py" line="63"/>
         <source>Where the cache was lost</source>
         <translation>缓存在哪里丢失</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="63"/>
+        <location filename="../sessions/session_detail.py" line="66"/>
         <source>Resume in a terminal</source>
         <translation>在终端中恢复</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="64"/>
+        <location filename="../sessions/session_detail.py" line="67"/>
         <source>Copy command</source>
         <translation>复制命令</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="65"/>
+        <location filename="../sessions/session_detail.py" line="68"/>
         <source>Export to Markdown…</source>
         <translation>导出为 Markdown…</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="66"/>
+        <location filename="../sessions/session_detail.py" line="69"/>
         <source>Opens your terminal in the project directory and resumes the session there</source>
         <translation>在项目目录中打开你的终端并在那里恢复该会话</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="86"/>
+        <location filename="../sessions/session_detail.py" line="89"/>
         <source>Pick a session to see its calls and where the cache was lost.</source>
         <translation>选择一个会话，查看它的调用以及缓存在哪里丢失。</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="96"/>
+        <location filename="../sessions/session_detail.py" line="99"/>
         <source>%1 · %2 · %3 to %4 · %5 calls (%6 by subagents) · models %7</source>
         <translation>%1 · %2 · %3 至 %4 · %5 次调用（子代理 %6 次）· 模型 %7</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="97"/>
+        <location filename="../sessions/session_detail.py" line="100"/>
         <source>%1 prompt tokens: %2 read from the cache (%3), %4 written, %5 new · %6 output tokens · cost at list prices %7</source>
         <translation>%1 个提示 token：%2 从缓存读取（%3），%4 写入，%5 新增 · %6 个输出 token · 按标价计的费用 %7</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="107"/>
+        <location filename="../sessions/session_detail.py" line="110"/>
         <source>No list price for %1: counted as free (a local server).</source>
         <translation>%1 没有标价：按免费计（本地服务器）。</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="118"/>
+        <location filename="../sessions/session_detail.py" line="123"/>
         <source>No call lost the cache.</source>
         <translation>没有调用丢失缓存。</translation>
     </message>
     <message>
-        <location filename="../sessions/session_detail.py" line="127"/>
+        <location filename="../sessions/session_detail.py" line="132"/>
         <source>Call %1 at %2 — %3: %4 tokens processed again (%5). %6</source>
         <translation>调用 %1，%2 — %3：%4 个 token 被重新处理（%5）。%6</translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="142"/>
+        <source>Call %1 at %2 — the gateway recorded %3: %4</source>
+        <translation>第 %1 次调用（%2）— 网关记录为 %3：%4</translation>
+    </message>
+    <message>
+        <location filename="../sessions/session_detail.py" line="149"/>
+        <source>Fix: set %1 in the profile&apos;s environment</source>
+        <translation>修复：在配置的环境变量中设置 %1</translation>
     </message>
 </context>
 <context>
@@ -3929,142 +3939,142 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SessionMarkdown</name>
     <message>
-        <location filename="../control/session_markdown.py" line="37"/>
+        <location filename="../control/session_markdown.py" line="38"/>
         <source>Client</source>
         <translation>客户端</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="38"/>
+        <location filename="../control/session_markdown.py" line="39"/>
         <source>Session</source>
         <translation>会话</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="39"/>
+        <location filename="../control/session_markdown.py" line="40"/>
         <source>Project</source>
         <translation>项目</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="40"/>
+        <location filename="../control/session_markdown.py" line="41"/>
         <source>First call</source>
         <translation>首次调用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="41"/>
+        <location filename="../control/session_markdown.py" line="42"/>
         <source>Last call</source>
         <translation>最近调用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="42"/>
+        <location filename="../control/session_markdown.py" line="43"/>
         <source>Models</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="43"/>
+        <location filename="../control/session_markdown.py" line="44"/>
         <source>Client versions</source>
         <translation>客户端版本</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="44"/>
+        <location filename="../control/session_markdown.py" line="45"/>
         <source>API calls</source>
         <translation>API 调用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="45"/>
+        <location filename="../control/session_markdown.py" line="46"/>
         <source>Prompt tokens</source>
         <translation>提示 token</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="46"/>
+        <location filename="../control/session_markdown.py" line="47"/>
         <source>Read from the cache</source>
         <translation>从缓存读取</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="47"/>
+        <location filename="../control/session_markdown.py" line="48"/>
         <source>Written to the cache</source>
         <translation>写入缓存</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="48"/>
+        <location filename="../control/session_markdown.py" line="49"/>
         <source>Output tokens</source>
         <translation>输出 token</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="49"/>
+        <location filename="../control/session_markdown.py" line="50"/>
         <source>Cost at list prices</source>
         <translation>按标价计的费用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="50"/>
+        <location filename="../control/session_markdown.py" line="51"/>
         <source>Resume</source>
         <translation>恢复</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="53"/>
+        <location filename="../control/session_markdown.py" line="54"/>
         <source>Turns</source>
         <translation>逐次调用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="56"/>
+        <location filename="../control/session_markdown.py" line="57"/>
         <source>Call</source>
         <translation>调用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="57"/>
+        <location filename="../control/session_markdown.py" line="58"/>
         <source>Time</source>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="58"/>
+        <location filename="../control/session_markdown.py" line="59"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="59"/>
+        <location filename="../control/session_markdown.py" line="60"/>
         <source>Reused</source>
         <translation>复用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="60"/>
+        <location filename="../control/session_markdown.py" line="61"/>
         <source>Written</source>
         <translation>写入</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="61"/>
+        <location filename="../control/session_markdown.py" line="62"/>
         <source>New</source>
         <translation>新增</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="62"/>
+        <location filename="../control/session_markdown.py" line="63"/>
         <source>Output</source>
         <translation>输出</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="63"/>
+        <location filename="../control/session_markdown.py" line="64"/>
         <source>Cost</source>
         <translation>费用</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="64"/>
+        <location filename="../control/session_markdown.py" line="65"/>
         <source>Loss</source>
         <translation>损失</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="75"/>
+        <location filename="../control/session_markdown.py" line="76"/>
         <source>Where the cache was lost</source>
         <translation>缓存在哪里丢失</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="78"/>
+        <location filename="../control/session_markdown.py" line="79"/>
         <source>No call lost the cache.</source>
         <translation>没有调用丢失缓存。</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="81"/>
+        <location filename="../control/session_markdown.py" line="82"/>
         <source>Call %1 (%2): %3 tokens processed again, $%4.</source>
         <translation>调用 %1（%2）：%3 个 token 被重新处理，$%4。</translation>
     </message>
     <message>
-        <location filename="../control/session_markdown.py" line="86"/>
+        <location filename="../control/session_markdown.py" line="87"/>
         <source>Reading notes</source>
         <translation>读取备注</translation>
     </message>
@@ -4437,132 +4447,132 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SkillsPage</name>
     <message>
-        <location filename="../library/skills_page.py" line="51"/>
+        <location filename="../library/skills_page.py" line="52"/>
         <source>A folder, a .zip, or a git URL (https://…, file://…, git@…)</source>
         <translation>文件夹、.zip 或 git 地址（https://…、file://…、git@…）</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="53"/>
+        <location filename="../library/skills_page.py" line="54"/>
         <source>Detect</source>
         <translation>自动识别</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="53"/>
+        <location filename="../library/skills_page.py" line="54"/>
         <source>Folder</source>
         <translation>文件夹</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="53"/>
+        <location filename="../library/skills_page.py" line="54"/>
         <source>Zip</source>
         <translation>Zip</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="54"/>
+        <location filename="../library/skills_page.py" line="55"/>
         <source>Git repository</source>
         <translation>Git 仓库</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="56"/>
+        <location filename="../library/skills_page.py" line="57"/>
         <source>Folder…</source>
         <translation>文件夹…</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="58"/>
+        <location filename="../library/skills_page.py" line="59"/>
         <source>Zip…</source>
         <translation>Zip…</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="60"/>
+        <location filename="../library/skills_page.py" line="61"/>
         <source>Install</source>
         <translation>安装</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="64"/>
+        <location filename="../library/skills_page.py" line="65"/>
         <source>Enable by copying (instead of a link)</source>
         <translation>以复制方式启用（而不是链接）</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="72"/>
+        <location filename="../library/skills_page.py" line="73"/>
         <source>Update</source>
         <translation>更新</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="74"/>
+        <location filename="../library/skills_page.py" line="75"/>
         <source>Remove</source>
         <translation>移除</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="76"/>
+        <location filename="../library/skills_page.py" line="77"/>
         <source>Import from CC Switch</source>
         <translation>从 CC Switch 导入</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="85"/>
+        <location filename="../library/skills_page.py" line="86"/>
         <source>Enable for:</source>
         <translation>启用于：</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="94"/>
+        <location filename="../library/skills_page.py" line="95"/>
         <source>Skills: a SKILL.md folder; each client lists every skill it reads in every request</source>
         <translation>技能：含 SKILL.md 的文件夹；每个客户端都会在每个请求中列出它读取的每个技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="110"/>
+        <location filename="../library/skills_page.py" line="111"/>
         <source>Skill</source>
         <translation>技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="110"/>
+        <location filename="../library/skills_page.py" line="111"/>
         <source>Tokens in every request</source>
         <translation>每个请求中的 token</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="111"/>
+        <location filename="../library/skills_page.py" line="112"/>
         <source>Source</source>
         <translation>来源</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="118"/>
+        <location filename="../library/skills_page.py" line="119"/>
         <source>not usable: %1</source>
         <translation>不可用：%1</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="120"/>
+        <location filename="../library/skills_page.py" line="121"/>
         <source>not from KV Switch: %1</source>
         <translation>不是来自 KV Switch：%1</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="134"/>
+        <location filename="../library/skills_page.py" line="135"/>
         <source>link</source>
         <translation>链接</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="134"/>
+        <location filename="../library/skills_page.py" line="135"/>
         <source>copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="134"/>
+        <location filename="../library/skills_page.py" line="135"/>
         <source>reads it</source>
         <translation>会读取</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="145"/>
+        <location filename="../library/skills_page.py" line="146"/>
         <source>%1 reads it from %2</source>
         <translation>%1 从 %2 读取它</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="187"/>
+        <location filename="../library/skills_page.py" line="188"/>
         <source>Install a skill from a folder</source>
         <translation>从文件夹安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="194"/>
+        <location filename="../library/skills_page.py" line="195"/>
         <source>Install a skill from a zip</source>
         <translation>从 zip 安装技能</translation>
     </message>
     <message>
-        <location filename="../library/skills_page.py" line="195"/>
+        <location filename="../library/skills_page.py" line="196"/>
         <source>Zip archives (*.zip)</source>
         <translation>Zip 压缩包 (*.zip)</translation>
     </message>

@@ -22,7 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvswitch.ui.control.session_words import causes_text, client_label
+from kvswitch.ui.control.clients import client_label
+from kvswitch.ui.control.reason_words import looks_like_text, reason_text
+from kvswitch.ui.control.session_words import causes_text
+from kvswitch.ui.control.shown_names import verdict_word
 from kvswitch.ui.i18n import fill
 from kvswitch.ui.sessions.turn_chart import TurnChart
 
@@ -114,6 +117,8 @@ class SessionDetail(QWidget):
         for turn in self.turns:
             if turn.loss is not None:
                 self.losses.addItem(self.loss_text(turn))
+            if getattr(turn, "gateway", None) is not None and turn.gateway.reason:
+                self.losses.addItem(self.gateway_text(turn))
         if not self.losses.count():
             self.losses.addItem(self.tr("No call lost the cache."))
         for button in (self.resume_button, self.copy_button, self.export_button):
@@ -128,6 +133,21 @@ class SessionDetail(QWidget):
         values = (str(turn.index + 1), time.strftime("%H:%M:%S", time.localtime(turn.call.time)),
                   causes_text(loss.causes), f"{loss.lost_tokens:,}", f"${loss.lost_cost:.4f}", loss.detail)
         return fill(text, *values)
+
+    def gateway_text(self, turn: Any) -> str:
+        """What the gateway recorded for the same request, byte-level, in words: the verdict, the reason,
+        where the prompt first differed, what the change looks like and the setting that avoids it."""
+        seen = turn.gateway
+        where = ", ".join(filter(None, [seen.part, looks_like_text(seen.looks_like) or seen.looks_like]))
+        text = fill(self.tr("Call %1 at %2 — the gateway recorded %3: %4"), str(turn.index + 1),
+                    time.strftime("%H:%M:%S", time.localtime(seen.time)), verdict_word(seen.verdict),
+                    reason_text(seen.reason))
+        if where:
+            text += " (" + where + ")"
+        if seen.fix:
+            settings = ", ".join(f"{key}={value}" for key, value in seen.fix.items())
+            text += ". " + fill(self.tr("Fix: set %1 in the profile's environment"), settings)
+        return text
 
     def suggested_name(self) -> str:
         """The export's default file name: the client and the session id's start."""
