@@ -16,7 +16,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
-from kvswitch.ui.control.session_words import cause_label, client_label
+from kvswitch.ui.control.clients import client_label
+from kvswitch.ui.control.session_words import cause_label
 from kvswitch.ui.control.usage_alerts import MIN_CACHEABLE
 from kvswitch.ui.i18n import fill
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
-from kvswitch.ui.control.session_words import causes_text, client_label
+from kvswitch.ui.control.clients import client_label
+from kvswitch.ui.control.session_words import causes_text
 
 
 def _when(epoch: float | None) -> str:

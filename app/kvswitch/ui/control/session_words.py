@@ -32,6 +32,3 @@ def causes_text(causes: tuple[str, ...]) -> str:
     return ", ".join(cause_label(cause) for cause in causes)
 
 
-def client_label(client: str) -> str:
-    """A client key (``claude``, ``codex``, ``opencode``) as the user knows it."""
-    return {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}.get(client, client)

@@ -22,17 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.i18n import fill
 
 CLIENTS = ("claude", "codex", "opencode")
 OK_CANCEL = QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-CLIENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
-
-
-def client_name(client: str) -> str:
-    return CLIENT_NAMES.get(client, client)
-
-
 def short_path(text: str) -> str:
     """``text`` with the home folder written ``~`` (as the CLI's output shows it in the docs)."""
     home = str(Path.home())
@@ -49,7 +43,7 @@ class ClientsDialog(QDialog):
         label = QLabel(text, self)
         label.setWordWrap(True)
         layout.addWidget(label)
-        self.boxes = {c: QCheckBox(client_name(c), self) for c in CLIENTS if c != exclude}
+        self.boxes = {c: QCheckBox(client_label(c), self) for c in CLIENTS if c != exclude}
         for box in self.boxes.values():
             layout.addWidget(box)
         buttons = QDialogButtonBox(OK_CANCEL)

@@ -14,9 +14,9 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, Slot
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.control.controller_library import LibraryController
 from kvswitch.ui.i18n import fill
-from kvswitch.ui.library.library_dialogs import client_name
 from kvswitch.ui.library.prompts_page import PromptsPage, Review
 from kvswitch.ui.library.skills_page import SkillsPage
 from kvswitch.ui.qtcompat import connect_for
@@ -74,7 +74,7 @@ class _WindowLink:
     @Slot(str, object)
     def _on_library_preset_applied(self, preset: str, plans: list[Any]) -> None:
         written = [p for p in plans if p.changed]
-        clients = ", ".join(client_name(p.target_id.split(":", 1)[-1]) for p in written)
+        clients = ", ".join(client_label(p.target_id.split(":", 1)[-1]) for p in written)
         if written:
             text = QCoreApplication.translate(
                 "LibraryView", "Wrote preset “%1” to %2. Each client's next request re-processes its prompt "

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.control.controller_library import UseRequest
 from kvswitch.ui.i18n import fill
 from kvswitch.ui.library import library_dialogs as dialogs
@@ -123,12 +124,12 @@ class PromptsPage(QWidget):
         self.presets.setRowCount(len(state.presets))
         for row, preset in enumerate(state.presets):
             cells = (preset.name, fill(self.tr("%1 bytes"), f"{preset.size:,}"), cost_text(preset.cost),
-                     ", ".join(map(dialogs.client_name, preset.live_in)) or "—", preset.origin)
+                     ", ".join(map(client_label, preset.live_in)) or "—", preset.origin)
             for column, text in enumerate(cells):
                 self.presets.setItem(row, column, QTableWidgetItem(text))
         self.files.setRowCount(len(state.files))
         for row, entry in enumerate(state.files):
-            item = QTableWidgetItem(dialogs.client_name(entry.client))
+            item = QTableWidgetItem(client_label(entry.client))
             item.setData(Qt.ItemDataRole.UserRole, entry.client)
             self.files.setItem(row, 0, item)
             path = QTableWidgetItem(dialogs.short_path(entry.path))
@@ -208,7 +209,7 @@ class PromptsPage(QWidget):
         source = self.selected_client()
         if source is not None:
             self.copy_memory_file(source, dialogs.choose_clients(
-                self, fill(self.tr("Copy %1's memory file"), dialogs.client_name(source)),
+                self, fill(self.tr("Copy %1's memory file"), client_label(source)),
                 self.tr("Write the same text as the memory file of:"), exclude=source))
 
     @Slot()

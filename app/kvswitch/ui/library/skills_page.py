@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.i18n import fill
 from kvswitch.ui.library import library_dialogs as dialogs
 from kvswitch.ui.library.prompts_page import cost_text
@@ -60,7 +61,7 @@ class SkillsPage(QWidget):
         self.install_button = QPushButton(self.tr("Install"), self)
         self.install_button.clicked.connect(self._on_install_clicked)
         self.source.returnPressed.connect(self._on_install_clicked)
-        self.install_for = {c: QCheckBox(dialogs.client_name(c), self) for c in dialogs.CLIENTS}
+        self.install_for = {c: QCheckBox(client_label(c), self) for c in dialogs.CLIENTS}
         self.copy_box = QCheckBox(self.tr("Enable by copying (instead of a link)"), self)
         self.table = QTableWidget(self)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -108,7 +109,7 @@ class SkillsPage(QWidget):
         self.table.clear()
         self.table.setColumnCount(FIXED_COLUMNS + len(dialogs.CLIENTS))
         self.table.setHorizontalHeaderLabels([self.tr("Skill"), self.tr("Tokens in every request"),
-                                              self.tr("Source"), *map(dialogs.client_name, dialogs.CLIENTS)])
+                                              self.tr("Source"), *map(client_label, dialogs.CLIENTS)])
         self.table.setRowCount(len(rows))
         for row, skill in enumerate(rows):
             name = QTableWidgetItem(skill.name)
@@ -142,7 +143,7 @@ class SkillsPage(QWidget):
         else:
             item.setFlags(flags)
         if state == "seen":
-            item.setToolTip(fill(self.tr("%1 reads it from %2"), dialogs.client_name(client),
+            item.setToolTip(fill(self.tr("%1 reads it from %2"), client_label(client),
                                  skill.seen_in.get(client, "")))
         return item
 

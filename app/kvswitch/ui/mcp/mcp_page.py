@@ -30,13 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.i18n import fill
 from kvswitch.ui.mcp.mcp_form import McpServerDialog
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.controller_mcp import McpController, McpRow
 
-CLIENT_NAMES = {"claude": "Claude Code", "codex": "Codex", "opencode": "OpenCode"}
 # the columns before the clients': name, transport, command or URL
 FIXED_COLUMNS = 3
 
@@ -44,7 +44,7 @@ FIXED_COLUMNS = 3
 def client_title(spec: str) -> str:
     if spec.startswith("claude-project:"):
         return fill(QCoreApplication.translate("McpPage", "Claude Code (project %1)"), spec.split(":", 1)[1])
-    return CLIENT_NAMES.get(spec, spec)
+    return client_label(spec)
 
 
 class PasteDialog(QDialog):

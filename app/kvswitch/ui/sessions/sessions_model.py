@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from kvswitch.ui.control.session_words import client_label
+from kvswitch.ui.control.clients import client_label
 
 _Index = QModelIndex | QPersistentModelIndex
 #: the columns whose text is a number (right-aligned)

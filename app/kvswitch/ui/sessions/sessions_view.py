@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from kvswitch.core.errors import KvSwitchError
-from kvswitch.ui.control.session_words import client_label
+from kvswitch.ui.control.clients import client_label
 from kvswitch.ui.sessions.session_detail import SessionDetail, default_export_dir
 from kvswitch.ui.sessions.sessions_model import SessionsModel
 
