@@ -134,8 +134,12 @@ class StructuredFileTarget(Target):
         if plan.after is None:
             atomic_delete(self.path)
         else:
-            secret = self.secret_file or holds_secret(plan.owned) or holds_url_password(plan.owned)
-            atomic_write(self.path, plan.after.encode("utf-8"), secret=secret)
+            atomic_write(self.path, plan.after.encode("utf-8"), secret=self.keeps_secret(plan))
+
+    def keeps_secret(self, plan: Plan) -> bool:
+        """Whether the file ``plan`` writes is kept 0600: a key file, or one where KV Switch owns a
+        credential."""
+        return self.secret_file or holds_secret(plan.owned) or holds_url_password(plan.owned)
 
     def restore(self, snapshot: Snapshot) -> None:
         if snapshot.content is None:

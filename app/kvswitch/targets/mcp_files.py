@@ -34,7 +34,7 @@ from kvswitch.core.strictparse import loads_json
 from kvswitch.targets.base import Plan
 from kvswitch.targets.claude import canonical_json, parse_json_object, render_json
 from kvswitch.targets.codex import CodexConfigTarget
-from kvswitch.targets.filetarget import StructuredFileTarget, check_unchanged
+from kvswitch.targets.filetarget import StructuredFileTarget
 from kvswitch.targets.jsonc import parse_jsonc_object
 from kvswitch.targets.keyed import MISSING, PRIOR, KeyedDocument, KeyPlan, TextCodec, plan_keys
 from kvswitch.targets.mcp_docs import McpJsonDocument, McpTomlDocument, section_secrets
@@ -149,14 +149,9 @@ class McpFileTarget(StructuredFileTarget):
         plan.secrets = list(dict.fromkeys([*section_secrets(plan.section_before), *section_secrets(after)]))
         return plan
 
-    def apply(self, plan: Plan) -> None:
-        if not plan.changed:
-            return
-        check_unchanged(self.path, plan)
-        if plan.after is None:
-            atomic_delete(self.path)
-        else:  # env and header values are secrets: such a file is kept 0600 like any file holding a key
-            atomic_write(self.path, plan.after.encode("utf-8"), secret=bool(plan.secrets))
+    def keeps_secret(self, plan: Plan) -> bool:
+        """Env and header values are secrets: such a file is kept 0600 like any file holding a key."""
+        return bool(plan.secrets)
 
 
 def _section_doc(doc: KeyedDocument) -> McpJsonDocument | McpTomlDocument:
@@ -221,7 +216,7 @@ class ClaudeUserMcpTarget(ClaudeProjectMcpTarget):
             if data is None:
                 atomic_delete(self.path)
             else:
-                atomic_write(self.path, data, secret=bool(plan.secrets))
+                atomic_write(self.path, data, secret=self.keeps_secret(plan))
             return
         raise FileAccessError(
             self.path,
