@@ -13,11 +13,9 @@ once.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,26 +34,18 @@ from kvswitch.gateway.service import GatewayHandler
 from kvswitch.usage.answer import MAX_TOKENS
 from kvswitch.usage.queries import query
 from kvswitch.usage.store import UsageStore
+from support.hostile_loopback import LoopbackServer
 
 
-class Upstream:
+class Upstream(LoopbackServer):
     """A real aiohttp server on loopback (its own thread and loop) that answers every request with
     ``body``: a JSON body, or, when ``events`` is given, those SSE events one write each."""
 
     def __init__(self, body: bytes = b"", events: list[bytes] | None = None):
         self.body, self.events = body, events
-        self.port = 0
-        self._loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self._thread.start()
-        assert ready.wait(10)
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def _answer(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         await request.read()
         if self.events is None:
             return web.Response(body=self.body, content_type="application/json")
@@ -65,23 +55,6 @@ class Upstream:
             await out.write(event)
         await out.write_eof()
         return out
-
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._answer)
-        runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        self._loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        ready.set()
-        self._loop.run_forever()
-        self._loop.run_until_complete(runner.cleanup())
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
 
 @pytest.fixture

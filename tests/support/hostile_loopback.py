@@ -1,6 +1,6 @@
-"""A hostile loopback server (aiohttp on its own thread) serving what a test tells it per path, and a
-ticker that measures from inside how long an event loop was held: for the tests that put the gateway
-in front of servers that misbehave (``tests/hostile/test_gateway_server_inputs.py``)."""
+"""A loopback aiohttp server on its own thread (``LoopbackServer``; ``HostileServer`` serves what a test
+tells it per path), and a ticker that measures from inside how long an event loop was held: for the
+tests that put the gateway in front of servers that misbehave (``tests/hostile/``)."""
 
 from __future__ import annotations
 
@@ -25,13 +25,14 @@ def measured(figure: str) -> None:
     sys.stdout.write(figure + "\n")
 
 
-class HostileServer:
-    """A loopback aiohttp server on its own thread: ``routes`` maps a path to its handler; the bodies of
-    the requests it answered are kept in ``seen``."""
+class LoopbackServer:
+    """A real aiohttp server on 127.0.0.1 (a free port), on its own thread and event loop, answering
+    every path and method with ``_handle``; started by the constructor, stopped by ``close``."""
 
-    def __init__(self, routes: dict[str, Handler]):
-        self.routes = routes
-        self.seen: list[bytes] = []
+    #: the largest request body aiohttp reads (its own default: 1 MiB)
+    client_max_size = 1024**2
+
+    def __init__(self) -> None:
         self.port = 0
         self._loop = asyncio.new_event_loop()
         ready = threading.Event()
@@ -44,16 +45,11 @@ class HostileServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        handler = self.routes.get(request.path)
-        if handler is None:
-            return web.Response(status=404)
-        if request.method == "POST":
-            self.seen.append(await request.read())
-        return await handler(request)
+        raise NotImplementedError
 
     def _run(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
-        app = web.Application(client_max_size=1 << 24)
+        app = web.Application(client_max_size=self.client_max_size)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(runner.setup())
@@ -67,6 +63,26 @@ class HostileServer:
     def close(self) -> None:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+class HostileServer(LoopbackServer):
+    """A loopback server where ``routes`` maps a path to its handler (others: 404); the bodies of the
+    requests it answered are kept in ``seen``."""
+
+    client_max_size = 1 << 24
+
+    def __init__(self, routes: dict[str, Handler]):
+        self.routes = routes
+        self.seen: list[bytes] = []
+        super().__init__()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        handler = self.routes.get(request.path)
+        if handler is None:
+            return web.Response(status=404)
+        if request.method == "POST":
+            self.seen.append(await request.read())
+        return await handler(request)
 
 
 class Ticker:
