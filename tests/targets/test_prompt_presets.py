@@ -10,19 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def ok(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = run(capsys, *args)
-    assert code == 0, (args, out, err)
-    return out
+from support.cli import ok, run
 
 
 def files(home: Path) -> dict[str, bytes | None]:

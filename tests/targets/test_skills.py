@@ -11,19 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvswitch.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def ok(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code, out, err = run(capsys, *args)
-    assert code == 0, (args, out, err)
-    return out
+from support.cli import ok, run
 
 
 def write_skill(folder: Path, name: str, description: str, body: str = "Do the thing.\n") -> Path:
