@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from tests.ui.uihelpers import mcp_cell, mcp_page
 
 from kvswitch.core.paths import AppPaths
 from kvswitch.targets.engine import Engine
-from kvswitch.ui.control.controller_mcp import McpController
-from kvswitch.ui.mcp.mcp_page import FIXED_COLUMNS, McpPage
+from kvswitch.ui.mcp.mcp_page import McpPage
 
 PASTE = json.dumps(
     {
@@ -34,21 +34,6 @@ PASTE = json.dumps(
 )
 
 
-def _page(qtbot: Any, paths: AppPaths) -> tuple[McpController, McpPage]:
-    controller = McpController(paths)
-    page = McpPage(controller)
-    qtbot.addWidget(page)
-    return controller, page
-
-
-def _cell(page: McpPage, name: str, client: str) -> Any:
-    column = FIXED_COLUMNS + page.controller.clients.index(client)
-    for row in range(page.table.rowCount()):
-        if page.table.item(row, 0).text() == name:
-            return page.table.item(row, column)
-    raise AssertionError(f"no row {name}")
-
-
 def _texts(page: McpPage) -> str:
     cells = [
         page.table.item(r, c) for r in range(page.table.rowCount()) for c in range(page.table.columnCount())
@@ -58,7 +43,7 @@ def _texts(page: McpPage) -> str:
 
 def test_matrix_writes_one_cell_and_undo_shows_it_pending(qtbot: Any, fake_home: Path) -> None:
     paths = AppPaths.default()
-    controller, page = _page(qtbot, paths)
+    controller, page = mcp_page(qtbot, paths)
     with qtbot.waitSignal(controller.write_finished, timeout=30_000):
         controller.import_from("paste", PASTE)
     assert page.table.rowCount() == 2
@@ -66,34 +51,34 @@ def test_matrix_writes_one_cell_and_undo_shows_it_pending(qtbot: Any, fake_home:
     assert "key-0123456789" not in _texts(page)
 
     with qtbot.waitSignal(controller.write_finished, timeout=30_000):
-        _cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Checked)
+        mcp_cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Checked)
     config = fake_home / ".codex" / "config.toml"
     assert 'command = "uvx"' in config.read_text()
-    assert _cell(page, "fetch", "codex").checkState() == Qt.CheckState.Checked
+    assert mcp_cell(page, "fetch", "codex").checkState() == Qt.CheckState.Checked
     assert not (fake_home / ".claude.json").exists()  # only the cell that was checked
 
     Engine(paths).undo()
     controller.reload()
     assert not config.exists()  # KV Switch created it: undo takes it away
-    assert _cell(page, "fetch", "codex").checkState() == Qt.CheckState.PartiallyChecked
+    assert mcp_cell(page, "fetch", "codex").checkState() == Qt.CheckState.PartiallyChecked
 
     with qtbot.waitSignal(controller.write_finished, timeout=30_000):
-        _cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Checked)
+        mcp_cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Checked)
     with qtbot.waitSignal(controller.write_finished, timeout=30_000):
-        _cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Unchecked)
+        mcp_cell(page, "fetch", "codex").setCheckState(Qt.CheckState.Unchecked)
     assert not config.exists()
-    assert _cell(page, "fetch", "codex").checkState() == Qt.CheckState.Unchecked
+    assert mcp_cell(page, "fetch", "codex").checkState() == Qt.CheckState.Unchecked
 
 
 def test_a_refused_write_changes_nothing_and_says_why(qtbot: Any, fake_home: Path) -> None:
     paths = AppPaths.default()
-    controller, page = _page(qtbot, paths)
+    controller, page = mcp_page(qtbot, paths)
     with qtbot.waitSignal(controller.write_finished, timeout=30_000):
         controller.import_from("paste", PASTE)
     state = fake_home / ".claude.json"
     state.write_text('{"numStartups": 1,\n  "mcpServers": {,}\n}\n')
     with qtbot.waitSignal(controller.write_failed, timeout=30_000):
-        _cell(page, "docs", "claude").setCheckState(Qt.CheckState.Checked)
+        mcp_cell(page, "docs", "claude").setCheckState(Qt.CheckState.Checked)
     assert f"{state}:2" in page.status.text()
     assert state.read_text() == '{"numStartups": 1,\n  "mcpServers": {,}\n}\n'
-    assert _cell(page, "docs", "claude").checkState() == Qt.CheckState.Unchecked
+    assert mcp_cell(page, "docs", "claude").checkState() == Qt.CheckState.Unchecked

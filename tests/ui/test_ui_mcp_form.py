@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
+from tests.ui.uihelpers import mcp_cell, mcp_page
 
 from kvswitch.core.mcp_costs import McpCost, McpCostStore, definition_fingerprint
 from kvswitch.core.mcp_store import McpStore
@@ -19,24 +20,9 @@ from kvswitch.core.paths import AppPaths
 from kvswitch.core.redact import MASK
 from kvswitch.ui.control.controller_mcp import McpController
 from kvswitch.ui.mcp.mcp_form import McpServerDialog
-from kvswitch.ui.mcp.mcp_page import FIXED_COLUMNS, McpPage
+from kvswitch.ui.mcp.mcp_page import McpPage
 
 SECRET = "tok-0123456789"
-
-
-def _page(qtbot: Any) -> tuple[McpController, McpPage]:
-    controller = McpController(AppPaths.default())
-    page = McpPage(controller)
-    qtbot.addWidget(page)
-    return controller, page
-
-
-def _cell(page: McpPage, name: str, client: str) -> Any:
-    column = FIXED_COLUMNS + page.controller.clients.index(client)
-    for row in range(page.table.rowCount()):
-        if page.table.item(row, 0).text() == name:
-            return page.table.item(row, column)
-    raise AssertionError(f"no row {name}")
 
 
 def _add(qtbot: Any, controller: McpController) -> None:
@@ -55,12 +41,12 @@ def _add(qtbot: Any, controller: McpController) -> None:
 
 
 def test_add_then_edit_keeps_the_masked_secret(qtbot: Any, fake_home: Path) -> None:
-    controller, page = _page(qtbot)
+    controller, page = mcp_page(qtbot, AppPaths.default())
     _add(qtbot, controller)
     written = json.loads((fake_home / ".claude.json").read_text())["mcpServers"]["kvs-stdio"]
     assert written["args"] == ["server.py", "stdio"]
     assert written["env"] == {"TOKEN": SECRET}
-    assert _cell(page, "kvs-stdio", "claude").checkState() == Qt.CheckState.Checked
+    assert mcp_cell(page, "kvs-stdio", "claude").checkState() == Qt.CheckState.Checked
 
     definition = controller.masked_definition("kvs-stdio")
     dialog = McpServerDialog(definition)
@@ -98,9 +84,9 @@ def test_a_name_that_is_a_path_is_refused_in_the_form(qtbot: Any, fake_home: Pat
 
 
 def test_cells_show_the_measured_cost_or_unknown(qtbot: Any, fake_home: Path) -> None:
-    controller, page = _page(qtbot)
+    controller, page = mcp_page(qtbot, AppPaths.default())
     _add(qtbot, controller)
-    assert _cell(page, "kvs-stdio", "claude").text() == "unknown"
+    assert mcp_cell(page, "kvs-stdio", "claude").text() == "unknown"
     (server,) = McpStore(AppPaths.default()).servers()
     # the figures tests/e2e/test_e2e_mcp_cost.py measured (Claude Code 2.1.332, llama-server b11434):
     # here only their display is tested
@@ -108,10 +94,10 @@ def test_cells_show_the_measured_cost_or_unknown(qtbot: Any, fake_home: Path) ->
         "kvs-stdio", "claude", 89, 13795, 13706, "2026-12-07T09:12:00+00:00", "llama.cpp at http://127.0.0.1:8080",
         "Claude Code 2.1.332", definition_fingerprint(server), ("mcp__kvs-stdio__kvswitch_echo",))])
     controller.reload()
-    cell = _cell(page, "kvs-stdio", "claude")
+    cell = mcp_cell(page, "kvs-stdio", "claude")
     assert cell.text() == "~89 tokens"
     assert "Claude Code 2.1.332" in cell.toolTip()
-    assert _cell(page, "kvs-stdio", "codex").text() == "unknown"
+    assert mcp_cell(page, "kvs-stdio", "codex").text() == "unknown"
 
 
 def test_the_window_has_the_mcp_tab(qtbot: Any, window: Any) -> None:

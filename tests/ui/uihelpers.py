@@ -10,3 +10,25 @@ def make_profile(name: str, kind: str = "llama.cpp", base_url: str = "http://127
     from kvswitch.core.models import Profile
 
     return Profile.model_validate({"name": name, "kind": kind, "base_url": base_url, **extra})
+
+
+def mcp_page(qtbot: Any, paths: Any) -> tuple[Any, Any]:
+    """The MCP tab on its own over ``paths``: its controller and the page (closed with the test)."""
+    from kvswitch.ui.control.controller_mcp import McpController
+    from kvswitch.ui.mcp.mcp_page import McpPage
+
+    controller = McpController(paths)
+    page = McpPage(controller)
+    qtbot.addWidget(page)
+    return controller, page
+
+
+def mcp_cell(page: Any, name: str, client: str) -> Any:
+    """The MCP page's cell of server ``name`` for ``client`` (its toggle and measured cost)."""
+    from kvswitch.ui.mcp.mcp_page import FIXED_COLUMNS
+
+    column = FIXED_COLUMNS + page.controller.clients.index(client)
+    for row in range(page.table.rowCount()):
+        if page.table.item(row, 0).text() == name:
+            return page.table.item(row, column)
+    raise AssertionError(f"no row {name}")
