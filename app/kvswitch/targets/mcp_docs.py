@@ -10,8 +10,9 @@ the meantime (``~/.claude.json``).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomlkit
 from tomlkit.items import InlineTable, Table
@@ -43,6 +44,21 @@ class McpSectionMixin:
     def server_name(self, key: str) -> str | None:
         head = self.section + "."
         return key[len(head) :] if key.startswith(head) else None
+
+    if TYPE_CHECKING:
+        def entries(self) -> MutableMapping[str, Any]: ...
+
+    def delete_key(self, key: str, delete_outside: Callable[[str], None]) -> None:
+        """Delete ``key``: a server of the section is removed and noted as touched; any other key goes
+        to the document's own ``delete_outside`` (the whole section: noted as dropped)."""
+        name = self.server_name(key)
+        if name is None:
+            delete_outside(key)
+            if key == self.section:
+                self.dropped = True
+            return
+        self.entries().pop(name, None)
+        self.touched[name] = None
 
 
 class McpJsonDocument(JsonDocument, McpSectionMixin):
@@ -81,14 +97,7 @@ class McpJsonDocument(JsonDocument, McpSectionMixin):
         return created
 
     def delete(self, key: str) -> None:
-        name = self.server_name(key)
-        if name is None:
-            super().delete(key)
-            if key == self.section:
-                self.dropped = True
-            return
-        self.entries().pop(name, None)
-        self.touched[name] = None
+        self.delete_key(key, super().delete)
 
 
 def _toml_value(value: Any) -> Any:
@@ -146,16 +155,7 @@ class McpTomlDocument(TomlDocument, McpSectionMixin):
         return created
 
     def delete(self, key: str) -> None:
-        name = self.server_name(key)
-        if name is None:
-            super().delete(key)
-            if key == self.section:
-                self.dropped = True
-            return
-        node = self.entries()
-        if name in node:
-            del node[name]
-        self.touched[name] = None
+        self.delete_key(key, super().delete)
 
 
 def section_secrets(entries: dict[str, Any]) -> list[str]:
