@@ -13,23 +13,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from PySide6.QtWidgets import QApplication
-from tests.ui.uihelpers import make_profile
+from tests.ui.uihelpers import (
+    make_profile,
+    shell_fixture,  # noqa: F401 - the shell fixture
+)
 
 from kvswitch.ui.profiles.profile_card import card_badges, shows_use
-from kvswitch.ui.shell.shell import AppShell
 
 SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
-
-
-@pytest.fixture
-def shell(qtbot: Any, paths: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
-    app_shell = AppShell(paths, None, tray_available=True)
-    qtbot.addWidget(app_shell.window)
-    yield app_shell
-    app_shell.shutdown()
 
 
 def _badges(shell: Any, name: str) -> list[tuple[str, bool]]:

@@ -14,24 +14,15 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import pytest
-from PySide6.QtWidgets import QApplication
-from tests.ui.uihelpers import make_profile
+from tests.ui.uihelpers import (
+    make_profile,
+    shell_fixture,  # noqa: F401 - the shell fixture
+)
 
 from kvswitch.targets.live import live_clients
-from kvswitch.ui.shell.shell import AppShell
 
 SAFE = {"CLAUDE_CODE_ATTRIBUTION_HEADER": "0"}
 KEY = "sk-undo-0123456789abcdefghij"
-
-
-@pytest.fixture
-def shell(qtbot: Any, paths: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
-    app_shell = AppShell(paths, None, tray_available=True)
-    qtbot.addWidget(app_shell.window)
-    yield app_shell
-    app_shell.shutdown()
 
 
 def _mode(path: Path) -> int:

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication
-from uihelpers import make_profile
+from uihelpers import (
+    make_profile,
+    shell_fixture,  # noqa: F401 - the shell fixture
+)
 
 from kvswitch.ui import errors
 from kvswitch.ui.profiles.profile_model import IsActiveRole
@@ -22,15 +25,6 @@ from kvswitch.ui.shell.tray import TrayIcon
 from kvswitch.ui.widgets.error_dialog import ErrorReportDialog
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def shell(qtbot: Any, paths: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
-    app_shell = AppShell(paths, None, tray_available=True)
-    qtbot.addWidget(app_shell.window)
-    yield app_shell
-    app_shell.shutdown()
 
 
 def test_tray_menu_switches_profile(qtbot: Any, shell: Any, fake_home: Path) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 
 def make_profile(name: str, kind: str = "llama.cpp", base_url: str = "http://127.0.0.1:8080",
@@ -32,3 +35,18 @@ def mcp_cell(page: Any, name: str, client: str) -> Any:
         if page.table.item(row, 0).text() == name:
             return page.table.item(row, column)
     raise AssertionError(f"no row {name}")
+
+
+@pytest.fixture(name="shell")
+def shell_fixture(qtbot: Any, paths: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The whole app (window, tray, controller) over the test's ``paths``, not shown; Quit does not end
+    the test's QApplication, and the shell is shut down after the test."""
+    from PySide6.QtWidgets import QApplication
+
+    from kvswitch.ui.shell.shell import AppShell
+
+    monkeypatch.setattr(QApplication, "quit", staticmethod(lambda: None))
+    app_shell = AppShell(paths, None, tray_available=True)
+    qtbot.addWidget(app_shell.window)
+    yield app_shell
+    app_shell.shutdown()
