@@ -2,7 +2,7 @@
 # One entry point for a fresh Debian/Ubuntu machine:
 #   scripts/dev.sh run   - install what the app needs and launch it
 #   scripts/dev.sh test  - install what the tests need (real shells, Xvfb, a real llama-server,
-#                          Claude Code, Codex 0.169.0 and 0.171.0, OpenCode, vLLM) and run the whole suite;
+#                          Claude Code, Codex 0.169.0 and 0.171.0, OpenCode, ccusage, vLLM) and run the whole suite;
 #                          under CI=true a real component that cannot be installed fails the run
 #   scripts/dev.sh components [NAME...] - only install/find the real components and print their exports
 #   scripts/dev.sh translations - bring the zh_CN .ts file up to date with every ui source and compile it
@@ -53,7 +53,7 @@ under_ci() {
 # the installers' cache, exported so the tests look there too (their HOME is a temporary one)
 export KVSWITCH_CACHE="${KVSWITCH_CACHE:-$HOME/.cache/kvswitch}"
 CODEX_NEW_VERSION="${CODEX_NEW_VERSION:-0.171.0}"
-ALL_COMPONENTS=(llama-server claude-code codex codex-new opencode vllm)
+ALL_COMPONENTS=(llama-server claude-code codex codex-new opencode ccusage vllm)
 COMPONENT_FAILURES=()
 COMPONENT_EXPORTS=()
 
@@ -155,6 +155,8 @@ start_components() {
       codex-new) component "Codex $CODEX_NEW_VERSION" KVSWITCH_CODEX_NEW_BIN \
                    env CODEX_VERSION="$CODEX_NEW_VERSION" bash scripts/install_codex.sh ;;
       opencode) component OpenCode KVSWITCH_OPENCODE_BIN bash scripts/install_opencode.sh ;;
+      # the usage anchor the sessions tests compare with (tests/e2e/test_e2e_sessions.py)
+      ccusage) component "ccusage 18.0.11" KVSWITCH_CCUSAGE bash scripts/install_ccusage.sh ;;
       vllm) component vLLM KVSWITCH_VLLM_PYTHON vllm_python ;;
       *) echo "dev.sh: no component '$name' (known: ${ALL_COMPONENTS[*]})" >&2; exit 2 ;;
     esac

@@ -31,6 +31,7 @@ VARIABLES = {
     "Codex": "KVSWITCH_CODEX_BIN",
     "Codex (newest)": "KVSWITCH_CODEX_NEW_BIN",
     "OpenCode": "KVSWITCH_OPENCODE_BIN",
+    "ccusage": "KVSWITCH_CCUSAGE",
     "vLLM": "KVSWITCH_VLLM_PYTHON",
 }
 #: the reason prefix of a skip that is allowed under CI (see ``not_applicable``)
