@@ -71,6 +71,10 @@ def test_use_preset_for_claude_shows_the_diff_and_undo_restores_bytes(
     claude_md.parent.mkdir(parents=True)
     claude_md.write_bytes(ORIGINAL)
     view = _idle(qtbot, window)
+    # the tab read the files as the window was built, which may be before CLAUDE.md was written: the
+    # page shows what it last read, so read again (what the page's own reload does)
+    view.controller.reload()
+    view = _idle(qtbot, window)
     page = view.prompts_page
     assert page.files.rowCount() == 3
     assert "not written by KV Switch" in page.files.item(0, 2).text()
