@@ -54,6 +54,9 @@ PARSE_ONLY = {
     ("gateway", "run"): "the gateway serves until it is stopped",
     ("record",): "the recording proxy serves until it is stopped",
     ("log", "tail"): "follows the file until it is stopped",
+    ("mcp", "measure"): "runs the real Claude Code three times against the active server, starting the "
+                        "documented server's own command (`uvx mcp-server-fetch` is an example, not "
+                        "installed here); tests/e2e/test_e2e_mcp_cost.py measures a real MCP server",
     ("sweep",): "restarts a server once per setting (minutes on 2 shared cores, and the documented model "
                 "file is an example); tests/verify/test_sweep_real.py runs it against the real llama-server",
 }
