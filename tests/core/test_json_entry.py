@@ -24,6 +24,21 @@ ALLOWED = {
     "verify/claude_replay.py": "a request template shipped in the package",
     "core/client_settings.py": "data shipped in the package",
     "core/catalog.py": "the vendor catalog shipped in the package",
+    # the clients' own transcripts, read line by line over thousands of files (the sessions index): each
+    # line is capped (8 MB) before it is parsed and RecursionError is caught beside ValueError, since
+    # strictparse's depth walk is several times slower than json.loads over a gigabyte of lines
+    "sessions/lines.py": "the clients' transcript lines, capped, RecursionError caught",
+    "sessions/opencode.py": "OpenCode's part and message rows, RecursionError caught",
+    # KV Switch's own sessions index (sessions.db) and the usage rows' evidence it wrote itself
+    "sessions/store.py": "its own index",
+    "sessions/indexer.py": "its own index",
+    "sessions/queries.py": "its own index",
+    "sessions/gateway_reasons.py": "the gateway's reason_detail, written by KV Switch",
+    "ui/control/session_index_run.py": "the JSON lines its own index child process prints",
+    # MCP entries KV Switch canonicalised itself, and ~/.claude.json, which can be 50 MB: parsed with
+    # json.loads (NaN refused) for speed, strictparse run only to locate an error; RecursionError caught
+    "targets/mcp_docs.py": "entries it serialised itself",
+    "targets/mcp_files.py": "its own entries; ~/.claude.json at 50 MB, NaN refused, depth caught",
 }
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -46,7 +46,7 @@ class McpCost:
     without_tokens: int
     #: ISO 8601, UTC
     measured_at: str
-    #: the serving model's server, URL masked (``llama.cpp at http://127.0.0.1:8080``)
+    #: the serving model's server, URL masked (the kind's label and its URL)
     measured_on: str
     #: the client and its version (``Claude Code 2.1.332``)
     client_version: str

@@ -23,6 +23,7 @@ from kvswitch.core.errors import ConfigParseError, UsageError
 from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.lock import FileLock
 from kvswitch.core.paths import AppPaths, claude_config_dir, codex_home, opencode_config_dir
+from kvswitch.core.strictparse import loads as strict_json
 
 #: the clients with a user memory file, in the order they are listed
 PROMPT_CLIENTS = ("claude", "codex", "opencode")
@@ -149,7 +150,7 @@ class PromptStore:
         if raw is None or not raw.strip():
             return []
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = strict_json(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise ConfigParseError(self.path, f"KV Switch's prompt presets are damaged ({exc}); restore "
                                    "the file from a backup or delete it") from None

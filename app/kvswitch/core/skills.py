@@ -30,6 +30,7 @@ from kvswitch.core.fsutil import atomic_write, read_bytes
 from kvswitch.core.lock import FileLock
 from kvswitch.core.paths import AppPaths, claude_config_dir, codex_home, home_dir, opencode_config_dir
 from kvswitch.core.prompts import check_entry_name
+from kvswitch.core.strictparse import loads as strict_json
 
 SKILL_FILE = "SKILL.md"
 SKILL_CLIENTS = ("claude", "codex", "opencode")
@@ -193,7 +194,7 @@ class SkillManifest:
         if raw is None or not raw.strip():
             return {}
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = strict_json(raw.decode("utf-8"))
             items = data["skills"]
             skills = {}
             for item in items:

@@ -28,6 +28,8 @@ NATIVE_COMPLETION_API = llama_cpp.COMPLETION_API
 NATIVE_CHAT_API = ollama.CHAT_API
 #: the kind a new profile, the log tracker and the GUI smoke test start from (the most common local server)
 DEFAULT_LOCAL_KIND = llama_cpp.SERVER.kind
+#: an example server command for a settings sweep (the default local kind's)
+SWEEP_EXAMPLE = llama_cpp.SWEEP_EXAMPLE
 #: the kind Claude Code talks to when nothing sets its base URL (its own vendor's API)
 CLAUDE_DEFAULT_KIND = anthropic.SERVER.kind
 #: the lint code of a Codex target on a kind that does not serve the Responses API (a stable id)
@@ -205,6 +207,7 @@ def routes() -> dict[str, str]:
 
 __all__ = [
     "API_VERSION_HEADER", "CACHE_SAFE_ENV", "CLAUDE_DEFAULT_KIND", "DEFAULT_LOCAL_KIND", "LOOPBACK_HOSTS",
+    "SWEEP_EXAMPLE",
     "MESSAGES_API", "MESSAGES_API_LABEL", "NATIVE_CHAT_API", "NATIVE_COMPLETION_API", "NO_RESPONSES_API_LINT",
     "PRESETS", "VENDOR_MESSAGES_SEGMENT", "Identified", "PortFacts", "Preset", "Reading", "Server", "all",
     "answer_readers", "by_owner", "cache_counters", "codex_provider_ids", "default_ports", "find", "get",

@@ -26,6 +26,8 @@ from kvswitch.servers.llama_cpp_messages import chat_body
 
 #: llama-server's own prompt API (its answers carry ``timings`` too)
 COMPLETION_API = "llamacpp-completion"
+#: the server command a settings sweep starts, as the window shows it for an example
+SWEEP_EXAMPLE = "llama-server -m model.gguf --port 8080 --metrics"
 
 
 def _props_shape(status: int, props: Any) -> bool:

@@ -1,14 +1,14 @@
 """Claude Code's cumulative ``cost-state`` line: the counts a call's own lines did not carry.
 
-Measured on 2.1.332 against llama-server b11434: when an answer is empty, Claude Code writes no
-``assistant`` line for it (or a ``<synthetic>`` one with no usage), so the call's ``api-request`` line is
-all the transcript has of it; yet the ``cost-state`` line written after the turn holds the session's
-running totals per model (restored and continued by a resumed process), which equalled the server's own
-numbers. The difference between two ``cost-state`` lines, less what the turn's ``assistant`` lines
-already gave, is the turn's unrecorded usage; it goes to the turn's last call that had none (its
-earlier usage-less calls are marked ``shared_counts``: their tokens are in that call's). Where every call
-carried its usage (Anthropic's API), nothing is left and nothing is added, so a subagent's usage, which
-the main file's totals include, is never counted twice.
+Measured on 2.1.332 against the test tier's local server (build b11434): when an answer is empty, Claude
+Code writes no ``assistant`` line for it (or a ``<synthetic>`` one with no usage), so the call's
+``api-request`` line is all the transcript has of it; yet the ``cost-state`` line written after the turn
+holds the session's running totals per model (restored and continued by a resumed process), which equalled
+the server's own numbers. The difference between two ``cost-state`` lines, less what the turn's
+``assistant`` lines already gave, is the turn's unrecorded usage; it goes to the turn's last call that had
+none (its earlier usage-less calls are marked ``shared_counts``: their tokens are in that call's). Where
+every call carried its usage (the vendor's API), nothing is left and nothing is added, so a subagent's
+usage, which the main file's totals include, is never counted twice.
 """
 
 from __future__ import annotations

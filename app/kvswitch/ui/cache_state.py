@@ -28,7 +28,7 @@ class VerifyTraffic:
     """Which of the requests the server log reports are a verify's own, so they never count as the user's.
 
     While a verify runs, every request the log reports is its own; when it ends, it says how many it made
-    the server process (``VerifyResult.requests_sent``, one it gave up waiting for included: llama-server
+    the server process (``VerifyResult.requests_sent``, one it gave up waiting for included: the server
     b11434 was seen finishing such a request 25 s later), and that many, less those already seen, are
     still owed to it — for ``grace_s`` at most, as a server may cancel an abandoned request instead (it
     then reports none), and a user's request after that is the user's.

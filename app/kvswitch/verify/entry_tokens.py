@@ -26,7 +26,7 @@ MAX_ANSWER_BYTES = 16 << 20
 
 @dataclass
 class TokenCounts:
-    """Token counts per text from one server; ``by`` names it (``llama.cpp at http://...``), ``None``
+    """Token counts per text from one server; ``by`` names it (the kind's label and its URL), ``None``
     when nothing could count, with ``why``."""
 
     by: str | None

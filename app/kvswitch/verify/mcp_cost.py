@@ -118,7 +118,7 @@ def measure_claude(
                 atomic_write(config, json.dumps({"mcpServers": entries}).encode(), secret=True)
                 argv = [str(binary), "-p", PROMPT, "--max-turns", "1", "--strict-mcp-config",
                         "--mcp-config", str(config)]
-                # llama-server b11434 sometimes streams an answer without its counts: the run is repeated
+                # the local server (b11434) sometimes streams an answer without counts: the run is repeated
                 for _attempt in range(ATTEMPTS):
                     step(label)
                     seen = len(captures)

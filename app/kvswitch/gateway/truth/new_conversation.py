@@ -7,8 +7,8 @@ nothing fixes that, so none of it is "time lost" (issue 38). The live record tel
 first user message), estimates what it could reuse from the characters *before* that part rather than
 from every part the two share, and, where the server can render prompts, measures it in the server's
 own tokens after the answer (``rendered_prefix``): measured with the real Claude Code 2.1.332 on
-llama-server b11434, the estimate said 13,697 while 6,135 tokens came before the words in the server's
-prompt, and the server reused exactly those.
+the test tier's local server (build b11434), the estimate said 13,697 while 6,135 tokens came before the
+words in the server's prompt, and the server reused exactly those.
 
 The measurement runs in the background once the request's answer is complete; its row is stored when it
 ends (seconds at most), with the measured figure, or with the estimate when the server could not say.

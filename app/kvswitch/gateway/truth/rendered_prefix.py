@@ -1,15 +1,15 @@
 """How many of the server's own tokens come before the part where a request first differs (issue 38).
 
-The live record estimates what a request could have reused from the characters of the request parts
-it shares with the earlier one, in the Messages API's order: system, tools, messages. A server renders
-them in its chat template's order, and may leave some out. Measured with the real Claude Code 2.1.332
-against llama-server b11434: two new conversations in one project first differ at the user's own words
-in ``messages[0].content[1]``, which the estimate put at 13,697 tokens; the server's template had
-rendered the tools nowhere and Claude Code's own ``system`` message after those words, so only 6,135
-tokens came before them, and the server reused exactly 6,135. The estimate turned an expected new
-conversation into a PARTIAL "prefix changed" miss with seconds of "time lost".
+The live record estimates what a request could have reused from the characters of the request parts it
+shares with the earlier one, in the Messages API's order: system, tools, messages. A server renders them in
+its chat template's order, and may leave some out. Measured with the real Claude Code 2.1.332 against the
+test tier's local server (build b11434): two new conversations in one project first differ at the user's own
+words in ``messages[0].content[1]``, which the estimate put at 13,697 tokens; the server's template had
+rendered the tools nowhere and Claude Code's own ``system`` message after those words, so only 6,135 tokens
+came before them, and the server reused exactly 6,135. The estimate turned an expected new conversation into
+a PARTIAL "prefix changed" miss with seconds of "time lost".
 
-So, for a local server that can render prompts (``servers``' ``rendering``: llama-server's
+So, for a local server that can render prompts (``servers``' ``rendering``: the server's own
 ``/apply-template`` and ``/tokenize``), a request judged short of its reusable prefix against *another*
 conversation is measured: its body is rendered as the server renders it, the differing part's text is
 found in that prompt, and the prompt before it is tokenized. That count is what the server could reuse
@@ -20,11 +20,11 @@ off the client's path, bounded in time and bytes; any failure keeps the estimate
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import aiohttp
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.base import PromptRendering
 
 #: the whole measurement (two requests to the local server); past it the estimate stands
@@ -48,7 +48,7 @@ async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) 
         if len(data) > MAX_ANSWER:
             raise _Unmeasured("answer too large")
         try:
-            return json.loads(data)
+            return strict_json(data, max_bytes=MAX_ANSWER)
         except ValueError:
             raise _Unmeasured("not JSON") from None
 

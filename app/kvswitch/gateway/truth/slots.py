@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -42,6 +41,7 @@ import aiohttp
 
 from kvswitch.core.models import Profile
 from kvswitch.core.redact import mask_text, mask_url
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.relay.attempt import Attempt
 from kvswitch.gateway.relay.upstream import read_error_body
 from kvswitch.gateway.truth.sessions import text_of
@@ -67,7 +67,7 @@ FAILED_TTL_S = 5.0
 PROPS_TIMEOUT_S = 2.0
 #: sessions remembered per server (the least recently seen are forgotten first)
 MAX_SESSIONS = 512
-#: the most slots taken from ``/props``: llama-server runs one sequence per slot, each with its own
+#: the most slots taken from ``/props``: the server runs one sequence per slot, each with its own
 #: share of the context; a larger count is no server's (it is taken as unknown, and no slot is named)
 MAX_SLOTS = 1024
 #: ``/props`` is a small JSON object (a few KB); a larger answer is not read on
@@ -295,7 +295,7 @@ async def _props_slots(http: aiohttp.ClientSession, url: str, headers: dict[str,
             data += piece
             if len(data) > MAX_PROPS_BYTES:
                 raise ValueError(f"/props over {MAX_PROPS_BYTES} bytes")
-    props = json.loads(bytes(data))
+    props = strict_json(bytes(data), max_bytes=MAX_PROPS_BYTES)
     if not isinstance(props, dict):
         raise ValueError("/props is not a JSON object")
     return props.get("total_slots")

@@ -60,8 +60,8 @@ def target_names(targets: Sequence[str]) -> list[str]:
 
 
 def marks(targets: Sequence[str], via_gateway: bool, live: Sequence[Any]) -> list[Badge]:
-    """A card's quiet pills: each client it is for that does not run it now (three llama.cpp cards for
-    three clients read apart), then the gateway when it goes through it."""
+    """A card's quiet pills: each client it is for that does not run it now (three cards of one
+    server kind for three clients read apart), then the gateway when it goes through it."""
     running = {client_badge_text(c) for c in live} | {client_name(c.client) for c in live}
     translate = QApplication.translate
     found = [Badge(name, False, translate("ProfileCard", "Written for %1; not running it now").replace(

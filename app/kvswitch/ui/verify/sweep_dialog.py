@@ -50,7 +50,9 @@ class SweepDialog(QDialog):
                                "a server it did not start."))
         intro.setWordWrap(True)
         self.server_edit = QLineEdit()
-        self.server_edit.setPlaceholderText("llama-server -m model.gguf --port 8080 --metrics")
+        from kvswitch import servers  # noqa: PLC0415 - the registry loads when the dialog opens
+
+        self.server_edit.setPlaceholderText(servers.SWEEP_EXAMPLE)
         self.vary_edit = QPlainTextEdit()
         self.vary_edit.setPlaceholderText("-np=1,4\n--cache-ram=0,default")
         self.vary_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 16)
