@@ -78,7 +78,15 @@ def test_verify_with_real_claude_code_shows_turns_and_records_history(
     assert entry.client_version == "2.1.332"
     assert entry.verdict == "hit"
     assert entry.reuse_ratio is not None
-    assert entry.reuse_ratio >= 0.99
+    # each continued turn read from the cache all of the turn before it (the server's own numbers); the
+    # history's ratio is cached over the whole prompt, so a long answer (the profile now carries the
+    # server's context window, and Claude Code then lets the tiny model answer at length) lowers it
+    # without any loss: what the ratio says is checked against what was reusable
+    inside = [t for t in report.turns if t.conversation == 1]
+    for before, turn in zip(inside, inside[1:], strict=False):
+        assert (turn.cached_tokens or 0) >= (before.prompt_tokens or 0) - 1, report.turns
+    assert entry.reuse_ratio == pytest.approx(
+        sum(t.cached_tokens or 0 for t in inside[1:]) / sum(t.prompt_tokens or 0 for t in inside[1:]))
     assert history.table.rowCount() == 1
     assert history.table.item(0, 2).text() == "claude 2.1.332"
     assert history.table.item(0, 6).text() == str(entry.server["build"])

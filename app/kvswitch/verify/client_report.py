@@ -226,7 +226,8 @@ def build_report(profile: Profile, session: ClientSession, renderer: ServerRende
             previous = request
             continue
         diagnosis, shared = _diagnosis(renderer, previous.body, request.body)
-        verdict = _verdict(key[1] == 1, prompt, cached, shared, diagnosis)
+        reusable = shared if shared is not None else previous.prompt_tokens
+        verdict = _verdict(key[1] == 1, prompt, cached, shared, diagnosis, reusable)
         turns.append(
             TurnVerdict(
                 *key, verdict, prompt, cached, shared, reprocessed, cost, diagnosis or None, request.prompt_ms
@@ -250,11 +251,18 @@ def _verdict(
     cached: int | None,
     shared: int | None,
     diagnosis: dict[str, Any],
+    reusable: int | None = None,
 ) -> str:
+    """``reusable``: what the turn shares with the one before (the server's common tokens, else that
+    turn's prompt). A continued turn that reused all of it is a hit whatever its new part's size: a long
+    answer grows the next prompt, and its new tokens are new by nature (a tiny model's 5,000-token
+    answer once made a turn that reused every shared token "partial" by the ratio alone)."""
     if prompt is None or cached is None or prompt <= 0:
         return "unknown"
     ratio = cached / prompt
     if ratio >= HIT_RATIO:
+        return "hit"
+    if not new_conversation and reusable is not None and reusable > 0 and cached >= reusable - 1:
         return "hit"
     by_ratio = "miss" if ratio < MISS_RATIO else "partial"
     if not new_conversation or diagnosis.get("fix_env"):
