@@ -190,7 +190,10 @@ class GatewayHandler(Handler):
         # a long body is parsed on a worker thread: 17 MB of tiny messages held the event loop about 1 s
         body = (await asyncio.to_thread(parse_json_body, raw) if len(raw) >= THREAD_PARSE
                 else parse_json_body(raw))
-        known = {} if route.pinned else self._profiles_or_empty()  # empty: ``candidates`` words the error
+        # the profiles are asked for only when the model is a picker id (most requests' is not); none
+        # readable: ``candidates`` words the store's error
+        picker = None if route.pinned else model_routes.picker_id(body)
+        known = self._profiles_or_empty() if picker is not None else {}
         stale = model_routes.stale_picker_id(body, known) if known else None
         if stale is not None:
             return refuse(404, f"gateway: the model {stale[:200]!r} is a KV Switch picker row of a profile "

@@ -23,7 +23,8 @@ def _table(profiles: Mapping[str, Profile]) -> dict[str, PickerModel]:
     return _cache[1]
 
 
-def _picker_id(body: Any) -> str | None:
+def picker_id(body: Any) -> str | None:
+    """The body's ``model`` when it has the picker ids' prefix, else ``None``."""
     model = body.get("model") if isinstance(body, dict) else None
     return model if isinstance(model, str) and model.startswith(PREFIX) else None
 
@@ -31,7 +32,7 @@ def _picker_id(body: Any) -> str | None:
 def picked(body: Any, profiles: Mapping[str, Profile]) -> PickerModel | None:
     """The picker row a request body's ``model`` names, or ``None`` (not a picker id, or a profile that
     is gone or no longer goes through the gateway)."""
-    model = _picker_id(body)
+    model = picker_id(body)
     return None if model is None else _table(profiles).get(model)
 
 
@@ -40,7 +41,7 @@ def stale_picker_id(body: Any, profiles: Mapping[str, Profile]) -> str | None:
 
     Such a request is refused, never sent to the client's active profile: the row the user chose named
     one backend (perhaps a local one, chosen for privacy), and any other one is a guess."""
-    model = _picker_id(body)
+    model = picker_id(body)
     return model if model is not None and model not in _table(profiles) else None
 
 

@@ -115,10 +115,6 @@ class Remeasure:
         while len(self._waiting) > MAX_WAITING or self._bytes > MAX_WAITING_BYTES:
             self._bytes -= self._waiting.popitem(last=False)[1].size
 
-    @property
-    def waiting(self) -> int:
-        return len(self._waiting)
-
     def start(self, row: UsageRow, profile: Profile | None, then: Callable[[UsageRow], object]) -> bool:
         """Measure ``row``'s request in the background and hand the row to ``then`` after; True when it
         was taken (False: store the row now)."""
