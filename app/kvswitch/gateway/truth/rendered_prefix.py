@@ -20,6 +20,7 @@ off the client's path, bounded in time and bytes; any failure keeps the estimate
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -31,6 +32,8 @@ from kvswitch.servers.base import PromptRendering
 SECONDS = 5.0
 #: the most of an answer read (a rendered prompt is about 4 bytes a token; 1M tokens fit)
 MAX_ANSWER = 8 << 20
+#: an answer at least this long is parsed on a worker thread (the strict parser walks every byte)
+THREAD_PARSE = 128 << 10
 #: characters of the differing part searched for in the rendered prompt (a shorter text is too common)
 NEEDLE = 64
 MIN_NEEDLE = 6
@@ -48,7 +51,10 @@ async def _post(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) 
         if len(data) > MAX_ANSWER:
             raise _Unmeasured("answer too large")
         try:
-            return strict_json(data, max_bytes=MAX_ANSWER)
+            if len(data) < THREAD_PARSE:
+                return strict_json(data, max_bytes=MAX_ANSWER)
+            # a long prompt's rendering (about 4 bytes a token) is parsed off the gateway's event loop
+            return await asyncio.to_thread(strict_json, data, max_bytes=MAX_ANSWER)
         except ValueError:
             raise _Unmeasured("not JSON") from None
 
