@@ -18,9 +18,10 @@ APT_RUNTIME=(python3 python3-venv python3-pip python3-dev gcc libegl1 libgl1 lib
   libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xfixes0
   libdbus-1-3 libfontconfig1 libglib2.0-0)
 # fontconfig (fc-list) and one Latin-only font: tests/ui/test_cjk_font.py builds a system without CJK fonts;
-# sqlite3 (the shell): benchmarks/usage_scale.py's baseline
+# sqlite3 (the shell): benchmarks/usage_scale.py's baseline; redis-server: LMCache's Redis L2 tier (the tests
+# start their own on a free port)
 APT_TEST=(bash zsh fish xvfb xauth cmake g++ make git desktop-file-utils appstream fontconfig fonts-dejavu-core
-  sqlite3)
+  sqlite3 redis-server)
 
 apt_install() {
   command -v apt-get >/dev/null || return 0

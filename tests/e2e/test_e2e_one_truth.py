@@ -9,7 +9,9 @@
   equal the server's numbers, request by request;
 - a request is a loss in one view exactly when it is a loss in the other: the second conversation's
   opening is a HIT "new conversation" in the Usage tab and a "shared prefix" in the Cache log, and no time
-  is counted lost for it; B's turn after C ran is a loss in both.
+  is counted lost for it; B's turn after C ran is a loss in both;
+- the tray, told each request as the Cache log lists it (the window's own model and controller), is
+  amber or red after exactly the requests both views call a loss, and green after B's opening.
 """
 
 from __future__ import annotations
@@ -61,6 +63,27 @@ def _cache_log(log_file: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple
     return shown
 
 
+def _tray_states(log_file: Path, qtbot: object) -> list[str]:
+    """The tray's state after each request, as the window's Cache log model lists the server's log and
+    the window's controller takes it (``LogPanel`` wires the one to the other the same way)."""
+    from kvswitch.core.store import ProfileStore  # noqa: PLC0415
+    from kvswitch.logs.scan import scan_file  # noqa: PLC0415
+    from kvswitch.ui.control.controller import AppController  # noqa: PLC0415
+    from kvswitch.ui.logs.events_model import CacheEventsModel  # noqa: PLC0415
+
+    paths = AppPaths.default()
+    controller = AppController(paths, store=ProfileStore(paths))
+    model = CacheEventsModel()
+    states = []
+    try:
+        for event in scan_file(log_file):
+            controller.note_log_requests([(verdict, 1) for verdict in model.add_events([event])])
+            states.append(str(controller.cache_state))
+    finally:
+        controller.shutdown()
+    return states
+
+
 def _resume(home: Path, project: Path, prompt: str, session: str) -> None:
     """``claude -p --resume SESSION``: that conversation's next turn, whatever ran last."""
     argv = [str(claude_binary()), "-p", prompt, "--max-turns", "1", "--resume", session]
@@ -78,7 +101,7 @@ def _usage_requests(capsys: pytest.CaptureFixture[str]) -> list[dict[str, object
 
 
 def test_the_usage_tab_and_the_cache_log_agree_request_by_request(
-        fake_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        fake_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], qtbot: object) -> None:
     claude_binary()
     paths = AppPaths.default()
     project = tmp_path / "project"
@@ -102,6 +125,7 @@ def test_the_usage_tab_and_the_cache_log_agree_request_by_request(
             rows = _rows(paths, recorder)
             _check_against_recorder(rows, recorder.served)
             shown = _cache_log(server.log_file, capsys)
+            tray = _tray_states(server.log_file, qtbot)
             listed = _usage_requests(capsys)
         finally:
             recorder.close()
@@ -114,24 +138,28 @@ def test_the_usage_tab_and_the_cache_log_agree_request_by_request(
                   if r["status"] == 200 and r["input_tokens"]) == sorted(
         (r.input_tokens, r.cached_tokens, r.verdict) for r in rows if r.input_tokens), (listed, _dump(rows))
 
-    # one truth: a loss in one view is a loss in the other, request by request
-    for row, (_prompt, _cached, verdict) in zip(rows, shown, strict=True):
+    # one truth: a loss in one view is a loss in the other, and the tray says so, request by request
+    for row, (_prompt, _cached, verdict), state in zip(rows, shown, tray, strict=True):
         if (row.input_tokens or 0) <= MAIN:
             continue
         usage_loss = row.verdict in ("MISS", "PARTIAL")
         log_loss = verdict in ("miss", "partial")
         assert usage_loss == log_loss, (_dump([row]), verdict)
+        if row.verdict != "COLD":
+            assert (state in ("partial", "miss")) == usage_loss, (_dump([row]), verdict, state)
 
     # conversation B's opening: expected in both views, and no time lost for it
     opening = next(r for r in rows[first_b:] if (r.input_tokens or 0) > MAIN)
     assert opening.verdict == "HIT", _dump([opening])
     assert json.loads(opening.reason_detail or "{}")["new_conversation"] == "messages[0].content[1]"
     assert shown[rows.index(opening)][2] == "shared_prefix", shown
+    assert tray[rows.index(opening)] == "hit", tray  # green, as the Usage tab's HIT
     # B's turn after C ran: C's prompt replaced B's on the one slot, a loss in both views
     evicted = next(r for r in rows[after_c:] if r.session == b_session and (r.input_tokens or 0) > MAIN)
     assert evicted.verdict in ("MISS", "PARTIAL"), _dump([evicted])
     assert evicted.reason == "evicted", _dump([evicted])
     assert shown[rows.index(evicted)][2] in ("miss", "partial"), shown
+    assert tray[rows.index(evicted)] == shown[rows.index(evicted)][2], tray
     capsys.readouterr()
     assert main(["sessions", "--source", "gateway", "--json"]) == 0
     sessions = {s["session"]: s for s in json.loads(capsys.readouterr().out)}

@@ -213,15 +213,12 @@ def _spawn(argv: list[str], workdir: Path, log_file: Path, env: dict[str, str]) 
         )
 
 
-@contextlib.contextmanager
-def lmcache_server(workdir: Path) -> Iterator[RunningLmcache]:
-    """``lmcache server`` in multi-process mode (the only mode LMCache runs in without a GPU)."""
-    python = vllm_python()
-    port, http_port = free_port(), free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
-    log_file = workdir / f"lmcache-{http_port}.log"
+def lmcache_argv(port: int, http_port: int, *, chunk_size: int = BLOCK_SIZE * 4, l1_size_gb: float = 1.0,
+                 l2_adapters: tuple[dict[str, object], ...] = (), extra: tuple[str, ...] = ()) -> list[str]:
+    """The ``lmcache server`` command line (MP mode): its chunk size, its L1 (DRAM) size and its L2 adapters
+    (``{"type": "fs", "base_path": ...}``, ``{"type": "resp", ...}`` for Redis), each one ``--l2-adapter``."""
     argv = [
-        str(python.parent / "lmcache"),
+        str(vllm_python().parent / "lmcache"),
         "server",
         "--host",
         "127.0.0.1",
@@ -230,7 +227,7 @@ def lmcache_server(workdir: Path) -> Iterator[RunningLmcache]:
         "--http-port",
         str(http_port),
         "--l1-size-gb",
-        "1",
+        f"{l1_size_gb:g}",
         "--eviction-policy",
         "LRU",
         # vLLM's CPU adapter registers an engine-driven transfer context; the server's default
@@ -238,8 +235,24 @@ def lmcache_server(workdir: Path) -> Iterator[RunningLmcache]:
         "--supported-transfer-mode",
         "auto",
         "--chunk-size",
-        str(BLOCK_SIZE * 4),
+        str(chunk_size),
     ]
+    for adapter in l2_adapters:
+        argv += ["--l2-adapter", json.dumps(adapter)]
+    return argv + list(extra)
+
+
+@contextlib.contextmanager
+def lmcache_server(workdir: Path, *, chunk_size: int = BLOCK_SIZE * 4, l1_size_gb: float = 1.0,
+                   l2_adapters: tuple[dict[str, object], ...] = (), extra: tuple[str, ...] = (),
+                   port: int | None = None, http_port: int | None = None) -> Iterator[RunningLmcache]:
+    """``lmcache server`` in multi-process mode (the only mode LMCache runs in without a GPU); give the same
+    ports again to restart it where vLLM's connector expects it."""
+    port, http_port = port or free_port(), http_port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    log_file = workdir / f"lmcache-{http_port}-{time.monotonic_ns()}.log"
+    argv = lmcache_argv(port, http_port, chunk_size=chunk_size, l1_size_gb=l1_size_gb,
+                        l2_adapters=l2_adapters, extra=extra)
     proc = _spawn(argv, workdir, log_file, vllm_env(threads=1))
     try:
         wait_until_ready(f"http://127.0.0.1:{http_port}", proc, log_file, "lmcache server", 180, "/metrics")

@@ -39,6 +39,9 @@ CLIENT_VERIFY_TIMEOUT_S = 600.0
 
 _VERDICT_STATE = {
     "HIT": CacheState.HIT,
+    # the Cache log's grey "shared prefix": a new conversation reused all it shares with the last one, no
+    # loss (the Usage tab's HIT "new conversation"); the tray agrees with both
+    "SHARED_PREFIX": CacheState.HIT,
     "PARTIAL": CacheState.PARTIAL,
     "MISS": CacheState.MISS,
 }

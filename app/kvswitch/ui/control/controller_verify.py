@@ -175,7 +175,8 @@ class VerifyControllerMixin:
         """Requests the server log reported (``(verdict, requests)``, oldest first): the user's latest
         decides the tray; the verify's own (``verify_traffic``) do not, a cold miss it sent on purpose
         least of all."""
-        theirs = self.verify_traffic.users(batch)
+        # a server's first request ("cold") had nothing to reuse: it tells the tray nothing either way
+        theirs = [verdict for verdict in self.verify_traffic.users(batch) if verdict != "cold"]
         if theirs:
             self.note_verdict(theirs[-1])
 

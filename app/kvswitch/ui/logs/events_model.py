@@ -159,11 +159,13 @@ class CacheEventsModel(QAbstractTableModel):
         newest.reverse()
         return newest
 
-    def add_events(self, events: list[CacheEvent]) -> None:
+    def add_events(self, events: list[CacheEvent]) -> list[str]:
+        """List the requests; returns their display verdicts, oldest first: what the tab shows is what
+        the tray is told (a new conversation's "shared prefix" is no loss in either)."""
         if not events:
-            return
-        for event in events[:-self.max_events]:  # beyond the table's cap: still counted, and their slot
-            self.shown_verdict(event)  # remembered, so the totals and the next verdicts stay right
+            return []
+        shown = [self.shown_verdict(event) for event in events[:-self.max_events]]  # beyond the table's
+        # cap: still counted, and their slot remembered, so the totals and the next verdicts stay right
         events = events[-self.max_events:]
         overflow = len(self._rows) + len(events) - self.max_events
         if overflow > 0:
@@ -175,12 +177,15 @@ class CacheEventsModel(QAbstractTableModel):
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(events) - 1)
         # the time text is formatted with the rest of the row, on first display: a burst lists thousands
-        self._rows.extend([event, arrived, None, self.shown_verdict(event)] for event in events)
+        rows = [[event, arrived, None, self.shown_verdict(event)] for event in events]
+        self._rows.extend(rows)
         self.endInsertRows()
+        shown.extend(str(row[3]) for row in rows)
         basis = _basis(events[-1])
         if basis != self.time_basis:
             self.time_basis = basis
             self.headerDataChanged.emit(Qt.Orientation.Horizontal, COL_TIME, COL_TIME)
+        return shown
 
     def clear(self) -> None:
         self.beginResetModel()

@@ -73,8 +73,9 @@ class LogPanel(LogTextActionsMixin, QWidget):
     """Follows a log source and shows what the server did with its prompt cache.
 
     Signals:
-        verdict_seen(str): the latest request's verdict (``hit``/``partial``/``miss``).
-        requests_seen(list): this tick's requests, oldest first, as ``(verdict, requests)`` (an event
+        verdict_seen(str): the latest request's verdict as the tab shows it (``hit``, ``partial``, ``miss``,
+            ``cold``, ``shared_prefix``).
+        requests_seen(list): this tick's requests, oldest first, as ``(shown verdict, requests)`` (an event
             read from ``/metrics`` may sum several requests): the controller tells a verify's own apart.
         lines_appended(int): lines were appended to the view this tick (how many).
         events_added(int): cache events were added to the table this tick (how many).
@@ -288,13 +289,14 @@ class LogPanel(LogTextActionsMixin, QWidget):
         if not self._unlisted:
             return
         events, self._unlisted = self._unlisted, []
-        self.events_model.add_events(events)
+        shown = self.events_model.add_events(events)
         self.summary.show_totals(self.events_model.totals)
         self._check_alerts(events)
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
-        self.verdict_seen.emit(str(events[-1].verdict))
-        self.requests_seen.emit([(str(e.verdict), e.requests or 1) for e in events])
+        self.verdict_seen.emit(shown[-1])
+        self.requests_seen.emit([(verdict, event.requests or 1)
+                                 for verdict, event in zip(shown, events, strict=True)])
         self.events_added.emit(len(events))
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:
