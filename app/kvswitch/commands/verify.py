@@ -77,6 +77,12 @@ def register(subparsers: Any) -> None:
         "--model", help="model name to request (default: the profile's, or the server's first)"
     )
     verify.add_argument("--api", choices=APIS, help="force one API instead of detecting it")
+    verify.add_argument(
+        "--explain",
+        action="store_true",
+        help="also say where the warm prompt first differs from the cold one (the server's tokens) and, "
+        "behind a cache tier that reuses whole chunks, how many tokens the chunk boundary cost",
+    )
     replay = verify.add_mutually_exclusive_group()
     replay.add_argument(
         "--claude-replay",
@@ -180,6 +186,7 @@ def _verify(args: argparse.Namespace) -> int:
             progress=progress,
             api=args.api,
             claude_replay=args.claude_replay,
+            explain=args.explain,
         )
     except KeyboardInterrupt:
         cancel.set()

@@ -157,6 +157,17 @@ class CacheTier:
     port_flag: str = ""
     host_flag: str = "--host"
     default_port: int = 0
+    #: the tier's own settings pages beside its ``/metrics`` (its chunk size, its lower tiers), read by
+    #: ``settings(pages) -> object`` whose ``chunk_size`` verify reports
+    settings_routes: tuple[str, ...] = ()
+    settings: Callable[..., Any] | None = None
+    #: one request's prompt by tier: ``split(before, after, tier_before, tier_after, tier_before_text,
+    #: tier_after_text, settings)`` -> an object with ``to_json()`` and ``describe()``, or ``None``
+    split: Callable[..., Any] | None = None
+    #: why a prompt that first differs at token N reused what the split says: ``boundary(N, split_json)``
+    boundary: Callable[[int, Mapping[str, Any]], str | None] | None = None
+    #: the server's route that tokenizes a chat body (``{"tokens": [...]}``), to find that N
+    tokenize_route: str = ""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.core.models import ProfileKind
+from kvswitch.servers import lmcache
 from kvswitch.servers.base import (
     Advice,
     CacheCounter,
@@ -71,6 +72,11 @@ LMCACHE_TIER = CacheTier(
     subcommand="server",
     port_flag="--http-port",
     default_port=8080,
+    settings_routes=("/config", "/config/adapters"),
+    settings=lambda pages: lmcache.settings_from(*pages),
+    split=lambda *pages: _split(*pages),
+    boundary=lmcache.boundary_of,
+    tokenize_route="/tokenize",
 )
 
 LOCAL_HITS = "vllm:prefix_cache_hits_total"
@@ -124,6 +130,15 @@ def served_by(before: Mapping[str, float], after: Mapping[str, float],
         hits = _delta(tier_before, tier_after, LMCACHE_TIER.hit_tokens)
         requested = _delta(tier_before, tier_after, LMCACHE_TIER.requested_tokens)
     return ServedBy(tier, local, external, queried, hits, requested)
+
+def _split(before: Mapping[str, float], after: Mapping[str, float], tier_before: Mapping[str, float] | None,
+           tier_after: Mapping[str, float] | None, before_text: str | None, after_text: str | None,
+           settings: lmcache.Settings | None) -> lmcache.TierSplit | None:
+    """One request's prompt by tier: vLLM's own cache, LMCache L1 / L2 (per adapter), computed."""
+    loads = lmcache.load_deltas(before_text, after_text)
+    chunk = settings.chunk_size if settings is not None else None
+    return lmcache.tier_split(before, after, tier_before, tier_after, loads, chunk)
+
 
 SERVER = Server(
     kind=ProfileKind.VLLM,

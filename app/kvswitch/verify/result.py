@@ -100,6 +100,13 @@ class VerifyResult:
     cold_prompt_tokens: int | None = None
     #: which cache tier served the warm request's prefix, by the server's counters (a second cache tier)
     served_by: str | None = None
+    #: the warm request's prompt tokens by tier, each a counter's delta (a server with a second cache tier;
+    #: the keys are the server module's, its ``split(...).to_json()``, with the tier's ``chunk_size``);
+    #: ``None`` without such a tier
+    tiers: dict[str, Any] | None = None
+    #: ``--explain``: why the warm request reused what it did where its prompt differs from the cold one
+    #: (the tier's whole chunks below the first differing token)
+    chunk_boundary: str | None = None
     #: how many requests this run made the server process, one it gave up waiting for included (the
     #: server finishes it anyway): the window attributes that many of the server log's requests to the
     #: verify, not to the user (``None``: not counted)
@@ -131,6 +138,8 @@ class VerifyResult:
                 f"  time to first token: cold {self.ttft_cold_ms:.0f} ms, warm {self.ttft_warm_ms:.0f} ms"
                 f"{speed}"
             )
+        if self.chunk_boundary:
+            lines.append(f"  chunk boundary: {self.chunk_boundary}")
         if self.evidence:
             lines.append("  evidence:" + "".join(f"\n    - {e}" for e in self.evidence))
         if self.diagnosis:

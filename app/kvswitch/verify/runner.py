@@ -29,6 +29,7 @@ from kvswitch.verify.probe import Guard, ProbeError
 from kvswitch.verify.prompts import PREFIX_LINES, SUFFIX_COLD, SUFFIX_WARM, make_prefix, new_nonce
 from kvswitch.verify.result import ERROR, HIT, MISS, PARTIAL, UNKNOWN, VerifyResult, verdict_for
 from kvswitch.verify.target import Measured, Target, measure
+from kvswitch.verify.tier_truth import chunk_boundary
 
 Progress = Callable[[str, float], None]
 _MISSING_ENDPOINT = (404, 405, 501)
@@ -44,6 +45,7 @@ def run_verify(
     api: str | None = None,
     claude_replay: bool | None = None,
     between: Callable[[Guard, Target, str], None] | None = None,
+    explain: bool = False,
 ) -> VerifyResult:
     """Verify the profile's endpoint; blocking, bounded by ``timeout`` seconds in total, cancellable.
 
@@ -61,6 +63,8 @@ def run_verify(
         between: called as ``between(guard, target, cold_prefix)`` after the cold request and before
             the warm one (``kvswitch sweep --interleave`` sends another conversation there, as a
             subagent or a second session would, to show whether the server keeps the first).
+        explain: with a second cache tier that reuses whole chunks, also say where the warm prompt first
+            differs from the cold one (the server's tokens) and what the chunk boundary cost.
     """
     try:
         timeout = check_timeout(timeout)
@@ -70,7 +74,7 @@ def run_verify(
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
     with Guard(timeout, cancel, secrets=secrets) as guard:
         try:
-            result = _run(guard, profile, report, log_events, api, claude_replay, between)
+            result = _run(guard, profile, report, log_events, api, claude_replay, between, explain)
         except ProbeError as exc:
             result = VerifyResult(
                 ERROR,
@@ -94,11 +98,17 @@ def shown(result: Any) -> Any:
         elif isinstance(value, list):
             changes[item.name] = [printable(v, multiline=False) if isinstance(v, str) else v for v in value]
         elif isinstance(value, dict):
-            changes[item.name] = {printable(str(k), multiline=False): printable(str(v), multiline=False)
-                                  for k, v in value.items()}
+            changes[item.name] = _printable_dict(value)
         elif is_dataclass(value) and not isinstance(value, type):
             changes[item.name] = shown(value)
     return replace(result, **changes)
+
+
+def _printable_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    """Keys and texts printable; numbers stay numbers (the tier split's counts), nested dicts too."""
+    return {printable(str(k), multiline=False): _printable_dict(v) if isinstance(v, dict)
+            else v if v is None or isinstance(v, int | float) else printable(str(v), multiline=False)
+            for k, v in value.items()}
 
 
 def _run(
@@ -109,6 +119,7 @@ def _run(
     forced_api: str | None,
     claude_replay: bool | None,
     between: Callable[[Guard, Target, str], None] | None = None,
+    explain: bool = False,
 ) -> VerifyResult:
     report("Detecting the server", 0.02)
     server = api_detect.detect_server(guard, profile)
@@ -131,6 +142,12 @@ def _run(
     if log_reading is not None:
         warm.readings.append(log_reading)
     result = _judge(target, cold, warm)
+    if explain and warm.tiers:
+        report("Finding where the prompts differ", 0.62)
+        why = chunk_boundary(guard, warm.tier, profile.base_url, target.headers,
+                             target.body(cold.prefix, SUFFIX_COLD), target.body(cold.prefix, SUFFIX_WARM),
+                             warm.tiers)
+        result = _replace(result, chunk_boundary=why)
     if _wants_replay(claude_replay, target) and result.verdict != ERROR:
         report("Replaying Claude Code-shaped requests", 0.65)
         from kvswitch.verify.claude_replay import replay  # noqa: PLC0415 - loads the request template lazily
@@ -231,6 +248,8 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         evidence.append(f"warm request: {reading.describe()}{tag}")
     if warm.served_by:
         evidence.append(f"warm request: {warm.served_by}")
+    if warm.tiers_text:
+        evidence.append(f"warm request: {warm.tiers_text}")
     cold_best = best_reading(cold.readings)
     for reading in order_readings(cold.readings):
         evidence.append(f"cold request: {reading.describe()}")
@@ -258,6 +277,7 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "cold_cached_tokens": cold_best.cached if cold_best else None,
         "cold_prompt_tokens": cold_best.prompt if cold_best else None,
         "served_by": warm.served_by,
+        "tiers": warm.tiers,
     }
     if best is None or best.cached is None:
         hint = ""

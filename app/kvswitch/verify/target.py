@@ -13,11 +13,13 @@ from typing import Any
 
 from kvswitch import servers
 from kvswitch.core.models import Profile
+from kvswitch.servers.base import CacheTier
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
 from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
 from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
 from kvswitch.verify.prompts import build_body
+from kvswitch.verify.tier_truth import TierPage, read_settings, scrape_tier, split
 from kvswitch.verify.tiers import connected_tiers, tier_readings
 
 
@@ -51,6 +53,14 @@ class Measured:
     prefix: str = ""
     #: which cache tier served the prefix (a server with a second cache tier behind it)
     served_by: str | None = None
+    #: the prompt's tokens by tier, from the server's and the tier's own counters (``TierSplit.to_json``)
+    tiers: dict[str, Any] | None = None
+    #: the same, in words (``TierSplit.describe``)
+    tiers_text: str | None = None
+    #: the tier's settings as its own pages gave them (its ``chunk_size``)
+    tier_settings: Any = None
+    #: the connected tier whose numbers these are
+    tier: CacheTier | None = None
 
 
 def scrape(guard: Guard, server: ServerInfo, profile: Profile) -> dict[str, float] | None:
@@ -68,28 +78,29 @@ def measure(
     """Send ``body`` to the target's endpoint; raises ProbeError like ``stream_request``."""
     before = scrape(guard, target.server, target.profile)
     tiers = connected_tiers(target.server.server, before, target.profile.base_url) if before else []
-    tier_before = [_scrape_url(guard, tier.metrics_url) for tier in tiers]
+    settings = read_settings(guard, tiers[0].tier, tiers[0].metrics_url) if tiers else None
+    tier_before = [scrape_tier(guard, tier.metrics_url) for tier in tiers]
     result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
     readings = list(result.readings)
     after = scrape(guard, target.server, target.profile) if before is not None else None
-    served = None
+    measured = Measured(result, readings, tier_settings=settings, tier=tiers[0].tier if tiers else None)
     if before is not None and after is not None:
         reading = metrics_reading(before, after)
         if reading is not None:
             readings.append(reading)
-        tier_after = [_scrape_url(guard, tier.metrics_url) for tier in tiers]
+        tier_after = [scrape_tier(guard, tier.metrics_url) for tier in tiers]
         for tier, was, now in zip(tiers, tier_before, tier_after, strict=True):
-            readings.extend(tier_readings(tier, before, after, was, now))
+            readings.extend(tier_readings(tier, before, after, _values(was), _values(now)))
         server = servers.find(target.server.server)
         if tiers and server is not None and server.served_by is not None:
-            verdict = server.served_by(before, after, tier_before[0], tier_after[0])
-            served = verdict.describe() if verdict is not None else None
-    return Measured(result, readings, served_by=served)
+            verdict = server.served_by(before, after, _values(tier_before[0]), _values(tier_after[0]))
+            measured.served_by = verdict.describe() if verdict is not None else None
+        if tiers:
+            by_tier = split(tiers[0].tier, before, after, tier_before[0], tier_after[0], settings)
+            if by_tier is not None:
+                measured.tiers, measured.tiers_text = by_tier.to_json(), by_tier.describe()
+    return measured
 
 
-def _scrape_url(guard: Guard, url: str) -> dict[str, float] | None:
-    """A tier's own ``/metrics`` (no key: the tier's own port); ``None`` when it does not answer."""
-    got = get_json_or_text(guard, url, {})
-    if got is None or got[0] != 200:
-        return None
-    return parse_metrics(got[2].decode("utf-8", errors="replace"))
+def _values(page: TierPage | None) -> dict[str, float] | None:
+    return page.values if page is not None else None

@@ -1,0 +1,185 @@
+"""LMCache's own counters and settings (multi-process ``lmcache server``, 0.5.6): which tier served a prompt.
+
+vLLM counts what its connector brought in as one number (``vllm:external_prefix_cache_hits``); only
+LMCache's own ``/metrics`` (its ``--http-port``) splits a lookup's hit into L1 (its DRAM) and L2 (its
+adapters: disk, Redis, ...), and only its ``/config`` says the chunk size that decides how much of a
+prompt that differs somewhere can be reused. The names here were read on a real 0.5.6 server's pages
+(captured under ``tests/fixtures/lmcache-0.5.6/``): OTel counters exported Prometheus-style, the unit
+appended to the name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+HIT = "lmcache_mp_lookup_hit_tokens_total"
+REQUESTED = "lmcache_mp_lookup_requested_tokens_total"
+#: of ``HIT``, the tokens L1 served and those L2 added (``l1 + l2 == hit`` per lookup)
+HIT_L1 = "lmcache_mp_lookup_hit_l1_tokens_total"
+HIT_L2 = "lmcache_mp_lookup_hit_l2_tokens_total"
+#: load tasks each L2 adapter completed, labelled ``l2_name`` (the adapter's type name)
+L2_LOADS = "lmcache_mp_l2_load_completed_requests_total"
+L1_EVICTED = "lmcache_mp_l1_evicted_chunks_total"
+L1_ALLOC_FAILED = "lmcache_mp_l1_allocation_failure_chunks_total"
+L2_PREFETCH_FAILED = "lmcache_mp_l2_prefetch_failure_chunks_total"
+L2_STORE_SUBMITTED = "lmcache_mp_l2_store_submitted_objects_chunks_total"
+L2_STORE_COMPLETED = "lmcache_mp_l2_store_completed_objects_chunks_total"
+
+#: vLLM's prompt tokens by where they came from (its own counter), and its total
+VLLM_LOCAL = "vllm:prefix_cache_hits_total"
+VLLM_EXTERNAL = "vllm:external_prefix_cache_hits_total"
+VLLM_PROMPT = "vllm:prompt_tokens_total"
+
+#: what an adapter's type is called for the user
+ADAPTER_KINDS = {"fs": "disk", "fs_native": "disk", "resp": "Redis", "valkey": "Valkey", "s3": "S3"}
+
+_LABELLED = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\}\s+(\S+)')
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def labelled(text: str, name: str, label: str) -> dict[str, float]:
+    """One counter of a Prometheus page split by one label (``{"fs": 3.0, "resp": 1.0}``)."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        match = _LABELLED.match(line.strip())
+        if match is None or match.group(1) != name:
+            continue
+        labels = dict(_LABEL.findall(match.group(2)))
+        if label in labels:
+            try:
+                found[labels[label]] = found.get(labels[label], 0.0) + float(match.group(3))
+            except ValueError:
+                continue
+    return found
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the running LMCache server says about itself (``GET /config``, ``GET /config/adapters``)."""
+
+    chunk_size: int | None
+    l1_size_gb: float | None = None
+    #: the L2 adapters' type names, in lookup order
+    adapters: tuple[str, ...] = ()
+    #: each adapter's own settings (``base_path`` of a disk adapter, ``host``/``port`` of Redis)
+    adapter_settings: tuple[Mapping[str, Any], ...] = ()
+
+
+def _find(data: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in a nested JSON object (the page nests by config class)."""
+    if isinstance(data, Mapping):
+        if key in data:
+            return data[key]
+        for value in data.values():
+            found = _find(value, key)
+            if found is not None:
+                return found
+    elif isinstance(data, list):
+        for value in data:
+            found = _find(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+def settings_from(config: Any, adapters: Any = None) -> Settings:
+    """``/config`` (and ``/config/adapters``) of a 0.5.6 server; unknown shapes give ``None`` fields."""
+    chunk = _find(config, "chunk_size")
+    size = _find(config, "l1_size_gb")
+    listed = adapters.get("adapters") if isinstance(adapters, Mapping) else None
+    names = tuple(str(a["type_name"]) for a in listed or () if isinstance(a, Mapping) and "type_name" in a)
+    configured = _find(config, "adapters")
+    own = tuple(a for a in configured if isinstance(a, Mapping)) if isinstance(configured, list) else ()
+    return Settings(
+        chunk_size=chunk if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk > 0 else None,
+        l1_size_gb=float(size) if isinstance(size, int | float) and not isinstance(size, bool) else None,
+        adapters=names,
+        adapter_settings=own,
+    )
+
+
+def _delta(before: Mapping[str, float] | None, after: Mapping[str, float] | None, name: str) -> int:
+    if after is None or name not in after:
+        return 0
+    return int(after[name] - (before or {}).get(name, 0.0))
+
+
+@dataclass(frozen=True)
+class TierSplit:
+    """Where one request's prompt tokens came from, each figure a counter's delta around the request.
+
+    ``vllm_prefix_cache``: vLLM's own prefix cache; ``lmcache_l1`` / ``lmcache_l2``: LMCache's lookup hit
+    split by tier (LMCache's tokens, chunk-aligned); ``computed``: the prompt tokens vLLM neither found
+    in its own cache nor received from LMCache; ``lmcache_l2_adapters``: load tasks per L2 adapter.
+    """
+
+    vllm_prefix_cache: int
+    lmcache_l1: int
+    lmcache_l2: int
+    computed: int
+    lmcache_l2_adapters: dict[str, int] = field(default_factory=dict)
+    chunk_size: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vllm_prefix_cache": self.vllm_prefix_cache, "lmcache_l1": self.lmcache_l1,
+                "lmcache_l2": self.lmcache_l2, "computed": self.computed,
+                "lmcache_l2_adapters": dict(self.lmcache_l2_adapters), "chunk_size": self.chunk_size}
+
+    def describe(self) -> str:
+        parts = [f"vLLM's prefix cache {self.vllm_prefix_cache}", f"LMCache L1 (CPU) {self.lmcache_l1}"]
+        loads = ", ".join(f"{ADAPTER_KINDS.get(name, name)} ({name}) {count} load{'s' * (count != 1)}"
+                          for name, count in sorted(self.lmcache_l2_adapters.items()) if count)
+        parts.append(f"LMCache L2 {self.lmcache_l2}" + (f" [{loads}]" if loads else ""))
+        parts.append(f"computed {self.computed}")
+        chunk = f" (LMCache chunk size {self.chunk_size})" if self.chunk_size else ""
+        return "prompt tokens by tier: " + ", ".join(parts) + chunk
+
+
+def tier_split(before: Mapping[str, float], after: Mapping[str, float],
+               lm_before: Mapping[str, float] | None, lm_after: Mapping[str, float] | None,
+               loads: Mapping[str, int] | None = None, chunk_size: int | None = None) -> TierSplit | None:
+    """The split of one request's prompt from vLLM's and LMCache's counters (``None``: LMCache's page
+    did not answer or lacks the per-tier counters)."""
+    if lm_after is None or HIT_L1 not in lm_after or VLLM_LOCAL not in after:
+        return None
+    local = _delta(before, after, VLLM_LOCAL)
+    external = _delta(before, after, VLLM_EXTERNAL)
+    prompt = _delta(before, after, VLLM_PROMPT)
+    return TierSplit(
+        vllm_prefix_cache=local,
+        lmcache_l1=_delta(lm_before, lm_after, HIT_L1),
+        lmcache_l2=_delta(lm_before, lm_after, HIT_L2),
+        computed=max(prompt - local - external, 0),
+        lmcache_l2_adapters={k: v for k, v in (loads or {}).items() if v},
+        chunk_size=chunk_size,
+    )
+
+
+def load_deltas(before_text: str | None, after_text: str | None) -> dict[str, int]:
+    """Each L2 adapter's completed loads between two raw ``/metrics`` pages."""
+    if after_text is None:
+        return {}
+    was = labelled(before_text or "", L2_LOADS, "l2_name")
+    now = labelled(after_text, L2_LOADS, "l2_name")
+    return {name: int(value - was.get(name, 0.0)) for name, value in now.items()}
+
+
+def boundary(first_diff: int, chunk_size: int, reused: int) -> str:
+    """Why a prompt that differs at token ``first_diff`` reused ``reused`` tokens (LMCache's count)."""
+    whole = first_diff // chunk_size * chunk_size
+    text = (f"the prompt first differs at token {first_diff}; LMCache reuses whole chunks of {chunk_size} "
+            f"tokens, so {reused} were reused and {first_diff - reused} lost to the boundary")
+    if reused != whole:
+        text += f" (whole chunks below token {first_diff} would be {whole}: LMCache's counters decide)"
+    return text
+
+
+def boundary_of(first_diff: int, split: Mapping[str, Any]) -> str | None:
+    """``boundary`` for a request's split (``TierSplit.to_json``): LMCache's hit is its L1 plus L2."""
+    chunk = split.get("chunk_size")
+    if not isinstance(chunk, int) or chunk <= 0:
+        return None
+    return boundary(first_diff, chunk, int(split.get("lmcache_l1", 0)) + int(split.get("lmcache_l2", 0)))
