@@ -56,7 +56,8 @@ def register(subparsers: Any) -> None:
         "measurement against it (verify's synthetic probe, or the real client's session with --client), "
         "stop it, and print TTFT, hit rate and tokens re-processed per setting from the server's own "
         "numbers. A setting that fails to start or crashes is a row with its reason. Each row also goes "
-        "into the profile's verify history.",
+        "into the profile's verify history. With --tier-cmd a cache tier's own server is started "
+        "before the server in every setting, and its flags can be varied too.",
         epilog=EPILOG,
     )
     sweep.add_argument("profile", help="the profile whose local server is swept (its base URL's port)")
@@ -64,6 +65,11 @@ def register(subparsers: Any) -> None:
                        help="the server's command line, as you would type it (it must listen on the "
                        "profile's port); run without a shell. Or give it last: [options] PROFILE -- CMD")
     sweep.add_argument("command", nargs="*", metavar="-- CMD", help="the server's command, after --")
+    sweep.add_argument("--tier-cmd", metavar="CMD",
+                       help="a cache tier's own server command (the server's connector must point at its "
+                       "port): started first and stopped last in every setting; vary its flags as "
+                       "TIER.FLAG=V1,V2 (e.g. the tier's --chunk-size as TIER.chunk-size=128,256), and the "
+                       "rows add the warm request's tokens by tier")
     sweep.add_argument("--vary", action="append", required=True, metavar="FLAG=V1,V2",
                        help="a flag and its values, e.g. --vary -np=1,4 --vary --cache-ram=0,default; "
                        "'default' leaves the flag out, "
@@ -97,6 +103,10 @@ def _sweep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--server-cmd: {exc}") from None
     varies = [sweep.parse_vary(text) for text in args.vary]
+    try:
+        tier_command = shlex.split(args.tier_cmd) if args.tier_cmd else None
+    except ValueError as exc:
+        raise UsageError(f"--tier-cmd: {exc}") from None
     if args.client:
         if args.interleave:
             raise UsageError("--interleave is for the synthetic probe; the client's session is its own")
@@ -120,7 +130,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     report = sweep.run_sweep(profile, command, varies, measure, probe=probe, timeout=args.timeout or timeout,
                              start_timeout=args.start_timeout, log_dir=log_dir,
-                             on_step=None if quiet else err, on_row=on_row)
+                             on_step=None if quiet else err, on_row=on_row, tier_command=tier_command)
     if args.json:
         out(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     elif args.csv:

@@ -98,11 +98,14 @@ class ServerRun:
         with self._lock:
             return [line for line in self._lines if line.strip()][-count:]
 
-    def wait_ready(self, base_url: str, timeout: float, cancel: threading.Event | None = None) -> str | None:
-        """``None`` once the server answers ready; else why not (it exited, or ``timeout`` passed)."""
-        root = base_url.rstrip("/").removesuffix("/v1")
+    def wait_ready(self, base_url: str, timeout: float, cancel: threading.Event | None = None,
+                   *, exact: bool = False) -> str | None:
+        """``None`` once the server answers ready; else why not (it exited, or ``timeout`` passed).
+
+        ``exact``: ``base_url`` itself must answer 200 (a cache tier's own ``/metrics``)."""
+        root = base_url if exact else base_url.rstrip("/").removesuffix("/v1")
         deadline = time.monotonic() + timeout
-        path = "/health"
+        path = "" if exact else "/health"
         while True:
             if not self.started:
                 return self.status

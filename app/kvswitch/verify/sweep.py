@@ -10,13 +10,18 @@ flag out, ``set`` passes it alone, as a switch). KV Switch starts the server for
 real client's session), and stops it. A setting whose server fails to start, crashes or errors is a row
 with its reason and the server's last lines, never an abort. A server someone else runs on the profile's
 port is never touched: the sweep refuses before it starts anything.
+
+A server whose cache has a tier in a process of its own is swept with that process too (``--tier-cmd``,
+``sweep_tier``): it starts first and stops last in every setting, ``TIER.FLAG`` in ``--vary`` changes
+its command, and the rows add the warm request's tokens by tier (L1, L2, computed) from the tiers' own
+counters.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
-import itertools
 import re
 import shlex
 import threading
@@ -33,89 +38,32 @@ from kvswitch.core.knownsecrets import hide_known
 from kvswitch.core.models import Profile
 from kvswitch.core.redact import MASK, mask_text
 from kvswitch.core.text import printable
+from kvswitch.verify import sweep_tier
 from kvswitch.verify.server_log import private_folder
 from kvswitch.verify.server_run import ServerRun, port_in_use
+from kvswitch.verify.sweep_grid import (  # noqa: F401 - the grid's names, as the sweep's callers know them
+    DEFAULT,
+    SWITCH,
+    Assignment,
+    Vary,
+    grid,
+    label,
+    owners,
+    parse_vary,
+    setting_argv,
+    without_flag,
+)
+from kvswitch.verify.sweep_tier import TierCommand, tier_columns
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
 
-#: a ``--vary`` value that leaves the flag out (the server's own default)
-DEFAULT = "default"
-#: a ``--vary`` value that passes the flag alone (a switch such as ``--swa-full``)
-SWITCH = "set"
 #: row statuses; only ``measured`` rows carry numbers
 MEASURED, FAILED_TO_START, CRASHED, ERROR = "measured", "failed to start", "crashed", "error"
 #: the server's last lines kept in a failed row
 REASON_LINES = 8
-_FLAG = re.compile(r"^--?[A-Za-z][A-Za-z0-9_.-]*$")
-_LOOKS_LIKE_FLAG = re.compile(r"^--?[A-Za-z]")
-
-Assignment = tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True)
-class Vary:
-    flag: str
-    values: tuple[str, ...]
-
-
-def parse_vary(text: str) -> Vary:
-    """``FLAG=V1,V2,...`` (``--vary=-np=1,4``): a usage error naming what is wrong."""
-    flag, sep, values = text.partition("=")
-    if not sep or not _FLAG.match(flag):
-        raise UsageError(f"--vary {text!r}: write FLAG=V1,V2 with the flag as the server spells it, "
-                         "e.g. --vary=-np=1,4 or --vary=--cache-ram=0,default")
-    items = tuple(v.strip() for v in values.split(","))
-    if not all(items):
-        raise UsageError(f"--vary {text!r}: an empty value (use '{DEFAULT}' to leave {flag} out)")
-    if len(set(items)) != len(items):
-        raise UsageError(f"--vary {text!r}: a value is given twice")
-    return Vary(flag, items)
-
-
-def grid(varies: Sequence[Vary]) -> list[Assignment]:
-    """Every setting: the cartesian product of the values, the first ``--vary`` changing slowest."""
-    flags = [v.flag for v in varies]
-    if len(set(flags)) != len(flags):
-        raise UsageError("--vary: the same flag is varied twice; give all its values in one --vary")
-    products = itertools.product(*(v.values for v in varies))
-    return [tuple(zip(flags, values, strict=True)) for values in products]
-
-
-def without_flag(argv: Sequence[str], flag: str) -> list[str]:
-    """``argv`` without ``flag`` (as ``flag value``, ``flag=value`` or a lone switch)."""
-    kept: list[str] = []
-    skip_value = False
-    for word in argv:
-        if skip_value:
-            skip_value = False
-            if not _LOOKS_LIKE_FLAG.match(word):
-                continue  # the removed flag's value (``-1`` is a value, ``-c`` the next flag)
-        if word == flag:
-            skip_value = True
-            continue
-        if word.startswith(flag + "="):
-            continue
-        kept.append(word)
-    return kept
-
-
-def setting_argv(argv: Sequence[str], assignment: Assignment) -> list[str]:
-    """The server command for one setting: each varied flag removed, then appended with its value."""
-    out = list(argv)
-    for flag, _value in assignment:
-        out = without_flag(out, flag)
-    for flag, value in assignment:
-        if value == SWITCH:
-            out.append(flag)
-        elif value != DEFAULT:
-            out += [flag, value]
-    return out
-
-
-def label(assignment: Assignment) -> str:
-    return ", ".join(f"{flag} {value}" for flag, value in assignment)
-
+#: how long a cache tier's process may take to answer on its own ``/metrics``
+TIER_START_TIMEOUT = 180.0
 
 @dataclass(frozen=True)
 class Measurement:
@@ -133,6 +81,8 @@ class Measurement:
     client_version: str | None = None
     failed: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: the warm request's prompt tokens by the cache tier that served them (verify's ``tiers``)
+    tiers: dict[str, Any] | None = None
 
 
 #: ``measure(profile, timeout_s, cancel)``: one measurement against the running server
@@ -156,6 +106,17 @@ class SweepRow:
     reason: str | None = None
     last_lines: list[str] = field(default_factory=list)
     log_file: str | None = None
+    #: a cache tier started beside the server (``--tier-cmd``): its command, its log, and the warm
+    #: request's tokens by tier — the memory tier (L1), the tiers behind it (L2), the server's own
+    #: cache, computed — with the tier's chunk size, from the tiers' own counters
+    tier_command: str | None = None
+    tier_log_file: str | None = None
+    l1_hit_tokens: int | None = None
+    l2_hit_tokens: int | None = None
+    server_cache_tokens: int | None = None
+    computed_tokens: int | None = None
+    chunk_size: int | None = None
+    tiers: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -163,6 +124,8 @@ class SweepRow:
 
 CSV_COLUMNS = ("setting", "status", "verdict", "reuse_ratio", "cached_tokens", "prompt_tokens",
                "reprocessed_tokens", "ttft_cold_ms", "ttft_warm_ms", "start_s", "reason")
+#: the tier columns, in the CSV and the table when a tier was started
+TIER_COLUMNS = ("l1_hit_tokens", "l2_hit_tokens", "server_cache_tokens", "computed_tokens", "chunk_size")
 
 
 @dataclass(frozen=True)
@@ -171,6 +134,7 @@ class SweepReport:
     command: str
     probe: str
     rows: list[SweepRow]
+    tier_command: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -179,23 +143,31 @@ class SweepReport:
 
     def to_json(self) -> dict[str, Any]:
         return {"profile": self.profile, "command": self.command, "probe": self.probe,
-                "rows": [row.to_json() for row in self.rows]}
+                "tier_command": self.tier_command, "rows": [row.to_json() for row in self.rows]}
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return CSV_COLUMNS + (TIER_COLUMNS if self.tier_command else ())
 
     def to_csv(self) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(CSV_COLUMNS)
+        writer.writerow(self.columns)
         for row in self.rows:
             data = row.to_json()
             writer.writerow(["" if data[c] is None else printable(str(data[c]), multiline=False)
-                             for c in CSV_COLUMNS])
+                             for c in self.columns])
         return buffer.getvalue()
 
     def describe(self) -> str:
         width = max([len("setting"), *(len(row.setting) for row in self.rows)])
-        lines = [f"{self.profile}: {self.probe}, server command {self.command}",
+        tiered = self.tier_command is not None
+        head = [f"{self.profile}: {self.probe}, server command {self.command}"]
+        if tiered:
+            head.append(f"{'':{len(self.profile)}}  cache tier command {self.tier_command}")
+        lines = [*head,
                  f"{'setting':{width}}  {'verdict':9} {'hit rate':>8} {'re-processed':>12} "
-                 f"{'TTFT cold→warm':>17}  {'start':>6}"]
+                 f"{'TTFT cold→warm':>17}  {'start':>6}" + (_TIER_HEAD if tiered else "")]
         for row in self.rows:
             start = f"{row.start_s:.1f} s" if row.start_s is not None else "-"
             if row.status != MEASURED:
@@ -206,9 +178,19 @@ class SweepReport:
             again = f"{row.reprocessed_tokens:,}" if row.reprocessed_tokens is not None else "-"
             ttft = (f"{row.ttft_cold_ms:.0f}→{row.ttft_warm_ms:.0f} ms"
                     if row.ttft_cold_ms is not None and row.ttft_warm_ms is not None else "-")
+            tier = "".join(f" {_count(getattr(row, c)):>9}" for c in _TIER_SHOWN) if tiered else ""
             lines.append(f"{row.setting:{width}}  {row.verdict or '-':9} {rate:>8} {again:>12} {ttft:>17}  "
-                         f"{start:>6}")
+                         f"{start:>6}{tier}")
         return "\n".join(printable(line, multiline=False) for line in lines)
+
+
+#: the table's tier columns: the warm request's tokens from L1, from L2, computed
+_TIER_SHOWN = ("l1_hit_tokens", "l2_hit_tokens", "computed_tokens")
+_TIER_HEAD = f" {'L1 hit':>9} {'L2 hit':>9} {'computed':>9}"
+
+
+def _count(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "-"
 
 
 def shown_command(argv: Sequence[str], secrets: Sequence[str] = ()) -> str:
@@ -262,20 +244,29 @@ def run_sweep(
     on_step: Callable[[str], None] | None = None,
     on_row: Callable[[SweepRow, Measurement | None], None] | None = None,
     cancel: threading.Event | None = None,
+    tier_command: Sequence[str] | None = None,
 ) -> SweepReport:
     """Start, measure and stop the server once per setting; every setting becomes a row.
 
     ``timeout`` bounds each measurement and ``start_timeout`` each start, so a setting takes at most
     their sum plus the stop. ``on_row`` is called as each row is made (the history keeps it there).
+    ``tier_command``: a cache tier's server, started before the server and stopped after it per setting
+    (``sweep_tier``); ``TIER.FLAG`` varies go to it.
     """
     if not command:
         raise UsageError("--server-cmd is empty")
     settings = grid(varies)
+    tier = sweep_tier.tier_command(tier_command) if tier_command else None
+    sweep_tier.check_owners(tier, owners(varies))
     host, port = server_address(profile)
-    if port_in_use(host, port):
-        raise UsageError(f"something is already listening on {host}:{port}, the port of profile "
-                         f"{profile.name!r}: sweep never restarts a server it did not start. Stop that "
-                         "server (or give the profile a free port) and run the sweep again.")
+    busy = [(host, port)] + (sweep_tier.ports(tier, tier.argv, host) if tier else [])
+    for where, number in busy:
+        if port_in_use(where, number):
+            whose = f"the port of profile {profile.name!r}" if number == port else \
+                f"a port of the cache tier's command ({tier.tier.label if tier else ''})"
+            raise UsageError(f"something is already listening on {where}:{number}, {whose}: sweep never "
+                             "restarts a server it did not start. Stop that server (or give the command a "
+                             "free port) and run the sweep again.")
     secrets = (profile.key or "", urlsplit(profile.base_url).password or "")
     step = on_step or (lambda _text: None)
     rows: list[SweepRow] = []
@@ -285,33 +276,60 @@ def run_sweep(
         argv = setting_argv(command, assignment)
         step(f"[{number}/{len(settings)}] {label(assignment)}: starting the server")
         log_file = log_dir / f"setting-{number:02d}.log" if log_dir else None
+        tier_argv = None
+        if tier is not None:
+            tier_argv = setting_argv(tier.argv, assignment, _owner_in(tier, assignment))
         row, measured = _one_setting(profile, argv, assignment, measure, host, port, timeout, start_timeout,
-                                     log_file, secrets, step, cancel)
+                                     log_file, secrets, step, cancel, tier, tier_argv)
         rows.append(row)
         if on_row is not None:
             on_row(row, measured)
-    return SweepReport(profile.name, shown_command(command, secrets), probe, rows)
+    shown_tier = shown_command(tier.argv, secrets) if tier else None
+    return SweepReport(profile.name, shown_command(command, secrets), probe, rows, shown_tier)
+
+
+def _owner_in(tier: TierCommand, assignment: Assignment) -> str:
+    """The name the grid gives the tier's flags (its name or its program's, as the user wrote it)."""
+    written = {key.partition(".")[0] for key, _value in assignment if not key.startswith("-")}
+    return next((name for name in tier.names if name in written), tier.names[0])
 
 
 def _one_setting(
     profile: Profile, argv: list[str], assignment: Assignment, measure: Measure, host: str, port: int,
     timeout: float, start_timeout: float, log_file: Path | None, secrets: Sequence[str],
     step: Callable[[str], None], cancel: threading.Event | None,
+    tier: TierCommand | None = None, tier_argv: list[str] | None = None,
 ) -> tuple[SweepRow, Measurement | None]:
+    tier_log = log_file.with_name(log_file.stem + "-tier.log") if log_file and tier else None
     base: dict[str, Any] = {"setting": label(assignment), "values": dict(assignment),
                             "command": shown_command(argv, secrets),
-                            "log_file": str(log_file) if log_file else None}
+                            "log_file": str(log_file) if log_file else None,
+                            "tier_command": shown_command(tier_argv, secrets) if tier_argv else None,
+                            "tier_log_file": str(tier_log) if tier_log else None}
 
     def failed(status: str, reason: str, server: ServerRun | None) -> SweepRow:
         lines = [_masked(line, secrets) for line in server.last_lines(REASON_LINES)] if server else []
         return SweepRow(status=status, reason=_masked(reason, secrets), last_lines=lines, **base)
 
-    if not _port_released(host, port):
-        return failed(FAILED_TO_START, f"{host}:{port} is taken by another program", None), None
+    tier_ports = sweep_tier.ports(tier, tier_argv, host) if tier and tier_argv else []
+    for where, number in [(host, port), *tier_ports]:
+        if not _port_released(where, number):
+            return failed(FAILED_TO_START, f"{where}:{number} is taken by another program", None), None
     if log_file is not None:
         private_folder(log_file.parent)
-    started = time.monotonic()
-    with ServerRun(argv, log_path=log_file, mask=lambda line: _log_line(line, secrets)) as server:
+    with contextlib.ExitStack() as stack:  # the tier starts first and stops last
+        tier_run = None
+        if tier is not None and tier_argv is not None:
+            step(f"{label(assignment)}: starting {tier.tier.label} first")
+            tier_run = stack.enter_context(
+                ServerRun(tier_argv, log_path=tier_log, mask=lambda line: _log_line(line, secrets)))
+            ready = sweep_tier.ready_url(tier, tier_argv, host)
+            why = tier_run.wait_ready(ready, min(start_timeout, TIER_START_TIMEOUT), cancel, exact=True)
+            if why is not None:
+                return failed(FAILED_TO_START, f"{tier.tier.label}: {why} ({ready})", tier_run), None
+        started = time.monotonic()
+        server = stack.enter_context(
+            ServerRun(argv, log_path=log_file, mask=lambda line: _log_line(line, secrets)))
         why = server.wait_ready(profile.base_url, start_timeout, cancel)
         if why is not None:
             if why.startswith("not ready") and str(port) not in argv:
@@ -324,14 +342,19 @@ def _one_setting(
         except KvSwitchError as exc:  # the client could not run, its session broke: this setting's row
             measured = Measurement(verdict="ERROR", message=str(exc), failed=True)
         gone = server.exit_reason()
+        tier_gone = tier_run.exit_reason() if tier_run is not None else None
     if gone is not None:
         return failed(CRASHED, gone, server), measured
+    if tier_run is not None and tier_gone is not None and tier is not None:
+        return failed(CRASHED, f"{tier.tier.label}: {tier_gone}", tier_run), measured
     if measured.failed:
         return failed(ERROR, measured.message, server), measured
+    columns = tier_columns(measured.tiers) if tier is not None else None
+    extra: dict[str, Any] = {**asdict(columns), "tiers": measured.tiers} if columns is not None else {}
     return SweepRow(status=MEASURED, verdict=measured.verdict, reuse_ratio=measured.reuse_ratio,
                     cached_tokens=measured.cached_tokens, prompt_tokens=measured.prompt_tokens,
                     reprocessed_tokens=measured.reprocessed_tokens, ttft_cold_ms=measured.ttft_cold_ms,
-                    ttft_warm_ms=measured.ttft_warm_ms, start_s=round(start_s, 2), **base), measured
+                    ttft_warm_ms=measured.ttft_warm_ms, start_s=round(start_s, 2), **base, **extra), measured
 
 
 def _port_released(host: str, port: int, wait: float = 10.0) -> bool:

@@ -60,9 +60,18 @@ def synthetic(*, interleave: bool = False) -> Measure:
             reuse_ratio=result.reuse_ratio,
             ttft_cold_ms=result.ttft_cold_ms, ttft_warm_ms=result.ttft_warm_ms,
             failed=result.verdict == "ERROR", requests=requests,
+            tiers=_tiers_of(result),
         )
 
     return run
+
+
+def _tiers_of(result: Any) -> dict[str, Any] | None:
+    """Verify's account of the warm request by cache tier, when the server has tiers to account."""
+    tiers = getattr(result, "tiers", None)
+    if tiers is not None and not isinstance(tiers, dict) and hasattr(tiers, "to_json"):
+        tiers = tiers.to_json()
+    return tiers if isinstance(tiers, dict) else None
 
 
 def client(name: str, binary: Path) -> Measure:
