@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from kvswitch.core.verdicts import HIT_RATIO, MISS_RATIO
-from kvswitch.ui.widgets import theme
+from kvswitch.ui.widgets import spacing, theme
 from kvswitch.ui.widgets.reuse_chart import format_ms
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class ReuseSummary(QFrame):
             "The share of those requests' prompt time (the server's “prompt eval time”) spent on the "
             "re-processed tokens."))
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 8, 12, 8)
+        layout.setContentsMargins(spacing.EDGE, spacing.UNIT, spacing.EDGE, spacing.UNIT)
         layout.setSpacing(16)
         for tile in (self.hit_rate, self.reused, self.reprocessed, self.time_lost):
             layout.addWidget(tile, 1)

@@ -53,7 +53,7 @@ class ClientFilter(QWidget):
         palette's colours when it is set, so it is set again after a theme change (else the buttons
         stay in the old theme's colours: light on a dark window)."""
         self.setStyleSheet("")
-        self.setStyleSheet("QToolButton { padding: 3px 10px; }"
+        self.setStyleSheet("QToolButton { padding: 4px 8px; }"
                            " QToolButton:checked { background: palette(highlight);"
                            " color: palette(highlighted-text); border: 1px solid palette(highlight); }")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFormLayout, QLabel, QLayout, QVBoxLayout, QWidget
 
-from kvswitch.ui.widgets import theme
+from kvswitch.ui.widgets import spacing, theme
 
 
 class FieldErrors:
@@ -25,7 +25,7 @@ class FieldErrors:
     def add_row(self, form: QFormLayout, field: str, label: str, widget: QWidget | QLayout) -> None:
         """A form row of ``widget`` with a (hidden) error label under it."""
         box = QVBoxLayout()
-        box.setSpacing(2)
+        box.setSpacing(spacing.HALF)
         if isinstance(widget, QWidget):
             box.addWidget(widget)
         else:

@@ -9,7 +9,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from kvswitch.ui.widgets import theme
+from kvswitch.ui.widgets import spacing, theme
 
 if TYPE_CHECKING:
     from kvswitch.core.models import Profile
@@ -31,7 +31,7 @@ class LintPanel(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(8, 6, 8, 6)
+        self._layout.setContentsMargins(spacing.UNIT, spacing.HALF, spacing.UNIT, spacing.HALF)
         self.warnings: list[LintWarning] = []
         self.fix_buttons: dict[str, QPushButton] = {}
         self.hide()

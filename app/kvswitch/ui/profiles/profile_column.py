@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.ui.widgets import spacing
+
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QScrollArea
 
@@ -71,7 +73,7 @@ class ProfileColumnMixin:
         self.list_view = QListView()
         self.list_view.setModel(self.model)
         self.list_view.setUniformItemSizes(True)
-        self.list_view.setSpacing(2)
+        self.list_view.setSpacing(spacing.HALF)
         self.list_view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list_view.setResizeMode(QListView.ResizeMode.Adjust)  # cards follow the list's width
         self.list_view.setMinimumWidth(320)
@@ -90,7 +92,7 @@ class ProfileColumnMixin:
         self.no_match_label = QLabel()
         self.no_match_label.setWordWrap(True)
         self.no_match_label.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        self.no_match_label.setContentsMargins(12, 24, 12, 12)
+        self.no_match_label.setContentsMargins(spacing.EDGE, spacing.PAGE, spacing.EDGE, spacing.EDGE)
         self.list_stack.addWidget(self.no_match_label)
         self.new_button = QToolButton()
         self.new_button.setText(QCoreApplication.translate("MainWindow", "New profile…"))
@@ -108,8 +110,8 @@ class ProfileColumnMixin:
         self.profile_buttons = ProfileButtons()
         left = QWidget()
         left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(12, 8, 4, 8)  # off the window edge (8/12 px spacing)
-        left_layout.setSpacing(8)
+        left_layout.setContentsMargins(spacing.UNIT, spacing.UNIT, spacing.HALF, spacing.UNIT)
+        left_layout.setSpacing(spacing.UNIT)
         top = QHBoxLayout()
         top.addWidget(self.client_filter)
         top.addWidget(self.filter_edit, 1)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kvswitch.ui.widgets import appearance
+from kvswitch.ui.widgets import appearance, spacing
 
 
 class Welcome(QWidget):
@@ -61,7 +61,7 @@ class Welcome(QWidget):
         self.import_cc_switch_button.setToolTip(self.tr("Every Claude Code and Codex provider of CC Switch"))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(24, 24, 24, 24)
-        layout.setSpacing(12)
+        layout.setSpacing(spacing.EDGE)
         layout.addStretch(1)
         layout.addWidget(self.title)
         layout.addWidget(self.text)

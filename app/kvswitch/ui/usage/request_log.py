@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from kvswitch.ui.control.reason_words import explanation, reason_text
 from kvswitch.ui.control.shown_names import recorded_client_name, verdict_word
 from kvswitch.ui.control.usage_log import LogFilter, UsageLog, detail_of, reason_lines
-from kvswitch.ui.widgets import theme
+from kvswitch.ui.widgets import spacing, theme
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.usage_log import SessionLine
@@ -79,7 +79,7 @@ class Kpis(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         grid = QGridLayout(self)
-        grid.setContentsMargins(8, 6, 8, 6)
+        grid.setContentsMargins(spacing.UNIT, spacing.HALF, spacing.UNIT, spacing.HALF)
         names = {"requests": self.tr("Requests"), "hit_rate": self.tr("Hit rate"),
                  "reprocessed": self.tr("Tokens re-processed"), "time_lost": self.tr("Time lost"),
                  "misses": self.tr("Not a hit")}

@@ -30,17 +30,21 @@ log = logging.getLogger("kvswitch.ui.widgets.appearance")
 MIN_CONTRAST = 4.5
 
 _R = QPalette.ColorRole
+#: the one accent colour per scheme: the selection, the primary button, the chosen client and the links
+#: (links take its hue, pulled to 4.5:1 on the page by ``readable``); every other colour is a neutral
+#: grey or a verdict's green, amber or red
+ACCENT = {"light": "#2160c4", "dark": "#2f6bd0"}
 LIGHT = {
     _R.Window: "#f4f5f7", _R.WindowText: "#1c1e22", _R.Base: "#ffffff", _R.AlternateBase: "#eef0f3",
     _R.Text: "#1c1e22", _R.Button: "#e9ebef", _R.ButtonText: "#1c1e22", _R.BrightText: "#ffffff",
-    _R.Highlight: "#2160c4", _R.HighlightedText: "#ffffff", _R.Link: "#1a56b8", _R.LinkVisited: "#6a3fb5",
+    _R.Highlight: ACCENT["light"], _R.HighlightedText: "#ffffff",
     _R.ToolTipBase: "#ffffff", _R.ToolTipText: "#1c1e22", _R.PlaceholderText: "#5f6671",
     _R.Light: "#ffffff", _R.Midlight: "#e2e4e8", _R.Mid: "#b9bdc4", _R.Dark: "#8d929b", _R.Shadow: "#5a5e66",
 }
 DARK = {
     _R.Window: "#1e2024", _R.WindowText: "#e7e9ec", _R.Base: "#16181b", _R.AlternateBase: "#23262b",
     _R.Text: "#e7e9ec", _R.Button: "#2b2f35", _R.ButtonText: "#e7e9ec", _R.BrightText: "#ffffff",
-    _R.Highlight: "#2f6bd0", _R.HighlightedText: "#ffffff", _R.Link: "#8ab6ff", _R.LinkVisited: "#c3a6ff",
+    _R.Highlight: ACCENT["dark"], _R.HighlightedText: "#ffffff",
     _R.ToolTipBase: "#2b2f35", _R.ToolTipText: "#e7e9ec", _R.PlaceholderText: "#a3a9b3",
     _R.Light: "#3a3f46", _R.Midlight: "#31353b", _R.Mid: "#4a5059", _R.Dark: "#101214", _R.Shadow: "#000000",
 }
@@ -82,6 +86,11 @@ def build_palette(scheme: str) -> QPalette:
     pal = QPalette()
     for role, value in colors.items():
         pal.setColor(QPalette.ColorGroup.All, role, QColor(value))
+    link = QColor(ACCENT["dark" if scheme == "dark" else "light"])
+    for surface in (_R.Base, _R.Window, _R.AlternateBase, _R.Button, _R.Light, _R.Midlight):
+        link = readable(link, QColor(colors[surface]))  # a link reads on every surface it is put on
+    pal.setColor(QPalette.ColorGroup.All, _R.Link, link)
+    pal.setColor(QPalette.ColorGroup.All, _R.LinkVisited, link)  # no second hue for a link once followed
     disabled = QColor(DISABLED_TEXT["dark" if scheme == "dark" else "light"])
     for role in (_R.WindowText, _R.Text, _R.ButtonText):
         pal.setColor(QPalette.ColorGroup.Disabled, role, disabled)
@@ -161,7 +170,7 @@ def _restyle_primary(button: QWidget) -> None:
     text = app_pal.color(QPalette.ColorRole.HighlightedText)
     button.setStyleSheet(
         f"QPushButton {{ background: {fill.name()}; color: {text.name()}; font-weight: bold;"
-        f" border: 1px solid {fill.darker(125).name()}; border-radius: 4px; padding: 4px 14px; }}"
+        f" border: 1px solid {fill.darker(125).name()}; border-radius: 4px; padding: 4px 16px; }}"
         f" QPushButton:hover {{ background: {fill.lighter(110).name()}; }}"
         f" QPushButton:disabled {{ background: {app_pal.color(QPalette.ColorRole.Button).name()};"
         f" color: {app_pal.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText).name()}; }}")
