@@ -171,6 +171,22 @@ class CacheTier:
 
 
 @dataclass(frozen=True)
+class Router:
+    """A router people put in front of several instances of this server, as verify finds and reads it.
+
+    The router answers ``route`` with a JSON object whose ``field`` lists its instances' base URLs (its
+    own configuration, read over HTTP: the router may rename its process, so its argv says nothing).
+    ``ran_counter`` is the counter on each instance's ``/metrics`` that moves when that instance runs a
+    request: the one whose counter moved is the one the router chose.
+    """
+
+    label: str
+    route: str
+    field: str
+    ran_counter: str
+
+
+@dataclass(frozen=True)
 class Metrics:
     """The server's ``/metrics``: substrings that show cache counters are there, and the counters."""
 
@@ -303,6 +319,8 @@ class Server:
     client_needs: tuple[ClientNeed, ...] = ()
     #: other servers that can sit behind it and keep their own cache (vLLM's LMCache): how verify reads them
     cache_tiers: tuple[CacheTier, ...] = ()
+    #: routers that spread requests over several instances of this server (verify reads every instance)
+    routers: tuple[Router, ...] = ()
     #: ``(server before, after, tier before, after)`` -> which tier served the prefix (has ``describe()``)
     served_by: Callable[..., Any] | None = None
     #: the server's name in verify results and log events (the kind's value)

@@ -18,6 +18,7 @@ from kvswitch.servers.base import (
     PortFacts,
     PortSignature,
     ProcessSignature,
+    Router,
     Server,
     model_ids,
     positive_int,
@@ -78,6 +79,12 @@ LMCACHE_TIER = CacheTier(
     boundary=lmcache.boundary_of,
     tokenize_route="/tokenize",
 )
+
+#: ``vllm-router`` (PyPI, 0.1.17 measured) in front of several vLLM instances: ``GET /list_workers`` answers
+#: ``{"urls": [...]}``; it renames its process (``vllm::router``), so its argv cannot be read. It proxies
+#: ``/metrics`` and ``/version`` to one instance in turn, so the router's own page is no instance's truth.
+VLLM_ROUTER = Router(label="vllm-router", route="/list_workers", field="urls",
+                     ran_counter="vllm:prompt_tokens_total")
 
 LOCAL_HITS = "vllm:prefix_cache_hits_total"
 LOCAL_QUERIES = "vllm:prefix_cache_queries_total"
@@ -173,6 +180,7 @@ SERVER = Server(
     ),
     client_needs=(CLAUDE_TOOL_CHOICE,),
     cache_tiers=(LMCACHE_TIER,),
+    routers=(VLLM_ROUTER,),
     served_by=lambda *pages: served_by(*pages),
     advice=Advice(
         miss=("vLLM did not reuse the prefix: check that prefix caching is on "

@@ -16,6 +16,7 @@ from kvswitch import servers
 from kvswitch.core.models import Profile
 from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers import API_VERSION_HEADER, MESSAGES_API, NATIVE_CHAT_API, NATIVE_COMPLETION_API
+from kvswitch.verify.instances import Instances, detect_instances
 from kvswitch.verify.probe import Guard, get_json_or_text
 
 MESSAGES = MESSAGES_API
@@ -42,6 +43,8 @@ class ServerInfo:
     models: list[str] = field(default_factory=list)
     metrics_url: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: the URL is a router in front of several instances (listed by the router itself): verify reads each
+    instances: Instances | None = None
 
 
 def api_root(base_url: str) -> str:
@@ -101,6 +104,7 @@ def detect_server(guard: Guard, profile: Profile) -> ServerInfo:
                 owner = servers.by_owner(str(item.get("owned_by", "")).lower())
                 if info.server == "unknown" and owner is not None:
                     info.server = owner.name
+    info.instances = detect_instances(get, info.server)
     get("/metrics")
     status, _, body = answers["/metrics"]
     if status == 200 and any(marker.encode() in body for marker in servers.metrics_markers()):

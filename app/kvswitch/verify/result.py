@@ -104,6 +104,10 @@ class VerifyResult:
     #: the keys are the server module's, its ``split(...).to_json()``, with the tier's ``chunk_size``);
     #: ``None`` without such a tier
     tiers: dict[str, Any] | None = None
+    #: behind a router (``verify.instances``): the instance that ran the warm / the cold request, the one
+    #: whose own counters moved (``None``: a single server, or no single instance's counter moved)
+    instance: str | None = None
+    cold_instance: str | None = None
     #: ``--explain``: why the warm request reused what it did where its prompt differs from the cold one
     #: (the tier's whole chunks below the first differing token)
     chunk_boundary: str | None = None
@@ -138,6 +142,9 @@ class VerifyResult:
                 f"  time to first token: cold {self.ttft_cold_ms:.0f} ms, warm {self.ttft_warm_ms:.0f} ms"
                 f"{speed}"
             )
+        if self.instance or self.cold_instance:
+            lines.append(f"  instances: cold request on {self.cold_instance or 'none known'}, "
+                         f"warm request on {self.instance or 'none known'}")
         if self.chunk_boundary:
             lines.append(f"  chunk boundary: {self.chunk_boundary}")
         if self.evidence:

@@ -248,6 +248,8 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         evidence.append(f"warm request: {reading.describe()}{tag}")
     if warm.served_by:
         evidence.append(f"warm request: {warm.served_by}")
+    evidence += [f"{name} request: {m.instance_text}" for name, m in (("warm", warm), ("cold", cold))
+                 if m.instance_text]
     if warm.tiers_text:
         evidence.append(f"warm request: {warm.tiers_text}")
     cold_best = best_reading(cold.readings)
@@ -277,6 +279,8 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "cold_cached_tokens": cold_best.cached if cold_best else None,
         "cold_prompt_tokens": cold_best.prompt if cold_best else None,
         "served_by": warm.served_by,
+        "instance": warm.instance,
+        "cold_instance": cold.instance,
         "tiers": warm.tiers,
     }
     if best is None or best.cached is None:

@@ -8,7 +8,7 @@ the Prometheus counters right before and after each request gives an independent
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvswitch import servers
@@ -17,6 +17,7 @@ from kvswitch.servers.base import CacheTier
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
 from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
+from kvswitch.verify.instances import Spread
 from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
 from kvswitch.verify.prompts import build_body
 from kvswitch.verify.tier_truth import TierPage, read_settings, scrape_tier, split
@@ -61,6 +62,9 @@ class Measured:
     tier_settings: Any = None
     #: the connected tier whose numbers these are
     tier: CacheTier | None = None
+    #: behind a router: the instance that ran the request, and every instance's counter (``Spread``)
+    instance: str | None = None
+    instance_text: str | None = None
 
 
 def scrape(guard: Guard, server: ServerInfo, profile: Profile) -> dict[str, float] | None:
@@ -76,14 +80,19 @@ def measure(
     guard: Guard, target: Target, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
 ) -> Measured:
     """Send ``body`` to the target's endpoint; raises ProbeError like ``stream_request``."""
-    before = scrape(guard, target.server, target.profile)
+    spread = _spread(guard, target)
+    before = spread.begin() if spread else scrape(guard, target.server, target.profile)
     tiers = connected_tiers(target.server.server, before, target.profile.base_url) if before else []
     settings = read_settings(guard, tiers[0].tier, tiers[0].metrics_url) if tiers else None
     tier_before = [scrape_tier(guard, tier.metrics_url) for tier in tiers]
     result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
     readings = list(result.readings)
-    after = scrape(guard, target.server, target.profile) if before is not None else None
     measured = Measured(result, readings, tier_settings=settings, tier=tiers[0].tier if tiers else None)
+    if spread:
+        before, after = spread.finish()  # the pages of the instance that ran it
+        measured.instance, measured.instance_text = spread.ran, spread.describe()
+    else:
+        after = scrape(guard, target.server, target.profile) if before is not None else None
     if before is not None and after is not None:
         reading = metrics_reading(before, after)
         if reading is not None:
@@ -100,6 +109,14 @@ def measure(
             if by_tier is not None:
                 measured.tiers, measured.tiers_text = by_tier.to_json(), by_tier.describe()
     return measured
+
+
+def _spread(guard: Guard, target: Target) -> Spread | None:
+    """Behind a router, every instance is scraped (``verify.instances``); else ``None``."""
+    found = target.server.instances
+    if found is None:
+        return None
+    return Spread(found, lambda url: scrape(guard, replace(target.server, metrics_url=url), target.profile))
 
 
 def _values(page: TierPage | None) -> dict[str, float] | None:
