@@ -155,3 +155,15 @@ def test_cli_tier_flags_without_the_tier_command_or_with_a_busy_tier_port_exit_2
                      "--vary", "lmcache.l1-size-gb=0.05,1"])
     assert code == 2
     assert f"127.0.0.1:{taken}" in capsys.readouterr().err
+
+
+def test_verify_reads_the_tier_the_sweep_started_not_another_one_on_the_machine() -> None:
+    """Several tier processes may run here; inside the sweep's measurement its own tier is the one read."""
+    from kvswitch.verify.tiers import pinned_tier, tier_metrics_url  # noqa: PLC0415
+
+    tier = sweep_tier.tier_command(LMCACHE).tier
+    other = [["/v/bin/lmcache", "server", "--http-port", "7001"]]
+    with pinned_tier(tier.name, "http://127.0.0.1:6556/metrics"):
+        assert tier_metrics_url(tier, "127.0.0.1") == "http://127.0.0.1:6556/metrics"
+        assert tier_metrics_url(tier, "127.0.0.1", other) == "http://127.0.0.1:7001/metrics"  # asked for
+    assert tier_metrics_url(tier, "127.0.0.1", other) == "http://127.0.0.1:7001/metrics"

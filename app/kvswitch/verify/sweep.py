@@ -54,6 +54,7 @@ from kvswitch.verify.sweep_grid import (  # noqa: F401 - the grid's names, as th
     without_flag,
 )
 from kvswitch.verify.sweep_tier import TierCommand, tier_columns
+from kvswitch.verify.tiers import pinned_tier
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry
@@ -318,7 +319,7 @@ def _one_setting(
     if log_file is not None:
         private_folder(log_file.parent)
     with contextlib.ExitStack() as stack:  # the tier starts first and stops last
-        tier_run = None
+        tier_run, ready = None, ""
         if tier is not None and tier_argv is not None:
             step(f"{label(assignment)}: starting {tier.tier.label} first")
             tier_run = stack.enter_context(
@@ -338,7 +339,8 @@ def _one_setting(
         start_s = time.monotonic() - started
         step(f"{label(assignment)}: ready in {start_s:.1f} s, measuring")
         try:
-            measured = measure(profile, timeout, cancel)
+            with pinned_tier(tier.tier.name, ready) if tier is not None else contextlib.nullcontext():
+                measured = measure(profile, timeout, cancel)
         except KvSwitchError as exc:  # the client could not run, its session broke: this setting's row
             measured = Measurement(verdict="ERROR", message=str(exc), failed=True)
         gone = server.exit_reason()

@@ -8,7 +8,9 @@ N``) says where its counters are, else its default port on the server's host.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -17,6 +19,20 @@ import psutil
 from kvswitch import servers
 from kvswitch.servers.base import CacheTier, Reading
 from kvswitch.servers.process_match import program_name, script_argv
+
+#: tier name -> metrics URL of the tier process the caller started itself (``kvswitch sweep``): several
+#: tier processes may run on this machine, and only the caller knows which one its server talks to
+_PINNED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("pinned_tiers", default=None)
+
+
+@contextlib.contextmanager
+def pinned_tier(name: str, metrics_url: str) -> Iterator[None]:
+    """Within the block (this thread), tier ``name``'s counters are read at ``metrics_url``."""
+    token = _PINNED.set({**(_PINNED.get() or {}), name: metrics_url})
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -40,7 +56,11 @@ def connected_tiers(server_name: str | None, page: Mapping[str, float], base_url
 
 
 def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None = None) -> str:
-    """The tier's metrics URL from its running process (``--http-port N``), else its default port."""
+    """The tier's metrics URL: the one pinned by the caller that started it, else from its running
+    process (``--http-port N``), else its default port."""
+    pinned = (_PINNED.get() or {}).get(tier.name) if argvs is None else None
+    if pinned is not None:
+        return pinned
     for argv in argvs if argvs is not None else _argvs():
         argv = list(script_argv(argv))
         if program_name(argv) != tier.program or argv[1:2] != [tier.subcommand]:
