@@ -1,0 +1,130 @@
+"""Two vLLM 0.32.0 instances sharing one LMCache 0.5.6 server, behind ``vllm-router`` 0.1.17 (round_robin).
+
+Both instances run with vLLM's own prefix caching off, so a prompt instance A computed can reach
+instance B only from LMCache. The truth is read here, independently of the code under test: each
+instance's own ``/metrics`` (which one ran a request: its ``vllm:prompt_tokens_total`` moved; what LMCache
+gave it: ``vllm:external_prefix_cache_hits_total``) and LMCache's own ``/metrics``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kvswitch.core.models import ModelMap, Profile, ProfileKind
+from kvswitch.verify import run_verify
+from kvswitch.verify.api_detect import OPENAI_CHAT, detect_server
+from kvswitch.verify.probe import Guard
+from kvswitch.verify.prompts import SUFFIX_COLD, SUFFIX_WARM, make_prefix
+from kvswitch.verify.target import Target, measure
+from kvswitch.verify.tiers import pinned_tier
+from support.vllm import metric_sum, metric_values
+from support.vllm_router import RoutedVllm, routed_vllm
+
+#: two vLLM starts side by side on 2 busy cores, LMCache and the router before and after them
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1200)]
+
+LM_HITS, LM_ASKED = "lmcache_mp_lookup_hit_tokens_total", "lmcache_mp_lookup_requested_tokens_total"
+EXT_HITS, LOCAL_HITS = "vllm:external_prefix_cache_hits_total", "vllm:prefix_cache_hits_total"
+PROMPT = "vllm:prompt_tokens_total"
+
+
+@pytest.fixture(scope="module")
+def routed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoutedVllm]:
+    with routed_vllm(tmp_path_factory.mktemp("vllm-router")) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def this_lmcache(routed: RoutedVllm) -> Iterator[None]:
+    """verify finds LMCache's counters from the first ``lmcache server`` process on the machine; a shared
+    test machine may run several (other tests' fixtures), so the one these instances use is pinned, as
+    ``kvswitch sweep`` pins the one it started. Which instance ran a request is detected regardless."""
+    with pinned_tier("lmcache", routed.lmcache.metrics_url):
+        yield
+
+
+def _profile(url: str) -> Profile:
+    return Profile(name="routed", kind=ProfileKind.VLLM, base_url=url, model="tiny",
+                   models=ModelMap(small_fast="tiny"), targets=["codex"])
+
+
+def _target(url: str) -> Target:
+    profile = _profile(url)
+    return Target(profile, detect_server(Guard(60), profile), OPENAI_CHAT, "tiny")
+
+
+def _pages(routed: RoutedVllm) -> dict[str, dict[str, float]]:
+    """Every instance's page and LMCache's, read here."""
+    pages = {server.url: metric_values(server.metrics_url) for server in routed.instances}
+    pages["lmcache"] = metric_values(routed.lmcache.metrics_url)
+    return pages
+
+
+def _delta(before: dict[str, dict[str, float]], after: dict[str, dict[str, float]], where: str,
+           name: str) -> int:
+    return int(metric_sum(after[where], name) - metric_sum(before[where], name))
+
+
+def _ran_on(routed: RoutedVllm, before: dict[str, dict[str, float]], after: dict[str, dict[str, float]]
+            ) -> list[str]:
+    return [s.url for s in routed.instances if _delta(before, after, s.url, PROMPT) > 0]
+
+
+def test_a_prefix_computed_on_a_is_served_to_b_by_lmcache(routed: RoutedVllm) -> None:
+    a, b = routed.instances
+    on_a, on_b = _target(a.url), _target(b.url)
+    assert on_a.server.instances is None  # an instance itself is no router
+    prefix = make_prefix("router-a-then-b", 40)
+
+    first = measure(Guard(300), on_a, on_a.body(prefix, SUFFIX_COLD))
+    assert first.served_by is not None
+    assert "neither" in first.served_by, first.served_by
+
+    before = _pages(routed)
+    again = measure(Guard(300), on_b, on_b.body(prefix, SUFFIX_WARM))
+    after = _pages(routed)
+    assert _ran_on(routed, before, after) == [b.url]  # A's own counters did not move
+    lm_hits, lm_asked = (_delta(before, after, "lmcache", n) for n in (LM_HITS, LM_ASKED))
+    external = _delta(before, after, b.url, EXT_HITS)
+    assert lm_hits > 1000, (lm_hits, lm_asked)
+    assert external == lm_hits
+    assert _delta(before, after, b.url, LOCAL_HITS) == 0  # B never saw the prompt; its own cache is off
+    assert again.served_by is not None
+    assert again.served_by.startswith("served by LMCache"), again.served_by
+    by_source = {r.source: r for r in again.readings}
+    assert by_source["LMCache lmcache_mp_lookup_hit_tokens"].cached == lm_hits
+    assert by_source["LMCache lmcache_mp_lookup_hit_tokens"].prompt == lm_asked
+    assert by_source["metrics vllm:external_prefix_cache_hits"].cached == external
+
+
+def test_verify_through_the_router_names_each_instance(routed: RoutedVllm) -> None:
+    found = _target(routed.url).server.instances
+    assert found is not None  # from the router's own list, nothing configured
+    assert sorted(found.urls) == sorted(s.url for s in routed.instances)
+
+    pages: list[dict[str, dict[str, float]]] = [_pages(routed)]
+
+    def between(_guard: Guard, _target: Target, _prefix: str) -> None:
+        pages.append(_pages(routed))  # after the cold request, before the warm one
+
+    result = run_verify(_profile(routed.url), timeout=300, api=OPENAI_CHAT, claude_replay=False,
+                        between=between)
+    pages.append(_pages(routed))
+    cold_on, warm_on = _ran_on(routed, pages[0], pages[1]), _ran_on(routed, pages[1], pages[2])
+    assert len(cold_on) == 1, cold_on
+    assert len(warm_on) == 1, warm_on
+    assert cold_on != warm_on  # round_robin: the warm request went to the other instance
+    assert result.cold_instance == cold_on[0]
+    assert result.instance == warm_on[0]
+    data: dict[str, Any] = result.to_json()
+    assert data["instance"] == warm_on[0]
+    lm_hits = _delta(pages[1], pages[2], "lmcache", LM_HITS)
+    assert lm_hits > 1000
+    assert result.verdict == "HIT", result.describe()
+    assert result.cached_tokens == _delta(pages[1], pages[2], warm_on[0], EXT_HITS) == lm_hits
+    assert result.served_by is not None
+    assert result.served_by.startswith("served by LMCache"), result.served_by
+    assert any(e.startswith(f"warm request: ran on {warm_on[0]}") for e in result.evidence), result.evidence
