@@ -8,6 +8,7 @@ gave it: ``vllm:external_prefix_cache_hits_total``) and LMCache's own ``/metrics
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from kvswitch.verify.probe import Guard
 from kvswitch.verify.prompts import SUFFIX_COLD, SUFFIX_WARM, make_prefix
 from kvswitch.verify.target import Target, measure
 from kvswitch.verify.tiers import pinned_tier
+from support.cli import ok
 from support.vllm import metric_sum, metric_values
 from support.vllm_router import RoutedVllm, routed_vllm
 
@@ -128,3 +130,20 @@ def test_verify_through_the_router_names_each_instance(routed: RoutedVllm) -> No
     assert result.served_by is not None
     assert result.served_by.startswith("served by LMCache"), result.served_by
     assert any(e.startswith(f"warm request: ran on {warm_on[0]}") for e in result.evidence), result.evidence
+
+
+def test_instances_given_on_the_command_line(routed: RoutedVllm, capsys: pytest.CaptureFixture[str]) -> None:
+    """``verify --instance URL`` (for a router that does not list its instances) reads the same truth."""
+    urls = [server.url for server in routed.instances]
+    before = _pages(routed)
+    out = ok(capsys, "verify", "--base-url", routed.url, "--kind", "vllm", "--api", OPENAI_CHAT,
+             "--no-claude-replay", "--timeout", "300", "--json", *(f"--instance={url}" for url in urls))
+    after = _pages(routed)
+    data = json.loads(out)
+    ran = _ran_on(routed, before, after)
+    assert sorted(ran) == sorted(urls)  # round_robin: one request on each
+    assert {data["cold_instance"], data["instance"]} == set(urls)
+    assert any(e.startswith(f"warm request: ran on {data['instance']} (instance")
+               and "behind the given instances" in e for e in data["evidence"]), data["evidence"]
+    assert data["verdict"] == "HIT"
+    assert data["cached_tokens"] == _delta(before, after, "lmcache", LM_HITS)

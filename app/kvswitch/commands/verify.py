@@ -83,6 +83,15 @@ def register(subparsers: Any) -> None:
         help="also say where the warm prompt first differs from the cold one (the server's tokens) and, "
         "behind a cache tier that reuses whole chunks, how many tokens the chunk boundary cost",
     )
+    verify.add_argument(
+        "--instance",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an instance behind the router at the base URL (repeat it for each): verify reads every "
+        "instance's counters and says which one ran each request; a router that lists its instances "
+        "itself needs none",
+    )
     replay = verify.add_mutually_exclusive_group()
     replay.add_argument(
         "--claude-replay",
@@ -187,6 +196,7 @@ def _verify(args: argparse.Namespace) -> int:
             api=args.api,
             claude_replay=args.claude_replay,
             explain=args.explain,
+            instances=args.instance,
         )
     except KeyboardInterrupt:
         cancel.set()

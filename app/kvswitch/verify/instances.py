@@ -11,7 +11,7 @@ routes nothing itself: the router decides, verify only reads what happened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kvswitch import servers
@@ -92,3 +92,14 @@ class Spread:
         ran = self.ran
         head = f"ran on {self.instances.label(ran)}" if ran else "no single instance ran it"
         return f"{head}: {counter} {deltas}"
+
+
+def given_instances(server_name: str | None, urls: Sequence[str]) -> Instances | None:
+    """Instances the user named (``verify --instance URL``), for a router that does not list its own;
+    read with the counter of the first router the server module declares (``None`` without one)."""
+    server = servers.find(server_name)
+    if server is None or not server.routers or not urls:
+        return None
+    declared = server.routers[0]
+    router = Router("the given instances", "", "", declared.ran_counter)
+    return Instances(router, tuple(dict.fromkeys(url.rstrip("/") for url in urls)))

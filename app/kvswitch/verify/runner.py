@@ -24,6 +24,7 @@ from kvswitch.servers.base import Advice
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, candidate_apis
 from kvswitch.verify.evidence import Reading, best_reading, context_limit, order_readings
+from kvswitch.verify.instances import given_instances
 from kvswitch.verify.logtap import LogTap
 from kvswitch.verify.probe import Guard, ProbeError
 from kvswitch.verify.prompts import PREFIX_LINES, SUFFIX_COLD, SUFFIX_WARM, make_prefix, new_nonce
@@ -46,6 +47,7 @@ def run_verify(
     claude_replay: bool | None = None,
     between: Callable[[Guard, Target, str], None] | None = None,
     explain: bool = False,
+    instances: Sequence[str] = (),
 ) -> VerifyResult:
     """Verify the profile's endpoint; blocking, bounded by ``timeout`` seconds in total, cancellable.
 
@@ -65,6 +67,8 @@ def run_verify(
             subagent or a second session would, to show whether the server keeps the first).
         explain: with a second cache tier that reuses whole chunks, also say where the warm prompt first
             differs from the cold one (the server's tokens) and what the chunk boundary cost.
+        instances: the base URLs of the instances behind a router that does not list them itself
+            (``verify.instances``); a router that does is asked, and this list replaces its answer.
     """
     try:
         timeout = check_timeout(timeout)
@@ -74,7 +78,8 @@ def run_verify(
     secrets = (profile.key, urlsplit(profile.base_url).password or "")
     with Guard(timeout, cancel, secrets=secrets) as guard:
         try:
-            result = _run(guard, profile, report, log_events, api, claude_replay, between, explain)
+            result = _run(guard, profile, report, log_events, api, claude_replay, between, explain,
+                          instances)
         except ProbeError as exc:
             result = VerifyResult(
                 ERROR,
@@ -120,9 +125,11 @@ def _run(
     claude_replay: bool | None,
     between: Callable[[Guard, Target, str], None] | None = None,
     explain: bool = False,
+    instances: Sequence[str] = (),
 ) -> VerifyResult:
     report("Detecting the server", 0.02)
     server = api_detect.detect_server(guard, profile)
+    server.instances = given_instances(server.server, instances) or server.instances
     model = api_detect.pick_model(profile, server)
     tap = LogTap(profile, log_events)
     tap.start()
@@ -142,6 +149,8 @@ def _run(
     if log_reading is not None:
         warm.readings.append(log_reading)
     result = _judge(target, cold, warm)
+    if result.tier_problems and result.verdict in (PARTIAL, MISS, UNKNOWN):
+        result = _replace(result, diagnosis=" ".join(result.tier_problems))
     if explain and warm.tiers:
         report("Finding where the prompts differ", 0.62)
         why = chunk_boundary(guard, warm.tier, profile.base_url, target.headers,
@@ -282,6 +291,7 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "instance": warm.instance,
         "cold_instance": cold.instance,
         "tiers": warm.tiers,
+        "tier_problems": list(dict.fromkeys(cold.tier_problems + warm.tier_problems)),
     }
     if best is None or best.cached is None:
         hint = ""
