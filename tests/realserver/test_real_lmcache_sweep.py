@@ -28,6 +28,7 @@ from kvswitch.core.models import Profile
 from kvswitch.core.paths import AppPaths
 from kvswitch.verify import sweep, sweep_measure
 from kvswitch.verify.history import VerifyHistory
+from kvswitch.verify.sweep_history import latest_sweep
 from support.net import free_port
 from support.vllm import (
     RunningLmcache,
@@ -126,8 +127,16 @@ def test_lmcache_chunk_size_rows_match_lmcaches_own_counters(
     # the same shared prefix, cut at a finer boundary, loses fewer tokens
     assert hits_by_chunk[128] >= hits_by_chunk[256]
     assert hits_by_chunk[128] - hits_by_chunk[256] < 256
-    stored = VerifyHistory(AppPaths.default().data_dir / "verify-history").load("lm")
+    history = VerifyHistory(AppPaths.default().data_dir / "verify-history")
+    stored = history.load("lm")
     assert [(e.check, e.setting) for e in stored] == [("sweep", f"lmcache.chunk-size {c}") for c in CHUNKS]
+    # the window's sweep chart reads the same rows back, with their tier numbers
+    from kvswitch.ui.verify.sweep_chart import tier_numbers  # noqa: PLC0415 - Qt only for this check
+
+    run = latest_sweep(history, "lm")
+    assert run is not None
+    assert [tier_numbers(e) for e in run.entries] == [
+        (row["l1_hit_tokens"], row["l2_hit_tokens"], row["computed_tokens"]) for row in rows]
     # the table the docs quote, from the same report
     report = sweep.SweepReport("lm", data["command"], data["probe"],
                                [sweep.SweepRow(**row) for row in rows], data["tier_command"])

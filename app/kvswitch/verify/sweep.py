@@ -379,11 +379,20 @@ def history_entry(profile: Profile, row: SweepRow, measured: Measurement | None)
         time=now(), profile=profile.name, check="sweep", verdict=verdict, setting=row.setting,
         client=measured.client if measured else None,
         client_version=measured.client_version if measured else None,
-        server={"url": public_url(profile.base_url), "command": row.command, "values": row.values},
+        server=_server_record(profile, row, public_url(profile.base_url)),
         reuse_ratio=row.reuse_ratio, cached_tokens=row.cached_tokens, prompt_tokens=row.prompt_tokens,
         ttft_cold_ms=row.ttft_cold_ms, ttft_warm_ms=row.ttft_warm_ms,
         requests=measured.requests if measured and row.status == MEASURED else [],
     )
+
+
+def _server_record(profile: Profile, row: SweepRow, url: str) -> dict[str, Any]:
+    """The row's server in the history: its command and values, and the cache tier's when one ran."""
+    record: dict[str, Any] = {"url": url, "command": row.command, "values": row.values}
+    if row.tier_command is not None:
+        record["tier_command"] = row.tier_command
+        record["tier_columns"] = {name: getattr(row, name) for name in TIER_COLUMNS}
+    return record
 
 
 def run_stamp() -> str:

@@ -4698,6 +4698,11 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <source>Choose a profile first: a sweep restarts its local server.</source>
         <translation>请先选择一个配置：扫描会重启它的本地服务器。</translation>
     </message>
+    <message>
+        <location filename="../verify/sweep_chart.py" line="150"/>
+        <source>%1: L1 hit %2, L2 hit %3, computed %4 tokens</source>
+        <translation>%1：L1 命中 %2，L2 命中 %3，计算 %4 个 token</translation>
+    </message>
 </context>
 <context>
     <name>TrayIcon</name>

@@ -5,6 +5,8 @@ People run a sweep to pick a setting; reading its table row by row hides the one
 chart reads the sweep back from the verify history through the controller (``load_latest_sweep``, on
 the task pool) whenever the history changes or another profile becomes active; it keeps only the run it
 draws. A setting whose server failed to start, crashed or errored is drawn as a small ×, not a miss.
+A sweep that also started a cache tier (``--tier-cmd``) lists under the chart, per setting, where the warm
+request's prompt came from: L1 hit, L2 hit and computed tokens, as the sweep stored them.
 """
 
 from __future__ import annotations
@@ -37,6 +39,20 @@ class SettingPoint:
     reuse_ratio: float
     verdict: str
     prompt_ms: float | None
+
+
+def tier_numbers(entry: HistoryEntry) -> tuple[int | None, int | None, int | None] | None:
+    """The warm request's L1 hit, L2 hit and computed tokens a tier sweep stored; ``None`` for any other
+    row (no tier, or a setting that was not measured)."""
+    columns = entry.server.get("tier_columns") if isinstance(entry.server, dict) else None
+    if not isinstance(columns, dict) or entry.verdict.lower() not in _MEASURED:
+        return None
+
+    def count(name: str) -> int | None:
+        value = columns.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return count("l1_hit_tokens"), count("l2_hit_tokens"), count("computed_tokens")
 
 
 def setting_point(entry: HistoryEntry) -> SettingPoint:
@@ -91,6 +107,9 @@ class SweepView(QWidget):
         self.run_button.clicked.connect(self._on_run_button_clicked)
         self.dialog: Any = None
         self.chart = SweepChart()
+        self.tiers = QLabel()
+        self.tiers.setWordWrap(True)
+        self.tiers.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         head = QHBoxLayout()
@@ -98,6 +117,7 @@ class SweepView(QWidget):
         head.addWidget(self.run_button)
         layout.addLayout(head)
         layout.addWidget(self.chart)
+        layout.addWidget(self.tiers)
         connect_for(self, controller.history_changed, self._on_controller_history_changed)
         connect_for(self, controller.profile_applied, self._on_controller_history_changed)
 
@@ -117,12 +137,26 @@ class SweepView(QWidget):
     def _show(self, run: SweepRun | None) -> None:
         self.chart.run = run
         self.chart.update()
+        self._show_tiers(run)
         if run is None:
             self.title.setText(self.tr("Settings sweep"))
             return
         text = self.tr("Settings sweep of “%1”, %2: %3").replace("%1", run.profile)
         text = text.replace("%2", local_time_text(run.started))
         self.title.setText(text.replace("%3", ", ".join(run.flags)))
+
+    def _show_tiers(self, run: SweepRun | None) -> None:
+        lines = []
+        for entry in run.entries if run else ():
+            numbers = tier_numbers(entry)
+            if numbers is None:
+                continue
+            line = self.tr("%1: L1 hit %2, L2 hit %3, computed %4 tokens").replace("%1", entry.setting or "?")
+            for mark, value in zip(("%2", "%3", "%4"), numbers, strict=True):
+                line = line.replace(mark, f"{value:,}" if value is not None else "-")
+            lines.append(line)
+        self.tiers.setText("\n".join(lines))
+        self.tiers.setVisible(bool(lines))
 
     def _on_sweep_loaded(self, run: Any) -> None:
         if run is None or run.profile == self.profile:
