@@ -166,6 +166,9 @@ class CacheTier:
     split: Callable[..., Any] | None = None
     #: why a prompt that first differs at token N reused what the split says: ``boundary(N, split_json)``
     boundary: Callable[[int, Mapping[str, Any]], str | None] | None = None
+    #: what the tier's settings and counters say went wrong around one request, each with its fix:
+    #: ``check(server_page_text, settings, tier_before, tier_after, tier_before_text, tier_after_text)``
+    check: Callable[..., list[str]] | None = None
     #: the server's route that tokenizes a chat body (``{"tokens": [...]}``), to find that N
     tokenize_route: str = ""
 

@@ -88,16 +88,18 @@ def _find(data: Any, key: str) -> Any:
 def settings_from(config: Any, adapters: Any = None) -> Settings:
     """``/config`` (and ``/config/adapters``) of a 0.5.6 server; unknown shapes give ``None`` fields."""
     chunk = _find(config, "chunk_size")
-    size = _find(config, "l1_size_gb")
+    size = _find(config, "size_in_bytes")
     listed = adapters.get("adapters") if isinstance(adapters, Mapping) else None
     names = tuple(str(a["type_name"]) for a in listed or () if isinstance(a, Mapping) and "type_name" in a)
     configured = _find(config, "adapters")
     own = tuple(a for a in configured if isinstance(a, Mapping)) if isinstance(configured, list) else ()
     return Settings(
         chunk_size=chunk if isinstance(chunk, int) and not isinstance(chunk, bool) and chunk > 0 else None,
-        l1_size_gb=float(size) if isinstance(size, int | float) and not isinstance(size, bool) else None,
+        l1_size_gb=size / 2**30 if isinstance(size, int | float) and not isinstance(size, bool) else None,
         adapters=names,
-        adapter_settings=own,
+        # where each adapter keeps its data; never its credentials
+        adapter_settings=tuple({k: v for k, v in a.items() if k in ("base_path", "host", "port")}
+                               for a in own),
     )
 
 
@@ -183,3 +185,61 @@ def boundary_of(first_diff: int, split: Mapping[str, Any]) -> str | None:
     if not isinstance(chunk, int) or chunk <= 0:
         return None
     return boundary(first_diff, chunk, int(split.get("lmcache_l1", 0)) + int(split.get("lmcache_l2", 0)))
+
+
+#: vLLM's block size, a label of its ``cache_config_info`` gauge (``block_size="32"``)
+_BLOCK_SIZE = re.compile(r'^vllm:cache_config_info\{[^}]*\bblock_size="(\d+)"', re.MULTILINE)
+
+
+def block_size(vllm_page: str) -> int | None:
+    """vLLM's KV block size from its own ``/metrics`` page."""
+    match = _BLOCK_SIZE.search(vllm_page)
+    return int(match.group(1)) if match else None
+
+
+def troubles(settings: Settings | None, blocks: int | None, lm_before: Mapping[str, float] | None,
+             lm_after: Mapping[str, float] | None, before_text: str | None = None,
+             after_text: str | None = None) -> list[str]:
+    """What LMCache's own settings and counters say went wrong around one request, each with its fix."""
+    found = []
+    chunk = settings.chunk_size if settings is not None else None
+    if chunk and blocks and chunk % blocks:
+        fixed = max(blocks, chunk // blocks * blocks)
+        found.append(f"LMCache's chunk size {chunk} is not a multiple of vLLM's block size {blocks}: restart "
+                     f"`lmcache server` with --chunk-size {fixed} (a multiple of {blocks}).")
+    evicted = _delta(lm_before, lm_after, L1_EVICTED)
+    failed = _delta(lm_before, lm_after, L1_ALLOC_FAILED)
+    oom = int(labelled(after_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0)
+              - labelled(before_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0))
+    if evicted or failed or oom:
+        size = f" ({settings.l1_size_gb:g} GB)" if settings and settings.l1_size_gb else ""
+        found.append(f"LMCache's L1{size} is too small for this prompt: during the request "
+                     f"{evicted} chunks were evicted, {failed} could not be allocated and {oom} L2 loads "
+                     "found no room (lmcache_mp_l1_evicted, l1_allocation_failure, l2_prefetch_failure "
+                     "l1_oom): restart `lmcache server` with a larger --l1-size-gb.")
+    submitted = _delta(lm_before, lm_after, L2_STORE_SUBMITTED)
+    completed = _delta(lm_before, lm_after, L2_STORE_COMPLETED)
+    if submitted > completed and settings is not None and settings.adapters:
+        found.append(f"LMCache's L2 stored {completed} of {submitted} chunks it was given "
+                     f"({', '.join(settings.adapters)}): check that each L2 adapter's server is up and its "
+                     "folder writable (Redis: redis-cli -p PORT ping), then look at LMCache's log.")
+    return found
+
+
+#: lines of ``lmcache server``'s log that end its start, and what they mean
+_START_FAILURES = (
+    (re.compile(r"(NotADirectoryError|PermissionError|FileExistsError|Read-only file system).*", re.I),
+     "an fs L2 adapter's base_path is not a writable folder",
+     'give --l2-adapter \'{"type": "fs", "base_path": ...}\' a folder the server may write'),
+    (re.compile(r"address already in use.*", re.I), "its --port or --http-port is taken by another process",
+     "choose free ports (and the same --port in vLLM's kv_connector_extra_config)"),
+)
+
+
+def start_failure(log_text: str) -> str | None:
+    """Why ``lmcache server`` exited at start, named from its own log, with the fix."""
+    for pattern, cause, fix in _START_FAILURES:
+        match = pattern.search(log_text)
+        if match:
+            return f"LMCache did not start: {cause} ({match.group(0).strip()[:160]}); fix: {fix}."
+    return None

@@ -77,6 +77,7 @@ LMCACHE_TIER = CacheTier(
     settings=lambda pages: lmcache.settings_from(*pages),
     split=lambda *pages: _split(*pages),
     boundary=lmcache.boundary_of,
+    check=lambda page, settings, *pages: lmcache.troubles(settings, lmcache.block_size(page), *pages),
     tokenize_route="/tokenize",
 )
 

@@ -111,6 +111,8 @@ class VerifyResult:
     #: ``--explain``: why the warm request reused what it did where its prompt differs from the cold one
     #: (the tier's whole chunks below the first differing token)
     chunk_boundary: str | None = None
+    #: what the second cache tier's settings and counters say went wrong for the warm request, with fixes
+    tier_problems: list[str] = field(default_factory=list)
     #: how many requests this run made the server process, one it gave up waiting for included (the
     #: server finishes it anyway): the window attributes that many of the server log's requests to the
     #: verify, not to the user (``None``: not counted)
@@ -145,6 +147,8 @@ class VerifyResult:
         if self.instance or self.cold_instance:
             lines.append(f"  instances: cold request on {self.cold_instance or 'none known'}, "
                          f"warm request on {self.instance or 'none known'}")
+        for problem in self.tier_problems:
+            lines.append(f"  cache tier: {problem}")
         if self.chunk_boundary:
             lines.append(f"  chunk boundary: {self.chunk_boundary}")
         if self.evidence:

@@ -20,7 +20,7 @@ from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
 from kvswitch.verify.instances import Spread
 from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
 from kvswitch.verify.prompts import build_body
-from kvswitch.verify.tier_truth import TierPage, read_settings, scrape_tier, split
+from kvswitch.verify.tier_truth import TierPage, problems, read_settings, scrape_tier, split, unreachable
 from kvswitch.verify.tiers import connected_tiers, tier_readings
 
 
@@ -60,6 +60,8 @@ class Measured:
     tiers_text: str | None = None
     #: the tier's settings as its own pages gave them (its ``chunk_size``)
     tier_settings: Any = None
+    #: what the tier's settings and counters say went wrong (each with its fix), or that it is silent
+    tier_problems: list[str] = field(default_factory=list)
     #: the connected tier whose numbers these are
     tier: CacheTier | None = None
     #: behind a router: the instance that ran the request, and every instance's counter (``Spread``)
@@ -108,6 +110,12 @@ def measure(
             by_tier = split(tiers[0].tier, before, after, tier_before[0], tier_after[0], settings)
             if by_tier is not None:
                 measured.tiers, measured.tiers_text = by_tier.to_json(), by_tier.describe()
+            if tier_after[0] is None:
+                measured.tier_problems.append(unreachable(tiers[0].tier, tiers[0].metrics_url))
+            else:
+                measured.tier_problems += problems(guard, tiers[0].tier, target.server.metrics_url,
+                                                   auth_headers(target.profile, api_detect.OPENAI_CHAT),
+                                                   settings, tier_before[0], tier_after[0])
     return measured
 
 

@@ -66,15 +66,28 @@ def split(tier: CacheTier, before: Mapping[str, float], after: Mapping[str, floa
                       now.text, settings)
 
 
+def _text(value: Any) -> str | None:
+    """A system prompt as text: a string, or a list of text blocks (the Messages API's shape)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [b.get("text") for b in value if isinstance(b, Mapping)]
+        return "".join(t for t in texts if isinstance(t, str))
+    return None
+
+
 def _chat(body: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The body as the server's tokenize route takes it: model and messages (a system prompt first)."""
+    """The body as the server's tokenize route takes it: model and messages (a system prompt first);
+    a Chat Completions, Messages or Responses body with plain text."""
     messages = body.get("messages")
+    if not isinstance(messages, list) and isinstance(body.get("input"), str):
+        messages = [{"role": "user", "content": body["input"]}]
     if not isinstance(messages, list):
         return None
-    system = body.get("system")
-    if isinstance(system, str):
+    system = _text(body.get("system", body.get("instructions")))
+    if system is not None:
         messages = [{"role": "system", "content": system}, *messages]
-    return {"model": body.get("model"), "messages": messages}
+    return {"model": body.get("model"), "messages": messages, "add_generation_prompt": True}
 
 
 def _post_json(guard: Guard, url: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
@@ -120,3 +133,23 @@ def chunk_boundary(guard: Guard, tier: CacheTier | None, base_url: str, headers:
         return None
     first = first_difference(guard, base_url, tier.tokenize_route, headers, a, b)
     return tier.boundary(first, tiers) if first is not None else None
+
+
+def unreachable(tier: CacheTier, metrics_url: str) -> str:
+    """The tier is connected to the server (its marker is on the server's page) but its own page is
+    silent: its process is gone, or listens elsewhere."""
+    what = " ".join(x for x in (tier.program, tier.subcommand) if x)
+    return (f"{tier.label} is connected to the server but its own page {metrics_url} did not answer, so no "
+            f"tier can be named: start `{what}` (or give it {tier.port_flag} with the port the server's "
+            f"connector expects); if it exits at start, its log says why.")
+
+
+def problems(guard: Guard, tier: CacheTier, server_metrics_url: str | None, headers: Mapping[str, str],
+             settings: Any, was: TierPage | None, now: TierPage | None) -> list[str]:
+    """The tier's own diagnosis of one request (``CacheTier.check``), from its settings and counters."""
+    if tier.check is None or now is None:
+        return []
+    got = get_json_or_text(guard, server_metrics_url, headers) if server_metrics_url else None
+    page = got[2].decode("utf-8", errors="replace") if got is not None and got[0] == 200 else ""
+    return list(tier.check(page, settings, was.values if was else None, now.values,
+                           was.text if was else None, now.text))
