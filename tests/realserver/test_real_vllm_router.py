@@ -9,12 +9,15 @@ gave it: ``vllm:external_prefix_cache_hits_total``) and LMCache's own ``/metrics
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
+from kvswitch.ui.logs.metrics_follower import MetricsFollower
 from kvswitch.verify import run_verify
 from kvswitch.verify.api_detect import OPENAI_CHAT, detect_server
 from kvswitch.verify.probe import Guard
@@ -147,3 +150,33 @@ def test_instances_given_on_the_command_line(routed: RoutedVllm, capsys: pytest.
                and "behind the given instances" in e for e in data["evidence"]), data["evidence"]
     assert data["verdict"] == "HIT"
     assert data["cached_tokens"] == _delta(before, after, "lmcache", LM_HITS)
+
+
+def test_the_live_counters_follow_each_instance_behind_the_router(routed: RoutedVllm) -> None:
+    """The live panel's counters reader, given the router's URL, follows each instance's own page (the
+    router's ``/metrics`` is one instance's in turn): each event is one instance's counters moving."""
+    follower = MetricsFollower(routed.url + "/metrics", interval=0.5)
+    follower.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not (follower.readers[0].status or "").startswith("reading") and time.monotonic() < deadline:
+            time.sleep(0.2)  # the thread's first scrapes (the baseline)
+        assert sorted(r.url for r in follower.readers) == sorted(s.metrics_url for s in routed.instances)
+        before = _pages(routed)
+        prompt = make_prefix("router-live-counters", 40) + "\n" + SUFFIX_COLD
+        for _ in range(2):  # round_robin: one on each instance, the second served by LMCache
+            answer = httpx.post(routed.url + "/v1/chat/completions", timeout=300,
+                                json={"model": "tiny", "messages": [{"role": "user", "content": prompt}]})
+            assert answer.status_code == 200, answer.text
+        after = _pages(routed)
+        events: list[Any] = []
+        while sum(e.requests for e in events) < 2 and time.monotonic() < deadline + 60:
+            events += follower.take().events
+            time.sleep(0.5)  # the follower's next scrapes
+    finally:
+        follower.stop()
+    assert sorted(_ran_on(routed, before, after)) == sorted(s.url for s in routed.instances)
+    moved = sorted((_delta(before, after, s.url, PROMPT), _delta(before, after, s.url, EXT_HITS))
+                   for s in routed.instances)
+    assert sorted((e.prompt_tokens, e.cached_tokens) for e in events) == moved
+    assert max(e.cached_tokens for e in events) > 1000  # the repeat, served by LMCache on the other one

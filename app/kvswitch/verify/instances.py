@@ -36,9 +36,13 @@ class Instances:
 
 def detect_instances(get: Get, server_name: str | None) -> Instances | None:
     """The instances behind ``get``'s URL when it is a router the server module declares, else ``None``
-    (a single server answers the router's route with 404)."""
-    server = servers.find(server_name)
-    for router in server.routers if server is not None else ():
+    (a single server answers the router's route with 404); ``server_name`` ``None``: any declared router."""
+    if server_name is None:
+        routers = tuple(router for server in servers.all() for router in server.routers)
+    else:
+        server = servers.find(server_name)
+        routers = server.routers if server is not None else ()
+    for router in routers:
         status, data = get(router.route)
         listed = data.get(router.field) if status == 200 and isinstance(data, Mapping) else None
         if not isinstance(listed, list):

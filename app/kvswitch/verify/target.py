@@ -113,10 +113,16 @@ def measure(
             if tier_after[0] is None:
                 measured.tier_problems.append(unreachable(tiers[0].tier, tiers[0].metrics_url))
             else:
-                measured.tier_problems += problems(guard, tiers[0].tier, target.server.metrics_url,
+                measured.tier_problems += problems(guard, tiers[0].tier, _page_of(target, spread),
                                                    auth_headers(target.profile, api_detect.OPENAI_CHAT),
                                                    settings, tier_before[0], tier_after[0])
     return measured
+
+
+def _page_of(target: Target, spread: Spread | None) -> str | None:
+    """The ``/metrics`` of the server that ran the request: behind a router, that instance's own (the
+    router's page is one instance's in turn, and asking it moves the router's turn)."""
+    return f"{spread.ran}/metrics" if spread is not None and spread.ran else target.server.metrics_url
 
 
 def _spread(guard: Guard, target: Target) -> Spread | None:

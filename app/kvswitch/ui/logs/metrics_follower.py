@@ -5,6 +5,10 @@ so for their profiles the panel follows the counters too: a daemon thread scrape
 seconds (``kvswitch.logs.parsers.request_counters.MetricsReader``, one HTTP GET, never on the GUI thread)
 and leaves the events for the panel's timer, with the same ``take()`` contract as the log followers
 (``log_worker.LogBatch``). The scrape is cheap (a text page of a few tens of KB).
+
+Behind a router (``verify.instances``: it lists its instances itself) the URL's page is some instance's
+in turn, and the differences of two instances' counters are no request's: the thread then asks the router
+for its instances once and follows each instance's own page with its own reader.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvswitch.ui.logs.log_worker import LogBatch
 
@@ -48,6 +52,8 @@ class MetricsFollower:
         self.url = url
         self.interval = interval
         self.reader = MetricsReader(url)
+        #: one reader per instance behind a router, else just ``reader``
+        self.readers = [self.reader]
         self._events: deque[CacheEvent] = deque(maxlen=max_pending_events)
         self._status: str | None = None
         self._shown_status: str | None = None
@@ -77,13 +83,40 @@ class MetricsFollower:
         return batch
 
     def _run(self) -> None:
+        self._follow_instances()
         while not self._stop.is_set():
-            try:
-                events = self.reader.poll()
-            except Exception:  # a broken scrape must end nothing: the next one tries again
-                log.exception("scraping %s failed", self.url)
-                events = []
+            events: list[CacheEvent] = []
+            for reader in self.readers:
+                try:
+                    events += reader.poll()
+                except Exception:  # a broken scrape must end nothing: the next one tries again
+                    log.exception("scraping %s failed", reader.url)
             with self._lock:
                 self._events.extend(events)
-                self._status = self.reader.status
+                problems = [r.status for r in self.readers if r.status and not r.status.startswith("reading")]
+                self._status = problems[0] if problems else self.readers[0].status
             self._stop.wait(self.interval)
+
+    def _follow_instances(self) -> None:
+        """Behind a router, one reader per instance it lists (one GET to the router, on this thread)."""
+        import httpx  # noqa: PLC0415 - the follower thread alone needs these
+
+        from kvswitch.core import http_client  # noqa: PLC0415
+        from kvswitch.core.http import NetworkLimitError  # noqa: PLC0415
+        from kvswitch.core.strictparse import loads  # noqa: PLC0415
+        from kvswitch.logs.parsers.request_counters import MetricsReader  # noqa: PLC0415
+        from kvswitch.verify.instances import detect_instances  # noqa: PLC0415
+
+        root = self.url.removesuffix("/metrics")
+
+        def get(path: str) -> tuple[int, Any]:
+            try:
+                with http_client.request("GET", root + path, timeout=5.0, limit=1 << 20,
+                                         what=root + path) as answer:
+                    return answer.status, loads(answer.read()) if answer.status == 200 else None
+            except (NetworkLimitError, OSError, ValueError, httpx.HTTPError):
+                return 0, None
+
+        found = detect_instances(get, None)
+        if found is not None:
+            self.readers = [MetricsReader(url + "/metrics") for url in found.urls]
