@@ -25,9 +25,8 @@ def _page(name: str) -> str:
 def _line_value(text: str, name: str, label: str = "") -> float:
     """The value of the first line of ``text`` for ``name`` (with ``label`` among its labels)."""
     for line in text.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
-            if label in line:
-                return float(line.rsplit(" ", 1)[1])
+        if (line.startswith(name + "{") or line.startswith(name + " ")) and label in line:
+            return float(line.rsplit(" ", 1)[1])
     raise AssertionError(f"{name} {label} not on the page")
 
 
@@ -92,3 +91,38 @@ def test_the_boundary_names_the_first_difference_and_the_chunks() -> None:
     assert text == ("the prompt first differs at token 1000; LMCache reuses whole chunks of 256 tokens, "
                     "so 768 were reused and 232 lost to the boundary")
     assert "LMCache's counters decide" in lmcache.boundary(1000, 128, 768)
+
+
+def test_start_failures_are_named_from_the_real_logs() -> None:
+    vllm_log = _page("vllm-start-chunk-48.log")
+    said = re.search(r"LMCache chunk size 48 must be a multiple of 32[^'\n]*", vllm_log)
+    assert said is not None  # vLLM's own words, in its captured log
+    named = lmcache.start_failure(vllm_log)
+    assert named is not None
+    assert said.group(0) in named
+    assert "--chunk-size" in named
+    lm_log = _page("lmcache-start-fs-not-a-folder.log")
+    assert "Application startup failed" in lm_log
+    named = lmcache.start_failure(lm_log)
+    assert named is not None
+    assert "base_path is not a writable folder" in named
+    assert "NotADirectoryError" in named
+    assert lmcache.start_failure(_page("cold-vllm-after.txt")) is None
+
+
+def test_the_lmcache_server_this_vllm_uses_is_found_by_its_port() -> None:
+    """Two LMCache servers on one machine (the sweep's and a test's, measured): verify read the first
+    one's counters until it matched the ZMQ port in vLLM's own --kv-transfer-config."""
+    from kvswitch.servers.vllm import lmcache_port  # noqa: PLC0415
+    from kvswitch.verify.tiers import tier_metrics_url  # noqa: PLC0415
+
+    connector = {"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both",
+                 "kv_connector_extra_config": {"lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": 6002}}
+    vllm = ["/venv/bin/python", "/venv/bin/vllm", "serve", "/m", "--port", "8123",
+            "--kv-transfer-config", json.dumps(connector)]
+    assert lmcache_port(vllm, 8123) == 6002
+    assert lmcache_port(vllm, 8000) is None  # another vLLM
+    other = ["/venv/bin/python", "/venv/bin/lmcache", "server", "--port", "6001", "--http-port", "7001"]
+    mine = ["/venv/bin/python", "/venv/bin/lmcache", "server", "--port", "6002", "--http-port", "7002"]
+    assert tier_metrics_url(LMCACHE_TIER, "127.0.0.1", [other, mine], linked=6002) == "http://127.0.0.1:7002/metrics"
+    assert tier_metrics_url(LMCACHE_TIER, "127.0.0.1", [other, mine]) == "http://127.0.0.1:7001/metrics"

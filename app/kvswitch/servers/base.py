@@ -157,6 +157,10 @@ class CacheTier:
     port_flag: str = ""
     host_flag: str = "--host"
     default_port: int = 0
+    #: which tier process a server process uses: ``linked_port(server_argv, server_http_port)`` gives the
+    #: value of the tier's own ``link_flag`` (``None``: not that server, or no link in its arguments)
+    linked_port: Callable[[Sequence[str], int], int | None] | None = None
+    link_flag: str = "--port"
     #: the tier's own settings pages beside its ``/metrics`` (its chunk size, its lower tiers), read by
     #: ``settings(pages) -> object`` whose ``chunk_size`` verify reports
     settings_routes: tuple[str, ...] = ()
@@ -169,6 +173,9 @@ class CacheTier:
     #: what the tier's settings and counters say went wrong around one request, each with its fix:
     #: ``check(server_page_text, settings, tier_before, tier_after, tier_before_text, tier_after_text)``
     check: Callable[..., list[str]] | None = None
+    #: why a request got no answer, from the tier's settings and its page read after the time ran out:
+    #: ``stalled(settings, tier_values) -> list[str]``
+    stalled: Callable[..., list[str]] | None = None
     #: the server's route that tokenizes a chat body (``{"tokens": [...]}``), to find that N
     tokenize_route: str = ""
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kvswitch.core.models import ProfileKind
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers import lmcache
 from kvswitch.servers.base import (
     Advice,
@@ -23,6 +24,7 @@ from kvswitch.servers.base import (
     model_ids,
     positive_int,
 )
+from kvswitch.servers.process_match import program_name, script_argv
 
 
 def _version_shape(status: int, payload: Any) -> bool:
@@ -73,10 +75,12 @@ LMCACHE_TIER = CacheTier(
     subcommand="server",
     port_flag="--http-port",
     default_port=8080,
+    linked_port=lambda argv, port: lmcache_port(argv, port),
     settings_routes=("/config", "/config/adapters"),
     settings=lambda pages: lmcache.settings_from(*pages),
     split=lambda *pages: _split(*pages),
     boundary=lmcache.boundary_of,
+    stalled=lmcache.stalled,
     check=lambda page, settings, *pages: lmcache.troubles(settings, lmcache.block_size(page), *pages),
     tokenize_route="/tokenize",
 )
@@ -138,6 +142,33 @@ def served_by(before: Mapping[str, float], after: Mapping[str, float],
         hits = _delta(tier_before, tier_after, LMCACHE_TIER.hit_tokens)
         requested = _delta(tier_before, tier_after, LMCACHE_TIER.requested_tokens)
     return ServedBy(tier, local, external, queried, hits, requested)
+
+def _arg(argv: Sequence[str], flag: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == flag and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def lmcache_port(argv: Sequence[str], http_port: int) -> int | None:
+    """The LMCache server port (``lmcache.mp.port`` of ``--kv-transfer-config``) of the ``vllm serve``
+    listening on ``http_port``: with several LMCache servers on one machine, the one this vLLM uses."""
+    argv = list(script_argv(argv))
+    if program_name(argv) != "vllm" or argv[1:2] != ["serve"]:
+        return None
+    port = _arg(argv, "--port") or "8000"
+    config = _arg(argv, "--kv-transfer-config")
+    if port != str(http_port) or config is None:
+        return None
+    try:
+        extra = strict_json(config).get("kv_connector_extra_config", {})
+    except (ValueError, AttributeError):
+        return None
+    linked = extra.get("lmcache.mp.port") if isinstance(extra, dict) else None
+    return positive_int(linked)
+
 
 def _split(before: Mapping[str, float], after: Mapping[str, float], tier_before: Mapping[str, float] | None,
            tier_after: Mapping[str, float] | None, before_text: str | None, after_text: str | None,

@@ -18,9 +18,17 @@ from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
 from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
 from kvswitch.verify.instances import Spread
-from kvswitch.verify.probe import Guard, StreamResult, get_json_or_text, stream_request
+from kvswitch.verify.probe import Guard, ProbeError, StreamResult, get_json_or_text, stream_request
 from kvswitch.verify.prompts import build_body
-from kvswitch.verify.tier_truth import TierPage, problems, read_settings, scrape_tier, split, unreachable
+from kvswitch.verify.tier_truth import (
+    TierPage,
+    problems,
+    read_settings,
+    scrape_tier,
+    split,
+    stall_note,
+    unreachable,
+)
 from kvswitch.verify.tiers import connected_tiers, tier_readings
 
 
@@ -87,7 +95,14 @@ def measure(
     tiers = connected_tiers(target.server.server, before, target.profile.base_url) if before else []
     settings = read_settings(guard, tiers[0].tier, tiers[0].metrics_url) if tiers else None
     tier_before = [scrape_tier(guard, tier.metrics_url) for tier in tiers]
-    result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
+    try:
+        result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
+    except ProbeError as exc:
+        timed_out = tiers and exc.kind == "timeout"
+        note = stall_note(tiers[0].tier, tiers[0].metrics_url, settings) if timed_out else None
+        if note is None:
+            raise
+        raise ProbeError(exc.kind, f"{exc.message}. {note}", status=exc.status, body=exc.body) from None
     readings = list(result.readings)
     measured = Measured(result, readings, tier_settings=settings, tier=tiers[0].tier if tiers else None)
     if spread:

@@ -20,7 +20,7 @@ from kvswitch.core.http_client import exchange
 from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.base import CacheTier
 from kvswitch.verify.evidence import parse_metrics
-from kvswitch.verify.probe import MAX_GET_BODY, Guard, get_json_or_text
+from kvswitch.verify.probe import MAX_GET_BODY, Guard, ProbeError, get_json_or_text
 
 
 @dataclass(frozen=True)
@@ -153,3 +153,19 @@ def problems(guard: Guard, tier: CacheTier, server_metrics_url: str | None, head
     page = got[2].decode("utf-8", errors="replace") if got is not None and got[0] == 200 else ""
     return list(tier.check(page, settings, was.values if was else None, now.values,
                            was.text if was else None, now.text))
+
+
+def stall_note(tier: CacheTier, metrics_url: str, settings: Any) -> str | None:
+    """After a request ran out of time: what the tier's own page says holds it (a fresh short budget,
+    since the run's own is spent)."""
+    with Guard(5.0) as guard:
+        try:
+            page = scrape_tier(guard, metrics_url)
+        except ProbeError:
+            page = None
+    if page is None:
+        return unreachable(tier, metrics_url)
+    if tier.stalled is None:
+        return None
+    found = tier.stalled(settings, page.values)
+    return " ".join(found) or None

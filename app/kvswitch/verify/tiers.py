@@ -49,13 +49,28 @@ def connected_tiers(server_name: str | None, page: Mapping[str, float], base_url
     if server is None:
         return []
     found = []
+    parts = urlsplit(base_url)
     for tier in server.cache_tiers:
         if any(name.startswith(tier.metrics_marker) for name in page):
-            found.append(TierSource(tier, tier_metrics_url(tier, urlsplit(base_url).hostname or "127.0.0.1")))
+            host = parts.hostname or "127.0.0.1"
+            found.append(TierSource(tier, tier_metrics_url(tier, host, linked=_linked(tier, parts.port))))
     return found
 
 
-def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None = None) -> str:
+def _linked(tier: CacheTier, server_port: int | None) -> int | None:
+    """The tier port the server's own process names (its arguments), so that with several tier processes
+    on one machine the one this server uses is read."""
+    if tier.linked_port is None or server_port is None:
+        return None
+    for argv in _argvs():
+        port = tier.linked_port(argv, server_port)
+        if port is not None:
+            return port
+    return None
+
+
+def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None = None,
+                     linked: int | None = None) -> str:
     """The tier's metrics URL: the one pinned by the caller that started it, else from its running
     process (``--http-port N``), else its default port."""
     pinned = (_PINNED.get() or {}).get(tier.name) if argvs is None else None
@@ -65,6 +80,8 @@ def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None =
         argv = list(script_argv(argv))
         if program_name(argv) != tier.program or argv[1:2] != [tier.subcommand]:
             continue
+        if linked is not None and _flag(argv, tier.link_flag) != str(linked):
+            continue  # another tier process, not the one this server uses
         port = _flag(argv, tier.port_flag)
         bound = _flag(argv, tier.host_flag)
         if port and port.isdigit():
