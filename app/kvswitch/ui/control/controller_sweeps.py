@@ -40,12 +40,13 @@ class SweepControllerMixin:
 
     def run_sweep(self, name: str, server_command: str, varies: list[str],
                   on_step: Callable[[str, float], None], on_done: Callable[[Any], None],
-                  on_failed: Callable[[BaseException], None]) -> tasks.BackgroundTask:
+                  on_failed: Callable[[BaseException], None], tier_command: str = "") -> tasks.BackgroundTask:
         """``kvswitch sweep NAME --server-cmd CMD --vary ...`` from the window, on the task pool: the same
         engine (``verify.sweep.run_sweep`` with verify's synthetic probe), each row into the profile's
         verify history as it is made (the chart reloads through ``history_changed``), ``on_step(text,
         fraction done)`` for every step the command prints. Cancelling the task stops the sweep between
-        steps: the server it started is stopped, the rows measured so far stay."""
+        steps: the server it started is stopped, the rows measured so far stay. ``tier_command``: a cache
+        tier's server started before the server in every setting (``--tier-cmd``), empty for none."""
         paths, store = self.paths, self.store  # type: ignore[attr-defined]
 
         def work(cancel: Any, progress: Callable[[str, float], None]) -> Any:
@@ -54,6 +55,7 @@ class SweepControllerMixin:
 
             profile = store.get(name)
             command = sweep_argv(server_command)
+            tier = sweep_argv(tier_command, "cache tier command") if tier_command.strip() else None
             parsed = [sweep.parse_vary(text) for text in varies]
             total = max(1, len(sweep.grid(parsed)))
             records = history(paths)
@@ -68,7 +70,8 @@ class SweepControllerMixin:
             return sweep.run_sweep(
                 profile, command, parsed, sweep_measure.synthetic(), probe="synthetic probe", timeout=60.0,
                 start_timeout=300.0, log_dir=logs,
-                on_step=lambda text: progress(text, done[0] / total), on_row=on_row, cancel=cancel)
+                on_step=lambda text: progress(text, done[0] / total), on_row=on_row, cancel=cancel,
+                tier_command=tier)
 
         def finished(report: Any) -> None:
             self.history_changed.emit(name)  # type: ignore[attr-defined]
@@ -91,21 +94,23 @@ class SweepControllerMixin:
             task.cancel()
 
 
-def sweep_argv(server_command: str) -> list[str]:
-    """The server's command as ``kvswitch sweep --server-cmd`` splits it (shell words, no shell)."""
+def sweep_argv(server_command: str, what: str = "server command") -> list[str]:
+    """A command as ``kvswitch sweep --server-cmd`` / ``--tier-cmd`` splits it (shell words, no shell)."""
     from kvswitch.core.errors import UsageError  # noqa: PLC0415
 
     try:
         argv = shlex.split(server_command)
     except ValueError as exc:
-        raise UsageError(f"server command: {exc}") from None
+        raise UsageError(f"{what}: {exc}") from None
     if not argv:
-        raise UsageError("the server's command is empty")
+        raise UsageError(f"the {what} is empty")
     return argv
 
 
-def sweep_command_line(name: str, server_command: str, varies: list[str]) -> str:
+def sweep_command_line(name: str, server_command: str, varies: list[str], tier_command: str = "") -> str:
     """The ``kvswitch sweep`` command that does what the window's sweep does, to copy into a terminal."""
     words = ["kvswitch", "sweep", name, "--server-cmd", server_command.strip()]
+    if tier_command.strip():
+        words += ["--tier-cmd", tier_command.strip()]
     words += [f"--vary={vary}" for vary in varies]
     return shlex.join(words)

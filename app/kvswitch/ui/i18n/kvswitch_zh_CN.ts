@@ -4618,6 +4618,11 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
         <translation>设置（每行一个 FLAG=V1,V2）：</translation>
     </message>
     <message>
+        <location filename="../verify/sweep_dialog.py" line="64"/>
+        <source>Cache tier command (optional):</source>
+        <translation>缓存层命令（可选）：</translation>
+    </message>
+    <message>
         <location filename="../verify/sweep_dialog.py" line="63"/>
         <source>Copy command</source>
         <translation>复制命令</translation>

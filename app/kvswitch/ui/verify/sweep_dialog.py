@@ -1,9 +1,11 @@
 """Run a settings sweep from the window: what ``kvswitch sweep`` does, on a worker, with progress and Cancel.
 
 The user gives the server's command (as typed in a terminal; it must listen on the profile's port) and
-one ``FLAG=V1,V2`` per line; the dialog shows the equivalent ``kvswitch sweep`` command (to copy, or to
-run elsewhere), runs the same engine through the controller (``run_sweep``), reports each step and
-each setting's verdict as it comes, and the chart above the verify history reloads when rows arrive.
+one ``FLAG=V1,V2`` per line, and optionally a cache tier's own server command (started first in every
+setting; its flags are varied as ``TIER.FLAG=V1,V2``); the dialog shows the equivalent ``kvswitch
+sweep`` command (to copy, or to run elsewhere), runs the same engine through the controller
+(``run_sweep``), reports each step and each setting's verdict as it comes, and the chart above the
+verify history reloads when rows arrive.
 Closing the dialog during a sweep cancels it: the engine stops the server it started.
 """
 
@@ -53,11 +55,14 @@ class SweepDialog(QDialog):
         from kvswitch import servers  # noqa: PLC0415 - the registry loads when the dialog opens
 
         self.server_edit.setPlaceholderText(servers.SWEEP_EXAMPLE)
+        self.tier_edit = QLineEdit()
+        self.tier_edit.setPlaceholderText(_tier_example())
         self.vary_edit = QPlainTextEdit()
         self.vary_edit.setPlaceholderText("-np=1,4\n--cache-ram=0,default")
         self.vary_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 4 + 16)
         form = QFormLayout()
         form.addRow(self.tr("Server command:"), self.server_edit)
+        form.addRow(self.tr("Cache tier command (optional):"), self.tier_edit)
         form.addRow(self.tr("Settings (FLAG=V1,V2 per line):"), self.vary_edit)
         self.command_label = QLabel()
         self.command_label.setWordWrap(True)
@@ -91,6 +96,7 @@ class SweepDialog(QDialog):
         layout.addLayout(row)
         self.server_edit.textChanged.connect(self._on_fields_changed)
         self.vary_edit.textChanged.connect(self._on_fields_changed)
+        self.tier_edit.textChanged.connect(self._on_fields_changed)
         self.copy_button.clicked.connect(self._on_copy_button_clicked)
         self.start_button.clicked.connect(self._on_start_button_clicked)
         self.cancel_button.clicked.connect(self._on_cancel_button_clicked)
@@ -101,7 +107,7 @@ class SweepDialog(QDialog):
         return [line.strip() for line in self.vary_edit.toPlainText().splitlines() if line.strip()]
 
     def command_line(self) -> str:
-        return sweep_command_line(self.profile, self.server_edit.text(), self.varies())
+        return sweep_command_line(self.profile, self.server_edit.text(), self.varies(), self.tier_edit.text())
 
     @property
     def running(self) -> bool:
@@ -130,7 +136,8 @@ class SweepDialog(QDialog):
         self.step_label.setText(self.tr("Starting…"))
         self._set_running(True)
         self.task = self.controller.run_sweep(self.profile, self.server_edit.text(), self.varies(),
-                                              self._on_sweep_step, self._on_sweep_done, self._on_sweep_failed)
+                                              self._on_sweep_step, self._on_sweep_done, self._on_sweep_failed,
+                                              tier_command=self.tier_edit.text())
 
     @Slot()
     def _on_cancel_button_clicked(self) -> None:
@@ -157,7 +164,8 @@ class SweepDialog(QDialog):
         self.step_label.setText(self.tr("The sweep stopped: %1").replace("%1", engine_text.error_text(exc)))
 
     def _set_running(self, running: bool) -> None:
-        for widget in (self.server_edit, self.vary_edit, self.start_button, self.close_button):
+        fields = (self.server_edit, self.tier_edit, self.vary_edit)
+        for widget in (*fields, self.start_button, self.close_button):
             widget.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         if not running:
@@ -171,3 +179,14 @@ class SweepDialog(QDialog):
 
             tasks.drain(30_000)
         super().closeEvent(event)
+
+
+def _tier_example() -> str:
+    """A cache tier's command as the registry knows it (its program, subcommand and port flag)."""
+    from kvswitch.verify.sweep_tier import known_tiers  # noqa: PLC0415 - the registry loads on demand
+
+    tiers = known_tiers()
+    if not tiers:
+        return ""
+    tier = tiers[0]
+    return f"{tier.program} {tier.subcommand} --port 6555 {tier.port_flag} 6556"
