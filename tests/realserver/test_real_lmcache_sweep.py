@@ -10,7 +10,7 @@ starts with a new nonce, so every hit token LMCache counts there is the warm req
 CI time: two settings, each one LMCache start (~10 s) and one vLLM start (1-3 min on 2 shared cores). The
 four-row table of the issue (× two L1 sizes) is in docs/verify.md, measured by hand with the same command.
 A tier that cannot start is a row with LMCache's own complaint, and vLLM is never started for it (one
-LMCache start, no vLLM).
+LMCache start, no vLLM); one that dies during the measurement is a crashed row naming it (one LMCache start).
 """
 
 from __future__ import annotations
@@ -18,16 +18,20 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
+import sys
 import threading
 from pathlib import Path
 
+import psutil
 import pytest
 
 from kvswitch.cli import main
-from kvswitch.core.models import Profile
+from kvswitch.core.models import Profile, ProfileKind
 from kvswitch.core.paths import AppPaths
 from kvswitch.verify import sweep, sweep_measure
 from kvswitch.verify.history import VerifyHistory
+from kvswitch.verify.server_run import port_in_use
 from kvswitch.verify.sweep_history import latest_sweep
 from support.net import free_port
 from support.vllm import (
@@ -159,3 +163,42 @@ def test_an_lmcache_that_cannot_start_is_a_row_with_its_own_words_and_vllm_is_no
     assert any("--chunk-size" in line and "many" in line for line in row["last_lines"]), row
     assert not Path(row["log_file"]).exists()  # vLLM never started
     assert "many" in Path(row["tier_log_file"]).read_text()
+
+
+HEALTH_ONLY_SERVER = """
+import http.server, sys
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_an_lmcache_that_dies_during_the_measurement_is_a_crashed_row_naming_it(tmp_path: Path) -> None:
+    """The real LMCache, killed (SIGKILL, as the kernel's OOM killer would) while the setting is measured;
+    the server beside it is a stand-in that answers ready (vLLM's start is not what this is about)."""
+    port, lm_port, http_port = free_port(), free_port(), free_port()
+    tier = lmcache_argv(lm_port, http_port, chunk_size=256, l1_size_gb=0.05)
+    profile = Profile(name="lm", kind=ProfileKind.VLLM, base_url=f"http://127.0.0.1:{port}", model="tiny",
+                      targets=["bash"])
+
+    def kill_the_tier(_p: Profile, _timeout: float, _cancel: threading.Event | None) -> sweep.Measurement:
+        [lmcache] = [p for p in psutil.process_iter(["cmdline"])
+                     if "--http-port" in (p.info["cmdline"] or []) and str(http_port) in p.info["cmdline"]]
+        lmcache.send_signal(signal.SIGKILL)
+        lmcache.wait(30)
+        return sweep.Measurement(verdict="HIT")
+
+    report = sweep.run_sweep(profile, [sys.executable, "-c", HEALTH_ONLY_SERVER, str(port)],
+                             [sweep.parse_vary("lmcache.chunk-size=128")], kill_the_tier,
+                             probe="synthetic probe", timeout=30, start_timeout=300,
+                             log_dir=tmp_path / "logs", tier_command=tier)
+    [row] = report.rows
+    assert row.status == sweep.CRASHED, row
+    assert row.reason is not None
+    assert row.reason.startswith("LMCache: the server stopped during the measurement"), row.reason
+    assert row.last_lines  # LMCache's own last words
+    assert "LMCache" in (tmp_path / "logs" / "setting-01-tier.log").read_text()
+    assert not port_in_use("127.0.0.1", port)  # the server beside it was stopped too
