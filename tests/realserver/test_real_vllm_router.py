@@ -23,7 +23,6 @@ from kvswitch.verify.api_detect import OPENAI_CHAT, detect_server
 from kvswitch.verify.probe import Guard
 from kvswitch.verify.prompts import SUFFIX_COLD, SUFFIX_WARM, make_prefix
 from kvswitch.verify.target import Target, measure
-from kvswitch.verify.tiers import pinned_tier
 from support.cli import ok
 from support.vllm import metric_sum, metric_values
 from support.vllm_router import RoutedVllm, routed_vllm
@@ -40,15 +39,6 @@ PROMPT = "vllm:prompt_tokens_total"
 def routed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RoutedVllm]:
     with routed_vllm(tmp_path_factory.mktemp("vllm-router")) as running:
         yield running
-
-
-@pytest.fixture(autouse=True)
-def this_lmcache(routed: RoutedVllm) -> Iterator[None]:
-    """verify finds LMCache's counters from the first ``lmcache server`` process on the machine; a shared
-    test machine may run several (other tests' fixtures), so the one these instances use is pinned, as
-    ``kvswitch sweep`` pins the one it started. Which instance ran a request is detected regardless."""
-    with pinned_tier("lmcache", routed.lmcache.metrics_url):
-        yield
 
 
 def _profile(url: str) -> Profile:

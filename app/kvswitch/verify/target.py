@@ -92,7 +92,9 @@ def measure(
     """Send ``body`` to the target's endpoint; raises ProbeError like ``stream_request``."""
     spread = _spread(guard, target)
     before = spread.begin() if spread else scrape(guard, target.server, target.profile)
-    tiers = connected_tiers(target.server.server, before, target.profile.base_url) if before else []
+    # behind a router the tier is the one the instances' own processes name (they share it)
+    where = spread.instances.urls[0] if spread else target.profile.base_url
+    tiers = connected_tiers(target.server.server, before, where) if before else []
     settings = read_settings(guard, tiers[0].tier, tiers[0].metrics_url) if tiers else None
     tier_before = [scrape_tier(guard, tier.metrics_url) for tier in tiers]
     try:
