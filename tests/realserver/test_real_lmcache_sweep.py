@@ -1,9 +1,9 @@
 """``kvswitch sweep --tier-cmd``: LMCache 0.5.6's own settings in the settings table, behind vLLM 0.32.0.
 
 The sweep starts ``lmcache server`` (multi-process mode) and then ``vllm serve`` with the LMCache MP
-connector and its own prefix cache off, once per setting of ``lmcache.chunk-size=128,256``, runs verify's
-rounds (a long fixed system prompt, a cold user question, then the warm one with another question) and
-stops both. Each row's LMCache figures are checked against LMCache's own ``/metrics``, scraped by this test
+connector and its own prefix cache off, once per setting of ``lmcache.chunk-size=128,256``, runs three
+rounds (a long fixed system prompt, a cold user question, then two more with other questions) and stops
+both. Each row's LMCache figures are checked against LMCache's own ``/metrics``, scraped by this test
 on the HTTP port the test gave the tier command, around the row's measurement: the cold request's prompt
 starts with a new nonce, so every hit token LMCache counts there is the warm request's.
 
@@ -84,9 +84,9 @@ def test_lmcache_chunk_size_rows_match_lmcaches_own_counters(
     deltas: list[dict[str, float]] = []
     synthetic = sweep_measure.synthetic
 
-    def counted(*, interleave: bool = False) -> sweep.Measure:
+    def counted(*, interleave: bool = False, rounds: int = 2) -> sweep.Measure:
         """verify's own measurement, with LMCache's counters read around it by this test."""
-        inner = synthetic(interleave=interleave)
+        inner = synthetic(interleave=interleave, rounds=rounds)
 
         def run(profile: Profile, timeout: float, cancel: threading.Event | None) -> sweep.Measurement:
             before = metric_values(lm_metrics)
@@ -100,22 +100,32 @@ def test_lmcache_chunk_size_rows_match_lmcaches_own_counters(
 
     monkeypatch.setattr(sweep_measure, "synthetic", counted)
     code = main(["sweep", "--json", "--tier-cmd", shlex.join(tier), "--vary", "lmcache.chunk-size=128,256",
-                 "--timeout", "300", "--start-timeout", "600", "lm", "--", *server])
+                 "--rounds", "3", "--timeout", "300", "--start-timeout", "600", "lm", "--", *server])
     data = json.loads(capsys.readouterr().out)
     assert code == 0, json.dumps(data, indent=1)[:4000]
     rows = data["rows"]
+    assert data["probe"] == "synthetic probe, 3 rounds"
     assert [row["setting"] for row in rows] == [f"lmcache.chunk-size {c}" for c in CHUNKS]
     assert len(deltas) == len(CHUNKS)
+    history = VerifyHistory(AppPaths.default().data_dir / "verify-history")
+    stored = history.load("lm")
+    assert [(e.check, e.setting) for e in stored] == [("sweep", f"lmcache.chunk-size {c}") for c in CHUNKS]
     hits_by_chunk = {}
-    for chunk, row, delta in zip(CHUNKS, rows, deltas, strict=True):
+    for chunk, row, delta, entry in zip(CHUNKS, rows, deltas, stored, strict=True):
         assert row["status"] == "measured", row
         assert f"--chunk-size {chunk}" in row["tier_command"]
-        lm_hits = delta[LM_HITS]
-        # LMCache's own counts, read here: every hit token is the warm request's (the cold one's prompt
-        # starts with this run's nonce, so LMCache finds nothing for it)
-        assert row["l1_hit_tokens"] == delta[L1_HITS], (row, delta)
-        assert row["l2_hit_tokens"] == delta[L2_HITS] == 0  # no L2 adapter: all of it came from L1
-        assert row["l1_hit_tokens"] + row["l2_hit_tokens"] == lm_hits
+        # the rounds: the same system prompt, a new user question each; the row is the last one's
+        assert [r["request"] for r in entry.requests] == ["cold", "round 2", "warm"]
+        second = entry.requests[1]["tiers"]
+        assert entry.requests[2]["tiers"]["lmcache_l1"] == row["l1_hit_tokens"]
+        lm_hits = row["l1_hit_tokens"] + row["l2_hit_tokens"]
+        # LMCache's own counts, read here: the cold request's prompt starts with this run's nonce, so
+        # LMCache finds nothing for it, and every hit token is round 2's or the warm request's
+        assert second["lmcache_l1"] + row["l1_hit_tokens"] == delta[L1_HITS], (entry.requests, row, delta)
+        assert second["lmcache_l2"] + row["l2_hit_tokens"] == delta[L2_HITS] == 0  # no L2 adapter
+        assert second["lmcache_l1"] + second["lmcache_l2"] + lm_hits == delta[LM_HITS]
+        assert second["lmcache_l1"] % chunk == 0
+        assert second["lmcache_l1"] > 1000
         assert lm_hits > 1000
         assert lm_hits % chunk == 0  # LMCache reuses whole chunks
         assert row["chunk_size"] == chunk  # read from the running LMCache, not from the command
@@ -131,9 +141,6 @@ def test_lmcache_chunk_size_rows_match_lmcaches_own_counters(
     # the same shared prefix, cut at a finer boundary, loses fewer tokens
     assert hits_by_chunk[128] >= hits_by_chunk[256]
     assert hits_by_chunk[128] - hits_by_chunk[256] < 256
-    history = VerifyHistory(AppPaths.default().data_dir / "verify-history")
-    stored = history.load("lm")
-    assert [(e.check, e.setting) for e in stored] == [("sweep", f"lmcache.chunk-size {c}") for c in CHUNKS]
     # the window's sweep chart reads the same rows back, with their tier numbers
     from kvswitch.ui.verify.sweep_chart import tier_numbers  # noqa: PLC0415 - Qt only for this check
 

@@ -167,3 +167,22 @@ def test_verify_reads_the_tier_the_sweep_started_not_another_one_on_the_machine(
         assert tier_metrics_url(tier, "127.0.0.1") == "http://127.0.0.1:6556/metrics"
         assert tier_metrics_url(tier, "127.0.0.1", other) == "http://127.0.0.1:7001/metrics"  # asked for
     assert tier_metrics_url(tier, "127.0.0.1", other) == "http://127.0.0.1:7001/metrics"
+
+
+def test_rounds_are_two_to_five_and_only_for_the_probe(
+    fake_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()
+    assert main(["profile", "add", "lm", "--kind", "vllm", "--base-url", f"http://127.0.0.1:{port}",
+                 "--model", "tiny", "--target", "bash"]) == 0
+    capsys.readouterr()
+    for rounds in ("1", "6"):
+        assert main(["sweep", "lm", "--server-cmd", "vllm serve m", "--vary=--x=1", "--rounds", rounds]) == 2
+        assert "give 2 to 5" in capsys.readouterr().err
+    assert main(["sweep", "lm", "--server-cmd", "vllm serve m", "--vary=--x=1", "--rounds", "3", "--client",
+                 "codex"]) == 2
+    assert "--rounds are for the synthetic probe" in capsys.readouterr().err
+    from kvswitch.verify import sweep_measure  # noqa: PLC0415
+
+    with pytest.raises(ValueError, match="2 to 5"):
+        sweep_measure.synthetic(rounds=6)

@@ -81,6 +81,9 @@ def register(subparsers: Any) -> None:
     sweep.add_argument("--interleave", action="store_true",
                        help="probe only: send another conversation between the cold and the warm request, "
                        "to see whether the setting keeps the first one")
+    sweep.add_argument("--rounds", type=int, default=2, metavar="N",
+                       help="probe only: N requests with the same system prompt and a new user question each "
+                       "(2, the default: cold then warm; up to 5); the row is the last one's")
     sweep.add_argument("--timeout", type=timeout_seconds, default=None,
                        help="seconds per measurement (default 60; 600 with --client)")
     sweep.add_argument("--start-timeout", type=timeout_seconds, default=300.0,
@@ -108,15 +111,20 @@ def _sweep(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--tier-cmd: {exc}") from None
     if args.client:
-        if args.interleave:
-            raise UsageError("--interleave is for the synthetic probe; the client's session is its own")
+        if args.interleave or args.rounds != 2:
+            raise UsageError("--interleave and --rounds are for the synthetic probe; the client's session is "
+                             "its own")
         from kvswitch.verify.client_run import find_client  # noqa: PLC0415
 
         binary = find_client(args.client, getattr(args, f"{args.client}_bin", None))
         measure, probe, timeout = sweep_measure.client(args.client, binary), f"{args.client} session", 600.0
     else:
-        measure = sweep_measure.synthetic(interleave=args.interleave)
+        if not 2 <= args.rounds <= sweep_measure.MAX_ROUNDS:
+            raise UsageError(f"--rounds {args.rounds}: give 2 to {sweep_measure.MAX_ROUNDS}")
+        measure = sweep_measure.synthetic(interleave=args.interleave, rounds=args.rounds)
         probe = "interleaved probe" if args.interleave else "synthetic probe"
+        if args.rounds > 2:
+            probe += f", {args.rounds} rounds"
         timeout = 60.0
     quiet = args.json or args.csv or not sys.stderr.isatty()
     paths = paths_from(args)

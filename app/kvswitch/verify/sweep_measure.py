@@ -4,6 +4,9 @@
   ``interleave`` another conversation of the same size goes in between, as a subagent or a second
   session would: it shows whether the setting keeps the first conversation (its slot, its RAM cache) or
   makes the server re-process it, which the plain probe cannot show on a server with one conversation.
+  With ``rounds`` above 2, further rounds go in between with the same system prompt and other user
+  questions (the way a cache tier's users measure it: a long fixed system prompt, then question after
+  question); the row's numbers are the last round's, every round's are in ``requests``.
 - ``client``: ``verify --client``'s real session (Claude Code, Codex, OpenCode), judged turn by turn.
 
 Either way the hit rate and the tokens re-processed are the server's own (its answers' usage and timings,
@@ -33,17 +36,41 @@ def _another_conversation(guard: Guard, target: Target, cold_prefix: str) -> dic
             "prompt_tokens": best.prompt if best else None, "prompt_ms": other.result.ttft_ms}
 
 
-def synthetic(*, interleave: bool = False) -> Measure:
+#: the questions of the rounds between the cold and the warm one (the probe asks its own two)
+ROUND_QUESTIONS = (
+    "Question three: which line mentions the bridge first? Reply with one number.",
+    "Question four: how many lines are there? Reply with one number.",
+    "Question five: which word comes last in line 010? Reply with one word.",
+)
+MAX_ROUNDS = 2 + len(ROUND_QUESTIONS)
+
+
+def _another_round(guard: Guard, target: Target, cold_prefix: str, number: int) -> dict[str, Any]:
+    """The same system prompt with another user question; its numbers and its tokens by tier."""
+    asked = measure(guard, target, target.body(cold_prefix, ROUND_QUESTIONS[number - 2]))
+    best = best_reading(asked.readings)
+    return {"request": f"round {number}", "cached_tokens": best.cached if best else None,
+            "prompt_tokens": best.prompt if best else None, "prompt_ms": asked.result.ttft_ms,
+            "tiers": asked.tiers}
+
+
+def synthetic(*, interleave: bool = False, rounds: int = 2) -> Measure:
+    """``rounds``: 2 is verify's cold and warm request; up to ``MAX_ROUNDS`` asks more questions between."""
+    if not 2 <= rounds <= MAX_ROUNDS:
+        raise ValueError(f"rounds must be 2 to {MAX_ROUNDS}")
     from kvswitch.verify.runner import run_verify  # noqa: PLC0415 - the probe loads when a sweep runs
 
     def run(profile: Profile, timeout: float, cancel: threading.Event | None) -> Measurement:
         between: list[dict[str, Any]] = []
 
         def interleaved(guard: Guard, target: Target, cold_prefix: str) -> None:
-            between.append(_another_conversation(guard, target, cold_prefix))
+            for number in range(2, rounds):
+                between.append(_another_round(guard, target, cold_prefix, number))
+            if interleave:
+                between.append(_another_conversation(guard, target, cold_prefix))
 
         result = run_verify(profile, timeout=timeout, cancel=cancel, claude_replay=False,
-                            between=interleaved if interleave else None)
+                            between=interleaved if interleave or rounds > 2 else None)
         reprocessed = None
         if result.prompt_tokens is not None and result.cached_tokens is not None:
             reprocessed = result.prompt_tokens - result.cached_tokens
@@ -52,7 +79,7 @@ def synthetic(*, interleave: bool = False) -> Measure:
              "prompt_tokens": result.cold_prompt_tokens, "prompt_ms": result.ttft_cold_ms},
             *between,
             {"request": "warm", "cached_tokens": result.cached_tokens, "prompt_tokens": result.prompt_tokens,
-             "prompt_ms": result.ttft_warm_ms},
+             "prompt_ms": result.ttft_warm_ms, **({"tiers": _tiers_of(result)} if rounds > 2 else {})},
         ]
         return Measurement(
             verdict=result.verdict, message=result.message, cached_tokens=result.cached_tokens,
