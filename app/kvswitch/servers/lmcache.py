@@ -222,9 +222,12 @@ def troubles(settings: Settings | None, blocks: int | None, lm_before: Mapping[s
     submitted = _delta(lm_before, lm_after, L2_STORE_SUBMITTED)
     completed = _delta(lm_before, lm_after, L2_STORE_COMPLETED)
     if submitted > completed and settings is not None and settings.adapters:
+        silent = _silent_adapters(settings)
+        where = ("; nothing answers at " + ", ".join(silent)) if silent else ""
         found.append(f"LMCache's L2 stored {completed} of {submitted} chunks it was given "
-                     f"({', '.join(settings.adapters)}): check that each L2 adapter's server is up and its "
-                     "folder writable (Redis: redis-cli -p PORT ping), then look at LMCache's log.")
+                     f"({', '.join(settings.adapters)}){where}: start that server (Redis: redis-server, "
+                     "check with redis-cli -p PORT ping) or make the adapter's folder writable, or restart "
+                     "`lmcache server` without that --l2-adapter; until then its L2 keeps nothing.")
     return found
 
 
@@ -260,6 +263,16 @@ def _answers(host: str, port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=1.0):
         return True
     return False
+
+
+def _silent_adapters(settings: Settings) -> list[str]:
+    """The adapters with a host and port where nothing answers (``Redis (resp) 127.0.0.1:6379``)."""
+    found = []
+    for name, own in zip(settings.adapters, settings.adapter_settings, strict=False):
+        host, port = own.get("host"), own.get("port")
+        if isinstance(host, str) and isinstance(port, int) and not _answers(host, port):
+            found.append(f"{ADAPTER_KINDS.get(name, name)} ({name}) {host}:{port}")
+    return found
 
 
 def stalled(settings: Settings | None, values: Mapping[str, float] | None) -> list[str]:

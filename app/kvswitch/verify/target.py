@@ -101,7 +101,8 @@ def measure(
         result = stream_request(guard, target.url, body, headers if headers is not None else target.headers)
     except ProbeError as exc:
         timed_out = tiers and exc.kind == "timeout"
-        note = stall_note(tiers[0].tier, tiers[0].metrics_url, settings) if timed_out else None
+        first = tiers[0] if timed_out else None
+        note = stall_note(first.tier, first.metrics_url, settings, first.linked) if first else None
         if note is None:
             raise
         raise ProbeError(exc.kind, f"{exc.message}. {note}", status=exc.status, body=exc.body) from None
@@ -128,7 +129,8 @@ def measure(
             if by_tier is not None:
                 measured.tiers, measured.tiers_text = by_tier.to_json(), by_tier.describe()
             if tier_after[0] is None:
-                measured.tier_problems.append(unreachable(tiers[0].tier, tiers[0].metrics_url))
+                silent = unreachable(tiers[0].tier, tiers[0].metrics_url, tiers[0].linked)
+                measured.tier_problems.append(silent)
             else:
                 measured.tier_problems += problems(guard, tiers[0].tier, _page_of(target, spread),
                                                    auth_headers(target.profile, api_detect.OPENAI_CHAT),

@@ -135,13 +135,17 @@ def chunk_boundary(guard: Guard, tier: CacheTier | None, base_url: str, headers:
     return tier.boundary(first, tiers) if first is not None else None
 
 
-def unreachable(tier: CacheTier, metrics_url: str) -> str:
+def unreachable(tier: CacheTier, metrics_url: str, linked: int | None = None) -> str:
     """The tier is connected to the server (its marker is on the server's page) but its own page is
     silent: its process is gone, or listens elsewhere."""
     what = " ".join(x for x in (tier.program, tier.subcommand) if x)
+    if linked is not None:
+        start = f"start `{what} {tier.link_flag} {linked} {tier.port_flag} PORT`"
+    else:
+        start = f"start `{what}` (or give it {tier.port_flag} with the port the server's connector expects)"
     return (f"{tier.label} is connected to the server but its own page {metrics_url} did not answer, so no "
-            f"tier can be named: start `{what}` (or give it {tier.port_flag} with the port the server's "
-            f"connector expects); if it exits at start, its log says why.")
+            f"tier can be named and nothing is reused from it: {start}; if it exits at start, its log says "
+            "why.")
 
 
 def problems(guard: Guard, tier: CacheTier, server_metrics_url: str | None, headers: Mapping[str, str],
@@ -155,7 +159,7 @@ def problems(guard: Guard, tier: CacheTier, server_metrics_url: str | None, head
                            was.text if was else None, now.text))
 
 
-def stall_note(tier: CacheTier, metrics_url: str, settings: Any) -> str | None:
+def stall_note(tier: CacheTier, metrics_url: str, settings: Any, linked: int | None = None) -> str | None:
     """After a request ran out of time: what the tier's own page says holds it (a fresh short budget,
     since the run's own is spent)."""
     with Guard(5.0) as guard:
@@ -164,7 +168,7 @@ def stall_note(tier: CacheTier, metrics_url: str, settings: Any) -> str | None:
         except ProbeError:
             page = None
     if page is None:
-        return unreachable(tier, metrics_url)
+        return unreachable(tier, metrics_url, linked)
     if tier.stalled is None:
         return None
     found = tier.stalled(settings, page.values)

@@ -41,6 +41,8 @@ class TierSource:
 
     tier: CacheTier
     metrics_url: str
+    #: the tier port the server's own arguments name (its ``link_flag``), when they name one
+    linked: int | None = None
 
 
 def connected_tiers(server_name: str | None, page: Mapping[str, float], base_url: str) -> list[TierSource]:
@@ -53,7 +55,8 @@ def connected_tiers(server_name: str | None, page: Mapping[str, float], base_url
     for tier in server.cache_tiers:
         if any(name.startswith(tier.metrics_marker) for name in page):
             host = parts.hostname or "127.0.0.1"
-            found.append(TierSource(tier, tier_metrics_url(tier, host, linked=_linked(tier, parts.port))))
+            linked = _linked(tier, parts.port)
+            found.append(TierSource(tier, tier_metrics_url(tier, host, linked=linked), linked))
     return found
 
 
