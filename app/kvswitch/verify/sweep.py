@@ -168,7 +168,7 @@ class SweepReport:
             head.append(f"{'':{len(self.profile)}}  cache tier command {self.tier_command}")
         lines = [*head,
                  f"{'setting':{width}}  {'verdict':9} {'hit rate':>8} {'re-processed':>12} "
-                 f"{'TTFT cold→warm':>17}  {'start':>6}" + (_TIER_HEAD if tiered else "")]
+                 f"{'TTFT cold→warm':>17}  {'start':>7}" + (_TIER_HEAD if tiered else "")]
         for row in self.rows:
             start = f"{row.start_s:.1f} s" if row.start_s is not None else "-"
             if row.status != MEASURED:
@@ -181,7 +181,7 @@ class SweepReport:
                     if row.ttft_cold_ms is not None and row.ttft_warm_ms is not None else "-")
             tier = "".join(f" {_count(getattr(row, c)):>9}" for c in _TIER_SHOWN) if tiered else ""
             lines.append(f"{row.setting:{width}}  {row.verdict or '-':9} {rate:>8} {again:>12} {ttft:>17}  "
-                         f"{start:>6}{tier}")
+                         f"{start:>7}{tier}")
         return "\n".join(printable(line, multiline=False) for line in lines)
 
 
