@@ -1,0 +1,310 @@
+"""Which LMCache tier served a prompt, and the chunk boundary, on vLLM 0.32.0 + LMCache 0.5.6 + redis-server.
+
+One vLLM (its own prefix cache off) and one ``lmcache server`` on fixed ports; the LMCache server is
+restarted with other settings, and vLLM with it (measured: vLLM's connector survives one LMCache restart,
+"LMCache server is healthy again", but its engine died on the next request after a second one: "non-GPU
+context not registered"). Every figure verify reports is compared with the counters this test reads
+itself from LMCache's ``--http-port`` and vLLM's ``/metrics`` right around the same request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kvswitch.core.models import ModelMap, Profile, ProfileKind
+from kvswitch.servers.vllm import LMCACHE_TIER
+from kvswitch.verify.api_detect import OPENAI_CHAT, ServerInfo
+from kvswitch.verify.probe import Guard
+from kvswitch.verify.prompts import make_prefix
+from kvswitch.verify.runner import run_verify
+from kvswitch.verify.target import Measured, Target, measure
+from kvswitch.verify.tier_truth import chunk_boundary
+from support.net import free_port
+from support.redis import RunningRedis, redis_server
+from support.vllm import RestartableVllm, RunningLmcache, lmcache_server, metric_sum, metric_values
+
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1800)]
+
+HIT, HIT_L1, HIT_L2 = ("lmcache_mp_lookup_hit_tokens_total", "lmcache_mp_lookup_hit_l1_tokens_total",
+                       "lmcache_mp_lookup_hit_l2_tokens_total")
+LOADS = "lmcache_mp_l2_load_completed_requests_total"
+STORE_SUBMITTED = "lmcache_mp_l2_store_submitted_objects_chunks_total"
+STORE_COMPLETED = "lmcache_mp_l2_store_completed_objects_chunks_total"
+LOCAL, EXTERNAL, PROMPT = ("vllm:prefix_cache_hits_total", "vllm:external_prefix_cache_hits_total",
+                           "vllm:prompt_tokens_total")
+
+
+@dataclass
+class Stack:
+    """vLLM and LMCache on fixed ports; ``use`` restarts both with the LMCache settings given."""
+
+    workdir: Path
+    port: int = field(default_factory=free_port)
+    http_port: int = field(default_factory=free_port)
+    lmcache: RunningLmcache | None = None
+    vllm: RestartableVllm | None = None
+    chunk_size: int = 0
+    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    def use(self, chunk_size: int, adapters: tuple[dict[str, Any], ...], l1_size_gb: float = 1.0) -> None:
+        self.stop()
+        self.lmcache = self._stack.enter_context(lmcache_server(
+            self.workdir / "lmcache", chunk_size=chunk_size, l2_adapters=adapters, port=self.port,
+            http_port=self.http_port, l1_size_gb=l1_size_gb))
+        self.vllm = RestartableVllm(self.workdir / "vllm", lmcache=self.lmcache, tool_choice=False)
+        self.vllm.start()
+        self.chunk_size = chunk_size
+
+    def stop_lmcache(self) -> None:
+        """Only the LMCache server (the stack's context holds nothing else)."""
+        self._stack.close()
+        self._stack = contextlib.ExitStack()
+
+    def stop(self) -> None:
+        if self.vllm is not None:
+            self.vllm.stop()
+        self._stack.close()
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def url(self) -> str:
+        assert self.vllm is not None
+        assert self.vllm.server is not None
+        return self.vllm.server.url
+
+    def target(self) -> Target:
+        profile = Profile(name="tiers", kind=ProfileKind.VLLM, base_url=self.url, model="tiny",
+                          models=ModelMap(small_fast="tiny"), targets=["claude"])
+        server = ServerInfo(server="vllm", metrics_url=f"{self.url}/metrics")
+        return Target(profile, server, OPENAI_CHAT, "tiny")
+
+    def pages(self) -> tuple[dict[str, float], dict[str, float]]:
+        assert self.lmcache is not None
+        return metric_values(f"{self.url}/metrics"), metric_values(self.lmcache.metrics_url)
+
+
+@dataclass
+class Counted:
+    """One request through verify's ``measure`` and the counters this test read around it."""
+
+    measured: Measured
+    vllm: dict[str, float]
+    lmcache: dict[str, float]
+    loads: dict[str, float]
+
+    def __post_init__(self) -> None:
+        assert self.measured.tiers is not None, self.measured.readings
+
+
+def _loads(page: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    """LMCache's completed L2 loads per ``l2_name`` label, as a delta."""
+    found = {}
+    for key, value in page.items():
+        if key.startswith(LOADS + "{") and 'l2_name="' in key:
+            name = key.split('l2_name="', 1)[1].split('"', 1)[0]
+            found[name] = found.get(name, 0.0) + value - before.get(key, 0.0)
+    return {k: v for k, v in found.items() if v}
+
+
+def _counted(stack: Stack, body: dict[str, Any]) -> Counted:
+    vllm_before, lm_before = stack.pages()
+    measured = measure(Guard(300), stack.target(), body)
+    vllm_after, lm_after = stack.pages()
+    return Counted(
+        measured,
+        {n: metric_sum(vllm_after, n) - metric_sum(vllm_before, n) for n in (LOCAL, EXTERNAL, PROMPT)},
+        {n: metric_sum(lm_after, n) - metric_sum(lm_before, n) for n in (HIT, HIT_L1, HIT_L2)},
+        _loads(lm_after, lm_before),
+    )
+
+
+def _assert_own_counters(got: Counted) -> dict[str, Any]:
+    """Every figure of verify's split equals the counter this test read for the same request."""
+    tiers = got.measured.tiers
+    assert tiers is not None
+    assert tiers["vllm_prefix_cache"] == got.vllm[LOCAL] == 0  # vLLM's own cache is off here
+    assert tiers["lmcache_l1"] == got.lmcache[HIT_L1]
+    assert tiers["lmcache_l2"] == got.lmcache[HIT_L2]
+    assert tiers["lmcache_l1"] + tiers["lmcache_l2"] == got.lmcache[HIT]
+    assert tiers["computed"] == got.vllm[PROMPT] - got.vllm[LOCAL] - got.vllm[EXTERNAL]
+    assert tiers["lmcache_l2_adapters"] == got.loads
+    return tiers
+
+
+def _port_open(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
+
+def _tokens(url: str, body: dict[str, Any]) -> list[int]:
+    """vLLM's own tokens of a chat body (its /tokenize renders the chat template)."""
+    answer = httpx.post(f"{url}/tokenize", json={"model": "tiny", "messages": body["messages"],
+                                                 "add_generation_prompt": True}, timeout=60)
+    answer.raise_for_status()
+    return list(answer.json()["tokens"])
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRedis]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    handle = Stack(tmp_path_factory.mktemp("tiers"))
+    try:
+        yield handle
+    finally:
+        handle.stop()
+
+
+@pytest.fixture(scope="module")
+def stored(stack: Stack, redis: RunningRedis, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Phase 1: LMCache with a disk and a Redis L2; one prompt stored in L1, disk and Redis."""
+    disk = tmp_path_factory.mktemp("lmcache-disk")
+    adapters = ({"type": "fs", "base_path": str(disk)},
+                {"type": "resp", "host": "127.0.0.1", "port": redis.port})
+    stack.use(256, adapters)
+    body = stack.target().body(make_prefix("tiers-stored", 60), "Which line names a fox?")
+    cold = _counted(stack, body)
+    assert cold.lmcache[HIT] == 0
+    assert cold.measured.tiers is not None
+    return {"body": body, "disk": disk, "adapters": adapters}
+
+
+def _differing_at_about(stack: Stack, label: str) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """Two prompts equal for their first ~1,000 tokens (by vLLM's own tokens), then different."""
+    prefix = make_prefix(label, 80)
+    lines = prefix.splitlines()
+    a = stack.target().body(prefix, "Question: which animal?")
+    changed = "\n".join(lines[:40]) + "\nA different text from here on.\n" + "\n".join(lines[41:])
+    b = stack.target().body(changed, "Question: which animal?")
+    ta, tb = _tokens(stack.url, a), _tokens(stack.url, b)
+    first = next(i for i, (x, y) in enumerate(zip(ta, tb, strict=False)) if x != y)
+    assert 900 <= first <= 1100, first  # the prompts part near token 1,000
+    return a, b, first
+
+
+def _boundary_case(stack: Stack, label: str) -> None:
+    a, b, first = _differing_at_about(stack, label)
+    _counted(stack, a)
+    got = _counted(stack, b)
+    tiers = _assert_own_counters(got)
+    reused = int(got.lmcache[HIT])
+    assert 0 < reused <= first, (reused, first)
+    assert reused % stack.chunk_size == 0, (reused, first)
+    assert tiers["chunk_size"] == stack.chunk_size
+    why = chunk_boundary(Guard(60), LMCACHE_TIER, stack.url, {}, a, b, tiers)
+    assert why is not None
+    assert why.startswith(f"the prompt first differs at token {first}; LMCache reuses whole chunks of "
+                          f"{stack.chunk_size} tokens, so {reused} were reused and {first - reused} lost "
+                          "to the boundary"), why
+
+
+def test_a_repeat_is_served_from_l1_with_lmcaches_numbers(stack: Stack, stored: dict[str, Any]) -> None:
+    got = _counted(stack, stored["body"])
+    tiers = _assert_own_counters(got)
+    assert tiers["lmcache_l1"] > 1000, tiers
+    assert tiers["lmcache_l2"] == 0, tiers
+    assert tiers["chunk_size"] == 256
+    assert got.measured.served_by is not None
+    assert got.measured.served_by.startswith("served by LMCache")
+    assert got.measured.tiers_text is not None
+    assert f"LMCache L1 (CPU) {tiers['lmcache_l1']}" in got.measured.tiers_text
+
+
+def test_verify_explain_shows_tiers_and_the_boundary(stack: Stack, stored: dict[str, Any]) -> None:
+    profile = stack.target().profile
+    result = run_verify(profile, timeout=300, explain=True, claude_replay=False)
+    assert result.tiers is not None, result.describe()
+    assert result.tiers["lmcache_l1"] > 0, result.describe()
+    data = result.to_json()
+    assert data["tiers"] == result.tiers
+    assert isinstance(data["tiers"]["lmcache_l1"], int)
+    assert result.chunk_boundary is not None
+    assert "whole chunks of 256 tokens" in result.chunk_boundary
+    text = result.describe()
+    assert "prompt tokens by tier:" in text
+    assert "chunk boundary: the prompt first differs at token" in text
+
+
+def test_a_prompt_that_differs_near_token_1000_chunk_256(stack: Stack, stored: dict[str, Any]) -> None:
+    _boundary_case(stack, "boundary-256")
+
+
+def test_after_a_restart_the_disk_tier_serves_it(stack: Stack, stored: dict[str, Any]) -> None:
+    stack.use(256, (stored["adapters"][0],))  # empty L1, the same folder
+    got = _counted(stack, stored["body"])
+    tiers = _assert_own_counters(got)
+    assert tiers["lmcache_l2"] > 1000, tiers
+    assert tiers["lmcache_l1"] == 0, tiers
+    assert set(tiers["lmcache_l2_adapters"]) == {"fs"}
+    assert got.measured.tiers_text is not None
+    assert "disk (fs)" in got.measured.tiers_text
+
+
+def test_after_a_restart_the_redis_tier_serves_it(stack: Stack, stored: dict[str, Any]) -> None:
+    stack.use(256, (stored["adapters"][1],))  # empty L1, the same Redis, no disk
+    got = _counted(stack, stored["body"])
+    tiers = _assert_own_counters(got)
+    assert tiers["lmcache_l2"] > 1000, tiers
+    assert tiers["lmcache_l1"] == 0, tiers
+    assert set(tiers["lmcache_l2_adapters"]) == {"resp"}
+    assert got.measured.tiers_text is not None
+    assert "Redis (resp)" in got.measured.tiers_text
+
+
+def test_redis_down_is_named_with_the_fix(stack: Stack, stored: dict[str, Any], redis: RunningRedis) -> None:
+    """Measured on 0.5.6: with its Redis gone after it was connected, LMCache still serves from L1, and
+    every store to Redis fails (``l2_store_submitted_objects`` grows, ``l2_store_completed_objects`` not);
+    verify says so, with the address that does not answer."""
+    assert stack.lmcache is not None
+    os.kill(redis.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while _port_open(redis.port) and time.monotonic() < deadline:
+        time.sleep(0.2)  # waiting for our own redis-server to exit
+    before = metric_values(stack.lmcache.metrics_url)
+    result = run_verify(stack.target().profile, timeout=120, claude_replay=False)
+    after = metric_values(stack.lmcache.metrics_url)
+    submitted = metric_sum(after, STORE_SUBMITTED) - metric_sum(before, STORE_SUBMITTED)
+    completed = metric_sum(after, STORE_COMPLETED) - metric_sum(before, STORE_COMPLETED)
+    assert submitted > 0, (submitted, completed)  # LMCache's own page, read here
+    assert completed == 0, (submitted, completed)
+    named = [p for p in result.tier_problems if "L2 stored 0 of" in p]
+    assert named, result.describe()
+    assert f"nothing answers at Redis (resp) 127.0.0.1:{redis.port}" in named[0]
+    assert "without that --l2-adapter" in named[0]
+
+
+def test_a_prompt_that_differs_near_token_1000_chunk_128(stack: Stack, stored: dict[str, Any]) -> None:
+    stack.use(128, ())
+    _boundary_case(stack, "boundary-128")
+
+
+def test_an_lmcache_server_that_is_gone_is_named(stack: Stack, stored: dict[str, Any]) -> None:
+    """Measured on 0.5.6: with its LMCache server gone, vLLM either answers late, computing everything (a
+    cold request waited ~17 s, then MISS), or not at all within 120 s; either way verify names the LMCache
+    server vLLM's connector expects."""
+    assert stack.lmcache is not None
+    url = stack.lmcache.metrics_url
+    stack.stop_lmcache()  # vLLM stays, its LMCache server is gone
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(url, timeout=5)  # nothing answers there now, read here
+    result = run_verify(stack.target().profile, timeout=45, claude_replay=False)
+    assert result.verdict in ("MISS", "ERROR"), result.describe()
+    said = f"{result.message} {result.diagnosis}"
+    assert "LMCache is connected to the server but its own page" in said, result.describe()
+    assert f"start `lmcache server --port {stack.port} --http-port PORT`" in said
