@@ -104,6 +104,8 @@ class VerifyResult:
     #: the keys are the server module's, its ``split(...).to_json()``, with the tier's ``chunk_size``);
     #: ``None`` without such a tier
     tiers: dict[str, Any] | None = None
+    #: the same split in words (``prompt tokens by tier: ...``)
+    tiers_text: str | None = None
     #: behind a router (``verify.instances``): the instance that ran the warm / the cold request, the one
     #: whose own counters moved (``None``: a single server, or no single instance's counter moved)
     instance: str | None = None
@@ -138,6 +140,8 @@ class VerifyResult:
                 f"  reused: {self.cached_tokens} of {self.prompt_tokens} prompt tokens "
                 f"({(self.reuse_ratio or 0):.1%})"
             )
+        if self.tiers_text:
+            lines.append(f"  {self.tiers_text}")
         if self.ttft_cold_ms is not None and self.ttft_warm_ms is not None:
             speed = f", {self.speedup:.1f}x" if self.speedup else ""
             lines.append(

@@ -291,6 +291,7 @@ def _judge(target: Target, cold: Measured, warm: Measured) -> VerifyResult:
         "instance": warm.instance,
         "cold_instance": cold.instance,
         "tiers": warm.tiers,
+        "tiers_text": warm.tiers_text,
         "tier_problems": list(dict.fromkeys(cold.tier_problems + warm.tier_problems)),
     }
     if best is None or best.cached is None:
