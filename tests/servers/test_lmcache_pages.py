@@ -90,7 +90,10 @@ def test_the_boundary_names_the_first_difference_and_the_chunks() -> None:
     text = lmcache.boundary(1000, 256, 768)
     assert text == ("the prompt first differs at token 1000; LMCache reuses whole chunks of 256 tokens, "
                     "so 768 were reused and 232 lost to the boundary")
-    assert "LMCache's counters decide" in lmcache.boundary(1000, 128, 768)
+    assert lmcache.boundary(1000, 128, 768) == (
+        "the prompt first differs at token 1000; LMCache reuses whole chunks of 128 tokens, so at most 896 "
+        "could be reused (104 lost to the boundary); LMCache's counters say 768 were reused, so 128 more "
+        "were not in its tiers (evicted or never stored)")
 
 
 def test_start_failures_are_named_from_the_real_logs() -> None:
@@ -126,3 +129,17 @@ def test_the_lmcache_server_this_vllm_uses_is_found_by_its_port() -> None:
     mine = ["/venv/bin/python", "/venv/bin/lmcache", "server", "--port", "6002", "--http-port", "7002"]
     assert tier_metrics_url(LMCACHE_TIER, "127.0.0.1", [other, mine], linked=6002) == "http://127.0.0.1:7002/metrics"
     assert tier_metrics_url(LMCACHE_TIER, "127.0.0.1", [other, mine]) == "http://127.0.0.1:7001/metrics"
+
+
+def test_an_l1_too_small_for_the_prompt_is_named_from_the_real_page() -> None:
+    """``--l1-size-gb 0.001`` and verify's ~5k-token prompt (measured): LMCache could not allocate chunks."""
+    page = _page("metrics-l1-too-small.txt")
+    failed = _line_value(page, lmcache.L1_ALLOC_FAILED)
+    evicted = _line_value(page, lmcache.L1_EVICTED)
+    assert failed > 0
+    found = lmcache.troubles(lmcache.Settings(chunk_size=256, l1_size_gb=0.001), 32, {}, parse_metrics(page),
+                             "", page)
+    assert len(found) == 1
+    assert f"{int(evicted)} chunks were evicted, {int(failed)} could not be allocated" in found[0]
+    assert "LMCache's L1 (0.001 GB) is too small for this prompt" in found[0]
+    assert "larger --l1-size-gb" in found[0]

@@ -174,11 +174,14 @@ def load_deltas(before_text: str | None, after_text: str | None) -> dict[str, in
 def boundary(first_diff: int, chunk_size: int, reused: int) -> str:
     """Why a prompt that differs at token ``first_diff`` reused ``reused`` tokens (LMCache's count)."""
     whole = first_diff // chunk_size * chunk_size
-    text = (f"the prompt first differs at token {first_diff}; LMCache reuses whole chunks of {chunk_size} "
-            f"tokens, so {reused} were reused and {first_diff - reused} lost to the boundary")
-    if reused != whole:
-        text += f" (whole chunks below token {first_diff} would be {whole}: LMCache's counters decide)"
-    return text
+    head = (f"the prompt first differs at token {first_diff}; LMCache reuses whole chunks of {chunk_size} "
+            "tokens")
+    if reused == whole:
+        return f"{head}, so {reused} were reused and {first_diff - reused} lost to the boundary"
+    return (f"{head}, so at most {whole} could be reused ({first_diff - whole} lost to the boundary); "
+            f"LMCache's counters say {reused} were reused, so {whole - reused} more were not in its "
+            "tiers (evicted or never stored)" if reused < whole else
+            f"{head}; LMCache's counters say {reused} were reused")
 
 
 def boundary_of(first_diff: int, split: Mapping[str, Any]) -> str | None:
@@ -214,7 +217,7 @@ def troubles(settings: Settings | None, blocks: int | None, lm_before: Mapping[s
     oom = int(labelled(after_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0)
               - labelled(before_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0))
     if evicted or failed or oom:
-        size = f" ({settings.l1_size_gb:g} GB)" if settings and settings.l1_size_gb else ""
+        size = f" ({settings.l1_size_gb:.3g} GB)" if settings and settings.l1_size_gb else ""
         found.append(f"LMCache's L1{size} is too small for this prompt: during the request "
                      f"{evicted} chunks were evicted, {failed} could not be allocated and {oom} L2 loads "
                      "found no room (lmcache_mp_l1_evicted, l1_allocation_failure, l2_prefetch_failure "
