@@ -143,3 +143,20 @@ def test_an_l1_too_small_for_the_prompt_is_named_from_the_real_page() -> None:
     assert f"{int(evicted)} chunks were evicted, {int(failed)} could not be allocated" in found[0]
     assert "LMCache's L1 (0.001 GB) is too small for this prompt" in found[0]
     assert "larger --l1-size-gb" in found[0]
+
+
+def test_a_lookup_waiting_on_a_dead_adapter_is_named() -> None:
+    """Measured on 0.5.6 with the Redis adapter's port closed at LMCache's start: its page showed
+    ``lmcache_mp_active_prefetch_jobs 1.0`` for minutes and vLLM's request never ended."""
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there now
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+    settings = lmcache.Settings(chunk_size=256, adapters=("resp",),
+                                adapter_settings=({"host": "127.0.0.1", "port": dead},))
+    found = lmcache.stalled(settings, {lmcache.ACTIVE_PREFETCH: 1.0})
+    assert found == [f"LMCache is waiting on its Redis L2 adapter (resp), and nothing answers at "
+                     f"127.0.0.1:{dead} (lmcache_mp_active_prefetch_jobs 1): start that server, or restart `lmcache server` "
+                     "without that --l2-adapter."]
+    assert lmcache.stalled(settings, {lmcache.ACTIVE_PREFETCH: 0.0}) == []
