@@ -157,6 +157,6 @@ def test_a_lookup_waiting_on_a_dead_adapter_is_named() -> None:
                                 adapter_settings=({"host": "127.0.0.1", "port": dead},))
     found = lmcache.stalled(settings, {lmcache.ACTIVE_PREFETCH: 1.0})
     assert found == [f"LMCache is waiting on its Redis L2 adapter (resp), and nothing answers at "
-                     f"127.0.0.1:{dead} (lmcache_mp_active_prefetch_jobs 1): start that server, or restart `lmcache server` "
-                     "without that --l2-adapter."]
+                     f"127.0.0.1:{dead} (lmcache_mp_active_prefetch_jobs 1): start that server, or restart "
+                     "`lmcache server` without that --l2-adapter."]
     assert lmcache.stalled(settings, {lmcache.ACTIVE_PREFETCH: 0.0}) == []
