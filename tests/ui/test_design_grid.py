@@ -15,7 +15,8 @@ import pytest
 from kvswitch.ui.widgets import spacing
 
 UI = Path(__file__).resolve().parents[2] / "app" / "kvswitch" / "ui"
-LAYOUT_CALLS = {"setContentsMargins", "setSpacing", "setHorizontalSpacing", "setVerticalSpacing", "addSpacing"}
+LAYOUT_CALLS = {"setContentsMargins", "setSpacing", "setHorizontalSpacing", "setVerticalSpacing",
+                "addSpacing"}
 #: padding and margin in a style sheet, in pixels (``margin-left: -24px`` in rich text is a list's indent)
 STYLE_PIXELS = re.compile(r"(?:padding|margin)(?:-\w+)?\s*:\s*((?:-?\d+px\s*)+)")
 
@@ -53,7 +54,8 @@ def test_every_margin_and_spacing_in_the_window_is_on_the_grid() -> None:
 def test_the_grid_names_are_the_grid() -> None:
     assert spacing.UNIT == 8
     assert spacing.HALF * 2 == spacing.UNIT
-    assert spacing.EDGE % spacing.UNIT == 0 and spacing.PAGE % spacing.UNIT == 0
+    assert spacing.EDGE % spacing.UNIT == 0
+    assert spacing.PAGE % spacing.UNIT == 0
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -73,8 +73,7 @@ class LogPanel(LogTextActionsMixin, QWidget):
     """Follows a log source and shows what the server did with its prompt cache.
 
     Signals:
-        verdict_seen(str): the latest request's verdict as the tab shows it (``hit``, ``partial``, ``miss``,
-            ``cold``, ``shared_prefix``).
+        verdict_seen(str): the latest request's verdict as the tab shows it (``shared_prefix``, ``cold``…).
         requests_seen(list): this tick's requests, oldest first, as ``(shown verdict, requests)`` (an event
             read from ``/metrics`` may sum several requests): the controller tells a verify's own apart.
         lines_appended(int): lines were appended to the view this tick (how many).
@@ -295,8 +294,7 @@ class LogPanel(LogTextActionsMixin, QWidget):
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
         self.verdict_seen.emit(shown[-1])
-        self.requests_seen.emit([(verdict, event.requests or 1)
-                                 for verdict, event in zip(shown, events, strict=True)])
+        self.requests_seen.emit([(verdict, e.requests or 1) for verdict, e in zip(shown, events, strict=True)])
         self.events_added.emit(len(events))
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:
