@@ -294,7 +294,7 @@ class LogPanel(LogTextActionsMixin, QWidget):
         if self.follow_box.isChecked():
             self.table.scrollToBottom()
         self.verdict_seen.emit(shown[-1])
-        self.requests_seen.emit([(shown_as, e.requests or 1) for shown_as, e in zip(shown, events)])
+        self.requests_seen.emit([(v, e.requests or 1) for v, e in zip(shown, events, strict=True)])
         self.events_added.emit(len(events))
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:
