@@ -61,14 +61,16 @@ def test_session_show_has_the_gateways_reason_for_the_same_claude_call(
         _claude(fake_home, project, FIRST)
         seen = {r.session for r in _rows(paths, 1)}
         # b11434 streams some answers without their counts (an incomplete UTF-8 first token): such a row
-        # has no verdict, so a new conversation is opened again until its opening was judged
-        for words in (SECOND, *EXTRA_OPENINGS):
+        # has no verdict, or counts the gateway took from the server's /metrics, which Claude Code's own
+        # file cannot carry (it records what the answer said: one CI run matched a later retry of the
+        # same prompt instead), so a new conversation is opened again until an answer carried its counts
+        for words in (SECOND, *EXTRA_OPENINGS, "say welcome to the new team", "say well done to the testers"):
             _claude(fake_home, project, words)
             rows = _rows(paths, 2)
             (newest,) = {r.session for r in rows} - seen
             seen.add(newest)
             opening = next(r for r in rows if r.session == newest)
-            if opening.input_tokens is not None:
+            if opening.input_tokens is not None and "/metrics" not in (opening.notes or ""):
                 break
     assert opening.reason == "prefix_changed", (opening.verdict, opening.reason_detail)
     detail = json.loads(opening.reason_detail or "{}")
