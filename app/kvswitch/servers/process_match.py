@@ -15,6 +15,16 @@ from kvswitch.servers.base import Server
 _PYTHON_RE = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?", re.IGNORECASE)
 
 
+def flag_value(argv: Sequence[str], flag: str) -> str | None:
+    """The value a command line gives ``flag`` (``flag value`` or ``flag=value``); ``None`` without it."""
+    for index, arg in enumerate(argv):
+        if arg == flag and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def program_name(argv: Sequence[str]) -> str:
     """``argv[0]``'s file name, lower-case, without ``.exe``."""
     name = re.split(r"[\\/]", argv[0])[-1] if argv else ""

@@ -24,7 +24,7 @@ from kvswitch.servers.base import (
     model_ids,
     positive_int,
 )
-from kvswitch.servers.process_match import program_name, script_argv
+from kvswitch.servers.process_match import flag_value, program_name, script_argv
 
 
 def _version_shape(status: int, payload: Any) -> bool:
@@ -143,23 +143,14 @@ def served_by(before: Mapping[str, float], after: Mapping[str, float],
         requested = _delta(tier_before, tier_after, LMCACHE_TIER.requested_tokens)
     return ServedBy(tier, local, external, queried, hits, requested)
 
-def _arg(argv: Sequence[str], flag: str) -> str | None:
-    for index, arg in enumerate(argv):
-        if arg == flag and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
-
-
 def lmcache_port(argv: Sequence[str], http_port: int) -> int | None:
     """The LMCache server port (``lmcache.mp.port`` of ``--kv-transfer-config``) of the ``vllm serve``
     listening on ``http_port``: with several LMCache servers on one machine, the one this vLLM uses."""
     argv = list(script_argv(argv))
     if program_name(argv) != "vllm" or argv[1:2] != ["serve"]:
         return None
-    port = _arg(argv, "--port") or "8000"
-    config = _arg(argv, "--kv-transfer-config")
+    port = flag_value(argv, "--port") or "8000"
+    config = flag_value(argv, "--kv-transfer-config")
     if port != str(http_port) or config is None:
         return None
     try:

@@ -18,7 +18,7 @@ import psutil
 
 from kvswitch import servers
 from kvswitch.servers.base import CacheTier, Reading
-from kvswitch.servers.process_match import program_name, script_argv
+from kvswitch.servers.process_match import flag_value, program_name, script_argv
 
 #: tier name -> metrics URL of the tier process the caller started itself (``kvswitch sweep``): several
 #: tier processes may run on this machine, and only the caller knows which one its server talks to
@@ -83,23 +83,14 @@ def tier_metrics_url(tier: CacheTier, host: str, argvs: list[list[str]] | None =
         argv = list(script_argv(argv))
         if program_name(argv) != tier.program or argv[1:2] != [tier.subcommand]:
             continue
-        if linked is not None and _flag(argv, tier.link_flag) != str(linked):
+        if linked is not None and flag_value(argv, tier.link_flag) != str(linked):
             continue  # another tier process, not the one this server uses
-        port = _flag(argv, tier.port_flag)
-        bound = _flag(argv, tier.host_flag)
+        port = flag_value(argv, tier.port_flag)
+        bound = flag_value(argv, tier.host_flag)
         if port and port.isdigit():
             where = bound if bound and bound not in ("0.0.0.0", "::") else host
             return f"http://{where}:{port}/metrics"
     return f"http://{host}:{tier.default_port}/metrics"
-
-
-def _flag(argv: list[str], flag: str) -> str | None:
-    for index, arg in enumerate(argv):
-        if arg == flag and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith(flag + "="):
-            return arg.split("=", 1)[1]
-    return None
 
 
 def _argvs() -> list[list[str]]:
