@@ -116,8 +116,8 @@ def test_start_failures_are_named_from_the_real_logs() -> None:
 def test_the_lmcache_server_this_vllm_uses_is_found_by_its_port() -> None:
     """Two LMCache servers on one machine (the sweep's and a test's, measured): verify read the first
     one's counters until it matched the ZMQ port in vLLM's own --kv-transfer-config."""
+    from kvswitch.servers.tier_sources import tier_metrics_url  # noqa: PLC0415
     from kvswitch.servers.vllm import lmcache_port  # noqa: PLC0415
-    from kvswitch.verify.tiers import tier_metrics_url  # noqa: PLC0415
 
     connector = {"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both",
                  "kv_connector_extra_config": {"lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": 6002}}

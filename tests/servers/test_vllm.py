@@ -95,7 +95,7 @@ def test_served_by_names_the_tier_from_the_counter_deltas() -> None:
 
 
 def test_lmcache_metrics_url_from_its_process() -> None:
-    from kvswitch.verify.tiers import tier_metrics_url  # noqa: PLC0415
+    from kvswitch.servers.tier_sources import tier_metrics_url  # noqa: PLC0415
 
     argv = ["/venv/bin/python", "/venv/bin/lmcache", "server", "--host", "127.0.0.1", "--port", "5555",
             "--http-port", "9123"]

@@ -159,7 +159,7 @@ def test_cli_tier_flags_without_the_tier_command_or_with_a_busy_tier_port_exit_2
 
 def test_verify_reads_the_tier_the_sweep_started_not_another_one_on_the_machine() -> None:
     """Several tier processes may run here; inside the sweep's measurement its own tier is the one read."""
-    from kvswitch.verify.tiers import pinned_tier, tier_metrics_url  # noqa: PLC0415
+    from kvswitch.servers.tier_sources import pinned_tier, tier_metrics_url  # noqa: PLC0415
 
     tier = sweep_tier.tier_command(LMCACHE).tier
     other = [["/v/bin/lmcache", "server", "--http-port", "7001"]]

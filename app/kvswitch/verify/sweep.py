@@ -38,6 +38,7 @@ from kvswitch.core.knownsecrets import hide_known
 from kvswitch.core.models import Profile
 from kvswitch.core.redact import MASK, mask_text
 from kvswitch.core.text import printable
+from kvswitch.servers.tier_sources import pinned_tier
 from kvswitch.verify import sweep_tier
 from kvswitch.verify.server_log import private_folder
 from kvswitch.verify.server_run import ServerRun, port_in_use
@@ -54,7 +55,6 @@ from kvswitch.verify.sweep_grid import (  # noqa: F401 - the grid's names, as th
     without_flag,
 )
 from kvswitch.verify.sweep_tier import TierCommand, tier_columns
-from kvswitch.verify.tiers import pinned_tier
 
 if TYPE_CHECKING:
     from kvswitch.verify.history import HistoryEntry

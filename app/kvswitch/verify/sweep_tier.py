@@ -26,7 +26,7 @@ from kvswitch import servers
 from kvswitch.core.errors import UsageError
 from kvswitch.servers.base import CacheTier
 from kvswitch.servers.process_match import program_name, script_argv
-from kvswitch.verify.tiers import tier_metrics_url
+from kvswitch.servers.tier_sources import tier_metrics_url
 
 _PORT_FLAG = re.compile(r"^--?[\w-]*port$")
 _ANY_HOST = ("0.0.0.0", "::", "")

@@ -14,6 +14,7 @@ from typing import Any
 from kvswitch import servers
 from kvswitch.core.models import Profile
 from kvswitch.servers.base import CacheTier
+from kvswitch.servers.tier_sources import connected_tiers, tier_readings
 from kvswitch.verify import api_detect
 from kvswitch.verify.api_detect import ServerInfo, api_root, auth_headers
 from kvswitch.verify.evidence import Reading, metrics_reading, parse_metrics
@@ -29,7 +30,6 @@ from kvswitch.verify.tier_truth import (
     stall_note,
     unreachable,
 )
-from kvswitch.verify.tiers import connected_tiers, tier_readings
 
 
 @dataclass
