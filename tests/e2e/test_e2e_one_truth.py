@@ -10,10 +10,13 @@
 - a request is a loss in one view exactly when it is a loss in the other: the second conversation's
   opening is a HIT "new conversation" in the Usage tab and a "shared prefix" in the Cache log, and no time
   is counted lost for it; B's turn after C ran is a loss in both;
-- the tray, told each request as the Cache log lists it (the window's own model and controller), says
-  what the Cache log says after every request, and is green after B's opening;
-- where the Cache log's rule cannot know the sessions (issue 38, still open: see the end of the test),
-  a disagreement between the two views is reported as an expected failure naming the requests.
+- the Cache log takes the gateway's verdict for each request the gateway relayed (its usage row, matched
+  on the server's own prompt and cached tokens): the log's own rule cannot know the sessions, and was
+  measured calling C's opening "partial" and B's evicted turn a "shared prefix" when Claude Code sent no
+  side request between conversations;
+- the tray, told each request as the Cache log lists it and then each gateway row as it arrives (the
+  window's own model, panel wiring and controller), says what the Cache log says after every request,
+  and is green after B's opening.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pytest
 from tests.e2e.test_e2e_live_cache import (
@@ -36,11 +39,18 @@ from tests.e2e.test_e2e_live_cache import (
 )
 
 from kvswitch.cli import main
+from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
+from kvswitch.logs.model import CacheEvent
+from kvswitch.usage.queries import query
+from kvswitch.usage.schema import UsageRow
 from support.claude import claude_binary
 from support.gateway import gateway_process
 from support.llama import llama_server
 from support.net import free_port
+
+if TYPE_CHECKING:
+    from kvswitch.ui.logs.events_model import ReuseTotals
 
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 
@@ -48,40 +58,46 @@ pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1500)]
 MAIN = 5000
 
 
-def _cache_log(log_file: Path, capsys: pytest.CaptureFixture[str]) -> list[tuple[int, int, str]]:
-    """(prompt, cached, display verdict) per request, as the Cache log tab shows the server's log: the
-    log engine's events (``kvswitch log scan --jsonl``) under the tab's own display rule."""
-    from kvswitch.ui.logs.events_model import CacheEventsModel  # noqa: PLC0415 - the tab's rule
+def _cache_log(log_file: Path, gateway_rows: list[UsageRow], capsys: pytest.CaptureFixture[str]
+               ) -> tuple[list[tuple[int, int, str]], ReuseTotals]:
+    """(prompt, cached, display verdict) per request, and the summary strip's totals, as the Cache log tab
+    shows the server's log once the gateway's rows arrived: the log engine's events (``kvswitch log scan
+    --jsonl``) in the tab's own model, given every row of the gateway's usage file."""
+    from kvswitch.ui.logs.events_model import CacheEventsModel  # noqa: PLC0415 - the tab's model
 
     capsys.readouterr()
     assert main(["log", "scan", str(log_file), "--jsonl"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
-    events = [SimpleNamespace(**line) for line in lines if "prompt_tokens" in line and "verdict" in line]
-    shown, previous = [], None
-    for event in events:
-        shown.append((event.prompt_tokens, event.cached_tokens,
-                      CacheEventsModel._display_verdict(event, previous)))
-        previous = event.prompt_tokens
-    return shown
+    events = [CacheEvent.from_json(line) for line in lines if "prompt_tokens" in line and "verdict" in line]
+    model = CacheEventsModel()
+    model.add_events(events)
+    model.take_gateway_rows(gateway_rows)
+    return ([(e.prompt_tokens, e.cached_tokens, model.verdict_at(n)) for n, e in enumerate(events)],
+            model.totals)
 
 
-def _tray_states(log_file: Path, qtbot: object) -> list[str]:
-    """The tray's state after each request, as the window's Cache log model lists the server's log and
-    the window's controller takes it (``LogPanel`` wires the one to the other the same way)."""
+def _tray_states(log_file: Path, rows: list[UsageRow], qtbot: object) -> list[str]:
+    """The tray's state after each request, as the window's Cache log lists the server's log line and
+    then the gateway's row for it arrives (``window_tabs`` wires the panel to the controller so)."""
     from kvswitch.core.store import ProfileStore  # noqa: PLC0415
     from kvswitch.logs.scan import scan_file  # noqa: PLC0415
     from kvswitch.ui.control.controller import AppController  # noqa: PLC0415
-    from kvswitch.ui.logs.events_model import CacheEventsModel  # noqa: PLC0415
+    from kvswitch.ui.logs.log_panel import LogPanel  # noqa: PLC0415
 
     paths = AppPaths.default()
     controller = AppController(paths, store=ProfileStore(paths))
-    model = CacheEventsModel()
+    panel = LogPanel()
+    panel.requests_seen.connect(controller.note_log_requests)
+    panel.verdict_revised.connect(controller.note_gateway_verdict)
     states = []
     try:
-        for event in scan_file(log_file):
-            controller.note_log_requests([(verdict, 1) for verdict in model.add_events([event])])
+        for event, row in zip(scan_file(log_file), rows, strict=True):
+            panel._unlisted.append(event)
+            panel._list_unlisted()  # the server's log line, listed
+            panel.take_gateway_rows([row])  # the gateway's row for it, seconds later
             states.append(str(controller.cache_state))
     finally:
+        panel.deleteLater()
         controller.shutdown()
     return states
 
@@ -126,8 +142,8 @@ def test_the_usage_tab_and_the_cache_log_agree_request_by_request(
             _resume(fake_home, project, "say more", b_session)  # B's next turn, after C ran
             rows = _rows(paths, recorder)
             _check_against_recorder(rows, recorder.served)
-            shown = _cache_log(server.log_file, capsys)
-            tray = _tray_states(server.log_file, qtbot)
+            shown, totals = _cache_log(server.log_file, query(usage_db(paths)), capsys)
+            tray = _tray_states(server.log_file, rows, qtbot)
             listed = _usage_requests(capsys)
         finally:
             recorder.close()
@@ -170,16 +186,13 @@ def test_the_usage_tab_and_the_cache_log_agree_request_by_request(
     assert lost > 0
     assert sessions[b_session]["time_lost_ms"] == pytest.approx(lost, abs=1.0), sessions[b_session]
 
-    # Issue 38 (open): the Cache log judges from the server's log alone, by whether a request's prompt is
-    # shorter than the slot's previous one, and cannot tell a new conversation from a continued one whose
-    # context was evicted; the Usage tab knows the sessions. Measured here when Claude Code sent no side
-    # request between the conversations: C's opening (longer than B's) was a "partial" in the Cache log
-    # and a HIT "new conversation" in the Usage tab, and B's evicted turn a "shared prefix" in the Cache
-    # log. Every check above holds; the two views' loss verdicts are compared last, and a disagreement
-    # marks this test xfail with the requests that differ until the Cache log takes the gateway's
-    # judgement for the requests it relayed.
+    # a request is a loss in the Cache log exactly when it is one in the Usage tab (side requests too)
     differ = [(_dump([row]), verdict) for row, (_prompt, _cached, verdict) in zip(rows, shown, strict=True)
-              if (row.input_tokens or 0) > MAIN
-              and (row.verdict in ("MISS", "PARTIAL")) != (verdict in ("miss", "partial"))]
-    if differ:
-        pytest.xfail(f"issue 38: the Cache log and the Usage tab disagree on {differ}")
+              if (row.verdict in ("MISS", "PARTIAL")) != (verdict in ("miss", "partial"))]
+    assert not differ, differ
+    # the Cache log's strip counts as lost the tokens the gateway found reusable and the server did not
+    # reuse, on the requests the gateway called losses only: none of an opening's own new words
+    assert totals.reprocessed == sum(max(0, min(r.reusable_tokens or 0, r.input_tokens or 0)
+                                         - (r.cached_tokens or 0))
+                                     for r in rows if r.verdict in ("MISS", "PARTIAL")), _dump(rows)
+    assert totals.reprocessed > 0

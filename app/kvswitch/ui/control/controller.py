@@ -75,6 +75,8 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
         history_changed(str): a verify of this profile was added to its history (name).
         alert_raised(str, str): something the user should hear about now, in the tray (title, text).
         gateway_status_changed(object): the local gateway's status dict (``controller_gateway``).
+        gateway_rows_recorded(list): usage rows the gateway stored since the last poll (``UsageRow``s):
+            the Cache log takes the gateway's verdict of the requests it relayed.
         ablate_finished(object): the ``AblationReport`` of a "Which settings matter?" run (``ablate_view``).
         live_clients_changed(object): the list of ``targets.live.LiveClient`` (``controller_live``).
     """
@@ -93,6 +95,7 @@ class AppController(SettingsControllerMixin, GatewayControllerMixin, LiveControl
     history_changed = Signal(str)
     alert_raised = Signal(str, str)
     gateway_status_changed = Signal(object)
+    gateway_rows_recorded = Signal(list)
     ablate_finished = Signal(object)
     live_clients_changed = Signal(object)
 

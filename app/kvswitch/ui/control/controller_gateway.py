@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Slot
 
 from kvswitch.core.errors import KvSwitchError
 from kvswitch.ui.control import tasks
@@ -31,6 +31,11 @@ log = logging.getLogger("kvswitch.ui.gateway")
 
 #: how often the window checks that its gateway still answers (and restarts it if not)
 GATEWAY_CHECK_MS = 15_000
+#: a row is stored when its answer ended (a new conversation's seconds later), under the time its request
+#: started: each poll reads back this far, and takes each row once
+LATE_ROW_S = 900.0
+#: after the server's log listed requests, the gateway's rows for them are read this much later
+SOON_MS = 3_000
 
 
 def _status_op(paths: AppPaths, wanted: bool, own: Any) -> Callable[[threading.Event, Any], Any]:
@@ -82,6 +87,12 @@ class GatewayControllerMixin:
     _gateway_timer: QTimer | None = None
     _gateway_alerts: GatewayReuseAlerts | None = None
     _usage_seen_until: float = 0.0
+    #: rows taken by a poll, by (time, session, counts): polls overlap by ``LATE_ROW_S``
+    _usage_taken: dict[tuple[Any, ...], float] = {}  # noqa: RUF012 - replaced per controller (watch_gateway)
+    _usage_soon: QTimer | None = None
+    _usage_watched_at = 0.0
+    gateway_rows_recorded: Any
+    verify_traffic: Any
     _session_alerts: SessionHitAlerts | None = None
     _gateway_stopped = False
     #: the latest ``probe_status`` answer (``{}`` before the first check)
@@ -143,7 +154,8 @@ class GatewayControllerMixin:
             self._gateway_timer = QTimer(self)  # type: ignore[arg-type]
             self._gateway_timer.timeout.connect(self.check_gateway)
         self._gateway_timer.start(interval_ms)
-        self._usage_seen_until = time.time()
+        self._usage_seen_until = self._usage_watched_at = time.time()
+        self._usage_taken = {}
         self.check_gateway()
 
     def check_gateway(self) -> None:
@@ -223,15 +235,46 @@ class GatewayControllerMixin:
         return applied
 
     def poll_gateway_usage(self) -> None:
-        """Rows the gateway wrote since the last poll go to the low-reuse alert (cloud vendors too)."""
-        since = self._usage_seen_until
+        """Rows the gateway wrote since the last poll go to the low-reuse alert (cloud vendors too) and,
+        as ``gateway_rows_recorded``, to the Cache log (the gateway's verdict of each request it relayed)."""
+        since = max(self._usage_seen_until - LATE_ROW_S, self._usage_watched_at)
         self.load_usage(since, self._on_usage_polled, lambda exc: log.warning("usage poll: %s", exc))
 
+    @Slot()
+    def poll_gateway_usage_soon(self) -> None:
+        """The server's log listed requests: read the gateway's rows for them in ``SOON_MS`` (once for a
+        burst), so the Cache log shows the gateway's verdict within seconds, not at the next check."""
+        if self._gateway_timer is None or self._gateway_stopped:
+            return  # no gateway watched: no rows to wait for
+        if self._usage_soon is None:
+            self._usage_soon = QTimer(self)  # type: ignore[arg-type]
+            self._usage_soon.setSingleShot(True)
+            self._usage_soon.timeout.connect(self.poll_gateway_usage)
+        if not self._usage_soon.isActive():
+            self._usage_soon.start(SOON_MS)
+
+    @Slot(str)
+    def note_gateway_verdict(self, verdict: str) -> None:
+        """The newest request's verdict as the gateway judged it (the Cache log re-judged it): the tray
+        follows, unless a verify is running (its own requests decide nothing) or it was a first request."""
+        if verdict != "cold" and not self.verify_traffic.running:
+            self.note_verdict(verdict)  # type: ignore[attr-defined]
+
     def _on_usage_polled(self, outcome: tuple[list[Any], Any]) -> None:
-        rows = [r for r in outcome[0] if r.time > self._usage_seen_until]
+        floor, taken = self._usage_watched_at, self._usage_taken  # before it: history, not news
+        rows = []
+        for row in outcome[0]:
+            key = (row.time, row.session, row.input_tokens, row.cached_tokens, row.output_tokens, row.status)
+            if row.time > floor and key not in taken:
+                taken[key] = row.time
+                rows.append(row)
         if not rows:
             return
-        self._usage_seen_until = max(r.time for r in rows)
+        self._usage_seen_until = max(self._usage_seen_until, max(r.time for r in rows))
+        for key, when in list(taken.items()):  # what no later poll reads back again
+            if when < self._usage_seen_until - 2 * LATE_ROW_S:
+                del taken[key]
+        self.gateway_rows_recorded.emit(rows)
         self.usage_digest.reload()  # the cards' hit rates
         if self._gateway_alerts is None:
             self._gateway_alerts = GatewayReuseAlerts()

@@ -60,7 +60,7 @@
 <context>
     <name>AppController</name>
     <message>
-        <location filename="../control/controller.py" line="254"/>
+        <location filename="../control/controller.py" line="260"/>
         <source>Undid the last apply.</source>
         <extracomment>four headless Claude Code runs against a local model: minutes on a slow machine the Claude Code to run; empty means the ``claude`` on PATH</extracomment>
         <translation>已撤销上一次应用。</translation>
@@ -71,7 +71,7 @@
         <translation>没有活动配置：请先应用一个配置，再进行验证。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="288"/>
+        <location filename="../control/controller.py" line="294"/>
         <source>A session&apos;s cache hit rate dropped</source>
         <translation>一个会话的缓存命中率下降了</translation>
     </message>
@@ -86,12 +86,12 @@
         <translation>验证已取消；正在运行的 Claude Code 已停止。</translation>
     </message>
     <message>
-        <location filename="../control/controller_verify.py" line="196"/>
+        <location filename="../control/controller_verify.py" line="197"/>
         <source>Verify stopped because of an internal error (it was reported).</source>
         <translation>验证因内部错误而停止（已生成报告）。</translation>
     </message>
     <message>
-        <location filename="../control/controller.py" line="282"/>
+        <location filename="../control/controller.py" line="288"/>
         <source>Prompt cache keeps missing</source>
         <translation>提示词缓存持续未命中</translation>
     </message>
@@ -189,114 +189,124 @@
 <context>
     <name>CacheEventsModel</name>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
-        <location filename="../logs/events_model.py" line="110"/>
+        <location filename="../logs/events_model.py" line="137"/>
+        <location filename="../logs/events_model.py" line="139"/>
         <source>Time</source>
-        <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``) what the time column shows, best first (``CacheEventsModel.time_basis``) display verdicts whose lost tokens count as re-processed: cold starts and new conversations are expected</extracomment>
+        <extracomment>more cached tokens than a chat template&apos;s header and a few words (``logs.diagnose.SMALL_PREFIX``) what the time column shows, best first (``CacheEventsModel.time_basis``) display verdicts whose lost tokens count as re-processed: cold starts and new conversations are expected listed requests kept waiting for the gateway&apos;s row (it comes within seconds; others never do) the slot&apos;s previous prompt when this one arrived (its share of the totals) listed requests the gateway has not judged (yet), newest kept; and its rows none has taken</extracomment>
         <translation>时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="137"/>
         <source>Tokens</source>
         <translation>token 数</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="137"/>
         <source>Cached</source>
         <translation>已缓存</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="108"/>
+        <location filename="../logs/events_model.py" line="137"/>
         <source>Request</source>
         <translation>请求</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="109"/>
+        <location filename="../logs/events_model.py" line="138"/>
         <source>New</source>
         <translation>新 token</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="109"/>
+        <location filename="../logs/events_model.py" line="138"/>
         <source>Prompt ms</source>
         <translation>提示耗时 (ms)</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="109"/>
+        <location filename="../logs/events_model.py" line="138"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="110"/>
+        <location filename="../logs/events_model.py" line="139"/>
         <source>Server clock</source>
         <translation>服务器时钟</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="111"/>
+        <location filename="../logs/events_model.py" line="140"/>
         <source>Read at</source>
         <translation>读取时间</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="113"/>
+        <location filename="../logs/events_model.py" line="142"/>
         <source>When the request finished, as the server&apos;s log prints it.</source>
         <translation>请求完成的时间，按服务器日志所打印的时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="114"/>
+        <location filename="../logs/events_model.py" line="143"/>
         <source>When the request finished, by the server&apos;s own clock: time since it started (minutes:seconds), printed in front of each line. This log carries no wall-clock time.</source>
         <translation>请求完成的时间，按服务器自己的时钟：自服务器启动以来的时间（分:秒），打印在每行开头。此日志不含实际时钟时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="117"/>
+        <location filename="../logs/events_model.py" line="146"/>
         <source>This log carries no time of its own: this is when KV Switch read the request&apos;s lines, not when the server handled it.</source>
         <translation>此日志本身不含时间：这是 KV Switch 读取该请求各行的时间，而不是服务器处理它的时间。</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="122"/>
+        <location filename="../logs/events_model.py" line="151"/>
         <source>hit</source>
         <translation>命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="122"/>
+        <location filename="../logs/events_model.py" line="151"/>
         <source>partial</source>
         <translation>部分</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="122"/>
+        <location filename="../logs/events_model.py" line="151"/>
         <source>miss</source>
         <translation>未命中</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="123"/>
+        <location filename="../logs/events_model.py" line="152"/>
         <source>cold</source>
         <translation>冷启动</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="123"/>
+        <location filename="../logs/events_model.py" line="152"/>
         <source>shared prefix</source>
         <translation>共享前缀</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="286"/>
+        <location filename="../logs/events_model.py" line="288"/>
+        <source>The KV Switch gateway relayed this request: %1</source>
+        <translation>此请求由 KV Switch 网关转发：%1</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="289"/>
+        <source>a hit</source>
+        <translation>命中</translation>
+    </message>
+    <message>
+        <location filename="../logs/events_model.py" line="378"/>
         <source>1 request (/metrics)</source>
         <translation>1 个请求（/metrics）</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="287"/>
+        <location filename="../logs/events_model.py" line="379"/>
         <source>%1 requests together (/metrics)</source>
         <translation>%1 个请求合计（/metrics）</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="291"/>
+        <location filename="../logs/events_model.py" line="383"/>
         <source>task %1</source>
         <translation>任务 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="293"/>
+        <location filename="../logs/events_model.py" line="385"/>
         <source>slot %1</source>
         <translation>槽 %1</translation>
     </message>
     <message>
-        <location filename="../logs/events_model.py" line="296"/>
+        <location filename="../logs/events_model.py" line="388"/>
         <source>line %1</source>
         <translation>第 %1 行</translation>
     </message>
@@ -2225,53 +2235,53 @@
 <context>
     <name>LogPanel</name>
     <message>
-        <location filename="../logs/log_panel.py" line="116"/>
+        <location filename="../logs/log_panel.py" line="119"/>
         <source>Follow</source>
         <translation>跟随</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="118"/>
+        <location filename="../logs/log_panel.py" line="121"/>
         <source>Keep the newest line in view while you are at the bottom</source>
         <translation>位于底部时，始终显示最新一行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="119"/>
+        <location filename="../logs/log_panel.py" line="122"/>
         <source>Cache lines only</source>
         <translation>仅缓存相关行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="120"/>
+        <location filename="../logs/log_panel.py" line="123"/>
         <source>Pause</source>
         <translation>暂停</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="122"/>
+        <location filename="../logs/log_panel.py" line="125"/>
         <source>Search (Enter: next, Shift+Enter: previous)</source>
         <translation>搜索（回车：下一个，Shift+回车：上一个）</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="124"/>
+        <location filename="../logs/log_panel.py" line="127"/>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="125"/>
+        <location filename="../logs/log_panel.py" line="128"/>
         <source>Copy the selection, or every shown line if nothing is selected</source>
         <translation>复制所选内容；未选择时复制所有显示的行</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="126"/>
+        <location filename="../logs/log_panel.py" line="129"/>
         <source>Clear</source>
         <translation>清空</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="179"/>
+        <location filename="../logs/log_panel.py" line="182"/>
         <location filename="../logs/log_sources.py" line="29"/>
         <source>No log source: set one in the active profile&apos;s “Server log” field.</source>
         <translation>没有日志来源：请在活动配置的“服务器日志”字段中设置。</translation>
     </message>
     <message>
-        <location filename="../logs/log_panel.py" line="260"/>
+        <location filename="../logs/log_panel.py" line="263"/>
         <source>The log has a line per request: the server&apos;s counters are no longer read (they would list the same requests twice).</source>
         <translation>日志中每个请求都有一行：不再读取服务器的计数器（否则同一请求会列出两次）。</translation>
     </message>
@@ -2305,27 +2315,27 @@
 <context>
     <name>MainWindow</name>
     <message>
-        <location filename="../profiles/profile_column.py" line="97"/>
+        <location filename="../profiles/profile_column.py" line="99"/>
         <source>Pick a server or vendor (the arrow: an empty form of one kind)</source>
         <translation>选择一个服务器或服务商（箭头：某一类型的空白表单）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="103"/>
+        <location filename="../profiles/profile_column.py" line="105"/>
         <source>Remove</source>
         <translation>删除</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="104"/>
+        <location filename="../profiles/profile_column.py" line="106"/>
         <source>Edit…</source>
         <translation>编辑…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="105"/>
+        <location filename="../profiles/profile_column.py" line="107"/>
         <source>Open the selected profile in the editor beside the list (Ctrl+E)</source>
         <translation>在列表旁的编辑器中打开所选配置（Ctrl+E）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="175"/>
+        <location filename="../profiles/profile_column.py" line="177"/>
         <source>No profile writes %1. Choose All to see all %2.</source>
         <translation>没有写入 %1 的配置。选择“全部”查看全部 %2 个。</translation>
     </message>
@@ -2335,7 +2345,7 @@
         <translation>配置</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="180"/>
+        <location filename="../profiles/profile_column.py" line="182"/>
         <source>No profile matches “%1”. Clear the filter to see all %2.</source>
         <translation>没有与“%1”匹配的配置。清除筛选即可看到全部 %2 个。</translation>
     </message>
@@ -2520,13 +2530,13 @@
         <translation>已添加 %1 个配置：%2。点击其中一个的“使用”即可切换。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="84"/>
+        <location filename="../profiles/profile_column.py" line="86"/>
         <source>Filter profiles (Ctrl+F)</source>
         <extracomment>the panel is open only for the welcome (nobody asked for the form): it closes with a first profile</extracomment>
         <translation>筛选配置（Ctrl+F）</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="96"/>
+        <location filename="../profiles/profile_column.py" line="98"/>
         <location filename="../shell/window_actions.py" line="43"/>
         <source>New profile…</source>
         <translation>新建配置…</translation>
@@ -2542,12 +2552,12 @@
         <translation>从服务器或服务商…</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="204"/>
+        <location filename="../profiles/profile_column.py" line="206"/>
         <source>Copied “%1” as “%2”.</source>
         <translation>已将“%1”复制为“%2”。</translation>
     </message>
     <message>
-        <location filename="../profiles/profile_column.py" line="233"/>
+        <location filename="../profiles/profile_column.py" line="235"/>
         <source>Add the API key if the backend needs one, then Save.</source>
         <translation>如后端需要，请填写 API 密钥，然后保存。</translation>
     </message>
@@ -4580,17 +4590,17 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SweepChart</name>
     <message>
-        <location filename="../verify/sweep_chart.py" line="58"/>
+        <location filename="../verify/sweep_chart.py" line="74"/>
         <source>Hit rate and time to first token per sweep setting</source>
         <translation>每个扫描设置的命中率和首个词元时间</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="70"/>
+        <location filename="../verify/sweep_chart.py" line="86"/>
         <source>bars: hit rate   line: warm TTFT   (%1 settings)</source>
         <translation>柱：命中率   线：热请求 TTFT   （%1 个设置）</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="72"/>
+        <location filename="../verify/sweep_chart.py" line="88"/>
         <source>No sweep recorded yet: “Run a sweep…” restarts the profile&apos;s server once per setting.</source>
         <translation>尚无设置扫描记录：“运行扫描…”会按每个设置重启该配置的服务器一次。</translation>
     </message>
@@ -4598,74 +4608,74 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SweepDialog</name>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="46"/>
+        <location filename="../verify/sweep_dialog.py" line="48"/>
         <source>Settings sweep of “%1”</source>
         <translation>“%1”的设置扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="48"/>
+        <location filename="../verify/sweep_dialog.py" line="50"/>
         <source>KV Switch starts the profile&apos;s server once per setting, measures each with verify&apos;s probe and stops it. Stop the server first: the sweep never restarts a server it did not start.</source>
         <translation>KV Switch 会按每个设置启动一次该配置的服务器，用验证的探测请求测量后再停止它。请先停止服务器：扫描绝不会重启不是它启动的服务器。</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="58"/>
+        <location filename="../verify/sweep_dialog.py" line="64"/>
         <source>Server command:</source>
         <translation>服务器命令：</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="59"/>
+        <location filename="../verify/sweep_dialog.py" line="66"/>
         <source>Settings (FLAG=V1,V2 per line):</source>
         <translation>设置（每行一个 FLAG=V1,V2）：</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="64"/>
+        <location filename="../verify/sweep_dialog.py" line="65"/>
         <source>Cache tier command (optional):</source>
         <translation>缓存层命令（可选）：</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="63"/>
+        <location filename="../verify/sweep_dialog.py" line="70"/>
         <source>Copy command</source>
         <translation>复制命令</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="72"/>
+        <location filename="../verify/sweep_dialog.py" line="79"/>
         <source>Start sweep</source>
         <translation>开始扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="73"/>
+        <location filename="../verify/sweep_dialog.py" line="80"/>
         <source>Cancel sweep</source>
         <translation>取消扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="75"/>
+        <location filename="../verify/sweep_dialog.py" line="82"/>
         <source>Close</source>
         <translation>关闭</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="111"/>
+        <location filename="../verify/sweep_dialog.py" line="119"/>
         <source>The same from a terminal: %1</source>
         <translation>在终端中等效的命令：%1</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="128"/>
+        <location filename="../verify/sweep_dialog.py" line="136"/>
         <source>Starting…</source>
         <translation>正在启动…</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="138"/>
+        <location filename="../verify/sweep_dialog.py" line="147"/>
         <source>Cancelling: the server the sweep started is being stopped…</source>
         <translation>正在取消：正在停止扫描启动的服务器…</translation>
     </message>
     <message numerus="yes">
-        <location filename="../verify/sweep_dialog.py" line="148"/>
+        <location filename="../verify/sweep_dialog.py" line="157"/>
         <source>Sweep finished: %n setting(s) measured.</source>
         <translation>
             <numerusform>扫描完成：已测量 %n 个设置。</numerusform>
         </translation>
     </message>
     <message>
-        <location filename="../verify/sweep_dialog.py" line="155"/>
+        <location filename="../verify/sweep_dialog.py" line="164"/>
         <source>The sweep stopped: %1</source>
         <translation>扫描已停止：%1</translation>
     </message>
@@ -4673,38 +4683,38 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>SweepView</name>
     <message>
-        <location filename="../verify/sweep_chart.py" line="86"/>
-        <location filename="../verify/sweep_chart.py" line="121"/>
+        <location filename="../verify/sweep_chart.py" line="102"/>
+        <location filename="../verify/sweep_chart.py" line="142"/>
         <source>Settings sweep</source>
         <translation>设置扫描</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="88"/>
+        <location filename="../verify/sweep_chart.py" line="104"/>
         <source>Run a sweep…</source>
         <translation>运行扫描…</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="89"/>
+        <location filename="../verify/sweep_chart.py" line="105"/>
         <source>Restart this profile&apos;s local server once per setting and measure each (kvswitch sweep)</source>
         <translation>按每个设置重启此配置的本地服务器一次并逐一测量（kvswitch sweep）</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="123"/>
+        <location filename="../verify/sweep_chart.py" line="144"/>
         <source>Settings sweep of “%1”, %2: %3</source>
         <translation>“%1”的设置扫描，%2：%3</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="133"/>
+        <location filename="../verify/sweep_chart.py" line="167"/>
         <source>Could not read the sweep history: %1</source>
         <translation>无法读取扫描历史：%1</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="145"/>
+        <location filename="../verify/sweep_chart.py" line="179"/>
         <source>Choose a profile first: a sweep restarts its local server.</source>
         <translation>请先选择一个配置：扫描会重启它的本地服务器。</translation>
     </message>
     <message>
-        <location filename="../verify/sweep_chart.py" line="150"/>
+        <location filename="../verify/sweep_chart.py" line="154"/>
         <source>%1: L1 hit %2, L2 hit %3, computed %4 tokens</source>
         <translation>%1：L1 命中 %2，L2 命中 %3，计算 %4 个 token</translation>
     </message>

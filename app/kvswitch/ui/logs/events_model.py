@@ -16,6 +16,11 @@ else the server's own clock (time since it started, ``CacheEvent.server_clock_ms
 the log carries neither, the time the panel read the lines, under a header that says so. The request
 column names the server's own numbers (task and slot, or the request id).
 
+A request the KV Switch gateway relayed takes the gateway's judgement instead, once its usage row
+arrives (``take_gateway_rows``; ``control.gateway_verdicts`` says why): the gateway compared the
+requests' bytes per session, so it knows a new conversation from an evicted turn, which the rule above
+cannot. The Usage tab, ``kvswitch usage --requests``, the Cache log and the tray then say one thing.
+
 Running totals since following started (``ReuseTotals``) feed the summary strip; they outlive the
 table's cap, so a long session's totals stay whole.
 """
@@ -38,6 +43,8 @@ from PySide6.QtCore import (
 )
 
 from kvswitch.ui.control import engine_text
+from kvswitch.ui.control.gateway_verdicts import GatewayJudgement, UnclaimedRows, judgement
+from kvswitch.ui.control.reason_words import reason_text
 from kvswitch.ui.widgets import theme
 
 if TYPE_CHECKING:
@@ -52,6 +59,8 @@ WALL_CLOCK, SERVER_CLOCK, READ_TIME = "wall", "server", "read"
 #: display verdicts whose lost tokens count as re-processed: cold starts and new conversations are expected
 LOSSES = frozenset({"miss", "partial"})
 EventRole = Qt.ItemDataRole.UserRole + 1
+#: listed requests kept waiting for the gateway's row (it comes within seconds; others never do)
+UNJUDGED_KEPT = 500
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -74,20 +83,38 @@ class ReuseTotals:
     reprocessed: int = 0
     lost_ms: float = 0.0
 
-    def add(self, event: CacheEvent, shown: str, previous_prompt: int | None) -> None:
-        self.requests += 1
-        self.prompt_tokens += event.prompt_tokens
-        self.cached_tokens += event.cached_tokens
+    def add(self, event: CacheEvent, shown: str, previous_prompt: int | None, reusable: int | None = None,
+            sign: int = 1) -> None:
+        """Count a request as shown (``sign`` -1 takes it back: the gateway's row re-judged it).
+        ``reusable``: the gateway's reusable tokens, which replace the slot's previous prompt."""
+        self.requests += sign
+        self.prompt_tokens += sign * event.prompt_tokens
+        self.cached_tokens += sign * event.cached_tokens
         if shown in ("cold", "shared_prefix"):
             return
-        self.chances += 1
+        self.chances += sign
         if shown == "hit":
-            self.hits += 1
-        elif shown in LOSSES and previous_prompt is not None:
-            again = max(0, min(previous_prompt, event.prompt_tokens) - event.cached_tokens)
-            self.reprocessed += again
+            self.hits += sign
+            return
+        reference = reusable if reusable is not None else previous_prompt
+        if shown in LOSSES and reference is not None:
+            again = max(0, min(reference, event.prompt_tokens) - event.cached_tokens)
+            self.reprocessed += sign * again
             if event.prompt_ms is not None and event.new_tokens > 0:
-                self.lost_ms += event.prompt_ms * min(1.0, again / event.new_tokens)
+                self.lost_ms += sign * event.prompt_ms * min(1.0, again / event.new_tokens)
+
+
+@dataclass(slots=True, eq=False)  # a row is itself: two alike requests are two rows
+class _Row:
+    """One listed request: its texts are formatted on first display (a burst lists thousands)."""
+
+    event: CacheEvent
+    arrived: str
+    shown: str
+    #: the slot's previous prompt when this one arrived (its share of the totals)
+    previous: int | None
+    texts: tuple[str, ...] | None = None
+    gateway: GatewayJudgement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +130,10 @@ class CacheEventsModel(QAbstractTableModel):
     def __init__(self, max_events: int = 5000, parent: QObject | None = None):
         super().__init__(parent)
         self.max_events = max_events
-        # [event, arrival time, display texts formatted on first use, display verdict]
-        self._rows: deque[list[Any]] = deque()
+        self._rows: deque[_Row] = deque()
+        #: listed requests the gateway has not judged (yet), newest kept; and its rows none has taken
+        self._unjudged: deque[_Row] = deque(maxlen=UNJUDGED_KEPT)
+        self._unclaimed = UnclaimedRows()
         self._headers = [self.tr("Time"), self.tr("Request"), self.tr("Tokens"), self.tr("Cached"),
                          self.tr("New"), self.tr("Prompt ms"), self.tr("Verdict")]
         self._time_headers = {WALL_CLOCK: self.tr("Time"), SERVER_CLOCK: self.tr("Server clock"),
@@ -126,12 +155,15 @@ class CacheEventsModel(QAbstractTableModel):
     def shown_verdict(self, event: CacheEvent) -> str:
         """The display verdict of the next request (and remember it for the slot); see the module doc.
         The request also joins the running totals."""
+        return self._judged(event).shown
+
+    def _judged(self, event: CacheEvent) -> _Row:
         key = (event.server, event.slot)
         previous = self._last_prompt.get(key)
         self._last_prompt[key] = event.prompt_tokens
         shown = self._display_verdict(event, previous)
         self.totals.add(event, shown, previous)
-        return shown
+        return _Row(event, "", shown, previous)
 
     @staticmethod
     def _display_verdict(event: CacheEvent, previous: int | None) -> str:
@@ -147,15 +179,15 @@ class CacheEventsModel(QAbstractTableModel):
     def points(self, last: int | None = None) -> list[ShownPoint]:
         """The last requests as the chart draws them: reuse, display verdict, prompt time."""
         rows = list(self._rows) if last is None else list(islice(reversed(self._rows), max(0, last)))[::-1]
-        return [ShownPoint(row[0].reuse_ratio, row[3], row[0].prompt_ms) for row in rows]
+        return [ShownPoint(row.event.reuse_ratio, row.shown, row.event.prompt_ms) for row in rows]
 
     def verdict_at(self, row: int) -> str:
-        return str(self._rows[row][3])
+        return self._rows[row].shown
 
     def events(self, last: int | None = None) -> list[CacheEvent]:
         if last is None:
-            return [row[0] for row in self._rows]
-        newest = [row[0] for row in islice(reversed(self._rows), max(0, last))]
+            return [row.event for row in self._rows]
+        newest = [row.event for row in islice(reversed(self._rows), max(0, last))]
         newest.reverse()
         return newest
 
@@ -176,11 +208,15 @@ class CacheEventsModel(QAbstractTableModel):
         arrived = time.strftime("%H:%M:%S")
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(events) - 1)
-        # the time text is formatted with the rest of the row, on first display: a burst lists thousands
-        rows = [[event, arrived, None, self.shown_verdict(event)] for event in events]
+        rows = [self._judged(event) for event in events]
+        for row in rows:
+            row.arrived = arrived
         self._rows.extend(rows)
         self.endInsertRows()
-        shown.extend(str(row[3]) for row in rows)
+        self._unjudged.extend(row for row in rows if row.event.requests in (None, 1))
+        if len(self._unclaimed):  # a row stored before its log line was read
+            self._take_unclaimed()
+        shown.extend(row.shown for row in rows)
         basis = _basis(events[-1])
         if basis != self.time_basis:
             self.time_basis = basis
@@ -190,6 +226,8 @@ class CacheEventsModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self._rows.clear()
+        self._unjudged.clear()
+        self._unclaimed = UnclaimedRows()
         self._last_prompt.clear()
         self.totals = ReuseTotals()
         self.time_basis = READ_TIME
@@ -220,12 +258,12 @@ class CacheEventsModel(QAbstractTableModel):
         if not 0 <= row < len(self._rows) or not index.isValid():
             return None
         record = self._rows[row]
-        event = record[0]
+        event = record.event
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if record[2] is None:
-                record[2] = self._format(event, record[1], record[3])
-            texts = record[2]
+            if record.texts is None:
+                record.texts = self._format(event, record.arrived, record.shown)
+            texts = record.texts
             return texts[column] if 0 <= column < len(texts) else None
         if role == EventRole:
             return event
@@ -238,12 +276,61 @@ class CacheEventsModel(QAbstractTableModel):
                 return self._time_tips[READ_TIME]
         if column == COL_VERDICT:
             if role == Qt.ItemDataRole.BackgroundRole:
-                return theme.tinted_background(record[3])  # cold and shared prefix: neutral
+                return theme.tinted_background(record.shown)  # cold and shared prefix: neutral
             if role == Qt.ItemDataRole.ForegroundRole:
-                return theme.state_color(record[3])
+                return theme.state_color(record.shown)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return engine_text.translate(event.reason) or None
+            return self._tip(record)
         return None
+
+    def _tip(self, record: _Row) -> str | None:
+        if record.gateway is not None:  # the gateway's word, as the Usage tab says it
+            return self.tr("The KV Switch gateway relayed this request: %1").replace(
+                "%1", reason_text(record.gateway.reason) if record.gateway.reason else self.tr("a hit"))
+        return engine_text.translate(record.event.reason) or None
+
+    def take_gateway_rows(self, rows: list[Any]) -> str | None:
+        """The gateway's usage rows (new since the last call): each listed request it relayed takes its
+        verdict, and the totals follow. Returns the newest listed request's verdict when it changed (the
+        tray follows the tab), else ``None``."""
+        self._unclaimed.add(rows)
+        return self._take_unclaimed()
+
+    def _take_unclaimed(self) -> str | None:
+        changed: list[_Row] = []
+        for record in list(self._unjudged):
+            event = record.event
+            row = self._unclaimed.claim(event.prompt_tokens, event.cached_tokens)
+            if row is None:
+                continue
+            self._unjudged.remove(record)
+            judged = judgement(event.verdict, row)
+            if judged is None:
+                continue
+            self.totals.add(event, record.shown, record.previous, None, sign=-1)
+            record.gateway = judged
+            record.texts = None
+            if judged.shown != record.shown:
+                record.shown = judged.shown
+                changed.append(record)
+            self.totals.add(event, record.shown, record.previous, judged.reusable)
+        if not changed or not self._rows:
+            return None
+        for index in self._indexes_of(changed):
+            self.dataChanged.emit(self.index(index, 0), self.index(index, COL_VERDICT))
+        newest = self._rows[-1]
+        return newest.shown if newest in changed else None
+
+    def _indexes_of(self, records: list[_Row]) -> list[int]:
+        """The table rows of ``records`` (recent ones: searched from the newest end)."""
+        wanted = {id(record) for record in records}
+        found = []
+        for offset, record in enumerate(reversed(self._rows)):
+            if id(record) in wanted:
+                found.append(len(self._rows) - 1 - offset)
+                if len(found) == len(wanted):
+                    break
+        return found
 
     def _format(self, event: CacheEvent, arrived: str, shown: str) -> tuple[str, ...]:
         verdict = self._verdicts.get(shown, shown)

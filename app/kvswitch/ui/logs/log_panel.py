@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QTextCursor
@@ -79,9 +79,12 @@ class LogPanel(LogTextActionsMixin, QWidget):
         lines_appended(int): lines were appended to the view this tick (how many).
         events_added(int): cache events were added to the table this tick (how many).
         reuse_alert(str): reuse inside a conversation stayed low (``log_alerts``); the message.
+        verdict_revised(str): the newest request's verdict changed when the gateway's row for it arrived
+            (``take_gateway_rows``): the tray follows, as it follows ``requests_seen``.
     """
 
     verdict_seen = Signal(str)
+    verdict_revised = Signal(str)
     requests_seen = Signal(list)
     reuse_alert = Signal(str)
     lines_appended = Signal(int)
@@ -296,6 +299,18 @@ class LogPanel(LogTextActionsMixin, QWidget):
         self.verdict_seen.emit(shown[-1])
         self.requests_seen.emit([(v, e.requests or 1) for v, e in zip(shown, events, strict=True)])
         self.events_added.emit(len(events))
+
+    @Slot(list)
+    def take_gateway_rows(self, rows: list[Any]) -> None:
+        """The gateway's new usage rows: the requests it relayed show its verdict (``events_model``)."""
+        if not self.events_model.rowCount():
+            return
+        newest = self.events_model.take_gateway_rows(rows)
+        self.summary.show_totals(self.events_model.totals)
+        self.chart.update()
+        if newest is not None:
+            self.verdict_seen.emit(newest)
+            self.verdict_revised.emit(newest)
 
     def _check_alerts(self, events: list[CacheEvent]) -> None:
         alert = self.alerts.feed_listed(events, self.events_model)

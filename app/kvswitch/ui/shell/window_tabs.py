@@ -94,6 +94,10 @@ class WindowTabsMixin:
         add_library_tab(self, ApplyDialog)  # prompt presets and skills per client (library_view)
         self.log_panel.requests_seen.connect(c.note_log_requests)  # a verify's own requests are told apart
         self.log_panel.attach_alerts(c)  # low reuse inside a conversation → a tray notification
+        # the requests the gateway relayed take its verdict in the Cache log, and the tray follows
+        c.gateway_rows_recorded.connect(self.log_panel.take_gateway_rows)
+        self.log_panel.verdict_revised.connect(c.note_gateway_verdict)
+        self.log_panel.events_added.connect(c.poll_gateway_usage_soon)
         self.bind_log_to_active()
 
     def bind_log_to_active(self) -> None:
