@@ -9,6 +9,7 @@ gave it: ``vllm:external_prefix_cache_hits_total``) and LMCache's own ``/metrics
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ import httpx
 import pytest
 
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
+from kvswitch.logs.tiers_text import describe_tiers
 from kvswitch.ui.logs.metrics_follower import MetricsFollower
 from kvswitch.verify import run_verify
 from kvswitch.verify.api_detect import OPENAI_CHAT, detect_server
@@ -27,12 +29,15 @@ from support.cli import ok
 from support.vllm import metric_sum, metric_values
 from support.vllm_router import RoutedVllm, routed_vllm
 
+log = logging.getLogger(__name__)
+
 #: two vLLM starts side by side on 2 busy cores, LMCache and the router before and after them
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1200)]
 
 LM_HITS, LM_ASKED = "lmcache_mp_lookup_hit_tokens_total", "lmcache_mp_lookup_requested_tokens_total"
 EXT_HITS, LOCAL_HITS = "vllm:external_prefix_cache_hits_total", "vllm:prefix_cache_hits_total"
 PROMPT = "vllm:prompt_tokens_total"
+HIT_L1, HIT_L2 = "lmcache_mp_lookup_hit_l1_tokens_total", "lmcache_mp_lookup_hit_l2_tokens_total"
 
 
 @pytest.fixture(scope="module")
@@ -142,31 +147,81 @@ def test_instances_given_on_the_command_line(routed: RoutedVllm, capsys: pytest.
     assert data["cached_tokens"] == _delta(before, after, "lmcache", LM_HITS)
 
 
+def _lm_config_chunk(routed: RoutedVllm) -> Any:
+    """LMCache's chunk size as its own ``/config`` page says it, read here."""
+    config = httpx.get(routed.lmcache.metrics_url.removesuffix("/metrics") + "/config", timeout=10).json()
+
+    def find(data: Any) -> Any:
+        if isinstance(data, dict):
+            if "chunk_size" in data:
+                return data["chunk_size"]
+            data = list(data.values())
+        for value in data if isinstance(data, list) else ():
+            found = find(value)
+            if found is not None:
+                return found
+        return None
+
+    return find(config)
+
+
 def test_the_live_counters_follow_each_instance_behind_the_router(routed: RoutedVllm) -> None:
     """The live panel's counters reader, given the router's URL, follows each instance's own page (the
-    router's ``/metrics`` is one instance's in turn): each event is one instance's counters moving."""
+    router's ``/metrics`` is one instance's in turn): each event is one instance's counters moving. With
+    LMCache connected, each event also carries the tier split, every figure equal to the counters' own
+    increase around that request (LMCache's and the instance's pages, read here)."""
     follower = MetricsFollower(routed.url + "/metrics", interval=0.5)
     follower.start()
+    prompt = make_prefix("router-live-counters", 40) + "\n" + SUFFIX_COLD
+    rounds: list[tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], list[Any]]] = []
     try:
         deadline = time.monotonic() + 30
-        while not (follower.readers[0].status or "").startswith("reading") and time.monotonic() < deadline:
-            time.sleep(0.2)  # the thread's first scrapes (the baseline)
+        while not all((r.status or "").startswith("reading") and r.deltas.tiers is not None
+                      for r in follower.readers) and time.monotonic() < deadline:
+            time.sleep(0.2)  # the thread's first scrapes (the baseline, LMCache found from the processes)
         assert sorted(r.url for r in follower.readers) == sorted(s.metrics_url for s in routed.instances)
-        before = _pages(routed)
-        prompt = make_prefix("router-live-counters", 40) + "\n" + SUFFIX_COLD
+        time.sleep(1.5)  # a few idle scrapes after the baseline
+        follower.take()
         for _ in range(2):  # round_robin: one on each instance, the second served by LMCache
+            before = _pages(routed)
             answer = httpx.post(routed.url + "/v1/chat/completions", timeout=300,
                                 json={"model": "tiny", "messages": [{"role": "user", "content": prompt}]})
             assert answer.status_code == 200, answer.text
-        after = _pages(routed)
-        events: list[Any] = []
-        while sum(e.requests for e in events) < 2 and time.monotonic() < deadline + 60:
-            events += follower.take().events
-            time.sleep(0.5)  # the follower's next scrapes
+            after = _pages(routed)
+            events: list[Any] = []
+            wait = time.monotonic() + 60
+            while not events and time.monotonic() < wait:
+                time.sleep(0.5)  # the follower's next scrapes
+                events += follower.take().events
+            rounds.append((before, after, events))
     finally:
         follower.stop()
-    assert sorted(_ran_on(routed, before, after)) == sorted(s.url for s in routed.instances)
-    moved = sorted((_delta(before, after, s.url, PROMPT), _delta(before, after, s.url, EXT_HITS))
-                   for s in routed.instances)
-    assert sorted((e.prompt_tokens, e.cached_tokens) for e in events) == moved
-    assert max(e.cached_tokens for e in events) > 1000  # the repeat, served by LMCache on the other one
+    ran = [_ran_on(routed, before, after) for before, after, _ in rounds]
+    assert sorted(sum(ran, [])) == sorted(s.url for s in routed.instances), ran
+    chunk = _lm_config_chunk(routed)
+    for (before, after, events), [where] in zip(rounds, ran, strict=True):
+        assert [e.requests for e in events] == [1], events
+        [event] = events
+        local, external = (_delta(before, after, where, n) for n in (LOCAL_HITS, EXT_HITS))
+        prompt_tokens = _delta(before, after, where, PROMPT)
+        assert (event.prompt_tokens, event.cached_tokens) == (prompt_tokens, external)
+        tiers = event.tiers
+        assert tiers is not None, event
+        assert tiers["lmcache_l1"] == _delta(before, after, "lmcache", HIT_L1)
+        assert tiers["lmcache_l2"] == _delta(before, after, "lmcache", HIT_L2)
+        assert tiers["vllm_prefix_cache"] == local
+        assert tiers["vllm_external"] == external
+        assert tiers["computed"] == prompt_tokens - local - external
+        assert tiers["chunk_size"] == chunk
+        assert tiers["requests"] == 1
+        assert tiers["source"] == routed.lmcache.metrics_url
+        text = describe_tiers(tiers)
+        assert f"LMCache L1 (CPU) {tiers['lmcache_l1']:,}" in text, text
+        assert f"computed {tiers['computed']:,}" in text, text
+    first, again = (r[2][0].tiers for r in rounds)
+    assert first["lmcache_l1"] == 0  # A computed it
+    assert first["computed"] == rounds[0][2][0].prompt_tokens
+    # B got it from LMCache's L1: what LMCache counted is what vLLM took
+    assert again["lmcache_l1"] > 1000
+    assert again["lmcache_l1"] + again["lmcache_l2"] == again["vllm_external"]
+    log.info(f"live tier split: A {describe_tiers(first)} | B {describe_tiers(again)}")

@@ -66,7 +66,11 @@ class CacheEvent:
     requests apart by when the server handled them; whole-file scans and ``to_json`` leave it out.
     ``requests`` is set by sources that count requests instead of reading them one by one (a server's
     ``/metrics``, read by ``logs.parsers``): how many finished requests the event sums, 1 for one
-    request's own numbers; ``None`` for an event read from a log, which is always one request.
+    request's own numbers; ``None`` for an event read from a log, which is always one request. ``tiers``:
+    with a second cache behind the server (LMCache behind vLLM), where the event's prompt tokens came from,
+    each figure a counter's increase over the event's scrapes (``logs.parsers.tier_counters``, worded by
+    ``logs.tiers_text.describe_tiers``); for ``requests`` > 1 the split of all of them together. Log
+    events have none, and ``to_json`` leaves the key out then.
     """
 
     server: str
@@ -83,6 +87,7 @@ class CacheEvent:
     request_id: str | None = None
     server_clock_ms: float | None = None
     requests: int | None = None
+    tiers: dict[str, Any] | None = None
 
     @property
     def reuse_ratio(self) -> float:
@@ -99,11 +104,11 @@ class CacheEvent:
             server=data["server"], slot=data["slot"], task=data["task"], prompt_tokens=data["prompt_tokens"],
             cached_tokens=data["cached_tokens"], new_tokens=data["new_tokens"], prompt_ms=data["prompt_ms"],
             first_line=data["first_line"], last_line=data["last_line"], reason=data["reason"],
-            timestamp=data["timestamp"], request_id=data["request_id"],
+            timestamp=data["timestamp"], request_id=data["request_id"], tiers=data.get("tiers"),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "line": self.last_line,
             "server": self.server,
             "slot": self.slot,
@@ -120,6 +125,9 @@ class CacheEvent:
             "reason": self.reason,
             "timestamp": self.timestamp,
         }
+        if self.tiers is not None:
+            data["tiers"] = self.tiers
+        return data
 
 
 def make_event(

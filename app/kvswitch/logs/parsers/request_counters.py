@@ -14,6 +14,10 @@ between two scrapes, the counters cannot say which token belongs to which reques
 counted while no request finished (a long prompt still running at the scrape) are kept and go to the
 next event, so the totals always equal vLLM's counters. A counter that went down means the server
 restarted: the next scrape is a new baseline and yields nothing.
+
+With LMCache connected (its marker on vLLM's page) the reader also scrapes LMCache's own ``/metrics``
+each time (``tier_counters``) and each event carries the tier split of its interval (``CacheEvent.tiers``);
+for an aggregate event it is the split of all its requests together, as its other numbers are.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 
 from kvswitch.core.prometheus import parse_samples
 from kvswitch.logs.model import CacheEvent
+from kvswitch.logs.parsers.tier_counters import TierInterval, TierPage, connect, scrape_tier
 
 SUCCESS = "vllm:request_success_total"
 PROMPT = "vllm:prompt_tokens_total"
@@ -30,13 +35,16 @@ HITS = "vllm:prefix_cache_hits_total"
 EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries_total"
 EXTERNAL_HITS = "vllm:external_prefix_cache_hits_total"
 COUNTERS = (SUCCESS, PROMPT, QUERIES, HITS, EXTERNAL_QUERIES, EXTERNAL_HITS)
+#: gauges: requests vLLM holds now (both 0 and nothing pending: no lookup of this vLLM is in flight)
+RUNNING = "vllm:num_requests_running"
+WAITING = "vllm:num_requests_waiting"
 
 #: the reasons an event carries (``engine_text`` translates them for the window)
 ONE_REQUEST = "from the server's /metrics: the counters' increase over one finished request"
 AGGREGATE = ("from the server's /metrics: {requests} requests finished between two scrapes; "
              "their totals, not split per request")
 
-_WANTED = frozenset(COUNTERS)
+_WANTED = frozenset((*COUNTERS, RUNNING, WAITING))
 
 
 def parse_counters(text: str) -> dict[str, float]:
@@ -71,13 +79,27 @@ class MetricsDeltas:
         self._pending = _Pending()
         self._since_scrape = 0
         self.scrape = 0
+        #: the second cache connected to this vLLM (LMCache), whose split each event carries
+        self.tiers: TierInterval | None = None
 
     def reset(self) -> None:
         self._last = None
         self._pending = _Pending()
 
-    def feed(self, values: dict[str, float], timestamp: str | None = None) -> list[CacheEvent]:
-        """The events one scrape completes (none on the first, the baseline)."""
+    @property
+    def at_baseline(self) -> bool:
+        """Whether the next scrape is a baseline (the first, or the first after a reset)."""
+        return self._last is None
+
+    def _idle(self, values: dict[str, float]) -> bool:
+        pending = self._pending
+        return (RUNNING in values and values[RUNNING] == 0 and values.get(WAITING, 0.0) == 0
+                and pending.prompt == pending.hits == pending.external_hits == 0)
+
+    def feed(self, values: dict[str, float], timestamp: str | None = None,
+             tier: TierPage | None = None) -> list[CacheEvent]:
+        """The events one scrape completes (none on the first, the baseline); ``tier``: the connected
+        second cache's page, read right before ``values``."""
         self.scrape += 1
         if not has_cache_counters(values):
             return []
@@ -85,6 +107,8 @@ class MetricsDeltas:
         if last is None or any(values.get(name, 0.0) < last.get(name, 0.0) for name in COUNTERS):
             self._pending = _Pending()  # first sight, or the server restarted: a new baseline
             self._since_scrape = self.scrape
+            if self.tiers is not None:
+                self.tiers.restart(values, tier)
             return []
 
         def delta(name: str) -> float:
@@ -95,6 +119,8 @@ class MetricsDeltas:
         self._pending.external_hits += delta(EXTERNAL_HITS)
         finished = round(delta(SUCCESS))
         if finished <= 0:
+            if self.tiers is not None and self._idle(values):
+                self.tiers.restart(values, tier)  # keep another instance's lookups out of the interval
             return []
         pending, self._pending = self._pending, _Pending()
         first, self._since_scrape = self._since_scrape + 1, self.scrape
@@ -105,6 +131,7 @@ class MetricsDeltas:
             server=self.server, slot=None, task=None, prompt_tokens=prompt, cached_tokens=cached,
             new_tokens=prompt - cached, prompt_ms=None, first_line=first, last_line=self.scrape,
             reason=reason, timestamp=timestamp, requests=finished,
+            tiers=self.tiers.close(values, tier, finished) if self.tiers is not None else None,
         )
         return [event]
 
@@ -130,6 +157,12 @@ class MetricsReader:
         self.status: str | None = None
 
     def poll(self) -> list[CacheEvent]:
+        # the tier's page first: a request that finished by vLLM's scrape had its lookup before it
+        tier = self.deltas.tiers
+        page = scrape_tier(tier.metrics_url, self.timeout) if tier is not None else None
+        return self._poll(page)
+
+    def _poll(self, tier: TierPage | None) -> list[CacheEvent]:
         import datetime  # noqa: PLC0415 - the reader thread alone needs these
 
         import httpx  # noqa: PLC0415
@@ -156,11 +189,15 @@ class MetricsReader:
             self.status = f"waiting for {self.url}"
             self.deltas.reset()
             return []
-        values = parse_counters(body.decode("utf-8", "replace"))
+        text = body.decode("utf-8", "replace")
+        values = parse_counters(text)
         if not has_cache_counters(values):
             self.status = f"{self.url} has no request counters"
             self.deltas.reset()
             return []
         self.status = f"reading the server's counters at {self.url}"
+        if self.deltas.at_baseline:  # whether LMCache is connected, once per (re)start of vLLM
+            self.deltas.tiers = connect(self.deltas.server, text, self.url, self.timeout)
+            tier = scrape_tier(self.deltas.tiers.metrics_url, self.timeout) if self.deltas.tiers else None
         now = datetime.datetime.now().astimezone().isoformat(timespec="milliseconds")
-        return self.deltas.feed(values, timestamp=now)
+        return self.deltas.feed(values, timestamp=now, tier=tier)
