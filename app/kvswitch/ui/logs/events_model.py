@@ -42,6 +42,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
+from kvswitch.logs.tiers_text import describe_tiers
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.gateway_verdicts import GatewayJudgement, UnclaimedRows, judgement
 from kvswitch.ui.control.reason_words import reason_text
@@ -284,10 +285,15 @@ class CacheEventsModel(QAbstractTableModel):
         return None
 
     def _tip(self, record: _Row) -> str | None:
-        if record.gateway is not None:  # the gateway's word, as the Usage tab says it
-            return self.tr("The KV Switch gateway relayed this request: %1").replace(
+        """Why the verdict (the gateway's word, as the Usage tab says it, else the log engine's), then
+        which cache tier served the prompt when LMCache's counters say (``logs.tiers_text``)."""
+        if record.gateway is not None:
+            why = self.tr("The KV Switch gateway relayed this request: %1").replace(
                 "%1", reason_text(record.gateway.reason) if record.gateway.reason else self.tr("a hit"))
-        return engine_text.translate(record.event.reason) or None
+        else:
+            why = engine_text.translate(record.event.reason)
+        tiers = describe_tiers(record.event.tiers)
+        return "\n".join(text for text in (why, tiers) if text) or None
 
     def take_gateway_rows(self, rows: list[Any]) -> str | None:
         """The gateway's usage rows (new since the last call): each listed request it relayed takes its
