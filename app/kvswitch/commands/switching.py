@@ -15,6 +15,7 @@ from typing import Any
 from kvswitch.commands.common import err, out, paths_from, store_from
 from kvswitch.commands.common import print_lint as _print_lint
 from kvswitch.commands.doctor_gateway import gateway_findings
+from kvswitch.commands.doctor_tiers import tier_findings
 from kvswitch.core.errors import KvSwitchError, ProfileError
 from kvswitch.core.gateway_config import read_routes, routes_file, token_file
 from kvswitch.core.models import Profile, mask_secret, mask_url
@@ -69,7 +70,8 @@ def register(subparsers: Any) -> None:
                      help="accept env names that change how shells, the loader or Node behave")
     imp.set_defaults(func=cmd_import)
 
-    doctor = subparsers.add_parser("doctor", help="check files, ownership, profiles and key file modes")
+    doctor = subparsers.add_parser(
+        "doctor", help="check files, ownership, profiles, key file modes and cache tiers (LMCache)")
     doctor.set_defaults(func=cmd_doctor)
 
 
@@ -296,6 +298,7 @@ def run_doctor(args: argparse.Namespace) -> list[str]:
     if active is not None:
         findings.extend(_stale_shell_vars(client_view(active, paths, issue_token=False), args.show_secrets))
     findings.extend(gateway_findings(paths, list(state.targets.values()), profiles, active))
+    findings.extend(tier_findings(profiles, active))
     if any(spec.startswith("claude") for p in profiles for spec in p.targets):
         findings.extend(_claude_version_drift(engine.env))
     for path in _secret_files(paths, engine):

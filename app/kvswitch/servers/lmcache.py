@@ -11,10 +11,12 @@ appended to the name.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 HIT = "lmcache_mp_lookup_hit_tokens_total"
@@ -205,32 +207,80 @@ def block_size(vllm_page: str) -> int | None:
 def troubles(settings: Settings | None, blocks: int | None, lm_before: Mapping[str, float] | None,
              lm_after: Mapping[str, float] | None, before_text: str | None = None,
              after_text: str | None = None) -> list[str]:
-    """What LMCache's own settings and counters say went wrong around one request, each with its fix."""
+    """What LMCache's own settings and counters say went wrong around one request, each with its fix.
+
+    With no earlier page (``lm_before`` is ``None``: ``doctor`` looking at a server at rest) the counters
+    are LMCache's totals since it started: evictions are then its LRU at work, not a trouble (its L2 keeps
+    what L1 lets go), and each L2 adapter is checked where it keeps its data instead of by stores that
+    failed in the past."""
     found = []
+    at_rest = lm_before is None
     chunk = settings.chunk_size if settings is not None else None
     if chunk and blocks and chunk % blocks:
         fixed = max(blocks, chunk // blocks * blocks)
         found.append(f"LMCache's chunk size {chunk} is not a multiple of vLLM's block size {blocks}: restart "
                      f"`lmcache server` with --chunk-size {fixed} (a multiple of {blocks}).")
-    evicted = _delta(lm_before, lm_after, L1_EVICTED)
+    evicted = 0 if at_rest else _delta(lm_before, lm_after, L1_EVICTED)
     failed = _delta(lm_before, lm_after, L1_ALLOC_FAILED)
     oom = int(labelled(after_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0)
               - labelled(before_text or "", L2_PREFETCH_FAILED, "reason").get("l1_oom", 0.0))
     if evicted or failed or oom:
         size = f" ({settings.l1_size_gb:.3g} GB)" if settings and settings.l1_size_gb else ""
-        found.append(f"LMCache's L1{size} is too small for this prompt: during the request "
-                     f"{evicted} chunks were evicted, {failed} could not be allocated and {oom} L2 loads "
-                     "found no room (lmcache_mp_l1_evicted, l1_allocation_failure, l2_prefetch_failure "
-                     "l1_oom): restart `lmcache server` with a larger --l1-size-gb.")
+        what, span = ("the prompts it was given", "since it started") if at_rest else ("this prompt",
+                                                                                       "during the request")
+        counted = ("" if at_rest else f"{evicted} chunks were evicted, ") + (
+            f"{failed} could not be allocated and {oom} L2 loads found no room (")
+        names = "" if at_rest else "lmcache_mp_l1_evicted, "
+        found.append(f"LMCache's L1{size} is too small for {what}: {span} {counted}{names}"
+                     "l1_allocation_failure, l2_prefetch_failure l1_oom): restart `lmcache server` with a "
+                     "larger --l1-size-gb.")
     submitted = _delta(lm_before, lm_after, L2_STORE_SUBMITTED)
     completed = _delta(lm_before, lm_after, L2_STORE_COMPLETED)
-    if submitted > completed and settings is not None and settings.adapters:
+    if at_rest:
+        found += adapter_troubles(settings, completed, submitted)
+    elif submitted > completed and settings is not None and settings.adapters:
         silent = _silent_adapters(settings)
         where = ("; nothing answers at " + ", ".join(silent)) if silent else ""
         found.append(f"LMCache's L2 stored {completed} of {submitted} chunks it was given "
                      f"({', '.join(settings.adapters)}){where}: start that server (Redis: redis-server, "
                      "check with redis-cli -p PORT ping) or make the adapter's folder writable, or restart "
                      "`lmcache server` without that --l2-adapter; until then its L2 keeps nothing.")
+    return found
+
+
+def _folder_trouble(base_path: str) -> str | None:
+    """Why an fs adapter's folder cannot take LMCache's chunks now (``None``: it can, as far as this
+    process can tell; the server may run as another user)."""
+    path = Path(base_path)
+    if not path.exists():
+        return f"its folder {base_path} is gone"
+    if not path.is_dir():
+        return f"its base_path {base_path} is not a folder"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return f"its folder {base_path} is not writable"
+    return None
+
+
+def adapter_troubles(settings: Settings | None, completed: int = 0, submitted: int = 0) -> list[str]:
+    """Each L2 adapter checked where it keeps its data, now: a server (Redis) where nothing answers, a
+    disk folder that is gone or not writable; each with its fix and LMCache's own store counts."""
+    if settings is None:
+        return []
+    stored = (f" (LMCache's L2 stored {completed} of {submitted} chunks since it started)"
+              if submitted > completed else "")
+    found = []
+    for name, own in zip(settings.adapters, settings.adapter_settings, strict=False):
+        kind = ADAPTER_KINDS.get(name, name)
+        host, port, base = own.get("host"), own.get("port"), own.get("base_path")
+        if isinstance(host, str) and isinstance(port, int) and not _answers(host, port):
+            found.append(f"LMCache's {kind} L2 adapter ({name}): nothing answers at {host}:{port}{stored}, "
+                         "so every store to it fails and a lookup in it waits: start that server (Redis: "
+                         f"redis-server --port {port}, check with redis-cli -p {port} ping), or restart "
+                         "`lmcache server` without that --l2-adapter.")
+        elif isinstance(base, str) and (why := _folder_trouble(base)) is not None:
+            found.append(f"LMCache's {kind} L2 adapter ({name}): {why}{stored}, so nothing more is kept on "
+                         f"disk: create it and let the server write there (mkdir -p {base}), or restart "
+                         "`lmcache server` with another base_path.")
     return found
 
 
