@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from kvswitch.commands.doctor_tiers import tier_findings
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
 from kvswitch.servers.vllm import LMCACHE_TIER
 from kvswitch.verify.api_detect import OPENAI_CHAT, ServerInfo
@@ -41,6 +42,10 @@ HIT, HIT_L1, HIT_L2 = ("lmcache_mp_lookup_hit_tokens_total", "lmcache_mp_lookup_
 LOADS = "lmcache_mp_l2_load_completed_requests_total"
 STORE_SUBMITTED = "lmcache_mp_l2_store_submitted_objects_chunks_total"
 ALLOC_FAILED = "lmcache_mp_l1_allocation_failure_chunks_total"
+EVICTED = "lmcache_mp_l1_evicted_chunks_total"
+#: an L1 that holds one ~1,544-token prompt's 6 chunks of 256 tokens (128 KiB each for the tiny model,
+#: measured: lmcache_mp_l1_memory_usage_bytes 786,432 after one) but not two, nor verify's ~5k-token prompt
+SMALL_L1_GB = 0.0015
 STORE_COMPLETED = "lmcache_mp_l2_store_completed_objects_chunks_total"
 LOCAL, EXTERNAL, PROMPT = ("vllm:prefix_cache_hits_total", "vllm:external_prefix_cache_hits_total",
                            "vllm:prompt_tokens_total")
@@ -56,6 +61,8 @@ class Stack:
     lmcache: RunningLmcache | None = None
     vllm: RestartableVllm | None = None
     chunk_size: int = 0
+    #: the LMCache settings the stack runs now (``use`` again with the same ones starts nothing)
+    settings: tuple[int, tuple[dict[str, Any], ...], float] | None = None
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     def use(self, chunk_size: int, adapters: tuple[dict[str, Any], ...], l1_size_gb: float = 1.0) -> None:
@@ -66,15 +73,18 @@ class Stack:
         self.vllm = RestartableVllm(self.workdir / "vllm", lmcache=self.lmcache, tool_choice=False)
         self.vllm.start()
         self.chunk_size = chunk_size
+        self.settings = (chunk_size, adapters, l1_size_gb)
 
     def stop_lmcache(self) -> None:
         """Only the LMCache server (the stack's context holds nothing else)."""
+        self.settings = None
         self._stack.close()
         self._stack = contextlib.ExitStack()
 
     def stop(self) -> None:
         if self.vllm is not None:
             self.vllm.stop()
+        self.settings = None
         self._stack.close()
         self._stack = contextlib.ExitStack()
 
@@ -89,6 +99,11 @@ class Stack:
                           models=ModelMap(small_fast="tiny"), targets=["claude"])
         server = ServerInfo(server="vllm", metrics_url=f"{self.url}/metrics")
         return Target(profile, server, OPENAI_CHAT, "tiny")
+
+    def doctor(self) -> list[str]:
+        """What ``kvswitch doctor`` says about this stack's LMCache, at rest (no prompt sent)."""
+        profile = self.target().profile
+        return tier_findings([profile], profile)
 
     def pages(self) -> tuple[dict[str, float], dict[str, float]]:
         assert self.lmcache is not None
@@ -259,6 +274,25 @@ def test_after_a_restart_the_disk_tier_serves_it(stack: Stack, stored: dict[str,
     assert set(tiers["lmcache_l2_adapters"]) == {"fs"}
     assert got.measured.tiers_text is not None
     assert "disk (fs)" in got.measured.tiers_text
+    assert stack.doctor() == []  # a healthy LMCache: doctor names nothing
+
+
+def test_doctor_names_a_disk_folder_that_went_away(stack: Stack, stored: dict[str, Any]) -> None:
+    """LMCache 0.5.6 exits at start on an fs base_path that is not a folder (captured log); when its folder
+    goes away while it runs, doctor names it with the fix, and says nothing once it is back."""
+    if stack.settings != (256, (stored["adapters"][0],), 1.0):
+        stack.use(256, (stored["adapters"][0],))
+    disk: Path = stored["disk"]
+    moved = disk.with_name(disk.name + "-moved")
+    disk.rename(moved)
+    try:
+        found = stack.doctor()
+    finally:
+        moved.rename(disk)
+    assert len(found) == 1, found
+    assert f"LMCache's disk L2 adapter (fs): its folder {disk} is gone" in found[0]
+    assert f"mkdir -p {disk}" in found[0]
+    assert stack.doctor() == []
 
 
 def test_after_a_restart_the_redis_tier_serves_it(stack: Stack, stored: dict[str, Any]) -> None:
@@ -292,6 +326,13 @@ def test_redis_down_is_named_with_the_fix(stack: Stack, stored: dict[str, Any], 
     assert named, result.describe()
     assert f"nothing answers at Redis (resp) 127.0.0.1:{redis.port}" in named[0]
     assert "without that --l2-adapter" in named[0]
+    said = stack.doctor()  # the same trouble, at rest, with the store counts since LMCache started
+    assert len(said) == 1, said
+    assert f"LMCache's Redis L2 adapter (resp): nothing answers at 127.0.0.1:{redis.port}" in said[0]
+    assert f"redis-server --port {redis.port}" in said[0]
+    now = metric_values(stack.lmcache.metrics_url)  # no request since: the totals doctor read
+    total = (int(metric_sum(now, STORE_COMPLETED)), int(metric_sum(now, STORE_SUBMITTED)))
+    assert f"LMCache's L2 stored {total[0]} of {total[1]} chunks since it started" in said[0]
 
 
 def test_a_prompt_that_differs_near_token_1000_chunk_128(stack: Stack, stored: dict[str, Any]) -> None:
@@ -299,10 +340,44 @@ def test_a_prompt_that_differs_near_token_1000_chunk_128(stack: Stack, stored: d
     _boundary_case(stack, "boundary-128")
 
 
+def _small_l1(stack: Stack, stored: dict[str, Any]) -> None:
+    """LMCache with ``SMALL_L1_GB`` and a disk L2 of its own (started once for the two tests below)."""
+    adapters = ({"type": "fs", "base_path": str(stored["disk"].with_name("lmcache-disk-small-l1"))},)
+    if stack.settings != (256, adapters, SMALL_L1_GB):
+        stack.use(256, adapters, l1_size_gb=SMALL_L1_GB)
+
+
+def test_after_l1_evicts_a_prompt_the_repeat_says_disk(stack: Stack, stored: dict[str, Any]) -> None:
+    """Real eviction, no restart: prompt A fills half of a small L1, prompt B pushes A's first chunks out
+    (``l1_evicted_chunks`` grows, LMCache's own page), and A's repeat reads them from the fs adapter.
+    Measured on 0.5.6 with 0.0015 GB: B evicted 4 of A's 6 chunks; A's repeat: L1 512, L2 1024, 1 fs load."""
+    _small_l1(stack, stored)
+    assert stack.lmcache is not None
+    a = stack.target().body(make_prefix("evict-a", 60), "Which line names a fox?")
+    b = stack.target().body(make_prefix("evict-b", 60), "Which line names a fox?")
+    first = _counted(stack, a)
+    assert first.lmcache[HIT] == 0
+    before = metric_values(stack.lmcache.metrics_url)
+    _counted(stack, b)
+    deadline = time.monotonic() + 10
+    while metric_sum(metric_values(stack.lmcache.metrics_url), EVICTED) == metric_sum(before, EVICTED):
+        assert time.monotonic() < deadline, "LMCache's L1 evicted nothing after prompt B"
+        time.sleep(0.5)  # LMCache evicts in its own loop, shortly after the store
+    repeat = _counted(stack, a)
+    tiers = _assert_own_counters(repeat)
+    assert tiers["lmcache_l2"] > 0, tiers
+    assert tiers["lmcache_l1"] + tiers["lmcache_l2"] == repeat.lmcache[HIT] > 1000, tiers
+    assert set(tiers["lmcache_l2_adapters"]) == {"fs"}
+    assert repeat.measured.tiers_text is not None
+    loads = int(repeat.loads["fs"])
+    assert f"LMCache L2 {tiers['lmcache_l2']} [disk (fs) {loads} load" in repeat.measured.tiers_text
+    assert stack.doctor() == []  # eviction into a working L2 is LMCache at work, not a trouble
+
+
 def test_an_l1_too_small_for_the_prompt_is_named(stack: Stack, stored: dict[str, Any]) -> None:
-    """Measured on 0.5.6 with ``--l1-size-gb 0.001`` (~1 MB; verify's prompt needs ~2.5 MB): LMCache
-    cannot allocate most chunks (``l1_allocation_failure``), the warm request is PARTIAL."""
-    stack.use(256, (), l1_size_gb=0.001)
+    """Measured on 0.5.6 with ``--l1-size-gb 0.001`` (~1 MB; verify's prompt needs ~2.5 MB) and with
+    0.0015: LMCache cannot allocate most chunks (``l1_allocation_failure``), the warm request is PARTIAL."""
+    _small_l1(stack, stored)
     assert stack.lmcache is not None
     before = metric_values(stack.lmcache.metrics_url)
     result = run_verify(stack.target().profile, timeout=120, claude_replay=False)
@@ -311,8 +386,12 @@ def test_an_l1_too_small_for_the_prompt_is_named(stack: Stack, stored: dict[str,
     assert failed > 0  # LMCache's own page, read here
     named = [p for p in result.tier_problems if "is too small for this prompt" in p]
     assert named, result.describe()
-    assert "LMCache's L1 (0.001 GB)" in named[0]
+    assert f"LMCache's L1 ({SMALL_L1_GB:g} GB)" in named[0]
     assert "restart `lmcache server` with a larger --l1-size-gb" in named[0]
+    said = [line for line in stack.doctor() if "is too small for the prompts it was given" in line]
+    assert len(said) == 1, said  # doctor, at rest: the failures since LMCache started, read here too
+    assert f"since it started {int(metric_sum(after, ALLOC_FAILED))} could not be allocated" in said[0]
+    assert "restart `lmcache server` with a larger --l1-size-gb" in said[0]
     if result.verdict != "HIT":
         assert result.diagnosis is not None
         assert "is too small for this prompt" in result.diagnosis
@@ -332,3 +411,7 @@ def test_an_lmcache_server_that_is_gone_is_named(stack: Stack, stored: dict[str,
     said = f"{result.message} {result.diagnosis}"
     assert "LMCache is connected to the server but its own page" in said, result.describe()
     assert f"start `lmcache server --port {stack.port} --http-port PORT`" in said
+    told = stack.doctor()
+    assert len(told) == 1, told
+    assert "LMCache is connected to the server but its own page" in told[0]
+    assert f"start `lmcache server --port {stack.port} --http-port PORT`" in told[0]
