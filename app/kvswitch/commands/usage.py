@@ -150,6 +150,7 @@ def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """A JSON array of the rows, one object per line, written as they are read (never all in memory).
     The array is closed even when reading stops half-way, so what was read stays a valid document."""
     from kvswitch.usage.schema import COLUMNS  # noqa: PLC0415
+    from kvswitch.usage.tiers import parsed  # noqa: PLC0415
 
     encode = _row_encoder()  # ASCII-only: escapes and bidi marks are written as \\u escapes
     shown_time = _TimeCache()
@@ -160,6 +161,8 @@ def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
         for values in rows:
             data = dict(zip(COLUMNS, values, strict=True))
             data["time"] = shown_time(values[0]) if values[0] is not None else None
+            if data.get("tiers") is not None:  # the split by cache tier as an object, null when unreadable
+                data["tiers"] = parsed(data["tiers"])
             write((",\n  " if count else "\n  ") + encode(data))
             count += 1
     finally:
@@ -279,6 +282,8 @@ def _known(value: Any) -> Any:
 
 
 def _print_requests(rows: Iterator[Any]) -> None:
+    from kvswitch.usage.tiers import tiers_line  # noqa: PLC0415
+
     any_row = False
     for row in rows:
         any_row = True
@@ -294,6 +299,9 @@ def _print_requests(rows: Iterator[Any]) -> None:
             line += f" session {row.session}"
         if row.verdict:
             line += f" {row.verdict}" + (f" ({row.reason})" if row.reason else "")
+        tiers = tiers_line(row.tiers)
+        if tiers:
+            line += f" tiers {tiers}"
         if row.failover:
             line += f" [failover: {row.failover}]"
         if row.notes:

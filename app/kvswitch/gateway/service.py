@@ -13,6 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
@@ -68,6 +69,7 @@ from kvswitch.gateway.truth.counts_fallback import CountsFallback
 from kvswitch.gateway.truth.live_record import CacheTruth
 from kvswitch.gateway.truth.row_numbers import RowNumbers
 from kvswitch.gateway.truth.server_notes import ServerNotes
+from kvswitch.gateway.truth.tier_record import TierRecord
 from kvswitch.usage.retention import retention_from_settings
 from kvswitch.usage.schema import UsageRow
 from kvswitch.usage.store import UsageStore
@@ -106,12 +108,15 @@ class GatewayHandler(Handler):
         self.numbers = RowNumbers(paths.config_dir, self.cache_truth)
         #: the prompt's counts from the server's /metrics when its answer carried none
         self.counts = CountsFallback()
+        #: the prompt by cache tier (vLLM's prefix cache, LMCache L1/L2, computed) from their counters
+        self.tiers = TierRecord()
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
         self.slots = slots.SessionSlots()  # ``id_slot`` per session, where a profile asks (``slot_affinity``)
 
     async def cleanup(self) -> None:
         await self.counts.drain()  # rows waiting for the server's counters
+        await self.tiers.drain()  # rows waiting for the tiers' counters
         await self.cache_truth.remeasure.drain()  # new conversations being measured
         await asyncio.to_thread(self.usage.close)  # writes the rows handed over, off the event loop
 
@@ -220,16 +225,17 @@ class GatewayHandler(Handler):
                 return
             stored = True
             attempt = current[-1] if current else None
+            first_byte = started + attempt.first_byte_ms / 1000 if attempt and attempt.first_byte_ms else None
+            self.tiers.answered(row, first_byte)  # the tiers' after readings, in the background
             await self.cache_truth.prepare(row)  # a long body's digest, off the event loop
             judge_later = self.numbers.record(row, attempt, reasons, started, chain)
-            first_byte = started + attempt.first_byte_ms / 1000 if attempt and attempt.first_byte_ms else None
             served = next((p for p in chain if p.name == row.profile), None)
             if self.counts.hold(row, first_byte,
                                 lambda filled: self._store_late(filled, judge_later, served)):
                 return  # stored once the server's counters are read (within seconds)
-            if self.cache_truth.remeasure.start(row, served, self.usage.submit):
+            if self.cache_truth.remeasure.start(row, served, self._submit):
                 return  # a new conversation, stored once the server measured what it could reuse
-            done = self.usage.submit(row)
+            done = self._submit(row)
             if done is not None and self.usage.healthy(ROW_WAIT_S):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(done)), ROW_WAIT_S)
@@ -252,14 +258,22 @@ class GatewayHandler(Handler):
             await store()
         finally:
             self.counts.ended(row)  # whatever happened: the server's bookkeeping must not wait for it
+            self.tiers.ended(row)
             self.cache_truth.release(row)  # the parsed body, on every path (judged, refused, cut off)
         return answer
 
     def _store_late(self, row: UsageRow, judge: Callable[[], None] | None, served: Profile | None) -> None:
         if judge is not None and row.input_tokens is not None:
             judge()
-        if not self.cache_truth.remeasure.start(row, served, self.usage.submit):
-            self.usage.submit(row)
+        if not self.cache_truth.remeasure.start(row, served, self._submit):
+            self._submit(row)
+
+    def _submit(self, row: UsageRow) -> Future[bool] | None:
+        """Hand the row to the writer, or to the tier record that hands it over once the tiers' counters
+        are read (None then: the caller does not wait for it)."""
+        if self.tiers.later(row, self.usage.submit):
+            return None
+        return self.usage.submit(row)
 
     async def _try_chain(
         self, request: web.Request, route: Route, chain: list[Profile], raw: bytes, body: Any,
@@ -308,6 +322,7 @@ class GatewayHandler(Handler):
             current.append(attempt)
             if route.is_conversation:
                 await self.counts.forwarding(profile, row)  # counters, for an answer that lacks them
+                await self.tiers.forwarding(profile, row)  # vLLM's and LMCache's, for the split by tier
             # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])
@@ -364,7 +379,8 @@ class GatewayHandler(Handler):
         """What ``gateway status`` shows: where each client is routed, who served last, open circuits."""
         routes = self.routes()
         counters = self.usage.counters()
-        failed = self.numbers.failures + self.counts.failures  # rows whose numbers could not be read
+        # rows whose numbers could not be read
+        failed = self.numbers.failures + self.counts.failures + self.tiers.failures
         counters["usage_errors"] = int(counters["usage_errors"] or 0) + failed
         return {"running": True, "pid": os.getpid(), "instance": INSTANCE, "routes": dict(routes.clients),
                 "serving": dict(self.serving), "open_circuits": self.breaker.open_circuits(), **counters}

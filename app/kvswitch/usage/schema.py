@@ -26,22 +26,22 @@ from kvswitch.usage.readback import MAX_TIME, SECRET_TEXT_COLUMNS, hide_secrets
 COLUMNS = ("time", "client", "profile", "upstream", "model", "status", "input_tokens", "cached_tokens",
            "output_tokens", "ttft_ms", "tokens_per_s", "duration_ms", "failover", "cost", "error",
            "client_name", "client_version", "session", "agent", "session_source", "reusable_tokens",
-           "verdict", "reason", "reason_detail", "notes")
+           "verdict", "reason", "reason_detail", "notes", "tiers")
 #: columns added after the first release: ``connect`` adds them to an older file (the live cache record,
-#: then ``notes``: the upstream's counts that were not sane)
+#: then ``notes``: the upstream's counts that were not sane, then ``tiers``: the prompt by cache tier)
 ADDED_COLUMNS: dict[str, str] = {
     "client_name": "TEXT", "client_version": "TEXT", "session": "TEXT", "agent": "TEXT",
     "session_source": "TEXT", "reusable_tokens": "INTEGER", "verdict": "TEXT", "reason": "TEXT",
-    "reason_detail": "TEXT", "notes": "TEXT",
+    "reason_detail": "TEXT", "notes": "TEXT", "tiers": "TEXT",
 }
-CACHE_COLUMNS = {name: kind for name, kind in ADDED_COLUMNS.items() if name != "notes"}
+CACHE_COLUMNS = {name: kind for name, kind in ADDED_COLUMNS.items() if name not in ("notes", "tiers")}
 #: the first release's columns: a ``requests`` table without one of them is not ours
 BASE_COLUMNS = tuple(name for name in COLUMNS if name not in ADDED_COLUMNS)
 _INTEGER = {"status", "input_tokens", "cached_tokens", "output_tokens", "reusable_tokens"}
 _REAL = {"time", "ttft_ms", "tokens_per_s", "duration_ms", "cost"}
 #: text longer than this is cut (a client-sent model name can be megabytes); evidence gets more room
 _TEXT_LIMIT = 1000
-_LONG_TEXT = {"failover": 4000, "error": 4000, "reason_detail": 16000, "notes": 2000}
+_LONG_TEXT = {"failover": 4000, "error": 4000, "reason_detail": 16000, "notes": 2000, "tiers": 2000}
 _INT64 = 2**63 - 1
 
 _SCHEMA = """
@@ -102,6 +102,10 @@ class UsageRow:
     reason_detail: str | None = None
     #: counts the upstream reported that were not sane, with their raw values (``usage.answer``)
     notes: str | None = None
+    #: the prompt's tokens by cache tier as JSON text (``{"vllm_prefix_cache": .., "lmcache_l1": ..,
+    #: "lmcache_l2": .., "computed": .., "lmcache_l2_adapters": {..}, "chunk_size": ..}``), from vLLM's and
+    #: LMCache's own counter deltas around the request; None when not known (see ``notes``)
+    tiers: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -3595,6 +3595,11 @@ Replace it anyway? A backup is kept, and Undo puts the file back as it is now.</
 <context>
     <name>RequestLog</name>
     <message>
+        <location filename="../usage/request_log.py" line="231"/>
+        <source>Prompt tokens by cache tier: %1</source>
+        <translation>按缓存层划分的提示 token：%1</translation>
+    </message>
+    <message>
         <location filename="../usage/request_log.py" line="122"/>
         <source>All clients</source>
         <translation>全部客户端</translation>

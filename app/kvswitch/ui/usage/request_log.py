@@ -33,6 +33,7 @@ from kvswitch.ui.control.reason_words import explanation, reason_text
 from kvswitch.ui.control.shown_names import recorded_client_name, verdict_word
 from kvswitch.ui.control.usage_log import LogFilter, UsageLog, detail_of, reason_lines
 from kvswitch.ui.widgets import spacing, theme
+from kvswitch.usage.tiers import tiers_line
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.usage_log import SessionLine
@@ -225,6 +226,9 @@ class RequestLog(QWidget):
                      _item("" if record.ttft_ms is None else seconds_text(record.ttft_ms), True),
                      _item(verdict_word(verdict) if verdict else ""),
                      _reason_item(record.reason or _opening(record)))
+            tiers = tiers_line(getattr(record, "tiers", None))
+            if tiers:  # the cached figure's sources, from vLLM's and LMCache's counters
+                cells[5].setToolTip(self.tr("Prompt tokens by cache tier: %1").replace("%1", tiers))
             if verdict in ("MISS", "PARTIAL"):
                 cells[8].setForeground(theme.state_color(theme.as_state(verdict), pal))
             for column, item in enumerate(cells):
