@@ -371,6 +371,7 @@ def test_after_l1_evicts_a_prompt_the_repeat_says_disk(stack: Stack, stored: dic
     assert repeat.measured.tiers_text is not None
     loads = int(repeat.loads["fs"])
     assert f"LMCache L2 {tiers['lmcache_l2']} [disk (fs) {loads} load" in repeat.measured.tiers_text
+    assert not [p for p in repeat.measured.tier_problems if "too small" in p], repeat.measured.tier_problems
     assert stack.doctor() == []  # eviction into a working L2 is LMCache at work, not a trouble
 
 

@@ -20,6 +20,7 @@ import pytest
 
 from kvswitch.commands.doctor_tiers import tier_findings
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
+from kvswitch.servers import lmcache
 from kvswitch.servers.tier_sources import pinned_tier
 from support.net import free_port
 from support.redis import RunningRedis, redis_server
@@ -161,3 +162,15 @@ def test_a_server_that_is_off_or_has_no_tier_gives_nothing() -> None:
         no_tier = Profile(name="plain", kind=ProfileKind.VLLM, base_url=url, model="tiny",
                           models=ModelMap(small_fast="tiny"), targets=["claude"])
         assert tier_findings([off, no_tier], None) == []
+
+
+def test_evictions_are_a_trouble_only_when_no_l2_keeps_them() -> None:
+    """Measured on 0.5.6 (0.0015 GB L1, fs L2): a prompt pushed out of L1 came back from disk, so verify
+    and doctor name no trouble for it; with no L2 adapter the evicted chunks are lost, and named."""
+    evicted = {lmcache.L1_EVICTED: 4.0}
+    with_disk = lmcache.Settings(chunk_size=256, l1_size_gb=0.0015, adapters=("fs",))
+    assert lmcache.troubles(with_disk, 32, {}, evicted) == []
+    alone = lmcache.troubles(lmcache.Settings(chunk_size=256, l1_size_gb=0.0015), 32, {}, evicted)
+    assert len(alone) == 1, alone
+    assert "during the request 4 chunks were evicted" in alone[0]
+    assert lmcache.troubles(lmcache.Settings(chunk_size=256), 32, None, evicted) == []  # at rest: LRU at work
