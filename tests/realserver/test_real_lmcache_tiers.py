@@ -15,25 +15,22 @@ import signal
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from kvswitch.commands.doctor_tiers import tier_findings
-from kvswitch.core.models import ModelMap, Profile, ProfileKind
 from kvswitch.servers.vllm import LMCACHE_TIER
-from kvswitch.verify.api_detect import OPENAI_CHAT, ServerInfo
 from kvswitch.verify.probe import Guard
 from kvswitch.verify.prompts import make_prefix
 from kvswitch.verify.runner import run_verify
-from kvswitch.verify.target import Measured, Target, measure
+from kvswitch.verify.target import Measured, measure
 from kvswitch.verify.tier_truth import chunk_boundary
-from support.net import free_port
+from support.lmcache_stack import Stack
 from support.redis import RunningRedis, redis_server
-from support.vllm import RestartableVllm, RunningLmcache, lmcache_server, metric_sum, metric_values
+from support.vllm import metric_sum, metric_values
 
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1800)]
 
@@ -49,65 +46,6 @@ SMALL_L1_GB = 0.0015
 STORE_COMPLETED = "lmcache_mp_l2_store_completed_objects_chunks_total"
 LOCAL, EXTERNAL, PROMPT = ("vllm:prefix_cache_hits_total", "vllm:external_prefix_cache_hits_total",
                            "vllm:prompt_tokens_total")
-
-
-@dataclass
-class Stack:
-    """vLLM and LMCache on fixed ports; ``use`` restarts both with the LMCache settings given."""
-
-    workdir: Path
-    port: int = field(default_factory=free_port)
-    http_port: int = field(default_factory=free_port)
-    lmcache: RunningLmcache | None = None
-    vllm: RestartableVllm | None = None
-    chunk_size: int = 0
-    #: the LMCache settings the stack runs now (``use`` again with the same ones starts nothing)
-    settings: tuple[int, tuple[dict[str, Any], ...], float] | None = None
-    _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
-
-    def use(self, chunk_size: int, adapters: tuple[dict[str, Any], ...], l1_size_gb: float = 1.0) -> None:
-        self.stop()
-        self.lmcache = self._stack.enter_context(lmcache_server(
-            self.workdir / "lmcache", chunk_size=chunk_size, l2_adapters=adapters, port=self.port,
-            http_port=self.http_port, l1_size_gb=l1_size_gb))
-        self.vllm = RestartableVllm(self.workdir / "vllm", lmcache=self.lmcache, tool_choice=False)
-        self.vllm.start()
-        self.chunk_size = chunk_size
-        self.settings = (chunk_size, adapters, l1_size_gb)
-
-    def stop_lmcache(self) -> None:
-        """Only the LMCache server (the stack's context holds nothing else)."""
-        self.settings = None
-        self._stack.close()
-        self._stack = contextlib.ExitStack()
-
-    def stop(self) -> None:
-        if self.vllm is not None:
-            self.vllm.stop()
-        self.settings = None
-        self._stack.close()
-        self._stack = contextlib.ExitStack()
-
-    @property
-    def url(self) -> str:
-        assert self.vllm is not None
-        assert self.vllm.server is not None
-        return self.vllm.server.url
-
-    def target(self) -> Target:
-        profile = Profile(name="tiers", kind=ProfileKind.VLLM, base_url=self.url, model="tiny",
-                          models=ModelMap(small_fast="tiny"), targets=["claude"])
-        server = ServerInfo(server="vllm", metrics_url=f"{self.url}/metrics")
-        return Target(profile, server, OPENAI_CHAT, "tiny")
-
-    def doctor(self) -> list[str]:
-        """What ``kvswitch doctor`` says about this stack's LMCache, at rest (no prompt sent)."""
-        profile = self.target().profile
-        return tier_findings([profile], profile)
-
-    def pages(self) -> tuple[dict[str, float], dict[str, float]]:
-        assert self.lmcache is not None
-        return metric_values(f"{self.url}/metrics"), metric_values(self.lmcache.metrics_url)
 
 
 @dataclass
