@@ -8,11 +8,11 @@ unknown (``None``), never as an error.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-#: how an L2 adapter's type name is shown (LMCache's own names in brackets)
-_KINDS = {"fs": "disk", "fs_native": "disk", "resp": "Redis", "valkey": "Valkey", "s3": "S3"}
+from kvswitch.core.strictparse import loads as strict_json
+from kvswitch.servers.lmcache import ADAPTER_KINDS as _KINDS
+
 _KEYS = ("vllm_prefix_cache", "lmcache_l1", "lmcache_l2", "computed")
 
 
@@ -21,7 +21,7 @@ def parsed(text: str | None) -> dict[str, Any] | None:
     if not isinstance(text, str) or not text:
         return None
     try:
-        data = json.loads(text)
+        data = strict_json(text)  # depth- and size-capped: the file is not only ours
     except ValueError:
         return None
     if not isinstance(data, dict) or not all(_count(data.get(key)) for key in _KEYS):

@@ -44,6 +44,7 @@ from kvswitch import servers
 from kvswitch.core.models import Profile
 from kvswitch.core.prometheus import metrics_url, parse_samples
 from kvswitch.core.redact import mask_url
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.gateway.truth.tier_pages import READ_TIMEOUT_S, Page, PageReader
 from kvswitch.servers.base import CacheTier
 from kvswitch.servers.tier_sources import TierSource, connected_tiers
@@ -270,7 +271,7 @@ class TierRecord:
         pages = []
         for route in tier.settings_routes:
             try:  # a page it lacks leaves that setting unknown, never the tier unread
-                pages.append(json.loads(await self._pages.get(root + route, "") or ""))
+                pages.append(strict_json(await self._pages.get(root + route, "") or ""))
             except (aiohttp.ClientError, OSError, TimeoutError, ValueError):
                 pages.append(None)
         return tier.settings(pages) if pages and pages[0] is not None else None
