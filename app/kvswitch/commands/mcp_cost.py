@@ -23,12 +23,13 @@ from kvswitch.core.mcp_formats import client_kind
 from kvswitch.core.mcp_store import McpStore
 from kvswitch.core.paths import AppPaths
 from kvswitch.usage.queries import UsageFilter, requests_page
-from kvswitch.verify.client_run import find_claude
-from kvswitch.verify.mcp_cost import measure_claude
+from kvswitch.verify.client_run import find_client
+from kvswitch.verify.client_specs import CLIENTS as CLIENT_SPECS
+from kvswitch.verify.mcp_cost import measure
 from kvswitch.verify.processes import find_agent_processes
 
 #: ``mcp list``'s word for a client never measured
-UNKNOWN = "unknown ('kvswitch mcp measure' measures it with Claude Code)"
+UNKNOWN = "unknown ('kvswitch mcp measure --client claude|codex|opencode' measures it)"
 #: the gateway's agent name for each client kind
 AGENTS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode"}
 
@@ -36,19 +37,26 @@ AGENTS = {"claude": "claude-code", "codex": "codex", "opencode": "opencode"}
 def register(sub: Any) -> None:
     measure = sub.add_parser(
         "measure",
-        help="measure what servers add to every Claude Code request (real client, the server's own counts)",
-        description="Runs the installed Claude Code headless through the active profile's backend, with "
-        "no MCP server, then each named one alone (never touching your own files), and keeps the "
-        "difference in the server's own prompt token count. Claude Code only for now.",
+        help="measure what servers add to every request of a client (real client, the server's own counts)",
+        description="Runs the installed client (Claude Code by default, or Codex or OpenCode) headless "
+        "through the active profile's backend, with no MCP server, then each named one alone, then none "
+        "again, in a throw-away home (never touching your own files), and keeps the difference in the "
+        "server's own prompt token count. No figure when the client did not send the server's tools.",
     )
-    measure.add_argument("names", nargs="*", metavar="NAME", help="default: every server enabled for claude")
-    measure.add_argument("--claude-bin", metavar="PATH", help="the claude binary to run (default: on PATH)")
+    measure.add_argument("names", nargs="*", metavar="NAME",
+                         help="default: every server enabled for the client")
+    measure.add_argument("--client", choices=CLIENTS, default="claude",
+                         help="the client to measure with (default: claude)")
+    for spec in CLIENT_SPECS.values():
+        measure.add_argument(spec.bin_option, metavar="PATH", dest=f"{spec.name}_bin",
+                             help=f"the {spec.executable} binary to run (default: on PATH)")
     measure.add_argument("--timeout", type=float, default=600.0, help="seconds for all runs (default 600)")
     measure.add_argument("--json", action="store_true")
     measure.set_defaults(func=cmd_measure)
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
+    client = args.client
     servers = McpStore(paths_from(args)).servers()
     if args.names:
         known = {s.name: s for s in servers}
@@ -57,15 +65,16 @@ def cmd_measure(args: argparse.Namespace) -> int:
             raise UsageError(f"no MCP server named {missing[0]!r} ('kvswitch mcp list' shows them)")
         chosen = [known[n] for n in args.names]
     else:
-        chosen = [s for s in servers if any(client_kind(c) == "claude" for c in s.clients)]
+        chosen = [s for s in servers if any(client_kind(c) == client for c in s.clients)]
     if not chosen:
-        raise UsageError("no MCP server to measure: name one, or enable one for claude")
+        raise UsageError(f"no MCP server to measure: name one, or enable one for {client}")
     profiles = store_from(args)
     if not profiles.active_name:
         raise UsageError("no profile is in use: the cost is measured on the active profile's server")
     profile = profiles.get(profiles.active_name)
-    costs = measure_claude(profile, find_claude(args.claude_bin), chosen, timeout=args.timeout,
-                           on_step=lambda text: err(f"running {text}..."))
+    binary = find_client(client, getattr(args, f"{client}_bin"))
+    costs = measure(profile, binary, chosen, client=client, timeout=args.timeout,
+                    on_step=lambda text: err(f"running {text}..."))
     McpCostStore(paths_from(args)).record(costs)
     if args.json:
         out(json.dumps([c.as_json() for c in costs], indent=2, ensure_ascii=False))
