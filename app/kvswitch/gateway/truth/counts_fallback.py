@@ -34,9 +34,8 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import aiohttp
 
@@ -45,11 +44,11 @@ from kvswitch.core.models import Profile
 from kvswitch.core.prometheus import metrics_url, parse_samples
 from kvswitch.core.redact import mask_url
 from kvswitch.gateway.relay.upstream import describe_error
+from kvswitch.gateway.truth.pages import BackgroundWork, PageReader
 from kvswitch.usage.answer import MAX_TOKENS
 from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.truth.counts_fallback")
-T = TypeVar("T")
 
 #: a page larger than this is not a server's counters and is not read whole
 MAX_PAGE_BYTES = 1 << 20
@@ -117,12 +116,6 @@ def _meter(page: dict[str, float]) -> tuple[int, int] | None:
     return None
 
 
-async def _on_headers_sent(_session: aiohttp.ClientSession, context: object, _params: object) -> None:
-    sent = getattr(context, "trace_request_ctx", None)
-    if isinstance(sent, asyncio.Event):
-        sent.set()
-
-
 def _gauges() -> tuple[str, ...]:
     return tuple(dict.fromkeys(g for _counter, gauges in servers.request_meters() for g in gauges))
 
@@ -131,7 +124,7 @@ class CountsFallback:
     """The gateway's readings of its local servers' pages, and the rows waiting for them."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
-        self._session: aiohttp.ClientSession | None = None
+        self._pages = PageReader(READ_TIMEOUT_S, MAX_PAGE_BYTES)  # says when a reading was sent
         self._clock = clock
         self._servers: dict[str, _Server] = {}
         self._names = {name for counter, gauges in servers.request_meters()
@@ -140,8 +133,7 @@ class CountsFallback:
         self._tickets: dict[int, Ticket] = {}
         #: steps that failed (a bug: logged the first time; the rows keep no numbers from here)
         self.failures = 0
-        #: tasks kept alive while they run (the event loop holds only weak references)
-        self._tasks: set[asyncio.Task[object]] = set()
+        self._work = BackgroundWork()
 
     # -- guarded: a bug here costs the row its numbers, never the client its answer ------------------
     def _failed(self, step: str, exc: Exception) -> None:
@@ -192,7 +184,7 @@ class CountsFallback:
         resting = self._clock() < server.unavailable_until  # it did not answer lately: not asked now
         server.key = profile.key or ""  # a server started with a key asks for it on /metrics too
         sent = asyncio.Event()
-        before = None if resting else self._keep(self._read(server, sent))
+        before = None if resting else self._work.keep(self._read(server, sent))
         ticket = Ticket(server, before)
         for waiting in server.awaiting:
             waiting.after = waiting.after or before
@@ -216,33 +208,15 @@ class CountsFallback:
         ticket.end()  # the upstream's answer ended: what the server runs next is another request
         if row.input_tokens is not None or row.status != 200:
             return False
-        self._keep(self._fill(row, ticket, first_byte_at, then))  # runs only after this returns
+        self._work.keep(self._fill(row, ticket, first_byte_at, then))  # runs only after this returns
         ticket.server.awaiting.add(ticket)
         return True
-
-    def _keep(self, work: Coroutine[object, object, T]) -> asyncio.Task[T]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
 
     async def drain(self) -> None:
         """Let the rows waiting for their numbers finish, then close the readers' connections (the
         gateway is stopping)."""
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=AFTER_WAIT_S + READ_TIMEOUT_S)
-        if self._session is not None:
-            await self._session.close()
-
-    def _client(self) -> aiohttp.ClientSession:
-        """The readers' own pool (kept-alive connections to each server's page), which says when a
-        reading's request has been sent."""
-        if self._session is None or self._session.closed:
-            trace = aiohttp.TraceConfig()
-            trace.on_request_headers_sent.append(_on_headers_sent)
-            self._session = aiohttp.ClientSession(auto_decompress=False, trace_configs=[trace],
-                                                  timeout=aiohttp.ClientTimeout(total=READ_TIMEOUT_S))
-        return self._session
+        await self._work.drain(AFTER_WAIT_S + READ_TIMEOUT_S)
+        await self._pages.close()
 
     async def _fill(self, row: UsageRow, ticket: Ticket, first_byte_at: float | None,
                     then: Callable[[UsageRow], None]) -> None:
@@ -298,19 +272,7 @@ class CountsFallback:
         """One reading, or None (and the page is left alone for a while) when it does not answer;
         ``sent`` is set once its request is on the wire (or it failed)."""
         try:
-            async with asyncio.timeout(READ_TIMEOUT_S):
-                headers = {"Accept-Encoding": "identity"}
-                if server.key:
-                    headers["Authorization"] = f"Bearer {server.key}"
-                async with self._client().get(server.url, headers=headers, trace_request_ctx=sent) as answer:
-                    coding = answer.headers.get("Content-Encoding", "identity")
-                    if answer.status != 200 or coding != "identity":
-                        raise ValueError(f"HTTP {answer.status} {coding}")
-                    data = bytearray()
-                    async for piece in answer.content.iter_any():
-                        data += piece
-                        if len(data) > MAX_PAGE_BYTES:
-                            raise ValueError("page over 1 MB")
+            text = await self._pages.get(server.url, server.key, sent)
         except (aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
             if sent is not None:
                 sent.set()
@@ -319,7 +281,7 @@ class CountsFallback:
             log.info("%s not read (%s); asked again in %.0f min", mask_url(server.url), server.why,
                      RETRY_AFTER_S / 60)
             return None
-        values = parse_samples(data.decode("utf-8", "replace"), self._names)
+        values = parse_samples(text, self._names)
         present = [name for name in self._gauges if name in values]
         odd = next((name for name, value in values.items()
                     if not (math.isfinite(value) and 0 <= value <= MAX_COUNTER)), None)

@@ -34,9 +34,9 @@ import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import aiohttp
 
@@ -45,16 +45,19 @@ from kvswitch.core.models import Profile
 from kvswitch.core.prometheus import metrics_url, parse_samples
 from kvswitch.core.redact import mask_url
 from kvswitch.core.strictparse import loads as strict_json
-from kvswitch.gateway.truth.tier_pages import READ_TIMEOUT_S, Page, PageReader
+from kvswitch.gateway.truth.pages import BackgroundWork, Page, PageReader
 from kvswitch.servers.base import CacheTier
 from kvswitch.servers.tier_sources import TierSource, connected_tiers
 from kvswitch.usage.answer import MAX_TOKENS
 from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.truth.tier_record")
-T = TypeVar("T")
 
 #: how long forwarding waits for LMCache's before reading (measured 2.5 ms median, 8 ms at most, idle);
+#: a page larger than this is not a counters page and is not read whole
+MAX_PAGE_BYTES = 2 << 20
+#: one page read's deadline
+READ_TIMEOUT_S = 2.0
 #: a page that does not answer within ``READ_TIMEOUT_S`` is then left alone for ``RETRY_AFTER_S``
 BEFORE_WAIT_S = 0.25
 #: how long a row waits for its after readings before it is stored without a split
@@ -112,12 +115,12 @@ class TierRecord:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
-        self._pages = PageReader()
+        self._pages = PageReader(READ_TIMEOUT_S, MAX_PAGE_BYTES)
         self._upstreams: dict[str, _Upstream] = {}
         self._tickets: dict[int, _Ticket] = {}
         self._untracked: dict[int, _Upstream] = {}
         self._pending: OrderedDict[int, asyncio.Task[None]] = OrderedDict()
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._work = BackgroundWork()
         #: steps that failed (a bug: logged the first time)
         self.failures = 0
 
@@ -149,7 +152,7 @@ class TierRecord:
             if row.status != 200:
                 return
             ticket.upstream.awaiting.add(ticket)
-            self._pending[id(row)] = self._keep(self._fill(row, ticket))
+            self._pending[id(row)] = self._work.keep(self._fill(row, ticket))
             while len(self._pending) > MAX_PENDING:
                 self._pending.popitem(last=False)
         except Exception as exc:  # noqa: BLE001 - bookkeeping must never break a request
@@ -197,8 +200,7 @@ class TierRecord:
 
     async def drain(self) -> None:
         """Let the rows waiting for their split finish, then close the readers' connections."""
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=AFTER_WAIT_S + 2 * READ_TIMEOUT_S)
+        await self._work.drain(AFTER_WAIT_S + 2 * READ_TIMEOUT_S)
         await self._pages.close()
 
     # -- as the request is forwarded ---------------------------------------------------------------
@@ -221,14 +223,15 @@ class TierRecord:
         stale = upstream.checked_at is None or (upstream.source is None and now - upstream.checked_at
                                                 > RETRY_AFTER_S)
         if stale and upstream.search is None:
-            upstream.search = self._keep(self._look_for_tier(upstream, profile))
+            upstream.search = self._work.keep(self._look_for_tier(upstream, profile))
         source = upstream.source
         if source is None or source.tier.split is None:
             self._track(upstream, row)
             return
         upstream.forwarded += 1
-        ticket = _Ticket(upstream, source.tier, self._keep(self._read(upstream, upstream.url, upstream.key)),
-                         self._keep(self._read(upstream, source.metrics_url)), source.metrics_url)
+        keep = self._work.keep
+        ticket = _Ticket(upstream, source.tier, keep(self._read(upstream, upstream.url, upstream.key)),
+                         keep(self._read(upstream, source.metrics_url)), source.metrics_url)
         for waiting in upstream.awaiting:
             waiting.next = waiting.next or ticket
         for other in upstream.in_flight:
@@ -350,12 +353,6 @@ class TierRecord:
         return None
 
     # -- the pages ---------------------------------------------------------------------------------
-    def _keep(self, work: Coroutine[object, object, T]) -> asyncio.Task[T]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
     async def _read(self, upstream: _Upstream, url: str, key: str = "", remember: bool = True) -> Page | None:
         """One page, or None (the upstream's tier is then left alone for a while and looked for again)."""
         try:
