@@ -41,7 +41,8 @@ CLIENTS = {
     "codex": (f"Codex {CODEX_VERSION}", "mcp__kvs_stdio__kvswitch_echo"),
     "opencode": (f"OpenCode {OPENCODE_VERSION}", "kvs-stdio_kvswitch_echo"),
 }
-HINTS = {"codex": "'codex mcp list' shows what Codex would start", "opencode": "'opencode mcp list' says why"}
+HINTS = {"codex": "'codex mcp list' shows what Codex would start; run the server's command yourself",
+         "opencode": "'opencode mcp list' says why"}
 
 pytestmark = [pytest.mark.real_server, pytest.mark.timeout(1200)]
 

@@ -134,8 +134,9 @@ class ClaudeMcpCost(McpCostClient):
 
 class CodexMcpCost(_InClientFile):
     spec = CodexClient()
-    check = ("'codex mcp list' shows what Codex would start, and 'codex exec' prints why a server failed "
-             "to start")
+    # Codex 0.169.0's exec printed nothing about a server that exited at once: its own command shows why
+    check = ("'codex mcp list' shows what Codex would start; run the server's command yourself to see why "
+             "it does not start")
 
     def prefix(self, server: str) -> str:
         return f"mcp__{re.sub(r'[^A-Za-z0-9_]', '_', server)}__"
