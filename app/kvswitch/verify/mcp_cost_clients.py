@@ -28,6 +28,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+
 from kvswitch.core.fsutil import atomic_write
 from kvswitch.core.mcp import McpServer
 from kvswitch.core.mcp_formats import to_client
@@ -42,6 +44,8 @@ PROMPT = "Reply with one word: ready."
 #: server whose start took seconds on a loaded machine (Python importing the ``mcp`` SDK) was left out
 WAIT_FOR_SERVERS = {"MCP_CONNECTION_NONBLOCKING": "false",
                     "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "30000"}
+#: the same wait for Codex (``startup_timeout_sec``) and OpenCode (``timeout``, ms), in the run's file
+STARTUP_WAIT_S = 30
 
 
 def offered(body: Any) -> list[str]:
@@ -102,7 +106,15 @@ class _InClientFile(McpCostClient):
         shutil.copyfile(kept, target.path)
         if chosen:
             target.apply(target.plan_servers({}))
+            text = self.wait_longer(target.path.read_text(encoding="utf-8"), chosen)
+            atomic_write(target.path, text.encode(), secret=True)
         return self.spec.argv(binary, 1, 1, PROMPT)
+
+    def wait_longer(self, text: str, chosen: list[McpServer]) -> str:
+        """The run's config with a longer wait for the servers to start than the client's default, as
+        Claude Code's is (``WAIT_FOR_SERVERS``): on a loaded machine Python importing the ``mcp`` SDK can
+        take most of a default's seconds. The wait is the run's only, never written to the user's file."""
+        raise NotImplementedError
 
 
 class ClaudeMcpCost(McpCostClient):
@@ -141,6 +153,12 @@ class CodexMcpCost(_InClientFile):
     def prefix(self, server: str) -> str:
         return f"mcp__{re.sub(r'[^A-Za-z0-9_]', '_', server)}__"
 
+    def wait_longer(self, text: str, chosen: list[McpServer]) -> str:
+        doc = tomlkit.parse(text)  # Codex's default start-up wait is 10 s a server
+        for server in chosen:
+            doc["mcp_servers"][server.name]["startup_timeout_sec"] = STARTUP_WAIT_S
+        return tomlkit.dumps(doc)
+
 
 class OpenCodeMcpCost(_InClientFile):
     spec = OpenCodeClient()
@@ -148,6 +166,12 @@ class OpenCodeMcpCost(_InClientFile):
 
     def prefix(self, server: str) -> str:
         return re.sub(r"[^A-Za-z0-9_-]", "_", server) + "_"
+
+    def wait_longer(self, text: str, chosen: list[McpServer]) -> str:
+        data = json.loads(text)  # the run's file, written as plain JSON by the writers
+        for server in chosen:
+            data["mcp"][server.name]["timeout"] = STARTUP_WAIT_S * 1000
+        return json.dumps(data, indent=2)
 
 
 MCP_COST_CLIENTS: dict[str, McpCostClient] = {
