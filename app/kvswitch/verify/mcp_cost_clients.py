@@ -33,6 +33,7 @@ import tomlkit
 from kvswitch.core.fsutil import atomic_write
 from kvswitch.core.mcp import McpServer
 from kvswitch.core.mcp_formats import to_client
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.targets.mcp_files import mcp_target
 from kvswitch.verify.capture import Capture
 from kvswitch.verify.client_specs import ClaudeClient, ClientSpec, CodexClient, OpenCodeClient, RunLayout
@@ -168,7 +169,7 @@ class OpenCodeMcpCost(_InClientFile):
         return re.sub(r"[^A-Za-z0-9_-]", "_", server) + "_"
 
     def wait_longer(self, text: str, chosen: list[McpServer]) -> str:
-        data = json.loads(text)  # the run's file, written as plain JSON by the writers
+        data = strict_json(text)  # the run's file, written as plain JSON by the writers
         for server in chosen:
             data["mcp"][server.name]["timeout"] = STARTUP_WAIT_S * 1000
         return json.dumps(data, indent=2)
