@@ -12,10 +12,10 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.core.gateway_config import usage_db
 from kvswitch.core.paths import AppPaths
+from kvswitch.servers.tier_words import parsed, tiers_line
 from kvswitch.usage.queries import query
 from kvswitch.usage.schema import COLUMNS, UsageRow
 from kvswitch.usage.store import UsageStore
-from kvswitch.usage.tiers import parsed, tiers_line
 
 #: the file as the release before this column wrote it: every column up to ``notes``
 _OLDER = """

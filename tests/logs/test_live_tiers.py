@@ -1,4 +1,4 @@
-"""The live panel's tier split (``logs.parsers.tier_counters``, ``logs.tiers_text``) on real pages of vLLM
+"""The live panel's tier split (``logs.parsers.tier_counters``, ``servers.tier_words``) on real pages of vLLM
 0.32.0 and LMCache 0.5.6 (``tests/fixtures/lmcache-0.5.6/``, see its README): a 1,542-token prompt that
 was all computed, with both pages right before and after it.
 
@@ -15,9 +15,9 @@ from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.logs.model import CacheEvent
 from kvswitch.logs.parsers.request_counters import MetricsDeltas, parse_counters
 from kvswitch.logs.parsers.tier_counters import TierInterval, connect, tier_page
-from kvswitch.logs.tiers_text import describe_tiers
 from kvswitch.servers import lmcache
 from kvswitch.servers.tier_sources import pinned_tier
+from kvswitch.servers.tier_words import describe_tiers
 from kvswitch.servers.vllm import LMCACHE_TIER
 from support.net import free_port
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
-from kvswitch.logs.tiers_text import describe_tiers
+from kvswitch.servers.tier_words import describe_tiers
 from kvswitch.ui.logs.metrics_follower import MetricsFollower
 from kvswitch.verify import run_verify
 from kvswitch.verify.api_detect import OPENAI_CHAT, detect_server

@@ -1,8 +1,8 @@
-"""``doctor``'s look at a second cache behind a profile's server (LMCache behind vLLM), without a prompt.
+"""``doctor``'s look at a second cache behind a profile's server (``Server.cache_tiers``), without a prompt.
 
-A cache tier that is set up wrong does not fail a request: LMCache with a chunk size vLLM's block size
-does not divide, an L1 too small for the prompts it is given, a disk folder that went away or a Redis
-that stopped, or the LMCache server itself gone, each turns a HIT into a silent MISS. ``verify`` names
+A cache tier that is set up wrong does not fail a request: a chunk size the engine's block size does
+not divide, a first level too small for the prompts it is given, a disk folder that went away or a Redis
+that stopped, or the tier's process itself gone, each turns a HIT into a silent MISS. ``verify`` names
 these around one request it sends; ``doctor`` reads the same pages at rest (the server's ``/metrics``,
 the tier's own ``/metrics`` and settings) and names what they already show, through the same checks
 (the tier's ``check`` and ``stalled``, ``tier_truth.unreachable``), so both speak with one voice.

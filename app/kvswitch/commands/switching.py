@@ -71,7 +71,7 @@ def register(subparsers: Any) -> None:
     imp.set_defaults(func=cmd_import)
 
     doctor = subparsers.add_parser(
-        "doctor", help="check files, ownership, profiles, key file modes and cache tiers (LMCache)")
+        "doctor", help="check files, ownership, profiles, key file modes and cache tiers")
     doctor.set_defaults(func=cmd_doctor)
 
 

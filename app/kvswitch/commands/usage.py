@@ -149,8 +149,8 @@ def _remember_secrets(paths: Any) -> None:
 def write_json(rows: Iterable[tuple[Any, ...]], stream: TextIO) -> int:
     """A JSON array of the rows, one object per line, written as they are read (never all in memory).
     The array is closed even when reading stops half-way, so what was read stays a valid document."""
+    from kvswitch.servers.tier_words import parsed  # noqa: PLC0415
     from kvswitch.usage.schema import COLUMNS  # noqa: PLC0415
-    from kvswitch.usage.tiers import parsed  # noqa: PLC0415
 
     encode = _row_encoder()  # ASCII-only: escapes and bidi marks are written as \\u escapes
     shown_time = _TimeCache()
@@ -282,7 +282,7 @@ def _known(value: Any) -> Any:
 
 
 def _print_requests(rows: Iterator[Any]) -> None:
-    from kvswitch.usage.tiers import tiers_line  # noqa: PLC0415
+    from kvswitch.servers.tier_words import tiers_line  # noqa: PLC0415
 
     any_row = False
     for row in rows:

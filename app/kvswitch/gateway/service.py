@@ -108,7 +108,8 @@ class GatewayHandler(Handler):
         self.numbers = RowNumbers(paths.config_dir, self.cache_truth)
         #: the prompt's counts from the server's /metrics when its answer carried none
         self.counts = CountsFallback()
-        #: the prompt by cache tier (vLLM's prefix cache, LMCache L1/L2, computed) from their counters
+        #: the prompt by cache tier (the server's own prefix cache, the tier's levels, computed), from the
+        #: counters
         self.tiers = TierRecord()
         #: the profile that served each client's last request (status, tray)
         self.serving: dict[str, str] = {}
@@ -322,7 +323,7 @@ class GatewayHandler(Handler):
             current.append(attempt)
             if route.is_conversation:
                 await self.counts.forwarding(profile, row)  # counters, for an answer that lacks them
-                await self.tiers.forwarding(profile, row)  # vLLM's and LMCache's, for the split by tier
+                await self.tiers.forwarding(profile, row)  # both pages, for the split by tier
             # shown and stored masked (``redact.mask_url``): a base URL may carry ``user:password@``
             row.profile, row.model = profile.name, planned.model
             row.upstream = mask_url(planned.url.split("?")[0])

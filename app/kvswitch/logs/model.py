@@ -66,11 +66,11 @@ class CacheEvent:
     requests apart by when the server handled them; whole-file scans and ``to_json`` leave it out.
     ``requests`` is set by sources that count requests instead of reading them one by one (a server's
     ``/metrics``, read by ``logs.parsers``): how many finished requests the event sums, 1 for one
-    request's own numbers; ``None`` for an event read from a log, which is always one request. ``tiers``:
-    with a second cache behind the server (LMCache behind vLLM), where the event's prompt tokens came from,
-    each figure a counter's increase over the event's scrapes (``logs.parsers.tier_counters``, worded by
-    ``logs.tiers_text.describe_tiers``); for ``requests`` > 1 the split of all of them together. Log
-    events have none, and ``to_json`` leaves the key out then.
+    request's own numbers; ``None`` for an event read from a log, which is always one request.
+    ``tiers``: with a second cache behind the server (``Server.cache_tiers``), where the event's prompt
+    tokens came from, each figure a counter's increase over the event's scrapes
+    (``logs.parsers.tier_counters``, worded by ``servers.tier_words.describe_tiers``); for ``requests`` > 1
+    the split of all of them together. Log events have none, and ``to_json`` leaves the key out then.
     """
 
     server: str

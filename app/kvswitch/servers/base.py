@@ -150,6 +150,8 @@ class CacheTier:
     metrics_marker: str
     hit_tokens: str
     requested_tokens: str
+    #: the server's own count of prompt tokens (a split is one request's only when it moved by that request's)
+    server_prompt_tokens: str = ""
     read_chunks: str = ""
     #: the tier's own process (``PROGRAM SUBCOMMAND ... PORT_FLAG N``) and its metrics port's default
     program: str = ""

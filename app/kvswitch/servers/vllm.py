@@ -66,6 +66,7 @@ LMCACHE_TIER = CacheTier(
     label="LMCache",
     external_hits="vllm:external_prefix_cache_hits_total",
     external_queries="vllm:external_prefix_cache_queries_total",
+    server_prompt_tokens="vllm:prompt_tokens_total",
     # the MP connector adds its lookup timer to vLLM's own /metrics (lmcache 0.5.6, vLLM 0.32.0)
     metrics_marker="vllm:lmcache_mp_",
     hit_tokens="lmcache_mp_lookup_hit_tokens_total",

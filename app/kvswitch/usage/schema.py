@@ -102,9 +102,8 @@ class UsageRow:
     reason_detail: str | None = None
     #: counts the upstream reported that were not sane, with their raw values (``usage.answer``)
     notes: str | None = None
-    #: the prompt's tokens by cache tier as JSON text (``{"vllm_prefix_cache": .., "lmcache_l1": ..,
-    #: "lmcache_l2": .., "computed": .., "lmcache_l2_adapters": {..}, "chunk_size": ..}``), from vLLM's and
-    #: LMCache's own counter deltas around the request; None when not known (see ``notes``)
+    #: the prompt's tokens by cache tier as JSON text (the server kind's ``TierSplit.to_json``), from the
+    #: server's and its cache tier's own counter deltas around the request; None when not known (``notes``)
     tiers: str | None = None
 
     def to_json(self) -> dict[str, Any]:

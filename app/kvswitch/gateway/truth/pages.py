@@ -1,4 +1,4 @@
-"""The record's reads of servers' own pages (``/metrics``, LMCache's ``/config``) and the background work
+"""The record's reads of servers' own pages (``/metrics``, a cache tier's ``/config``) and the background work
 around them, shared by the counts read for answers without counts (``counts_fallback``) and the split by
 cache tier (``tier_record``): one connection pool per reader, every read bounded in time and size, so a
 page that hangs or floods costs a row its numbers, nothing more.

@@ -1,29 +1,30 @@
-"""Which cache tier served each request's prompt, in the gateway's record (issue 37): vLLM's own prefix
-cache, LMCache's L1 (CPU), its L2 adapters (disk, Redis, ...), and what was computed.
+"""Which cache tier served each request's prompt, in the gateway's record (issue 37): the server's own
+prefix cache, the tier's first level (CPU), its second-level adapters (disk, Redis, ...), and what was
+computed.
 
-The numbers are the counters' own: vLLM's ``/metrics`` and the tier's (LMCache's ``--http-port``
-``/metrics``), read right before a request goes out and again once its answer ended, and split by the
-tier's own rule (``CacheTier.split``, the same ``verify`` uses). Nothing is inferred.
+The numbers are the counters' own: the server's ``/metrics`` and the tier's own ``/metrics``, read right
+before a request goes out and again once its answer ended, and split by the tier's own rule
+(``CacheTier.split``, the same ``verify`` uses). Nothing is inferred.
 
-Where the tier's page is, is found once per upstream (``servers.tier_sources``: the marker on vLLM's
-page, then a scan of the machine's processes, on a worker thread) and kept; the first request to an
-upstream starts that search and is not held for it, so its row has no split. A page that does not
+Where the tier's page is, is found once per upstream (``servers.tier_sources``: the marker on the
+server's page, then a scan of the machine's processes, on a worker thread) and kept; the first request
+to an upstream starts that search and is not held for it, so its row has no split. A page that does not
 answer is left alone for ``RETRY_AFTER_S`` and the tier is looked for again then (its process may have
 moved to another port).
 
-A difference of counters is one request's only when nothing else ran in between. LMCache counts a
-lookup as soon as vLLM schedules the request, well before any byte of the answer, so LMCache's *before*
-reading must have come back before the request is forwarded: forwarding waits for it, at most
-``BEFORE_WAIT_S`` (one loopback read: 2.5 ms median, measured on LMCache 0.5.6; vLLM's page took 9 ms),
-and a request that went out without it gets no split. vLLM counts a prompt only with its first output,
-so vLLM's before reading is only sent as the request goes and must have come back before the answer's
-first byte. Any other gateway request to the same upstream in flight with this one spoils both (the
-row's note says so). The *after* readings are taken in the background once the answer ended, until
-vLLM's prompt counter moved; when the next request is forwarded first, its own before readings are
-this one's after readings. The row waits for them (``AFTER_WAIT_S`` at most), never the answer. A
-request another program sent to the server in between cannot be told apart by the counters alone, so
-vLLM's prompt-token delta must equal the prompt the answer itself reported; when it does not, the row
-keeps no split and says why. A failure here costs the row its split, never the client its answer.
+A difference of counters is one request's only when nothing else ran in between. The tier counts a
+lookup as soon as the server schedules the request, well before any byte of the answer, so the tier's
+*before* reading must have come back before the request is forwarded: forwarding waits for it, at most
+``BEFORE_WAIT_S`` (one loopback read; measured in docs/gateway.md), and a request that went out without
+it gets no split. The server counts a prompt only with its first output, so its before reading is only
+sent as the request goes and must have come back before the answer's first byte. Any other gateway
+request to the same upstream in flight with this one spoils both (the row's note says so). The *after*
+readings are taken in the background once the answer ended, until the server's prompt counter moved;
+when the next request is forwarded first, its own before readings are this one's after readings. The
+row waits for them (``AFTER_WAIT_S`` at most), never the answer. A request another program sent to the
+server in between cannot be told apart by the counters alone, so the server's prompt-token delta must
+equal the prompt the answer itself reported; when it does not, the row keeps no split and says why. A
+failure here costs the row its split, never the client its answer.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.truth.tier_record")
 
-#: how long forwarding waits for LMCache's before reading (measured 2.5 ms median, 8 ms at most, idle);
+#: how long forwarding waits for the tier's before reading (docs/gateway.md: milliseconds, measured);
 #: a page larger than this is not a counters page and is not read whole
 MAX_PAGE_BYTES = 2 << 20
 #: one page read's deadline
@@ -62,14 +63,12 @@ READ_TIMEOUT_S = 2.0
 BEFORE_WAIT_S = 0.25
 #: how long a row waits for its after readings before it is stored without a split
 AFTER_WAIT_S = 5.0
-#: between two after readings while vLLM's counters have not moved yet
+#: between two after readings while the server's counters have not moved yet
 POLL_S = 0.1
 #: a page that did not answer (or an upstream with no tier) is looked at again after this long
 RETRY_AFTER_S = 60.0
 #: rows whose split is being read, kept until their store claims them (a bound, never reached in use)
 MAX_PENDING = 1024
-#: vLLM's own count of prompt tokens (the counters' sanity check against the answer's own count)
-PROMPT_COUNTER = "vllm:prompt_tokens_total"
 ALONGSIDE = "another request to the same server ran at the same time"
 NOTE = "prompt tokens by tier not known"
 
@@ -103,7 +102,7 @@ class _Ticket:
     tier_url: str
     #: the tier's before reading had not come back when the request went out
     late: bool = False
-    #: when the answer's first byte came (vLLM's before reading must have come back before it)
+    #: when the answer's first byte came (the server's before reading must have come back before it)
     first_byte: float | None = None
     spoiled: str | None = None
     #: the next request forwarded before this one's after reading: its before readings are this one's after
@@ -111,7 +110,7 @@ class _Ticket:
 
 
 class TierRecord:
-    """The gateway's reads of its vLLM upstreams' and their tiers' pages, and the rows waiting for them."""
+    """The gateway's reads of its local upstreams' and their tiers' pages, and the rows waiting for them."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic):
         self._clock = clock
@@ -241,8 +240,8 @@ class TierRecord:
             ticket.spoiled = ticket.spoiled or ALONGSIDE
         upstream.in_flight.add(ticket)
         self._tickets[id(row)] = ticket
-        # LMCache counts the lookup as vLLM schedules the request: its reading must be back before the
-        # request goes. vLLM counts the prompt only with the first output, so its reading need only be
+        # The tier counts the lookup as the server schedules the request: its reading must be back before the
+        # request goes. The server counts the prompt only with the first output, so its reading need only be
         # back before the answer's first byte (checked after; it costs the request nothing)
         _done, waiting_for = await asyncio.wait([ticket.tier_page], timeout=BEFORE_WAIT_S)
         ticket.late = bool(waiting_for)
@@ -299,7 +298,7 @@ class TierRecord:
         if before is None or tier_before is None:
             return upstream.why
         if ticket.first_byte is None or before.at > ticket.first_byte:
-            return "vLLM's counters came back after the answer began"
+            return "the server's counters came back after the answer began"
         deadline = self._clock() + AFTER_WAIT_S
         while True:
             if ticket.spoiled is not None:
@@ -308,13 +307,14 @@ class TierRecord:
             if pages is None:
                 return upstream.why or "the next request went out before the counters were read"
             after, tier_after = pages
-            moved = after.values.get(PROMPT_COUNTER, 0.0) - before.values.get(PROMPT_COUNTER, 0.0)
+            counter = ticket.tier.server_prompt_tokens
+            moved = after.values.get(counter, 0.0) - before.values.get(counter, 0.0)
             if moved > 0:
                 return self._fill_row(row, ticket, before, after, tier_before, tier_after)
             if adopted:
                 return "the next request reached the server before its counters moved"
             if self._clock() >= deadline:
-                return f"vLLM's counters did not move within {AFTER_WAIT_S:g} s of the answer's end"
+                return f"the server's counters did not move within {AFTER_WAIT_S:g} s of the answer's end"
             await asyncio.sleep(POLL_S)
 
     async def _after(self, ticket: _Ticket) -> tuple[tuple[Page, Page] | None, bool]:
@@ -335,10 +335,11 @@ class TierRecord:
 
     def _fill_row(self, row: UsageRow, ticket: _Ticket, before: Page, after: Page, tier_before: Page,
                   tier_after: Page) -> str | None:
-        prompt = round(after.values.get(PROMPT_COUNTER, 0.0) - before.values.get(PROMPT_COUNTER, 0.0))
+        counter = ticket.tier.server_prompt_tokens
+        prompt = round(after.values.get(counter, 0.0) - before.values.get(counter, 0.0))
         if row.input_tokens is not None and prompt != row.input_tokens:
-            return (f"vLLM counted {prompt} prompt tokens, the answer {row.input_tokens}: another request "
-                    "ran on the server at the same time")
+            return (f"the server counted {prompt} prompt tokens, the answer {row.input_tokens}: another "
+                    "request ran on the server at the same time")
         if ticket.tier.split is None:
             return None
         split = ticket.tier.split(before.values, after.values, tier_before.values, tier_after.values,

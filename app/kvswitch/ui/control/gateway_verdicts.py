@@ -3,10 +3,10 @@
 The Cache log reads the server's log alone: it sees a slot's prompts, not the sessions behind them, so
 its own rule ("a prompt shorter than the slot's previous one is a shared prefix") cannot tell a new
 conversation's opening from a continued one whose context another session evicted. Measured with
-Claude Code 2.1.332 through the gateway to one-slot llama-server b11434, with no side request between
-conversations: the log's rule called the third conversation's opening "partial" and an evicted turn a
-"shared prefix", where the gateway, which compared the requests' bytes per session, recorded a HIT
-(new conversation: it reused all it could) and a PARTIAL (evicted).
+Claude Code 2.1.332 through the gateway to a one-slot local server (docs/desktop-app.md), with no side
+request between conversations: the log's rule called the third conversation's opening "partial" and
+an evicted turn a "shared prefix", where the gateway, which compared the requests' bytes per session,
+recorded a HIT (new conversation: it reused all it could) and a PARTIAL (evicted).
 
 So a request the gateway relayed takes the gateway's verdict: its usage row is the one with the same
 prompt and cached tokens, both the server's own numbers (each row once, oldest first). The row is

@@ -42,7 +42,7 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from kvswitch.logs.tiers_text import describe_tiers
+from kvswitch.servers.tier_words import describe_tiers
 from kvswitch.ui.control import engine_text
 from kvswitch.ui.control.gateway_verdicts import GatewayJudgement, UnclaimedRows, judgement
 from kvswitch.ui.control.reason_words import reason_text
@@ -286,7 +286,7 @@ class CacheEventsModel(QAbstractTableModel):
 
     def _tip(self, record: _Row) -> str | None:
         """Why the verdict (the gateway's word, as the Usage tab says it, else the log engine's), then
-        which cache tier served the prompt when LMCache's counters say (``logs.tiers_text``)."""
+        which cache tier served the prompt when the tier's counters say (``servers.tier_words``)."""
         if record.gateway is not None:
             why = self.tr("The KV Switch gateway relayed this request: %1").replace(
                 "%1", reason_text(record.gateway.reason) if record.gateway.reason else self.tr("a hit"))

@@ -10,9 +10,9 @@ Behind a router (``verify.instances``: it lists its instances itself) the URL's 
 in turn, and the differences of two instances' counters are no request's: the thread then asks the router
 for its instances once and follows each instance's own page with its own reader.
 
-With LMCache connected to the followed vLLM (its marker on vLLM's page), each reader also scrapes
-LMCache's own ``/metrics`` every time it reads vLLM's (``logs.parsers.tier_counters``), and each event
-carries the tier split of its interval (``CacheEvent.tiers``, worded by ``logs.tiers_text``).
+With a cache tier connected to the followed server (its marker on the server's page), each reader also
+scrapes the tier's own ``/metrics`` every time it reads the server's (``logs.parsers.tier_counters``), and
+each event carries the tier split of its interval (``CacheEvent.tiers``, worded by ``servers.tier_words``).
 """
 
 from __future__ import annotations

@@ -29,11 +29,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kvswitch.servers.tier_words import tiers_line
 from kvswitch.ui.control.reason_words import explanation, reason_text
 from kvswitch.ui.control.shown_names import recorded_client_name, verdict_word
 from kvswitch.ui.control.usage_log import LogFilter, UsageLog, detail_of, reason_lines
 from kvswitch.ui.widgets import spacing, theme
-from kvswitch.usage.tiers import tiers_line
 
 if TYPE_CHECKING:
     from kvswitch.ui.control.usage_log import SessionLine
@@ -227,7 +227,7 @@ class RequestLog(QWidget):
                      _item(verdict_word(verdict) if verdict else ""),
                      _reason_item(record.reason or _opening(record)))
             tiers = tiers_line(getattr(record, "tiers", None))
-            if tiers:  # the cached figure's sources, from vLLM's and LMCache's counters
+            if tiers:  # the cached figure's sources, from the server's and its cache tier's counters
                 cells[5].setToolTip(self.tr("Prompt tokens by cache tier: %1").replace("%1", tiers))
             if verdict in ("MISS", "PARTIAL"):
                 cells[8].setForeground(theme.state_color(theme.as_state(verdict), pal))

@@ -1,4 +1,5 @@
-"""An event's tier split (``CacheEvent.tiers``) in words, for the Cache log row's tooltip.
+"""A prompt's split by cache tier in words: the Cache log row's tooltip (``describe_tiers``, a live event's
+``CacheEvent.tiers``) and the usage record's column (``tiers_line``, the gateway's stored JSON text).
 
 The figures are the counters' own (vLLM's and LMCache's, over the event's scrapes); the words only say
 what each is. LMCache counts L2 hit tokens for all its adapters together, and per adapter only the loads
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kvswitch.core.strictparse import loads as strict_json
 from kvswitch.servers.lmcache import ADAPTER_KINDS
 
 SEP = " · "
@@ -64,3 +66,45 @@ def describe_tiers(tiers: Mapping[str, Any] | None) -> str:
                  "as brought in by LMCache (LMCache's counters also count other lookups: another vLLM "
                  "sharing it, or tokens vLLM already had)")
     return text
+
+
+# -- the usage record's column ---------------------------------------------------------------------
+# The gateway stores the split as vLLM's and LMCache's own counters gave it (``servers.lmcache.TierSplit``);
+# the command line and the Usage tab show the same short line from it, so the two never word it apart.
+# The column is text another program may have changed: anything that is not the split's shape reads as
+# unknown (``None``), never as an error.
+
+_KEYS = ("vllm_prefix_cache", "lmcache_l1", "lmcache_l2", "computed")
+
+
+def parsed(text: str | None) -> dict[str, Any] | None:
+    """The stored split as an object, or None when there is none or it is not the split's shape."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        data = strict_json(text)  # depth- and size-capped: the file is not only ours
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not all(_is_count(data.get(key)) for key in _KEYS):
+        return None
+    return data
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def tiers_line(text: str | None) -> str | None:
+    """``vLLM 0 · L1 1024 · L2 256 (disk fs 1 load) · computed 57``, or None when not known."""
+    data = parsed(text)
+    if data is None:
+        return None
+    loads = data.get("lmcache_l2_adapters")
+    shown = []
+    if isinstance(loads, dict):
+        for name, count in sorted(loads.items()):
+            if _is_count(count) and count:
+                shown.append(f"{ADAPTER_KINDS.get(name, name)} {name} {count} load{'s' * (count != 1)}")
+    l2 = f"L2 {data['lmcache_l2']}" + (f" ({', '.join(shown)})" if shown else "")
+    return (f"vLLM {data['vllm_prefix_cache']} · L1 {data['lmcache_l1']} · {l2} · "
+            f"computed {data['computed']}")
