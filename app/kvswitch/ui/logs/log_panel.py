@@ -16,20 +16,17 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QElapsedTimer, QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QElapsedTimer, QEvent, QTimer, Signal, Slot
 from PySide6.QtGui import QFontDatabase, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -38,6 +35,7 @@ from kvswitch.ui.control.log_alerts import ReuseAlerts
 from kvswitch.ui.logs.events_model import CacheEventsModel
 from kvswitch.ui.logs.log_draw_queue import DrawQueue
 from kvswitch.ui.logs.log_highlighter import LogHighlighter
+from kvswitch.ui.logs.log_panel_layout import arrange
 from kvswitch.ui.logs.log_sources import bind_status
 from kvswitch.ui.logs.log_text_actions import LogTextActionsMixin
 from kvswitch.ui.logs.log_worker import LogBatch, LogFollower, ProcessLogFollower
@@ -140,33 +138,7 @@ class LogPanel(LogTextActionsMixin, QWidget):
         self.chart = ReuseChart(self.events_model, self.events_model.points)
         self.summary = ReuseSummary()
 
-        requests = QWidget()
-        requests_layout = QVBoxLayout(requests)
-        requests_layout.setContentsMargins(0, 0, 0, 0)
-        requests_layout.addWidget(self.chart)
-        requests_layout.addWidget(self.table, 1)
-        raw = QWidget()
-        raw_layout = QVBoxLayout(raw)
-        raw_layout.setContentsMargins(0, 0, 0, 0)
-        controls = QHBoxLayout()
-        for widget in (self.follow_box, self.cache_only_box, self.pause_box):
-            controls.addWidget(widget)
-        controls.addWidget(self.search_edit, 1)
-        controls.addWidget(self.copy_button)
-        controls.addWidget(self.clear_button)
-        raw_layout.addLayout(controls)
-        raw_layout.addWidget(self.view, 1)
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(requests)
-        self.splitter.addWidget(raw)
-        self.splitter.setChildrenCollapsible(False)
-        self.splitter.setStretchFactor(0, 3)  # the requests first and larger; the raw log is the detail
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([600, 400])
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.status_label)
-        layout.addWidget(self.splitter, 1)
+        self.splitter = arrange(self)
 
         self._timer = QTimer(self)
         self._timer.setInterval(FLUSH_INTERVAL_MS)
