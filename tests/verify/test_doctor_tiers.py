@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,7 +21,7 @@ from kvswitch.commands.doctor_tiers import tier_findings
 from kvswitch.core.models import ModelMap, Profile, ProfileKind
 from kvswitch.servers import lmcache
 from kvswitch.servers.tier_sources import pinned_tier
-from support.net import free_port
+from support.net import free_port, serving
 from support.redis import RunningRedis, redis_server
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "lmcache-0.5.6"
@@ -54,13 +53,8 @@ def _serving(pages: dict[str, str]) -> Iterator[str]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as url:
+        yield url
 
 
 def _config(base_path: Path, redis_port: int, chunk_size: int | None = None) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from kvswitch.cli import main
 from kvswitch.servers.llama_cpp_messages import anthropic_to_chat, normalise_billing_header
 from kvswitch.verify.tokendiag import locate_part
-from support.net import free_port
+from support.net import free_port, serving
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-code-2.1.332"
 
@@ -75,13 +74,8 @@ def test_locate_part_names_the_part_or_the_template_between() -> None:
 def not_a_llama_server() -> Iterator[str]:
     """A real HTTP server that knows no render route (404 for everything), on loopback."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), http.server.SimpleHTTPRequestHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(server) as url:
+        yield url
 
 
 def test_server_that_cannot_render_falls_back_to_bytes(
