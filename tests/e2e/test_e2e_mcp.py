@@ -33,7 +33,7 @@ APP = Path(__file__).resolve().parents[2] / "app"
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 ANSI = re.compile(r"\x1b\[[0-9;]*m|\[[0-9;]*m")
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(300)]
 
 
 def kvswitch(*args: str) -> str:

@@ -34,7 +34,7 @@ SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 TOOL = "mcp__kvs-stdio__kvswitch_echo"
 WORDS = "wired-not-just-listed-36"
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.real_server, pytest.mark.timeout(300)]
 
 
 def _ok(*args: str) -> None:

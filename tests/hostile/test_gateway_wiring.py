@@ -123,6 +123,7 @@ def _codex_binaries() -> list[Path]:
     return found
 
 
+@pytest.mark.real_server
 def test_codex_through_the_gateway_needs_no_shell_for_the_token(
     child_env: dict[str, str], fake_home: Path, tmp_path: Path, upstream: ScriptedUpstream
 ) -> None:

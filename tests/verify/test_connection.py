@@ -34,6 +34,7 @@ def profile(url: str, **extra: object) -> Profile:
     return Profile.model_validate(fields)
 
 
+@pytest.mark.real_server
 def test_real_llama_server_answers_ok_and_lists_its_model(tmp_path: Path) -> None:
     with llama_server(tmp_path) as server:
         local = profile(server.url, kind="llama.cpp", api_key=None, model="tiny")

@@ -32,6 +32,7 @@ def test_the_measured_version_needs_no_note() -> None:
     assert "kvswitch verify local --client claude --ablate" in note
 
 
+@pytest.mark.real_server
 def test_doctor_is_quiet_about_the_real_measured_claude(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -41,10 +41,10 @@ import aiohttp
 
 from kvswitch import servers
 from kvswitch.core.models import Profile
-from kvswitch.core.prometheus import metrics_url, parse_samples
+from kvswitch.core.prometheus import metrics_url
 from kvswitch.core.redact import mask_url
 from kvswitch.gateway.relay.upstream import describe_error
-from kvswitch.gateway.truth.pages import BackgroundWork, PageReader
+from kvswitch.gateway.truth.pages import BackgroundWork, PageReader, page_values
 from kvswitch.usage.answer import MAX_TOKENS
 from kvswitch.usage.schema import UsageRow
 
@@ -281,7 +281,7 @@ class CountsFallback:
             log.info("%s not read (%s); asked again in %.0f min", mask_url(server.url), server.why,
                      RETRY_AFTER_S / 60)
             return None
-        values = parse_samples(text, self._names)
+        values = await page_values(text, self._names)
         present = [name for name in self._gauges if name in values]
         odd = next((name for name, value in values.items()
                     if not (math.isfinite(value) and 0 <= value <= MAX_COUNTER)), None)

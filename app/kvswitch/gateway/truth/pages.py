@@ -7,13 +7,21 @@ page that hangs or floods costs a row its numbers, nothing more.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Collection, Coroutine
 from dataclasses import dataclass
 from typing import TypeVar
 
 import aiohttp
 
+from kvswitch.core.prometheus import parse_samples
+
 T = TypeVar("T")
+
+#: a page up to this size is parsed on the event loop: the real ones (2 to 59 KB, the largest a server's
+#: with its cache tier connected) cost about 1 ms there (``benchmarks/gateway_pages.py``); a larger one,
+#: which only a broken or hostile server sends, is parsed on a worker thread so other requests' bytes
+#: keep flowing (a 2 MB page held the loop about 30 ms when parsed in place)
+INLINE_PARSE_CHARS = 256 << 10
 
 
 @dataclass(slots=True)
@@ -30,6 +38,13 @@ async def _on_headers_sent(_session: aiohttp.ClientSession, context: object, _pa
     sent = getattr(context, "trace_request_ctx", None)
     if isinstance(sent, asyncio.Event):
         sent.set()
+
+
+async def page_values(text: str, names: Collection[str] | None = None) -> dict[str, float]:
+    """``parse_samples`` of a page, in place when it is the size of a real one, else on a thread."""
+    if len(text) <= INLINE_PARSE_CHARS:
+        return parse_samples(text, names)
+    return await asyncio.to_thread(parse_samples, text, names)
 
 
 class PageReader:

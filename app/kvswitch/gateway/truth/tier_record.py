@@ -43,10 +43,10 @@ import aiohttp
 
 from kvswitch import servers
 from kvswitch.core.models import Profile
-from kvswitch.core.prometheus import metrics_url, parse_samples
+from kvswitch.core.prometheus import metrics_url
 from kvswitch.core.redact import mask_url
 from kvswitch.core.strictparse import loads as strict_json
-from kvswitch.gateway.truth.pages import BackgroundWork, Page, PageReader
+from kvswitch.gateway.truth.pages import BackgroundWork, Page, PageReader, page_values
 from kvswitch.servers.base import CacheTier
 from kvswitch.servers.tier_sources import TierSource, connected_tiers
 from kvswitch.usage.answer import MAX_TOKENS
@@ -366,7 +366,7 @@ class TierRecord:
                 upstream.source = None
             log.info("%s; asked again in %.0f s", upstream.why, RETRY_AFTER_S)
             return None
-        values = parse_samples(text)
+        values = await page_values(text)
         odd = next((name for name, value in values.items() if not math.isfinite(value)), None)
         if odd is not None:
             upstream.why = f"{mask_url(url)}: {odd} is {values[odd]!r}, not a count"
