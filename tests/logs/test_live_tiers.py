@@ -119,6 +119,29 @@ def test_lookups_while_this_vllm_was_idle_stay_out_of_its_event() -> None:
                                                "lmcache_mp_lookup_hit_l1_tokens_total")
 
 
+def test_a_lookup_of_its_own_before_a_lagging_idle_gauge_stays_in_its_event() -> None:
+    """vLLM's gauges can lag its scheduler: a scrape may show no request running or waiting just after this
+    vLLM's own lookup hit LMCache (once in a fresh-clone CI run behind vllm-router). vLLM then counts the
+    tokens as brought in by LMCache, more than LMCache's counters moved since that scrape: the split is
+    taken since the previous event, so it holds the hit."""
+    deltas = _deltas()
+    idle = parse_counters(_text("cold-vllm-before.txt"))
+    deltas.feed(idle, tier=tier_page(_text("cold-lmcache-before.txt")))  # the baseline
+    hit = _delta("cold-lmcache-before.txt", "metrics-l1-hit.txt", "lmcache_mp_lookup_hit_l1_tokens_total")
+    assert hit > 1000
+    assert deltas.feed(dict(idle), tier=tier_page(_text("metrics-l1-hit.txt"))) == []  # "idle", lookup done
+    done = dict(idle)
+    for name, grew in (("vllm:request_success_total", 1), ("vllm:prompt_tokens_total", hit + 34),
+                       ("vllm:external_prefix_cache_hits_total", hit)):
+        done[name] = idle[name] + grew  # the request's own counts, once its first output came
+    [event] = deltas.feed(done, tier=tier_page(_text("metrics-l1-hit.txt")))
+    assert event.tiers is not None
+    assert event.tiers["vllm_external"] == hit
+    assert event.tiers["lmcache_l1"] + event.tiers["lmcache_l2"] == hit + _delta(
+        "cold-lmcache-before.txt", "metrics-l1-hit.txt", "lmcache_mp_lookup_hit_l2_tokens_total")
+    assert event.tiers["computed"] == 34
+
+
 def test_no_split_when_lmcache_restarted_or_did_not_answer() -> None:
     vllm_before, vllm_after = (parse_counters(_text(f"cold-vllm-{w}.txt")) for w in ("before", "after"))
     restarted = _deltas()

@@ -120,7 +120,7 @@ class MetricsDeltas:
         finished = round(delta(SUCCESS))
         if finished <= 0:
             if self.tiers is not None and self._idle(values):
-                self.tiers.restart(values, tier)  # keep another instance's lookups out of the interval
+                self.tiers.restart(values, tier, idle=True)  # keep another instance's lookups out
             return []
         pending, self._pending = self._pending, _Pending()
         first, self._since_scrape = self._since_scrape + 1, self.scrape

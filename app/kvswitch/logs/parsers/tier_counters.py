@@ -8,7 +8,11 @@ interval (the scrapes it spans) has a first and a last page of both; the split i
 over exactly that interval, never inferred. Several vLLMs behind a router may share one LMCache, whose
 counters then move for the other instance's lookups too: an interval starts again at every scrape where
 its own vLLM was idle (nothing running, waiting or pending), so another instance's earlier lookups stay
-out of it; what remains shared is said in the event (``vllm_external`` beside LMCache's hit).
+out of it; what remains shared is said in the event (``vllm_external`` beside LMCache's hit). vLLM's gauges
+can lag its scheduler by a step, so a scrape may find it "idle" just after its own lookup (seen once in
+a fresh-clone CI run, behind vllm-router 0.1.17): when the interval since such a restart holds fewer
+LMCache hit tokens than vLLM itself counted as brought in by LMCache, the restart cut this vLLM's own
+lookup out, and the split is taken over the interval since the previous event instead.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ def tier_page(text: str) -> TierPage:
     return TierPage({k: v for k, v in parse_samples(text).items() if k.endswith("_total")}, text)
 
 
+#: an interval's start: the server's counters and the tier's page at that scrape
+_Start = tuple[dict[str, float], TierPage | None]
+
+
 class TierInterval:
     """The pages (vLLM's counters, the tier's) at the start of the current event's interval.
 
@@ -51,16 +59,32 @@ class TierInterval:
         self.tier = tier
         self.metrics_url = metrics_url
         self.settings = settings
-        self._start: tuple[dict[str, float], TierPage | None] | None = None
+        self._start: _Start | None = None
+        #: the start at the previous event (or baseline), before any restart at an idle scrape
+        self._since_event: _Start | None = None
 
-    def restart(self, values: Mapping[str, float], page: TierPage | None) -> None:
+    def restart(self, values: Mapping[str, float], page: TierPage | None, *, idle: bool = False) -> None:
+        """A new start (``idle``: at a scrape where this vLLM looked idle; the interval since the previous
+        event is kept in case its gauges lagged)."""
         self._start = (dict(values), page)
+        if not idle:
+            self._since_event = self._start
 
     def close(self, values: Mapping[str, float], page: TierPage | None,
               requests: int) -> dict[str, Any] | None:
         """The split over the interval, or ``None`` when the tier's page was missing at either end or
         its counters went down (the tier restarted: its figures are no interval's)."""
-        start, self._start = self._start, (dict(values), page)
+        start, since_event = self._start, self._since_event
+        self._start = self._since_event = (dict(values), page)
+        data = self._split(start, values, page, requests)
+        if (data is not None and since_event is not None and since_event is not start
+                and _tier_hits(data) < data["vllm_external"]):
+            longer = self._split(since_event, values, page, requests)
+            data = longer if longer is not None else data
+        return data
+
+    def _split(self, start: _Start | None, values: Mapping[str, float], page: TierPage | None,
+               requests: int) -> dict[str, Any] | None:
         if start is None or page is None or self.tier.split is None:
             return None
         was_values, was = start
@@ -78,6 +102,11 @@ class TierInterval:
         data["vllm_external"] = int(values.get(external, 0.0) - was_values.get(external, 0.0))
         data["source"] = self.metrics_url
         return data
+
+
+def _tier_hits(data: Mapping[str, Any]) -> int:
+    """The hit tokens the tier's own counters moved by over an interval (its first and second level)."""
+    return sum(v for k in ("lmcache_l1", "lmcache_l2") if isinstance(v := data.get(k), int))
 
 
 def _get(url: str, timeout: float) -> tuple[int, bytes] | None:
