@@ -97,8 +97,12 @@ def measure(
             layout = spec.layout(profile, recorder.url, root)
             env = {**layout.env, **way.env}
 
-            def run(label: str, chosen: list[McpServer]) -> _Run:
+            def run(label: str, chosen: list[McpServer], baseline: Any = None) -> _Run:
+                """One configuration's run; with ``baseline`` (the run without servers' body), a run whose
+                request lacks the chosen server's tools is repeated too: the client may have sent its
+                request before the server connected (Codex 0.171.0 did, once in a CI run)."""
                 argv = way.argv(binary, layout, root, chosen)
+                unconnected: _Run | None = None
                 # the local server (b11434) sometimes streams an answer without counts: the run is repeated
                 for _attempt in range(ATTEMPTS):
                     step(label)
@@ -109,7 +113,12 @@ def measure(
                     capture = conversation(spec, captures[seen:])
                     if capture is not None and capture.cache is not None and capture.cache.prompt is not None:
                         output = _clean(done.stdout + done.stderr, [profile.key], None)
-                        return _Run(capture.cache.prompt, capture.body, output)
+                        got = _Run(capture.cache.prompt, capture.body, output)
+                        if baseline is None or way.server_tools(got.body, baseline, chosen[0].name):
+                            return got
+                        unconnected = got
+                if unconnected is not None:
+                    return unconnected  # said below: the client never connected to it
                 raise CostUnmeasured(
                     f"{measured_on} did not say how many prompt tokens the request of {label} had "
                     f"({ATTEMPTS} runs): a cost needs the server's own count")
@@ -117,7 +126,7 @@ def measure(
             without = run(f"{spec.label} without MCP servers", [])
             alone: dict[str, tuple[_Run, tuple[str, ...]]] = {}
             for server in mcp_servers:
-                measured = run(f"{spec.label} with {server.name!r}", [server])
+                measured = run(f"{spec.label} with {server.name!r}", [server], without.body)
                 tools = way.server_tools(measured.body, without.body, server.name)
                 if not tools:
                     raise ClientFailed(
