@@ -29,7 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "app"))
+
+from gateway_peers import free_port  # noqa: E402
 
 from kvswitch.core.prometheus import parse_samples  # noqa: E402
 from kvswitch.gateway.truth.pages import PageReader, page_values  # noqa: E402
@@ -95,18 +98,12 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), handler).serve_
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def run(reads: int) -> dict[str, dict[str, float]]:
     pages = shapes()
     folder = Path(tempfile.mkdtemp(prefix="kvswitch-pagebench-"))
     for index, text in enumerate(pages.values()):
         (folder / f"{index}.txt").write_text(text)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(folder)])
     results: dict[str, dict[str, float]] = {}
     try:

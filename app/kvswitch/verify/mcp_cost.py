@@ -62,6 +62,8 @@ class _Run:
     body: Any
     #: what the client printed (keys masked), to quote when it did not connect to a server
     output: str
+    #: the chosen server's tools the request carried (a run with one server chosen)
+    tools: tuple[str, ...] = ()
 
 
 def _said_about(output: str, name: str) -> str:
@@ -113,8 +115,10 @@ def measure(
                     capture = conversation(spec, captures[seen:])
                     if capture is not None and capture.cache is not None and capture.cache.prompt is not None:
                         output = _clean(done.stdout + done.stderr, [profile.key], None)
-                        got = _Run(capture.cache.prompt, capture.body, output)
-                        if baseline is None or way.server_tools(got.body, baseline, chosen[0].name):
+                        tools = (way.server_tools(capture.body, baseline, chosen[0].name)
+                                 if baseline is not None else ())
+                        got = _Run(capture.cache.prompt, capture.body, output, tools)
+                        if baseline is None or tools:
                             return got
                         unconnected = got
                 if unconnected is not None:
@@ -124,16 +128,15 @@ def measure(
                     f"({ATTEMPTS} runs): a cost needs the server's own count")
 
             without = run(f"{spec.label} without MCP servers", [])
-            alone: dict[str, tuple[_Run, tuple[str, ...]]] = {}
+            alone: dict[str, _Run] = {}
             for server in mcp_servers:
                 measured = run(f"{spec.label} with {server.name!r}", [server], without.body)
-                tools = way.server_tools(measured.body, without.body, server.name)
-                if not tools:
+                if not measured.tools:
                     raise ClientFailed(
                         f"{spec.label} sent no tool of MCP server {server.name!r} "
                         f"({way.prefix(server.name)}...): it did not connect to it, so its cost is not "
                         f"measured ({way.check}){_said_about(measured.output, server.name)}")
-                alone[server.name] = (measured, tools)
+                alone[server.name] = measured
             again = run(f"{spec.label} without MCP servers, again", [])
     if again.prompt_tokens != without.prompt_tokens:
         raise CostUnmeasured(
@@ -142,9 +145,9 @@ def measure(
     now = datetime.now(UTC).isoformat(timespec="seconds")
     costs = []
     for server in mcp_servers:
-        measured, tools = alone[server.name]
+        measured = alone[server.name]
         costs.append(McpCost(server.name, spec.name, measured.prompt_tokens - without.prompt_tokens,
                              measured.prompt_tokens, without.prompt_tokens, now, measured_on,
-                             f"{spec.label} {version}", definition_fingerprint(server), tools))
+                             f"{spec.label} {version}", definition_fingerprint(server), measured.tools))
     return costs
 

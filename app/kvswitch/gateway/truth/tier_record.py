@@ -54,12 +54,11 @@ from kvswitch.usage.schema import UsageRow
 
 log = logging.getLogger("kvswitch.gateway.truth.tier_record")
 
-#: how long forwarding waits for the tier's before reading (docs/gateway.md: milliseconds, measured);
 #: a page larger than this is not a counters page and is not read whole
 MAX_PAGE_BYTES = 2 << 20
-#: one page read's deadline
+#: one page read's deadline; a page that does not answer within it is left alone for ``RETRY_AFTER_S``
 READ_TIMEOUT_S = 2.0
-#: a page that does not answer within ``READ_TIMEOUT_S`` is then left alone for ``RETRY_AFTER_S``
+#: how long forwarding waits for the tier's before reading (docs/gateway.md: milliseconds, measured)
 BEFORE_WAIT_S = 0.25
 #: how long a row waits for its after readings before it is stored without a split
 AFTER_WAIT_S = 5.0
